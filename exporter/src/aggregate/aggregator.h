@@ -1,0 +1,65 @@
+// Aggregation of parsed events into WindowStats, in two steps so files can be
+// analysed in parallel: one FileAggregator per file (an EventSink, one thread)
+// yields a mergeable FileStats; MergeWindow combines a window's FileStats.
+//
+// Device-aware kernel detection (vendor-neutral):
+//  - JAX/XLA: an X event on a process whose process_name is /device:GPU:N (or
+//    TPU) and on a thread whose thread_name starts with "Stream #". Metadata
+//    normally comes first; events of a pid/tid whose metadata has not been
+//    seen yet are held per thread and judged when the file ends.
+//  - Kineto: an X event with cat "kernel" (2021 schema: "Kernel"); the
+//    device is pid (or args.device), the stream tid (or args.stream,
+//    "stream 7"). gpu_memcpy/gpu_memset (Memcpy/Memset) are memory ops.
+//  - JAX memory ops on streams (Memcpy*, Memset*, Copy*To*, FillBuffer) and
+//    kernels classified into a kMemory family are counted as memory ops, not
+//    kernels.
+// Events with a negative or overflowing duration are dropped and counted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aggregate/window_stats.h"
+#include "classify/classifier.h"
+#include "parse/trace_parser.h"
+
+namespace profwatch::aggregate {
+
+struct AggregateOptions {
+  int profile_steps = 3;
+  size_t top_kernels = 5;  // per family; 0 = all
+};
+
+// Opaque per-file partial result (kernel names with stats, per-device
+// intervals already reduced to busy/span/exposed figures).
+struct FileStats;
+
+class FileAggregator final : public parse::EventSink {
+ public:
+  explicit FileAggregator(std::string path);
+  ~FileAggregator() override;
+  void OnEvent(const parse::TraceEvent& e) override;
+
+  // Distinct kernel names seen so far (for --rules auto), at most `limit`.
+  std::vector<std::string> KernelNames(size_t limit) const;
+
+  // Ends the file: classifies each distinct kernel name once, reduces the
+  // per-device intervals to busy/span/exposed-comm figures and frees them.
+  // `partial` = the parse ended in an error (events so far are kept).
+  // Classification is deferred to here so `--rules auto` can look at every
+  // file's names first.
+  std::shared_ptr<FileStats> Finish(const parse::ParseSummary& summary, bool partial,
+                                    const classify::Classifier& classifier);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Combines files (in window order) into the window's stats.
+WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
+                        const classify::Classifier& classifier, const AggregateOptions& options);
+
+
+}  // namespace profwatch::aggregate

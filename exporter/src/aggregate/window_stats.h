@@ -1,0 +1,105 @@
+// WindowStats: the plain-data result of analysing one profile window (a set
+// of trace files). Produced by aggregate/, read by every report and by the
+// snapshot. Times are exact integer picoseconds; per-GPU-per-step figures are
+// derived with PerGpuStepSeconds(). Value type, no invariants beyond the
+// comments; safe to copy between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "classify/classifier.h"
+#include "parse/trace_event.h"
+
+namespace profwatch::aggregate {
+
+enum class LauncherMode : uint8_t { kUnknown, kOneNodePerProcess, kOneGpuPerProcess, kMixed };
+// "1-node/proc", "1-GPU/proc", "mixed", "unknown": the label values used everywhere.
+std::string_view LauncherModeName(LauncherMode m);
+// >= 2 GPUs/file: 1-node/proc; exactly 1: 1-GPU/proc; otherwise mixed; no GPUs: unknown.
+LauncherMode LauncherModeFor(int gpus, int files);
+
+struct KernelSummary {
+  std::string name;
+  int64_t launches = 0;
+  int64_t total_ps = 0;
+};
+
+struct FamilySummary {
+  std::string family;
+  classify::FamilyKind kind = classify::FamilyKind::kCompute;
+  int64_t launches = 0;
+  int64_t total_ps = 0;
+  int64_t distinct_kernels = 0;
+  std::vector<KernelSummary> top_kernels;  // by total_ps desc, then name; bounded by top_n
+};
+
+// One GPU = one (file, device) pair with at least one kernel.
+struct DeviceSummary {
+  std::string file;        // path of the trace file
+  std::string device;      // "/device:GPU:3" or Kineto "GPU 0"
+  int64_t kernels = 0;     // kernel launches (memcpy/memset excluded)
+  int64_t kernel_ps = 0;   // summed kernel durations
+  int64_t busy_ps = 0;     // length of the union of kernel intervals over all streams
+  int64_t span_ps = 0;     // first kernel start to last kernel end
+  int streams = 0;         // streams with at least one kernel
+  int64_t comm_ps = 0;     // summed comm-family kernel time
+  int64_t exposed_comm_ps = 0;  // comm union not covered by the compute union
+  int64_t memops = 0;      // memcpy/memset operations (not kernels)
+  int64_t memop_ps = 0;
+};
+
+// In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
+struct StepSpan {
+  std::string file;
+  int64_t step = -1;       // N of ProfilerStep#N, or -1 when unnumbered
+  int64_t dur_ps = 0;
+};
+
+struct FileSummary {
+  std::string path;
+  parse::TraceSchema schema = parse::TraceSchema::kUnknown;
+  uint64_t events = 0;
+  bool suspected_truncated = false;   // hit the 1,000,000-event writer cap
+  bool partial = false;               // parse ended in an error; events so far kept
+  std::map<std::string, uint64_t> drops;
+  int gpus = 0;
+};
+
+struct WindowStats {
+  std::vector<FileSummary> files;          // in window order
+  std::vector<std::string> timestamp_dirs; // distinct parent <ts> dirs, sorted
+  std::string rule_set;                    // classifier rule set used
+  int profile_steps = 3;
+  LauncherMode launcher_mode = LauncherMode::kUnknown;
+  double gpus_per_file = 0.0;
+  uint64_t events = 0;
+  bool truncated = false;                  // any file suspected truncated or partial
+  std::vector<FamilySummary> families;     // classifier order, every family, Other last
+  int64_t total_kernel_ps = 0;
+  int64_t total_launches = 0;
+  std::vector<DeviceSummary> devices;      // sorted by (file, device)
+  std::vector<StepSpan> trace_steps;       // empty when the trace has no markers
+
+  int gpus() const { return static_cast<int>(devices.size()); }
+  // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).
+  int64_t divisor() const { return static_cast<int64_t>(gpus()) * profile_steps; }
+  // `ps` summed over the window's GPUs and steps -> seconds per GPU per step;
+  // 0 when the divisor is 0.
+  double PerGpuStepSeconds(int64_t ps) const;
+  double PerGpuStepCount(int64_t n) const;
+  // Sums over devices (for busy/idle/overlap/exposed comm).
+  int64_t SumBusyPs() const;
+  int64_t SumSpanPs() const;
+  int64_t SumKernelPs() const;    // == total_kernel_ps
+  int64_t SumExposedCommPs() const;
+  // Median in-trace step seconds (slowest file per step, median over steps); 0 if none.
+  double TraceStepSeconds() const;
+};
+
+inline double PsToSeconds(int64_t ps) { return static_cast<double>(ps) * 1e-12; }
+
+}  // namespace profwatch::aggregate

@@ -1,0 +1,60 @@
+// Analysis of one window: read -> parse -> aggregate for a set of files, with
+// per-file errors collected rather than failing the window. Shared by the
+// `analyze` and `compare` commands and by the daemon's workers. Thread-safe:
+// each call uses its own parsers and buffers; files of one window can be
+// analysed on `threads` threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aggregate/aggregator.h"
+#include "aggregate/window_stats.h"
+#include "classify/classifier.h"
+#include "core/result.h"
+#include "parse/trace_parser.h"
+#include "read/byte_source.h"
+
+namespace profwatch::analysis {
+
+// Which file of a host's pair (trace.json.gz / xplane.pb) to read.
+enum class SourcePreference { kAuto, kJson, kXplane };
+Result<SourcePreference> ParseSourcePreference(std::string_view s);
+
+struct AnalyzeOptions {
+  aggregate::AggregateOptions aggregate;
+  read::InflateBackend inflate = read::InflateBackend::kZlib;
+  parse::ParseOptions parse;
+  SourcePreference source = SourcePreference::kAuto;
+  int threads = 1;
+  // "drill", "nvidia", "auto" (pick by the kernel names seen), or a loaded set.
+  std::string rules = "auto";
+  std::shared_ptr<const classify::Classifier> classifier;  // overrides `rules` when set
+};
+
+struct FileError {
+  std::string path;
+  Error error;
+};
+
+struct WindowAnalysis {
+  aggregate::WindowStats stats;
+  std::vector<FileError> errors;   // files that failed (whole or partly)
+  uint64_t bytes_read = 0;         // raw (compressed) bytes read
+  uint64_t json_bytes = 0;         // decompressed bytes parsed
+  double seconds = 0.0;            // wall time of the analysis
+  std::string format;              // "json", "xplane" or "mixed"
+};
+
+// Analyses `files` as one window. Per-file failures land in `errors` (a
+// truncated file's events so far are kept and the window is flagged);
+// returns an error only when no file could be read at all.
+Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
+                                    const AnalyzeOptions& options);
+
+// Opens and parses one file into `sink` (format sniffed from content).
+Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
+                                      const AnalyzeOptions& options, uint64_t* raw_bytes);
+
+}  // namespace profwatch::analysis

@@ -1,0 +1,96 @@
+// Kernel-family classification: an immutable, ordered rule table (built-in
+// sets plus user rules from a file); first matching rule wins. A Classifier
+// is const after construction and safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace profwatch::classify {
+
+using FamilyId = uint16_t;
+
+// What a family is, for measurements beyond the sum: exposed communication is
+// comm time not covered by compute on the same GPU.
+enum class FamilyKind : uint8_t { kCompute, kComm, kMemory };
+std::string_view FamilyKindName(FamilyKind k);  // "compute", "comm", "memory"
+
+enum class MatchOp : uint8_t { kContains, kPrefix, kSuffix, kRegex, kNotContains };
+
+// A condition holds when any of `patterns` matches under `op` (for
+// kNotContains: when none of them is contained).
+struct Condition {
+  MatchOp op = MatchOp::kContains;
+  std::vector<std::string> patterns;
+};
+
+// A rule matches a kernel name when all of its conditions hold.
+struct Rule {
+  std::string family;
+  FamilyKind kind = FamilyKind::kCompute;
+  std::vector<Condition> all_of;
+  std::string origin;  // "builtin:drill" or "rules.yaml:12" for error messages
+};
+
+struct RuleSet {
+  std::string name;          // "drill", "nvidia", ...
+  std::vector<Rule> rules;   // in priority order
+  std::string other_family = "Other kernels";  // unmatched names
+};
+
+// Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
+// `nvidia` covers cuBLAS/cutlass/nvjet/sm90 GEMMs, NCCL, attention, XLA
+// fusions by kind. Unknown name: kConfig.
+Result<RuleSet> BuiltinRuleSet(std::string_view name);
+std::vector<std::string> BuiltinRuleSetNames();
+
+// Picks "drill" or "nvidia" from the kernel names seen (vendor markers such as
+// Cijk_/.kd/ck_tile vs cutlass/sm90/nvjet/cublas). Used by `--rules auto`.
+std::string_view AutoRuleSetName(const std::vector<std::string_view>& sample_names);
+
+// Loads user rules (YAML or JSON, see README "Family rules file"). The file's
+// rules are placed before the base set's (so they override), and a rule whose
+// family is named like a built-in one with `replace: true` drops the built-in.
+// Errors are kConfig with "file:line: message".
+Result<RuleSet> LoadRulesFile(const std::string& path, RuleSet base);
+Result<RuleSet> ParseRulesText(std::string_view text, std::string_view origin, RuleSet base);
+
+class Classifier {
+ public:
+  // Validates and compiles `set` (regexes compiled once). kConfig on a bad regex.
+  static Result<std::shared_ptr<const Classifier>> Create(RuleSet set);
+
+  // Family of a kernel name; `Other` (the last id) when no rule matches.
+  FamilyId Classify(std::string_view kernel_name) const;
+
+  // Families in table order, Other last. Ids index this vector.
+  const std::vector<std::string>& FamilyNames() const { return family_names_; }
+  FamilyKind KindOf(FamilyId id) const { return family_kinds_[id]; }
+  FamilyId OtherId() const { return static_cast<FamilyId>(family_names_.size() - 1); }
+  const std::string& RuleSetName() const { return set_name_; }
+
+  ~Classifier();
+  Classifier(const Classifier&) = delete;
+  Classifier& operator=(const Classifier&) = delete;
+
+ private:
+  Classifier();
+  struct Compiled;
+  std::unique_ptr<Compiled> compiled_;
+  std::vector<std::string> family_names_;
+  std::vector<FamilyKind> family_kinds_;
+  std::string set_name_;
+};
+
+// profile_drill.py's kernel test (names only, no pid/thread filter): ends with
+// ".kd", contains ".kd]", starts with "ncclDevKernel", or contains
+// "primus_turbo::", "ck_tile::", "aiter", "rocprim::", "Cijk_",
+// "stream_executor::". Case-sensitive.
+bool DrillIsKernelName(std::string_view name);
+
+}  // namespace profwatch::classify

@@ -1,0 +1,55 @@
+// Result<T> and the closed set of error codes every stage returns.
+// Stages never throw across their boundary; the pipeline decides retries from
+// the code (see README "Errors and retries"). Thread-safe: plain values.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <tl/expected.hpp>
+
+namespace profwatch {
+
+enum class ErrorCode {
+  kNotFound,     // file or directory vanished (rename/rotation races)
+  kPermission,   // EACCES/EPERM
+  kIo,           // read error, transient
+  kTruncated,    // input ended early (half-written gzip, cut JSON)
+  kCorrupt,      // input is not what it claims (garbage, bad JSON)
+  kUnsupported,  // well-formed but not a trace we can read
+  kTooLarge,     // exceeds a configured or library limit
+  kConfig,       // bad flag, rules or config file
+  kInternal,     // a bug or an unexpected exception
+};
+
+// Stable snake_case name, used as the `reason` label of error counters.
+std::string_view ErrorCodeName(ErrorCode code);
+
+struct Error {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string context;  // what and where, outermost first: "file x: offset 12: ..."
+
+  // Prepends `outer` ("path/to/file") to the context as the error climbs.
+  Error& Wrap(std::string_view outer);
+  std::string ToString() const;  // "<code>: <context>"
+};
+
+template <class T>
+using Result = tl::expected<T, Error>;
+
+using Status = tl::expected<void, Error>;
+
+inline tl::unexpected<Error> MakeError(ErrorCode code, std::string context) {
+  return tl::unexpected<Error>(Error{code, std::move(context)});
+}
+
+// Retry policy class of an error (the pipeline, not the stage, decides).
+enum class RetryClass {
+  kSoon,           // transient: retry with backoff
+  kOnChange,       // retry only when the file's identity/size/mtime changes
+  kNever,          // count, report, move on
+};
+RetryClass RetryClassOf(ErrorCode code);
+
+}  // namespace profwatch

@@ -1,0 +1,16 @@
+// Content sniffing: decides a trace file's format from its first bytes (after
+// decompression), not from its name.
+#pragma once
+
+#include <string_view>
+
+namespace profwatch::parse {
+
+enum class FileFormat { kUnknown, kJson, kXplane };
+
+// `head` = the first bytes of the (decompressed) content, any length.
+// JSON: first non-whitespace byte is '{' or '['. XPlane: a protobuf XSpace
+// (first tag is a length-delimited field 1..4).
+FileFormat SniffFormat(std::string_view head);
+
+}  // namespace profwatch::parse

@@ -1,0 +1,58 @@
+// The parsed form of one trace event, as handed to an EventSink. All views
+// (string_view members) point into parser-owned buffers and are valid only
+// for the duration of the OnEvent call: intern what you keep.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace profwatch::parse {
+
+// pid/tid values come as numbers or strings ("Spans", "stream 7"); JSON null
+// and a missing key are both kMissing (Python's None, which drill compat needs).
+enum class IdKind : uint8_t { kMissing, kInt, kString, kOther };
+
+struct Id {
+  IdKind kind = IdKind::kMissing;
+  int64_t num = 0;        // kInt (also a float with an integral value, e.g. 1.0)
+  std::string_view str;   // kString: the unescaped text; kOther: raw JSON token
+  bool operator==(const Id& o) const {
+    return kind == o.kind && num == o.num && str == o.str;
+  }
+};
+
+// Times are exact integers in picoseconds, parsed from the decimal text (never
+// through a double), so float noise and epoch-sized microsecond timestamps
+// keep their precision. `ts_ps` is relative to the file's time base
+// (ParseSummary::time_base_us), chosen by the parser from the first timestamp.
+struct TraceEvent {
+  char ph = 0;                  // 'X', 'M', 'B', ...; 0 when missing
+  bool has_name = false;        // "name" present and a string
+  std::string_view name;
+  std::string_view cat;         // empty when missing (JAX never writes it)
+  Id pid;
+  Id tid;
+  bool has_ts = false;
+  int64_t ts_ps = 0;
+  bool has_dur = false;         // "dur" present and a number
+  bool dur_exact = false;       // dur_ps valid (false on overflow of int64 ps)
+  int64_t dur_ps = 0;
+  double dur_us = 0.0;          // dur as a double (as Python's json parses it); 0 if missing
+  // Selected args (all other args are skipped unparsed):
+  std::string_view args_name;   // args.name when a string (M process_name/thread_name)
+  bool has_args_device = false; // Kineto args.device
+  int64_t args_device = 0;
+  bool has_args_stream = false; // Kineto args.stream
+  int64_t args_stream = 0;
+};
+
+// What kind of trace a file is, decided from its content.
+enum class TraceSchema : uint8_t {
+  kUnknown,
+  kJaxTraceEvents,  // XLA trace-events JSON (no "cat"; process_name /device:GPU:N)
+  kKineto,          // PyTorch profiler (schemaVersion / "cat" on events)
+  kXPlane,          // XSpace protobuf
+};
+std::string_view TraceSchemaName(TraceSchema s);  // "jax", "kineto", "xplane", "unknown"
+
+}  // namespace profwatch::parse

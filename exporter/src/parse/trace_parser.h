@@ -1,0 +1,77 @@
+// TraceParser: turns a ByteSource into a stream of TraceEvents delivered to
+// an EventSink, in file order, in bounded memory (the whole document is never
+// held: traceEvents is cut into events before simdjson sees them).
+// A parser object is not thread-safe; reuse one per worker (it keeps its
+// buffers and simdjson parser between files).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "parse/trace_event.h"
+#include "read/byte_source.h"
+
+namespace profwatch::parse {
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Called once per parsed event. REQUIRES: must not retain views in `e`.
+  virtual void OnEvent(const TraceEvent& e) = 0;
+};
+
+// The XLA trace-events converter keeps the first 1,000,000 events by default.
+inline constexpr uint64_t kJaxEventCap = 1000000;
+
+struct ParseOptions {
+  // Bytes pulled from the source per read; events straddling reads are carried.
+  size_t chunk_bytes = 1 << 20;
+  // A single event larger than this is dropped and counted (reason
+  // "event_too_large"); the parse continues after it.
+  size_t max_event_bytes = 16 << 20;
+  // Top-level values other than traceEvents larger than this are skipped.
+  size_t max_header_value_bytes = 16 << 20;
+};
+
+struct ParseSummary {
+  TraceSchema schema = TraceSchema::kUnknown;
+  uint64_t events = 0;        // entries of traceEvents that are non-empty objects
+  uint64_t empty_events = 0;  // `{}` entries (JAX writes one at the end)
+  // Entries skipped, by reason: "not_object", "bad_json", "event_too_large",
+  // "bad_field" (a field of the wrong type that the event needs), ...
+  std::map<std::string, uint64_t> drops;
+  bool suspected_truncated = false;  // events == kJaxEventCap (the writer's cap)
+  bool has_trace_events = false;     // the key was present
+  int64_t time_base_us = 0;          // ts_ps of events are relative to this
+  std::optional<int64_t> base_time_ns;  // Kineto baseTimeNanoseconds
+  std::optional<int64_t> rank;          // Kineto distributedInfo.rank
+  std::optional<int64_t> world_size;    // Kineto distributedInfo.world_size
+  uint64_t json_bytes = 0;           // bytes of JSON consumed (decompressed)
+};
+
+class TraceParser {
+ public:
+  virtual ~TraceParser() = default;
+  // Parses one file. Errors: kTruncated (input ended inside the document),
+  // kCorrupt (not JSON / top level not an object), kUnsupported (an object
+  // without traceEvents), plus any error of `source`. Events delivered before
+  // an error stay delivered; the caller decides whether to keep them.
+  virtual Result<ParseSummary> Parse(read::ByteSource& source, EventSink& sink) = 0;
+};
+
+std::unique_ptr<TraceParser> MakeJsonTraceParser(ParseOptions options = {});
+
+// Parses a decimal JSON number text (e.g. "22.140000000000001", "1e-06",
+// "1712195495505582.988", "-3") in microseconds into exact integer
+// picoseconds relative to `base_us`: round-half-even at the picosecond.
+// Returns nullopt if the text is not a number or the result overflows int64.
+std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us);
+
+// Integer part (floor) of a microsecond number text, for choosing a time base.
+std::optional<int64_t> MicrosTextFloor(std::string_view text);
+
+}  // namespace profwatch::parse

@@ -1,0 +1,82 @@
+// ByteSource: a pull stream of bytes. File and gzip sources stack; memory is
+// bounded by the caller's buffer. Not thread-safe: one reader at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace profwatch::read {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+
+  // Reads up to `n` bytes into `buf` (REQUIRES: n > 0). Returns the count
+  // read; 0 means clean EOF. Errors: kIo (read failed), kTruncated (stream
+  // ended before its end marker, e.g. a gzip member without its trailer),
+  // kCorrupt (bytes are not valid for this layer). After an error or EOF
+  // further calls return the same outcome.
+  virtual Result<size_t> Read(char* buf, size_t n) = 0;
+
+  // Bytes consumed from the underlying file so far (compressed bytes for a
+  // gzip stack). Feeds profwatch_trace_bytes_read_total.
+  virtual uint64_t RawBytesRead() const = 0;
+
+  // Human-readable origin for error messages (usually the path).
+  virtual std::string_view Name() const = 0;
+};
+
+// In-memory source for tests and fuzzers. If `fail_at` is set, a Read that
+// would cross that offset returns `fail_error` instead (injectable errors).
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::string data, std::string name = "<memory>");
+  void FailAt(size_t offset, Error error);
+  // Makes every Read return at most `max_chunk` bytes (exercises boundaries).
+  void SetMaxChunk(size_t max_chunk) { max_chunk_ = max_chunk; }
+
+  Result<size_t> Read(char* buf, size_t n) override;
+  uint64_t RawBytesRead() const override { return pos_; }
+  std::string_view Name() const override { return name_; }
+
+ private:
+  std::string data_;
+  std::string name_;
+  size_t pos_ = 0;
+  size_t max_chunk_ = static_cast<size_t>(-1);
+  bool has_fail_ = false;
+  size_t fail_at_ = 0;
+  Error fail_error_;
+};
+
+// Opens a regular file for reading. kNotFound, kPermission or kIo on failure;
+// kUnsupported for a directory or other non-regular file.
+Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
+
+enum class InflateBackend { kZlib, kIsal };
+// True when the ISA-L backend was compiled in (Debian libisal-dev present).
+bool IsalAvailable();
+// Parses "zlib" / "isal"; kConfig on anything else or isal when unavailable.
+Result<InflateBackend> ParseInflateBackend(std::string_view name);
+
+// Wraps `inner` (gzip bytes, possibly several concatenated members) and yields
+// the inflated bytes. A stream that ends mid-member is kTruncated; bad
+// magic/header/data/CRC is kCorrupt.
+std::unique_ptr<ByteSource> MakeGzipSource(std::unique_ptr<ByteSource> inner,
+                                           InflateBackend backend = InflateBackend::kZlib);
+
+// Opens `path`, sniffs the first bytes (gzip magic 1f 8b) and returns either a
+// gzip stack or the plain file: the content decides, not the file name.
+Result<std::unique_ptr<ByteSource>> OpenTraceSource(const std::string& path,
+                                                    InflateBackend backend = InflateBackend::kZlib);
+
+// Same sniffing for an arbitrary source (tests, fuzzers).
+Result<std::unique_ptr<ByteSource>> SniffAndWrap(std::unique_ptr<ByteSource> raw,
+                                                 InflateBackend backend = InflateBackend::kZlib);
+
+}  // namespace profwatch::read
