@@ -1,0 +1,88 @@
+// The metrics contract: every metric name, type, help text and label list in
+// one table. Rules (rules/), dashboards (dashboards/) and users depend on these
+// names; change them only with a migration note in the README.
+// Conventions: prefix profwatch_, base units (seconds, bytes), _total only on
+// counters, _info for info gauges, workload labels training_job/run (never
+// job/instance, which Prometheus owns).
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace profwatch::expose {
+
+enum class MetricType { kGauge, kCounter, kHistogram };
+
+struct MetricSpec {
+  std::string_view name;
+  MetricType type;
+  std::string_view help;
+  // Label names in order, besides training_job/run when `per_run` is true.
+  std::array<std::string_view, 3> labels;
+  bool per_run;
+};
+
+// Per-window gauges: the latest complete window per (training_job, run).
+// "Per GPU per step" = summed over the window's GPUs and profiled steps, then
+// divided by GPUs x steps. The window_raw_* gauges are the undivided sums, for
+// recording rules that combine many hosts' sidecars (see rules/).
+inline constexpr MetricSpec kMetrics[] = {
+    // --- window shape ---
+    {"profwatch_window_gpus", MetricType::kGauge, "GPUs detected in the latest window (devices with at least one kernel).", {}, true},
+    {"profwatch_window_expected_gpus", MetricType::kGauge, "GPUs expected in the window (configured, or learned from the previous window).", {}, true},
+    {"profwatch_window_trace_files", MetricType::kGauge, "Trace files in the latest window.", {}, true},
+    {"profwatch_window_timestamp_dirs", MetricType::kGauge, "Profile <ts> directories merged into the latest window.", {}, true},
+    {"profwatch_window_profile_steps", MetricType::kGauge, "Profiled steps the window covers (the per-step divisor).", {}, true},
+    {"profwatch_window_events", MetricType::kGauge, "Trace events parsed in the latest window.", {}, true},
+    {"profwatch_window_truncated", MetricType::kGauge, "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true},
+    {"profwatch_window_incomplete", MetricType::kGauge, "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true},
+    {"profwatch_window_info", MetricType::kGauge, "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true},
+    {"profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "Unix time the latest window was analysed.", {}, true},
+    // --- families (per GPU per step) ---
+    {"profwatch_family_kernel_seconds", MetricType::kGauge, "Kernel time of a family, seconds per GPU per step.", {"family"}, true},
+    {"profwatch_family_kernel_launches", MetricType::kGauge, "Kernel launches of a family per GPU per step.", {"family"}, true},
+    {"profwatch_kernel_seconds", MetricType::kGauge, "Kernel time of one of the top kernels of a family, seconds per GPU per step.", {"family", "kernel"}, true},
+    {"profwatch_total_kernel_seconds", MetricType::kGauge, "Total kernel time, seconds per GPU per step (sum over families).", {}, true},
+    // --- measured decomposition (per GPU per step) ---
+    {"profwatch_gpu_busy_seconds", MetricType::kGauge, "Union of kernel intervals over all streams, seconds per GPU per step.", {}, true},
+    {"profwatch_gpu_idle_seconds", MetricType::kGauge, "Kernel span minus busy time (no kernel running), seconds per GPU per step.", {}, true},
+    {"profwatch_kernel_overlap_seconds", MetricType::kGauge, "Summed kernel time minus busy time (streams overlapping), seconds per GPU per step.", {}, true},
+    {"profwatch_exposed_comm_seconds", MetricType::kGauge, "Communication kernel time not covered by compute kernels, seconds per GPU per step.", {}, true},
+    // --- additive raw sums for cross-host aggregation ---
+    {"profwatch_window_raw_family_kernel_seconds", MetricType::kGauge, "Kernel seconds of a family summed over the window's GPUs and steps.", {"family"}, true},
+    {"profwatch_window_raw_family_kernel_launches", MetricType::kGauge, "Kernel launches of a family summed over the window's GPUs and steps.", {"family"}, true},
+    {"profwatch_window_raw_kernel_seconds", MetricType::kGauge, "Kernel seconds summed over the window's GPUs and steps.", {}, true},
+    {"profwatch_window_raw_gpu_busy_seconds", MetricType::kGauge, "Busy (union) seconds summed over the window's GPUs.", {}, true},
+    {"profwatch_window_raw_gpu_span_seconds", MetricType::kGauge, "Kernel span seconds summed over the window's GPUs.", {}, true},
+    {"profwatch_window_raw_exposed_comm_seconds", MetricType::kGauge, "Exposed communication seconds summed over the window's GPUs.", {}, true},
+    {"profwatch_window_raw_gpu_steps", MetricType::kGauge, "GPUs x profiled steps of the window: the divisor of every per-GPU-per-step figure.", {}, true},
+    // --- step time and the gap ---
+    {"profwatch_step_seconds", MetricType::kGauge, "Step time used for the gap, by source (log, trace, config).", {"source"}, true},
+    {"profwatch_step_minus_kernel_seconds", MetricType::kGauge, "Step time minus total kernel time per GPU per step; > 0 means the GPU waits on a main-stream blocker.", {}, true},
+    {"profwatch_step_minus_kernel_ratio", MetricType::kGauge, "(step - total kernel) / step.", {}, true},
+    {"profwatch_step_source_missing", MetricType::kGauge, "1 when no step-time source (log, trace, config) is available for the run.", {}, true},
+    // --- training log ---
+    {"profwatch_training_step", MetricType::kGauge, "Last completed training step in the log.", {}, true},
+    {"profwatch_training_step_seconds", MetricType::kGauge, "Seconds of the last completed step (slowest node).", {}, true},
+    {"profwatch_training_steady_step_seconds", MetricType::kGauge, "Median step seconds over recent steady steps (warm-up, profiled and write-back steps excluded).", {}, true},
+    {"profwatch_training_tokens_per_second_per_device", MetricType::kGauge, "Tokens/s/device of the last step.", {}, true},
+    {"profwatch_training_tflops_per_device", MetricType::kGauge, "TFLOP/s/device of the last step.", {}, true},
+    {"profwatch_training_mfu_ratio", MetricType::kGauge, "Model FLOPs utilisation of the last step, 0-1.", {}, true},
+    {"profwatch_training_loss", MetricType::kGauge, "Loss of the last step.", {}, true},
+    {"profwatch_training_last_step_timestamp_seconds", MetricType::kGauge, "Unix time the last step line was read.", {}, true},
+    // --- self-metrics ---
+    {"profwatch_build_info", MetricType::kGauge, "Always 1; build version and revision.", {"version", "revision"}, false},
+    {"profwatch_windows_analyzed_total", MetricType::kCounter, "Windows analysed (including re-analyses).", {}, false},
+    {"profwatch_windows_reanalyzed_total", MetricType::kCounter, "Windows analysed again because a late file joined.", {}, false},
+    {"profwatch_window_errors_total", MetricType::kCounter, "Errors while reading or analysing windows, by reason.", {"reason"}, false},
+    {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
+    {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
+    {"profwatch_pending_windows", MetricType::kGauge, "Windows waiting for completeness or for a worker.", {}, false},
+    {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},
+    {"profwatch_log_parse_errors_total", MetricType::kCounter, "Training log lines that looked like step lines but did not parse.", {}, false},
+};
+
+inline constexpr std::string_view kJobLabel = "training_job";
+inline constexpr std::string_view kRunLabel = "run";
+
+}  // namespace profwatch::expose
