@@ -1,0 +1,78 @@
+// Snapshot: the immutable state the scrape path renders. The pipeline builds
+// a new Snapshot after each analysed window (or training-log update, or
+// retention sweep) and publishes it; Collect() only copies the pointer and
+// converts. SnapshotStore is thread-safe; a Snapshot is never mutated after
+// publication.
+#pragma once
+
+#include <compare>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "aggregate/window_stats.h"
+
+namespace profwatch::snapshot {
+
+struct RunKey {
+  std::string training_job;  // job directory name
+  std::string run;           // run directory name
+  auto operator<=>(const RunKey&) const = default;
+};
+
+// Latest training-log figures of a run (all optional: the log may be absent).
+struct TrainingInfo {
+  std::optional<int64_t> last_step;
+  std::optional<double> last_step_seconds;
+  std::optional<double> steady_step_seconds;
+  std::optional<double> tokens_per_second_per_device;
+  std::optional<double> tflops_per_device;
+  std::optional<double> mfu_ratio;
+  std::optional<double> loss;
+  std::optional<double> last_step_unix;
+};
+
+// The latest complete window of one run plus everything derived for it.
+struct RunState {
+  RunKey key;
+  std::string window_id;          // first <ts> dir name of the window
+  aggregate::WindowStats stats;
+  std::string format = "json";    // json | xplane | mixed
+  int expected_gpus = 0;          // 0 = unknown
+  bool incomplete = false;        // timed out short of expectation, or failed files
+  double analyzed_unix = 0;       // when the window was analysed
+  // Step time used for the gap; source is "log", "trace" or "config".
+  std::optional<double> step_seconds;
+  std::string step_source;
+  TrainingInfo training;
+  double last_activity_unix = 0;  // newest window or log line; drives retention
+  bool has_window = false;        // false: only training-log data so far
+};
+
+struct Snapshot {
+  std::map<RunKey, RunState> runs;
+  double last_scan_unix = 0;
+  int64_t pending_windows = 0;
+};
+
+class SnapshotStore {
+ public:
+  SnapshotStore() : current_(std::make_shared<const Snapshot>()) {}
+  std::shared_ptr<const Snapshot> Current() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_;
+  }
+  // The mutex is held only for the pointer swap.
+  void Publish(std::shared_ptr<const Snapshot> next) {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = std::move(next);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Snapshot> current_;
+};
+
+}  // namespace profwatch::snapshot
