@@ -10,7 +10,7 @@ packages=(
   clang libclang-rt-14-dev clang-format
   # libraries (see README "Dependencies" for why each is here)
   prometheus-cpp-dev libsimdjson-dev zlib1g-dev libspdlog-dev libfmt-dev
-  libexpected-dev libyaml-cpp-dev libisal-dev nlohmann-json3-dev
+  libexpected-dev libyaml-cpp-dev libisal-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # tests: the real Prometheus server and promtool, python3 for tiny helpers
   prometheus python3 python3-yaml gzip procps systemd
