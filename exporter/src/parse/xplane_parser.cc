@@ -1,0 +1,738 @@
+// Wire-format XSpace reader. Field numbers follow tsl/profiler/protobuf/
+// xplane.proto (see ../shared/docs/trace-formats.md §2). The top level is
+// pulled from the ByteSource one plane at a time; a plane is decoded in
+// memory because its event metadata (field 4) is serialised after its lines
+// (field 3), so names are only known once the whole plane is present.
+#include "parse/xplane_parser.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace profwatch::parse {
+namespace {
+
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLen = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+constexpr uint64_t kMaxFieldNumber = (uint64_t{1} << 29) - 1;
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+// Cursor over one complete in-memory message. Every read checks the end of
+// the enclosing message: running past it means the bytes are corrupt (the
+// enclosing length was complete), never truncated.
+class Cursor {
+ public:
+  Cursor(const uint8_t* p, const uint8_t* end) : begin_(p), p_(p), end_(end) {}
+  explicit Cursor(std::string_view s)
+      : Cursor(reinterpret_cast<const uint8_t*>(s.data()),
+               reinterpret_cast<const uint8_t*>(s.data()) + s.size()) {}
+
+  bool Done() const { return p_ == end_; }
+  size_t Offset() const { return static_cast<size_t>(p_ - begin_); }
+
+  bool Varint(uint64_t* out) {
+    // Fast path: single byte (most tags and small values).
+    if (p_ < end_ && *p_ < 0x80) {
+      *out = *p_++;
+      return true;
+    }
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return Fail("varint runs past the end of its message");
+      const uint8_t b = *p_++;
+      r |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) {
+        *out = r;
+        return true;
+      }
+    }
+    return Fail("varint longer than 10 bytes");
+  }
+
+  bool Tag(uint32_t* field, uint32_t* wire_type) {
+    uint64_t tag = 0;
+    if (!Varint(&tag)) return false;
+    const uint64_t f = tag >> 3;
+    if (f == 0 || f > kMaxFieldNumber) return Fail("invalid field number " + Num(f));
+    *field = static_cast<uint32_t>(f);
+    *wire_type = static_cast<uint32_t>(tag & 7);
+    return true;
+  }
+
+  bool Bytes(std::string_view* out) {
+    uint64_t n = 0;
+    if (!Varint(&n)) return false;
+    if (n > static_cast<uint64_t>(end_ - p_)) {
+      return Fail("length " + Num(n) + " exceeds the " + Num(static_cast<uint64_t>(end_ - p_)) +
+                  " bytes left in its message");
+    }
+    *out = std::string_view(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
+    p_ += n;
+    return true;
+  }
+
+  bool Skip(uint32_t wire_type) {
+    switch (wire_type) {
+      case kVarint: {
+        uint64_t v;
+        return Varint(&v);
+      }
+      case kFixed64:
+        return Advance(8);
+      case kFixed32:
+        return Advance(4);
+      case kLen: {
+        std::string_view v;
+        return Bytes(&v);
+      }
+      default:
+        return Fail("unsupported wire type " + Num(wire_type));
+    }
+  }
+
+  // Reads a field that must have `want` wire type; names it in the error.
+  bool Expect(uint32_t wire_type, uint32_t want, const char* what) {
+    if (wire_type == want) return true;
+    return Fail(std::string(what) + " has wire type " + Num(wire_type) + ", expected " + Num(want));
+  }
+
+  bool Fail(std::string message) {
+    error_ = std::move(message);
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Advance(size_t n) {
+    if (n > static_cast<size_t>(end_ - p_)) return Fail("fixed-width field runs past its message");
+    p_ += n;
+    return true;
+  }
+
+  const uint8_t* begin_;
+  const uint8_t* p_;
+  const uint8_t* end_;
+  std::string error_;
+};
+
+struct EventMetadata {
+  std::string_view name;
+  std::string_view display_name;
+};
+
+// map<int64, XEventMetadata> of one plane. Ids are small dense integers in
+// every writer we know, so a vector indexed by id is the fast path; sparse or
+// negative ids fall back to a sorted vector.
+class MetadataTable {
+ public:
+  void Clear() {
+    entries_.clear();
+    dense_.clear();
+    present_.clear();
+    use_dense_ = false;
+  }
+  void Add(int64_t id, EventMetadata md) { entries_.emplace_back(id, md); }
+
+  void Finish() {
+    // Later map entries with the same key win (protobuf map semantics):
+    // stable sort keeps file order among equal keys, so take the last.
+    int64_t max_id = -1;
+    bool nonneg = true;
+    for (const auto& [id, md] : entries_) {
+      if (id < 0) nonneg = false;
+      max_id = std::max(max_id, id);
+    }
+    use_dense_ = nonneg && max_id < static_cast<int64_t>(4 * entries_.size() + 1024);
+    if (use_dense_) {
+      dense_.assign(static_cast<size_t>(max_id + 1), EventMetadata{});
+      present_.assign(static_cast<size_t>(max_id + 1), 0);
+      for (const auto& [id, md] : entries_) {
+        dense_[static_cast<size_t>(id)] = md;
+        present_[static_cast<size_t>(id)] = 1;
+      }
+      return;
+    }
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Keep the last of each run of equal ids.
+    size_t out = 0;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (i + 1 < entries_.size() && entries_[i + 1].first == entries_[i].first) continue;
+      entries_[out++] = entries_[i];
+    }
+    entries_.resize(out);
+  }
+
+  const EventMetadata* Find(int64_t id) const {
+    if (use_dense_) {
+      if (id < 0 || static_cast<uint64_t>(id) >= dense_.size()) return nullptr;
+      return present_[static_cast<size_t>(id)] ? &dense_[static_cast<size_t>(id)] : nullptr;
+    }
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), id,
+                               [](const auto& e, int64_t v) { return e.first < v; });
+    if (it == entries_.end() || it->first != id) return nullptr;
+    return &it->second;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, EventMetadata>> entries_;
+  std::vector<EventMetadata> dense_;
+  std::vector<uint8_t> present_;
+  bool use_dense_ = false;
+};
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+enum class PlaneKind { kDevice, kHost, kOther };
+
+PlaneKind KindOf(std::string_view name) {
+  if (StartsWith(name, "/device:GPU:") || StartsWith(name, "/device:TPU:")) {
+    return PlaneKind::kDevice;
+  }
+  if (name == "/host:CPU") return PlaneKind::kHost;
+  return PlaneKind::kOther;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Pulls the top-level XSpace from the source: tags, lengths and whole planes.
+class StreamReader {
+ public:
+  StreamReader(read::ByteSource& source, size_t chunk_bytes, std::vector<char>& buf)
+      : source_(source), buf_(buf) {
+    buf_.resize(std::max<size_t>(chunk_bytes, 64));
+  }
+
+  uint64_t Offset() const { return consumed_ - (end_ - pos_); }
+  uint64_t Consumed() const { return consumed_; }
+  // First bytes seen (for a clearer "this is JSON" message).
+  std::string_view Peek() const { return std::string_view(buf_.data() + pos_, end_ - pos_); }
+
+  // Fills the buffer if empty. Returns false at clean EOF.
+  Result<bool> Fill() {
+    if (pos_ < end_) return true;
+    if (eof_) return false;
+    auto n = source_.Read(buf_.data(), buf_.size());
+    if (!n) return tl::unexpected(n.error());
+    pos_ = 0;
+    end_ = *n;
+    consumed_ += *n;
+    if (*n == 0) eof_ = true;
+    return *n > 0;
+  }
+
+  // Reads a varint that may straddle reads. `at_eof_ok`: clean EOF before
+  // its first byte returns nullopt (the end of the XSpace).
+  Result<std::optional<uint64_t>> Varint(bool at_eof_ok, const char* what) {
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      auto more = Fill();
+      if (!more) return tl::unexpected(more.error());
+      if (!*more) {
+        if (shift == 0 && at_eof_ok) return std::optional<uint64_t>();
+        return MakeError(ErrorCode::kTruncated,
+                         "byte " + Num(Offset()) + ": input ends inside " + what);
+      }
+      const uint8_t b = static_cast<uint8_t>(buf_[pos_++]);
+      r |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return std::optional<uint64_t>(r);
+    }
+    return MakeError(ErrorCode::kCorrupt,
+                     "byte " + Num(Offset()) + ": " + what + " is a varint longer than 10 bytes");
+  }
+
+  // Returns `n` bytes: a view into the read buffer when they are all there,
+  // else a copy assembled in `scratch`. `scratch` grows with the bytes that
+  // actually arrive (capped at `n`), so a lying length prefix costs no more
+  // memory than the input really has.
+  Result<std::string_view> Bytes(uint64_t n, std::string& scratch, const std::string& what) {
+    if (n <= end_ - pos_) {
+      std::string_view v(buf_.data() + pos_, static_cast<size_t>(n));
+      pos_ += n;
+      return v;
+    }
+    scratch.clear();
+    const uint64_t start = Offset();
+    while (scratch.size() < n) {
+      auto more = Fill();
+      if (!more) return tl::unexpected(more.error());
+      if (!*more) {
+        return MakeError(ErrorCode::kTruncated, what + " at byte " + Num(start) +
+                                                    ": input ends after " + Num(scratch.size()) +
+                                                    " of its " + Num(n) + " bytes");
+      }
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(n - scratch.size(), end_ - pos_));
+      if (scratch.capacity() < scratch.size() + take) {
+        const uint64_t want = std::max<uint64_t>(scratch.capacity() * 2, scratch.size() + take);
+        scratch.reserve(static_cast<size_t>(std::min<uint64_t>(want, n)));
+      }
+      scratch.append(buf_.data() + pos_, take);
+      pos_ += take;
+    }
+    return std::string_view(scratch);
+  }
+
+  Status Skip(uint64_t n, const std::string& what) {
+    const uint64_t start = Offset();
+    uint64_t left = n;
+    while (left > 0) {
+      auto more = Fill();
+      if (!more) return tl::unexpected(more.error());
+      if (!*more) {
+        return MakeError(ErrorCode::kTruncated, what + " at byte " + Num(start) +
+                                                    ": input ends after " + Num(n - left) +
+                                                    " of its " + Num(n) + " bytes");
+      }
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(left, end_ - pos_));
+      pos_ += take;
+      left -= take;
+    }
+    return {};
+  }
+
+ private:
+  read::ByteSource& source_;
+  std::vector<char>& buf_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  uint64_t consumed_ = 0;
+  bool eof_ = false;
+};
+
+class XPlaneParser final : public TraceParser {
+ public:
+  XPlaneParser(ParseOptions options, XPlaneOptions xplane) : options_(options), xplane_(xplane) {}
+
+  Result<ParseSummary> Parse(read::ByteSource& source, EventSink& sink) override {
+    ParseSummary summary;
+    summary.schema = TraceSchema::kXPlane;
+    summary_ = &summary;
+    sink_ = &sink;
+    base_set_ = false;
+    auto status = ParseSpace(source, summary);
+    // A huge plane must not pin its buffer while the worker idles.
+    if (scratch_.capacity() > (size_t{16} << 20)) std::string().swap(scratch_);
+    summary_ = nullptr;
+    sink_ = nullptr;
+    if (!status) return tl::unexpected(status.error());
+    return summary;
+  }
+
+ private:
+  Status ParseSpace(read::ByteSource& source, ParseSummary& summary) {
+    StreamReader in(source, options_.chunk_bytes, chunk_);
+    uint64_t planes = 0;
+    bool first = true;
+    while (true) {
+      if (first) {
+        auto more = in.Fill();
+        if (!more) return tl::unexpected(more.error());
+        if (!*more) return MakeError(ErrorCode::kTruncated, "empty input: no XSpace bytes");
+        if (auto why = ForeignFormat(in.Peek()); !why.empty()) {
+          return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: " + why);
+        }
+        first = false;
+      }
+      const uint64_t tag_at = in.Offset();
+      auto tag = in.Varint(/*at_eof_ok=*/true, "a field tag");
+      if (!tag) return tl::unexpected(tag.error());
+      if (!tag->has_value()) break;
+      const uint64_t field = **tag >> 3;
+      const uint32_t wire_type = static_cast<uint32_t>(**tag & 7);
+      if (field == 0 || field > kMaxFieldNumber) {
+        return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: byte " + Num(tag_at) +
+                                                  ": invalid field number " + Num(field));
+      }
+      if (field <= 4 && wire_type != kLen) {
+        return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: byte " + Num(tag_at) +
+                                                  ": field " + Num(field) + " has wire type " +
+                                                  Num(wire_type) + ", expected 2");
+      }
+      switch (wire_type) {
+        case kVarint: {
+          auto v = in.Varint(false, "a varint field");
+          if (!v) return tl::unexpected(v.error());
+          break;
+        }
+        case kFixed64:
+        case kFixed32: {
+          auto s = in.Skip(wire_type == kFixed64 ? 8 : 4, "fixed-width field " + Num(field));
+          if (!s) return s;
+          break;
+        }
+        case kLen: {
+          auto len = in.Varint(false, "a length prefix");
+          if (!len) return tl::unexpected(len.error());
+          const uint64_t n = **len;
+          if (field != 1) {
+            auto s = in.Skip(n, "field " + Num(field));
+            if (!s) return s;
+            break;
+          }
+          const std::string what = "plane " + Num(planes);
+          if (n > xplane_.max_plane_bytes) {
+            return MakeError(ErrorCode::kTooLarge, what + " at byte " + Num(tag_at) + " claims " +
+                                                       Num(n) + " bytes, above the " +
+                                                       Num(xplane_.max_plane_bytes) +
+                                                       "-byte plane limit");
+          }
+          auto bytes = in.Bytes(n, scratch_, what);
+          if (!bytes) return tl::unexpected(bytes.error());
+          auto s = DecodePlane(*bytes);
+          if (!s) {
+            Error e = s.error();
+            e.Wrap(what + " at byte " + Num(tag_at));
+            return tl::unexpected(std::move(e));
+          }
+          ++planes;
+          summary.has_trace_events = true;
+          break;
+        }
+        default:
+          return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: byte " + Num(tag_at) +
+                                                    ": unsupported wire type " + Num(wire_type));
+      }
+    }
+    summary.json_bytes = in.Consumed();
+    if (planes == 0) {
+      return MakeError(ErrorCode::kUnsupported, "protobuf message without any XPlane");
+    }
+    return {};
+  }
+
+  // Names formats that users feed by mistake, for a clear error.
+  static std::string ForeignFormat(std::string_view head) {
+    size_t i = 0;
+    while (i < head.size() &&
+           (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+      ++i;
+    if (i < head.size() && (head[i] == '{' || head[i] == '[')) return "the content is JSON";
+    if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x1f &&
+        static_cast<uint8_t>(head[1]) == 0x8b) {
+      return "the content is gzip-compressed";
+    }
+    return "";
+  }
+
+  static Status Corrupt(const Cursor& c, std::string_view where) {
+    return MakeError(ErrorCode::kCorrupt, std::string(where) + ": " + c.error());
+  }
+
+  Status DecodePlane(std::string_view bytes) {
+    Cursor c(bytes);
+    int64_t id = 0;
+    std::string_view name;
+    lines_.clear();
+    metadata_.Clear();
+    bool known = false;
+    while (!c.Done()) {
+      uint32_t f, wt;
+      if (!c.Tag(&f, &wt)) return Corrupt(c, "plane");
+      switch (f) {
+        case 1: {
+          uint64_t v;
+          if (!c.Expect(wt, kVarint, "XPlane.id") || !c.Varint(&v)) return Corrupt(c, "plane");
+          id = static_cast<int64_t>(v);
+          known = true;
+          break;
+        }
+        case 2:
+          if (!c.Expect(wt, kLen, "XPlane.name") || !c.Bytes(&name)) return Corrupt(c, "plane");
+          known = true;
+          break;
+        case 3: {
+          std::string_view line;
+          if (!c.Expect(wt, kLen, "XPlane.lines") || !c.Bytes(&line)) return Corrupt(c, "plane");
+          lines_.push_back(line);
+          known = true;
+          break;
+        }
+        case 4: {
+          std::string_view entry;
+          if (!c.Expect(wt, kLen, "XPlane.event_metadata") || !c.Bytes(&entry)) {
+            return Corrupt(c, "plane");
+          }
+          if (auto s = DecodeMetadataEntry(entry); !s) return s;
+          known = true;
+          break;
+        }
+        case 5:
+        case 6:
+          if (!c.Expect(wt, kLen, f == 5 ? "XPlane.stat_metadata" : "XPlane.stats") ||
+              !c.Skip(wt)) {
+            return Corrupt(c, "plane");
+          }
+          known = true;
+          break;
+        default:
+          if (!c.Skip(wt)) return Corrupt(c, "plane");
+      }
+    }
+    if (!known && !bytes.empty()) {
+      return MakeError(ErrorCode::kCorrupt, "not an XPlane: none of its fields are present");
+    }
+    metadata_.Finish();
+
+    const PlaneKind kind = KindOf(name);
+    bool emit = kind == PlaneKind::kDevice || (kind == PlaneKind::kHost && xplane_.host_events);
+    int64_t pid = kXPlaneHostPid;
+    if (kind == PlaneKind::kDevice) {
+      if (__builtin_add_overflow(id, int64_t{1}, &pid)) {
+        return MakeError(ErrorCode::kCorrupt,
+                         "device plane id " + Num(static_cast<uint64_t>(id)) + " overflows a pid");
+      }
+    }
+    if (emit) {
+      TraceEvent m;
+      m.ph = 'M';
+      m.has_name = true;
+      m.name = "process_name";
+      m.pid = Id{IdKind::kInt, pid, {}};
+      m.args_name = name;
+      Emit(m);
+    }
+    const char* skip_reason = kind == PlaneKind::kHost ? "host_plane" : "other_plane";
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      auto s = DecodeLine(lines_[i], emit, pid, skip_reason);
+      if (!s) {
+        Error e = s.error();
+        e.Wrap("line " + Num(i));
+        return tl::unexpected(std::move(e));
+      }
+    }
+    return {};
+  }
+
+  Status DecodeMetadataEntry(std::string_view entry) {
+    Cursor c(entry);
+    int64_t key = 0;
+    std::string_view value;
+    while (!c.Done()) {
+      uint32_t f, wt;
+      if (!c.Tag(&f, &wt)) return Corrupt(c, "event metadata entry");
+      if (f == 1) {
+        uint64_t v;
+        if (!c.Expect(wt, kVarint, "map key") || !c.Varint(&v))
+          return Corrupt(c, "event metadata entry");
+        key = static_cast<int64_t>(v);
+      } else if (f == 2) {
+        if (!c.Expect(wt, kLen, "map value") || !c.Bytes(&value)) {
+          return Corrupt(c, "event metadata entry");
+        }
+      } else if (!c.Skip(wt)) {
+        return Corrupt(c, "event metadata entry");
+      }
+    }
+    EventMetadata md;
+    Cursor v(value);
+    while (!v.Done()) {
+      uint32_t f, wt;
+      if (!v.Tag(&f, &wt)) return Corrupt(v, "event metadata " + Num(static_cast<uint64_t>(key)));
+      bool ok = true;
+      switch (f) {
+        case 1:
+          ok = v.Expect(wt, kVarint, "XEventMetadata.id") && v.Skip(wt);
+          break;
+        case 2:
+          ok = v.Expect(wt, kLen, "XEventMetadata.name") && v.Bytes(&md.name);
+          break;
+        case 4:
+          ok = v.Expect(wt, kLen, "XEventMetadata.display_name") && v.Bytes(&md.display_name);
+          break;
+        default:  // metadata bytes, stats, child_id (packed or not)
+          ok = v.Skip(wt);
+      }
+      if (!ok) return Corrupt(v, "event metadata " + Num(static_cast<uint64_t>(key)));
+    }
+    metadata_.Add(key, md);
+    return {};
+  }
+
+  Status DecodeLine(std::string_view bytes, bool emit, int64_t pid, const char* skip_reason) {
+    Cursor c(bytes);
+    int64_t id = 0, display_id = 0, timestamp_ns = 0;
+    std::string_view name, display_name;
+    uint64_t events = 0;
+    while (!c.Done()) {
+      uint32_t f, wt;
+      if (!c.Tag(&f, &wt)) return Corrupt(c, "line");
+      bool ok = true;
+      uint64_t v = 0;
+      switch (f) {
+        case 1:
+          ok = c.Expect(wt, kVarint, "XLine.id") && c.Varint(&v);
+          id = static_cast<int64_t>(v);
+          break;
+        case 10:
+          ok = c.Expect(wt, kVarint, "XLine.display_id") && c.Varint(&v);
+          display_id = static_cast<int64_t>(v);
+          break;
+        case 2:
+          ok = c.Expect(wt, kLen, "XLine.name") && c.Bytes(&name);
+          break;
+        case 11:
+          ok = c.Expect(wt, kLen, "XLine.display_name") && c.Bytes(&display_name);
+          break;
+        case 3:
+          ok = c.Expect(wt, kVarint, "XLine.timestamp_ns") && c.Varint(&v);
+          timestamp_ns = static_cast<int64_t>(v);
+          break;
+        case 4:
+          ok = c.Expect(wt, kLen, "XLine.events") && c.Skip(wt);
+          ++events;
+          break;
+        default:
+          ok = c.Skip(wt);
+      }
+      if (!ok) return Corrupt(c, "line");
+    }
+    if (!emit) {
+      if (events > 0) summary_->drops[skip_reason] += events;
+      return {};
+    }
+    if (!base_set_) {
+      base_us_ = FloorDiv(timestamp_ns, 1000);
+      // Near INT64_MIN the floor times 1000 no longer fits: truncate instead.
+      if (__builtin_mul_overflow(base_us_, int64_t{1000}, &base_ns_)) {
+        base_us_ = timestamp_ns / 1000;
+        base_ns_ = base_us_ * 1000;
+      }
+      base_set_ = true;
+      summary_->time_base_us = base_us_;
+    }
+    // (timestamp_ns - base) * 1000 in int64; a line too far from the base
+    // loses its events (counted) rather than wrapping around.
+    int64_t line_ps = 0;
+    const bool line_ok = !__builtin_sub_overflow(timestamp_ns, base_ns_, &line_ps) &&
+                         !__builtin_mul_overflow(line_ps, int64_t{1000}, &line_ps);
+
+    TraceEvent m;
+    m.ph = 'M';
+    m.has_name = true;
+    m.name = "thread_name";
+    m.pid = Id{IdKind::kInt, pid, {}};
+    // XLA's trace_viewer resource id is a uint32.
+    const uint32_t tid = static_cast<uint32_t>(display_id != 0 ? display_id : id);
+    m.tid = Id{IdKind::kInt, static_cast<int64_t>(tid), {}};
+    m.args_name = display_name.empty() ? name : display_name;
+    Emit(m);
+
+    TraceEvent x;
+    x.ph = 'X';
+    x.pid = m.pid;
+    x.tid = m.tid;
+    x.has_dur = true;
+    x.dur_exact = true;
+    Cursor lc(bytes);
+    while (!lc.Done()) {
+      uint32_t f, wt;
+      if (!lc.Tag(&f, &wt)) return Corrupt(lc, "line");
+      if (f != 4) {
+        if (!lc.Skip(wt)) return Corrupt(lc, "line");
+        continue;
+      }
+      std::string_view ev;
+      if (!lc.Bytes(&ev)) return Corrupt(lc, "line");
+      int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
+      bool aggregated = false;
+      Cursor e(ev);
+      while (!e.Done()) {
+        uint32_t ef, ewt;
+        if (!e.Tag(&ef, &ewt)) return Corrupt(e, "event");
+        bool ok = true;
+        uint64_t v = 0;
+        switch (ef) {
+          case 1:
+            ok = e.Expect(ewt, kVarint, "XEvent.metadata_id") && e.Varint(&v);
+            metadata_id = static_cast<int64_t>(v);
+            break;
+          case 2:
+            ok = e.Expect(ewt, kVarint, "XEvent.offset_ps") && e.Varint(&v);
+            offset_ps = static_cast<int64_t>(v);
+            aggregated = false;  // oneof: the last member set wins
+            break;
+          case 3:
+            ok = e.Expect(ewt, kVarint, "XEvent.duration_ps") && e.Varint(&v);
+            duration_ps = static_cast<int64_t>(v);
+            break;
+          case 5:
+            ok = e.Expect(ewt, kVarint, "XEvent.num_occurrences") && e.Varint(&v);
+            aggregated = true;
+            break;
+          default:  // stats and unknown fields
+            ok = e.Skip(ewt);
+        }
+        if (!ok) return Corrupt(e, "event");
+      }
+      if (aggregated) {
+        ++summary_->drops["aggregated_event"];
+        continue;
+      }
+      int64_t ts_ps = 0;
+      if (!line_ok || __builtin_add_overflow(line_ps, offset_ps, &ts_ps)) {
+        ++summary_->drops["time_overflow"];
+        continue;
+      }
+      const EventMetadata* md = metadata_.Find(metadata_id);
+      x.has_name = md != nullptr;
+      x.name = md == nullptr ? std::string_view()
+                             : (md->display_name.empty() ? md->name : md->display_name);
+      x.has_ts = true;
+      x.ts_ps = ts_ps;
+      x.dur_ps = duration_ps;
+      x.dur_us = static_cast<double>(duration_ps) / 1e6;
+      Emit(x);
+    }
+    return {};
+  }
+
+  void Emit(const TraceEvent& e) {
+    ++summary_->events;
+    sink_->OnEvent(e);
+  }
+
+  ParseOptions options_;
+  XPlaneOptions xplane_;
+  // Reused between planes and files.
+  std::vector<char> chunk_;
+  std::string scratch_;
+  std::vector<std::string_view> lines_;
+  MetadataTable metadata_;
+  // Per parse.
+  ParseSummary* summary_ = nullptr;
+  EventSink* sink_ = nullptr;
+  bool base_set_ = false;
+  int64_t base_us_ = 0;
+  int64_t base_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options) {
+  return MakeXPlaneParser(options, XPlaneOptions{});
+}
+
+std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options, XPlaneOptions xplane) {
+  return std::make_unique<XPlaneParser>(options, xplane);
+}
+
+}  // namespace profwatch::parse
