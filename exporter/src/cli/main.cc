@@ -1,13 +1,45 @@
-// profwatch entry point: dispatches to the analyze / serve / compare commands.
-// Only this file picks exit codes.
+// profwatch entry point: dispatches to the analyze / serve / compare verbs.
+// Only this file (through the verbs' return values) picks exit codes.
 #include <cstdio>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: profwatch <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  analyze PATH...   one-shot report for trace files, a <ts> dir, or a run/job dir\n"
+    "  serve             watch job directories and expose Prometheus metrics\n"
+    "  compare PATH...   variants side by side\n"
+    "  version           print the version\n"
+    "\n"
+    "Run 'profwatch <command> --help' for the command's options.\n";
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: profwatch analyze|serve|compare ...\n");
+    std::fputs(kUsage, stderr);
     return 2;
   }
-  std::fprintf(stderr, "profwatch: unknown command '%s'\n", argv[1]);
+  std::string_view verb = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (verb == "analyze") return profwatch::cli::RunAnalyze(args);
+  if (verb == "serve") return profwatch::cli::RunServe(args);
+  if (verb == "compare") return profwatch::cli::RunCompare(args);
+  if (verb == "version" || verb == "--version") {
+    std::printf("profwatch %s (revision %s)\n", PROFWATCH_VERSION, PROFWATCH_REVISION);
+    return 0;
+  }
+  if (verb == "help" || verb == "--help" || verb == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "profwatch: unknown command '%s'\n\n%s", argv[1], kUsage);
   return 2;
 }

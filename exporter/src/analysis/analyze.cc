@@ -1,0 +1,251 @@
+#include "analysis/analyze.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "parse/sniff.h"
+#include "parse/xplane_parser.h"
+#include "window/grouping.h"
+
+namespace profwatch::analysis {
+namespace {
+
+// Replays bytes already pulled for sniffing, then continues with `inner`.
+class ReplaySource final : public read::ByteSource {
+ public:
+  ReplaySource(std::string head, std::unique_ptr<read::ByteSource> inner)
+      : head_(std::move(head)), inner_(std::move(inner)) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    if (pos_ < head_.size()) {
+      size_t k = std::min(n, head_.size() - pos_);
+      std::copy_n(head_.data() + pos_, k, buf);
+      pos_ += k;
+      return k;
+    }
+    return inner_->Read(buf, n);
+  }
+  uint64_t RawBytesRead() const override { return inner_->RawBytesRead(); }
+  std::string_view Name() const override { return inner_->Name(); }
+
+ private:
+  std::string head_;
+  size_t pos_ = 0;
+  std::unique_ptr<read::ByteSource> inner_;
+};
+
+bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); }
+
+struct FileJob {
+  std::string path;
+  std::string fallback;  // xplane sibling to use if the JSON is truncated (auto)
+};
+
+struct FileOutcome {
+  std::shared_ptr<aggregate::FileStats> stats;
+  std::unique_ptr<aggregate::FileAggregator> aggregator;  // until classified
+  parse::ParseSummary summary;
+  bool partial = false;
+  bool ok = false;
+  std::optional<Error> error;
+  uint64_t raw_bytes = 0;
+  std::string format;
+};
+
+// Chooses which files to read: one per process key (host[.procN]) unless the
+// preference says otherwise. Returns jobs in window order.
+std::vector<FileJob> SelectSources(const std::vector<std::string>& files, SourcePreference pref) {
+  std::map<std::string, std::pair<std::string, std::string>> by_key;  // key -> (json, xplane)
+  std::vector<std::string> order;
+  for (const auto& f : files) {
+    std::string dir = std::filesystem::path(f).parent_path().string();
+    std::string key = dir + "/" + window::ProcessKeyOfTraceFile(
+                                      std::filesystem::path(f).filename().string());
+    auto [it, inserted] = by_key.try_emplace(key);
+    if (inserted) order.push_back(key);
+    (IsXplaneName(f) ? it->second.second : it->second.first) = f;
+  }
+  std::vector<FileJob> jobs;
+  for (const auto& key : order) {
+    const auto& [json, xplane] = by_key[key];
+    switch (pref) {
+      case SourcePreference::kJson:
+        if (!json.empty()) jobs.push_back({json, ""});
+        else jobs.push_back({xplane, ""});
+        break;
+      case SourcePreference::kXplane:
+        jobs.push_back({xplane.empty() ? json : xplane, ""});
+        break;
+      case SourcePreference::kAuto:
+        if (json.empty()) jobs.push_back({xplane, ""});
+        else jobs.push_back({json, xplane});
+        break;
+    }
+  }
+  return jobs;
+}
+
+}  // namespace
+
+Result<SourcePreference> ParseSourcePreference(std::string_view s) {
+  if (s == "auto") return SourcePreference::kAuto;
+  if (s == "json") return SourcePreference::kJson;
+  if (s == "xplane") return SourcePreference::kXplane;
+  return MakeError(ErrorCode::kConfig, "unknown --source '" + std::string(s) +
+                                           "' (expected auto, json or xplane)");
+}
+
+Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
+                                      const AnalyzeOptions& options, uint64_t* raw_bytes) {
+  auto source = read::OpenTraceSource(path, options.inflate);
+  if (!source) return tl::unexpected(source.error());
+  // Sniff the decompressed head so the content, not the name, picks the parser.
+  std::string head(64, '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    auto n = (*source)->Read(head.data() + got, head.size() - got);
+    if (!n) {
+      Error e = n.error();
+      if (raw_bytes) *raw_bytes = (*source)->RawBytesRead();
+      return tl::unexpected(e.Wrap(path));
+    }
+    if (*n == 0) break;
+    got += *n;
+  }
+  head.resize(got);
+  parse::FileFormat format = parse::SniffFormat(head);
+  ReplaySource replay(head, std::move(*source));
+  std::unique_ptr<parse::TraceParser> parser;
+  if (format == parse::FileFormat::kXplane) {
+    parser = parse::MakeXPlaneParser(options.parse);
+  } else if (format == parse::FileFormat::kJson || got == 0) {
+    parser = parse::MakeJsonTraceParser(options.parse);
+  } else {
+    if (raw_bytes) *raw_bytes = replay.RawBytesRead();
+    return MakeError(ErrorCode::kCorrupt,
+                     path + ": neither a JSON trace nor an XSpace protobuf (unrecognised content)");
+  }
+  auto summary = parser->Parse(replay, sink);
+  if (raw_bytes) *raw_bytes = replay.RawBytesRead();
+  if (!summary) {
+    Error e = summary.error();
+    if (e.context.find(path) == std::string::npos) e.Wrap(path);
+    return tl::unexpected(e);
+  }
+  return summary;
+}
+
+Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
+                                    const AnalyzeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<FileJob> jobs = SelectSources(files, options.source);
+  std::vector<FileOutcome> outcomes(jobs.size());
+
+  auto run_one = [&](size_t i) {
+    FileOutcome& out = outcomes[i];
+    auto parse_into = [&](const std::string& path) {
+      out.aggregator = std::make_unique<aggregate::FileAggregator>(path);
+      uint64_t raw = 0;
+      auto summary = ParseFile(path, *out.aggregator, options, &raw);
+      out.raw_bytes += raw;
+      out.format = IsXplaneName(path) ? "xplane" : "json";
+      if (summary) {
+        out.summary = *summary;
+        out.ok = true;
+        out.partial = false;
+        out.error.reset();
+      } else {
+        out.error = summary.error();
+        // A file that ended early keeps what was parsed (flagged partial).
+        out.ok = summary.error().code == ErrorCode::kTruncated;
+        out.partial = out.ok;
+      }
+    };
+    parse_into(jobs[i].path);
+    // auto: the JSON hit the writer's event cap (or was cut) and the uncapped
+    // xplane of the same process is there: read that instead.
+    if (!jobs[i].fallback.empty() &&
+        (!out.ok || out.partial || out.summary.suspected_truncated)) {
+      FileOutcome saved = std::move(out);
+      out = FileOutcome{};
+      parse_into(jobs[i].fallback);
+      if (!out.ok) {
+        out = std::move(saved);  // keep the JSON result and its error
+      } else {
+        out.raw_bytes += saved.raw_bytes;
+      }
+    }
+  };
+
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(jobs.size())));
+  if (threads <= 1) {
+    for (size_t i = 0; i < jobs.size(); ++i) run_one(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (size_t i = next++; i < jobs.size(); i = next++) run_one(i);
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+
+  // Pick the classifier: explicit, named, or chosen from the names seen.
+  std::shared_ptr<const classify::Classifier> classifier = options.classifier;
+  if (!classifier) {
+    std::string set_name = options.rules;
+    if (set_name == "auto") {
+      std::vector<std::string> names;
+      for (const auto& o : outcomes) {
+        if (o.ok && o.aggregator) {
+          auto more = o.aggregator->KernelNames(2000);
+          names.insert(names.end(), more.begin(), more.end());
+        }
+      }
+      std::vector<std::string_view> views(names.begin(), names.end());
+      set_name = std::string(classify::AutoRuleSetName(views));
+    }
+    auto set = classify::BuiltinRuleSet(set_name);
+    if (!set) return tl::unexpected(set.error());
+    auto created = classify::Classifier::Create(std::move(*set));
+    if (!created) return tl::unexpected(created.error());
+    classifier = *created;
+  }
+
+  WindowAnalysis result;
+  std::vector<std::shared_ptr<aggregate::FileStats>> stats;
+  std::set<std::string> formats;
+  size_t usable = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    FileOutcome& o = outcomes[i];
+    result.bytes_read += o.raw_bytes;
+    if (o.error) result.errors.push_back({jobs[i].path, *o.error});
+    if (!o.ok) continue;
+    ++usable;
+    result.json_bytes += o.summary.json_bytes;
+    formats.insert(o.format);
+    stats.push_back(o.aggregator->Finish(o.summary, o.partial, *classifier));
+    o.aggregator.reset();
+  }
+  if (usable == 0 && !jobs.empty()) {
+    Error e = result.errors.empty() ? Error{ErrorCode::kNotFound, "no trace files"}
+                                    : result.errors.front().error;
+    if (result.errors.size() > 1) {
+      e.context += " (and " + std::to_string(result.errors.size() - 1) + " more failed files)";
+    }
+    return tl::unexpected(e);
+  }
+  result.stats = aggregate::MergeWindow(stats, *classifier, options.aggregate);
+  result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace profwatch::analysis

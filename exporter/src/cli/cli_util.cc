@@ -1,0 +1,40 @@
+#include "cli/cli_util.h"
+
+#include <cstdio>
+
+namespace profwatch::cli {
+
+std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
+                             const std::vector<std::string>& args) {
+  std::vector<std::string> argv_store;
+  argv_store.push_back("profwatch " + verb);
+  argv_store.insert(argv_store.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const auto& a : argv_store) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  return std::nullopt;
+}
+
+Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,
+                                                                   const std::string& rules_file) {
+  auto base = classify::BuiltinRuleSet(base_set);
+  if (!base) return tl::unexpected(base.error());
+  classify::RuleSet set = std::move(*base);
+  if (!rules_file.empty()) {
+    auto loaded = classify::LoadRulesFile(rules_file, std::move(set));
+    if (!loaded) return tl::unexpected(loaded.error());
+    set = std::move(*loaded);
+  }
+  return classify::Classifier::Create(std::move(set));
+}
+
+}  // namespace profwatch::cli

@@ -1,0 +1,25 @@
+// Small helpers shared by the CLI verbs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "classify/classifier.h"
+#include "core/result.h"
+
+namespace profwatch::cli {
+
+// Parses `args` (without program name and verb) into `app`. Returns an exit
+// code when the verb must stop now (help printed: 0; usage error: 2).
+std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
+                             const std::vector<std::string>& args);
+
+// Builds a classifier from a built-in set plus an optional user rules file.
+Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,
+                                                                   const std::string& rules_file);
+
+}  // namespace profwatch::cli

@@ -1,0 +1,183 @@
+// `profwatch analyze [options] PATH...`: one-shot reports (table, json, drill).
+// Exit codes: 0 ok; 1 no GPU kernels; 2 usage; 3 unreadable/corrupt input.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "analysis/analyze.h"
+#include "cli/analyze_inputs.h"
+#include "cli/commands.h"
+#include "cli/cli_util.h"
+#include "drill/drill_report.h"
+#include "expose/report.h"
+
+namespace profwatch::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitNoKernels = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitBadInput = 3;
+
+// profile_drill.py mode: the same arguments give the same bytes.
+int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int64_t top_n,
+             const analysis::AnalyzeOptions& options) {
+  std::vector<std::string> files;
+  for (const auto& w : windows) {
+    for (const auto& f : w.files) {
+      if (!f.ends_with(".xplane.pb")) files.push_back(f);
+    }
+  }
+  drill::DrillTally tally;
+  for (const auto& f : files) {
+    uint64_t raw = 0;
+    auto summary = analysis::ParseFile(f, tally.BeginFile(f), options, &raw);
+    if (!summary) {
+      std::fprintf(stderr, "profwatch: cannot read %s: %s\n", f.c_str(),
+                   summary.error().ToString().c_str());
+      return kExitBadInput;
+    }
+  }
+  auto out = tally.Render(static_cast<int>(files.size()), profile_steps, top_n);
+  std::fwrite(out.out.data(), 1, out.out.size(), stdout);
+  std::fwrite(out.err.data(), 1, out.err.size(), stderr);
+  return out.exit_code;
+}
+
+}  // namespace
+
+int RunAnalyze(const std::vector<std::string>& args) {
+  CLI::App app{"One-shot report for trace files, a <ts> dir, or a run/job dir.", "profwatch analyze"};
+  std::vector<std::string> paths;
+  std::string format = "table";
+  int64_t profile_steps = 3;
+  int64_t family_top_n = -1;
+  std::string families_file;
+  std::string rules = "auto";
+  int expected_gpus = 0;
+  double step_time = 0;
+  int64_t skew = 120;
+  std::string window_sel = "all";
+  std::string source = "auto";
+  std::string inflate = "zlib";
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  app.add_option("paths", paths, "Trace files, <ts> dirs, run or job dirs")->required();
+  app.add_option("--format", format, "drill | table | json")
+      ->check(CLI::IsMember({"drill", "table", "json"}))
+      ->capture_default_str();
+  app.add_option("--profile-steps", profile_steps, "Profiled steps in the window (divisor)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--family-top-n", family_top_n,
+                 "Kernels listed per family (drill: per drill-down tag; default all in drill "
+                 "mode, 5 otherwise)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--families", families_file, "Family rules file (YAML/JSON) added before the base set");
+  app.add_option("--rules", rules, "Base family rule set: drill | nvidia | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
+      ->capture_default_str();
+  app.add_option("--expected-gpus", expected_gpus, "Warn loudly when the window has a different GPU count")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--step-time", step_time, "Steady-state step seconds (config source of the gap)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--window", window_sel, "all | latest | <window id> (run/job dirs)")->capture_default_str();
+  app.add_option("--source", source, "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
+      ->check(CLI::IsMember({"auto", "json", "xplane"}))
+      ->capture_default_str();
+  app.add_option("--inflate", inflate, "Gzip backend: zlib | isal")->capture_default_str();
+  app.add_option("--threads", threads, "Files analysed in parallel")->check(CLI::PositiveNumber)->capture_default_str();
+
+  if (auto code = ParseArgs(app, "analyze", args)) return *code;
+
+  analysis::AnalyzeOptions options;
+  options.threads = threads;
+  options.aggregate.profile_steps = static_cast<int>(profile_steps);
+  options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
+  auto backend = read::ParseInflateBackend(inflate);
+  if (!backend) {
+    std::fprintf(stderr, "profwatch analyze: %s\n", backend.error().context.c_str());
+    return kExitUsage;
+  }
+  options.inflate = *backend;
+  options.source = *analysis::ParseSourcePreference(source);
+  options.rules = rules;
+  if (!families_file.empty()) {
+    auto classifier = LoadClassifier(rules == "auto" ? "drill" : rules, families_file);
+    if (!classifier) {
+      std::fprintf(stderr, "profwatch analyze: %s\n", classifier.error().context.c_str());
+      return kExitUsage;
+    }
+    options.classifier = *classifier;
+  }
+
+  auto windows = ResolveInputs(paths, skew);
+  if (!windows) {
+    std::fprintf(stderr, "profwatch analyze: %s\n", windows.error().context.c_str());
+    return windows.error().code == ErrorCode::kNotFound ? kExitBadInput : kExitUsage;
+  }
+  if (window_sel == "latest" && !windows->empty()) {
+    windows->erase(windows->begin(), windows->end() - 1);
+  } else if (window_sel != "all") {
+    std::erase_if(*windows, [&](const InputWindow& w) {
+      return !w.label.ends_with("/" + window_sel) && w.label != window_sel;
+    });
+    if (windows->empty()) {
+      std::fprintf(stderr, "profwatch analyze: no window '%s' found\n", window_sel.c_str());
+      return kExitBadInput;
+    }
+  }
+
+  if (format == "drill") {
+    if (window_sel == "all" && windows->size() > 1) windows->erase(windows->begin(), windows->end() - 1);
+    return RunDrill(*windows, profile_steps, family_top_n, options);
+  }
+
+  int exit_code = kExitOk;
+  for (const auto& w : *windows) {
+    auto analysis = analysis::AnalyzeFiles(w.files, options);
+    if (!analysis) {
+      std::fprintf(stderr, "profwatch analyze: %s: %s\n", w.label.c_str(),
+                   analysis.error().ToString().c_str());
+      exit_code = kExitBadInput;
+      continue;
+    }
+    expose::ReportContext ctx;
+    ctx.window = w.label;
+    ctx.format = analysis->format;
+    ctx.expected_gpus = expected_gpus;
+    ctx.analysis_seconds = analysis->seconds;
+    if (step_time > 0) {
+      ctx.step_seconds = step_time;
+      ctx.step_source = "config";
+    } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
+      ctx.step_seconds = ts;
+      ctx.step_source = "trace";
+    }
+    for (const auto& e : analysis->errors) {
+      ctx.errors.push_back({e.path, std::string(ErrorCodeName(e.error.code)), e.error.ToString()});
+      std::fprintf(stderr, "profwatch analyze: %s\n", e.error.ToString().c_str());
+      exit_code = kExitBadInput;
+    }
+    if (format == "json") {
+      std::cout << expose::WindowToJson(analysis->stats, ctx).dump() << "\n";
+    } else {
+      if (&w != &windows->front()) std::cout << "\n";
+      std::cout << expose::RenderTable(analysis->stats, ctx);
+    }
+    if (analysis->stats.gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
+    if (expected_gpus > 0 && analysis->stats.gpus() != expected_gpus) {
+      std::fprintf(stderr, "profwatch analyze: WARNING: %s: %d GPUs detected, %d expected\n",
+                   w.label.c_str(), analysis->stats.gpus(), expected_gpus);
+    }
+  }
+  std::cout.flush();
+  return exit_code;
+}
+
+}  // namespace profwatch::cli

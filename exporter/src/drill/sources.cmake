@@ -1,0 +1,1 @@
+target_sources(profwatch_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/drill_report.cc)

@@ -1,0 +1,97 @@
+#include "expose/report.h"
+
+namespace profwatch::expose {
+
+nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
+  using aggregate::PsToSeconds;
+  nlohmann::ordered_json j;
+  j["schema"] = "profwatch.window.v1";
+  j["window"] = ctx.window;
+  j["format"] = ctx.format;
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const auto& f : s.files) files.push_back(f.path);
+  j["files"] = files;
+  j["timestamp_dirs"] = s.timestamp_dirs;
+  j["gpus"] = s.gpus();
+  if (ctx.expected_gpus > 0) {
+    j["expected_gpus"] = ctx.expected_gpus;
+  } else {
+    j["expected_gpus"] = nullptr;
+  }
+  j["profile_steps"] = s.profile_steps;
+  j["divisor"] = s.divisor();
+  j["launcher_mode"] = std::string(aggregate::LauncherModeName(s.launcher_mode));
+  j["gpus_per_file"] = s.gpus_per_file;
+  j["events"] = s.events;
+  j["truncated"] = s.truncated;
+  j["rule_set"] = s.rule_set;
+  nlohmann::ordered_json families = nlohmann::ordered_json::array();
+  for (const auto& f : s.families) {
+    nlohmann::ordered_json fj;
+    fj["family"] = f.family;
+    fj["kind"] = std::string(classify::FamilyKindName(f.kind));
+    fj["seconds_per_gpu_step"] = s.PerGpuStepSeconds(f.total_ps);
+    fj["launches_per_gpu_step"] = s.PerGpuStepCount(f.launches);
+    fj["total_seconds"] = PsToSeconds(f.total_ps);
+    fj["launches"] = f.launches;
+    fj["distinct_kernels"] = f.distinct_kernels;
+    nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+    for (const auto& k : f.top_kernels) {
+      nlohmann::ordered_json kj;
+      kj["name"] = k.name;
+      kj["seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.total_ps);
+      kj["launches_per_gpu_step"] = s.PerGpuStepCount(k.launches);
+      kj["launches"] = k.launches;
+      kernels.push_back(std::move(kj));
+    }
+    fj["kernels"] = std::move(kernels);
+    families.push_back(std::move(fj));
+  }
+  j["families"] = std::move(families);
+  j["total_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.total_kernel_ps);
+  const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
+  j["busy_seconds_per_gpu_step"] = s.PerGpuStepSeconds(busy);
+  j["idle_seconds_per_gpu_step"] = s.PerGpuStepSeconds(span - busy);
+  j["overlap_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.total_kernel_ps - busy);
+  j["exposed_comm_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.SumExposedCommPs());
+  if (double ts = s.TraceStepSeconds(); ts > 0) {
+    j["trace_step_seconds"] = ts;
+  } else {
+    j["trace_step_seconds"] = nullptr;
+  }
+  if (auto gap = ComputeStepGap(s, ctx.step_seconds)) {
+    j["step"] = {{"seconds", gap->step_seconds},
+                 {"source", ctx.step_source},
+                 {"minus_kernel_seconds", gap->minus_kernel_seconds},
+                 {"minus_kernel_ratio", gap->ratio}};
+  } else {
+    j["step"] = nullptr;
+  }
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const auto& d : s.devices) {
+    nlohmann::ordered_json dj;
+    dj["file"] = d.file;
+    dj["device"] = d.device;
+    dj["kernels"] = d.kernels;
+    dj["kernel_seconds"] = PsToSeconds(d.kernel_ps);
+    dj["busy_seconds"] = PsToSeconds(d.busy_ps);
+    dj["span_seconds"] = PsToSeconds(d.span_ps);
+    dj["idle_seconds"] = PsToSeconds(d.span_ps - d.busy_ps);
+    dj["overlap_seconds"] = PsToSeconds(d.kernel_ps - d.busy_ps);
+    dj["streams"] = d.streams;
+    dj["comm_seconds"] = PsToSeconds(d.comm_ps);
+    dj["exposed_comm_seconds"] = PsToSeconds(d.exposed_comm_ps);
+    dj["memops"] = d.memops;
+    dj["memop_seconds"] = PsToSeconds(d.memop_ps);
+    devices.push_back(std::move(dj));
+  }
+  j["devices"] = std::move(devices);
+  nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+  for (const auto& e : ctx.errors) {
+    errors.push_back({{"file", e.file}, {"reason", e.reason}, {"message", e.message}});
+  }
+  j["errors"] = std::move(errors);
+  return j;
+}
+
+}  // namespace profwatch::expose

@@ -1,0 +1,6 @@
+target_sources(profwatch_lib PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot_collectable.cc
+  ${CMAKE_CURRENT_LIST_DIR}/process_collectable.cc
+  ${CMAKE_CURRENT_LIST_DIR}/state_json.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_table.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_json.cc)
