@@ -1,0 +1,309 @@
+// `profwatch compare PATH... [--label NAME]...`: variants side by side, the
+// table users build by hand. Refuses (exit 4) when launcher mode, profile
+// steps or GPUs per window differ, since those numbers are not comparable,
+// unless --force.
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "analysis/analyze.h"
+#include "cli/analyze_inputs.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "expose/report.h"
+
+namespace profwatch::cli {
+namespace {
+
+constexpr int kExitIncomparable = 4;
+
+struct Variant {
+  std::string label;
+  aggregate::WindowStats stats;
+  std::optional<double> step_seconds;
+  std::string step_source;
+};
+
+struct Row {
+  std::string name;
+  std::vector<std::optional<double>> values;  // per variant; nullopt = n/a
+  std::vector<std::string> text;              // non-numeric rows (launcher mode)
+  bool numeric = true;
+};
+
+std::string Num(std::optional<double> v, int precision = 4) {
+  if (!v) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, *v);
+  return buf;
+}
+
+std::string Delta(std::optional<double> v, std::optional<double> base, int precision = 4) {
+  if (!v || !base) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.*f", precision, *v - *base);
+  return buf;
+}
+
+std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
+  std::vector<Row> rows;
+  auto add = [&](std::string name, auto fn, bool counts = false) {
+    Row r{std::move(name), {}, {}, true};
+    for (const auto& v : vs) r.values.push_back(fn(v));
+    (void)counts;
+    rows.push_back(std::move(r));
+  };
+  // Families in the baseline's order (same rule set => same order).
+  for (size_t f = 0; f < vs[0].stats.families.size(); ++f) {
+    const std::string& family = vs[0].stats.families[f].family;
+    add(family, [&](const Variant& v) -> std::optional<double> {
+      for (const auto& fam : v.stats.families) {
+        if (fam.family == family) return v.stats.PerGpuStepSeconds(fam.total_ps);
+      }
+      return 0.0;
+    });
+  }
+  add("total kernel", [](const Variant& v) -> std::optional<double> {
+    return v.stats.PerGpuStepSeconds(v.stats.total_kernel_ps);
+  });
+  add("step", [](const Variant& v) { return v.step_seconds; });
+  add("step - total kernel", [](const Variant& v) -> std::optional<double> {
+    if (!v.step_seconds) return std::nullopt;
+    return *v.step_seconds - v.stats.PerGpuStepSeconds(v.stats.total_kernel_ps);
+  });
+  add("busy", [](const Variant& v) -> std::optional<double> {
+    return v.stats.PerGpuStepSeconds(v.stats.SumBusyPs());
+  });
+  add("idle", [](const Variant& v) -> std::optional<double> {
+    return v.stats.PerGpuStepSeconds(v.stats.SumSpanPs() - v.stats.SumBusyPs());
+  });
+  add("overlap", [](const Variant& v) -> std::optional<double> {
+    return v.stats.PerGpuStepSeconds(v.stats.total_kernel_ps - v.stats.SumBusyPs());
+  });
+  add("exposed comm", [](const Variant& v) -> std::optional<double> {
+    return v.stats.PerGpuStepSeconds(v.stats.SumExposedCommPs());
+  });
+  add("GPUs", [](const Variant& v) -> std::optional<double> { return v.stats.gpus(); });
+  add("profile steps", [](const Variant& v) -> std::optional<double> { return v.stats.profile_steps; });
+  Row mode{"launcher mode", {}, {}, false};
+  for (const auto& v : vs) mode.text.emplace_back(aggregate::LauncherModeName(v.stats.launcher_mode));
+  rows.push_back(std::move(mode));
+  return rows;
+}
+
+bool IsCountRow(const std::string& name) { return name == "GPUs" || name == "profile steps"; }
+
+std::string RenderText(const std::vector<Variant>& vs, const std::vector<Row>& rows, bool markdown) {
+  std::vector<std::string> header{"seconds per GPU per step"};
+  for (const auto& v : vs) header.push_back(v.label);
+  for (size_t i = 1; i < vs.size(); ++i) header.push_back("delta " + vs[i].label);
+  std::vector<std::vector<std::string>> table{header};
+  for (const auto& r : rows) {
+    std::vector<std::string> line{r.name};
+    int precision = IsCountRow(r.name) ? 0 : 4;
+    for (size_t i = 0; i < vs.size(); ++i) {
+      line.push_back(r.numeric ? Num(r.values[i], precision) : r.text[i]);
+    }
+    for (size_t i = 1; i < vs.size(); ++i) {
+      line.push_back(r.numeric ? Delta(r.values[i], r.values[0], precision)
+                               : (r.text[i] == r.text[0] ? "=" : "differs"));
+    }
+    table.push_back(std::move(line));
+  }
+  std::vector<size_t> width(header.size(), 0);
+  for (const auto& line : table) {
+    for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+  }
+  std::string out;
+  for (size_t l = 0; l < table.size(); ++l) {
+    const auto& line = table[l];
+    if (markdown) out += "|";
+    for (size_t c = 0; c < line.size(); ++c) {
+      std::string cell = line[c];
+      std::string pad(width[c] - cell.size(), ' ');
+      if (markdown) {
+        out += " " + (c == 0 ? cell + pad : pad + cell) + " |";
+      } else {
+        out += (c == 0 ? cell + pad : "  " + pad + cell);
+      }
+    }
+    out += "\n";
+    if (markdown && l == 0) {
+      out += "|";
+      for (size_t c = 0; c < line.size(); ++c) {
+        out += (c == 0 ? " :" : " ") + std::string(width[c] - 1, '-') + (c == 0 ? "-" : ":") + " |";
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vector<Row>& rows,
+                                  const std::vector<std::string>& mismatches) {
+  nlohmann::ordered_json j;
+  j["schema"] = "profwatch.compare.v1";
+  j["baseline"] = vs[0].label;
+  j["mismatches"] = mismatches;
+  nlohmann::ordered_json variants = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < vs.size(); ++i) {
+    nlohmann::ordered_json v;
+    v["label"] = vs[i].label;
+    for (const auto& r : rows) {
+      if (!r.numeric) {
+        v[r.name] = r.text[i];
+      } else if (r.values[i]) {
+        v[r.name] = *r.values[i];
+      } else {
+        v[r.name] = nullptr;
+      }
+    }
+    v["step_source"] = vs[i].step_source.empty() ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(vs[i].step_source);
+    variants.push_back(std::move(v));
+  }
+  j["variants"] = std::move(variants);
+  return j;
+}
+
+}  // namespace
+
+int RunCompare(const std::vector<std::string>& args) {
+  CLI::App app{"Compare variants (windows or runs) side by side.", "profwatch compare"};
+  std::vector<std::string> paths, labels;
+  std::vector<double> step_times;
+  std::string format = "text";
+  bool force = false;
+  int64_t profile_steps = 3, skew = 120;
+  std::string rules = "auto", families_file, source = "auto";
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("paths", paths, "One window per variant: files, a <ts> dir, or a run dir (latest window)")
+      ->required();
+  app.add_option("--label", labels, "Column name per variant, in order (repeatable)");
+  app.add_option("--step-time", step_times,
+                 "Step seconds per variant, in order (repeatable; one value applies to all)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--format", format, "text | markdown | json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
+  app.add_flag("--force", force, "Print the table even when the variants are not comparable");
+  app.add_option("--profile-steps", profile_steps, "Profiled steps per window")->capture_default_str();
+  app.add_option("--rules", rules, "drill | nvidia | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
+      ->capture_default_str();
+  app.add_option("--families", families_file, "Family rules file");
+  app.add_option("--source", source, "auto | json | xplane")
+      ->check(CLI::IsMember({"auto", "json", "xplane"}))
+      ->capture_default_str();
+  app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "Files analysed in parallel")->check(CLI::PositiveNumber);
+  if (auto code = ParseArgs(app, "compare", args)) return *code;
+  if (paths.size() < 2) {
+    std::fprintf(stderr, "profwatch compare: need at least two variants\n");
+    return 2;
+  }
+  if (!labels.empty() && labels.size() != paths.size()) {
+    std::fprintf(stderr, "profwatch compare: %zu --label for %zu variants\n", labels.size(), paths.size());
+    return 2;
+  }
+  if (step_times.size() > 1 && step_times.size() != paths.size()) {
+    std::fprintf(stderr, "profwatch compare: %zu --step-time for %zu variants\n", step_times.size(),
+                 paths.size());
+    return 2;
+  }
+
+  analysis::AnalyzeOptions options;
+  options.threads = threads;
+  options.aggregate.profile_steps = static_cast<int>(profile_steps);
+  options.source = *analysis::ParseSourcePreference(source);
+  // One classifier for all variants so family rows line up.
+  std::string base = rules;
+  std::vector<Variant> variants;
+  std::vector<std::vector<std::string>> files_per_variant;
+  for (const auto& p : paths) {
+    auto windows = ResolveInputs({p}, skew);
+    if (!windows || windows->empty()) {
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
+                   windows ? "no window found" : windows.error().context.c_str());
+      return 3;
+    }
+    files_per_variant.push_back(windows->back().files);
+  }
+  if (base == "auto") {
+    // Decide once from the first variant's names.
+    auto first = analysis::AnalyzeFiles(files_per_variant[0], options);
+    if (!first) {
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[0].c_str(),
+                   first.error().ToString().c_str());
+      return 3;
+    }
+    base = first->stats.rule_set;
+  }
+  auto classifier = LoadClassifier(base, families_file);
+  if (!classifier) {
+    std::fprintf(stderr, "profwatch compare: %s\n", classifier.error().context.c_str());
+    return 2;
+  }
+  options.classifier = *classifier;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto a = analysis::AnalyzeFiles(files_per_variant[i], options);
+    if (!a) {
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(), a.error().ToString().c_str());
+      return 3;
+    }
+    Variant v;
+    v.label = labels.empty() ? paths[i] : labels[i];
+    v.stats = std::move(a->stats);
+    if (!step_times.empty()) {
+      v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
+      v.step_source = "config";
+    } else if (double ts = v.stats.TraceStepSeconds(); ts > 0) {
+      v.step_seconds = ts;
+      v.step_source = "trace";
+    }
+    variants.push_back(std::move(v));
+  }
+
+  std::vector<std::string> mismatches;
+  const auto& b = variants[0].stats;
+  for (size_t i = 1; i < variants.size(); ++i) {
+    const auto& s = variants[i].stats;
+    const std::string& l = variants[i].label;
+    if (s.launcher_mode != b.launcher_mode) {
+      mismatches.push_back("launcher mode differs: " + variants[0].label + " is " +
+                           std::string(aggregate::LauncherModeName(b.launcher_mode)) + ", " + l +
+                           " is " + std::string(aggregate::LauncherModeName(s.launcher_mode)));
+    }
+    if (s.profile_steps != b.profile_steps) {
+      mismatches.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " vs " +
+                           std::to_string(s.profile_steps) + " (" + l + ")");
+    }
+    if (s.gpus() != b.gpus()) {
+      mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus()) + " vs " +
+                           std::to_string(s.gpus()) + " (" + l + ")");
+    }
+  }
+  for (const auto& m : mismatches) {
+    std::fprintf(stderr, "profwatch compare: %s: %s\n", force ? "WARNING" : "refusing", m.c_str());
+  }
+  if (!mismatches.empty() && !force) {
+    std::fprintf(stderr,
+                 "profwatch compare: these variants are not comparable (per-GPU-per-step numbers "
+                 "would mislead); use --force to print the table anyway\n");
+    return kExitIncomparable;
+  }
+  auto rows = BuildRows(variants);
+  if (format == "json") {
+    std::cout << RenderJson(variants, rows, mismatches).dump(2) << "\n";
+  } else {
+    std::cout << RenderText(variants, rows, format == "markdown");
+  }
+  return 0;
+}
+
+}  // namespace profwatch::cli
