@@ -32,7 +32,9 @@ class ByteSource {
 };
 
 // In-memory source for tests and fuzzers. If `fail_at` is set, a Read that
-// would cross that offset returns `fail_error` instead (injectable errors).
+// would cross that offset returns `fail_error` instead (injectable errors):
+// the failing Read delivers no bytes, and every later Read fails the same way.
+// FailAt(size()) replaces EOF with the error.
 class MemorySource final : public ByteSource {
  public:
   explicit MemorySource(std::string data, std::string name = "<memory>");
@@ -51,6 +53,7 @@ class MemorySource final : public ByteSource {
   size_t max_chunk_ = static_cast<size_t>(-1);
   bool has_fail_ = false;
   size_t fail_at_ = 0;
+  bool failed_ = false;  // the injected error fired: every later Read repeats it
   Error fail_error_;
 };
 

@@ -1,0 +1,48 @@
+// Helpers shared by the read/ tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "read/byte_source.h"
+
+namespace profwatch::read::testutil {
+
+// Reads `source` to EOF in reads of at most `chunk` bytes.
+inline Result<std::string> ReadAll(ByteSource& source, size_t chunk = 64 * 1024) {
+  std::string out;
+  std::vector<char> buf(chunk);
+  for (;;) {
+    Result<size_t> got = source.Read(buf.data(), buf.size());
+    if (!got) return tl::unexpected(got.error());
+    if (*got == 0) return out;
+    out.append(buf.data(), *got);
+  }
+}
+
+// Backends to run every behaviour test against.
+inline std::vector<InflateBackend> Backends() {
+  std::vector<InflateBackend> b{InflateBackend::kZlib};
+  if (IsalAvailable()) b.push_back(InflateBackend::kIsal);
+  return b;
+}
+
+inline std::string BackendName(InflateBackend b) {
+  return b == InflateBackend::kZlib ? "zlib" : "isal";
+}
+
+// Deterministic, moderately compressible bytes (JSON-like text).
+inline std::string TestText(size_t size, uint32_t seed = 1) {
+  std::string s;
+  s.reserve(size + 64);
+  uint32_t x = seed * 2654435761u + 1;
+  while (s.size() < size) {
+    x = x * 1664525u + 1013904223u;
+    s += "{\"ph\":\"X\",\"pid\":" + std::to_string(x % 9) + ",\"ts\":" + std::to_string(x >> 8) +
+         ".5" + std::to_string(x % 97) + ",\"name\":\"kernel_" + std::to_string(x % 1000) + "\"},";
+  }
+  s.resize(size);
+  return s;
+}
+
+}  // namespace profwatch::read::testutil
