@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone on Debian 12 (run as root or with
+# sudo for the apt step):
+#   1. installs the Debian packages (scripts/install-deps.sh),
+#   2. builds with g++ (RelWithDebInfo) and runs every test under ctest
+#      (unit, drill byte-identity, integration with real prometheus/promtool,
+#      fuzz-corpus replays),
+#   3. builds again with clang + ASan + UBSan + libFuzzer instrumentation and
+#      runs the same ctest suite under the sanitizers,
+#   4. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default 20).
+# Exit status is non-zero if any step fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS="${JOBS:-$(nproc)}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+
+bash scripts/install-deps.sh
+
+echo "== build (g++, RelWithDebInfo)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j "$JOBS"
+echo "== test (g++)"
+ctest --test-dir build --output-on-failure -j "$JOBS" --timeout 900
+
+echo "== build (clang, ASan+UBSan, libFuzzer)"
+CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DPROFWATCH_SANITIZE=ON -DPROFWATCH_FUZZ=ON
+cmake --build build-asan -j "$JOBS"
+echo "== test (ASan+UBSan)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 1800
+
+echo "== fuzz (${FUZZ_SECONDS}s per target)"
+bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"
+echo "== all tests passed"

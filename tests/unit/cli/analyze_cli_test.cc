@@ -1,0 +1,149 @@
+// End-to-end tests of `profwatch analyze` (the real binary) on the real
+// Kineto samples, on garbage, and on windows written by the project's own
+// generator (tools/tracegen).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+
+#include "testing/test_util.h"
+
+namespace profwatch {
+namespace {
+
+using nlohmann::json;
+
+testing::CommandResult Analyze(const std::string& args, const std::string& cwd = "") {
+  return testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze " + args, cwd);
+}
+
+json AnalyzeJson(const std::string& args, int expected_exit = 0) {
+  auto r = Analyze("--format json " + args);
+  EXPECT_EQ(r.exit_code, expected_exit) << r.err;
+  if (r.out.empty()) return json();
+  return json::parse(r.out.substr(0, r.out.find('\n')));
+}
+
+struct DeviceRef {
+  int64_t kernels;
+  int64_t kernel_ps;
+  int64_t busy_ps;
+};
+
+// Reference values from tests/reference/kineto_reference.py (Python stdlib,
+// Decimal picoseconds, sorted-interval union), run by hand on the samples:
+//   python3 tests/reference/kineto_reference.py ../shared/fixtures/real/kineto/*.gz
+const std::map<std::string, DeviceRef> kKinetoRefs = {
+    {"a100_alexnet_trace.json.gz", {79, 10692000000, 10630000000}},
+    {"a100x2_nccl_data.json.gz", {2700, 162532340000, 155215315000}},
+    {"b200_eager_no_metadata.json.gz", {768, 10862916000, 10793638000}},
+    {"h100_bert_small.json.gz", {60, 307197000, 307197000}},
+    {"mi250_minitoy_train_ROCm6_2_kineto.json.gz", {14, 110881000, 110881000}},
+    {"v100_resnet50_worker0.1623143089861.pt.trace.json.gz", {8772, 591532000000, 591532000000}},
+};
+
+TEST(AnalyzeCliTest, KinetoSamplesMatchIndependentReference) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(dir, "real/kineto");
+  for (const auto& [file, ref] : kKinetoRefs) {
+    SCOPED_TRACE(file);
+    json j = AnalyzeJson("'" + dir + "/" + file + "'");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["schema"], "profwatch.window.v1");
+    EXPECT_EQ(j["gpus"], 1);
+    ASSERT_EQ(j["devices"].size(), 1u);
+    const json& d = j["devices"][0];
+    EXPECT_EQ(d["kernels"].get<int64_t>(), ref.kernels);
+    // Seconds in JSON are doubles: compare at 1 ps resolution.
+    EXPECT_NEAR(d["kernel_seconds"].get<double>(), ref.kernel_ps * 1e-12, 1e-12);
+    EXPECT_NEAR(d["busy_seconds"].get<double>(), ref.busy_ps * 1e-12, 1e-12);
+  }
+}
+
+TEST(AnalyzeCliTest, CpuOnlyTraceReportsZeroGpusCleanly) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/cpu_only_rank-34.pt.trace.json.gz");
+  json j = AnalyzeJson("'" + path + "'", /*expected_exit=*/1);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["gpus"], 0);
+  EXPECT_EQ(j["devices"].size(), 0u);
+  EXPECT_EQ(j["launcher_mode"], "unknown");
+  auto table = Analyze("'" + path + "'");
+  EXPECT_EQ(table.exit_code, 1);
+  EXPECT_NE(table.out.find("GPUs detected    0"), std::string::npos) << table.out;
+}
+
+TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
+  json j = AnalyzeJson("'" + path + "'");
+  for (const char* key : {"files", "timestamp_dirs", "gpus", "profile_steps", "launcher_mode",
+                          "events", "truncated", "families", "total_kernel_seconds_per_gpu_step",
+                          "devices"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  ASSERT_FALSE(j["families"].empty());
+  for (const char* key : {"family", "seconds_per_gpu_step", "launches_per_gpu_step", "kernels"}) {
+    EXPECT_TRUE(j["families"][0].contains(key)) << key;
+  }
+  for (const char* key : {"file", "device", "kernels", "kernel_seconds", "busy_seconds",
+                          "span_seconds", "streams"}) {
+    EXPECT_TRUE(j["devices"][0].contains(key)) << key;
+  }
+  // Per GPU per step: 60 kernels over 1 GPU x 3 steps.
+  double launches = 0;
+  for (const auto& f : j["families"]) launches += f["launches_per_gpu_step"].get<double>();
+  EXPECT_NEAR(launches, 20.0, 1e-9);
+  EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12 / 3, 1e-12);
+}
+
+TEST(AnalyzeCliTest, GarbageInputsExitThreeAndNameTheFile) {
+  testing::TempDir tmp;
+  const std::string full_json =
+      R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)"
+      R"({"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"k.kd"}]})";
+  std::string gz = testing::Gzip(full_json);
+  std::map<std::string, std::string> cases = {
+      {"empty.trace.json.gz", ""},
+      {"notgzip.trace.json.gz", "this is not gzip at all"},
+      {"truncated.trace.json.gz", gz.substr(0, gz.size() / 2)},
+      {"gzip_of_text.trace.json.gz", testing::Gzip("hello, world")},
+      {"no_events.trace.json.gz", testing::Gzip(R"({"displayTimeUnit":"ns"})")},
+      {"nested.trace.json.gz", testing::Gzip(std::string(100000, '[') )},
+      {"bad_utf8.trace.json", std::string("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"\xff\xfe\"}"},
+  };
+  for (const auto& [name, bytes] : cases) {
+    SCOPED_TRACE(name);
+    const std::string path = tmp.Sub(name);
+    testing::WriteFile(path, bytes);
+    auto r = Analyze("'" + path + "'");
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  }
+}
+
+TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
+  testing::TempDir tmp;
+  const std::string good =
+      R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)"
+      R"({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Kernel)"}},)"
+      R"({"ph":"X","pid":1,"tid":7,"ts":10,"dur":5,"name":"loop_fusion.kd"},{}]})";
+  testing::WriteFile(tmp.Sub("a.trace.json.gz"), testing::Gzip(good));
+  testing::WriteFile(tmp.Sub("b.trace.json.gz"), "garbage");
+  auto r = Analyze("--format json '" + tmp.Sub("a.trace.json.gz") + "' '" +
+                   tmp.Sub("b.trace.json.gz") + "'");
+  EXPECT_EQ(r.exit_code, 3);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["gpus"], 1);
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_EQ(j["errors"][0]["file"], tmp.Sub("b.trace.json.gz"));
+  EXPECT_EQ(j["errors"][0]["reason"], "corrupt");
+}
+
+TEST(AnalyzeCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Analyze("").exit_code, 2);
+  EXPECT_EQ(Analyze("--format nope x").exit_code, 2);
+  EXPECT_EQ(Analyze("--profile-steps -1 x").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace profwatch
