@@ -82,6 +82,29 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_log_parse_errors_total", MetricType::kCounter, "Training log lines that looked like step lines but did not parse.", {}, false},
 };
 
+// Standard process metrics (same names, types and help as the Prometheus
+// client libraries, so existing dashboards work). Exported by
+// ProcessCollectable from /proc/self; not per run.
+inline constexpr MetricSpec kProcessMetrics[] = {
+    {"process_cpu_seconds_total", MetricType::kCounter, "Total user and system CPU time spent in seconds.", {}, false},
+    {"process_resident_memory_bytes", MetricType::kGauge, "Resident memory size in bytes.", {}, false},
+    {"process_virtual_memory_bytes", MetricType::kGauge, "Virtual memory size in bytes.", {}, false},
+    {"process_open_fds", MetricType::kGauge, "Number of open file descriptors.", {}, false},
+    {"process_max_fds", MetricType::kGauge, "Maximum number of open file descriptors.", {}, false},
+    {"process_start_time_seconds", MetricType::kGauge, "Start time of the process since unix epoch in seconds.", {}, false},
+};
+
+// The spec of `name` in kMetrics or kProcessMetrics; nullptr when unknown.
+constexpr const MetricSpec* FindMetric(std::string_view name) {
+  for (const MetricSpec& m : kMetrics) {
+    if (m.name == name) return &m;
+  }
+  for (const MetricSpec& m : kProcessMetrics) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
 inline constexpr std::string_view kJobLabel = "training_job";
 inline constexpr std::string_view kRunLabel = "run";
 

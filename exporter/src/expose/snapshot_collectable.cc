@@ -1,0 +1,265 @@
+#include "expose/snapshot_collectable.h"
+
+#include <prometheus/metric_type.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <string_view>
+#include <utility>
+
+#include "expose/metric_names.h"
+
+namespace profwatch::expose {
+namespace {
+
+using aggregate::PsToSeconds;
+using Labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+prometheus::MetricType ToPrometheus(MetricType t) {
+  switch (t) {
+    case MetricType::kCounter:
+      return prometheus::MetricType::Counter;
+    case MetricType::kHistogram:
+      return prometheus::MetricType::Histogram;
+    case MetricType::kGauge:
+      break;
+  }
+  return prometheus::MetricType::Gauge;
+}
+
+// Collects samples per family name, then emits the non-empty families in
+// table order. Only gauges are rendered here (counters and the histogram live
+// in the daemon's registry).
+class Builder {
+ public:
+  Builder() {
+    families_.reserve(std::size(kMetrics));
+    for (const MetricSpec& spec : kMetrics) {
+      prometheus::MetricFamily f;
+      f.name = std::string(spec.name);
+      f.help = std::string(spec.help);
+      f.type = ToPrometheus(spec.type);
+      families_.push_back(std::move(f));
+    }
+  }
+
+  void SetRun(const snapshot::RunKey* key) {
+    job_ = key ? ValidUtf8(key->training_job) : std::string();
+    run_ = key ? ValidUtf8(key->run) : std::string();
+    per_run_ = key != nullptr;
+  }
+
+  // `labels` are the metric's own labels, in metric_names.h order.
+  void Add(std::string_view name, double value, Labels labels = {}) {
+    prometheus::MetricFamily* f = Find(name);
+    if (f == nullptr) return;  // unreachable for names in kMetrics (tested)
+    prometheus::ClientMetric m;
+    m.label.reserve(labels.size() + 2);
+    if (per_run_) {
+      m.label.push_back({std::string(kJobLabel), job_});
+      m.label.push_back({std::string(kRunLabel), run_});
+    }
+    for (const auto& [k, v] : labels) m.label.push_back({std::string(k), ValidUtf8(v)});
+    m.gauge.value = value;
+    f->metric.push_back(std::move(m));
+  }
+
+  std::vector<prometheus::MetricFamily> Finish() && {
+    std::vector<prometheus::MetricFamily> out;
+    for (auto& f : families_) {
+      if (!f.metric.empty()) out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  prometheus::MetricFamily* Find(std::string_view name) {
+    for (auto& f : families_) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  }
+
+  std::vector<prometheus::MetricFamily> families_;
+  std::string job_, run_;
+  bool per_run_ = false;
+};
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 (RFC 3629: no
+// overlongs, no surrogates, nothing above U+10FFFF).
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+double Bool(bool b) { return b ? 1.0 : 0.0; }
+
+void AddWindow(const snapshot::RunState& rs, Builder& b) {
+  const aggregate::WindowStats& st = rs.stats;
+  b.Add("profwatch_window_gpus", st.gpus());
+  if (rs.expected_gpus > 0) b.Add("profwatch_window_expected_gpus", rs.expected_gpus);
+  b.Add("profwatch_window_trace_files", static_cast<double>(st.files.size()));
+  b.Add("profwatch_window_timestamp_dirs", static_cast<double>(st.timestamp_dirs.size()));
+  b.Add("profwatch_window_profile_steps", st.profile_steps);
+  b.Add("profwatch_window_events", static_cast<double>(st.events));
+  b.Add("profwatch_window_truncated", Bool(st.truncated));
+  b.Add("profwatch_window_incomplete", Bool(rs.incomplete));
+  b.Add("profwatch_window_info", 1.0,
+        {{"launcher_mode", aggregate::LauncherModeName(st.launcher_mode)},
+         {"window", rs.window_id},
+         {"format", rs.format}});
+  b.Add("profwatch_window_analyzed_timestamp_seconds", rs.analyzed_unix);
+
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_family_kernel_seconds", st.PerGpuStepSeconds(f.total_ps),
+          {{"family", f.family}});
+  }
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_family_kernel_launches", st.PerGpuStepCount(f.launches),
+          {{"family", f.family}});
+  }
+  for (const aggregate::FamilySummary& f : st.families) {
+    for (const aggregate::KernelSummary& k : f.top_kernels) {
+      b.Add("profwatch_kernel_seconds", st.PerGpuStepSeconds(k.total_ps),
+            {{"family", f.family}, {"kernel", k.name}});
+    }
+  }
+  const int64_t busy_ps = st.SumBusyPs();
+  const int64_t span_ps = st.SumSpanPs();
+  const int64_t exposed_ps = st.SumExposedCommPs();
+  b.Add("profwatch_total_kernel_seconds", st.PerGpuStepSeconds(st.total_kernel_ps));
+  b.Add("profwatch_gpu_busy_seconds", st.PerGpuStepSeconds(busy_ps));
+  b.Add("profwatch_gpu_idle_seconds", st.PerGpuStepSeconds(span_ps - busy_ps));
+  b.Add("profwatch_kernel_overlap_seconds", st.PerGpuStepSeconds(st.total_kernel_ps - busy_ps));
+  b.Add("profwatch_exposed_comm_seconds", st.PerGpuStepSeconds(exposed_ps));
+
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_window_raw_family_kernel_seconds", PsToSeconds(f.total_ps),
+          {{"family", f.family}});
+  }
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_window_raw_family_kernel_launches", static_cast<double>(f.launches),
+          {{"family", f.family}});
+  }
+  b.Add("profwatch_window_raw_kernel_seconds", PsToSeconds(st.total_kernel_ps));
+  b.Add("profwatch_window_raw_gpu_busy_seconds", PsToSeconds(busy_ps));
+  b.Add("profwatch_window_raw_gpu_span_seconds", PsToSeconds(span_ps));
+  b.Add("profwatch_window_raw_exposed_comm_seconds", PsToSeconds(exposed_ps));
+  b.Add("profwatch_window_raw_gpu_steps", static_cast<double>(st.divisor()));
+}
+
+void AddStep(const snapshot::RunState& rs, Builder& b) {
+  if (rs.step_seconds) {
+    const std::string_view source = rs.step_source.empty() ? "unknown" : rs.step_source;
+    b.Add("profwatch_step_seconds", *rs.step_seconds, {{"source", source}});
+  }
+  if (!rs.has_window) return;
+  // The gap needs both a step time and a window with GPUs; without GPUs the
+  // per-GPU kernel time is undefined, not zero.
+  if (rs.step_seconds && rs.stats.divisor() > 0) {
+    const double step = *rs.step_seconds;
+    const double gap = step - rs.stats.PerGpuStepSeconds(rs.stats.total_kernel_ps);
+    b.Add("profwatch_step_minus_kernel_seconds", gap);
+    if (step > 0) b.Add("profwatch_step_minus_kernel_ratio", gap / step);
+  }
+  b.Add("profwatch_step_source_missing", Bool(!rs.step_seconds.has_value()));
+}
+
+void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
+  if (t.last_step) b.Add("profwatch_training_step", static_cast<double>(*t.last_step));
+  if (t.last_step_seconds) b.Add("profwatch_training_step_seconds", *t.last_step_seconds);
+  if (t.steady_step_seconds) {
+    b.Add("profwatch_training_steady_step_seconds", *t.steady_step_seconds);
+  }
+  if (t.tokens_per_second_per_device) {
+    b.Add("profwatch_training_tokens_per_second_per_device", *t.tokens_per_second_per_device);
+  }
+  if (t.tflops_per_device) b.Add("profwatch_training_tflops_per_device", *t.tflops_per_device);
+  if (t.mfu_ratio) b.Add("profwatch_training_mfu_ratio", *t.mfu_ratio);
+  if (t.loss) b.Add("profwatch_training_loss", *t.loss);
+  if (t.last_step_unix) {
+    b.Add("profwatch_training_last_step_timestamp_seconds", *t.last_step_unix);
+  }
+}
+
+}  // namespace
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, PROFWATCH_REVISION}; }
+
+std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
+                                                     const BuildInfo& build) {
+  Builder b;
+  b.SetRun(nullptr);
+  b.Add("profwatch_build_info", 1.0, {{"version", build.version}, {"revision", build.revision}});
+  b.Add("profwatch_pending_windows", static_cast<double>(snap.pending_windows));
+  // 0 means no full scan has completed yet: no sample rather than 1970.
+  if (snap.last_scan_unix > 0) {
+    b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);
+  }
+  for (const auto& [key, rs] : snap.runs) {
+    b.SetRun(&key);
+    if (rs.has_window) AddWindow(rs, b);
+    AddStep(rs, b);
+    AddTraining(rs.training, b);
+  }
+  return std::move(b).Finish();
+}
+
+SnapshotCollectable::SnapshotCollectable(std::shared_ptr<const snapshot::SnapshotStore> store,
+                                         BuildInfo build)
+    : store_(std::move(store)), build_(std::move(build)) {}
+
+std::vector<prometheus::MetricFamily> SnapshotCollectable::Collect() const {
+  // prometheus-cpp calls this from its HTTP handler; an exception here would
+  // fail the whole scrape, including the daemon's own counters.
+  try {
+    std::shared_ptr<const snapshot::Snapshot> snap = store_->Current();
+    if (!snap) return {};
+    return RenderSnapshot(*snap, build_);
+  } catch (const std::exception& e) {
+    spdlog::error("collect failed stage=expose reason=internal what={}", e.what());
+    return {};
+  }
+}
+
+}  // namespace profwatch::expose

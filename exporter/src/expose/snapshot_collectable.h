@@ -1,0 +1,59 @@
+// SnapshotCollectable: renders the latest published snapshot::Snapshot as
+// Prometheus metric families at scrape time. Collect() copies the snapshot
+// pointer and converts it, nothing more: no I/O, no analysis, no locks beyond
+// the store's pointer copy. Names, types, help and labels come from
+// expose/metric_names.h (kMetrics).
+//
+// Thread-safety: Collect() is const and may run concurrently with
+// SnapshotStore::Publish() and with other Collect() calls.
+// Lifetime: prometheus-cpp's Exposer keeps only a weak_ptr to a registered
+// Collectable, so the daemon owns the shared_ptr; the store is shared.
+#pragma once
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snapshot/snapshot.h"
+
+namespace profwatch::expose {
+
+// Labels of profwatch_build_info. Defaults are the compile definitions
+// PROFWATCH_VERSION / PROFWATCH_REVISION; tests pin them for goldens.
+struct BuildInfo {
+  std::string version;
+  std::string revision;
+};
+BuildInfo DefaultBuildInfo();
+
+// Pure conversion of one snapshot (what Collect() does after the pointer copy).
+// Families appear in kMetrics order; runs in RunKey order; families without
+// samples are omitted. Every per-run sample carries training_job and run first,
+// then the metric's own labels. Label values that are not valid UTF-8 (kernel
+// or directory names) get each bad byte replaced by U+FFFD, because the text
+// format requires UTF-8; escaping is left to the serializer.
+std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
+                                                     const BuildInfo& build);
+
+// `s` with every byte that does not start a well-formed UTF-8 sequence
+// replaced by U+FFFD. Used for label values.
+std::string ValidUtf8(std::string_view s);
+
+class SnapshotCollectable : public prometheus::Collectable {
+ public:
+  // REQUIRES: store != nullptr.
+  explicit SnapshotCollectable(std::shared_ptr<const snapshot::SnapshotStore> store,
+                               BuildInfo build = DefaultBuildInfo());
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  std::shared_ptr<const snapshot::SnapshotStore> store_;
+  BuildInfo build_;
+};
+
+}  // namespace profwatch::expose

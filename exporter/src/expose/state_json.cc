@@ -1,0 +1,492 @@
+#include "expose/state_json.h"
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace profwatch::expose {
+namespace {
+
+using nlohmann::json;
+using snapshot::RunState;
+using snapshot::Snapshot;
+
+// Stable names of enum values in the state file, indexed by the enum value.
+// Independent of the display names (LauncherModeName, ...) on purpose.
+constexpr std::string_view kLauncherModes[] = {"unknown", "one_node_per_process",
+                                               "one_gpu_per_process", "mixed"};
+constexpr std::string_view kFamilyKinds[] = {"compute", "comm", "memory"};
+constexpr std::string_view kSchemas[] = {"unknown", "jax", "kineto", "xplane"};
+
+template <class E, size_t N>
+std::string EnumName(E e, const std::string_view (&names)[N]) {
+  const size_t i = static_cast<size_t>(e);
+  return i < N ? std::string(names[i]) : std::string(names[0]);
+}
+
+// ---------------------------------------------------------------- writing
+
+json Double(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+json ToJson(const aggregate::WindowStats& st) {
+  json files = json::array();
+  for (const auto& f : st.files) {
+    json drops = json::object();
+    for (const auto& [reason, n] : f.drops) drops[reason] = n;
+    files.push_back({{"path", f.path},
+                     {"schema", EnumName(f.schema, kSchemas)},
+                     {"events", f.events},
+                     {"suspected_truncated", f.suspected_truncated},
+                     {"partial", f.partial},
+                     {"drops", std::move(drops)},
+                     {"gpus", f.gpus}});
+  }
+  json families = json::array();
+  for (const auto& f : st.families) {
+    json top = json::array();
+    for (const auto& k : f.top_kernels) {
+      top.push_back({{"name", k.name}, {"launches", k.launches}, {"total_ps", k.total_ps}});
+    }
+    families.push_back({{"family", f.family},
+                        {"kind", EnumName(f.kind, kFamilyKinds)},
+                        {"launches", f.launches},
+                        {"total_ps", f.total_ps},
+                        {"distinct_kernels", f.distinct_kernels},
+                        {"top_kernels", std::move(top)}});
+  }
+  json devices = json::array();
+  for (const auto& d : st.devices) {
+    devices.push_back({{"file", d.file},
+                       {"device", d.device},
+                       {"kernels", d.kernels},
+                       {"kernel_ps", d.kernel_ps},
+                       {"busy_ps", d.busy_ps},
+                       {"span_ps", d.span_ps},
+                       {"streams", d.streams},
+                       {"comm_ps", d.comm_ps},
+                       {"exposed_comm_ps", d.exposed_comm_ps},
+                       {"memops", d.memops},
+                       {"memop_ps", d.memop_ps}});
+  }
+  json steps = json::array();
+  for (const auto& s : st.trace_steps) {
+    steps.push_back({{"file", s.file}, {"step", s.step}, {"dur_ps", s.dur_ps}});
+  }
+  return {{"files", std::move(files)},
+          {"timestamp_dirs", st.timestamp_dirs},
+          {"rule_set", st.rule_set},
+          {"profile_steps", st.profile_steps},
+          {"launcher_mode", EnumName(st.launcher_mode, kLauncherModes)},
+          {"gpus_per_file", Double(st.gpus_per_file)},
+          {"events", st.events},
+          {"truncated", st.truncated},
+          {"families", std::move(families)},
+          {"total_kernel_ps", st.total_kernel_ps},
+          {"total_launches", st.total_launches},
+          {"devices", std::move(devices)},
+          {"trace_steps", std::move(steps)}};
+}
+
+json ToJson(const snapshot::TrainingInfo& t) {
+  json j = json::object();
+  if (t.last_step) j["last_step"] = *t.last_step;
+  if (t.last_step_seconds) j["last_step_seconds"] = Double(*t.last_step_seconds);
+  if (t.steady_step_seconds) j["steady_step_seconds"] = Double(*t.steady_step_seconds);
+  if (t.tokens_per_second_per_device) {
+    j["tokens_per_second_per_device"] = Double(*t.tokens_per_second_per_device);
+  }
+  if (t.tflops_per_device) j["tflops_per_device"] = Double(*t.tflops_per_device);
+  if (t.mfu_ratio) j["mfu_ratio"] = Double(*t.mfu_ratio);
+  if (t.loss) j["loss"] = Double(*t.loss);
+  if (t.last_step_unix) j["last_step_unix"] = Double(*t.last_step_unix);
+  return j;
+}
+
+json ToJson(const RunState& r) {
+  json j = {{"training_job", r.key.training_job},
+            {"run", r.key.run},
+            {"window_id", r.window_id},
+            {"stats", ToJson(r.stats)},
+            {"format", r.format},
+            {"expected_gpus", r.expected_gpus},
+            {"incomplete", r.incomplete},
+            {"analyzed_unix", Double(r.analyzed_unix)},
+            {"step_source", r.step_source},
+            {"training", ToJson(r.training)},
+            {"last_activity_unix", Double(r.last_activity_unix)},
+            {"has_window", r.has_window}};
+  if (r.step_seconds) j["step_seconds"] = Double(*r.step_seconds);
+  return j;
+}
+
+std::string Dump(const json& j, bool pretty) {
+  // replace: JSON must be UTF-8; a stray byte in a kernel name must not make
+  // the whole state unwritable.
+  return j.dump(pretty ? 1 : -1, ' ', false, json::error_handler_t::replace);
+}
+
+// ---------------------------------------------------------------- reading
+
+// Tracks the JSON path for error messages and records the first error.
+class Reader {
+ public:
+  class Scope {
+   public:
+    Scope(Reader& r, std::string seg) : r_(r) { r_.path_.push_back(std::move(seg)); }
+    ~Scope() { r_.path_.pop_back(); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Reader& r_;
+  };
+
+  bool Fail(std::string_view key, std::string_view what) {
+    if (!error_) {
+      std::string where;
+      for (const auto& seg : path_) {
+        if (!where.empty() && seg.front() != '[') where += '.';
+        where += seg;
+      }
+      if (!key.empty()) where += (where.empty() ? "" : ": ") + std::string(key);
+      error_ = Error{ErrorCode::kCorrupt,
+                     "state: " + where + (where.empty() ? "" : ": ") + std::string(what)};
+    }
+    return false;
+  }
+  const std::optional<Error>& error() const { return error_; }
+
+  const json* Field(const json& obj, std::string_view key) {
+    if (!obj.is_object()) {
+      Fail("", "not an object");
+      return nullptr;
+    }
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      Fail(key, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  bool Int64(const json& obj, std::string_view key, int64_t& out) {
+    const json* v = Field(obj, key);
+    if (v == nullptr) return false;
+    return Int64Value(*v, key, out);
+  }
+  bool Int64Value(const json& v, std::string_view key, int64_t& out) {
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return Fail(key, "out of range");
+      }
+      out = static_cast<int64_t>(u);
+      return true;
+    }
+    if (v.is_number_integer()) {
+      out = v.get<int64_t>();
+      return true;
+    }
+    return Fail(key, "not an integer");
+  }
+  bool Uint64(const json& obj, std::string_view key, uint64_t& out) {
+    const json* v = Field(obj, key);
+    if (v == nullptr) return false;
+    if (!v->is_number_unsigned()) return Fail(key, "not an unsigned integer");
+    out = v->get<uint64_t>();
+    return true;
+  }
+  bool Int(const json& obj, std::string_view key, int& out) {
+    int64_t v = 0;
+    if (!Int64(obj, key, v)) return false;
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+      return Fail(key, "out of range");
+    }
+    out = static_cast<int>(v);
+    return true;
+  }
+  bool Bool(const json& obj, std::string_view key, bool& out) {
+    const json* v = Field(obj, key);
+    if (v == nullptr) return false;
+    if (!v->is_boolean()) return Fail(key, "not a boolean");
+    out = v->get<bool>();
+    return true;
+  }
+  bool String(const json& obj, std::string_view key, std::string& out) {
+    const json* v = Field(obj, key);
+    if (v == nullptr) return false;
+    return StringValue(*v, key, out);
+  }
+  bool StringValue(const json& v, std::string_view key, std::string& out) {
+    if (!v.is_string()) return Fail(key, "not a string");
+    out = v.get<std::string>();
+    return true;
+  }
+  bool Double(const json& obj, std::string_view key, double& out) {
+    const json* v = Field(obj, key);
+    if (v == nullptr) return false;
+    if (v->is_number()) {
+      out = v->get<double>();
+      return true;
+    }
+    if (v->is_string()) {
+      const auto& s = v->get_ref<const std::string&>();
+      if (s == "NaN") {
+        out = std::numeric_limits<double>::quiet_NaN();
+        return true;
+      }
+      if (s == "Infinity" || s == "-Infinity") {
+        out = (s[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+        return true;
+      }
+    }
+    return Fail(key, "not a number");
+  }
+  template <class T>
+  bool Optional(const json& obj, std::string_view key, std::optional<T>& out) {
+    if (!obj.is_object()) return Fail("", "not an object");
+    if (!obj.contains(key)) {
+      out.reset();
+      return true;
+    }
+    T v{};
+    bool ok;
+    if constexpr (std::is_same_v<T, double>) {
+      ok = Double(obj, key, v);
+    } else {
+      ok = Int64(obj, key, v);
+    }
+    if (ok) out = v;
+    return ok;
+  }
+  template <class E, size_t N>
+  bool Enum(const json& obj, std::string_view key, const std::string_view (&names)[N], E& out) {
+    std::string s;
+    if (!String(obj, key, s)) return false;
+    for (size_t i = 0; i < N; ++i) {
+      if (names[i] == s) {
+        out = static_cast<E>(i);
+        return true;
+      }
+    }
+    return Fail(key, "unknown value \"" + s + "\"");
+  }
+  // Calls fn(element) for each element of the array obj[key] in a scope
+  // "key[i]"; stops at the first failure.
+  template <class Fn>
+  bool Array(const json& obj, std::string_view key, Fn&& fn) {
+    const json* v = Field(obj, key);
+    if (v == nullptr) return false;
+    if (!v->is_array()) return Fail(key, "not an array");
+    for (size_t i = 0; i < v->size(); ++i) {
+      Scope s(*this, std::string(key) + "[" + std::to_string(i) + "]");
+      if (!fn((*v)[i])) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::string> path_;
+  std::optional<Error> error_;
+};
+
+bool ReadFile(Reader& r, const json& j, aggregate::FileSummary& f) {
+  bool ok = r.String(j, "path", f.path) && r.Enum(j, "schema", kSchemas, f.schema) &&
+            r.Uint64(j, "events", f.events) &&
+            r.Bool(j, "suspected_truncated", f.suspected_truncated) &&
+            r.Bool(j, "partial", f.partial) && r.Int(j, "gpus", f.gpus);
+  if (!ok) return false;
+  const json* drops = r.Field(j, "drops");
+  if (drops == nullptr) return false;
+  if (!drops->is_object()) return r.Fail("drops", "not an object");
+  Reader::Scope s(r, "drops");
+  for (const auto& [reason, n] : drops->items()) {
+    if (!r.Uint64(*drops, reason, f.drops[reason])) return false;
+  }
+  return true;
+}
+
+bool ReadFamily(Reader& r, const json& j, aggregate::FamilySummary& f) {
+  return r.String(j, "family", f.family) && r.Enum(j, "kind", kFamilyKinds, f.kind) &&
+         r.Int64(j, "launches", f.launches) && r.Int64(j, "total_ps", f.total_ps) &&
+         r.Int64(j, "distinct_kernels", f.distinct_kernels) &&
+         r.Array(j, "top_kernels", [&](const json& k) {
+           aggregate::KernelSummary ks;
+           if (!(r.String(k, "name", ks.name) && r.Int64(k, "launches", ks.launches) &&
+                 r.Int64(k, "total_ps", ks.total_ps))) {
+             return false;
+           }
+           f.top_kernels.push_back(std::move(ks));
+           return true;
+         });
+}
+
+bool ReadDevice(Reader& r, const json& j, aggregate::DeviceSummary& d) {
+  return r.String(j, "file", d.file) && r.String(j, "device", d.device) &&
+         r.Int64(j, "kernels", d.kernels) && r.Int64(j, "kernel_ps", d.kernel_ps) &&
+         r.Int64(j, "busy_ps", d.busy_ps) && r.Int64(j, "span_ps", d.span_ps) &&
+         r.Int(j, "streams", d.streams) && r.Int64(j, "comm_ps", d.comm_ps) &&
+         r.Int64(j, "exposed_comm_ps", d.exposed_comm_ps) && r.Int64(j, "memops", d.memops) &&
+         r.Int64(j, "memop_ps", d.memop_ps);
+}
+
+bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
+  return r.Array(j, "files",
+                 [&](const json& e) {
+                   aggregate::FileSummary f;
+                   if (!ReadFile(r, e, f)) return false;
+                   st.files.push_back(std::move(f));
+                   return true;
+                 }) &&
+         r.Array(j, "timestamp_dirs",
+                 [&](const json& e) {
+                   std::string s;
+                   if (!r.StringValue(e, "", s)) return false;
+                   st.timestamp_dirs.push_back(std::move(s));
+                   return true;
+                 }) &&
+         r.String(j, "rule_set", st.rule_set) && r.Int(j, "profile_steps", st.profile_steps) &&
+         r.Enum(j, "launcher_mode", kLauncherModes, st.launcher_mode) &&
+         r.Double(j, "gpus_per_file", st.gpus_per_file) && r.Uint64(j, "events", st.events) &&
+         r.Bool(j, "truncated", st.truncated) &&
+         r.Array(j, "families",
+                 [&](const json& e) {
+                   aggregate::FamilySummary f;
+                   if (!ReadFamily(r, e, f)) return false;
+                   st.families.push_back(std::move(f));
+                   return true;
+                 }) &&
+         r.Int64(j, "total_kernel_ps", st.total_kernel_ps) &&
+         r.Int64(j, "total_launches", st.total_launches) &&
+         r.Array(j, "devices",
+                 [&](const json& e) {
+                   aggregate::DeviceSummary d;
+                   if (!ReadDevice(r, e, d)) return false;
+                   st.devices.push_back(std::move(d));
+                   return true;
+                 }) &&
+         r.Array(j, "trace_steps", [&](const json& e) {
+           aggregate::StepSpan s;
+           if (!(r.String(e, "file", s.file) && r.Int64(e, "step", s.step) &&
+                 r.Int64(e, "dur_ps", s.dur_ps))) {
+             return false;
+           }
+           st.trace_steps.push_back(std::move(s));
+           return true;
+         });
+}
+
+bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {
+  Reader::Scope s(r, "training");
+  return r.Optional(j, "last_step", t.last_step) &&
+         r.Optional(j, "last_step_seconds", t.last_step_seconds) &&
+         r.Optional(j, "steady_step_seconds", t.steady_step_seconds) &&
+         r.Optional(j, "tokens_per_second_per_device", t.tokens_per_second_per_device) &&
+         r.Optional(j, "tflops_per_device", t.tflops_per_device) &&
+         r.Optional(j, "mfu_ratio", t.mfu_ratio) && r.Optional(j, "loss", t.loss) &&
+         r.Optional(j, "last_step_unix", t.last_step_unix);
+}
+
+bool ReadRun(Reader& r, const json& j, RunState& rs) {
+  if (!(r.String(j, "training_job", rs.key.training_job) && r.String(j, "run", rs.key.run) &&
+        r.String(j, "window_id", rs.window_id) && r.String(j, "format", rs.format) &&
+        r.Int(j, "expected_gpus", rs.expected_gpus) && r.Bool(j, "incomplete", rs.incomplete) &&
+        r.Double(j, "analyzed_unix", rs.analyzed_unix) &&
+        r.Optional(j, "step_seconds", rs.step_seconds) &&
+        r.String(j, "step_source", rs.step_source) &&
+        r.Double(j, "last_activity_unix", rs.last_activity_unix) &&
+        r.Bool(j, "has_window", rs.has_window))) {
+    return false;
+  }
+  const json* training = r.Field(j, "training");
+  if (training == nullptr || !ReadTraining(r, *training, rs.training)) return false;
+  const json* stats = r.Field(j, "stats");
+  if (stats == nullptr) return false;
+  Reader::Scope s(r, "stats");
+  return ReadStats(r, *stats, rs.stats);
+}
+
+Result<json> ParseJson(std::string_view text) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    // parse_error names the byte offset and what was expected; out_of_range
+    // is a number too large for a double.
+    return MakeError(ErrorCode::kCorrupt, std::string("state: not JSON: ") + e.what());
+  }
+}
+
+template <class T>
+Result<T> Finish(const Reader& r, T value, bool ok) {
+  if (ok) return value;
+  if (r.error()) return tl::unexpected<Error>(*r.error());
+  return MakeError(ErrorCode::kCorrupt, "state: invalid");
+}
+
+}  // namespace
+
+std::string SerializeState(const Snapshot& snap, bool pretty) {
+  json runs = json::array();
+  for (const auto& [key, rs] : snap.runs) runs.push_back(ToJson(rs));
+  json doc = {{"schema", kStateSchema},
+              {"last_scan_unix", Double(snap.last_scan_unix)},
+              {"pending_windows", snap.pending_windows},
+              {"runs", std::move(runs)}};
+  return Dump(doc, pretty);
+}
+
+std::string SerializeRunState(const RunState& run) { return Dump(ToJson(run), false); }
+
+Result<Snapshot> ParseState(std::string_view text) {
+  try {
+    Result<json> doc = ParseJson(text);
+    if (!doc) return tl::unexpected<Error>(doc.error());
+    Reader r;
+    std::string schema;
+    if (!r.String(*doc, "schema", schema)) return Finish(r, Snapshot{}, false);
+    if (schema != kStateSchema) {
+      return MakeError(ErrorCode::kUnsupported, "state: schema \"" + schema + "\", expected \"" +
+                                                    std::string(kStateSchema) + "\"");
+    }
+    Snapshot snap;
+    bool ok = r.Double(*doc, "last_scan_unix", snap.last_scan_unix) &&
+              r.Int64(*doc, "pending_windows", snap.pending_windows) &&
+              r.Array(*doc, "runs", [&](const json& e) {
+                RunState rs;
+                if (!ReadRun(r, e, rs)) return false;
+                const std::string name = rs.key.training_job + "/" + rs.key.run;
+                snapshot::RunKey key = rs.key;
+                if (!snap.runs.emplace(std::move(key), std::move(rs)).second) {
+                  return r.Fail("", "duplicate run " + name);
+                }
+                return true;
+              });
+    return Finish(r, std::move(snap), ok);
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
+  }
+}
+
+Result<RunState> ParseRunState(std::string_view text) {
+  try {
+    Result<json> doc = ParseJson(text);
+    if (!doc) return tl::unexpected<Error>(doc.error());
+    Reader r;
+    RunState rs;
+    const bool ok = ReadRun(r, *doc, rs);
+    return Finish(r, std::move(rs), ok);
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
+  }
+}
+
+}  // namespace profwatch::expose

@@ -1,0 +1,169 @@
+// A fixed, hand-built Snapshot shared by the exposition golden, the
+// arithmetic checks and the state JSON round trip. Values are chosen so the
+// per-GPU-per-step figures are easy to compute by hand (divisor 2 GPUs x 3
+// steps = 6 for job-a/run-1).
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include "snapshot/snapshot.h"
+
+namespace profwatch::expose::testing {
+
+// 2 GPUs, 3 steps. GEMM 1.2 s (600 launches), NCCL 0.6 s (60), Other 0.
+// Busy 0.75+0.75 s, span 0.9+1.05 s, exposed comm 0.06+0.12 s. Step 0.4 s.
+inline snapshot::RunState RunWithEverything() {
+  snapshot::RunState r;
+  r.key = {"1234-llama", "run-1"};
+  r.window_id = "2026_11_22_01_00_00";
+  r.has_window = true;
+  r.format = "json";
+  r.expected_gpus = 2;
+  r.incomplete = false;
+  r.analyzed_unix = 1795000000.5;
+  r.last_activity_unix = 1795000001.25;
+  r.step_seconds = 0.4;
+  r.step_source = "log";
+  r.training.last_step = 1200;
+  r.training.last_step_seconds = 0.41;
+  r.training.steady_step_seconds = 0.4;
+  r.training.tokens_per_second_per_device = 5123.5;
+  r.training.tflops_per_device = 312.25;
+  r.training.mfu_ratio = 0.48;
+  r.training.loss = 2.125;
+  r.training.last_step_unix = 1795000002;
+
+  aggregate::WindowStats& st = r.stats;
+  st.rule_set = "drill";
+  st.profile_steps = 3;
+  st.launcher_mode = aggregate::LauncherMode::kOneNodePerProcess;
+  st.gpus_per_file = 2.0;
+  st.events = 123456;
+  st.truncated = false;
+  st.timestamp_dirs = {"2026_11_22_01_00_00", "2026_11_22_01_00_03"};
+  aggregate::FileSummary f;
+  f.path =
+      "/jobs/1234-llama/run-1/tensorboard/plugins/profile/2026_11_22_01_00_00/host0.trace.json.gz";
+  f.schema = parse::TraceSchema::kJaxTraceEvents;
+  f.events = 123456;
+  f.gpus = 2;
+  f.drops = {{"no_dur", 3}, {"bad_ts", 1}};
+  st.files = {f};
+
+  aggregate::FamilySummary gemm;
+  gemm.family = "GEMM";
+  gemm.kind = classify::FamilyKind::kCompute;
+  gemm.launches = 600;
+  gemm.total_ps = 1'200'000'000'000;
+  gemm.distinct_kernels = 7;
+  gemm.top_kernels = {{"Cijk_Alik_Bljk_gemm", 450, 900'000'000'000},
+                      {"weird \"quoted\" back\\slash\nnewline", 150, 300'000'000'000}};
+  aggregate::FamilySummary nccl;
+  nccl.family = "NCCL";
+  nccl.kind = classify::FamilyKind::kComm;
+  nccl.launches = 60;
+  nccl.total_ps = 600'000'000'000;
+  nccl.distinct_kernels = 1;
+  nccl.top_kernels = {{"ncclDevKernel_AllReduce_Sum_bf16", 60, 600'000'000'000}};
+  aggregate::FamilySummary other;
+  other.family = "Other kernels";
+  st.families = {gemm, nccl, other};
+  st.total_kernel_ps = 1'800'000'000'000;
+  st.total_launches = 660;
+
+  aggregate::DeviceSummary d0;
+  d0.file = f.path;
+  d0.device = "/device:GPU:0";
+  d0.kernels = 330;
+  d0.kernel_ps = 900'000'000'000;
+  d0.busy_ps = 750'000'000'000;
+  d0.span_ps = 900'000'000'000;
+  d0.streams = 2;
+  d0.comm_ps = 300'000'000'000;
+  d0.exposed_comm_ps = 60'000'000'000;
+  d0.memops = 4;
+  d0.memop_ps = 1'000'000;
+  aggregate::DeviceSummary d1 = d0;
+  d1.device = "/device:GPU:1";
+  d1.span_ps = 1'050'000'000'000;
+  d1.exposed_comm_ps = 120'000'000'000;
+  st.devices = {d0, d1};
+  st.trace_steps = {{f.path, 7, 400'000'000'000}, {f.path, -1, 410'000'000'000}};
+  return r;
+}
+
+// A truncated, incomplete xplane window with no step time and no log.
+inline snapshot::RunState RunWithoutStepTime() {
+  snapshot::RunState r;
+  r.key = {"1234-llama", "run-2"};
+  r.window_id = "2026_11_22_02_00_00";
+  r.has_window = true;
+  r.format = "xplane";
+  r.expected_gpus = 0;
+  r.incomplete = true;
+  r.analyzed_unix = 1795003600;
+  r.last_activity_unix = 1795003600;
+  aggregate::WindowStats& st = r.stats;
+  st.rule_set = "nvidia";
+  st.profile_steps = 1;
+  st.launcher_mode = aggregate::LauncherMode::kOneGpuPerProcess;
+  st.gpus_per_file = 1.0;
+  st.events = 1000000;
+  st.truncated = true;
+  st.timestamp_dirs = {"2026_11_22_02_00_00"};
+  aggregate::FileSummary f;
+  f.path = "host1.xplane.pb";
+  f.schema = parse::TraceSchema::kXPlane;
+  f.events = 1000000;
+  f.suspected_truncated = true;
+  f.partial = true;
+  f.gpus = 1;
+  st.files = {f};
+  aggregate::FamilySummary gemm;
+  gemm.family = "gemm";
+  gemm.launches = 10;
+  gemm.total_ps = 500'000'000'000;
+  gemm.distinct_kernels = 1;
+  gemm.top_kernels = {{"sm90_xmma_gemm", 10, 500'000'000'000}};
+  st.families = {gemm};
+  st.total_kernel_ps = 500'000'000'000;
+  st.total_launches = 10;
+  aggregate::DeviceSummary d;
+  d.file = f.path;
+  d.device = "GPU 0";
+  d.kernels = 10;
+  d.kernel_ps = 500'000'000'000;
+  d.busy_ps = 500'000'000'000;
+  d.span_ps = 800'000'000'000;
+  d.streams = 1;
+  st.devices = {d};
+  return r;
+}
+
+// Training log only (no window yet), some figures absent.
+inline snapshot::RunState RunWithLogOnly() {
+  snapshot::RunState r;
+  r.key = {"5678-mixtral", "run-1"};
+  r.has_window = false;
+  r.step_seconds = 1.5;
+  r.step_source = "config";
+  r.training.last_step = 10;
+  r.training.last_step_seconds = 1.75;
+  r.training.loss = 7.5;
+  r.last_activity_unix = 1795000100;
+  return r;
+}
+
+inline snapshot::Snapshot SampleSnapshot() {
+  snapshot::Snapshot s;
+  for (const snapshot::RunState& r :
+       {RunWithEverything(), RunWithoutStepTime(), RunWithLogOnly()}) {
+    s.runs.emplace(r.key, r);
+  }
+  s.last_scan_unix = 1795003700;
+  s.pending_windows = 2;
+  return s;
+}
+
+}  // namespace profwatch::expose::testing

@@ -1,0 +1,316 @@
+#include "expose/snapshot_collectable.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "expose/metric_names.h"
+#include "sample_snapshot.h"
+#include "testing/test_util.h"
+
+namespace profwatch::expose {
+namespace {
+
+using ::profwatch::testing::ProjectFixture;
+using ::profwatch::testing::ReadFile;
+using ::profwatch::testing::RunCommand;
+using ::profwatch::testing::TempDir;
+using ::profwatch::testing::WriteFile;
+using Families = std::vector<prometheus::MetricFamily>;
+using LabelMap = std::map<std::string, std::string>;
+
+const BuildInfo kTestBuild{"0.0.0-test", "golden"};
+
+std::shared_ptr<snapshot::SnapshotStore> StoreWith(snapshot::Snapshot s) {
+  auto store = std::make_shared<snapshot::SnapshotStore>();
+  store->Publish(std::make_shared<const snapshot::Snapshot>(std::move(s)));
+  return store;
+}
+
+std::string Render(const Families& f) { return prometheus::TextSerializer().Serialize(f); }
+
+LabelMap LabelsOf(const prometheus::ClientMetric& m) {
+  LabelMap out;
+  for (const auto& l : m.label) out[l.name] = l.value;
+  return out;
+}
+
+// The gauge value of the one sample of `name` whose labels include `want`.
+// Fails the test (and returns NaN) when there is not exactly one.
+double Value(const Families& fams, std::string_view name, const LabelMap& want) {
+  std::vector<double> found;
+  for (const auto& f : fams) {
+    if (f.name != name) continue;
+    for (const auto& m : f.metric) {
+      LabelMap have = LabelsOf(m);
+      bool match = true;
+      for (const auto& [k, v] : want) {
+        auto it = have.find(k);
+        if (it == have.end() || it->second != v) match = false;
+      }
+      if (match) found.push_back(m.gauge.value);
+    }
+  }
+  EXPECT_EQ(found.size(), 1u) << name;
+  return found.size() == 1 ? found[0] : std::nan("");
+}
+
+// Names of the families that have a sample for (job, run).
+std::set<std::string> NamesForRun(const Families& fams, const std::string& job,
+                                  const std::string& run) {
+  std::set<std::string> out;
+  for (const auto& f : fams) {
+    for (const auto& m : f.metric) {
+      LabelMap l = LabelsOf(m);
+      if (l["training_job"] == job && l["run"] == run) out.insert(f.name);
+    }
+  }
+  return out;
+}
+
+const LabelMap kRun1{{"training_job", "1234-llama"}, {"run", "run-1"}};
+const LabelMap kRun2{{"training_job", "1234-llama"}, {"run", "run-2"}};
+
+LabelMap With(LabelMap base, const LabelMap& extra) {
+  base.insert(extra.begin(), extra.end());
+  return base;
+}
+
+TEST(SnapshotCollectableTest, MatchesGolden) {
+  SnapshotCollectable c(StoreWith(testing::SampleSnapshot()), kTestBuild);
+  const std::string text = Render(c.Collect());
+  const std::string golden = ProjectFixture("expose/snapshot_basic.out");
+  if (std::getenv("PROFWATCH_UPDATE_GOLDEN") != nullptr) {
+    WriteFile(golden, text);
+    GTEST_SKIP() << "golden rewritten: " << golden;
+  }
+  ASSERT_TRUE(std::filesystem::exists(golden)) << golden;
+  EXPECT_EQ(text, ReadFile(golden));
+}
+
+TEST(SnapshotCollectableTest, SerializerEscapesKernelNameLabel) {
+  SnapshotCollectable c(StoreWith(testing::SampleSnapshot()), kTestBuild);
+  const std::string text = Render(c.Collect());
+  EXPECT_THAT(text,
+              ::testing::HasSubstr(R"(kernel="weird \"quoted\" back\\slash\nnewline"} 0.05)"));
+}
+
+TEST(SnapshotCollectableTest, PromtoolCheckMetricsReportsNoProblems) {
+  const char* promtool = "/usr/bin/promtool";
+  if (!std::filesystem::exists(promtool)) GTEST_SKIP() << "promtool not installed";
+  SnapshotCollectable c(StoreWith(testing::SampleSnapshot()), kTestBuild);
+  TempDir dir;
+  const std::string path = dir.Sub("metrics.txt");
+  WriteFile(path, Render(c.Collect()));
+  auto r = RunCommand(std::string(promtool) + " check metrics < '" + path + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out + r.err, "");
+}
+
+TEST(SnapshotCollectableTest, NamesTypesHelpAndLabelsMatchContract) {
+  SnapshotCollectable c(StoreWith(testing::SampleSnapshot()), kTestBuild);
+  const Families fams = c.Collect();
+  std::set<std::string> seen;
+  for (const auto& f : fams) {
+    const MetricSpec* spec = FindMetric(f.name);
+    ASSERT_NE(spec, nullptr) << f.name;
+    EXPECT_TRUE(seen.insert(f.name).second) << "family twice: " << f.name;
+    EXPECT_EQ(f.help, spec->help) << f.name;
+    EXPECT_EQ(spec->type, MetricType::kGauge) << f.name;
+    EXPECT_EQ(f.type, prometheus::MetricType::Gauge) << f.name;
+    std::vector<std::string> want;
+    if (spec->per_run) want = {"training_job", "run"};
+    for (std::string_view l : spec->labels) {
+      if (!l.empty()) want.emplace_back(l);
+    }
+    EXPECT_FALSE(f.metric.empty()) << f.name;
+    std::set<std::vector<std::string>> label_values;
+    for (const auto& m : f.metric) {
+      std::vector<std::string> names, values;
+      for (const auto& l : m.label) {
+        names.push_back(l.name);
+        values.push_back(l.value);
+      }
+      EXPECT_EQ(names, want) << f.name;
+      EXPECT_TRUE(label_values.insert(values).second) << "duplicate series in " << f.name;
+    }
+  }
+  // The sample snapshot sets every optional field, so every gauge of the
+  // contract must be present; counters and the histogram belong to the
+  // daemon's registry and must not be.
+  for (const MetricSpec& spec : kMetrics) {
+    if (spec.type == MetricType::kGauge) {
+      EXPECT_TRUE(seen.count(std::string(spec.name))) << "missing " << spec.name;
+    } else {
+      EXPECT_FALSE(seen.count(std::string(spec.name))) << "unexpected " << spec.name;
+    }
+  }
+}
+
+TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
+  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  // job-a/run-1: 2 GPUs x 3 steps = divisor 6.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_steps", kRun1), 6);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_family_kernel_seconds", With(kRun1, {{"family", "GEMM"}})),
+                   0.2);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_family_kernel_seconds", With(kRun1, {{"family", "NCCL"}})),
+                   0.1);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_family_kernel_seconds", With(kRun1, {{"family", "Other kernels"}})), 0);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_family_kernel_launches", With(kRun1, {{"family", "GEMM"}})),
+                   100);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_family_kernel_launches", With(kRun1, {{"family", "NCCL"}})),
+                   10);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds",
+                         With(kRun1, {{"family", "GEMM"}, {"kernel", "Cijk_Alik_Bljk_gemm"}})),
+                   0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun1), 0.3);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_gpu_busy_seconds", kRun1), 0.25);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_gpu_idle_seconds", kRun1), 0.075);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_overlap_seconds", kRun1), 0.05);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_exposed_comm_seconds", kRun1), 0.03);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_seconds", With(kRun1, {{"source", "log"}})), 0.4);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_minus_kernel_seconds", kRun1), 0.1);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_minus_kernel_ratio", kRun1), 0.25);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_source_missing", kRun1), 0);
+  // Raw sums: seconds over all GPUs and steps.
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_window_raw_family_kernel_seconds", With(kRun1, {{"family", "GEMM"}})),
+      1.2);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_window_raw_family_kernel_launches", With(kRun1, {{"family", "NCCL"}})),
+      60);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_kernel_seconds", kRun1), 1.8);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_busy_seconds", kRun1), 1.5);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_span_seconds", kRun1), 1.95);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_exposed_comm_seconds", kRun1), 0.18);
+  // Window shape.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", kRun1), 2);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_expected_gpus", kRun1), 2);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_trace_files", kRun1), 1);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_timestamp_dirs", kRun1), 2);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_profile_steps", kRun1), 3);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_events", kRun1), 123456);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_truncated", kRun1), 0);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_incomplete", kRun1), 0);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_analyzed_timestamp_seconds", kRun1), 1795000000.5);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_info",
+                         With(kRun1, {{"launcher_mode", "1-node/proc"},
+                                      {"window", "2026_11_22_01_00_00"},
+                                      {"format", "json"}})),
+                   1);
+  // job-a/run-2: 1 GPU x 1 step.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun2), 0.5);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_gpu_idle_seconds", kRun2), 0.3);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_overlap_seconds", kRun2), 0);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_truncated", kRun2), 1);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_incomplete", kRun2), 1);
+  // Training and self-metrics.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_training_mfu_ratio", kRun1), 0.48);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_training_step", kRun1), 1200);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_pending_windows", {}), 2);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_last_scan_timestamp_seconds", {}), 1795003700);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_build_info", {{"version", "0.0.0-test"}, {"revision", "golden"}}), 1);
+}
+
+TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap) {
+  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_source_missing", kRun2), 1);
+  const std::set<std::string> names = NamesForRun(f, "1234-llama", "run-2");
+  EXPECT_FALSE(names.count("profwatch_step_seconds"));
+  EXPECT_FALSE(names.count("profwatch_step_minus_kernel_seconds"));
+  EXPECT_FALSE(names.count("profwatch_step_minus_kernel_ratio"));
+  EXPECT_FALSE(names.count("profwatch_window_expected_gpus"));  // 0 = unknown
+  EXPECT_FALSE(names.count("profwatch_training_step"));
+}
+
+TEST(SnapshotCollectableTest, RunWithoutWindowExportsOnlyStepAndTrainingMetrics) {
+  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  EXPECT_EQ(NamesForRun(f, "5678-mixtral", "run-1"),
+            (std::set<std::string>{"profwatch_step_seconds", "profwatch_training_step",
+                                   "profwatch_training_step_seconds", "profwatch_training_loss"}));
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_step_seconds",
+            {{"training_job", "5678-mixtral"}, {"run", "run-1"}, {"source", "config"}}),
+      1.5);
+}
+
+TEST(SnapshotCollectableTest, WindowWithoutGpusHasZeroPerGpuValuesAndNoGap) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithEverything();
+  r.stats.devices.clear();  // divisor 0
+  s.runs.emplace(r.key, r);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun1), 0);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_steps", kRun1), 0);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_kernel_seconds", kRun1), 1.8);
+  const std::set<std::string> names = NamesForRun(f, "1234-llama", "run-1");
+  EXPECT_FALSE(names.count("profwatch_step_minus_kernel_seconds"));
+  EXPECT_TRUE(names.count("profwatch_step_seconds"));
+}
+
+TEST(SnapshotCollectableTest, RemovedRunVanishesFromNextCollect) {
+  auto store = StoreWith(testing::SampleSnapshot());
+  SnapshotCollectable c(store, kTestBuild);
+  ASSERT_FALSE(NamesForRun(c.Collect(), "1234-llama", "run-2").empty());
+
+  snapshot::Snapshot next = testing::SampleSnapshot();
+  next.runs.erase(snapshot::RunKey{"1234-llama", "run-2"});
+  store->Publish(std::make_shared<const snapshot::Snapshot>(std::move(next)));
+  const Families after = c.Collect();
+  EXPECT_TRUE(NamesForRun(after, "1234-llama", "run-2").empty());
+  EXPECT_FALSE(NamesForRun(after, "1234-llama", "run-1").empty());
+  EXPECT_EQ(Render(after).find("run=\"run-2\""), std::string::npos);
+  // No family is left behind as an empty shell.
+  for (const auto& fam : after) EXPECT_FALSE(fam.metric.empty()) << fam.name;
+}
+
+TEST(SnapshotCollectableTest, EmptySnapshotExportsOnlySelfMetrics) {
+  SnapshotCollectable c(std::make_shared<snapshot::SnapshotStore>(), kTestBuild);
+  std::vector<std::string> names;
+  for (const auto& f : c.Collect()) names.push_back(f.name);
+  // No last scan yet: no 1970 timestamp.
+  EXPECT_EQ(names, (std::vector<std::string>{"profwatch_build_info", "profwatch_pending_windows"}));
+}
+
+TEST(SnapshotCollectableTest, DefaultBuildInfoComesFromCompileDefinitions) {
+  EXPECT_EQ(DefaultBuildInfo().version, PROFWATCH_VERSION);
+  EXPECT_EQ(DefaultBuildInfo().revision, PROFWATCH_REVISION);
+  EXPECT_FALSE(DefaultBuildInfo().version.empty());
+}
+
+TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithEverything();
+  r.key.run = "run-\xff";
+  r.stats.families[0].top_kernels[0].name = "k\xc3";  // truncated 2-byte sequence
+  s.runs.emplace(r.key, r);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_kernel_seconds",
+            {{"run", "run-\xEF\xBF\xBD"}, {"family", "GEMM"}, {"kernel", "k\xEF\xBF\xBD"}}),
+      0.15);
+}
+
+TEST(ValidUtf8Test, KeepsWellFormedAndReplacesEachBadByte) {
+  EXPECT_EQ(ValidUtf8("plain"), "plain");
+  EXPECT_EQ(ValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"),
+            "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(ValidUtf8("\xC0\xAF"), r + r);                  // overlong '/'
+  EXPECT_EQ(ValidUtf8("\xED\xA0\x80"), r + r + r);          // UTF-16 surrogate
+  EXPECT_EQ(ValidUtf8("\xF4\x90\x80\x80"), r + r + r + r);  // above U+10FFFF
+  EXPECT_EQ(ValidUtf8("a\xE2\x82"), "a" + r + r);           // cut sequence
+  EXPECT_EQ(ValidUtf8(std::string_view("\0x", 2)), std::string("\0x", 2));
+}
+
+}  // namespace
+}  // namespace profwatch::expose

@@ -1,0 +1,263 @@
+#include "expose/state_json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "sample_snapshot.h"
+
+namespace profwatch::expose {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Field-by-field equality (the structs have no operator==). NaN equals NaN
+// here: the round trip must preserve it.
+bool SameDouble(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+bool SameOpt(const std::optional<double>& a, const std::optional<double>& b) {
+  return a.has_value() == b.has_value() && (!a || SameDouble(*a, *b));
+}
+
+void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowStats& b) {
+  ASSERT_EQ(a.files.size(), b.files.size());
+  for (size_t i = 0; i < a.files.size(); ++i) {
+    const auto &x = a.files[i], &y = b.files[i];
+    EXPECT_EQ(x.path, y.path);
+    EXPECT_EQ(x.schema, y.schema);
+    EXPECT_EQ(x.events, y.events);
+    EXPECT_EQ(x.suspected_truncated, y.suspected_truncated);
+    EXPECT_EQ(x.partial, y.partial);
+    EXPECT_EQ(x.drops, y.drops);
+    EXPECT_EQ(x.gpus, y.gpus);
+  }
+  EXPECT_EQ(a.timestamp_dirs, b.timestamp_dirs);
+  EXPECT_EQ(a.rule_set, b.rule_set);
+  EXPECT_EQ(a.profile_steps, b.profile_steps);
+  EXPECT_EQ(a.launcher_mode, b.launcher_mode);
+  EXPECT_TRUE(SameDouble(a.gpus_per_file, b.gpus_per_file));
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.truncated, b.truncated);
+  ASSERT_EQ(a.families.size(), b.families.size());
+  for (size_t i = 0; i < a.families.size(); ++i) {
+    const auto &x = a.families[i], &y = b.families[i];
+    EXPECT_EQ(x.family, y.family);
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.launches, y.launches);
+    EXPECT_EQ(x.total_ps, y.total_ps);
+    EXPECT_EQ(x.distinct_kernels, y.distinct_kernels);
+    ASSERT_EQ(x.top_kernels.size(), y.top_kernels.size());
+    for (size_t k = 0; k < x.top_kernels.size(); ++k) {
+      EXPECT_EQ(x.top_kernels[k].name, y.top_kernels[k].name);
+      EXPECT_EQ(x.top_kernels[k].launches, y.top_kernels[k].launches);
+      EXPECT_EQ(x.top_kernels[k].total_ps, y.top_kernels[k].total_ps);
+    }
+  }
+  EXPECT_EQ(a.total_kernel_ps, b.total_kernel_ps);
+  EXPECT_EQ(a.total_launches, b.total_launches);
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (size_t i = 0; i < a.devices.size(); ++i) {
+    const auto &x = a.devices[i], &y = b.devices[i];
+    EXPECT_EQ(x.file, y.file);
+    EXPECT_EQ(x.device, y.device);
+    EXPECT_EQ(x.kernels, y.kernels);
+    EXPECT_EQ(x.kernel_ps, y.kernel_ps);
+    EXPECT_EQ(x.busy_ps, y.busy_ps);
+    EXPECT_EQ(x.span_ps, y.span_ps);
+    EXPECT_EQ(x.streams, y.streams);
+    EXPECT_EQ(x.comm_ps, y.comm_ps);
+    EXPECT_EQ(x.exposed_comm_ps, y.exposed_comm_ps);
+    EXPECT_EQ(x.memops, y.memops);
+    EXPECT_EQ(x.memop_ps, y.memop_ps);
+  }
+  ASSERT_EQ(a.trace_steps.size(), b.trace_steps.size());
+  for (size_t i = 0; i < a.trace_steps.size(); ++i) {
+    EXPECT_EQ(a.trace_steps[i].file, b.trace_steps[i].file);
+    EXPECT_EQ(a.trace_steps[i].step, b.trace_steps[i].step);
+    EXPECT_EQ(a.trace_steps[i].dur_ps, b.trace_steps[i].dur_ps);
+  }
+}
+
+void ExpectSameRun(const snapshot::RunState& a, const snapshot::RunState& b) {
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_EQ(a.window_id, b.window_id);
+  ExpectSameStats(a.stats, b.stats);
+  EXPECT_EQ(a.format, b.format);
+  EXPECT_EQ(a.expected_gpus, b.expected_gpus);
+  EXPECT_EQ(a.incomplete, b.incomplete);
+  EXPECT_TRUE(SameDouble(a.analyzed_unix, b.analyzed_unix));
+  EXPECT_TRUE(SameOpt(a.step_seconds, b.step_seconds));
+  EXPECT_EQ(a.step_source, b.step_source);
+  EXPECT_EQ(a.training.last_step, b.training.last_step);
+  EXPECT_TRUE(SameOpt(a.training.last_step_seconds, b.training.last_step_seconds));
+  EXPECT_TRUE(SameOpt(a.training.steady_step_seconds, b.training.steady_step_seconds));
+  EXPECT_TRUE(
+      SameOpt(a.training.tokens_per_second_per_device, b.training.tokens_per_second_per_device));
+  EXPECT_TRUE(SameOpt(a.training.tflops_per_device, b.training.tflops_per_device));
+  EXPECT_TRUE(SameOpt(a.training.mfu_ratio, b.training.mfu_ratio));
+  EXPECT_TRUE(SameOpt(a.training.loss, b.training.loss));
+  EXPECT_TRUE(SameOpt(a.training.last_step_unix, b.training.last_step_unix));
+  EXPECT_TRUE(SameDouble(a.last_activity_unix, b.last_activity_unix));
+  EXPECT_EQ(a.has_window, b.has_window);
+}
+
+snapshot::Snapshot Tricky() {
+  snapshot::Snapshot s = testing::SampleSnapshot();
+  snapshot::RunState r = s.runs.begin()->second;
+  r.training.loss = std::numeric_limits<double>::quiet_NaN();
+  r.training.mfu_ratio = std::numeric_limits<double>::infinity();
+  r.training.tflops_per_device = -std::numeric_limits<double>::infinity();
+  r.training.tokens_per_second_per_device = -0.0;
+  r.training.last_step = std::numeric_limits<int64_t>::min();
+  r.analyzed_unix = 0.1 + 0.2;  // not representable in short decimal
+  r.stats.devices[0].kernel_ps = std::numeric_limits<int64_t>::max();
+  r.stats.families[0].total_ps = -5;
+  r.stats.events = std::numeric_limits<uint64_t>::max();
+  r.stats.launcher_mode = aggregate::LauncherMode::kMixed;
+  r.stats.families[1].kind = classify::FamilyKind::kMemory;
+  r.stats.files[0].schema = parse::TraceSchema::kKineto;
+  r.key.run = "run \"1\"\n\\ é";
+  s.runs.emplace(r.key, r);
+  return s;
+}
+
+TEST(StateJsonTest, SnapshotRoundTripsLosslessly) {
+  for (bool pretty : {false, true}) {
+    const snapshot::Snapshot in = Tricky();
+    const std::string text = SerializeState(in, pretty);
+    auto out = ParseState(text);
+    ASSERT_TRUE(out) << out.error().ToString();
+    EXPECT_DOUBLE_EQ(out->last_scan_unix, in.last_scan_unix);
+    EXPECT_EQ(out->pending_windows, in.pending_windows);
+    ASSERT_EQ(out->runs.size(), in.runs.size());
+    for (const auto& [key, rs] : in.runs) {
+      ASSERT_TRUE(out->runs.count(key)) << key.training_job << "/" << key.run;
+      SCOPED_TRACE(key.run);
+      ExpectSameRun(rs, out->runs.at(key));
+    }
+    // Serialization is deterministic and stable across a round trip.
+    EXPECT_EQ(SerializeState(*out, pretty), text);
+  }
+}
+
+TEST(StateJsonTest, RunStateRoundTrips) {
+  for (const snapshot::RunState& in :
+       {testing::RunWithEverything(), testing::RunWithoutStepTime(), testing::RunWithLogOnly()}) {
+    auto out = ParseRunState(SerializeRunState(in));
+    ASSERT_TRUE(out) << out.error().ToString();
+    ExpectSameRun(in, *out);
+  }
+}
+
+TEST(StateJsonTest, EmptySnapshotRoundTrips) {
+  auto out = ParseState(SerializeState(snapshot::Snapshot{}));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_TRUE(out->runs.empty());
+}
+
+TEST(StateJsonTest, DocumentCarriesSchemaAndNonFiniteAsStrings) {
+  const std::string text = SerializeState(Tricky());
+  EXPECT_THAT(text, HasSubstr(R"("schema":"profwatch.state.v1")"));
+  EXPECT_THAT(text, HasSubstr(R"("loss":"NaN")"));
+  EXPECT_THAT(text, HasSubstr(R"("mfu_ratio":"Infinity")"));
+  EXPECT_THAT(text, HasSubstr(R"("tflops_per_device":"-Infinity")"));
+  EXPECT_THAT(text, HasSubstr(R"("launcher_mode":"mixed")"));
+}
+
+TEST(StateJsonTest, InvalidUtf8IsReplacedInsteadOfFailing) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithLogOnly();
+  r.key.run = "bad\xff";
+  s.runs.emplace(r.key, r);
+  auto out = ParseState(SerializeState(s));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->runs.begin()->first.run, "bad\xEF\xBF\xBD");
+}
+
+TEST(StateJsonTest, TruncatedTextIsCorruptAtEveryCut) {
+  const std::string text = SerializeState(testing::SampleSnapshot());
+  for (size_t cut = 0; cut < text.size(); cut += 7) {
+    auto out = ParseState(std::string_view(text).substr(0, cut));
+    ASSERT_FALSE(out) << "cut " << cut;
+    EXPECT_EQ(out.error().code, ErrorCode::kCorrupt) << out.error().ToString();
+  }
+}
+
+TEST(StateJsonTest, GarbageIsCorruptWithMessage) {
+  for (std::string_view garbage : {"", "\x1f\x8b\x08", "null", "[]", "42", "{\"schema\":1}", "{}",
+                                   "{\"schema\":\"profwatch.state.v1\"}"}) {
+    auto out = ParseState(garbage);
+    ASSERT_FALSE(out) << garbage;
+    EXPECT_EQ(out.error().code, ErrorCode::kCorrupt) << garbage;
+    EXPECT_THAT(out.error().context, HasSubstr("state")) << garbage;
+  }
+}
+
+TEST(StateJsonTest, OtherSchemaVersionIsUnsupported) {
+  auto out = ParseState(R"({"schema":"profwatch.state.v2","runs":[]})");
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(out.error().context, HasSubstr("profwatch.state.v2"));
+}
+
+// Replaces the first occurrence of `from` in the serialized sample.
+std::string Mutate(std::string_view from, std::string_view to) {
+  std::string text = SerializeState(testing::SampleSnapshot());
+  const size_t pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+TEST(StateJsonTest, WrongFieldsNameTheirPath) {
+  struct Case {
+    std::string text;
+    std::string want;
+  };
+  const Case cases[] = {
+      {Mutate(R"("busy_ps":750000000000,)", ""), "runs[0].stats.devices[0]: busy_ps: missing"},
+      {Mutate(R"("busy_ps":750000000000)", R"("busy_ps":"x")"), "busy_ps: not an integer"},
+      {Mutate(R"("busy_ps":750000000000)", R"("busy_ps":1e400)"), "not JSON"},
+      {Mutate(R"("busy_ps":750000000000)", R"("busy_ps":1.5)"), "busy_ps: not an integer"},
+      {Mutate(R"("busy_ps":750000000000)", R"("busy_ps":18446744073709551615)"),
+       "busy_ps: out of range"},
+      {Mutate(R"("profile_steps":3)", R"("profile_steps":4294967296)"),
+       "profile_steps: out of range"},
+      {Mutate(R"("events":123456)", R"("events":-1)"), "events: not an unsigned integer"},
+      {Mutate(R"("launcher_mode":"one_node_per_process")", R"("launcher_mode":"1-node/proc")"),
+       "launcher_mode: unknown value \"1-node/proc\""},
+      {Mutate(R"("kind":"comm")", R"("kind":7)"), "families[1]: kind: not a string"},
+      {Mutate(R"("loss":2.125)", R"("loss":"two")"), "training: loss: not a number"},
+      {Mutate(R"("has_window":true)", R"("has_window":1)"), "has_window: not a boolean"},
+      {Mutate(R"("runs":[)", R"("runs":[1,)"), "runs[0]: not an object"},
+      {Mutate(R"("timestamp_dirs":[)", R"("timestamp_dirs":[null,)"),
+       "stats.timestamp_dirs[0]: not a string"},
+      {Mutate(R"("drops":{)", R"("drops":{"x":"y",)"), "drops: x: not an unsigned integer"},
+      {Mutate(R"("run":"run-2")", R"("run":"run-1")"), "duplicate run 1234-llama/run-1"},
+  };
+  for (const Case& c : cases) {
+    auto out = ParseState(c.text);
+    ASSERT_FALSE(out) << c.want;
+    EXPECT_EQ(out.error().code, ErrorCode::kCorrupt) << c.want;
+    EXPECT_THAT(out.error().context, HasSubstr(c.want));
+  }
+}
+
+TEST(StateJsonTest, UnknownKeysAreIgnored) {
+  auto out = ParseState(Mutate(R"("schema":)", R"("future_field":{"a":[1]},"schema":)"));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->runs.size(), 3u);
+}
+
+TEST(StateJsonTest, ParseRunStateRejectsGarbage) {
+  EXPECT_EQ(ParseRunState("{").error().code, ErrorCode::kCorrupt);
+  EXPECT_EQ(ParseRunState("{}").error().code, ErrorCode::kCorrupt);
+  EXPECT_THAT(ParseRunState(R"({"training_job":"a"})").error().context, HasSubstr("run: missing"));
+}
+
+}  // namespace
+}  // namespace profwatch::expose
