@@ -1,0 +1,274 @@
+#include "watch/scanner.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include "window/grouping.h"
+
+namespace profwatch::watch {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool IsKinetoName(std::string_view name) {
+  return EndsWith(name, ".pt.trace.json") || EndsWith(name, ".pt.trace.json.gz");
+}
+
+std::string FormatTs(int64_t t) {
+  time_t tt = static_cast<time_t>(t);
+  tm parts{};
+  gmtime_r(&tt, &parts);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y_%m_%d_%H_%M_%S", &parts);
+  return buf;
+}
+
+// Kineto names end in .<ts_ms>.pt.trace.json[.gz]; nullopt when they do not.
+std::optional<int64_t> KinetoTime(std::string_view name) {
+  std::string_view key = name.substr(0, name.find(".pt.trace.json"));
+  size_t dot = key.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  std::string_view digits = key.substr(dot + 1);
+  if (digits.empty() || digits.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v > 100'000'000'000 ? v / 1000 : v;  // milliseconds in practice
+}
+
+using Visited = std::set<std::pair<dev_t, ino_t>>;
+
+struct Entry {
+  std::string name;
+  bool is_dir = false;
+};
+
+class Walker {
+ public:
+  Walker(const ScanOptions& options, ScanResult* out) : options_(options), out_(out) {}
+
+  void WalkRoot(const std::string& root_in) {
+    std::string root = fs::absolute(fs::path(root_in)).lexically_normal().string();
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    root_ = root;
+    Walk(root, 0);
+  }
+
+ private:
+  // Lists `dir`; false (counted) when it cannot be read.
+  bool List(const std::string& dir, std::vector<Entry>* entries) {
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) {
+      if (errno == EACCES || errno == EPERM) {
+        ++out_->permission_errors;
+      } else {
+        ++out_->other_errors;
+      }
+      return false;
+    }
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      bool is_dir = e->d_type == DT_DIR;
+      if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
+        struct stat st;
+        is_dir = stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+      }
+      entries->push_back({std::move(name), is_dir});
+    }
+    closedir(d);
+    std::sort(entries->begin(), entries->end(),
+              [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return true;
+  }
+
+  bool Enter(const std::string& dir) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) {
+      if (errno == EACCES || errno == EPERM) {
+        ++out_->permission_errors;
+      } else if (errno != ENOENT) {
+        ++out_->other_errors;
+      }
+      return false;
+    }
+    if (!S_ISDIR(st.st_mode)) return false;
+    return visited_.insert({st.st_dev, st.st_ino}).second;  // false: loop or second path
+  }
+
+  void Walk(const std::string& dir, int depth) {
+    if (depth > options_.max_depth || !Enter(dir)) return;
+    std::vector<Entry> entries;
+    if (!List(dir, &entries)) return;
+    out_->dirs.push_back(dir);
+    fs::path p(dir);
+    if (p.filename() == "profile" && p.parent_path().filename() == "plugins") {
+      ScanProfileDir(dir, entries);
+      return;
+    }
+    bool kineto = std::any_of(entries.begin(), entries.end(),
+                              [](const Entry& e) { return !e.is_dir && IsKinetoName(e.name); });
+    if (kineto) ScanKinetoDir(dir, entries);
+    for (const Entry& e : entries) {
+      if (e.is_dir && e.name.front() != '.') Walk(dir + "/" + e.name, depth + 1);
+    }
+  }
+
+  void ScanProfileDir(const std::string& dir, const std::vector<Entry>& entries) {
+    fs::path logdir = fs::path(dir).parent_path().parent_path();
+    fs::path run_dir = logdir.filename() == "tensorboard" ? logdir.parent_path() : logdir;
+    RunLabels labels = LabelsForRunDir(root_, run_dir.string());
+    for (const Entry& e : entries) {
+      if (!e.is_dir) continue;
+      std::optional<int64_t> t = window::ParseTimestampDirName(e.name);
+      if (!t) continue;
+      std::string ts_dir = dir + "/" + e.name;
+      if (!Enter(ts_dir)) continue;
+      std::vector<Entry> files;
+      if (!List(ts_dir, &files)) continue;
+      out_->dirs.push_back(ts_dir);
+      for (const Entry& f : files) {
+        if (f.is_dir || !window::IsTraceFileName(f.name)) continue;
+        AddFile(ts_dir, f.name, ts_dir, *t, labels, run_dir.string());
+      }
+    }
+  }
+
+  void ScanKinetoDir(const std::string& dir, const std::vector<Entry>& entries) {
+    fs::path p(dir);
+    const std::string base = p.filename().string();
+    fs::path run_dir =
+        (base == "tensorboard" || base == "traces" || base == "profiler" || base == "profile")
+            ? p.parent_path()
+            : p;
+    RunLabels labels = LabelsForRunDir(root_, run_dir.string());
+    for (const Entry& f : entries) {
+      if (f.is_dir || !IsKinetoName(f.name)) continue;
+      std::optional<int64_t> t = KinetoTime(f.name);
+      FileObservation* obs = AddFile(dir, f.name, "", 0, labels, run_dir.string());
+      if (obs == nullptr) continue;
+      // Without a time in the name, the file's mtime stands in for it.
+      obs->group_time = t ? *t : obs->mtime_ns / 1'000'000'000;
+      obs->group_dir = dir + "/" + FormatTs(obs->group_time);
+    }
+  }
+
+  FileObservation* AddFile(const std::string& dir, const std::string& name,
+                           const std::string& group_dir, int64_t group_time,
+                           const RunLabels& labels, const std::string& run_dir) {
+    if (!options_.host_filter.empty() && !MatchesHost(name, options_.host_filter)) {
+      ++out_->filtered_files;
+      return nullptr;
+    }
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+      if (errno == EACCES || errno == EPERM) {
+        ++out_->permission_errors;
+      } else if (errno != ENOENT) {
+        ++out_->other_errors;
+      }
+      return nullptr;
+    }
+    if (!S_ISREG(st.st_mode)) return nullptr;
+    FileObservation obs;
+    obs.path = std::move(path);
+    obs.name = name;
+    obs.dir = dir;
+    obs.group_dir = group_dir;
+    obs.group_time = group_time;
+    obs.labels = labels;
+    obs.run_dir = run_dir;
+    obs.dev = st.st_dev;
+    obs.ino = st.st_ino;
+    obs.size = static_cast<uint64_t>(st.st_size);
+    obs.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    out_->files.push_back(std::move(obs));
+    return &out_->files.back();
+  }
+
+  const ScanOptions& options_;
+  ScanResult* out_;
+  std::string root_;
+  Visited visited_;
+};
+
+}  // namespace
+
+RunLabels LabelsForRunDir(const std::string& root_in, const std::string& run_dir_in) {
+  fs::path root = fs::absolute(fs::path(root_in)).lexically_normal();
+  fs::path run_dir = fs::absolute(fs::path(run_dir_in)).lexically_normal();
+  auto strip = [](fs::path p) {
+    std::string s = p.string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return fs::path(s);
+  };
+  root = strip(root);
+  run_dir = strip(run_dir);
+  fs::path rel = run_dir.lexically_relative(root);
+  std::vector<std::string> parts;
+  bool outside = rel.empty();
+  for (const fs::path& part : rel) {
+    std::string s = part.string();
+    if (s == "..") outside = true;
+    if (!s.empty() && s != ".") parts.push_back(s);
+  }
+  RunLabels labels;
+  if (outside || parts.empty()) {
+    labels.training_job = run_dir.parent_path().filename().string();
+    labels.run = run_dir.filename().string();
+  } else if (parts.size() == 1) {
+    labels.training_job = root.filename().string();
+    labels.run = parts[0];
+  } else {
+    labels.training_job = parts[0];
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (i > 1) labels.run += "/";
+      labels.run += parts[i];
+    }
+  }
+  return labels;
+}
+
+bool MatchesHost(const std::string& file_name, const std::string& host) {
+  if (host.empty()) return true;
+  if (file_name.size() < host.size() || file_name.compare(0, host.size(), host) != 0) {
+    return false;
+  }
+  // "node1" must not claim "node10.trace.json.gz".
+  return file_name.size() == host.size() ||
+         !std::isalnum(static_cast<unsigned char>(file_name[host.size()]));
+}
+
+std::string ShortHostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  std::string name = buf;
+  return name.substr(0, name.find('.'));
+}
+
+ScanResult Scan(const ScanOptions& options) {
+  ScanResult out;
+  Walker walker(options, &out);
+  for (const std::string& root : options.roots) walker.WalkRoot(root);
+  std::sort(out.files.begin(), out.files.end(),
+            [](const FileObservation& a, const FileObservation& b) { return a.path < b.path; });
+  return out;
+}
+
+}  // namespace profwatch::watch

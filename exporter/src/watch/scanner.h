@@ -1,0 +1,84 @@
+// Scanner: walks the watched roots and reports every trace file it finds with
+// its identity (dev+inode), size and mtime, plus the labels of the run it
+// belongs to. Watch events are only hints; the scanner is the truth.
+//
+// Discovery:
+//  - any `plugins/profile/<ts>/` directory below a root (MaxText puts it at
+//    `<job>/<run>/tensorboard/plugins/profile/<ts>/`); a root may itself be a
+//    profile dir or lie inside a run;
+//  - any directory holding Kineto `*.pt.trace.json[.gz]` files.
+//
+// Labels (`training_job`, `run`). The run directory is the profiler's logdir
+// (the parent of `plugins/`), or the parent of that logdir when it is named
+// `tensorboard`; for Kineto the directory of the files (or its parent when it
+// is named tensorboard, traces, profiler or profile). Then, with `rel` = the
+// run directory relative to the root it was found under:
+//  - rel has >= 2 components (root = a directory of jobs):
+//      training_job = rel[0], run = the remaining components joined by '/';
+//  - rel has 1 component (root = one job directory):
+//      training_job = root's name, run = rel[0];
+//  - rel is empty or outside the root (root = a run dir, or inside one):
+//      training_job = name of the run dir's parent, run = run dir's name.
+//
+// Robustness: directories are identified by dev+inode so symlink loops end;
+// unreadable directories are counted and skipped; hidden entries ('.x') are
+// not walked; depth is bounded.
+//
+// Thread-safety: Scan() is a pure function of the filesystem and its options.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace profwatch::watch {
+
+struct RunLabels {
+  std::string training_job;
+  std::string run;
+};
+
+struct FileObservation {
+  std::string path;  // full path of the trace file
+  std::string name;  // file name
+  std::string dir;   // real directory holding the file (<ts> or Kineto dir)
+  // Directory identity used for window grouping: the <ts> dir itself, or for
+  // Kineto a pseudo "<dir>/<YYYY_MM_DD_HH_MM_SS>" from the file name's time.
+  std::string group_dir;
+  int64_t group_time = 0;  // seconds, parsed from the <ts> name (or Kineto name)
+  RunLabels labels;
+  std::string run_dir;  // the run directory the labels were derived from
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+struct ScanOptions {
+  std::vector<std::string> roots;
+  // Only files whose name starts with this host name (followed by a
+  // non-alphanumeric character or the end) are reported. Empty: all files.
+  std::string host_filter;
+  int max_depth = 16;
+};
+
+struct ScanResult {
+  std::vector<FileObservation> files;  // sorted by path
+  std::vector<std::string> dirs;       // every directory walked (for watches)
+  int64_t permission_errors = 0;       // directories or files we may not read
+  int64_t other_errors = 0;            // vanished mid-scan, I/O errors
+  int64_t filtered_files = 0;          // trace files skipped by the host filter
+};
+
+ScanResult Scan(const ScanOptions& options);
+
+// The labelling rule above, exposed for tests and documentation.
+RunLabels LabelsForRunDir(const std::string& root, const std::string& run_dir);
+
+// True when `file_name` belongs to `host` (see ScanOptions::host_filter).
+bool MatchesHost(const std::string& file_name, const std::string& host);
+
+// The short host name (gethostname up to the first dot), for --host-filter auto.
+std::string ShortHostName();
+
+}  // namespace profwatch::watch

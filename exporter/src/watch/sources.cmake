@@ -1,0 +1,4 @@
+target_sources(profwatch_lib PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/scanner.cc
+  ${CMAKE_CURRENT_LIST_DIR}/poll_watcher.cc
+  ${CMAKE_CURRENT_LIST_DIR}/inotify_watcher.cc)

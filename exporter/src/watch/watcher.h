@@ -1,0 +1,55 @@
+// Change notification backends for the watched roots. Events are only hints
+// that something below a directory changed: the daemon answers them with a
+// rescan (watch/scanner.h), and a timed full rescan runs regardless, because
+// inotify does not see writes made by other nodes on NFS/Lustre/GPFS.
+//
+// Two backends picked at startup: inotify (Linux, recursive watches added for
+// every directory the scanner reports and for directories created later) and
+// pure polling (no hints; the timed rescan does everything).
+//
+// Thread-safety: Wait() and AddDirectories() are called from one thread (the
+// scan thread); Wake() may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace profwatch::watch {
+
+struct WatchHints {
+  // Directories in which something was created, written, moved or deleted.
+  std::vector<std::string> dirs;
+  // The kernel dropped events (IN_Q_OVERFLOW): only a full rescan is safe.
+  bool overflow = false;
+  // Wake() was called.
+  bool woken = false;
+  bool empty() const { return dirs.empty() && !overflow; }
+};
+
+class Watcher {
+ public:
+  virtual ~Watcher() = default;
+  // Starts watching each directory (not recursively: the scanner reports every
+  // directory it walks). Already watched directories are skipped cheaply.
+  // Failures (watch limit, permissions) are logged once and counted; polling
+  // still covers those directories.
+  virtual void AddDirectories(const std::vector<std::string>& dirs) = 0;
+  // Blocks until a hint arrives, Wake() is called or `timeout` passes.
+  virtual WatchHints Wait(std::chrono::milliseconds timeout) = 0;
+  // Interrupts a Wait() in progress (shutdown, or work to do).
+  virtual void Wake() = 0;
+  virtual const char* Name() const = 0;
+};
+
+// Polling only: Wait() just waits for the timeout or Wake().
+std::unique_ptr<Watcher> MakePollWatcher();
+
+// inotify backend; an error when inotify is unavailable (the caller falls back
+// to polling).
+Result<std::unique_ptr<Watcher>> MakeInotifyWatcher();
+
+}  // namespace profwatch::watch

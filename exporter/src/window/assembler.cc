@@ -1,0 +1,419 @@
+#include "window/assembler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <utility>
+
+#include "window/grouping.h"
+
+namespace profwatch::window {
+namespace {
+
+namespace fs = std::filesystem;
+
+FileFingerprint FingerprintOf(const watch::FileObservation& o) {
+  return FileFingerprint{o.path, o.dev, o.ino, o.size, o.mtime_ns};
+}
+
+}  // namespace
+
+Assembler::Assembler(AssemblerOptions options) : options_(options) {}
+
+void Assembler::Restore(const std::vector<AnalysedWindow>& windows) {
+  for (const AnalysedWindow& w : windows) restored_[{w.run_dir, w.first_dir}] = w;
+}
+
+std::vector<FileFingerprint> Assembler::Fingerprints(const Tracked& t) const {
+  std::vector<FileFingerprint> out;
+  for (const std::string& f : t.files) {
+    auto it = t.tracks.find(f);
+    if (it != t.tracks.end()) out.push_back(it->second.fp);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Assembler::ObserveScan(const std::vector<watch::FileObservation>& files, TimePoint now) {
+  last_scan_ = now;
+  for (auto& [serial, t] : tracked_) t.seen_in_last_scan = false;
+
+  // run_dir -> observations
+  std::map<std::string, std::vector<const watch::FileObservation*>> by_run;
+  for (const watch::FileObservation& o : files) by_run[o.run_dir].push_back(&o);
+
+  for (auto& [run_dir, obs] : by_run) {
+    std::map<std::string, TimestampDir> dirs;
+    std::map<std::string, const watch::FileObservation*> by_group_path;
+    std::map<std::string, std::string> real_dir_of;
+    for (const watch::FileObservation* o : obs) {
+      TimestampDir& d = dirs[o->group_dir];
+      d.path = o->group_dir;
+      d.time = o->group_time;
+      d.files.push_back(o->name);
+      by_group_path[(fs::path(o->group_dir) / o->name).string()] = o;
+      real_dir_of[o->group_dir] = o->dir;
+    }
+    std::vector<TimestampDir> list;
+    for (auto& [path, d] : dirs) list.push_back(std::move(d));
+    std::vector<Window> windows =
+        GroupWindows(std::move(list), static_cast<int64_t>(options_.skew.count()));
+
+    std::set<uint64_t> used;
+    std::vector<uint64_t> run_serials;
+    for (const Window& w : windows) {
+      // The tracked window sharing a <ts> dir with this one (its first dir may
+      // have changed when a late host wrote an earlier dir).
+      Tracked* t = nullptr;
+      std::set<std::string> wdirs(w.timestamp_dirs.begin(), w.timestamp_dirs.end());
+      for (auto& [serial, cand] : tracked_) {
+        if (cand.run_dir != run_dir || used.count(serial) != 0) continue;
+        bool overlap = std::any_of(cand.group_dirs.begin(), cand.group_dirs.end(),
+                                   [&](const std::string& d) { return wdirs.count(d) != 0; });
+        if (overlap) {
+          t = &cand;
+          break;
+        }
+      }
+      const watch::FileObservation* first_obs = by_group_path.at(w.files.front());
+      if (t == nullptr) {
+        uint64_t serial = next_serial_++;
+        t = &tracked_[serial];
+        t->serial = serial;
+        t->run_dir = run_dir;
+        t->first_seen = now;
+        t->last_change = now;
+        auto rit = restored_.find({run_dir, w.timestamp_dirs.front()});
+        if (rit != restored_.end()) {
+          t->analysed_before = true;
+          t->analysed_fp = rit->second.files;
+          t->analyzed_unix = rit->second.analyzed_unix;
+          // Decided below once the tracks are filled in.
+          t->state = State::kDone;
+        }
+      }
+      used.insert(t->serial);
+      run_serials.push_back(t->serial);
+      t->seen_in_last_scan = true;
+      t->run = RunId{first_obs->labels.training_job, first_obs->labels.run};
+      t->id = fs::path(w.timestamp_dirs.front()).filename().string();
+      t->first_time = w.first_time;
+      t->group_dirs = w.timestamp_dirs;
+      t->real_dirs.clear();
+      for (const std::string& gd : w.timestamp_dirs) {
+        const std::string& real = real_dir_of[gd];
+        if (t->real_dirs.empty() || t->real_dirs.back() != real) t->real_dirs.push_back(real);
+      }
+
+      bool changed = false;
+      std::map<std::string, FileTrack> tracks;
+      t->files.clear();
+      t->last_activity_unix = 0;
+      for (const std::string& gp : w.files) {
+        const watch::FileObservation* o = by_group_path.at(gp);
+        t->files.push_back(o->path);
+        FileFingerprint fp = FingerprintOf(*o);
+        t->last_activity_unix = std::max(t->last_activity_unix, o->mtime_ns / 1e9);
+        auto old = t->tracks.find(o->path);
+        FileTrack ft;
+        if (old != t->tracks.end()) {
+          ft = old->second;
+          if (!(ft.fp == fp)) {
+            ft.last_change = now;
+            changed = true;
+          }
+        } else {
+          ft.first_seen = now;
+          ft.last_change = now;
+          changed = true;
+        }
+        ft.fp = fp;
+        tracks[o->path] = ft;
+      }
+      if (tracks.size() != t->tracks.size()) changed = true;  // a file went away
+      t->tracks = std::move(tracks);
+      if (changed) t->last_change = now;
+
+      const bool matches_analysed = t->analysed_before && Fingerprints(*t) == t->analysed_fp;
+      switch (t->state) {
+        case State::kDone:
+          if (!matches_analysed) {
+            t->state = State::kAssembling;
+            t->ready_since.reset();
+          }
+          break;
+        case State::kQueued:
+          if (changed) t->changed_in_flight = true;
+          break;
+        case State::kAssembling:
+        case State::kRetryWait:
+          if (changed) t->ready_since.reset();
+          break;
+        case State::kExpired:
+          if (changed) t->state = State::kAssembling;
+          break;
+        case State::kSuperseded:
+          break;
+      }
+    }
+
+    // Only the newest window of a run is worth analysing: the older ones would
+    // never be exported.
+    int64_t newest = INT64_MIN;
+    for (uint64_t s : run_serials) newest = std::max(newest, tracked_[s].first_time);
+    for (uint64_t s : run_serials) {
+      Tracked& t = tracked_[s];
+      const bool is_newest = t.first_time == newest;
+      if (!is_newest && (t.state == State::kAssembling || t.state == State::kRetryWait)) {
+        t.state = State::kSuperseded;
+      } else if (is_newest && t.state == State::kSuperseded) {
+        t.state = State::kAssembling;
+        t.ready_since.reset();
+      }
+    }
+  }
+
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    if (!it->second.seen_in_last_scan && it->second.state != State::kQueued) {
+      it = tracked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+int Assembler::ExpectedFiles(const Tracked& t) const {
+  if (options_.expected_files > 0) return options_.expected_files;
+  if (options_.expected_gpus > 0) {
+    auto it = gpus_per_file_.find(t.run);
+    if (it != gpus_per_file_.end() && it->second > 0) {
+      return static_cast<int>(std::ceil(options_.expected_gpus / it->second - 1e-9));
+    }
+    return 0;
+  }
+  // Learned: the previous window of the same run.
+  const Tracked* prev = nullptr;
+  for (const auto& [serial, cand] : tracked_) {
+    if (cand.run_dir != t.run_dir || cand.first_time >= t.first_time) continue;
+    if (prev == nullptr || cand.first_time > prev->first_time) prev = &cand;
+  }
+  return prev == nullptr ? 0 : static_cast<int>(prev->files.size());
+}
+
+std::chrono::milliseconds Assembler::Backoff(int tries) const {
+  auto base = std::max<std::chrono::milliseconds>(options_.settle, std::chrono::seconds(1));
+  auto d = base * (int64_t{1} << std::clamp(tries - 1, 0, 20));
+  return std::min(d, options_.max_backoff);
+}
+
+bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) const {
+  *gate = 0;
+  *short_of_expected = false;
+  if (t.state == State::kAssembling || t.state == State::kRetryWait) {
+    const double cutoff = ToUnixSeconds(now) - Seconds(options_.retention).count();
+    if (t.last_activity_unix < cutoff) {
+      t.state = State::kExpired;
+      return false;
+    }
+  }
+  if (t.state != State::kAssembling && t.state != State::kRetryWait) return false;
+  *gate = ExpectedFiles(t);
+  const int count = static_cast<int>(t.files.size());
+  const bool timed_out = now - t.first_seen >= options_.window_timeout;
+  *short_of_expected = *gate > 0 && count < *gate;
+  if (t.force_ready) return true;
+  // Quiet as observed: the last scan saw nothing change for `settle`.
+  if (last_scan_ - t.last_change < options_.settle) return false;
+  if (t.state == State::kRetryWait) {
+    bool failed_file_changed = false;
+    for (const auto& [path, ft] : t.tracks) {
+      if (!ft.gave_up && ft.last_error && !(ft.fp == ft.failed_fp)) failed_file_changed = true;
+    }
+    if (!failed_file_changed && (!t.next_retry || now < *t.next_retry)) return false;
+  }
+  if (*short_of_expected && !timed_out) return false;
+  return true;
+}
+
+std::vector<WindowTask> Assembler::TakeReady(TimePoint now, size_t max) {
+  std::vector<std::pair<Tracked*, std::pair<int, bool>>> ready;
+  for (auto& [serial, t] : tracked_) {
+    int gate = 0;
+    bool short_of = false;
+    if (!IsReady(t, now, &gate, &short_of)) continue;
+    if (!t.ready_since) t.ready_since = now;
+    ready.push_back({&t, {gate, short_of}});
+  }
+  // Fair order: the window that has been ready longest goes first.
+  std::sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) {
+    if (*a.first->ready_since != *b.first->ready_since) {
+      return *a.first->ready_since < *b.first->ready_since;
+    }
+    return a.first->first_time < b.first->first_time;
+  });
+  std::vector<WindowTask> out;
+  for (auto& [tp, gate_short] : ready) {
+    if (out.size() >= max) break;
+    Tracked& t = *tp;
+    WindowTask task;
+    task.serial = t.serial;
+    task.run = t.run;
+    task.run_dir = t.run_dir;
+    task.window_id = t.id;
+    task.first_time = t.first_time;
+    task.timestamp_dirs = t.real_dirs;
+    for (const std::string& f : t.files) {
+      if (t.tracks.at(f).gave_up) {
+        task.excluded.push_back(f);
+      } else {
+        task.files.push_back(f);
+      }
+    }
+    task.total_files = static_cast<int>(t.files.size());
+    task.expected_files = gate_short.first;
+    task.short_of_expected = gate_short.second;
+    task.reanalysis = t.analysed_before;
+    task.last_activity_unix = t.last_activity_unix;
+    t.state = State::kQueued;
+    t.force_ready = false;
+    t.changed_in_flight = false;
+    t.ready_since.reset();
+    out.push_back(std::move(task));
+  }
+  return out;
+}
+
+AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOutcome& outcome,
+                                       TimePoint now) {
+  AnalysisDecision d;
+  auto it = tracked_.find(task.serial);
+  if (it == tracked_.end()) {
+    // The window vanished while in flight; its result is still the best we have.
+    d.publish = !outcome.window_error.has_value();
+    d.incomplete = task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty();
+    return d;
+  }
+  Tracked& t = it->second;
+  bool retry_soon = false;
+  int soon_tries = 0;
+  auto handle = [&](const std::string& path, const Error& error) {
+    auto ft_it = t.tracks.find(path);
+    if (ft_it == t.tracks.end() || ft_it->second.gave_up) return;
+    FileTrack& ft = ft_it->second;
+    ++ft.tries;
+    ft.last_error = error.code;
+    ft.failed_fp = ft.fp;
+    const RetryClass rc = RetryClassOf(error.code);
+    if (rc == RetryClass::kNever) return;
+    if (ft.tries >= options_.max_retries) {
+      ft.gave_up = true;
+      d.gave_up.push_back({path, error});
+      return;
+    }
+    if (rc == RetryClass::kSoon) {
+      retry_soon = true;
+      soon_tries = std::max(soon_tries, ft.tries);
+    }
+  };
+  if (outcome.window_error) {
+    for (const std::string& f : task.files) handle(f, *outcome.window_error);
+  } else {
+    for (const FileFailure& f : outcome.failed) handle(f.path, f.error);
+    // Files that analysed cleanly start their retry count afresh.
+    std::set<std::string> failed;
+    for (const FileFailure& f : outcome.failed) failed.insert(f.path);
+    for (const std::string& f : task.files) {
+      auto ft = t.tracks.find(f);
+      if (ft != t.tracks.end() && failed.count(f) == 0 && !ft->second.gave_up) {
+        ft->second.tries = 0;
+        ft->second.last_error.reset();
+      }
+    }
+  }
+  const bool any_active = std::any_of(t.tracks.begin(), t.tracks.end(),
+                                      [](const auto& kv) { return !kv.second.gave_up; });
+  if (retry_soon) {
+    t.state = State::kRetryWait;
+    t.next_retry = now + Backoff(soon_tries);
+    d.retry = true;
+  } else if (!d.gave_up.empty() && any_active) {
+    // Analyse the rest without the given-up files, at once.
+    t.state = State::kAssembling;
+    t.force_ready = true;
+    d.retry = true;
+  } else {
+    t.state = State::kDone;
+    t.analysed_fp = Fingerprints(t);
+    t.analysed_before = true;
+    t.analyzed_unix = ToUnixSeconds(now);
+    if (!outcome.window_error) {
+      d.publish = true;
+      d.incomplete = task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty() ||
+                     !d.gave_up.empty();
+      if (outcome.gpus > 0 && !task.files.empty()) {
+        gpus_per_file_[t.run] =
+            static_cast<double>(outcome.gpus) / static_cast<double>(task.files.size());
+      }
+    }
+  }
+  if (t.changed_in_flight && t.state == State::kDone) t.state = State::kAssembling;
+  t.changed_in_flight = false;
+  t.ready_since.reset();
+  if (!t.seen_in_last_scan && t.state != State::kQueued) tracked_.erase(it);
+  return d;
+}
+
+std::optional<TimePoint> Assembler::NextDeadline() const {
+  std::optional<TimePoint> best;
+  auto consider = [&](TimePoint tp) {
+    if (!best || tp < *best) best = tp;
+  };
+  for (const auto& [serial, t] : tracked_) {
+    if (t.state != State::kAssembling && t.state != State::kRetryWait) continue;
+    if (t.force_ready) {
+      consider(last_scan_);
+      continue;
+    }
+    const TimePoint quiet_at = t.last_change + options_.settle;
+    if (last_scan_ < quiet_at) {
+      consider(quiet_at);
+      continue;
+    }
+    if (t.state == State::kRetryWait && t.next_retry) consider(*t.next_retry);
+    if (options_.expected_files > 0 || options_.expected_gpus > 0 ||
+        ExpectedFiles(t) > static_cast<int>(t.files.size())) {
+      consider(t.first_seen + options_.window_timeout);
+    }
+  }
+  return best;
+}
+
+int64_t Assembler::PendingCount() const {
+  int64_t n = 0;
+  for (const auto& [serial, t] : tracked_) {
+    if (t.state == State::kAssembling || t.state == State::kRetryWait ||
+        t.state == State::kQueued) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+std::vector<AnalysedWindow> Assembler::Analysed() const {
+  std::map<std::pair<std::string, std::string>, AnalysedWindow> all = restored_;
+  for (const auto& [serial, t] : tracked_) {
+    if (!t.analysed_before || t.group_dirs.empty()) continue;
+    AnalysedWindow w;
+    w.run = t.run;
+    w.run_dir = t.run_dir;
+    w.first_dir = t.group_dirs.front();
+    w.files = t.analysed_fp;
+    w.analyzed_unix = t.analyzed_unix;
+    all[{w.run_dir, w.first_dir}] = std::move(w);
+  }
+  std::vector<AnalysedWindow> out;
+  for (auto& [key, w] : all) out.push_back(std::move(w));
+  return out;
+}
+
+}  // namespace profwatch::window

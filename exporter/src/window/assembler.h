@@ -1,0 +1,200 @@
+// Window assembler: a pure state machine that turns file observations (from
+// watch/scanner.h) plus the time into analysis tasks for complete windows, and
+// decides from analysis outcomes whether to publish, retry or give up. It
+// never opens a file and never reads a clock: the caller passes `now`.
+//
+// Per run (training_job, run), the files are grouped into windows with
+// GroupWindows (adjacent <ts> dirs within `skew`, a repeated process key
+// starts a new window). A window is ready when
+//  - every file's (dev, inode, size, mtime) has been seen unchanged for
+//    `settle` and no file joined for `settle` (observed quiet, not assumed:
+//    the caller rescans at NextDeadline()), and
+//  - it has the expected number of files: `expected_files`, else derived from
+//    `expected_gpus` and the run's learned GPUs per file, else the previous
+//    window of the run (learned). Short of it, it waits until `window_timeout`
+//    after it was first seen and is then emitted flagged short.
+// Only the newest window of a run is analysed (older ones are superseded and
+// never replace it); windows whose newest file is older than `retention` are
+// not analysed at all. A file joining or changing in an analysed window makes
+// it ready again (a re-analysis).
+//
+// Retries, by the error code of a failed file (core/result.h RetryClass):
+//  - kTruncated, kIo, kNotFound: the result is held back and the window is
+//    retried with exponential backoff (sooner when the file changes and
+//    settles again); after `max_retries` tries the file is given up and the
+//    window analysed without it, flagged incomplete;
+//  - kCorrupt, kPermission: the rest of the window is published at once; the
+//    window is retried only when the file's (inode, size, mtime) changes, and
+//    the file is given up after `max_retries` tries;
+//  - others (kUnsupported, kTooLarge, ...): published as they are, never retried.
+//
+// Thread-safety: none; the daemon serialises all calls under its mutex.
+#pragma once
+
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "watch/scanner.h"
+
+namespace profwatch::window {
+
+struct AssemblerOptions {
+  std::chrono::seconds skew{120};
+  std::chrono::milliseconds settle{10'000};
+  std::chrono::milliseconds window_timeout{600'000};
+  int expected_files = 0;  // 0 = not configured
+  int expected_gpus = 0;   // 0 = not configured
+  int max_retries = 5;
+  std::chrono::milliseconds retention{24LL * 3600 * 1000};
+  std::chrono::milliseconds max_backoff{300'000};
+};
+
+struct RunId {
+  std::string training_job;
+  std::string run;
+  auto operator<=>(const RunId&) const = default;
+};
+
+struct FileFingerprint {
+  std::string path;
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  auto operator<=>(const FileFingerprint&) const = default;
+};
+
+// A window that was analysed (and published), as persisted in the state file
+// so a restarted daemon does not analyse it again.
+struct AnalysedWindow {
+  RunId run;
+  std::string run_dir;
+  std::string first_dir;  // grouping dir of the window's first <ts>
+  std::vector<FileFingerprint> files;
+  double analyzed_unix = 0;
+};
+
+struct WindowTask {
+  uint64_t serial = 0;  // identity of the tracked window in this assembler
+  RunId run;
+  std::string run_dir;
+  std::string window_id;                    // first <ts> dir name
+  int64_t first_time = 0;                   // seconds, from the first <ts> name
+  std::vector<std::string> timestamp_dirs;  // real directories, time order
+  std::vector<std::string> files;           // to analyse (given-up files excluded)
+  std::vector<std::string> excluded;        // given-up files
+  int total_files = 0;                      // files present, including excluded
+  int expected_files = 0;                   // gate used; 0 = none
+  bool short_of_expected = false;           // emitted at the window timeout
+  bool reanalysis = false;                  // the window was analysed before
+  double last_activity_unix = 0;            // newest file mtime
+};
+
+struct FileFailure {
+  std::string path;
+  Error error;
+};
+
+struct AnalysisOutcome {
+  // AnalyzeFiles failed as a whole (no file readable): its error.
+  std::optional<Error> window_error;
+  std::vector<FileFailure> failed;  // per-file failures of a successful analysis
+  int gpus = 0;                     // GPUs found (to learn GPUs per file)
+};
+
+struct AnalysisDecision {
+  bool publish = false;     // publish this result as the run's latest window
+  bool incomplete = false;  // flag the published window incomplete
+  bool retry = false;       // held back; the window will be emitted again
+  // Files given up by this outcome: log once with path and reason, count
+  // reason="give_up".
+  std::vector<FileFailure> gave_up;
+};
+
+class Assembler {
+ public:
+  explicit Assembler(AssemblerOptions options);
+
+  // Seeds windows analysed by an earlier process (state file): when the same
+  // files are seen unchanged they are not analysed again.
+  void Restore(const std::vector<AnalysedWindow>& windows);
+
+  // A complete scan of all roots taken at `now`. Files absent from it are
+  // gone (their windows are forgotten unless in flight).
+  void ObserveScan(const std::vector<watch::FileObservation>& files, TimePoint now);
+
+  // Windows ready at `now`, oldest ready first, at most `max`; they become
+  // in flight until OnAnalyzed().
+  std::vector<WindowTask> TakeReady(TimePoint now, size_t max);
+
+  // The result of a task from TakeReady().
+  AnalysisDecision OnAnalyzed(const WindowTask& task, const AnalysisOutcome& outcome,
+                              TimePoint now);
+
+  // When a pending window could next become ready (a settle period ends, a
+  // retry or timeout is due): the caller should rescan then. nullopt: nothing
+  // pending.
+  std::optional<TimePoint> NextDeadline() const;
+
+  // Windows waiting for completeness, a retry or a worker (newest per run only).
+  int64_t PendingCount() const;
+  // Everything analysed, for the state file.
+  std::vector<AnalysedWindow> Analysed() const;
+
+ private:
+  enum class State { kAssembling, kRetryWait, kQueued, kDone, kSuperseded, kExpired };
+  struct FileTrack {
+    FileFingerprint fp;
+    TimePoint first_seen;
+    TimePoint last_change;
+    int tries = 0;
+    bool gave_up = false;
+    std::optional<ErrorCode> last_error;
+    FileFingerprint failed_fp;  // fingerprint when it last failed
+  };
+  struct Tracked {
+    uint64_t serial = 0;
+    RunId run;
+    std::string run_dir;
+    std::string id;
+    int64_t first_time = 0;
+    std::vector<std::string> group_dirs;
+    std::vector<std::string> real_dirs;
+    std::vector<std::string> files;  // paths, window order
+    std::map<std::string, FileTrack> tracks;
+    State state = State::kAssembling;
+    TimePoint first_seen;
+    TimePoint last_change;  // a file joined or changed
+    std::optional<TimePoint> ready_since;
+    std::optional<TimePoint> next_retry;
+    bool force_ready = false;  // re-run at once (a file was just given up)
+    bool changed_in_flight = false;
+    bool analysed_before = false;
+    std::vector<FileFingerprint> analysed_fp;  // fingerprints of the last published analysis
+    double analyzed_unix = 0;
+    bool seen_in_last_scan = false;
+    double last_activity_unix = 0;
+  };
+
+  std::vector<FileFingerprint> Fingerprints(const Tracked& t) const;
+  bool IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) const;
+  int ExpectedFiles(const Tracked& t) const;
+  std::chrono::milliseconds Backoff(int tries) const;
+
+  AssemblerOptions options_;
+  uint64_t next_serial_ = 1;
+  std::map<uint64_t, Tracked> tracked_;
+  std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
+  std::map<RunId, double> gpus_per_file_;
+  TimePoint last_scan_{};
+};
+
+}  // namespace profwatch::window

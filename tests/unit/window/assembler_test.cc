@@ -1,0 +1,441 @@
+#include "window/assembler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "window/grouping.h"
+
+namespace profwatch::window {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+// A fake filesystem: observations the test edits between scans.
+class AssemblerTest : public ::testing::Test {
+ protected:
+  AssemblerTest() {
+    options_.settle = seconds(10);
+    options_.window_timeout = minutes(10);
+    options_.skew = seconds(120);
+    options_.retention = std::chrono::hours(24);
+  }
+
+  static std::string Ts(int64_t t) {
+    // 2024_03_01_12_00_00 + t seconds, via the dir-name parser's inverse.
+    int64_t base = *ParseTimestampDirName("2024_03_01_12_00_00") + t;
+    time_t tt = static_cast<time_t>(base);
+    tm parts{};
+    gmtime_r(&tt, &parts);
+    char buf[32];
+    strftime(buf, sizeof buf, "%Y_%m_%d_%H_%M_%S", &parts);
+    return buf;
+  }
+
+  // Adds or updates a file of run `run` in the <ts> dir at offset `t`.
+  void Put(const std::string& run, int64_t t, const std::string& name, uint64_t size,
+           uint64_t ino = 0) {
+    std::string dir = "/jobs/j/" + run + "/tensorboard/plugins/profile/" + Ts(t);
+    std::string path = dir + "/" + name;
+    for (auto& o : files_) {
+      if (o.path == path) {
+        o.size = size;
+        o.mtime_ns = MtimeNow();
+        if (ino != 0) o.ino = ino;
+        return;
+      }
+    }
+    watch::FileObservation o;
+    o.path = path;
+    o.name = name;
+    o.dir = dir;
+    o.group_dir = dir;
+    o.group_time = *ParseTimestampDirName(Ts(t));
+    o.labels = {"j", run};
+    o.run_dir = "/jobs/j/" + run;
+    o.dev = 1;
+    o.ino = ino != 0 ? ino : next_ino_++;
+    o.size = size;
+    o.mtime_ns = MtimeNow();
+    files_.push_back(o);
+  }
+  void Remove(const std::string& name_suffix) {
+    std::erase_if(files_, [&](const auto& o) { return o.path.ends_with(name_suffix); });
+  }
+  int64_t MtimeNow() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now().time_since_epoch())
+        .count();
+  }
+
+  void Scan(Assembler& a) { a.ObserveScan(files_, clock_.Now()); }
+  // Scans, then takes whatever is ready.
+  std::vector<WindowTask> Step(Assembler& a, milliseconds advance) {
+    clock_.Advance(advance);
+    Scan(a);
+    return a.TakeReady(clock_.Now(), 100);
+  }
+
+  AssemblerOptions options_;
+  FakeClock clock_;
+  std::vector<watch::FileObservation> files_;
+  uint64_t next_ino_ = 100;
+};
+
+TEST_F(AssemblerTest, WaitsForSettleThenEmitsSplitWindowOnce) {
+  Assembler a(options_);
+  Put("r", 0, "h0.proc0.trace.json.gz", 100);
+  Put("r", 3, "h0.proc1.trace.json.gz", 100);
+  EXPECT_TRUE(Step(a, seconds(0)).empty());
+  EXPECT_EQ(a.PendingCount(), 1);
+  EXPECT_TRUE(Step(a, seconds(5)).empty());
+  // Still growing: the settle period restarts.
+  Put("r", 3, "h0.proc1.trace.json.gz", 200);
+  EXPECT_TRUE(Step(a, seconds(6)).empty());
+  EXPECT_TRUE(Step(a, seconds(9)).empty());
+  auto tasks = Step(a, seconds(1));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].files.size(), 2u);
+  EXPECT_EQ(tasks[0].timestamp_dirs.size(), 2u);
+  EXPECT_EQ(tasks[0].window_id, Ts(0));
+  EXPECT_EQ(tasks[0].run.run, "r");
+  EXPECT_FALSE(tasks[0].reanalysis);
+  // In flight: not emitted again.
+  EXPECT_TRUE(Step(a, seconds(30)).empty());
+  auto d = a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(d.publish);
+  EXPECT_FALSE(d.incomplete);
+  EXPECT_TRUE(Step(a, minutes(5)).empty());
+  EXPECT_EQ(a.PendingCount(), 0);
+}
+
+TEST_F(AssemblerTest, ReadinessNeedsAnObservedQuietScan) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Scan(a);
+  // Time passes without a scan: not ready, and the deadline asks for a rescan.
+  clock_.Advance(seconds(20));
+  EXPECT_TRUE(a.TakeReady(clock_.Now(), 10).empty());
+  ASSERT_TRUE(a.NextDeadline().has_value());
+  EXPECT_LE(*a.NextDeadline(), clock_.Now());
+  Scan(a);
+  EXPECT_EQ(a.TakeReady(clock_.Now(), 10).size(), 1u);
+}
+
+TEST_F(AssemblerTest, NewFileJoiningRestartsSettle) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  EXPECT_TRUE(Step(a, seconds(0)).empty());
+  EXPECT_TRUE(Step(a, seconds(8)).empty());
+  Put("r", 2, "h1.trace.json.gz", 100);
+  EXPECT_TRUE(Step(a, seconds(3)).empty());  // 11 s after h0, 0 s after h1
+  EXPECT_TRUE(Step(a, seconds(9)).empty());
+  auto tasks = Step(a, seconds(1));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].files.size(), 2u);
+}
+
+TEST_F(AssemblerTest, ConfiguredExpectedFilesGatesAndTimesOut) {
+  options_.expected_files = 3;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 1, "h1.trace.json.gz", 100);
+  EXPECT_TRUE(Step(a, seconds(0)).empty());
+  EXPECT_TRUE(Step(a, seconds(30)).empty());  // settled but short
+  EXPECT_TRUE(Step(a, minutes(9)).empty());
+  auto tasks = Step(a, seconds(31));  // past the 10 min timeout
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_TRUE(tasks[0].short_of_expected);
+  EXPECT_EQ(tasks[0].expected_files, 3);
+  auto d = a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(d.publish);
+  EXPECT_TRUE(d.incomplete);
+}
+
+TEST_F(AssemblerTest, ExpectedFilesPresentIsReadyAfterSettle) {
+  options_.expected_files = 2;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 1, "h1.trace.json.gz", 100);
+  EXPECT_TRUE(Step(a, seconds(0)).empty());
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_FALSE(tasks[0].short_of_expected);
+}
+
+TEST_F(AssemblerTest, PreviousWindowSetsExpectationForNext) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 0, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto first = Step(a, seconds(10));
+  ASSERT_EQ(first.size(), 1u);
+  a.OnAnalyzed(first[0], AnalysisOutcome{}, clock_.Now());
+  // Next window, 30 min later, only one of two hosts so far.
+  Put("r", 1800, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  EXPECT_TRUE(Step(a, minutes(5)).empty());
+  auto next = Step(a, minutes(6));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].window_id, Ts(1800));
+  EXPECT_EQ(next[0].expected_files, 2);
+  EXPECT_TRUE(next[0].short_of_expected);
+}
+
+TEST_F(AssemblerTest, ExpectedGpusUsesLearnedGpusPerFile) {
+  options_.expected_gpus = 16;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto first = Step(a, seconds(10));  // nothing learned yet: no gate
+  ASSERT_EQ(first.size(), 1u);
+  AnalysisOutcome out;
+  out.gpus = 8;
+  a.OnAnalyzed(first[0], out, clock_.Now());
+  Put("r", 1800, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  EXPECT_TRUE(Step(a, seconds(20)).empty());  // 8 GPUs/file: 2 files expected
+  Put("r", 1801, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto next = Step(a, seconds(10));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].expected_files, 2);
+  EXPECT_FALSE(next[0].short_of_expected);
+}
+
+TEST_F(AssemblerTest, LateHostTriggersReanalysis) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(Step(a, seconds(30)).empty());
+  // A late host writes one second *earlier* than the first dir.
+  Put("r", -1, "h1.trace.json.gz", 100);
+  EXPECT_TRUE(Step(a, seconds(1)).empty());
+  auto again = Step(a, seconds(10));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(again[0].reanalysis);
+  EXPECT_EQ(again[0].serial, tasks[0].serial);
+  EXPECT_EQ(again[0].files.size(), 2u);
+  EXPECT_EQ(again[0].window_id, Ts(-1));
+}
+
+TEST_F(AssemblerTest, StaleOlderWindowIsNeitherMergedNorAnalysed) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 600, "h0.trace.json.gz", 100);
+  Put("r", 601, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(600));
+  EXPECT_EQ(tasks[0].files.size(), 2u);
+  EXPECT_EQ(a.PendingCount(), 1);  // the in-flight one; the stale one is superseded
+}
+
+TEST_F(AssemblerTest, OlderWindowInFlightIsStillDecidedButNewerWins) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto old_task = Step(a, seconds(10));
+  ASSERT_EQ(old_task.size(), 1u);
+  Put("r", 900, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto new_task = Step(a, seconds(10));
+  ASSERT_EQ(new_task.size(), 1u);
+  EXPECT_GT(new_task[0].first_time, old_task[0].first_time);
+  // The daemon compares first_time before replacing the exported window; the
+  // assembler still records both as analysed.
+  EXPECT_TRUE(a.OnAnalyzed(new_task[0], AnalysisOutcome{}, clock_.Now()).publish);
+  EXPECT_TRUE(a.OnAnalyzed(old_task[0], AnalysisOutcome{}, clock_.Now()).publish);
+  EXPECT_EQ(a.Analysed().size(), 2u);
+}
+
+TEST_F(AssemblerTest, TruncatedFileRetriesWithBackoffThenGivesUp) {
+  options_.max_retries = 3;
+  options_.settle = seconds(1);
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 0, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(1));
+  ASSERT_EQ(t1.size(), 1u);
+  const std::string bad = t1[0].files[0];
+  AnalysisOutcome out;
+  out.failed.push_back({bad, Error{ErrorCode::kTruncated, "ended early"}});
+  auto d1 = a.OnAnalyzed(t1[0], out, clock_.Now());
+  EXPECT_FALSE(d1.publish);
+  EXPECT_TRUE(d1.retry);
+  EXPECT_TRUE(Step(a, milliseconds(900)).empty());  // backoff 1 s
+  auto t2 = Step(a, milliseconds(100));
+  ASSERT_EQ(t2.size(), 1u);
+  EXPECT_FALSE(a.OnAnalyzed(t2[0], out, clock_.Now()).publish);
+  EXPECT_TRUE(Step(a, milliseconds(1900)).empty());  // backoff 2 s
+  auto t3 = Step(a, milliseconds(100));
+  ASSERT_EQ(t3.size(), 1u);
+  auto d3 = a.OnAnalyzed(t3[0], out, clock_.Now());
+  ASSERT_EQ(d3.gave_up.size(), 1u);
+  EXPECT_EQ(d3.gave_up[0].path, bad);
+  EXPECT_FALSE(d3.publish);
+  // Analysed again at once without the given-up file.
+  auto t4 = Step(a, seconds(0));
+  ASSERT_EQ(t4.size(), 1u);
+  EXPECT_EQ(t4[0].files.size(), 1u);
+  ASSERT_EQ(t4[0].excluded.size(), 1u);
+  EXPECT_EQ(t4[0].excluded[0], bad);
+  auto d4 = a.OnAnalyzed(t4[0], AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(d4.publish);
+  EXPECT_TRUE(d4.incomplete);
+  EXPECT_TRUE(d4.gave_up.empty());  // logged once only
+}
+
+TEST_F(AssemblerTest, TruncatedFileThatGrowsIsRetriedWhenItSettles) {
+  options_.settle = seconds(1);
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 50);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(1));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome out;
+  out.failed.push_back({t1[0].files[0], Error{ErrorCode::kTruncated, "half"}});
+  EXPECT_FALSE(a.OnAnalyzed(t1[0], out, clock_.Now()).publish);
+  Put("r", 0, "h0.trace.json.gz", 100);  // the writer finishes
+  EXPECT_TRUE(Step(a, milliseconds(500)).empty());  // changed, not settled yet
+  auto t2 = Step(a, milliseconds(1000));
+  ASSERT_EQ(t2.size(), 1u);
+  EXPECT_TRUE(a.OnAnalyzed(t2[0], AnalysisOutcome{}, clock_.Now()).publish);
+}
+
+TEST_F(AssemblerTest, CorruptFilePublishesRestAndRetriesOnlyOnChange) {
+  options_.max_retries = 2;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 0, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome out;
+  out.failed.push_back({t1[0].files[1], Error{ErrorCode::kCorrupt, "not json"}});
+  auto d1 = a.OnAnalyzed(t1[0], out, clock_.Now());
+  EXPECT_TRUE(d1.publish);
+  EXPECT_TRUE(d1.incomplete);
+  EXPECT_TRUE(Step(a, minutes(30)).empty());  // unchanged: no retry
+  Put("r", 0, "h1.trace.json.gz", 120);       // rewritten
+  Step(a, seconds(0));
+  auto t2 = Step(a, seconds(10));
+  ASSERT_EQ(t2.size(), 1u);
+  EXPECT_TRUE(t2[0].reanalysis);
+  auto d2 = a.OnAnalyzed(t2[0], out, clock_.Now());
+  ASSERT_EQ(d2.gave_up.size(), 1u);  // second try: given up
+  EXPECT_FALSE(d2.publish);
+  auto t3 = Step(a, seconds(0));
+  ASSERT_EQ(t3.size(), 1u);
+  EXPECT_EQ(t3[0].files.size(), 1u);
+}
+
+TEST_F(AssemblerTest, UnsupportedFileIsNeverRetried) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome out;
+  out.failed.push_back({t1[0].files[0], Error{ErrorCode::kUnsupported, "cpu only"}});
+  auto d = a.OnAnalyzed(t1[0], out, clock_.Now());
+  EXPECT_TRUE(d.publish);
+  EXPECT_FALSE(d.retry);
+  EXPECT_TRUE(Step(a, minutes(60)).empty());
+}
+
+TEST_F(AssemblerTest, RestoredWindowWithSameFilesIsNotAnalysedAgain) {
+  std::vector<AnalysedWindow> saved;
+  {
+    Assembler a(options_);
+    Put("r", 0, "h0.trace.json.gz", 100);
+    Step(a, seconds(0));
+    auto t = Step(a, seconds(10));
+    ASSERT_EQ(t.size(), 1u);
+    a.OnAnalyzed(t[0], AnalysisOutcome{}, clock_.Now());
+    saved = a.Analysed();
+  }
+  ASSERT_EQ(saved.size(), 1u);
+  Assembler b(options_);
+  b.Restore(saved);
+  EXPECT_TRUE(Step(b, seconds(0)).empty());
+  EXPECT_TRUE(Step(b, minutes(20)).empty());
+  EXPECT_EQ(b.PendingCount(), 0);
+  // A changed file is analysed again.
+  Assembler c(options_);
+  c.Restore(saved);
+  Put("r", 0, "h0.trace.json.gz", 999);
+  Step(c, seconds(0));
+  auto t = Step(c, seconds(10));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t[0].reanalysis);
+}
+
+TEST_F(AssemblerTest, WindowsOlderThanRetentionAreNotAnalysed) {
+  options_.retention = minutes(30);
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);  // mtime = now
+  clock_.Advance(std::chrono::hours(1));
+  Scan(a);
+  EXPECT_TRUE(a.TakeReady(clock_.Now(), 10).empty());
+  EXPECT_EQ(a.PendingCount(), 0);
+}
+
+TEST_F(AssemblerTest, OldestReadyWindowGoesFirstAcrossRuns) {
+  Assembler a(options_);
+  Put("a", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  Put("b", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(5));
+  // Only one worker slot: a's window (ready first) goes first.
+  clock_.Advance(seconds(20));
+  Scan(a);
+  auto first = a.TakeReady(clock_.Now(), 1);
+  ASSERT_EQ(first.size(), 1u);
+  auto second = a.TakeReady(clock_.Now(), 1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NE(first[0].run.run, second[0].run.run);
+}
+
+TEST_F(AssemblerTest, ReadyOrderFollowsReadySince) {
+  Assembler a(options_);
+  Put("a", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto ta = Step(a, seconds(10));
+  ASSERT_EQ(ta.size(), 1u);
+  a.OnAnalyzed(ta[0], AnalysisOutcome{}, clock_.Now());
+  // b becomes ready while the single slot is busy; then a's late host arrives.
+  Put("b", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  clock_.Advance(seconds(10));
+  Scan(a);
+  Put("a", 1, "h1.trace.json.gz", 100);
+  EXPECT_EQ(a.TakeReady(clock_.Now(), 0).size(), 0u);  // marks b ready, takes none
+  Scan(a);
+  clock_.Advance(seconds(10));
+  Scan(a);
+  auto next = a.TakeReady(clock_.Now(), 1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].run.run, "b");
+}
+
+TEST_F(AssemblerTest, VanishedWindowIsForgotten) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  EXPECT_EQ(a.PendingCount(), 1);
+  Remove("h0.trace.json.gz");
+  Step(a, seconds(1));
+  EXPECT_EQ(a.PendingCount(), 0);
+  EXPECT_FALSE(a.NextDeadline().has_value());
+}
+
+}  // namespace
+}  // namespace profwatch::window
