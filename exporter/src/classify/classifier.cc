@@ -1,0 +1,171 @@
+// Classifier: compiles a RuleSet into a flat table evaluated first-match-wins.
+// Classification runs once per distinct kernel name (the aggregator interns
+// names), so a linear scan over rules is cheap; regexes are compiled once here.
+#include "classify/classifier.h"
+
+#include <regex>
+#include <unordered_map>
+
+namespace profwatch::classify {
+
+std::string_view FamilyKindName(FamilyKind k) {
+  switch (k) {
+    case FamilyKind::kCompute:
+      return "compute";
+    case FamilyKind::kComm:
+      return "comm";
+    case FamilyKind::kMemory:
+      return "memory";
+  }
+  return "compute";
+}
+
+namespace {
+
+struct CompiledCondition {
+  MatchOp op = MatchOp::kContains;
+  std::vector<std::string> patterns;
+  std::vector<std::regex> regexes;  // kRegex only, parallel to `patterns`
+};
+
+struct CompiledRule {
+  FamilyId family = 0;
+  std::vector<CompiledCondition> all_of;
+};
+
+bool Holds(const CompiledCondition& c, std::string_view name) {
+  switch (c.op) {
+    case MatchOp::kContains:
+      for (const auto& p : c.patterns) {
+        if (name.find(p) != std::string_view::npos) return true;
+      }
+      return false;
+    case MatchOp::kPrefix:
+      for (const auto& p : c.patterns) {
+        if (name.starts_with(p)) return true;
+      }
+      return false;
+    case MatchOp::kSuffix:
+      for (const auto& p : c.patterns) {
+        if (name.ends_with(p)) return true;
+      }
+      return false;
+    case MatchOp::kNotContains:
+      for (const auto& p : c.patterns) {
+        if (name.find(p) != std::string_view::npos) return false;
+      }
+      return true;
+    case MatchOp::kRegex:
+      for (const auto& re : c.regexes) {
+        if (std::regex_search(name.begin(), name.end(), re)) return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+struct Classifier::Compiled {
+  std::vector<CompiledRule> rules;
+};
+
+Classifier::Classifier() : compiled_(std::make_unique<Compiled>()) {}
+Classifier::~Classifier() = default;
+
+Result<std::shared_ptr<const Classifier>> Classifier::Create(RuleSet set) {
+  std::shared_ptr<Classifier> c(new Classifier());
+  c->set_name_ = set.name;
+  std::unordered_map<std::string, FamilyId> ids;
+  std::vector<std::string> first_origin;  // per family id
+  // Other always takes the last id; a rule naming it maps its matches to Other.
+  const FamilyId kOtherPending = UINT16_MAX;
+  for (const Rule& rule : set.rules) {
+    const std::string where = rule.origin.empty() ? set.name : rule.origin;
+    if (rule.family.empty()) {
+      return MakeError(ErrorCode::kConfig, where + ": rule has an empty family name");
+    }
+    if (rule.all_of.empty()) {
+      return MakeError(ErrorCode::kConfig,
+                       where + ": rule for family '" + rule.family + "' has no conditions");
+    }
+    FamilyId id = kOtherPending;
+    if (rule.family != set.other_family) {
+      auto it = ids.find(rule.family);
+      if (it == ids.end()) {
+        if (c->family_names_.size() >= static_cast<size_t>(UINT16_MAX - 1)) {
+          return MakeError(ErrorCode::kConfig, where + ": too many families");
+        }
+        id = static_cast<FamilyId>(c->family_names_.size());
+        ids.emplace(rule.family, id);
+        c->family_names_.push_back(rule.family);
+        c->family_kinds_.push_back(rule.kind);
+        first_origin.push_back(where);
+      } else {
+        id = it->second;
+        if (c->family_kinds_[id] != rule.kind) {
+          return MakeError(ErrorCode::kConfig,
+                           where + ": family '" + rule.family + "' declared as " +
+                               std::string(FamilyKindName(rule.kind)) + " but as " +
+                               std::string(FamilyKindName(c->family_kinds_[id])) + " at " +
+                               first_origin[id]);
+        }
+      }
+    }
+    CompiledRule cr;
+    cr.family = id;
+    for (const Condition& cond : rule.all_of) {
+      if (cond.patterns.empty()) {
+        return MakeError(ErrorCode::kConfig,
+                         where + ": rule for family '" + rule.family + "' has an empty condition");
+      }
+      CompiledCondition cc;
+      cc.op = cond.op;
+      cc.patterns = cond.patterns;
+      if (cond.op == MatchOp::kRegex) {
+        for (const auto& p : cond.patterns) {
+          try {
+            cc.regexes.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+          } catch (const std::regex_error& e) {
+            return MakeError(ErrorCode::kConfig, where + ": family '" + rule.family +
+                                                     "': bad regex '" + p + "': " + e.what());
+          }
+        }
+      }
+      cr.all_of.push_back(std::move(cc));
+    }
+    c->compiled_->rules.push_back(std::move(cr));
+  }
+  c->family_names_.push_back(set.other_family);
+  c->family_kinds_.push_back(FamilyKind::kCompute);
+  const FamilyId other = c->OtherId();
+  for (auto& r : c->compiled_->rules) {
+    if (r.family == kOtherPending) r.family = other;
+  }
+  return std::shared_ptr<const Classifier>(std::move(c));
+}
+
+FamilyId Classifier::Classify(std::string_view kernel_name) const {
+  for (const CompiledRule& rule : compiled_->rules) {
+    bool all = true;
+    for (const CompiledCondition& cond : rule.all_of) {
+      if (!Holds(cond, kernel_name)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return rule.family;
+  }
+  return OtherId();
+}
+
+bool DrillIsKernelName(std::string_view name) {
+  if (name.ends_with(".kd") || name.starts_with("ncclDevKernel")) return true;
+  for (std::string_view marker : {".kd]", "primus_turbo::", "ck_tile::", "aiter",
+                                  "rocprim::", "Cijk_", "stream_executor::"}) {
+    if (name.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace profwatch::classify

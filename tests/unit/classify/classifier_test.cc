@@ -1,0 +1,334 @@
+#include "classify/classifier.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+namespace profwatch::classify {
+namespace {
+
+std::shared_ptr<const Classifier> Make(std::string_view set_name) {
+  auto set = BuiltinRuleSet(set_name);
+  EXPECT_TRUE(set.has_value());
+  auto c = Classifier::Create(std::move(*set));
+  EXPECT_TRUE(c.has_value()) << c.error().ToString();
+  return *c;
+}
+
+std::string FamilyOf(const Classifier& c, std::string_view name) {
+  return c.FamilyNames()[c.Classify(name)];
+}
+
+TEST(DrillRuleSetTest, HasThirteenFamiliesInProfileDrillOrderThenOther) {
+  auto c = Make("drill");
+  const std::vector<std::string> expected = {
+      "RaggedAllToAllKernelImpl", "primus_turbo::deep_ep",
+      "input_scatter_fusion",     "loop_select_fusion",
+      "loop_gather_fusion",       "loop_reduce_fusion",
+      "loop_convert_fusion",      "loop_transpose_fusion",
+      "input_reduce_select",      "input_broadcast_reduce_select",
+      "RCCL ncclDevKernel",       "CK+primus GEMM (non-DeepEP)",
+      "flash_attn (fmha)",        "Other kernels"};
+  EXPECT_EQ(c->FamilyNames(), expected);
+  EXPECT_EQ(c->OtherId(), 13);
+  EXPECT_EQ(c->RuleSetName(), "drill");
+}
+
+TEST(DrillRuleSetTest, KindsMarkTheThreeCommunicationFamilies) {
+  auto c = Make("drill");
+  for (FamilyId id = 0; id < c->FamilyNames().size(); ++id) {
+    const std::string& n = c->FamilyNames()[id];
+    const bool comm = n == "RaggedAllToAllKernelImpl" || n == "primus_turbo::deep_ep" ||
+                      n == "RCCL ncclDevKernel";
+    EXPECT_EQ(c->KindOf(id), comm ? FamilyKind::kComm : FamilyKind::kCompute) << n;
+  }
+}
+
+// Names taken from ../shared/fixtures/drill/*.trace.json.gz; families as in
+// that folder's expected_outputs.txt (profile_drill.py's first-match-wins).
+TEST(DrillRuleSetTest, ClassifiesFixtureNamesLikeProfileDrill) {
+  auto c = Make("drill");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"stream_executor::gpu::RaggedAllToAllKernelImpl<8>", "RaggedAllToAllKernelImpl"},
+      {"primus_turbo::deep_ep::intranode::dispatch<8>", "primus_turbo::deep_ep"},
+      {"input_scatter_fusion_2.kd", "input_scatter_fusion"},
+      {"input_scatter_fusion_7.kd", "input_scatter_fusion"},
+      {"loop_select_fusion_1.kd", "loop_select_fusion"},
+      {"loop_gather_fusion_3.kd", "loop_gather_fusion"},
+      {"loop_reduce_fusion_9.kd", "loop_reduce_fusion"},
+      {"loop_convert_fusion.kd", "loop_convert_fusion"},
+      {"loop_transpose_fusion_4.kd", "loop_transpose_fusion"},
+      {"input_reduce_select_fusion.kd", "input_reduce_select"},
+      {"input_broadcast_reduce_select_fusion_1.kd", "input_broadcast_reduce_select"},
+      {"ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", "RCCL ncclDevKernel"},
+      {"Cijk_Ailk_Bljk_BBS_BH_MT256x256x64_MI16x16x1_SN", "CK+primus GEMM (non-DeepEP)"},
+      {"void ck_tile::kentry<256, 1, ck_tile::GemmKernel<...>>()", "CK+primus GEMM (non-DeepEP)"},
+      {"primus_turbo::grouped_gemm_kernel", "CK+primus GEMM (non-DeepEP)"},
+      {"aiter::fmha_fwd_hd128_bf16", "flash_attn (fmha)"},
+      {"__amd_rocclr_copyBuffer.kd", "Other kernels"},
+      {"my_kernel [clone .kd]", "Other kernels"},
+      {"rocprim::detail::radix_sort_kernel", "Other kernels"},
+      {"int_dur.kd", "Other kernels"},
+      {"waiter_helper", "Other kernels"},
+  };
+  for (const auto& [name, family] : cases) EXPECT_EQ(FamilyOf(*c, name), family) << name;
+}
+
+TEST(DrillRuleSetTest, DeepEpWinsOverCkAndCijkMarkers) {
+  auto c = Make("drill");
+  EXPECT_EQ(FamilyOf(*c, "primus_turbo::deep_ep::ck_tile::x"), "primus_turbo::deep_ep");
+  EXPECT_EQ(FamilyOf(*c, "Cijk_foo primus_turbo::deep_ep"), "primus_turbo::deep_ep");
+}
+
+TEST(DrillRuleSetTest, EarlierTagWinsForNamesWithTwoTags) {
+  auto c = Make("drill");
+  EXPECT_EQ(FamilyOf(*c, "loop_select_fusion_loop_convert_fusion.kd"), "loop_select_fusion");
+  // loop_gather (5th) precedes loop_reduce (6th) whatever the text order.
+  EXPECT_EQ(FamilyOf(*c, "loop_reduce_fusion_loop_gather_fusion.kd"), "loop_gather_fusion");
+  // RaggedAllToAll (1st) beats a fusion tag.
+  EXPECT_EQ(FamilyOf(*c, "input_scatter_fusion_RaggedAllToAllKernelImpl"),
+            "RaggedAllToAllKernelImpl");
+}
+
+TEST(DrillRuleSetTest, FlashAttnNeedsBothAiterAndFmha) {
+  auto c = Make("drill");
+  EXPECT_EQ(FamilyOf(*c, "aiter::fmha_fwd_hd128_bf16"), "flash_attn (fmha)");
+  EXPECT_EQ(FamilyOf(*c, "waiter_fmha"), "flash_attn (fmha)");  // substring, like drill
+  EXPECT_EQ(FamilyOf(*c, "aiter::paged_attention"), "Other kernels");
+  EXPECT_EQ(FamilyOf(*c, "fmha_fwd_only"), "Other kernels");
+  // Cijk_ makes it a GEMM first (rule 12 precedes 13).
+  EXPECT_EQ(FamilyOf(*c, "Cijk_aiter_fmha_mix"), "CK+primus GEMM (non-DeepEP)");
+}
+
+TEST(DrillRuleSetTest, NcclRuleIsAPrefixTest) {
+  auto c = Make("drill");
+  EXPECT_EQ(FamilyOf(*c, "ncclDevKernel_AllReduce"), "RCCL ncclDevKernel");
+  EXPECT_EQ(FamilyOf(*c, "void ncclDevKernel_AllReduce"), "Other kernels");
+}
+
+TEST(DrillIsKernelNameTest, MatchesProfileDrillMarkers) {
+  for (std::string_view n :
+       {"input_scatter_fusion_2.kd", "my_kernel [clone .kd]", "ncclDevKernel_Generic_1(x)",
+        "primus_turbo::grouped_gemm_kernel", "void ck_tile::kentry<>", "waiter_helper",
+        "aiter::fmha", "rocprim::detail::radix_sort_kernel", "Cijk_Ailk", "xCijk_",
+        "stream_executor::gpu::RaggedAllToAllKernelImpl<8>", ".kd"}) {
+    EXPECT_TRUE(DrillIsKernelName(n)) << n;
+  }
+  for (std::string_view n :
+       {"", "loop_select_fusion_1", "ThunkExecutor::Execute", "input_transpose_fusion", "x.kd ",
+        "x.KD", "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>", "nvjet_tst_64x64",
+        "sm90_xmma_gemm_bf16", "void ncclDevKernel", "cijk_lower",
+        "Memcpy DtoD (Device -> Device)"}) {
+    EXPECT_FALSE(DrillIsKernelName(n)) << n;
+  }
+}
+
+// Names from ../shared/fixtures/real/kineto/*.json.gz (NVIDIA samples).
+TEST(NvidiaRuleSetTest, ClassifiesRealKinetoKernelNames) {
+  auto c = Make("nvidia");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>("
+       "cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)",
+       "gemm"},
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1_execute_"
+       "segment_k_off_kernel__5x_cublas",
+       "gemm"},
+      {"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT", "gemm"},
+      {"ampere_sgemm_32x32_sliced1x4_tn", "gemm"},
+      {"volta_sgemm_64x64_nt", "gemm"},
+      {"bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16", "gemm"},
+      {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw", "conv"},
+      {"void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>()",
+       "conv"},
+      {"void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>()", "conv"},
+      {"void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, "
+       "128, 4, false, false, cutlass::bfloat16_t>>()",
+       "attention"},
+      {"fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext",
+       "attention"},
+      {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "nccl"},
+      {"void ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "nccl"},
+      {"void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>()", "comm_other"},
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()",
+       "elementwise"},
+      {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>()", "reduce"},
+      {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16>()",
+       "norm"},
+      {"void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>()", "norm"},
+      {"triton_poi_fused_add_bitwise_and_bitwise_not_bitwise_or_ge_lt_mul_sub_0", "triton"},
+      {"loop_add_fusion_3", "xla_fusion_loop"},
+      {"input_reduce_fusion", "xla_fusion_input"},
+      {"wrapped_concatenate", "xla_fusion_other"},
+      {"concatenate_fusion_1", "xla_fusion_other"},
+      {"Memcpy DtoD (Device -> Device)", "memory"},
+      {"void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<"
+       "cutlass::bfloat16_t, cutlass::bfloat16_t, 4, true> >()",
+       "other"},
+      {"_copy_page_indices_kernel", "other"},
+  };
+  for (const auto& [name, family] : cases) EXPECT_EQ(FamilyOf(*c, name), family) << name;
+  EXPECT_EQ(c->KindOf(c->Classify("ncclKernel_x")), FamilyKind::kComm);
+  EXPECT_EQ(c->KindOf(c->Classify("Memset (Device)")), FamilyKind::kMemory);
+  EXPECT_EQ(c->KindOf(c->Classify("nvjet_x")), FamilyKind::kCompute);
+}
+
+TEST(NvidiaRuleSetTest, FamilyNamesAreLabelFriendly) {
+  auto c = Make("nvidia");
+  const std::vector<std::string> expected = {"nccl",
+                                             "comm_other",
+                                             "memory",
+                                             "attention",
+                                             "conv",
+                                             "gemm",
+                                             "xla_fusion_loop",
+                                             "xla_fusion_input",
+                                             "xla_fusion_other",
+                                             "triton",
+                                             "norm",
+                                             "elementwise",
+                                             "reduce",
+                                             "other"};
+  EXPECT_EQ(c->FamilyNames(), expected);
+  const std::regex label("^[a-z][a-z0-9_]*$");
+  for (const auto& n : c->FamilyNames()) EXPECT_TRUE(std::regex_match(n, label)) << n;
+}
+
+TEST(BuiltinRuleSetTest, UnknownNameIsConfigError) {
+  auto s = BuiltinRuleSet("amd");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kConfig);
+  EXPECT_EQ(s.error().context, "unknown rule set 'amd' (built-in sets: drill, nvidia)");
+  EXPECT_EQ(BuiltinRuleSetNames(), (std::vector<std::string>{"drill", "nvidia"}));
+}
+
+TEST(AutoRuleSetTest, PicksNvidiaForCudaKernelNames) {
+  EXPECT_EQ(AutoRuleSetName({"void cutlass::Kernel2<x>", "nvjet_tst_64", "void at::native::x"}),
+            "nvidia");
+  EXPECT_EQ(AutoRuleSetName({"sm90_xmma_gemm_bf16"}), "nvidia");
+}
+
+TEST(AutoRuleSetTest, PicksDrillForRocmKernelNames) {
+  EXPECT_EQ(AutoRuleSetName({"input_scatter_fusion_2.kd", "Cijk_Ailk", "ncclDevKernel_Generic"}),
+            "drill");
+  // ROCm PyTorch: HIP kernels demangle like CUDA ones, Cijk_ decides.
+  EXPECT_EQ(AutoRuleSetName({"void at::native::vectorized_elementwise_kernel<4>",
+                             "void at::native::reduce_kernel<512>", "Cijk_Alik_Bljk_SB"}),
+            "drill");
+}
+
+TEST(AutoRuleSetTest, MajorityOfMarkedNamesWinsAndTiesStayDrill) {
+  EXPECT_EQ(AutoRuleSetName({"Cijk_a", "nvjet_b", "cutlass_c"}), "nvidia");
+  EXPECT_EQ(AutoRuleSetName({"Cijk_a", "nvjet_b"}), "drill");
+  EXPECT_EQ(AutoRuleSetName({}), "drill");
+  EXPECT_EQ(AutoRuleSetName({"loop_add_fusion", "ncclDevKernel_x"}), "drill");
+}
+
+TEST(AutoRuleSetTest, VoidPrefixDecidesOnlyWithoutStrongMarkers) {
+  EXPECT_EQ(AutoRuleSetName({"void at::native::vectorized_elementwise_kernel<4>"}), "nvidia");
+  EXPECT_EQ(AutoRuleSetName({"void at::native::x", "x.kd"}), "drill");
+}
+
+RuleSet OneRule(std::string family, FamilyKind kind, MatchOp op,
+                std::vector<std::string> patterns) {
+  RuleSet s;
+  s.name = "t";
+  s.other_family = "rest";
+  Rule r;
+  r.family = std::move(family);
+  r.kind = kind;
+  r.all_of.push_back(Condition{op, std::move(patterns)});
+  r.origin = "t.yaml:3";
+  s.rules.push_back(std::move(r));
+  return s;
+}
+
+TEST(ClassifierTest, RejectsBadRegexNamingTheRule) {
+  auto c = Classifier::Create(OneRule("g", FamilyKind::kCompute, MatchOp::kRegex, {"gemm("}));
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().code, ErrorCode::kConfig);
+  EXPECT_TRUE(c.error().context.starts_with("t.yaml:3: family 'g': bad regex 'gemm(': "))
+      << c.error().context;
+}
+
+TEST(ClassifierTest, RegexIsSearchedAnywhereInTheName) {
+  auto c =
+      Classifier::Create(OneRule("g", FamilyKind::kCompute, MatchOp::kRegex, {"gemm_[0-9]+$"}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(FamilyOf(**c, "triton_gemm_12"), "g");
+  EXPECT_EQ(FamilyOf(**c, "triton_gemm_x"), "rest");
+}
+
+TEST(ClassifierTest, SuffixAndNotContainsWithSeveralPatterns) {
+  RuleSet s = OneRule("k", FamilyKind::kCompute, MatchOp::kSuffix, {".kd", ".co"});
+  s.rules[0].all_of.push_back(Condition{MatchOp::kNotContains, {"copy", "fill"}});
+  auto c = Classifier::Create(std::move(s));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(FamilyOf(**c, "a.kd"), "k");
+  EXPECT_EQ(FamilyOf(**c, "a.co"), "k");
+  EXPECT_EQ(FamilyOf(**c, "copy.kd"), "rest");
+  EXPECT_EQ(FamilyOf(**c, "fill.co"), "rest");
+  EXPECT_EQ(FamilyOf(**c, "a.kd.x"), "rest");
+}
+
+TEST(ClassifierTest, ConflictingKindsForOneFamilyAreRejected) {
+  RuleSet s = OneRule("x", FamilyKind::kCompute, MatchOp::kContains, {"a"});
+  Rule r = s.rules[0];
+  r.kind = FamilyKind::kComm;
+  r.origin = "t.yaml:9";
+  s.rules.push_back(r);
+  auto c = Classifier::Create(std::move(s));
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().context, "t.yaml:9: family 'x' declared as comm but as compute at t.yaml:3");
+}
+
+TEST(ClassifierTest, RuleNamedLikeOtherSendsMatchesToOther) {
+  RuleSet s = OneRule("rest", FamilyKind::kCompute, MatchOp::kContains, {"skip"});
+  Rule r;
+  r.family = "all";
+  r.all_of.push_back(Condition{MatchOp::kContains, {"k"}});
+  s.rules.push_back(r);
+  auto c = Classifier::Create(std::move(s));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ((*c)->FamilyNames(), (std::vector<std::string>{"all", "rest"}));
+  EXPECT_EQ((*c)->Classify("skip_k"), (*c)->OtherId());
+  EXPECT_EQ(FamilyOf(**c, "k"), "all");
+}
+
+TEST(ClassifierTest, EmptyConditionOrFamilyIsRejected) {
+  auto c = Classifier::Create(OneRule("x", FamilyKind::kCompute, MatchOp::kContains, {}));
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().context, "t.yaml:3: rule for family 'x' has an empty condition");
+  auto d = Classifier::Create(OneRule("", FamilyKind::kCompute, MatchOp::kContains, {"a"}));
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().context, "t.yaml:3: rule has an empty family name");
+}
+
+TEST(ClassifierTest, ConcurrentClassifyGivesTheSameAnswers) {
+  auto c = Make("nvidia");
+  const std::vector<std::string> names = {"nvjet_a", "ncclKernel_b", "loop_x_fusion", "zzz",
+                                          "Memcpy HtoD"};
+  std::vector<FamilyId> expected;
+  for (const auto& n : names) expected.push_back(c->Classify(n));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        const size_t k = static_cast<size_t>(i) % names.size();
+        if (c->Classify(names[k]) != expected[k]) ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(FamilyKindNameTest, NamesAllKinds) {
+  EXPECT_EQ(FamilyKindName(FamilyKind::kCompute), "compute");
+  EXPECT_EQ(FamilyKindName(FamilyKind::kComm), "comm");
+  EXPECT_EQ(FamilyKindName(FamilyKind::kMemory), "memory");
+}
+
+}  // namespace
+}  // namespace profwatch::classify
