@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Lints profwatch's Grafana dashboards (dashboards/*.json).
+
+Checks (each failure names the dashboard and panel):
+  * JSON model sanity: loads, uid/title/schemaVersion/panels/templating,
+    unique uid and title across the files, no `__inputs` / ${DS_...} export
+    placeholders (the dashboards must be provisioning-ready as they are);
+  * a `datasource` variable of type datasource for Prometheus, and every
+    panel and every target uses it ({"type": "prometheus", "uid": "${datasource}"});
+  * every variable referenced anywhere exists, and every defined variable is
+    used by a panel, a link or another variable's query;
+  * every panel (rows aside) has a title, a description and a unit
+    (fieldConfig.defaults.unit) and at least one target with an expression;
+    refIds unique within a panel;
+  * panel ids unique; gridPos inside the 24-column grid, panels not
+    overlapping;
+  * every PromQL expression parses: they are extracted (promql_extract.py)
+    into a generated rules file and `promtool check rules` must accept it.
+
+Python 3 standard library only.
+  lint_dashboards.py [--promtool PATH] [--work-dir DIR] DASHBOARD.json...
+Exit status 0 when clean, 1 with one line per problem otherwise.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import List
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import promql_extract  # noqa: E402
+
+GRID_COLUMNS = 24
+PANEL_TYPES = {"row", "timeseries", "stat", "table", "bargauge", "gauge", "text",
+               "barchart", "heatmap", "piechart", "state-timeline", "status-history"}
+DATASOURCE_REF = {"type": "prometheus", "uid": "${datasource}"}
+
+
+def _strings(node):
+    """Every string inside a JSON value."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for v in node.values():
+            yield from _strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _strings(v)
+
+
+def lint_dashboard(path: str, dash: dict) -> List[str]:
+    errors: List[str] = []
+    name = os.path.basename(path)
+
+    def err(msg):
+        errors.append(f"{name}: {msg}")
+
+    if not isinstance(dash, dict):
+        return [f"{name}: top level is not a JSON object"]
+    for key, typ in (("uid", str), ("title", str), ("schemaVersion", int),
+                     ("panels", list), ("templating", dict)):
+        if not isinstance(dash.get(key), typ):
+            err(f"missing or mistyped top-level key '{key}' (want {typ.__name__})")
+    if errors:
+        return errors
+    if not 1 <= len(dash["uid"]) <= 40:
+        err(f"uid '{dash['uid']}' must be 1-40 characters")
+    if dash["schemaVersion"] < 30:
+        err(f"schemaVersion {dash['schemaVersion']} is older than the classic model this project targets")
+    if "__inputs" in dash or "__requires" in dash:
+        err("has __inputs/__requires (an export-for-sharing artifact): not provisioning-ready")
+    for s in _strings(dash):
+        if "${DS_" in s:
+            err(f"uses an export placeholder '{s}'")
+            break
+    if not dash.get("description"):
+        err("dashboard has no description")
+
+    variables = dash["templating"].get("list", [])
+    if not isinstance(variables, list):
+        return errors + [f"{name}: templating.list is not a list"]
+    var_names = [v.get("name") for v in variables]
+    if len(set(var_names)) != len(var_names):
+        err(f"duplicate variable names {var_names}")
+    ds_vars = [v for v in variables if v.get("name") == "datasource"]
+    if not ds_vars:
+        err("no 'datasource' variable")
+    else:
+        dv = ds_vars[0]
+        if dv.get("type") != "datasource" or dv.get("query") != "prometheus":
+            err("variable 'datasource' must have type 'datasource' and query 'prometheus'")
+
+    # Variable references: panels, links, and other variables' queries.
+    used = set()
+    defined = set(n for n in var_names if n)
+    for v in variables:
+        if v.get("type") == "query":
+            if v.get("datasource") != DATASOURCE_REF:
+                err(f"variable '{v.get('name')}' does not use the datasource variable")
+            q = promql_extract.variable_query_text(v)
+            if not q:
+                err(f"variable '{v.get('name')}' has no query")
+            for ref in promql_extract.referenced_variables(q):
+                used.add(ref)
+                if ref == v.get("name"):
+                    err(f"variable '{ref}' refers to itself")
+    for s in _strings([dash.get("panels", []), dash.get("links", []), dash.get("title", "")]):
+        used.update(promql_extract.referenced_variables(s))
+    for ref in sorted(used - defined):
+        err(f"references undefined variable '${ref}'")
+    for unused in sorted(defined - used):
+        err(f"variable '{unused}' is defined but never used")
+
+    # Panels.
+    panels = list(promql_extract.iter_panels(dash["panels"]))
+    ids = [p.get("id") for p in panels]
+    for i in set(i for i in ids if ids.count(i) > 1):
+        err(f"panel id {i} is used more than once")
+    boxes = []
+    for p in panels:
+        title = p.get("title") or f"id {p.get('id')}"
+        where = f"panel '{title}'"
+        if not isinstance(p.get("id"), int):
+            err(f"{where}: id missing or not an integer")
+        ptype = p.get("type")
+        if ptype not in PANEL_TYPES:
+            err(f"{where}: unknown panel type '{ptype}'")
+        gp = p.get("gridPos")
+        if not isinstance(gp, dict) or not all(isinstance(gp.get(k), int) for k in "xywh"):
+            err(f"{where}: gridPos needs integer x, y, w, h")
+        else:
+            if gp["x"] < 0 or gp["y"] < 0 or gp["w"] < 1 or gp["h"] < 1:
+                err(f"{where}: gridPos {gp} has a negative position or empty size")
+            if gp["x"] + gp["w"] > GRID_COLUMNS:
+                err(f"{where}: gridPos {gp} extends past column {GRID_COLUMNS}")
+            boxes.append((title, gp))
+        if ptype == "row":
+            if not p.get("title"):
+                err(f"row id {p.get('id')} has no title")
+            continue
+        if not p.get("title"):
+            err(f"{where}: no title")
+        if not p.get("description"):
+            err(f"{where}: no description")
+        unit = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
+        if not unit:
+            err(f"{where}: no unit (fieldConfig.defaults.unit)")
+        if p.get("datasource") != DATASOURCE_REF:
+            err(f"{where}: datasource is {p.get('datasource')!r}, not the datasource variable")
+        targets = p.get("targets") or []
+        if not targets:
+            err(f"{where}: no targets")
+        ref_ids = [t.get("refId") for t in targets]
+        if len(set(ref_ids)) != len(ref_ids) or None in ref_ids:
+            err(f"{where}: refIds {ref_ids} missing or not unique")
+        for t in targets:
+            if t.get("datasource") != DATASOURCE_REF:
+                err(f"{where} target {t.get('refId')}: datasource is not the datasource variable")
+            if not (t.get("expr") or "").strip():
+                err(f"{where} target {t.get('refId')}: empty expression")
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            (ta, a), (tb, b) = boxes[i], boxes[j]
+            if (a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and
+                    a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]):
+                err(f"panels '{ta}' {a} and '{tb}' {b} overlap")
+    return errors
+
+
+def check_promql(dashboards: List[dict], promtool: str, work_dir: str) -> List[str]:
+    queries = []
+    for dash in dashboards:
+        queries.extend(promql_extract.extract(dash))
+    if not queries:
+        return ["no PromQL expressions found in the dashboards"]
+    rules_path = os.path.join(work_dir, "dashboard_queries.rules.yml")
+    promql_extract.write_rules_file(queries, rules_path)
+    proc = subprocess.run([promtool, "check", "rules", rules_path],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        # promtool names the rule; map it back to the panel.
+        names = {promql_extract.rule_name(q): q for q in queries}
+        out = (proc.stdout + proc.stderr).strip()
+        msgs = [f"promtool check rules failed on the dashboard queries:\n{out}"]
+        for rule, q in names.items():
+            if f'"{rule}"' in out:
+                msgs.append(f"  -> {q.where()}: {q.raw}")
+        return msgs
+    print(f"promtool parsed {len(queries)} dashboard expressions")
+    return []
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dashboards", nargs="+")
+    ap.add_argument("--promtool", default=shutil.which("promtool"),
+                    help="promtool binary (default: from PATH)")
+    ap.add_argument("--work-dir", help="where to write the generated rules file")
+    ap.add_argument("--no-promql", action="store_true", help="skip the promtool parse check")
+    args = ap.parse_args(argv)
+
+    errors: List[str] = []
+    loaded = []
+    for path in args.dashboards:
+        try:
+            with open(path, encoding="utf-8") as f:
+                dash = json.load(f)
+        except (OSError, ValueError) as e:
+            errors.append(f"{os.path.basename(path)}: cannot load: {e}")
+            continue
+        errors.extend(lint_dashboard(path, dash))
+        loaded.append((path, dash))
+    for key in ("uid", "title"):
+        seen = {}
+        for path, dash in loaded:
+            v = dash.get(key) if isinstance(dash, dict) else None
+            if v in seen:
+                errors.append(f"{os.path.basename(path)}: {key} '{v}' also used by {seen[v]}")
+            seen[v] = os.path.basename(path)
+
+    if not args.no_promql:
+        if not args.promtool:
+            errors.append("promtool not found (apt-get install prometheus); use --no-promql to skip")
+        else:
+            valid = [d for _, d in loaded if isinstance(d, dict)]
+            if args.work_dir:
+                os.makedirs(args.work_dir, exist_ok=True)
+                errors.extend(check_promql(valid, args.promtool, args.work_dir))
+            else:
+                with tempfile.TemporaryDirectory(prefix="profwatch-dash-") as tmp:
+                    errors.extend(check_promql(valid, args.promtool, tmp))
+
+    for e in errors:
+        print(e)
+    if errors:
+        print(f"FAILED: {len(errors)} problem(s) in {len(args.dashboards)} dashboard(s)")
+        return 1
+    print(f"OK: {len(loaded)} dashboard(s) clean")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
