@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# profwatch sidecar for Slurm jobs: one `profwatch serve` per allocated node,
+# started as an overlapping job step before the training step and stopped
+# after it, plus a Prometheus file_sd target file so the job's nodes are
+# scraped while (and only while) it runs.
+#
+# Usage, inside an sbatch script (see train.sbatch):
+#   profwatch-sidecar.sh start          # before `srun ... train`
+#   profwatch-sidecar.sh stop           # after it (or from an EXIT trap)
+#   profwatch-sidecar.sh file-sd OUT NODE...   # only write a target file
+#
+# Settings (environment):
+#   PROFWATCH_WATCH        directory to watch (default: $SLURM_SUBMIT_DIR/outputs)
+#   PROFWATCH_FILE_SD_DIR  directory Prometheus reads file_sd targets from
+#                          (shared file system; required for start/stop)
+#   PROFWATCH_PORT         /metrics port on every node (default 9464)
+#   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH)
+#   PROFWATCH_TRAINING_JOB value of the training_job target label
+#                          (default: $SLURM_JOB_NAME)
+#   PROFWATCH_STATE_DIR    node-local state dir (default /tmp/profwatch-$SLURM_JOB_ID)
+#   PROFWATCH_EXTRA_ARGS   more `serve` flags, e.g. "--expected-gpus 8"
+#
+# The watched directory is usually on a shared file system that every node
+# sees; --host-filter auto makes each node's daemon analyse only the trace
+# files its own host wrote, and the recording rules in rules/ add the nodes
+# back together per (training_job, run).
+set -euo pipefail
+
+die() { echo "profwatch-sidecar: $*" >&2; exit 1; }
+
+json_escape() {
+  local s=$1
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\t'/\\t}
+  s=${s//$'\r'/\\r}
+  printf '%s' "$s"
+}
+
+# write_file_sd OUT NODE... : one target group, all nodes, job labels.
+# Written to a temp name and renamed, so Prometheus never reads half a file.
+write_file_sd() {
+  local out=$1
+  shift
+  [ "$#" -gt 0 ] || die "file-sd: no nodes given"
+  local port=${PROFWATCH_PORT:-9464}
+  local training_job=${PROFWATCH_TRAINING_JOB:-${SLURM_JOB_NAME:-unknown}}
+  local targets="" node
+  for node in "$@"; do
+    [ -n "$targets" ] && targets+=", "
+    targets+="\"$(json_escape "$node"):${port}\""
+  done
+  local tmp
+  tmp=$(mktemp "$(dirname "$out")/.profwatch-file-sd.XXXXXX")
+  {
+    printf '[\n  {\n    "targets": [%s],\n    "labels": {\n' "$targets"
+    printf '      "training_job": "%s",\n' "$(json_escape "$training_job")"
+    printf '      "slurm_job_id": "%s",\n' "$(json_escape "${SLURM_JOB_ID:-}")"
+    printf '      "slurm_cluster": "%s"\n' "$(json_escape "${SLURM_CLUSTER_NAME:-}")"
+    printf '    }\n  }\n]\n'
+  } >"$tmp"
+  chmod 0644 "$tmp"
+  mv -f "$tmp" "$out"
+}
+
+run_dir() { echo "${TMPDIR:-/tmp}/profwatch-sidecar-${SLURM_JOB_ID:?not inside a Slurm job}"; }
+file_sd_path() { echo "${PROFWATCH_FILE_SD_DIR:?set PROFWATCH_FILE_SD_DIR}/slurm-${SLURM_JOB_ID}.json"; }
+
+start() {
+  : "${SLURM_JOB_ID:?not inside a Slurm job}"
+  : "${SLURM_JOB_NODELIST:?not inside a Slurm allocation}"
+  local watch=${PROFWATCH_WATCH:-${SLURM_SUBMIT_DIR:-$PWD}/outputs}
+  local port=${PROFWATCH_PORT:-9464}
+  local bin=${PROFWATCH_BIN:-profwatch}
+  local state_dir=${PROFWATCH_STATE_DIR:-/tmp/profwatch-${SLURM_JOB_ID}}
+  local rd
+  rd=$(run_dir)
+  mkdir -p "$rd"
+  [ -e "$rd/srun.pid" ] && kill -0 "$(cat "$rd/srun.pid")" 2>/dev/null &&
+    die "already running (pid $(cat "$rd/srun.pid"))"
+
+  local nodes=()
+  mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+  [ "${#nodes[@]}" -gt 0 ] || die "no nodes in SLURM_JOB_NODELIST=$SLURM_JOB_NODELIST"
+
+  local extra=()
+  # Word splitting of the extra flags is intended.
+  read -r -a extra <<<"${PROFWATCH_EXTRA_ARGS:-}"
+
+  # --overlap: share the allocation's CPUs with the training step instead of
+  # waiting for them; one task per node; a failing sidecar must never take
+  # the job down (--kill-on-bad-exit=0). nice keeps analysis below training.
+  # The inner script is meant for the node's shell, hence single quotes.
+  # shellcheck disable=SC2016
+  srun --overlap --ntasks-per-node=1 --nodes="${#nodes[@]}" --ntasks="${#nodes[@]}" \
+    --kill-on-bad-exit=0 --job-name=profwatch \
+    --output="$rd/profwatch-%N.log" \
+    bash -c 'mkdir -p "$1" && shift && exec nice -n 10 "$@"' profwatch-sidecar "$state_dir" \
+    "$bin" serve --watch "$watch" --listen "0.0.0.0:${port}" --host-filter auto \
+    --state "$state_dir/state.json" "${extra[@]}" \
+    </dev/null >"$rd/srun.log" 2>&1 &
+  echo $! >"$rd/srun.pid"
+
+  write_file_sd "$(file_sd_path)" "${nodes[@]}"
+  echo "profwatch-sidecar: started on ${#nodes[@]} node(s), port ${port}, targets in $(file_sd_path)"
+}
+
+stop() {
+  local rd
+  rd=$(run_dir)
+  # Drop the targets first, so the end of the job is not an "exporter down".
+  rm -f "$(file_sd_path)"
+  [ -e "$rd/srun.pid" ] || { echo "profwatch-sidecar: not running"; return 0; }
+  local pid
+  pid=$(cat "$rd/srun.pid")
+  if kill -0 "$pid" 2>/dev/null; then
+    # srun forwards SIGTERM to every task: profwatch persists state and exits.
+    kill -TERM "$pid" 2>/dev/null || true
+    local waited=0
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 300 ]; do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "profwatch-sidecar: step did not stop in 30 s, killing" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$rd/srun.pid"
+  echo "profwatch-sidecar: stopped"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  file-sd)
+    shift
+    [ "$#" -ge 2 ] || die "usage: $0 file-sd OUT NODE..."
+    write_file_sd "$@"
+    ;;
+  *) die "usage: $0 start|stop|file-sd OUT NODE..." ;;
+esac
