@@ -1,0 +1,158 @@
+#include "watch/scanner.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "testing/test_util.h"
+
+namespace profwatch::watch {
+namespace {
+
+namespace fs = std::filesystem;
+using profwatch::testing::TempDir;
+using profwatch::testing::WriteFile;
+
+ScanOptions Roots(const std::string& root) {
+  ScanOptions o;
+  o.roots = {root};
+  return o;
+}
+
+const FileObservation* Find(const ScanResult& r, const std::string& suffix) {
+  for (const auto& f : r.files) {
+    if (f.path.ends_with(suffix)) return &f;
+  }
+  return nullptr;
+}
+
+TEST(ScannerTest, FindsMaxTextWindowsWithJobAndRunLabels) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteFile(
+      jobs + "/123-llama/run_a/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz",
+      "abc");
+  WriteFile(jobs + "/123-llama/run_a/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.xplane.pb",
+            "x");
+  WriteFile(jobs + "/123-llama/run_a/tensorboard/plugins/profile/2024_03_01_12_00_00/notes.txt",
+            "x");
+  WriteFile(
+      jobs +
+          "/456-gpt/run_b/tensorboard/plugins/profile/2024_03_01_13_00_00/h1.proc0.trace.json.gz",
+      "x");
+  WriteFile(jobs + "/456-gpt/run_b/checkpoints/0/items", "x");
+  ScanResult r = Scan(Roots(jobs));
+  ASSERT_EQ(r.files.size(), 3u);
+  const FileObservation* a = Find(r, "h0.trace.json.gz");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->labels.training_job, "123-llama");
+  EXPECT_EQ(a->labels.run, "run_a");
+  EXPECT_EQ(a->size, 3u);
+  EXPECT_NE(a->ino, 0u);
+  EXPECT_EQ(a->group_dir, a->dir);
+  EXPECT_EQ(fs::path(a->dir).filename(), "2024_03_01_12_00_00");
+  EXPECT_GT(a->mtime_ns, 0);
+  const FileObservation* b = Find(r, "h1.proc0.trace.json.gz");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->labels.training_job, "456-gpt");
+  EXPECT_EQ(b->labels.run, "run_b");
+}
+
+TEST(ScannerTest, LabelsForJobDirAndRunDirRoots) {
+  TempDir tmp;
+  const std::string job = tmp.Sub("jobs/123-llama");
+  WriteFile(job + "/run_a/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
+  ScanResult as_job = Scan(Roots(job));
+  ASSERT_EQ(as_job.files.size(), 1u);
+  EXPECT_EQ(as_job.files[0].labels.training_job, "123-llama");
+  EXPECT_EQ(as_job.files[0].labels.run, "run_a");
+  ScanResult as_run = Scan(Roots(job + "/run_a/"));
+  ASSERT_EQ(as_run.files.size(), 1u);
+  EXPECT_EQ(as_run.files[0].labels.training_job, "123-llama");
+  EXPECT_EQ(as_run.files[0].labels.run, "run_a");
+  // A root inside the run (the profile dir itself) labels the same way.
+  ScanResult inside = Scan(Roots(job + "/run_a/tensorboard/plugins/profile"));
+  ASSERT_EQ(inside.files.size(), 1u);
+  EXPECT_EQ(inside.files[0].labels.run, "run_a");
+}
+
+TEST(ScannerTest, LabelRules) {
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1/r1").training_job, "j1");
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1/r1").run, "r1");
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1/sub/r1").run, "sub/r1");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1", "/jobs/j1/r1").training_job, "j1");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1", "/jobs/j1/r1").training_job, "j1");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1", "/jobs/j1/r1").run, "r1");
+}
+
+TEST(ScannerTest, GenericPluginsProfileAndKinetoDirs) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  WriteFile(root + "/jobX/exp1/plugins/profile/2024_03_01_12_00_00/host.trace.json", "x");
+  WriteFile(root + "/jobY/torch1/traces/w0.11.1709294400000.pt.trace.json.gz", "x");
+  WriteFile(root + "/jobY/torch1/traces/w1.12.1709294401000.pt.trace.json.gz", "x");
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 3u);
+  const FileObservation* g = Find(r, "host.trace.json");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->labels.training_job, "jobX");
+  EXPECT_EQ(g->labels.run, "exp1");
+  const FileObservation* k = Find(r, "w1.12.1709294401000.pt.trace.json.gz");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->labels.training_job, "jobY");
+  EXPECT_EQ(k->labels.run, "torch1");
+  EXPECT_EQ(k->group_time, 1709294401);
+  EXPECT_EQ(fs::path(k->group_dir).filename(), "2024_03_01_12_00_01");
+  EXPECT_EQ(k->dir, root + "/jobY/torch1/traces");
+}
+
+TEST(ScannerTest, SymlinkLoopTerminates) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  WriteFile(root + "/j/r/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
+  fs::create_directory_symlink(root, root + "/j/loop");
+  fs::create_directory_symlink(root + "/j", root + "/j/r/up");
+  ScanResult r = Scan(Roots(root));
+  EXPECT_EQ(r.files.size(), 1u);
+}
+
+TEST(ScannerTest, UnreadableDirectoryIsCountedAndSkipped) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  WriteFile(root + "/j/r/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
+  WriteFile(root + "/j/secret/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz",
+            "x");
+  chmod((root + "/j/secret").c_str(), 0);
+  ScanResult r = Scan(Roots(root));
+  EXPECT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.permission_errors, 1);
+}
+
+TEST(ScannerTest, HostFilterKeepsOnlyThisHostsFiles) {
+  TempDir tmp;
+  const std::string ts = tmp.Sub("j/r/tensorboard/plugins/profile/2024_03_01_12_00_00");
+  WriteFile(ts + "/node1.trace.json.gz", "x");
+  WriteFile(ts + "/node1.proc3.trace.json.gz", "x");
+  WriteFile(ts + "/node10.trace.json.gz", "x");
+  WriteFile(ts + "/node2.trace.json.gz", "x");
+  ScanResult r =
+      Scan(ScanOptions{.roots = {tmp.Sub("j")}, .host_filter = "node1", .max_depth = 16});
+  EXPECT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.filtered_files, 2);
+  EXPECT_TRUE(MatchesHost("node1.trace.json.gz", "node1"));
+  EXPECT_FALSE(MatchesHost("node10.trace.json.gz", "node1"));
+  EXPECT_FALSE(ShortHostName().empty());
+  EXPECT_EQ(ShortHostName().find('.'), std::string::npos);
+}
+
+TEST(ScannerTest, MissingRootIsEmptyNotAnError) {
+  ScanResult r = Scan(Roots("/nonexistent/profwatch/root"));
+  EXPECT_TRUE(r.files.empty());
+  EXPECT_EQ(r.permission_errors, 0);
+}
+
+}  // namespace
+}  // namespace profwatch::watch
