@@ -1,0 +1,125 @@
+// LogTailer: follows one growing text file (a training log) by path and hands
+// back complete lines. Not thread-safe: one owner polls it (the daemon's log
+// thread, or `analyze --log` once). Holds at most one open descriptor.
+//
+// Identity: the file is keyed by dev+inode+offset plus a CRC-32 of the bytes
+// just before the offset (up to TailerOptions::fingerprint_bytes). Each Poll()
+// re-stats the path and re-checks that fingerprint, which detects:
+//   - rotation (rename, new file at the path): the old file is drained to its
+//     end through the still-open descriptor (its last unterminated line is
+//     returned too, it can no longer grow), then the new file is read from
+//     offset 0. Writes to the old file after that drain are lost: the writer
+//     is expected to reopen the path soon after the rename.
+//   - path missing (renamed away, new file not created yet): the old
+//     descriptor keeps being followed until a file appears at the path.
+//   - deleted file (link count 0, nothing at the path): drained, then closed.
+//   - copy-truncate / truncate-and-rewrite (same inode, size below the
+//     offset, or fingerprint changed): restarts at offset 0; a partial line
+//     held from before is dropped.
+//   - a file that appears late: Poll() returns no lines until it exists.
+// Lines: '\n' and '\r' both end a line (CRLF files, progress bars that redraw
+// with '\r'); empty lines are skipped. A partial last line is not returned
+// until its terminator arrives. A line longer than max_line_bytes is dropped
+// whole (its bytes skipped up to the next terminator) and counted in
+// Counters::overlong_lines, so memory stays bounded by the options.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace profwatch::steplog {
+
+struct TailerOptions {
+  size_t max_line_bytes = 64 * 1024;    // longer lines are dropped and counted
+  size_t chunk_bytes = 64 * 1024;       // one read() size
+  size_t max_bytes_per_poll = 8 << 20;  // bounds the work and output of one Poll()
+  size_t fingerprint_bytes = 4096;      // bytes before the offset that are hashed
+};
+
+// Where the tailer is, serializable so the daemon can persist it and resume
+// without re-reading a whole log. `offset` is always at a line boundary (or
+// inside a line being skipped as overlong): a held partial line is re-read.
+struct TailerState {
+  uint64_t dev = 0;
+  uint64_t inode = 0;
+  uint64_t offset = 0;
+  uint32_t fingerprint_len = 0;   // bytes [offset - len, offset) hashed
+  uint32_t fingerprint = 0;       // CRC-32 of those bytes
+  bool in_overlong_line = false;  // skipping the rest of a dropped line
+
+  // One line of text: "v1 dev=.. inode=.. offset=.. fp_len=.. fp=.. overlong=0|1".
+  std::string Serialize() const;
+  // kCorrupt when `text` is not what Serialize() writes.
+  static Result<TailerState> Parse(std::string_view text);
+
+  bool operator==(const TailerState&) const = default;
+};
+
+class LogTailer {
+ public:
+  struct Counters {
+    uint64_t bytes_read = 0;      // bytes read from files (re-reads included)
+    uint64_t lines = 0;           // lines returned
+    uint64_t overlong_lines = 0;  // lines dropped for exceeding max_line_bytes
+    uint64_t rotations = 0;       // a different file appeared at the path
+    uint64_t truncations = 0;     // same file shrank or was rewritten
+  };
+
+  explicit LogTailer(std::string path, TailerOptions options = {});
+  // Resumes from a persisted state: used only if the file at `path` still has
+  // that dev+inode, is at least `offset` long and the fingerprint matches;
+  // otherwise the file is read from offset 0 (counted as a rotation or
+  // truncation).
+  LogTailer(std::string path, TailerState resume, TailerOptions options = {});
+  ~LogTailer();
+  LogTailer(const LogTailer&) = delete;
+  LogTailer& operator=(const LogTailer&) = delete;
+
+  // Reads what was appended since the last call (at most max_bytes_per_poll)
+  // and returns the complete lines, oldest first, without terminators. A
+  // missing file is not an error: the result is empty and present() is false.
+  // Errors: kPermission (cannot open), kUnsupported (not a regular file),
+  // kIo (stat/read failed). After an error the next Poll() starts over from
+  // the path (the state is kept, so nothing is re-read that was returned).
+  Result<std::vector<std::string>> Poll();
+
+  // True when the last Poll() read up to the end of the file (false when it
+  // stopped at max_bytes_per_poll: call again for the rest).
+  bool at_eof() const { return at_eof_; }
+  // True while a file is open (it existed at the last Poll()).
+  bool present() const { return fd_ >= 0; }
+  const TailerState& state() const { return state_; }
+  const Counters& counters() const { return counters_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void Close();
+  // Re-checks size and fingerprint of the open file; resets to 0 if rewritten.
+  Status CheckTruncation();
+  // Reads from state_.offset up to EOF or the byte budget, appending lines.
+  // With `final` the file cannot grow any more and an unterminated last line
+  // is returned as well.
+  Status ReadLines(std::vector<std::string>& out, bool final);
+  Result<uint32_t> Fingerprint(uint64_t end, uint32_t len) const;
+  // Hashes the bytes before state_.offset; on a read error the fingerprint is
+  // cleared (one poll without rewrite detection beats re-reading the log).
+  void UpdateFingerprint();
+  void StartFile(int fd, uint64_t dev, uint64_t inode);
+
+  std::string path_;
+  TailerOptions options_;
+  TailerState state_;
+  bool resume_pending_ = false;  // state_ came from the constructor, unverified
+  int fd_ = -1;
+  bool at_eof_ = false;
+  size_t budget_ = 0;  // bytes the current Poll() may still read
+  Counters counters_;
+  std::string buffer_;  // read chunk, reused
+};
+
+}  // namespace profwatch::steplog

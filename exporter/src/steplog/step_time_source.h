@@ -1,0 +1,162 @@
+// StepTimeSource: the training-log view of one run. Fed the lines of the
+// run's log (step lines and `Config param` lines), it combines per-node
+// duplicate step lines, knows which steps were profiled (from MaxText's
+// config dump, overridable by flags) and derives the steady step time that
+// the step - kernel gap uses.
+//
+// Step kinds (MaxText semantics, `start` = the run's first step, 0 for a
+// fresh run, the restored step after a checkpoint restart):
+//   - warm-up: steps before start + max(min_warmup_steps, skip_first_n)
+//     (compilation; skip_first_n only counts while profiling is on);
+//   - profiled: first = start + skip_first_n_steps_for_profiler, steps
+//     first .. first + profiler_steps - 1; with profile_periodically_period
+//     = P > 0 a window also starts at every first + k*P (k any integer, as
+//     MaxText's modulo test does) that is >= start;
+//   - write-back: the step right after each window (profiler write-back
+//     slows it by 30-70%);
+//   - steady: everything else.
+// A `Config param` line after step lines starts a new segment (the job
+// restarted and dumped its config again): retained steps are dropped and the
+// next step line sets `start`. When the log is read from its middle (no
+// config seen first) `start` is 0.
+//
+// Not thread-safe: one owner feeds and reads it (the daemon copies the values
+// into its snapshot). Memory is bounded by StepTimeOptions::max_retained_steps.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "steplog/step_line_parser.h"
+
+namespace profwatch::steplog {
+
+enum class StepKind { kWarmup, kProfiled, kWriteBack, kSteady };
+// "warmup", "profiled", "write_back", "steady".
+std::string_view StepKindName(StepKind kind);
+
+// Profile settings under MaxText's names. Unset = unknown.
+struct ProfileConfig {
+  std::optional<std::string> profiler;        // "xplane", "nsys"; "" / "none" = off
+  std::optional<int64_t> skip_first_n_steps;  // first profiled step, relative to start
+  std::optional<int64_t> profiler_steps;      // steps per window
+  std::optional<int64_t> period;              // profile_periodically_period; <= 0: once
+
+  bool operator==(const ProfileConfig&) const = default;
+};
+
+// Inclusive step range.
+struct StepRange {
+  int64_t first = 0;
+  int64_t last = 0;
+  bool operator==(const StepRange&) const = default;
+};
+
+struct StepTimeOptions {
+  int64_t min_warmup_steps = 3;     // steps [start, start + N) are always warm-up
+  size_t steady_window = 20;        // median over at most this many recent steady steps
+  size_t max_retained_steps = 512;  // older steps are forgotten (>= steady_window)
+  // From flags: each set field wins over the log; a disagreement with the log
+  // is reported in warnings().
+  ProfileConfig overrides;
+};
+
+// One step, combined over the nodes that printed it.
+struct StepRecord {
+  int64_t step = 0;
+  double seconds = 0;         // slowest node's seconds
+  double spread_seconds = 0;  // slowest - fastest node
+  int lines = 0;              // step lines seen (one per node)
+  StepKind kind = StepKind::kSteady;
+  StepLine slowest;  // the slowest node's line (its other fields)
+};
+
+class StepTimeSource {
+ public:
+  // `clock` is borrowed and must outlive this object.
+  explicit StepTimeSource(const Clock& clock, StepTimeOptions options = {});
+
+  // Feeds one log line (any text): step lines and config-param lines are
+  // used, a line with the step marker that does not parse is counted in
+  // parse_errors(), everything else is ignored.
+  void AddLine(std::string_view line);
+  void AddStepLine(const StepLine& line);
+  void AddConfigParam(const ConfigParam& param);
+
+  // Latest (highest-numbered) step and the slowest node's values for it.
+  std::optional<int64_t> last_step() const;
+  std::optional<double> last_step_seconds() const;
+  std::optional<double> last_step_spread_seconds() const;
+  std::optional<double> tokens_per_second_per_device() const;
+  std::optional<double> tflops_per_device() const;
+  std::optional<double> mfu_ratio() const;
+  std::optional<double> loss() const;
+  // Clock time when a line of the latest step was last read.
+  std::optional<TimePoint> last_step_time() const;
+
+  // Median seconds over the most recent steady_window steady steps; nullopt
+  // when there is none yet. The newest step is left out while fewer nodes
+  // reported it than reported the other retained steps (it is still
+  // arriving). steady_step_count() is the number of steps in the median.
+  std::optional<double> steady_step_seconds() const;
+  size_t steady_step_count() const;
+
+  uint64_t parse_errors() const { return parse_errors_; }
+  uint64_t step_lines() const { return step_lines_; }
+
+  // As read from the log, and effective (overrides applied).
+  const ProfileConfig& log_profile_config() const { return log_config_; }
+  ProfileConfig profile_config() const;
+  bool profiling_enabled() const;
+  // Absolute first profiled step and window length; nullopt when profiling is
+  // off or the window is unknown.
+  std::optional<int64_t> first_profiled_step() const;
+  std::optional<int64_t> profile_steps() const;
+  // Profiled windows that start at or before `through_step`, ascending
+  // (bounded to the first 10000 windows).
+  std::vector<StepRange> ProfiledRanges(int64_t through_step) const;
+  StepKind Classify(int64_t step) const;
+  int64_t run_start_step() const { return start_step_.value_or(0); }
+
+  // Human-readable warnings (flag/log mismatches, unreadable config values),
+  // each reported once, oldest first.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Retained steps, ascending, with their kinds.
+  std::vector<StepRecord> Steps() const;
+
+ private:
+  struct Agg {
+    double max_seconds = 0;
+    double min_seconds = 0;
+    int lines = 0;
+    StepLine slowest;
+  };
+  void Warn(std::string message);
+  void CheckMismatches();
+  // Median inputs: seconds of the recent steady steps, newest first.
+  std::vector<double> SteadySeconds() const;
+
+  const Clock& clock_;
+  StepTimeOptions options_;
+  ProfileConfig log_config_;
+  bool legacy_enable_profiler_ = false;  // `enable_profiler: True` (older MaxText)
+  std::map<int64_t, Agg> steps_;
+  std::optional<int64_t> start_step_;
+  bool config_seen_in_segment_ = false;
+  bool steps_seen_in_segment_ = false;
+  std::optional<TimePoint> last_step_time_;
+  uint64_t parse_errors_ = 0;
+  uint64_t step_lines_ = 0;
+  std::vector<std::string> warnings_;
+  std::set<std::string> warned_;
+};
+
+}  // namespace profwatch::steplog

@@ -1,0 +1,323 @@
+#include "steplog/log_tailer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace profwatch::steplog {
+namespace {
+
+using ::profwatch::testing::TempDir;
+using ::profwatch::testing::WriteFile;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+namespace fs = std::filesystem;
+
+void Append(const std::string& path, std::string_view data) {
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+std::vector<std::string> PollOk(LogTailer& t) {
+  Result<std::vector<std::string>> r = t.Poll();
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().ToString());
+  return r ? *r : std::vector<std::string>{};
+}
+
+TEST(LogTailerTest, ReturnsCompleteLinesAndHoldsTornLastLine) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "completed step: 1, seconds: 2.0\ncompleted step: 2, sec");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("completed step: 1, seconds: 2.0"));
+  EXPECT_TRUE(t.at_eof());
+  EXPECT_THAT(PollOk(t), IsEmpty());
+  Append(log, "onds: 2.5\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("completed step: 2, seconds: 2.5"));
+  EXPECT_EQ(t.counters().lines, 2u);
+  EXPECT_EQ(t.state().offset, fs::file_size(log));
+}
+
+TEST(LogTailerTest, MissingFileYieldsNothingUntilItAppears) {
+  TempDir dir;
+  const std::string log = dir.Sub("late.log");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), IsEmpty());
+  EXPECT_FALSE(t.present());
+  WriteFile(log, "a\nb\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("a", "b"));
+  EXPECT_TRUE(t.present());
+}
+
+TEST(LogTailerTest, RotationDrainsOldFileThenReadsNewFromStart) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "1\n2\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("1", "2"));
+  Append(log, "3\nunterminated");
+  fs::rename(log, dir.Sub("job.log.1"));
+  WriteFile(log, "4\n5");
+  EXPECT_THAT(PollOk(t), ElementsAre("3", "unterminated", "4"));
+  EXPECT_EQ(t.counters().rotations, 1u);
+  Append(log, "\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("5"));
+}
+
+TEST(LogTailerTest, KeepsFollowingRenamedFileUntilNewOneAppears) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  const std::string old = dir.Sub("job.log.1");
+  WriteFile(log, "a\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("a"));
+  fs::rename(log, old);
+  Append(old, "b\n");  // the writer still holds the renamed file
+  EXPECT_THAT(PollOk(t), ElementsAre("b"));
+  EXPECT_TRUE(t.present());
+  Append(old, "c\n");
+  WriteFile(log, "d\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("c", "d"));
+  EXPECT_EQ(t.counters().rotations, 1u);
+}
+
+TEST(LogTailerTest, DeletedFileIsDrainedAndClosed) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "a\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("a"));
+  Append(log, "b\n");
+  fs::remove(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("b"));
+  EXPECT_FALSE(t.present());
+  WriteFile(log, "c\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("c"));
+}
+
+TEST(LogTailerTest, CopyTruncateRestartsAtZero) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "old line 1\nold line 2\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("old line 1", "old line 2"));
+  const uint64_t inode = t.state().inode;
+  WriteFile(log, "new\n");  // O_TRUNC on the same inode, shorter than the offset
+  EXPECT_THAT(PollOk(t), ElementsAre("new"));
+  EXPECT_EQ(t.state().inode, inode);
+  EXPECT_EQ(t.counters().truncations, 1u);
+  EXPECT_EQ(t.counters().rotations, 0u);
+}
+
+TEST(LogTailerTest, TruncateAndRegrowPastOffsetIsCaughtByFingerprint) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "aaaa\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("aaaa"));
+  WriteFile(log, "bbbbbbbbbbbb\ncc\n");  // rewritten, already longer than the old offset
+  EXPECT_THAT(PollOk(t), ElementsAre("bbbbbbbbbbbb", "cc"));
+  EXPECT_EQ(t.counters().truncations, 1u);
+}
+
+TEST(LogTailerTest, IdenticalPrefixRewriteResumesAtOffset) {
+  // A rewrite whose bytes before the offset are unchanged is indistinguishable
+  // from an append; the lines after the offset are still read exactly once.
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "cfg\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("cfg"));
+  WriteFile(log, "cfg\nstep\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("step"));
+  EXPECT_EQ(t.counters().truncations, 0u);
+}
+
+TEST(LogTailerTest, DropsOverlongLineAndCountsIt) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  TailerOptions opt;
+  opt.max_line_bytes = 64 * 1024;
+  WriteFile(log, "before\n" + std::string(200 * 1024, 'x') + "\nafter\n");
+  LogTailer t(log, opt);
+  EXPECT_THAT(PollOk(t), ElementsAre("before", "after"));
+  EXPECT_EQ(t.counters().overlong_lines, 1u);
+}
+
+TEST(LogTailerTest, OverlongLineGrowingAcrossPollsStaysBounded) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  TailerOptions opt;
+  opt.max_line_bytes = 1000;
+  opt.chunk_bytes = 256;
+  WriteFile(log, "ok\n");
+  LogTailer t(log, opt);
+  EXPECT_THAT(PollOk(t), ElementsAre("ok"));
+  for (int i = 0; i < 50; ++i) {
+    Append(log, std::string(300, 'y'));
+    EXPECT_THAT(PollOk(t), IsEmpty());
+  }
+  // Once the line is known to be overlong the offset moves past its bytes, so
+  // nothing is re-read and nothing is held.
+  EXPECT_TRUE(t.state().in_overlong_line);
+  EXPECT_EQ(t.state().offset, fs::file_size(log));
+  Append(log, "tail of the long line\nnext\n");
+  EXPECT_THAT(PollOk(t), ElementsAre("next"));
+  EXPECT_EQ(t.counters().overlong_lines, 1u);
+  EXPECT_FALSE(t.state().in_overlong_line);
+}
+
+TEST(LogTailerTest, LineOfExactlyMaxBytesIsKept) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  TailerOptions opt;
+  opt.max_line_bytes = 10;
+  opt.chunk_bytes = 3;
+  WriteFile(log, "0123456789\n0123456789A\nz\n");
+  LogTailer t(log, opt);
+  EXPECT_THAT(PollOk(t), ElementsAre("0123456789", "z"));
+  EXPECT_EQ(t.counters().overlong_lines, 1u);
+}
+
+TEST(LogTailerTest, CrLfCarriageReturnsAndEmptyLines) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "a\r\nb\n\n\n 50%|###\r 60%|####\rc\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("a", "b", " 50%|###", " 60%|####", "c"));
+}
+
+TEST(LogTailerTest, BoundedPollsReturnEverythingInOrder) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  std::string data;
+  std::vector<std::string> want;
+  for (int i = 0; i < 5000; ++i) {
+    want.push_back("completed step: " + std::to_string(i) + ", seconds: 1.0");
+    data += want.back() + "\n";
+  }
+  WriteFile(log, data);
+  TailerOptions opt;
+  opt.max_line_bytes = 100;
+  opt.chunk_bytes = 97;
+  opt.max_bytes_per_poll = 4096;
+  LogTailer t(log, opt);
+  std::vector<std::string> got;
+  int polls = 0;
+  do {
+    std::vector<std::string> lines = PollOk(t);
+    got.insert(got.end(), lines.begin(), lines.end());
+    ++polls;
+  } while (!t.at_eof() && polls < 10000);
+  EXPECT_EQ(got, want);
+  EXPECT_GT(polls, 10);  // the budget really bounded each poll
+}
+
+TEST(LogTailerTest, StateRoundTripsAndResumesWithoutRereading) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "1\n2\npart");
+  TailerState saved;
+  {
+    LogTailer t(log);
+    EXPECT_THAT(PollOk(t), ElementsAre("1", "2"));
+    saved = t.state();
+  }
+  EXPECT_EQ(saved.offset, 4u);  // the partial line is not consumed
+  Result<TailerState> parsed = TailerState::Parse(saved.Serialize());
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(*parsed, saved);
+  Append(log, "ial\n3\n");
+  LogTailer resumed(log, *parsed);
+  EXPECT_THAT(PollOk(resumed), ElementsAre("partial", "3"));
+  EXPECT_EQ(resumed.counters().rotations, 0u);
+  EXPECT_EQ(resumed.counters().truncations, 0u);
+}
+
+TEST(LogTailerTest, ResumeFromStateOfReplacedFileStartsOver) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "1\n2\n");
+  TailerState saved;
+  {
+    LogTailer t(log);
+    EXPECT_THAT(PollOk(t), ElementsAre("1", "2"));
+    saved = t.state();
+  }
+  fs::rename(log, dir.Sub("job.log.1"));
+  WriteFile(log, "new 1\n");
+  LogTailer resumed(log, saved);
+  EXPECT_THAT(PollOk(resumed), ElementsAre("new 1"));
+  EXPECT_EQ(resumed.counters().rotations, 1u);
+}
+
+TEST(LogTailerTest, ResumeFromStateOfRewrittenFileStartsOver) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "first run line\n");
+  TailerState saved;
+  {
+    LogTailer t(log);
+    EXPECT_THAT(PollOk(t), ElementsAre("first run line"));
+    saved = t.state();
+  }
+  WriteFile(log, "second run, longer line\n");  // same inode
+  LogTailer resumed(log, saved);
+  EXPECT_THAT(PollOk(resumed), ElementsAre("second run, longer line"));
+  EXPECT_EQ(resumed.counters().truncations, 1u);
+}
+
+TEST(TailerStateTest, ParseRejectsGarbage) {
+  for (std::string_view text :
+       {"", "v2 dev=1 inode=2 offset=3 fp_len=0 fp=0 overlong=0",
+        "v1 dev=1 inode=2 offset=3 fp_len=0 fp=0",
+        "v1 dev=x inode=2 offset=3 fp_len=0 fp=0 overlong=0",
+        "v1 dev=1 inode=2 offset=3 fp_len=4 fp=0 overlong=0",  // fp_len > offset
+        "v1 dev=1 inode=2 offset=3 fp_len=0 fp=0 overlong=0 extra",
+        "v1 dev=1 inode=2 offset=3 fp_len=0 fp=99999999999 overlong=0", "\x01\x02\xff"}) {
+    Result<TailerState> r = TailerState::Parse(text);
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_EQ(r.error().code, ErrorCode::kCorrupt);
+  }
+}
+
+TEST(LogTailerTest, DirectoryAtPathIsUnsupported) {
+  TempDir dir;
+  fs::create_directories(dir.Sub("job.log"));
+  LogTailer t(dir.Sub("job.log"));
+  Result<std::vector<std::string>> r = t.Poll();
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+}
+
+TEST(LogTailerTest, BinaryGarbageNeverBreaksIt) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  std::mt19937 rng(7);
+  std::string junk(300000, '\0');
+  for (char& c : junk) c = static_cast<char>(rng());
+  WriteFile(log, junk + "\nend\n");
+  TailerOptions opt;
+  opt.max_line_bytes = 4096;
+  LogTailer t(log, opt);
+  std::vector<std::string> got;
+  do {
+    std::vector<std::string> lines = PollOk(t);
+    got.insert(got.end(), lines.begin(), lines.end());
+  } while (!t.at_eof());
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.back(), "end");
+  for (const std::string& l : got) EXPECT_LE(l.size(), 4096u);
+  EXPECT_EQ(t.state().offset, fs::file_size(log));
+}
+
+}  // namespace
+}  // namespace profwatch::steplog
