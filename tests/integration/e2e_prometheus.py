@@ -1,0 +1,546 @@
+#!/usr/bin/env python3
+"""End-to-end test: a real Prometheus scrapes a real `profwatch serve`, with
+the project's rules, and the answers are read back through Prometheus' HTTP API.
+
+  e2e_prometheus.py --profwatch BIN [--prometheus BIN] [--repo DIR] [--keep]
+
+Steps (each wait bounded by a deadline; everything on 127.0.0.1):
+  1. start `profwatch serve` on an ephemeral port watching a temp jobs dir
+     (the port is read from its `listening address=HOST:PORT` log line);
+  2. start `prometheus` on a free loopback port: scrape and evaluation
+     interval 1 s, rule_files = a copy of rules/*.yml with every `for:`
+     shortened to a few seconds (nothing else changed);
+  3. write a training log and land window 1, whose step - kernel gap is
+     positive (kernels 0.6 s per GPU per step, steady step 1.0 s): the
+     recording rules must give the exact per-GPU-per-step figures, and
+     ProfwatchStepKernelGapHigh must go pending, then firing (warning and
+     critical), as must ProfwatchFamilyDominatesWithGap;
+  4. run every dashboard query (tests/dashboards/promql_extract.py) against
+     this Prometheus and demand data, except the few listed in
+     MAY_BE_EMPTY with the reason;
+  5. land window 2 with overlapping streams (kernels 1.2 s per GPU per step,
+     gap negative): the recording rules follow and the gap alerts resolve.
+Processes are stopped and the temp dir removed in `finally`, also on
+failure; on failure the tails of both processes' logs are printed.
+
+Exit status: 0 pass, 1 fail, 77 skipped (prometheus missing, or the binary
+has no `serve` command yet).
+"""
+import argparse
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SKIP = 77
+JOB = "e2ejob"
+RUN = "run1"
+HOST = "e2ehost"
+GPUS = 2
+PROFILE_STEPS = 3
+STEP_SECONDS = 1.0   # steady step time in the training log
+FOR_SECONDS = 4      # every alert's `for:` in the generated rules copy
+TOL = 1e-6
+
+# Dashboard queries that may legitimately return nothing in this scenario,
+# keyed by (dashboard uid, panel title, refId), with the reason.
+MAY_BE_EMPTY = {
+    ("profwatch-exporter-health", "Window errors by reason", "A"):
+        "no window error happens in this scenario (counters per reason appear with the first error)",
+    ("profwatch-job-overview", "MFU and TFLOP/s per device", "A"):
+        "the synthetic MaxText log prints no MFU field",
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def log(msg):
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def wait_until(what, fn, timeout, interval=0.2):
+    """Calls fn until it returns a truthy value; that value, or Failure."""
+    deadline = time.monotonic() + timeout
+    last_exc = None
+    while True:
+        try:
+            v = fn()
+            if v:
+                return v
+        except (Failure, urllib.error.URLError, ConnectionError, ValueError, KeyError) as e:
+            last_exc = e
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out after {timeout}s waiting for {what}"
+                          + (f" (last error: {last_exc})" if last_exc else ""))
+        time.sleep(interval)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Proc:
+    """A child process whose output is collected by a thread."""
+
+    def __init__(self, name, argv, cwd=None):
+        self.name = name
+        self.lines = []
+        self.lock = threading.Lock()
+        log(f"starting {name}: {' '.join(argv)}")
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
+                                  stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                  start_new_session=True)
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def output(self):
+        with self.lock:
+            return list(self.lines)
+
+    def check_alive(self):
+        if self.p.poll() is not None:
+            raise Failure(f"{self.name} exited with status {self.p.returncode}")
+
+    def stop(self, timeout=15):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log(f"{self.name} ignored SIGTERM for {timeout}s; killing")
+                self.p.kill()
+                self.p.wait(timeout=5)
+        self.t.join(timeout=5)
+
+    def tail(self, n=40):
+        out = self.output()
+        return "\n".join(f"  {self.name}| {l}" for l in out[-n:])
+
+
+# ------------------------------------------------------------ fixtures
+def write_trace(path, kernels_per_step):
+    """A JAX/XLA-style <host>.trace.json.gz: GPUS device pids, PROFILE_STEPS
+    steps of STEP_SECONDS, `kernels_per_step` = [(name, stream, start_s,
+    dur_s)] relative to each step's start. Durations are exact in µs."""
+    events = []
+    for g in range(GPUS):
+        pid = 1 + g
+        events.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": f"/device:GPU:{g}"}})
+        events.append({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}})
+        for stream in sorted({k[1] for k in kernels_per_step}):
+            events.append({"ph": "M", "pid": pid, "tid": stream, "name": "thread_name",
+                           "args": {"name": f"Stream #{stream}(Kernel)"}})
+    events.append({"ph": "M", "pid": 701, "name": "process_name", "args": {"name": "/host:CPU"}})
+    corr = 0
+    for g in range(GPUS):
+        for step in range(PROFILE_STEPS):
+            for name, stream, start, dur in kernels_per_step:
+                corr += 1
+                events.append({"ph": "X", "pid": 1 + g, "tid": stream, "name": name,
+                               "ts": round((step * STEP_SECONDS + start) * 1e6, 3),
+                               "dur": round(dur * 1e6, 3),
+                               "args": {"correlation_id": str(corr), "hlo_module": "jit_train_step"}})
+    events.append({})
+    doc = {"displayTimeUnit": "ns", "metadata": {"highres-ticks": True}, "traceEvents": events}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".partial"
+    with gzip.open(tmp, "wt") as f:
+        json.dump(doc, f)
+    # The real writer writes in place; a rename keeps this test about the
+    # rules, not about half-written files (the daemon's own tests do those).
+    os.rename(tmp, path)
+
+
+GEMM = "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0"
+NCCL = "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)"
+
+# Window 1: gemm 0.4 s then nccl 0.2 s on one stream, per GPU per step:
+# total 0.6, busy 0.6, overlap 0, exposed comm 0.2; span per GPU over the
+# window 2 * 1.0 + 0.6 = 2.6 s -> idle (2.6 - 1.8) / 3 per GPU-step.
+WINDOW1 = [(GEMM, 16, 0.0, 0.4), (NCCL, 16, 0.4, 0.2)]
+# Window 2: gemm 0.7 s on stream 16 while nccl 0.5 s runs on stream 17:
+# total 1.2 > step 1.0 (negative gap), busy 0.7, overlap 0.5, exposed comm 0.
+WINDOW2 = [(GEMM, 16, 0.0, 0.7), (NCCL, 17, 0.1, 0.5)]
+
+
+def expected(kernels):
+    gs = GPUS * PROFILE_STEPS
+    total = sum(k[3] for k in kernels)
+    ivs = sorted((k[2], k[2] + k[3]) for k in kernels)
+    busy, cur_s, cur_e = 0.0, None, None
+    for s, e in ivs:
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                busy += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    busy += cur_e - cur_s
+    last_end = max(e for _, e in ivs)
+    span_per_gpu = (PROFILE_STEPS - 1) * STEP_SECONDS + last_end - min(s for s, _ in ivs)
+    comm = [(k[2], k[2] + k[3]) for k in kernels if k[0] == NCCL]
+    comp = [(k[2], k[2] + k[3]) for k in kernels if k[0] != NCCL]
+    exposed = 0.0
+    for cs, ce in comm:
+        covered = sum(max(0.0, min(ce, e) - max(cs, s)) for s, e in comp)
+        exposed += (ce - cs) - covered
+    return {
+        "gpu_steps": gs,
+        "gpus": GPUS,
+        "families": sorted(k[3] for k in kernels),
+        "total": total,
+        "busy": busy,
+        "idle": (span_per_gpu * GPUS - busy * gs) / gs,
+        "overlap": total - busy,
+        "exposed_comm": exposed,
+        "step": STEP_SECONDS,
+        "gap": STEP_SECONDS - total,
+        "ratio": (STEP_SECONDS - total) / STEP_SECONDS,
+        "share_max": max(k[3] for k in kernels) / total,
+    }
+
+
+def write_training_log(path, last_step):
+    """MaxText-style log: config dump, then one `completed step:` line per
+    step. Warm-up steps are slow, the profiled steps 5-7 and the write-back
+    step 8 too; every steady step takes STEP_SECONDS."""
+    lines = ["Config param profiler: xplane",
+             "Config param skip_first_n_steps_for_profiler: 5",
+             f"Config param profiler_steps: {PROFILE_STEPS}",
+             "Config param run_name: " + RUN]
+    for step in range(last_step + 1):
+        secs = STEP_SECONDS
+        if step < 3:
+            secs = 30.0 if step == 0 else 2.5
+        elif 5 <= step <= 7:
+            secs = 1.3
+        elif step == 8:
+            secs = 1.6
+        lines.append(f"completed step: {step}, seconds: {secs:.3f}, TFLOP/s/device: 215.125, "
+                     f"Tokens/s/device: 5660.5, total_weights: 1048576, loss: {12.5 - step * 0.01:.3f}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def ts_dir_name(t):
+    return time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime(t))
+
+
+# ------------------------------------------------------------ prometheus
+class PromAPI:
+    def __init__(self, base):
+        self.base = base
+
+    def get(self, path, **params):
+        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        with urllib.request.urlopen(url, timeout=5) as r:
+            body = json.load(r)
+        if body.get("status") != "success":
+            raise Failure(f"{path} {params}: {body}")
+        return body["data"]
+
+    def query(self, expr):
+        data = self.get("/api/v1/query", query=expr)
+        if data["resultType"] == "vector":
+            return data["result"]
+        if data["resultType"] == "scalar":
+            return [{"metric": {}, "value": data["result"]}]
+        raise Failure(f"unexpected result type {data['resultType']} for {expr}")
+
+    def values(self, expr):
+        """{frozenset(labels without __name__): float}"""
+        out = {}
+        for s in self.query(expr):
+            labels = {k: v for k, v in s["metric"].items() if k != "__name__"}
+            out[frozenset(labels.items())] = float(s["value"][1])
+        return out
+
+    def alerts(self, name):
+        return [a for a in self.get("/api/v1/alerts")["alerts"]
+                if a["labels"].get("alertname") == name and a["labels"].get("training_job") == JOB]
+
+
+def shorten_for(rules_text, seconds):
+    # Only the `for:` durations change; the expressions are the shipped ones.
+    return re.sub(r"(?m)^(\s+for:\s*)(\d+[smh])\s*$",
+                  lambda m: m.group(1) + (m.group(2) if m.group(2) in ("0m", "0s") else f"{seconds}s"),
+                  rules_text)
+
+
+def prometheus_config(target, rule_files):
+    # JSON is YAML.
+    return json.dumps({
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
+        "rule_files": rule_files,
+        "scrape_configs": [{"job_name": "profwatch-e2e", "static_configs": [{"targets": [target]}]}],
+    }, indent=2)
+
+
+# ------------------------------------------------------------ checks
+def one_value(api, expr):
+    vals = api.values(expr)
+    if len(vals) != 1:
+        raise Failure(f"{expr}: want exactly one series, got {len(vals)}: {vals}")
+    return next(iter(vals.values()))
+
+
+def assert_close(what, got, want):
+    if abs(got - want) > TOL * max(1.0, abs(want)):
+        raise Failure(f"{what}: got {got!r}, want {want!r}")
+    log(f"ok  {what} = {got:.6g}")
+
+
+def sel(metric):
+    return f'{metric}{{training_job="{JOB}",run="{RUN}"}}'
+
+
+def check_recording_rules(api, exp):
+    rec = "training_job_run:%s"
+    assert_close("raw gpu steps", one_value(api, sel(rec % "profwatch_window_raw_gpu_steps:sum")), exp["gpu_steps"])
+    assert_close("GPUs", one_value(api, sel(rec % "profwatch_window_gpus:sum")), exp["gpus"])
+    assert_close("expected GPUs", one_value(api, sel(rec % "profwatch_window_expected_gpus:sum")), exp["gpus"])
+    fams = sorted(api.values(sel(rec % "profwatch_family_kernel_seconds:per_gpu_step")).values())
+    if len(fams) != len(exp["families"]) or any(abs(a - b) > TOL for a, b in zip(fams, exp["families"])):
+        raise Failure(f"family seconds per GPU per step: got {fams}, want {exp['families']}")
+    log(f"ok  family seconds per GPU per step = {fams}")
+    launches = sorted(api.values(sel(rec % "profwatch_family_kernel_launches:per_gpu_step")).values())
+    if launches != [1.0] * len(exp["families"]):
+        raise Failure(f"family launches per GPU per step: got {launches}, want one each")
+    assert_close("total kernel", one_value(api, sel(rec % "profwatch_total_kernel_seconds:per_gpu_step")), exp["total"])
+    assert_close("busy", one_value(api, sel(rec % "profwatch_gpu_busy_seconds:per_gpu_step")), exp["busy"])
+    assert_close("idle", one_value(api, sel(rec % "profwatch_gpu_idle_seconds:per_gpu_step")), exp["idle"])
+    assert_close("overlap", one_value(api, sel(rec % "profwatch_kernel_overlap_seconds:per_gpu_step")), exp["overlap"])
+    assert_close("exposed comm", one_value(api, sel(rec % "profwatch_exposed_comm_seconds:per_gpu_step")), exp["exposed_comm"])
+    assert_close("step", one_value(api, sel(rec % "profwatch_step_seconds:max")), exp["step"])
+    assert_close("step - kernel", one_value(api, sel(rec % "profwatch_step_minus_kernel_seconds:per_gpu_step")), exp["gap"])
+    assert_close("gap ratio", one_value(api, sel(rec % "profwatch_step_minus_kernel_ratio:per_gpu_step")), exp["ratio"])
+    shares = api.values(sel(rec % "profwatch_family_kernel_seconds:share_of_total"))
+    assert_close("largest family share", max(shares.values()), exp["share_max"])
+    # The daemon's own gauge agrees with the rule (one host: same number).
+    assert_close("profwatch_step_minus_kernel_ratio (daemon)", one_value(api, sel("profwatch_step_minus_kernel_ratio")), exp["ratio"])
+
+
+def watch_alert_states(api, name, want_severities, timeout):
+    """Polls until every wanted severity has been seen pending and then
+    firing; returns the firing alerts."""
+    seen = {sev: [] for sev in want_severities}
+
+    def step():
+        alerts = api.alerts(name)
+        for a in alerts:
+            sev = a["labels"].get("severity")
+            if sev in seen and (not seen[sev] or seen[sev][-1] != a["state"]):
+                seen[sev].append(a["state"])
+                log(f"    {name}{{severity={sev}}} -> {a['state']}")
+        done = all(states and states[-1] == "firing" for states in seen.values())
+        return alerts if done else None
+
+    alerts = wait_until(f"{name} to fire", step, timeout, interval=0.1)
+    for sev, states in seen.items():
+        if "pending" not in states:
+            raise Failure(f"{name}{{severity={sev}}} never seen pending before firing: {states}")
+    return alerts
+
+
+def check_dashboard_queries(api, repo, values):
+    sys.path.insert(0, os.path.join(repo, "tests", "dashboards"))
+    import promql_extract  # noqa: E402
+    dashboards = promql_extract.load(sorted(
+        os.path.join(repo, "dashboards", n) for n in os.listdir(os.path.join(repo, "dashboards"))
+        if n.endswith(".json")))
+    problems, n = [], 0
+    for dash in dashboards:
+        for q in promql_extract.extract(dash, values):
+            n += 1
+            key = (q.dashboard, q.panel_title, q.ref_id)
+            try:
+                result = api.query(q.expr)
+            except (Failure, urllib.error.HTTPError) as e:
+                problems.append(f"{q.where()}: query failed: {e}\n      {q.expr}")
+                continue
+            if not result and key not in MAY_BE_EMPTY:
+                problems.append(f"{q.where()}: no data\n      {q.expr}")
+            elif not result:
+                log(f"    empty (allowed: {MAY_BE_EMPTY[key]}): {q.where()}")
+    if problems:
+        raise Failure(f"{len(problems)} of {n} dashboard queries failed:\n  " + "\n  ".join(problems))
+    log(f"ok  all {n} dashboard queries returned data (allowed empty: {len(MAY_BE_EMPTY)})")
+
+
+# ------------------------------------------------------------ main
+def serve_supported(profwatch):
+    proc = subprocess.run([profwatch, "serve", "--help"], capture_output=True, text=True, timeout=30)
+    text = proc.stdout + proc.stderr
+    return proc.returncode == 0 and "--watch" in text, text
+
+
+LISTEN_RE = re.compile(r"listen\w*\b.*?(?:address=)?(?:127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|localhost):(\d+)")
+
+
+def run(args):
+    repo = os.path.abspath(args.repo)
+    ok, helptext = serve_supported(args.profwatch)
+    if not ok:
+        log(f"SKIP: `{args.profwatch} serve --help` does not work yet:\n{helptext.strip()[:400]}")
+        return SKIP
+    prometheus = shutil.which(args.prometheus) or (args.prometheus if os.access(args.prometheus, os.X_OK) else None)
+    if not prometheus:
+        log(f"SKIP: prometheus not found ({args.prometheus}); apt-get install prometheus")
+        return SKIP
+
+    tmp = tempfile.mkdtemp(prefix="profwatch-e2e-")
+    procs = []
+    try:
+        jobs = os.path.join(tmp, "jobs")
+        profile = os.path.join(jobs, JOB, RUN, "tensorboard", "plugins", "profile")
+        os.makedirs(profile)
+        write_training_log(os.path.join(jobs, f"{JOB}.log"), last_step=20)
+
+        daemon_args = [args.profwatch, "serve", "--watch", jobs, "--listen", "127.0.0.1:0",
+                       "--state", os.path.join(tmp, "state.json"),
+                       "--settle", "1s", "--poll-interval", "1s",
+                       "--expected-gpus", str(GPUS)]
+        daemon = Proc("profwatch", daemon_args)
+        procs.append(daemon)
+
+        def listening_port():
+            daemon.check_alive()
+            for line in daemon.output():
+                m = LISTEN_RE.search(line)
+                if m and int(m.group(1)) != 0:
+                    return int(m.group(1))
+            return None
+        port = wait_until("profwatch to log its listening address", listening_port, 20)
+        target = f"127.0.0.1:{port}"
+        wait_until("profwatch /metrics", lambda: urllib.request.urlopen(
+            f"http://{target}/metrics", timeout=2).status == 200, 10)
+        log(f"profwatch serves {target}")
+
+        rules_dir = os.path.join(tmp, "rules")
+        os.makedirs(rules_dir)
+        rule_files = []
+        for name in sorted(os.listdir(os.path.join(repo, "rules"))):
+            if name.endswith((".yml", ".yaml")):
+                with open(os.path.join(repo, "rules", name)) as f:
+                    text = shorten_for(f.read(), FOR_SECONDS)
+                out = os.path.join(rules_dir, name)
+                with open(out, "w") as f:
+                    f.write(text)
+                rule_files.append(out)
+        if not rule_files:
+            raise Failure("no rule files in rules/")
+        cfg = os.path.join(tmp, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write(prometheus_config(target, rule_files))
+        prom_port = free_port()
+        prom = Proc("prometheus", [prometheus, f"--config.file={cfg}",
+                                   f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
+                                   f"--web.listen-address=127.0.0.1:{prom_port}",
+                                   "--log.level=warn"])
+        procs.append(prom)
+        api = PromAPI(f"http://127.0.0.1:{prom_port}")
+
+        def ready():
+            prom.check_alive()
+            with urllib.request.urlopen(f"{api.base}/-/ready", timeout=2) as r:
+                return r.status == 200
+        wait_until("prometheus to be ready", ready, 30)
+        wait_until("the profwatch target to be up",
+                   lambda: api.values('up{job="profwatch-e2e"}') == {
+                       frozenset({("job", "profwatch-e2e"), ("instance", target)}): 1.0}, 20)
+        loaded = {r["name"] for g in api.get("/api/v1/rules")["groups"] for r in g["rules"]}
+        for name in ("ProfwatchStepKernelGapHigh", "training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step"):
+            if name not in loaded:
+                raise Failure(f"Prometheus did not load rule {name}")
+        log(f"prometheus on 127.0.0.1:{prom_port} scrapes it, {len(loaded)} rules loaded")
+
+        # ---- window 1: positive gap
+        t0 = int(time.time()) - 3600
+        write_trace(os.path.join(profile, ts_dir_name(t0), f"{HOST}.trace.json.gz"), WINDOW1)
+        exp1 = expected(WINDOW1)
+        log(f"landed window 1 (expect gap ratio {exp1['ratio']:.4g})")
+        wait_until("the recording rules to see window 1", lambda: (daemon.check_alive(), abs(one_value(
+            api, sel("training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step")) - exp1["ratio"]) < TOL)[1], 60)
+        check_recording_rules(api, exp1)
+        firing = watch_alert_states(api, "ProfwatchStepKernelGapHigh", ("warning", "critical"), 30)
+        for a in firing:
+            if a["labels"].get("run") != RUN or not a["annotations"].get("summary"):
+                raise Failure(f"unexpected alert {a}")
+        log(f"ok  ProfwatchStepKernelGapHigh pending -> firing: {firing[0]['annotations']['summary']}")
+        dom = watch_alert_states(api, "ProfwatchFamilyDominatesWithGap", ("warning",), 30)
+        log(f"ok  ProfwatchFamilyDominatesWithGap firing: {dom[0]['annotations']['summary']}")
+
+        # ---- every dashboard query against this Prometheus
+        check_dashboard_queries(api, repo, {"training_job": JOB, "run": RUN, "instance": target,
+                                            "datasource": "prometheus"})
+
+        # ---- window 2: healthy (negative gap)
+        write_trace(os.path.join(profile, ts_dir_name(t0 + 600), f"{HOST}.trace.json.gz"), WINDOW2)
+        exp2 = expected(WINDOW2)
+        log(f"landed window 2 (expect gap ratio {exp2['ratio']:.4g})")
+        wait_until("the recording rules to see window 2", lambda: (daemon.check_alive(), abs(one_value(
+            api, sel("training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step")) - exp2["ratio"]) < TOL)[1], 60)
+        check_recording_rules(api, exp2)
+        info = api.values(sel("profwatch_window_info"))
+        windows = {dict(k).get("window") for k in info}
+        if windows != {ts_dir_name(t0 + 600)}:
+            raise Failure(f"profwatch_window_info shows windows {windows}, want only window 2")
+        wait_until("the gap alerts to resolve", lambda: not api.alerts("ProfwatchStepKernelGapHigh")
+                   and not api.alerts("ProfwatchFamilyDominatesWithGap"), 20)
+        log("ok  gap alerts resolved after the healthy window")
+        daemon.check_alive()
+        prom.check_alive()
+        log("PASS")
+        return 0
+    except Failure as e:
+        log(f"FAIL: {e}")
+        for p in procs:
+            print(p.tail(), flush=True)
+        return 1
+    finally:
+        for p in reversed(procs):
+            p.stop()
+        if args.keep:
+            log(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profwatch", required=True)
+    ap.add_argument("--prometheus", default="prometheus")
+    ap.add_argument("--repo", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir for debugging")
+    args = ap.parse_args()
+    # A hard stop for the whole test, whatever hangs.
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure("overall deadline (240 s) hit")))
+    signal.alarm(240)
+    try:
+        return run(args)
+    finally:
+        signal.alarm(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
