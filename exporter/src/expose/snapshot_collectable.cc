@@ -7,6 +7,7 @@
 #include <exception>
 #include <initializer_list>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "expose/metric_names.h"
@@ -43,6 +44,7 @@ class Builder {
       f.type = ToPrometheus(spec.type);
       families_.push_back(std::move(f));
     }
+    seen_.resize(families_.size());
   }
 
   void SetRun(const snapshot::RunKey* key) {
@@ -62,6 +64,15 @@ class Builder {
       m.label.push_back({std::string(kRunLabel), run_});
     }
     for (const auto& [k, v] : labels) m.label.push_back({std::string(k), ValidUtf8(v)});
+    // Two samples with one label set make Prometheus reject the whole scrape.
+    // Distinct kernel names can collide once bad UTF-8 is replaced; the first
+    // (largest, as top_kernels is sorted) wins.
+    std::string series;
+    for (const auto& l : m.label) {
+      series += l.value;
+      series += '\0';
+    }
+    if (!seen_[static_cast<size_t>(f - families_.data())].insert(std::move(series)).second) return;
     m.gauge.value = value;
     f->metric.push_back(std::move(m));
   }
@@ -83,6 +94,7 @@ class Builder {
   }
 
   std::vector<prometheus::MetricFamily> families_;
+  std::vector<std::unordered_set<std::string>> seen_;  // label values per family
   std::string job_, run_;
   bool per_run_ = false;
 };

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <prometheus/exposer.h>
 #include <prometheus/text_serializer.h>
 
 #include <cstdlib>
@@ -298,6 +299,41 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
       Value(f, "profwatch_kernel_seconds",
             {{"run", "run-\xEF\xBF\xBD"}, {"family", "GEMM"}, {"kernel", "k\xEF\xBF\xBD"}}),
       0.15);
+}
+
+TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithEverything();
+  r.stats.families[0].top_kernels[0].name = "k\xff";
+  r.stats.families[0].top_kernels[1].name = "k\xfe";
+  s.runs.emplace(r.key, r);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  // The first (largest) kernel keeps the series.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
+}
+
+// End to end through prometheus-cpp's HTTP exposer, as the daemon wires it.
+TEST(SnapshotCollectableTest, ExposerServesSnapshotOverHttp) {
+  if (!std::filesystem::exists("/usr/bin/curl")) GTEST_SKIP() << "curl not installed";
+  auto store = StoreWith(testing::SampleSnapshot());
+  prometheus::Exposer exposer("127.0.0.1:0", 1);
+  auto collectable = std::make_shared<SnapshotCollectable>(store, kTestBuild);
+  exposer.RegisterCollectable(collectable);
+  ASSERT_EQ(exposer.GetListeningPorts().size(), 1u);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(exposer.GetListeningPorts()[0]) + "/metrics";
+  auto r = RunCommand("/usr/bin/curl -sS --max-time 10 " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr(
+                         "profwatch_window_gpus{training_job=\"1234-llama\",run=\"run-2\"} 1\n"));
+  // The next scrape after a publish without run-2 no longer has it.
+  snapshot::Snapshot next = testing::SampleSnapshot();
+  next.runs.erase(snapshot::RunKey{"1234-llama", "run-2"});
+  store->Publish(std::make_shared<const snapshot::Snapshot>(std::move(next)));
+  r = RunCommand("/usr/bin/curl -sS --max-time 10 " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("run=\"run-1\""));
+  EXPECT_EQ(r.out.find("run=\"run-2\""), std::string::npos);
 }
 
 TEST(ValidUtf8Test, KeepsWellFormedAndReplacesEachBadByte) {
