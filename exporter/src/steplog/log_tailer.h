@@ -84,8 +84,9 @@ class LogTailer {
   // and returns the complete lines, oldest first, without terminators. A
   // missing file is not an error: the result is empty and present() is false.
   // Errors: kPermission (cannot open), kUnsupported (not a regular file),
-  // kIo (stat/read failed). After an error the next Poll() starts over from
-  // the path (the state is kept, so nothing is re-read that was returned).
+  // kIo (stat/read failed). On an error the state does not advance and the
+  // next Poll() retries; lines already drained from a rotated-away file in the
+  // same call are returned instead of the error (which recurs next call).
   Result<std::vector<std::string>> Poll();
 
   // True when the last Poll() read up to the end of the file (false when it

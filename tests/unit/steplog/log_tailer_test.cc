@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
+#include "steplog/step_time_source.h"
 #include "testing/test_util.h"
 
 namespace profwatch::steplog {
@@ -317,6 +320,65 @@ TEST(LogTailerTest, BinaryGarbageNeverBreaksIt) {
   EXPECT_EQ(got.back(), "end");
   for (const std::string& l : got) EXPECT_LE(l.size(), 4096u);
   EXPECT_EQ(t.state().offset, fs::file_size(log));
+}
+
+TEST(LogTailerTest, UnreadableFileIsPermissionError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "a\n");
+  fs::permissions(log, fs::perms::none);
+  LogTailer t(log);
+  Result<std::vector<std::string>> r = t.Poll();
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kPermission);
+}
+
+// The daemon's use in miniature: a multi-node log written a piece at a time,
+// rotated mid-run, feeding a StepTimeSource.
+TEST(LogTailerTest, GrowingRotatingLogFeedsStepTimeSource) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  FakeClock clock;
+  StepTimeSource source(clock);
+  LogTailer tailer(log);
+  auto pump = [&] {
+    for (const std::string& line : PollOk(tailer)) source.AddLine(line);
+  };
+  pump();  // not there yet
+  WriteFile(log,
+            "Config param profiler: xplane\nConfig param skip_first_n_steps_for_profiler: 5\n"
+            "Config param profiler_steps: 3\n");
+  pump();
+  for (int step = 0; step < 20; ++step) {
+    // Steady steps take 2.0 s on node0 and 2.0 + step/100 s on node1.
+    double base = step < 5 ? 30.0 : (step <= 8 ? 3.0 : 2.0);
+    std::string l0 = "[node0] completed step: " + std::to_string(step) +
+                     ", seconds: " + std::to_string(base) + ", loss: 5.0\n";
+    std::string l1 = "[node1] completed step: " + std::to_string(step) +
+                     ", seconds: " + std::to_string(base + step / 100.0) + ", loss: 5.0\n";
+    // Torn writes: each line lands in two pieces with a poll in between.
+    Append(log, l0.substr(0, 10));
+    pump();
+    Append(log, l0.substr(10) + l1.substr(0, 25));
+    pump();
+    Append(log, l1.substr(25));
+    pump();
+    if (step == 12) {
+      fs::rename(log, dir.Sub("job.log.1"));
+      WriteFile(log, "");
+      pump();
+    }
+  }
+  EXPECT_EQ(tailer.counters().rotations, 1u);
+  EXPECT_EQ(source.parse_errors(), 0u);
+  EXPECT_EQ(source.step_lines(), 40u);
+  EXPECT_EQ(source.last_step(), 19);
+  EXPECT_DOUBLE_EQ(*source.last_step_seconds(), 2.19);
+  EXPECT_NEAR(*source.last_step_spread_seconds(), 0.19, 1e-9);
+  // Steady steps 9..19: slowest node 2.09 .. 2.19, median 2.14.
+  EXPECT_EQ(source.steady_step_count(), 11u);
+  EXPECT_DOUBLE_EQ(*source.steady_step_seconds(), 2.14);
 }
 
 }  // namespace
