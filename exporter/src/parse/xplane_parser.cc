@@ -43,41 +43,46 @@ class Cursor {
   bool Done() const { return p_ == end_; }
   size_t Offset() const { return static_cast<size_t>(p_ - begin_); }
 
-  bool Varint(uint64_t* out) {
-    // Fast path: single byte (most tags and small values).
-    if (p_ < end_ && *p_ < 0x80) {
+  // The fast paths are inline; errors build their message out of line so
+  // the hot loop stays small.
+  [[gnu::always_inline]] bool Varint(uint64_t* out) {
+    if (p_ < end_ && *p_ < 0x80) [[likely]] {
       *out = *p_++;
       return true;
     }
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return Fail("varint runs past the end of its message");
-      const uint8_t b = *p_++;
-      r |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        *out = r;
-        return true;
+    if (end_ - p_ >= 10) [[likely]] {
+      // Enough bytes for any varint: no end checks per byte.
+      uint64_t r = 0;
+      for (int shift = 0; shift < 64; shift += 7) {  // 10 bytes at most
+        const uint8_t b = *p_++;
+        r |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) {
+          *out = r;
+          return true;
+        }
       }
+      return Fail("varint longer than 10 bytes");
     }
-    return Fail("varint longer than 10 bytes");
+    return VarintNearEnd(out);
   }
 
-  bool Tag(uint32_t* field, uint32_t* wire_type) {
+  [[gnu::always_inline]] bool Tag(uint32_t* field, uint32_t* wire_type) {
     uint64_t tag = 0;
     if (!Varint(&tag)) return false;
     const uint64_t f = tag >> 3;
-    if (f == 0 || f > kMaxFieldNumber) return Fail("invalid field number " + Num(f));
+    if (f == 0 || f > kMaxFieldNumber) [[unlikely]] {
+      return FailField(f);
+    }
     *field = static_cast<uint32_t>(f);
     *wire_type = static_cast<uint32_t>(tag & 7);
     return true;
   }
 
-  bool Bytes(std::string_view* out) {
+  [[gnu::always_inline]] bool Bytes(std::string_view* out) {
     uint64_t n = 0;
     if (!Varint(&n)) return false;
-    if (n > static_cast<uint64_t>(end_ - p_)) {
-      return Fail("length " + Num(n) + " exceeds the " + Num(static_cast<uint64_t>(end_ - p_)) +
-                  " bytes left in its message");
+    if (n > static_cast<uint64_t>(end_ - p_)) [[unlikely]] {
+      return FailLength(n);
     }
     *out = std::string_view(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
     p_ += n;
@@ -105,11 +110,35 @@ class Cursor {
 
   // Reads a field that must have `want` wire type; names it in the error.
   bool Expect(uint32_t wire_type, uint32_t want, const char* what) {
-    if (wire_type == want) return true;
+    if (wire_type == want) [[likely]] {
+      return true;
+    }
+    return FailWireType(wire_type, want, what);
+  }
+  [[gnu::noinline]] bool FailWireType(uint32_t wire_type, uint32_t want, const char* what) {
     return Fail(std::string(what) + " has wire type " + Num(wire_type) + ", expected " + Num(want));
   }
 
-  bool Fail(std::string message) {
+  [[gnu::noinline]] bool VarintNearEnd(uint64_t* out) {
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return Fail("varint runs past the end of its message");
+      const uint8_t b = *p_++;
+      r |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) {
+        *out = r;
+        return true;
+      }
+    }
+    return Fail("varint longer than 10 bytes");
+  }
+  [[gnu::noinline]] bool FailField(uint64_t f) { return Fail("invalid field number " + Num(f)); }
+  [[gnu::noinline]] bool FailLength(uint64_t n) {
+    return Fail("length " + Num(n) + " exceeds the " + Num(static_cast<uint64_t>(end_ - p_)) +
+                " bytes left in its message");
+  }
+
+  [[gnu::noinline]] bool Fail(std::string message) {
     error_ = std::move(message);
     return false;
   }
@@ -445,7 +474,7 @@ class XPlaneParser final : public TraceParser {
     metadata_.Clear();
     bool known = false;
     while (!c.Done()) {
-      uint32_t f, wt;
+      uint32_t f = 0, wt = 0;
       if (!c.Tag(&f, &wt)) return Corrupt(c, "plane");
       switch (f) {
         case 1: {
@@ -527,7 +556,7 @@ class XPlaneParser final : public TraceParser {
     int64_t key = 0;
     std::string_view value;
     while (!c.Done()) {
-      uint32_t f, wt;
+      uint32_t f = 0, wt = 0;
       if (!c.Tag(&f, &wt)) return Corrupt(c, "event metadata entry");
       if (f == 1) {
         uint64_t v;
@@ -545,7 +574,7 @@ class XPlaneParser final : public TraceParser {
     EventMetadata md;
     Cursor v(value);
     while (!v.Done()) {
-      uint32_t f, wt;
+      uint32_t f = 0, wt = 0;
       if (!v.Tag(&f, &wt)) return Corrupt(v, "event metadata " + Num(static_cast<uint64_t>(key)));
       bool ok = true;
       switch (f) {
@@ -573,7 +602,7 @@ class XPlaneParser final : public TraceParser {
     std::string_view name, display_name;
     uint64_t events = 0;
     while (!c.Done()) {
-      uint32_t f, wt;
+      uint32_t f = 0, wt = 0;
       if (!c.Tag(&f, &wt)) return Corrupt(c, "line");
       bool ok = true;
       uint64_t v = 0;
@@ -644,7 +673,7 @@ class XPlaneParser final : public TraceParser {
     x.dur_exact = true;
     Cursor lc(bytes);
     while (!lc.Done()) {
-      uint32_t f, wt;
+      uint32_t f = 0, wt = 0;
       if (!lc.Tag(&f, &wt)) return Corrupt(lc, "line");
       if (f != 4) {
         if (!lc.Skip(wt)) return Corrupt(lc, "line");
@@ -656,7 +685,7 @@ class XPlaneParser final : public TraceParser {
       bool aggregated = false;
       Cursor e(ev);
       while (!e.Done()) {
-        uint32_t ef, ewt;
+        uint32_t ef = 0, ewt = 0;
         if (!e.Tag(&ef, &ewt)) return Corrupt(e, "event");
         bool ok = true;
         uint64_t v = 0;
