@@ -326,6 +326,14 @@ TEST(SnapshotCollectableTest, ExposerServesSnapshotOverHttp) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr(
                          "profwatch_window_gpus{training_job=\"1234-llama\",run=\"run-2\"} 1\n"));
+  // The whole scrape (prometheus-cpp adds its own exposer_* families) lints clean.
+  if (std::filesystem::exists("/usr/bin/promtool")) {
+    TempDir dir;
+    WriteFile(dir.Sub("scrape.txt"), r.out);
+    auto lint = RunCommand("/usr/bin/promtool check metrics < '" + dir.Sub("scrape.txt") + "'");
+    EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+    EXPECT_EQ(lint.out + lint.err, "");
+  }
   // The next scrape after a publish without run-2 no longer has it.
   snapshot::Snapshot next = testing::SampleSnapshot();
   next.runs.erase(snapshot::RunKey{"1234-llama", "run-2"});
