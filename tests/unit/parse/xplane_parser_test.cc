@@ -280,6 +280,35 @@ TEST(XPlaneParserTest, TinyReadsAndChunksGiveIdenticalEvents) {
   EXPECT_EQ(whole.events, pieces.events);
 }
 
+// The project's own fixture (tests/fixtures/xplane/make_fixtures.py writes
+// it, its JSON twin and expected.txt, from which these values come).
+TEST(XPlaneParserTest, ProjectFixtureGivesExpectedDeviceFiguresAndSteps) {
+  Collect sink;
+  auto summary =
+      ParseFile(profwatch::testing::ProjectFixture("xplane/two_gpus_steps.xplane.pb"), sink);
+  ASSERT_TRUE(summary) << summary.error().ToString();
+  EXPECT_EQ(summary->time_base_us, 1712195495505582);
+  auto d = PerDevice(sink.events, summary->time_base_us);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d["/device:GPU:0"].count, 9u);
+  EXPECT_EQ(d["/device:GPU:0"].sum_ps, 26251500);
+  EXPECT_EQ(d["/device:GPU:0"].busy_ps, 15751500);
+  EXPECT_EQ(d["/device:GPU:1"].count, 3u);
+  EXPECT_EQ(d["/device:GPU:1"].sum_ps, 5000500);
+  EXPECT_EQ(d["/device:GPU:1"].busy_ps, 5000500);
+  // Steps "0", "1", "2" at 0, 6 and 12 µs past the first line, 6 µs each.
+  std::vector<std::pair<std::string, int64_t>> steps;
+  for (const auto& e : sink.events) {
+    if (e.ph == 'X' && e.tid == 0xdeadbeef) {
+      EXPECT_EQ(e.dur_ps, 6000000);
+      steps.emplace_back(e.name, e.ts_ps);
+    }
+  }
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"0", 988000}, {"1", 6988000}, {"2", 12988000}};
+  EXPECT_EQ(steps, want);
+}
+
 // ---- Hand-built XSpaces: exact event content. ----
 
 TEST(XPlaneParserTest, EmitsProcessThreadAndExactPicosecondEvents) {
