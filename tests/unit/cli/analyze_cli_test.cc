@@ -96,6 +96,29 @@ TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
   EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12 / 3, 1e-12);
 }
 
+// ProfilerStep#4..#6 span 222442.191, 219726.905 and 224936.243 us on the host
+// (read by hand with python3 gzip+json+Decimal); the median is step #4's.
+TEST(AnalyzeCliTest, KinetoProfilerStepsGiveInTraceStepTime) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/a100x2_nccl_data.json.gz");
+  json j = AnalyzeJson("'" + path + "'");
+  ASSERT_TRUE(j["trace_step_seconds"].is_number());
+  EXPECT_NEAR(j["trace_step_seconds"].get<double>(), 0.222442191, 1e-12);
+  // Without --step-time the trace is the step source and the gap follows.
+  ASSERT_TRUE(j["step"].is_object());
+  EXPECT_EQ(j["step"]["source"], "trace");
+  const double total = 162532340000e-12 / 3;  // kernel ps / (1 GPU x 3 steps)
+  EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.222442191 - total, 1e-9);
+}
+
+TEST(AnalyzeCliTest, ConfiguredStepTimeGivesTheGap) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
+  json j = AnalyzeJson("--step-time 0.5 --profile-steps 1 '" + path + "'");
+  ASSERT_TRUE(j["step"].is_object());
+  EXPECT_EQ(j["step"]["source"], "config");
+  EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.5 - 307197000e-12, 1e-12);
+  EXPECT_NEAR(j["step"]["minus_kernel_ratio"].get<double>(), (0.5 - 307197000e-12) / 0.5, 1e-12);
+}
+
 TEST(AnalyzeCliTest, GarbageInputsExitThreeAndNameTheFile) {
   testing::TempDir tmp;
   const std::string full_json =
