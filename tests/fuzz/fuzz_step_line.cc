@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/clock.h"
+#include "steplog/log_tailer.h"
 #include "steplog/step_line_parser.h"
 #include "steplog/step_time_source.h"
 
@@ -14,6 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The whole input as one (possibly huge, binary) line.
   (void)profwatch::steplog::ParseStepLine(input);
   (void)profwatch::steplog::ParseConfigParamLine(input);
+  // Persisted tailer state is read back from disk too: it must round-trip.
+  if (auto state = profwatch::steplog::TailerState::Parse(input)) {
+    auto again = profwatch::steplog::TailerState::Parse(state->Serialize());
+    if (!again || !(*again == *state)) __builtin_trap();
+  }
 
   profwatch::FakeClock clock;
   profwatch::steplog::StepTimeOptions options;

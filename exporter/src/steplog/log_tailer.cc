@@ -14,6 +14,8 @@
 namespace profwatch::steplog {
 namespace {
 
+constexpr uint32_t kMaxFingerprintBytes = 1 << 20;
+
 std::string Errno(std::string_view what, const std::string& path, int err) {
   return std::string(what) + " " + path + ": " + std::strerror(err);
 }
@@ -78,7 +80,7 @@ Result<TailerState> TailerState::Parse(std::string_view text) {
   if (!ParseField(rest, "dev=", dev) || !ParseField(rest, "inode=", inode) ||
       !ParseField(rest, "offset=", offset) || !ParseField(rest, "fp_len=", fp_len) ||
       !ParseField(rest, "fp=", fp) || !ParseField(rest, "overlong=", overlong) || !rest.empty() ||
-      fp_len > UINT32_MAX || fp > UINT32_MAX || overlong > 1 || fp_len > offset) {
+      fp_len > kMaxFingerprintBytes || fp > UINT32_MAX || overlong > 1 || fp_len > offset) {
     return bad();
   }
   TailerState s;
@@ -98,13 +100,20 @@ LogTailer::LogTailer(std::string path, TailerOptions options)
   // A poll must be able to re-read a held partial line and still progress.
   options_.max_bytes_per_poll =
       std::max(options_.max_bytes_per_poll, 2 * options_.max_line_bytes + options_.chunk_bytes);
-  options_.fingerprint_bytes = std::min<size_t>(options_.fingerprint_bytes, 1 << 20);
+  options_.fingerprint_bytes = std::min<size_t>(options_.fingerprint_bytes, kMaxFingerprintBytes);
 }
 
 LogTailer::LogTailer(std::string path, TailerState resume, TailerOptions options)
     : LogTailer(std::move(path), options) {
   state_ = resume;
   resume_pending_ = true;
+  if (state_.fingerprint_len > state_.offset || state_.fingerprint_len > kMaxFingerprintBytes) {
+    // Not a state this class wrote: keep the identity, re-read from the start.
+    state_.offset = 0;
+    state_.fingerprint_len = 0;
+    state_.fingerprint = 0;
+    state_.in_overlong_line = false;
+  }
 }
 
 LogTailer::~LogTailer() { Close(); }

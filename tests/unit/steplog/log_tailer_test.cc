@@ -285,11 +285,23 @@ TEST(TailerStateTest, ParseRejectsGarbage) {
         "v1 dev=x inode=2 offset=3 fp_len=0 fp=0 overlong=0",
         "v1 dev=1 inode=2 offset=3 fp_len=4 fp=0 overlong=0",  // fp_len > offset
         "v1 dev=1 inode=2 offset=3 fp_len=0 fp=0 overlong=0 extra",
-        "v1 dev=1 inode=2 offset=3 fp_len=0 fp=99999999999 overlong=0", "\x01\x02\xff"}) {
+        "v1 dev=1 inode=2 offset=3 fp_len=0 fp=99999999999 overlong=0",
+        "v1 dev=1 inode=2 offset=99999999999 fp_len=4000000000 fp=0 overlong=0", "\x01\x02\xff"}) {
     Result<TailerState> r = TailerState::Parse(text);
     ASSERT_FALSE(r.has_value()) << text;
     EXPECT_EQ(r.error().code, ErrorCode::kCorrupt);
   }
+}
+
+TEST(LogTailerTest, InconsistentResumeStateRereadsFromStart) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "1\n2\n");
+  TailerState bogus;
+  bogus.offset = 2;
+  bogus.fingerprint_len = 100;  // more bytes than the offset: never written by the tailer
+  LogTailer t(log, bogus);
+  EXPECT_THAT(PollOk(t), ElementsAre("1", "2"));
 }
 
 TEST(LogTailerTest, DirectoryAtPathIsUnsupported) {
