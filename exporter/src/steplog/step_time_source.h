@@ -7,7 +7,8 @@
 // Step kinds (MaxText semantics, `start` = the run's first step, 0 for a
 // fresh run, the restored step after a checkpoint restart):
 //   - warm-up: steps before start + max(min_warmup_steps, skip_first_n)
-//     (compilation; skip_first_n only counts while profiling is on);
+//     (compilation; skip_first_n only counts while profiling is on and the
+//     window is known, i.e. both skip_first_n and profiler_steps > 0);
 //   - profiled: first = start + skip_first_n_steps_for_profiler, steps
 //     first .. first + profiler_steps - 1; with profile_periodically_period
 //     = P > 0 a window also starts at every first + k*P (k any integer, as
@@ -18,7 +19,9 @@
 // A `Config param` line after step lines starts a new segment (the job
 // restarted and dumped its config again): retained steps are dropped and the
 // next step line sets `start`. When the log is read from its middle (no
-// config seen first) `start` is 0.
+// config seen first) `start` is 0. (Assumes every node's config dump precedes
+// the first step line, as MaxText's startup barrier makes it; a config line
+// delayed past step lines would be taken for a restart.)
 //
 // Not thread-safe: one owner feeds and reads it (the daemon copies the values
 // into its snapshot). Memory is bounded by StepTimeOptions::max_retained_steps.
@@ -64,7 +67,10 @@ struct StepTimeOptions {
   size_t steady_window = 20;        // median over at most this many recent steady steps
   size_t max_retained_steps = 512;  // older steps are forgotten (>= steady_window)
   // From flags: each set field wins over the log; a disagreement with the log
-  // is reported in warnings().
+  // is reported in warnings(). Set only what the user gave explicitly: a set
+  // skip_first_n_steps or profiler_steps alone turns profiling on (the user
+  // says there is a window) unless `profiler` is set to "" / "none". Values
+  // outside +-1e12 are dropped with a warning.
   ProfileConfig overrides;
 };
 
