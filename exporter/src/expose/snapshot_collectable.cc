@@ -186,7 +186,9 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
 
 void AddStep(const snapshot::RunState& rs, Builder& b) {
   if (rs.step_seconds) {
-    const std::string_view source = rs.step_source.empty() ? "unknown" : rs.step_source;
+    // Both arms string_view: a mixed ternary would yield a temporary std::string.
+    const std::string_view source =
+        rs.step_source.empty() ? std::string_view("unknown") : std::string_view(rs.step_source);
     b.Add("profwatch_step_seconds", *rs.step_seconds, {{"source", source}});
   }
   if (!rs.has_window) return;

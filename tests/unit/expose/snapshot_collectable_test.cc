@@ -244,6 +244,15 @@ TEST(SnapshotCollectableTest, RunWithoutWindowExportsOnlyStepAndTrainingMetrics)
       1.5);
 }
 
+TEST(SnapshotCollectableTest, EmptyStepSourceIsLabelledUnknown) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithEverything();
+  r.step_source.clear();
+  s.runs.emplace(r.key, r);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_seconds", With(kRun1, {{"source", "unknown"}})), 0.4);
+}
+
 TEST(SnapshotCollectableTest, WindowWithoutGpusHasZeroPerGpuValuesAndNoGap) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithEverything();
