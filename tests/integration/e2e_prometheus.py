@@ -389,7 +389,10 @@ def check_dashboard_queries(api, repo, values):
 
 # ------------------------------------------------------------ main
 def serve_supported(profwatch):
-    proc = subprocess.run([profwatch, "serve", "--help"], capture_output=True, text=True, timeout=30)
+    try:
+        proc = subprocess.run([profwatch, "serve", "--help"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        return False, f"cannot run {profwatch}: {e}"
     text = proc.stdout + proc.stderr
     return proc.returncode == 0 and "--watch" in text, text
 
