@@ -13,7 +13,7 @@
 #   PROFWATCH_WATCH        directory to watch (default: $SLURM_SUBMIT_DIR/outputs)
 #   PROFWATCH_FILE_SD_DIR  directory Prometheus reads file_sd targets from
 #                          (shared file system; required for start/stop)
-#   PROFWATCH_PORT         /metrics port on every node (default 9464)
+#   PROFWATCH_PORT         /metrics port on every node (default 19474)
 #   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH)
 #   PROFWATCH_TRAINING_JOB value of the training_job target label
 #                          (default: $SLURM_JOB_NAME)
@@ -44,7 +44,7 @@ write_file_sd() {
   local out=$1
   shift
   [ "$#" -gt 0 ] || die "file-sd: no nodes given"
-  local port=${PROFWATCH_PORT:-9464}
+  local port=${PROFWATCH_PORT:-19474}
   local training_job=${PROFWATCH_TRAINING_JOB:-${SLURM_JOB_NAME:-unknown}}
   local targets="" node
   for node in "$@"; do
@@ -71,7 +71,7 @@ start() {
   : "${SLURM_JOB_ID:?not inside a Slurm job}"
   : "${SLURM_JOB_NODELIST:?not inside a Slurm allocation}"
   local watch=${PROFWATCH_WATCH:-${SLURM_SUBMIT_DIR:-$PWD}/outputs}
-  local port=${PROFWATCH_PORT:-9464}
+  local port=${PROFWATCH_PORT:-19474}
   local bin=${PROFWATCH_BIN:-profwatch}
   local state_dir=${PROFWATCH_STATE_DIR:-/tmp/profwatch-${SLURM_JOB_ID}}
   local rd

@@ -319,7 +319,7 @@ class SlurmTest(unittest.TestCase):
             self.assertIn("--host-filter", cmd)
             self.assertEqual(cmd[-2:], ["--expected-gpus", "8"])
             with open(os.path.join(sd_dir, "slurm-77.json")) as f:
-                self.assertEqual(json.load(f)[0]["targets"], ["gpu-001:9464", "gpu-002:9464"])
+                self.assertEqual(json.load(f)[0]["targets"], ["gpu-001:19474", "gpu-002:19474"])
             # a second start while running is refused
             again = subprocess.run([self.SCRIPT, "start"], env=env, capture_output=True, text=True, timeout=30)
             self.assertNotEqual(again.returncode, 0)
