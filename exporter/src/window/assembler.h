@@ -123,6 +123,9 @@ class Assembler {
  public:
   explicit Assembler(AssemblerOptions options);
 
+  // New options (config reload); they apply from the next call on.
+  void SetOptions(AssemblerOptions options) { options_ = options; }
+
   // Seeds windows analysed by an earlier process (state file): when the same
   // files are seen unchanged they are not analysed again.
   void Restore(const std::vector<AnalysedWindow>& windows);

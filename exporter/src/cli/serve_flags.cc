@@ -1,0 +1,252 @@
+#include "cli/serve_flags.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "cli/cli_util.h"
+#include "watch/scanner.h"
+
+namespace profwatch::cli {
+namespace {
+
+void AddServeOptions(CLI::App& app, ServeFlags& f) {
+  app.add_option("--watch", f.watch,
+                 "Directory to watch (repeatable): a directory of jobs, one job dir or one run "
+                 "dir. Default: the bundled demo job directory");
+  app.add_option("--listen,--web.listen-address", f.listen,
+                 "HTTP address for /metrics (host:port; port 0 picks a free port)")
+      ->capture_default_str();
+  app.add_option("--listen-port-file", f.listen_port_file,
+                 "Write the bound port to this file once listening (for tests and scripts)");
+  app.add_option("--poll-interval", f.poll_interval, "Full rescan period (always runs)")
+      ->capture_default_str();
+  app.add_flag("--no-inotify", f.no_inotify, "Poll only (no inotify hints)");
+  app.add_option("--host-filter", f.host_filter,
+                 "Analyse only files whose names start with this host name; 'auto' = this "
+                 "machine's short host name");
+  app.add_option("--skew", f.skew, "Largest gap between adjacent <ts> dirs of one window")
+      ->capture_default_str();
+  app.add_option("--settle", f.settle, "Quiet time before a window is complete")
+      ->capture_default_str();
+  app.add_option("--expected-gpus", f.expected_gpus, "GPUs expected per window (0 = learn)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--expected-files", f.expected_files,
+                 "Trace files expected per window (0 = learn from the previous window)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--window-timeout", f.window_timeout,
+                 "Analyse a window short of its expectation after this long, flagged incomplete")
+      ->capture_default_str();
+  app.add_option("--max-retries", f.max_retries, "Tries before a failing file is given up")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--workers", f.workers, "Analysis worker threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--retention", f.retention, "Drop runs this long after their last window")
+      ->capture_default_str();
+  app.add_option("--state", f.state, "Persist analysed windows here (atomic rewrite)");
+  app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
+  app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (divisor)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
+      ->capture_default_str();
+  app.add_option("--families", f.families, "Family rules file added before the base set");
+  app.add_option("--source", f.source, "auto | json | xplane")
+      ->check(CLI::IsMember({"auto", "json", "xplane"}))
+      ->capture_default_str();
+  app.add_option("--step-time", f.step_time, "Step seconds from configuration (gap source)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log", f.log, "Training log to tail for step times");
+  app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error|critical|off")
+      ->capture_default_str();
+  app.add_option("--log-format", f.log_format, "text | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+// The config file as extra command-line arguments, skipping flags that the
+// command line sets itself.
+Result<std::vector<std::string>> ConfigArgs(const std::string& path, CLI::App& app) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kConfig, "config file " + path + ": " + e.what());
+  }
+  if (root.IsNull()) return std::vector<std::string>{};
+  if (!root.IsMap()) {
+    return MakeError(ErrorCode::kConfig, "config file " + path + ": expected a map of flags");
+  }
+  std::vector<std::string> out;
+  try {
+    for (const auto& kv : root) {
+      std::string key = kv.first.as<std::string>();
+      while (!key.empty() && key.front() == '-') key.erase(0, 1);
+      const std::string flag = "--" + key;
+      if (key == "config") continue;
+      const CLI::Option* opt = app.get_option_no_throw(flag);
+      if (opt == nullptr) {
+        return MakeError(ErrorCode::kConfig,
+                         "config file " + path + ": unknown flag '" + key + "'");
+      }
+      if (opt->count() > 0) continue;  // the command line wins
+      const YAML::Node& v = kv.second;
+      if (v.IsSequence()) {
+        for (const auto& item : v) {
+          out.push_back(flag);
+          out.push_back(item.as<std::string>());
+        }
+      } else if (v.IsScalar()) {
+        const std::string s = v.as<std::string>();
+        if (opt->get_type_size() == 0) {  // a switch
+          if (s == "true" || s == "yes" || s == "1") out.push_back(flag);
+          continue;
+        }
+        out.push_back(flag);
+        out.push_back(s);
+      } else if (!v.IsNull()) {
+        return MakeError(ErrorCode::kConfig,
+                         "config file " + path + ": flag '" + key + "' needs a value or a list");
+      }
+    }
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kConfig, "config file " + path + ": " + e.what());
+  }
+  return out;
+}
+
+}  // namespace
+
+ParsedServeFlags ParseServeFlags(const std::vector<std::string>& args) {
+  ParsedServeFlags result;
+  ServeFlags first;
+  CLI::App app(
+      "profwatch serve: watch job directories, analyse profile windows as they land, "
+      "expose Prometheus metrics");
+  AddServeOptions(app, first);
+  if (std::optional<int> code = ParseArgs(app, "serve", args)) {
+    result.exit_code = *code;
+    return result;
+  }
+  if (first.config.empty()) {
+    result.flags = std::move(first);
+    return result;
+  }
+  auto extra = ConfigArgs(first.config, app);
+  if (!extra) {
+    std::fprintf(stderr, "profwatch serve: %s\n", extra.error().context.c_str());
+    result.exit_code = 2;
+    return result;
+  }
+  // Second pass: the file's flags first, then the command line.
+  ServeFlags merged;
+  CLI::App app2("profwatch serve");
+  AddServeOptions(app2, merged);
+  std::vector<std::string> all = *extra;
+  all.insert(all.end(), args.begin(), args.end());
+  if (std::optional<int> code = ParseArgs(app2, "serve", all)) {
+    result.exit_code = *code == 0 ? 0 : 2;
+    return result;
+  }
+  result.flags = std::move(merged);
+  return result;
+}
+
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  std::string s(text);
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    return MakeError(ErrorCode::kConfig, "bad duration '" + s + "' (e.g. 250ms, 15s, 10m, 24h)");
+  }
+  std::string unit = s.substr(pos);
+  double ms_per = 0;
+  if (unit.empty() || unit == "s") {
+    ms_per = 1000;
+  } else if (unit == "ms") {
+    ms_per = 1;
+  } else if (unit == "m") {
+    ms_per = 60'000;
+  } else if (unit == "h") {
+    ms_per = 3'600'000;
+  } else if (unit == "d") {
+    ms_per = 86'400'000;
+  } else {
+    return MakeError(ErrorCode::kConfig, "bad duration unit in '" + s + "' (ms, s, m, h, d)");
+  }
+  if (!std::isfinite(v) || v < 0) {
+    return MakeError(ErrorCode::kConfig, "bad duration '" + s + "': must be >= 0");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(v * ms_per)));
+}
+
+Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
+  pipeline::DaemonOptions o;
+  auto dur = [](const char* flag, const std::string& text) -> Result<std::chrono::milliseconds> {
+    auto d = ParseDuration(text);
+    if (!d) return MakeError(ErrorCode::kConfig, std::string(flag) + ": " + d.error().context);
+    return d;
+  };
+  auto poll = dur("--poll-interval", f.poll_interval);
+  if (!poll) return tl::unexpected(poll.error());
+  if (poll->count() < 100) {
+    return MakeError(ErrorCode::kConfig, "--poll-interval: must be at least 100ms");
+  }
+  auto skew = dur("--skew", f.skew);
+  if (!skew) return tl::unexpected(skew.error());
+  auto settle = dur("--settle", f.settle);
+  if (!settle) return tl::unexpected(settle.error());
+  auto timeout = dur("--window-timeout", f.window_timeout);
+  if (!timeout) return tl::unexpected(timeout.error());
+  auto retention = dur("--retention", f.retention);
+  if (!retention) return tl::unexpected(retention.error());
+
+  o.roots = f.watch;
+  o.use_inotify = !f.no_inotify;
+  o.poll_interval = *poll;
+  if (f.host_filter == "auto") {
+    o.host_filter = watch::ShortHostName();
+    if (o.host_filter.empty()) {
+      return MakeError(ErrorCode::kConfig, "--host-filter auto: cannot read the host name");
+    }
+  } else {
+    o.host_filter = f.host_filter;
+  }
+  o.assembler.skew = std::chrono::duration_cast<std::chrono::seconds>(*skew);
+  o.assembler.settle = *settle;
+  o.assembler.window_timeout = *timeout;
+  o.assembler.expected_files = f.expected_files;
+  o.assembler.expected_gpus = f.expected_gpus;
+  o.assembler.max_retries = f.max_retries;
+  o.assembler.retention = *retention;
+  o.workers = f.workers;
+  o.state_file = f.state;
+  o.analyze.aggregate.profile_steps = f.profile_steps;
+  o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
+  auto source = analysis::ParseSourcePreference(f.source);
+  if (!source) return MakeError(ErrorCode::kConfig, "--source: " + source.error().context);
+  o.analyze.source = *source;
+  o.analyze.rules = f.rules;
+  if (!f.families.empty()) {
+    auto classifier = LoadClassifier(f.rules == "auto" ? "drill" : f.rules, f.families);
+    if (!classifier) {
+      return MakeError(ErrorCode::kConfig, "--families: " + classifier.error().context);
+    }
+    o.analyze.classifier = *classifier;
+  }
+  if (f.step_time > 0) o.step_seconds = f.step_time;
+  return o;
+}
+
+}  // namespace profwatch::cli

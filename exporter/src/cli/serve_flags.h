@@ -1,0 +1,71 @@
+// Flags of `profwatch serve` (CLI11) and the --config file (YAML or JSON: a
+// map from long flag names, without dashes, to values; lists for repeatable
+// flags; true/false for switches). Flags on the command line win over the
+// file: a flag given on the command line replaces the file's value entirely
+// (for --watch too).
+//
+// Durations accept "250ms", "15s", "1.5s", "10m", "24h", "2d" or a bare
+// number of seconds.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "pipeline/daemon.h"
+
+namespace profwatch::cli {
+
+// Default --listen. Prometheus' exporter port range 9100-9999 is fully
+// allocated on its default-port wiki page, so profwatch stays outside it
+// (and below Linux's ephemeral range, 32768-60999).
+inline constexpr std::string_view kDefaultListen = "0.0.0.0:19474";
+
+struct ServeFlags {
+  std::vector<std::string> watch;
+  std::string listen = std::string(kDefaultListen);
+  std::string listen_port_file;
+  std::string poll_interval = "15s";
+  bool no_inotify = false;
+  std::string host_filter;  // "", a host name, or "auto"
+  std::string skew = "120s";
+  std::string settle = "10s";
+  int expected_gpus = 0;
+  int expected_files = 0;
+  std::string window_timeout = "10m";
+  int max_retries = 5;
+  int workers = 1;
+  std::string retention = "24h";
+  std::string state;
+  std::string config;
+  int profile_steps = 3;
+  int top_kernels = 5;
+  std::string rules = "auto";
+  std::string families;
+  std::string source = "auto";
+  double step_time = 0;
+  std::string log;  // training log (issue 4)
+  std::string log_level = "info";
+  std::string log_format = "text";
+};
+
+struct ParsedServeFlags {
+  std::optional<ServeFlags> flags;  // nullopt: stop with exit_code
+  int exit_code = 0;                // 0 after --help, 2 on a usage/config error
+};
+
+// Parses `args` (after the verb) and the --config file they name.
+ParsedServeFlags ParseServeFlags(const std::vector<std::string>& args);
+
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// Converts flags into daemon options (durations, rules, host filter "auto").
+// kConfig with a message naming the flag on bad values.
+Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& flags);
+
+}  // namespace profwatch::cli

@@ -1,0 +1,435 @@
+#include "pipeline/daemon.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "expose/metric_names.h"
+#include "pipeline/state_file.h"
+#include "window/grouping.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string HelpOf(std::string_view name) {
+  for (const expose::MetricSpec& spec : expose::kMetrics) {
+    if (spec.name == name) return std::string(spec.help);
+  }
+  return std::string(name);
+}
+
+// Hint-triggered rescans are at most this frequent (a writer's burst of
+// IN_MODIFY events must not turn into a scan loop).
+constexpr milliseconds kMinHintScanGap{250};
+// The scan thread wakes at least this often (retention sweep, dispatch).
+constexpr milliseconds kMaxIdle{1000};
+
+std::string JoinPaths(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += ",";
+    out += s;
+  }
+  return out;
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> store,
+               std::shared_ptr<prometheus::Registry> registry, const Clock& clock)
+    : clock_(clock),
+      store_(std::move(store)),
+      registry_(std::move(registry)),
+      options_(std::move(options)),
+      assembler_(options_.assembler) {
+  if (options_.workers < 1) options_.workers = 1;
+  if (options_.queue_capacity == 0) {
+    options_.queue_capacity = 2 * static_cast<size_t>(options_.workers);
+  }
+  // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
+  // throw here is a programming error surfacing at startup, not at scrape.
+  analyzed_total_ = &prometheus::BuildCounter()
+                         .Name("profwatch_windows_analyzed_total")
+                         .Help(HelpOf("profwatch_windows_analyzed_total"))
+                         .Register(*registry_)
+                         .Add({});
+  reanalyzed_total_ = &prometheus::BuildCounter()
+                           .Name("profwatch_windows_reanalyzed_total")
+                           .Help(HelpOf("profwatch_windows_reanalyzed_total"))
+                           .Register(*registry_)
+                           .Add({});
+  bytes_total_ = &prometheus::BuildCounter()
+                      .Name("profwatch_trace_bytes_read_total")
+                      .Help(HelpOf("profwatch_trace_bytes_read_total"))
+                      .Register(*registry_)
+                      .Add({});
+  duration_ = &prometheus::BuildHistogram()
+                   .Name("profwatch_analysis_duration_seconds")
+                   .Help(HelpOf("profwatch_analysis_duration_seconds"))
+                   .Register(*registry_)
+                   .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                                                    2.5, 5, 10, 30, 60, 120, 300});
+  errors_family_ = &prometheus::BuildCounter()
+                        .Name("profwatch_window_errors_total")
+                        .Help(HelpOf("profwatch_window_errors_total"))
+                        .Register(*registry_);
+}
+
+Daemon::~Daemon() { Stop(); }
+
+void Daemon::CountError(std::string_view reason, double n) {
+  errors_family_->Add({{"reason", std::string(reason)}}).Increment(n);
+}
+
+Status Daemon::Start() {
+  const TimePoint now = clock_.Now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!options_.state_file.empty()) {
+      std::string warning;
+      DaemonState state =
+          LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
+      if (!warning.empty()) spdlog::warn("{}", warning);
+      runs_ = std::move(state.snapshot.runs);
+      assembler_.Restore(state.windows);
+      spdlog::info("state loaded path={} runs={} windows={}", options_.state_file, runs_.size(),
+                   state.windows.size());
+    }
+    PublishLocked(now);
+  }
+  if (options_.use_inotify) {
+    auto w = watch::MakeInotifyWatcher();
+    if (w) {
+      watcher_ = std::move(*w);
+    } else {
+      spdlog::warn("inotify unavailable, polling only reason={}", w.error().ToString());
+    }
+  }
+  if (!watcher_) watcher_ = watch::MakePollWatcher();
+  spdlog::info("watching roots={} backend={} poll_interval_s={:.3g} workers={}",
+               JoinPaths(options_.roots), watcher_->Name(),
+               std::chrono::duration<double>(options_.poll_interval).count(), options_.workers);
+  scan_thread_ = std::thread([this] { ScanLoop(); });
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  return {};
+}
+
+void Daemon::Stop() {
+  if (!scan_thread_.joinable() && workers_.empty()) return;
+  stop_ = true;
+  if (watcher_) watcher_->Wake();
+  if (scan_thread_.joinable()) scan_thread_.join();
+  size_t abandoned = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    abandoned = queue_.size();
+    queue_.clear();  // not yet started: analysed after the next start
+  }
+  queue_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();  // in-flight analyses finish
+  workers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PersistLocked(clock_.Now());
+  }
+  spdlog::info("stopped abandoned_windows={}", abandoned);
+}
+
+void Daemon::Reload(const DaemonOptions& next) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (next.roots != options_.roots || next.workers != options_.workers ||
+      next.use_inotify != options_.use_inotify || next.state_file != options_.state_file) {
+    spdlog::warn("reload: --watch, --workers, --no-inotify and --state need a restart; kept");
+  }
+  options_.poll_interval = next.poll_interval;
+  options_.host_filter = next.host_filter;
+  options_.assembler = next.assembler;
+  options_.analyze = next.analyze;
+  options_.step_seconds = next.step_seconds;
+  assembler_.SetOptions(next.assembler);
+  rescan_requested_ = true;
+  if (watcher_) watcher_->Wake();
+  spdlog::info("configuration reloaded");
+}
+
+void Daemon::ScanLoop() {
+  bool need_scan = true;
+  bool hinted = false;
+  TimePoint last_scan{};
+  while (!stop_) {
+    TimePoint now = clock_.Now();
+    watch::ScanOptions scan_options;
+    milliseconds poll_interval;
+    TimePoint deadline = TimePoint::max();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      scan_options.roots = options_.roots;
+      scan_options.host_filter = options_.host_filter;
+      poll_interval = options_.poll_interval;
+      deadline = assembler_.NextDeadline().value_or(TimePoint::max());
+    }
+    // A deadline at or before the last scan is already served by it.
+    if (deadline <= last_scan) deadline = TimePoint::max();
+    if (rescan_requested_.exchange(false)) need_scan = true;
+    const bool hint_due = hinted && now >= last_scan + kMinHintScanGap;
+    const bool due =
+        need_scan || hint_due || now >= last_scan + poll_interval || now >= deadline;
+    bool changed = false;
+    if (due) {
+      need_scan = false;
+      hinted = false;
+      watch::ScanResult result = watch::Scan(scan_options);
+      watcher_->AddDirectories(result.dirs);
+      now = clock_.Now();
+      last_scan = now;
+      std::lock_guard<std::mutex> lock(mu_);
+      assembler_.ObserveScan(result.files, now);
+      last_scan_unix_ = ToUnixSeconds(now);
+      if (result.permission_errors != last_permission_errors_) {
+        if (result.permission_errors > 0) {
+          spdlog::warn("scan skipped unreadable entries count={} stage=watch",
+                       result.permission_errors);
+        }
+        last_permission_errors_ = result.permission_errors;
+      }
+      changed = true;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const size_t cap = options_.queue_capacity;
+      const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
+      std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
+      for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
+      if (!tasks.empty()) {
+        queue_cv_.notify_all();
+        changed = true;
+      }
+      const size_t before = runs_.size();
+      RetentionSweepLocked(now);
+      if (runs_.size() != before) changed = true;
+      if (changed) PublishLocked(now);
+    }
+    // Sleep until the next poll, the next assembler deadline or a hint.
+    TimePoint wake = std::min(last_scan + poll_interval, now + kMaxIdle);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      deadline = assembler_.NextDeadline().value_or(TimePoint::max());
+    }
+    if (deadline > last_scan) wake = std::min(wake, deadline);
+    if (hinted) wake = std::min(wake, last_scan + kMinHintScanGap);
+    auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
+    timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
+    if (stop_) break;
+    watch::WatchHints hints = watcher_->Wait(timeout);
+    if (hints.overflow) need_scan = true;
+    if (!hints.dirs.empty()) hinted = true;
+  }
+}
+
+void Daemon::WorkerLoop(int index) {
+  // Analysis is background work: let training and the scrape path go first.
+  const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int current = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), current + options_.worker_nice) != 0) {
+    spdlog::debug("setpriority failed worker={}", index);
+  }
+  for (;;) {
+    window::WindowTask task;
+    DaemonOptions options;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+      options = options_;
+    }
+    try {
+      RunTask(task, options);
+    } catch (const std::exception& e) {
+      CountError("internal");
+      spdlog::error("worker failed reason=internal error={}", e.what());
+    } catch (...) {
+      CountError("internal");
+      spdlog::error("worker failed reason=internal");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --in_flight_;
+    }
+    if (watcher_) watcher_->Wake();  // a queue slot is free
+  }
+}
+
+void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<analysis::WindowAnalysis> result =
+      task.files.empty() ? Result<analysis::WindowAnalysis>(
+                               MakeError(ErrorCode::kNotFound, "no readable files left"))
+                         : analysis::AnalyzeFiles(task.files, options.analyze);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  window::AnalysisOutcome outcome;
+  if (!result) {
+    outcome.window_error = result.error();
+  } else {
+    for (const analysis::FileError& e : result->errors) outcome.failed.push_back({e.path, e.error});
+    outcome.gpus = result->stats.gpus();
+  }
+  const TimePoint now = clock_.Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  window::AnalysisDecision decision = assembler_.OnAnalyzed(task, outcome, now);
+  analyzed_total_->Increment();
+  ++windows_analyzed_;
+  duration_->Observe(seconds);
+  if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
+
+  const std::string& job = task.run.training_job;
+  const std::string& run = task.run.run;
+  if (outcome.window_error) {
+    CountError(ErrorCodeName(outcome.window_error->code));
+    spdlog::warn("window analysis failed training_job={} run={} window={} reason={} error={}", job,
+                 run, task.window_id, ErrorCodeName(outcome.window_error->code),
+                 outcome.window_error->ToString());
+  }
+  for (const window::FileFailure& f : outcome.failed) {
+    CountError(ErrorCodeName(f.error.code));
+    if (decision.retry && RetryClassOf(f.error.code) == RetryClass::kSoon) {
+      spdlog::debug("file not ready, will retry path={} reason={}", f.path,
+                    ErrorCodeName(f.error.code));
+    } else {
+      spdlog::warn("file failed path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
+                   f.error.ToString());
+    }
+  }
+  for (const window::FileFailure& f : decision.gave_up) {
+    CountError("give_up");
+    spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
+                 f.error.ToString());
+  }
+  if (decision.publish && result) {
+    const snapshot::RunKey key{job, run};
+    auto prev = runs_.find(key);
+    bool replace = true;
+    if (prev != runs_.end() && prev->second.has_window) {
+      auto exported = exported_serial_.find(key);
+      const bool same_window =
+          exported != exported_serial_.end() && exported->second == task.serial;
+      std::optional<int64_t> prev_time = window::ParseTimestampDirName(prev->second.window_id);
+      if (!same_window && prev_time && *prev_time > task.first_time) replace = false;
+    }
+    if (!replace) {
+      spdlog::info(
+          "older window analysed after a newer one, not exported training_job={} run={} "
+          "window={} exported={}",
+          job, run, task.window_id, prev->second.window_id);
+    } else {
+      snapshot::RunState rs;
+      if (prev != runs_.end()) rs = prev->second;  // keeps training-log figures
+      rs.key = key;
+      rs.window_id = task.window_id;
+      rs.stats = std::move(result->stats);
+      rs.format = result->format.empty() ? "json" : result->format;
+      const int learned =
+          prev != runs_.end() && prev->second.has_window ? prev->second.stats.gpus() : 0;
+      rs.expected_gpus =
+          options.assembler.expected_gpus > 0 ? options.assembler.expected_gpus : learned;
+      const int gpus = rs.stats.gpus();
+      rs.incomplete = decision.incomplete || (rs.expected_gpus > 0 && gpus < rs.expected_gpus);
+      rs.analyzed_unix = ToUnixSeconds(now);
+      if (options.step_seconds && *options.step_seconds > 0) {
+        rs.step_seconds = *options.step_seconds;
+        rs.step_source = "config";
+      } else if (double ts = rs.stats.TraceStepSeconds(); ts > 0) {
+        rs.step_seconds = ts;
+        rs.step_source = "trace";
+      } else if (rs.step_source != "log") {
+        rs.step_seconds.reset();
+        rs.step_source.clear();
+      }
+      // Retention counts from the window's own newest file, not from when we
+      // happened to analyse it (a restart must not revive an old run).
+      rs.last_activity_unix =
+          std::max(task.last_activity_unix > 0 ? task.last_activity_unix : rs.analyzed_unix,
+                   rs.training.last_step_unix.value_or(0.0));
+      rs.has_window = true;
+      if (task.reanalysis) reanalyzed_total_->Increment();
+      spdlog::info(
+          "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
+          "launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} reanalysis={}",
+          job, run, task.window_id, gpus, rs.expected_gpus, task.files.size(),
+          aggregate::LauncherModeName(rs.stats.launcher_mode),
+          rs.stats.PerGpuStepSeconds(rs.stats.total_kernel_ps), seconds, task.reanalysis);
+      if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
+        spdlog::warn(
+            "gpu count differs from expected training_job={} run={} window={} gpus={} "
+            "expected_gpus={}",
+            job, run, task.window_id, gpus, rs.expected_gpus);
+      }
+      if (rs.stats.truncated) {
+        spdlog::warn("window truncated training_job={} run={} window={}", job, run, task.window_id);
+      }
+      if (rs.incomplete) {
+        spdlog::warn(
+            "window incomplete training_job={} run={} window={} files={} expected_files={} "
+            "excluded={} failed={}",
+            job, run, task.window_id, task.total_files, task.expected_files, task.excluded.size(),
+            outcome.failed.size());
+      }
+      runs_[key] = std::move(rs);
+      exported_serial_[key] = task.serial;
+    }
+  }
+  PublishLocked(now);
+  PersistLocked(now);
+}
+
+void Daemon::RetentionSweepLocked(TimePoint now) {
+  const double cutoff =
+      ToUnixSeconds(now) - std::chrono::duration<double>(options_.assembler.retention).count();
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    if (it->second.last_activity_unix < cutoff) {
+      spdlog::info("run expired training_job={} run={} last_activity_unix={:.0f}",
+                   it->first.training_job, it->first.run, it->second.last_activity_unix);
+      exported_serial_.erase(it->first);
+      it = runs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Daemon::PublishLocked(TimePoint now) {
+  (void)now;
+  auto next = std::make_shared<snapshot::Snapshot>();
+  next->runs = runs_;
+  next->last_scan_unix = last_scan_unix_;
+  next->pending_windows = assembler_.PendingCount();
+  store_->Publish(std::move(next));
+}
+
+void Daemon::PersistLocked(TimePoint now) {
+  if (options_.state_file.empty()) return;
+  DaemonState state;
+  state.snapshot.runs = runs_;
+  state.snapshot.last_scan_unix = last_scan_unix_;
+  state.windows = assembler_.Analysed();
+  const std::string data = SerializeDaemonState(state, ToUnixSeconds(now));
+  // Written under mu_ so saves cannot land out of order; the file is small.
+  std::lock_guard<std::mutex> lock(persist_mu_);
+  Status s = WriteFileAtomic(options_.state_file, data);
+  if (!s)
+    spdlog::warn("state not saved path={} error={}", options_.state_file, s.error().ToString());
+}
+
+}  // namespace profwatch::pipeline

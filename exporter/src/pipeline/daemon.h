@@ -1,0 +1,121 @@
+// The serve daemon's machinery: a scan thread (watcher hints + timed full
+// rescans -> window assembler -> bounded queue) and a pool of low-priority
+// worker threads (analysis::AnalyzeFiles -> new immutable Snapshot ->
+// SnapshotStore). The scrape path only reads the store and the registry.
+//
+//   watcher/scanner --> Assembler (under mu_) --> queue (bounded, fair) --> workers
+//                                                                            |
+//                         SnapshotStore <-- copy-on-write Snapshot <---------+
+//
+// Self-metrics live in the prometheus::Registry given to the constructor;
+// pending windows and the last scan time travel in the Snapshot.
+//
+// Thread-safety: Start/Stop/Reload from one controlling thread. Everything
+// else is internal. Lifetime: the store, registry and clock must outlive the
+// Daemon.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "core/clock.h"
+#include "core/result.h"
+#include "snapshot/snapshot.h"
+#include "watch/scanner.h"
+#include "watch/watcher.h"
+#include "window/assembler.h"
+
+namespace profwatch::pipeline {
+
+struct DaemonOptions {
+  std::vector<std::string> roots;
+  bool use_inotify = true;
+  std::chrono::milliseconds poll_interval{15'000};
+  std::string host_filter;  // resolved (not "auto")
+  window::AssemblerOptions assembler;
+  int workers = 1;
+  size_t queue_capacity = 0;  // 0: 2 x workers
+  int worker_nice = 10;       // added to the workers' nice value
+  std::string state_file;     // empty: no persistence
+  analysis::AnalyzeOptions analyze;
+  std::optional<double> step_seconds;  // --step-time (config step source)
+};
+
+class Daemon {
+ public:
+  Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> store,
+         std::shared_ptr<prometheus::Registry> registry, const Clock& clock);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Loads --state (publishing it at once), then starts the threads.
+  Status Start();
+  // Stops accepting work, lets in-flight analyses finish, persists, joins.
+  void Stop();
+  // Applies reloadable options (analysis, step time, retention, settle,
+  // expectations, retries, poll interval, host filter). Roots, workers,
+  // inotify and the state file need a restart; a change to them is logged.
+  void Reload(const DaemonOptions& options);
+
+  // Counters, for tests.
+  int64_t WindowsAnalyzed() const { return windows_analyzed_.load(); }
+
+ private:
+  void ScanLoop();
+  void WorkerLoop(int index);
+  void RunTask(const window::WindowTask& task, const DaemonOptions& options);
+  // Under mu_: builds and publishes the next snapshot from runs_.
+  void PublishLocked(TimePoint now);
+  void RetentionSweepLocked(TimePoint now);
+  void PersistLocked(TimePoint now);
+  void CountError(std::string_view reason, double n = 1);
+
+  const Clock& clock_;
+  std::shared_ptr<snapshot::SnapshotStore> store_;
+  std::shared_ptr<prometheus::Registry> registry_;
+
+  mutable std::mutex mu_;
+  DaemonOptions options_;
+  window::Assembler assembler_;
+  std::map<snapshot::RunKey, snapshot::RunState> runs_;
+  std::map<snapshot::RunKey, uint64_t> exported_serial_;
+  double last_scan_unix_ = 0;
+  int64_t last_permission_errors_ = 0;
+  std::deque<window::WindowTask> queue_;
+  std::condition_variable queue_cv_;
+  int in_flight_ = 0;
+  bool stopping_ = false;
+  std::mutex persist_mu_;
+
+  std::unique_ptr<watch::Watcher> watcher_;
+  std::thread scan_thread_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> rescan_requested_{false};
+  std::atomic<int64_t> windows_analyzed_{0};
+
+  prometheus::Counter* analyzed_total_ = nullptr;
+  prometheus::Counter* reanalyzed_total_ = nullptr;
+  prometheus::Counter* bytes_total_ = nullptr;
+  prometheus::Histogram* duration_ = nullptr;
+  prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
+};
+
+}  // namespace profwatch::pipeline

@@ -1,0 +1,3 @@
+target_sources(profwatch_lib PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/state_file.cc
+  ${CMAKE_CURRENT_LIST_DIR}/daemon.cc)

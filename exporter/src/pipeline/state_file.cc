@@ -1,0 +1,184 @@
+#include "pipeline/state_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "expose/state_json.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+}  // namespace
+
+std::string SerializeDaemonState(const DaemonState& state, double saved_unix) {
+  json doc;
+  doc["schema"] = kDaemonStateSchema;
+  doc["saved_unix"] = saved_unix;
+  // The snapshot part is expose's lossless format, embedded as a sub-document.
+  doc["snapshot"] = json::parse(expose::SerializeState(state.snapshot), nullptr, false);
+  json windows = json::array();
+  for (const window::AnalysedWindow& w : state.windows) {
+    json jw;
+    jw["training_job"] = w.run.training_job;
+    jw["run"] = w.run.run;
+    jw["run_dir"] = w.run_dir;
+    jw["first_dir"] = w.first_dir;
+    jw["analyzed_unix"] = w.analyzed_unix;
+    json files = json::array();
+    for (const window::FileFingerprint& f : w.files) {
+      files.push_back({{"path", f.path},
+                       {"dev", f.dev},
+                       {"ino", f.ino},
+                       {"size", f.size},
+                       {"mtime_ns", f.mtime_ns}});
+    }
+    jw["files"] = std::move(files);
+    windows.push_back(std::move(jw));
+  }
+  doc["windows"] = std::move(windows);
+  return doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<DaemonState> ParseDaemonState(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return MakeError(ErrorCode::kCorrupt, "state file is not a JSON object");
+  }
+  auto schema = doc.find("schema");
+  if (schema == doc.end() || !schema->is_string()) {
+    return MakeError(ErrorCode::kCorrupt, "schema: missing");
+  }
+  if (schema->get<std::string>() != kDaemonStateSchema) {
+    return MakeError(ErrorCode::kUnsupported, "schema: " + schema->get<std::string>() +
+                                                  " (expected " + std::string(kDaemonStateSchema) +
+                                                  ")");
+  }
+  DaemonState state;
+  auto snap = doc.find("snapshot");
+  if (snap == doc.end() || !snap->is_object()) {
+    return MakeError(ErrorCode::kCorrupt, "snapshot: missing");
+  }
+  auto parsed = expose::ParseState(snap->dump());
+  if (!parsed) {
+    Error e = parsed.error();
+    e.Wrap("snapshot");
+    return tl::unexpected(e);
+  }
+  state.snapshot = std::move(*parsed);
+  auto windows = doc.find("windows");
+  if (windows == doc.end() || !windows->is_array()) {
+    return MakeError(ErrorCode::kCorrupt, "windows: missing");
+  }
+  size_t i = 0;
+  for (const json& jw : *windows) {
+    const std::string where = "windows[" + std::to_string(i++) + "]";
+    if (!jw.is_object()) return MakeError(ErrorCode::kCorrupt, where + ": not an object");
+    window::AnalysedWindow w;
+    auto str = [&](const char* key, std::string* out) -> bool {
+      auto it = jw.find(key);
+      if (it == jw.end() || !it->is_string()) return false;
+      *out = it->get<std::string>();
+      return true;
+    };
+    if (!str("training_job", &w.run.training_job) || !str("run", &w.run.run) ||
+        !str("run_dir", &w.run_dir) || !str("first_dir", &w.first_dir)) {
+      return MakeError(ErrorCode::kCorrupt, where + ": missing a name field");
+    }
+    auto at = jw.find("analyzed_unix");
+    if (at != jw.end() && at->is_number()) w.analyzed_unix = at->get<double>();
+    auto files = jw.find("files");
+    if (files == jw.end() || !files->is_array()) {
+      return MakeError(ErrorCode::kCorrupt, where + ": files: missing");
+    }
+    for (const json& jf : *files) {
+      if (!jf.is_object() || !jf.contains("path") || !jf["path"].is_string() ||
+          !jf.contains("dev") || !jf["dev"].is_number_unsigned() || !jf.contains("ino") ||
+          !jf["ino"].is_number_unsigned() || !jf.contains("size") ||
+          !jf["size"].is_number_unsigned() || !jf.contains("mtime_ns") ||
+          !jf["mtime_ns"].is_number_integer()) {
+        return MakeError(ErrorCode::kCorrupt, where + ": files: malformed entry");
+      }
+      window::FileFingerprint f;
+      f.path = jf["path"].get<std::string>();
+      f.dev = jf["dev"].get<uint64_t>();
+      f.ino = jf["ino"].get<uint64_t>();
+      f.size = jf["size"].get<uint64_t>();
+      f.mtime_ns = jf["mtime_ns"].get<int64_t>();
+      w.files.push_back(std::move(f));
+    }
+    state.windows.push_back(std::move(w));
+  }
+  return state;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  const std::string tmp =
+      (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()))).string();
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return MakeError(errno == EACCES ? ErrorCode::kPermission : ErrorCode::kIo,
+                     tmp + ": open: " + strerror(errno));
+  }
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string msg = strerror(errno);
+      close(fd);
+      unlink(tmp.c_str());
+      return MakeError(ErrorCode::kIo, tmp + ": write: " + msg);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    const std::string msg = strerror(errno);
+    unlink(tmp.c_str());
+    return MakeError(ErrorCode::kIo, tmp + ": fsync: " + msg);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string msg = strerror(errno);
+    unlink(tmp.c_str());
+    return MakeError(ErrorCode::kIo, path + ": rename: " + msg);
+  }
+  // The rename itself is durable only once the directory is synced.
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return {};
+}
+
+DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
+                                      std::string* warning) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Result<DaemonState> state = in ? ParseDaemonState(ss.str())
+                                 : Result<DaemonState>(MakeError(ErrorCode::kIo, "unreadable"));
+  if (state) return std::move(*state);
+  const std::string aside = path + ".corrupt-" + std::to_string(static_cast<int64_t>(now_unix));
+  std::error_code rec;
+  fs::rename(path, aside, rec);
+  *warning = "state file unusable, set aside path=" + path + " moved_to=" + aside +
+             " reason=" + state.error().ToString() + (rec ? " rename_error=" + rec.message() : "");
+  return {};
+}
+
+}  // namespace profwatch::pipeline

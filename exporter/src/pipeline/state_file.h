@@ -1,0 +1,49 @@
+// The daemon's --state file: the published snapshot (runs and their latest
+// windows, in expose/state_json.h's profwatch.state.v1 form) plus the list of
+// analysed windows with their files' fingerprints, so a restarted daemon
+// serves the same metrics at once and analyses nothing twice.
+//
+//   {"schema": "profwatch.daemon.v1",
+//    "saved_unix": 1700000000.5,
+//    "snapshot": {"schema": "profwatch.state.v1", "runs": [...], ...},
+//    "windows": [{"training_job": "j", "run": "r", "run_dir": "/jobs/j/r",
+//                 "first_dir": "/jobs/j/r/tensorboard/plugins/profile/2024_...",
+//                 "analyzed_unix": 1700000000.1,
+//                 "files": [{"path": "...", "dev": 2049, "ino": 1234,
+//                            "size": 5678, "mtime_ns": 1700000000123456789}]}]}
+//
+// Writes are atomic: temp file in the same directory, fsync, rename, fsync of
+// the directory. Thread-safety: pure functions; callers serialise writes.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "snapshot/snapshot.h"
+#include "window/assembler.h"
+
+namespace profwatch::pipeline {
+
+inline constexpr std::string_view kDaemonStateSchema = "profwatch.daemon.v1";
+
+struct DaemonState {
+  snapshot::Snapshot snapshot;
+  std::vector<window::AnalysedWindow> windows;
+};
+
+std::string SerializeDaemonState(const DaemonState& state, double saved_unix);
+// kCorrupt for malformed text, kUnsupported for another schema.
+Result<DaemonState> ParseDaemonState(std::string_view text);
+
+// Atomic write-to-temp + fsync + rename.
+Status WriteFileAtomic(const std::string& path, std::string_view data);
+
+// Loads `path`. A missing file is an empty state (not an error). An unreadable
+// or corrupt file is renamed to `<path>.corrupt-<unix seconds>` and an empty
+// state returned; `*warning` then says what happened.
+DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
+                                      std::string* warning);
+
+}  // namespace profwatch::pipeline
