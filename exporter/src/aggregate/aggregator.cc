@@ -1,0 +1,539 @@
+// FileAggregator and MergeWindow: see aggregator.h for the detection rules.
+//
+// Per file, kernel events are kept per (device, kernel name): launch count,
+// summed duration, first start / last end, and an IntervalList (16 B per
+// interval, coalesced on in-order appends). Keeping them per name lets
+// classification wait until Finish (for `--rules auto`) while still splitting
+// comm from compute and dropping kMemory kernels from busy time there.
+#include "aggregate/aggregator.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "aggregate/interval_union.h"
+
+namespace profwatch::aggregate {
+
+using classify::FamilyId;
+using classify::FamilyKind;
+
+struct FileStats {
+  FileSummary summary;
+  std::vector<DeviceSummary> devices;  // GPUs only (>= 1 kernel), device order
+  struct Name {
+    std::string name;
+    FamilyId family = 0;
+    int64_t launches = 0;
+    int64_t total_ps = 0;
+  };
+  std::vector<Name> kernels;  // distinct kernel names of the file
+  std::vector<StepSpan> steps;
+};
+
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<int64_t>{}(p.first) * 0x9E3779B97F4A7C15ULL ^ std::hash<int64_t>{}(p.second);
+  }
+};
+
+bool IsDeviceProcessName(std::string_view n) {
+  return n.starts_with("/device:GPU:") || n.starts_with("/device:TPU:");
+}
+
+// JAX copies on streams: Memcpy*/Memset* (CUPTI) and the older ROCm names
+// CopyDeviceToDevice, CopyHostToDevice, ... and FillBuffer.
+bool IsJaxMemopName(std::string_view n) {
+  if (n.starts_with("Memcpy") || n.starts_with("Memset") || n.starts_with("FillBuffer")) {
+    return true;
+  }
+  return n.starts_with("Copy") && n.find("To", 4) != std::string_view::npos;
+}
+
+bool IsKinetoKernelCat(std::string_view c) { return c == "kernel" || c == "Kernel"; }
+bool IsKinetoMemopCat(std::string_view c) {
+  return c == "gpu_memcpy" || c == "gpu_memset" || c == "Memcpy" || c == "Memset";
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// Compares strings with digit runs as numbers: "/device:GPU:2" < "/device:GPU:10".
+bool NaturalLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = a[i] >= '0' && a[i] <= '9';
+    const bool db = b[j] >= '0' && b[j] <= '9';
+    if (da && db) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && a[ie] >= '0' && a[ie] <= '9') ++ie;
+      while (je < b.size() && b[je] >= '0' && b[je] <= '9') ++je;
+      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  if ((a.size() - i) != (b.size() - j)) return (a.size() - i) < (b.size() - j);
+  return a < b;
+}
+
+bool IsTimestampDirName(std::string_view n) {
+  // YYYY_MM_DD_HH_MM_SS
+  if (n.size() != 19) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const bool sep = (i == 4 || i == 7 || i == 10 || i == 13 || i == 16);
+    if (sep ? n[i] != '_' : (n[i] < '0' || n[i] > '9')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct FileAggregator::Impl {
+  struct NameOnDevice {
+    int64_t launches = 0;
+    int64_t total_ps = 0;
+    int64_t min_start = std::numeric_limits<int64_t>::max();
+    int64_t max_end = std::numeric_limits<int64_t>::min();
+    IntervalList intervals;
+  };
+  struct Device {
+    std::string name;
+    std::unordered_map<uint32_t, NameOnDevice> by_name;
+    std::vector<int64_t> streams;               // distinct stream ids seen with kernels
+    std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
+    uint64_t last_stream_name = ~0ULL;
+    int64_t memops = 0;
+    int64_t memop_ps = 0;
+  };
+  enum class ThreadKind : uint8_t { kStream, kSteps, kOther };
+  // An event of a thread whose metadata was not known when it arrived.
+  struct Held {
+    uint32_t name = 0;
+    bool has_ts = false;
+    bool has_dur = false;
+    bool dur_exact = false;
+    int64_t ts_ps = 0;
+    int64_t dur_ps = 0;
+  };
+
+  std::string path;
+  // Interned names: a view into `names` stays valid (deque-like stability is
+  // not needed: the map owns its keys, `names` indexes them).
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> name_ids;
+  std::vector<const std::string*> names;
+  std::vector<uint8_t> name_is_kernel;
+
+  // JAX metadata.
+  std::unordered_map<int64_t, int> jax_pid_device;  // pid -> device index, -1 = host
+  std::unordered_map<std::pair<int64_t, int64_t>, ThreadKind, PairHash> jax_threads;
+  std::unordered_map<std::pair<int64_t, int64_t>, std::vector<Held>, PairHash> held;
+  std::unordered_map<int64_t, std::string> jax_pid_names;  // device pids, for late creation
+
+  std::unordered_map<int64_t, int> kineto_devices;  // ordinal -> device index
+  std::vector<Device> devices;
+  std::vector<StepSpan> steps;
+  std::map<std::string, uint64_t> drops;
+  // A "cat" was seen: a Kineto file, whose cat-less events are never kernels.
+  bool saw_cat = false;
+
+  uint32_t Intern(std::string_view n) {
+    auto it = name_ids.find(n);
+    if (it != name_ids.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(names.size());
+    auto [ins, ok] = name_ids.emplace(std::string(n), id);
+    names.push_back(&ins->first);
+    name_is_kernel.push_back(0);
+    return id;
+  }
+
+  int NewDevice(std::string name) {
+    devices.push_back(Device{});
+    devices.back().name = std::move(name);
+    return static_cast<int>(devices.size() - 1);
+  }
+
+  int JaxDevice(int64_t pid) {
+    auto it = jax_pid_device.find(pid);
+    if (it == jax_pid_device.end()) return -1;
+    return it->second;
+  }
+
+  int KinetoDevice(int64_t ordinal) {
+    auto it = kineto_devices.find(ordinal);
+    if (it != kineto_devices.end()) return it->second;
+    const int d = NewDevice("GPU " + std::to_string(ordinal));
+    kineto_devices.emplace(ordinal, d);
+    return d;
+  }
+
+  // Validates times; returns false (and counts) when the event must be dropped.
+  bool Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, int64_t dur, int64_t* start,
+             int64_t* end) {
+    if (!has_ts) {
+      ++drops["no_timestamp"];
+      return false;
+    }
+    int64_t d = 0;
+    if (has_dur) {
+      if (!dur_exact || dur < 0) {
+        ++drops["bad_duration"];
+        return false;
+      }
+      d = dur;
+    }
+    if (__builtin_add_overflow(ts, d, end)) {
+      ++drops["bad_duration"];
+      return false;
+    }
+    *start = ts;
+    return true;
+  }
+
+  void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end) {
+    Device& d = devices[static_cast<size_t>(dev)];
+    name_is_kernel[name] = 1;
+    NameOnDevice& n = d.by_name[name];
+    ++n.launches;
+    n.total_ps += end - start;
+    n.min_start = std::min(n.min_start, start);
+    n.max_end = std::max(n.max_end, end);
+    n.intervals.Add(start, end);
+    size_t si = 0;
+    while (si < d.streams.size() && d.streams[si] != stream) ++si;
+    if (si == d.streams.size()) d.streams.push_back(stream);
+    const uint64_t key = (static_cast<uint64_t>(si) << 32) | name;
+    if (key != d.last_stream_name) {
+      d.stream_names.insert(key);
+      d.last_stream_name = key;
+    }
+  }
+
+  void AddMemop(int dev, int64_t start, int64_t end) {
+    Device& d = devices[static_cast<size_t>(dev)];
+    ++d.memops;
+    d.memop_ps += end - start;
+  }
+
+  // A JAX stream event on a known device.
+  void JaxStreamEvent(int dev, int64_t tid, const Held& h) {
+    int64_t start = 0, end = 0;
+    if (!Times(h.has_ts, h.ts_ps, h.has_dur, h.dur_exact, h.dur_ps, &start, &end)) return;
+    if (IsJaxMemopName(*names[h.name])) {
+      AddMemop(dev, start, end);
+    } else {
+      AddKernel(dev, tid, h.name, start, end);
+    }
+  }
+
+  void StepsThreadEvent(const Held& h) {
+    int64_t start = 0, end = 0;
+    if (!Times(h.has_ts, h.ts_ps, h.has_dur, h.dur_exact, h.dur_ps, &start, &end)) return;
+    const auto n = ParseInt(*names[h.name]);
+    steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
+  }
+
+  // Judges a JAX event whose pid and thread metadata are both known.
+  // Returns false when the metadata is still missing.
+  bool JudgeJax(int64_t pid, int64_t tid, const Held& h) {
+    auto t = jax_threads.find({pid, tid});
+    if (t == jax_threads.end()) return false;
+    if (t->second == ThreadKind::kSteps) {
+      StepsThreadEvent(h);
+      return true;
+    }
+    if (t->second != ThreadKind::kStream) return true;  // host or overhead thread
+    auto p = jax_pid_device.find(pid);
+    if (p == jax_pid_device.end()) return false;
+    if (p->second >= 0) JaxStreamEvent(p->second, tid, h);
+    return true;
+  }
+
+  void OnMetadata(const parse::TraceEvent& e) {
+    if (e.pid.kind != parse::IdKind::kInt) return;
+    const int64_t pid = e.pid.num;
+    if (e.name == "process_name") {
+      if (jax_pid_device.contains(pid)) return;  // first declaration wins
+      if (IsDeviceProcessName(e.args_name)) {
+        jax_pid_device.emplace(pid, NewDevice(std::string(e.args_name)));
+      } else {
+        jax_pid_device.emplace(pid, -1);
+      }
+    } else if (e.name == "thread_name") {
+      if (e.tid.kind != parse::IdKind::kInt) return;
+      ThreadKind k = ThreadKind::kOther;
+      if (e.args_name.starts_with("Stream #")) {
+        k = ThreadKind::kStream;
+      } else if (e.args_name == "Steps") {
+        k = ThreadKind::kSteps;
+      }
+      jax_threads.emplace(std::pair{pid, e.tid.num}, k);
+    }
+  }
+
+  void OnKineto(const parse::TraceEvent& e) {
+    const bool kernel = IsKinetoKernelCat(e.cat);
+    const bool memop = !kernel && IsKinetoMemopCat(e.cat);
+    if (!kernel && !memop) {
+      if (e.name.starts_with("ProfilerStep#") && e.cat != "gpu_user_annotation") {
+        int64_t start = 0, end = 0;
+        if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
+        const auto n = ParseInt(e.name.substr(13));
+        steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
+      }
+      return;
+    }
+    int64_t ordinal = 0;
+    if (e.has_args_device) {
+      ordinal = e.args_device;
+    } else if (e.pid.kind == parse::IdKind::kInt) {
+      ordinal = e.pid.num;
+    } else {
+      ++drops["no_device"];
+      return;
+    }
+    int64_t stream = -1;
+    if (e.has_args_stream) {
+      stream = e.args_stream;
+    } else if (e.tid.kind == parse::IdKind::kInt) {
+      stream = e.tid.num;
+    } else if (e.tid.kind == parse::IdKind::kString && e.tid.str.starts_with("stream ")) {
+      stream = ParseInt(e.tid.str.substr(7)).value_or(-1);
+    }
+    int64_t start = 0, end = 0;
+    if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
+    const int dev = KinetoDevice(ordinal);
+    if (memop) {
+      AddMemop(dev, start, end);
+    } else {
+      AddKernel(dev, stream, Intern(e.name), start, end);
+    }
+  }
+
+  void OnJaxX(const parse::TraceEvent& e) {
+    if (e.pid.kind != parse::IdKind::kInt || e.tid.kind != parse::IdKind::kInt) return;
+    const int64_t pid = e.pid.num, tid = e.tid.num;
+    auto p = jax_pid_device.find(pid);
+    if (p != jax_pid_device.end() && p->second < 0) {
+      // Host pid: only a Steps thread matters there.
+      auto t = jax_threads.find({pid, tid});
+      if (t == jax_threads.end() || t->second != ThreadKind::kSteps) return;
+    }
+    Held h{Intern(e.name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps, e.dur_ps};
+    if (!JudgeJax(pid, tid, h) && !saw_cat) held[{pid, tid}].push_back(h);
+  }
+
+  void ResolveHeld() {
+    if (saw_cat) held.clear();
+    for (auto& [key, events] : held) {
+      for (const Held& h : events) {
+        if (!JudgeJax(key.first, key.second, h)) ++drops["no_metadata"];
+      }
+    }
+    held.clear();
+  }
+};
+
+FileAggregator::FileAggregator(std::string path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = std::move(path);
+}
+FileAggregator::~FileAggregator() = default;
+
+void FileAggregator::OnEvent(const parse::TraceEvent& e) {
+  if (e.ph == 'M') {
+    impl_->OnMetadata(e);
+    return;
+  }
+  if (e.ph != 'X' || !e.has_name || e.name.empty()) return;
+  if (!e.cat.empty()) {
+    impl_->saw_cat = true;
+    impl_->OnKineto(e);
+  } else {
+    impl_->OnJaxX(e);
+  }
+}
+
+std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->names.size() && out.size() < limit; ++i) {
+    if (impl_->name_is_kernel[i]) out.push_back(*impl_->names[i]);
+  }
+  return out;
+}
+
+std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& summary, bool partial,
+                                                  const classify::Classifier& classifier) {
+  Impl& im = *impl_;
+  im.ResolveHeld();
+  auto out = std::make_shared<FileStats>();
+  FileSummary& fs = out->summary;
+  fs.path = im.path;
+  fs.schema = summary.schema;
+  fs.events = summary.events;
+  fs.suspected_truncated = summary.suspected_truncated;
+  fs.partial = partial;
+  fs.drops = summary.drops;
+  for (const auto& [k, v] : im.drops) fs.drops[k] += v;
+
+  // Classify each kernel name once.
+  constexpr FamilyId kUnset = std::numeric_limits<FamilyId>::max();
+  std::vector<FamilyId> family(im.names.size(), kUnset);
+  std::vector<int64_t> name_launches(im.names.size(), 0), name_ps(im.names.size(), 0);
+  for (size_t i = 0; i < im.names.size(); ++i) {
+    if (im.name_is_kernel[i]) family[i] = classifier.Classify(*im.names[i]);
+  }
+
+  for (Impl::Device& d : im.devices) {
+    DeviceSummary ds;
+    ds.file = im.path;
+    ds.device = d.name;
+    ds.memops = d.memops;
+    ds.memop_ps = d.memop_ps;
+    IntervalList compute, comm;
+    int64_t first = std::numeric_limits<int64_t>::max();
+    int64_t last = std::numeric_limits<int64_t>::min();
+    std::vector<uint8_t> memory_name(im.names.size(), 0);
+    for (auto& [name, n] : d.by_name) {
+      name_launches[name] += n.launches;
+      name_ps[name] += n.total_ps;
+      const FamilyKind kind = classifier.KindOf(family[name]);
+      if (kind == FamilyKind::kMemory) {
+        memory_name[name] = 1;
+        ds.memops += n.launches;
+        ds.memop_ps += n.total_ps;
+        continue;
+      }
+      ds.kernels += n.launches;
+      ds.kernel_ps += n.total_ps;
+      first = std::min(first, n.min_start);
+      last = std::max(last, n.max_end);
+      if (kind == FamilyKind::kComm) {
+        ds.comm_ps += n.total_ps;
+        comm.Append(n.intervals);
+      } else {
+        compute.Append(n.intervals);
+      }
+      n.intervals.Clear();
+    }
+    if (ds.kernels == 0) continue;  // not a GPU: no kernel on it
+    std::set<uint32_t> kernel_streams;
+    for (uint64_t key : d.stream_names) {
+      if (!memory_name[key & 0xffffffffu]) kernel_streams.insert(static_cast<uint32_t>(key >> 32));
+    }
+    ds.streams = static_cast<int>(kernel_streams.size());
+    ds.span_ps = last - first;
+    compute.Normalize();
+    comm.Normalize();
+    ds.exposed_comm_ps = DifferenceLength(comm, compute);
+    IntervalList all;
+    all.Append(compute);
+    all.Append(comm);
+    all.Normalize();
+    ds.busy_ps = all.Length();
+    out->devices.push_back(std::move(ds));
+  }
+  fs.gpus = static_cast<int>(out->devices.size());
+  for (size_t i = 0; i < im.names.size(); ++i) {
+    if (!im.name_is_kernel[i]) continue;
+    out->kernels.push_back(FileStats::Name{*im.names[i], family[i], name_launches[i], name_ps[i]});
+  }
+  out->steps = std::move(im.steps);
+  // Free per-file state: the aggregator is done.
+  impl_ = std::make_unique<Impl>();
+  impl_->path = fs.path;
+  return out;
+}
+
+WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
+                        const classify::Classifier& classifier, const AggregateOptions& options) {
+  WindowStats w;
+  w.rule_set = classifier.RuleSetName();
+  w.profile_steps = options.profile_steps;
+  const auto& fam_names = classifier.FamilyNames();
+  w.families.resize(fam_names.size());
+  std::vector<std::unordered_map<std::string_view, size_t>> index(fam_names.size());
+  std::vector<std::vector<KernelSummary>> kernels(fam_names.size());
+  for (size_t f = 0; f < fam_names.size(); ++f) {
+    w.families[f].family = fam_names[f];
+    w.families[f].kind = classifier.KindOf(static_cast<FamilyId>(f));
+  }
+  std::set<std::string> ts_dirs;
+  std::vector<std::pair<size_t, DeviceSummary>> devices;
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const FileStats* fs = files[fi].get();
+    if (fs == nullptr) continue;
+    w.files.push_back(fs->summary);
+    w.events += fs->summary.events;
+    w.truncated = w.truncated || fs->summary.suspected_truncated || fs->summary.partial;
+    const std::filesystem::path parent = std::filesystem::path(fs->summary.path).parent_path();
+    if (IsTimestampDirName(parent.filename().string())) ts_dirs.insert(parent.string());
+    for (const auto& d : fs->devices) devices.emplace_back(fi, d);
+    for (const auto& s : fs->steps) w.trace_steps.push_back(s);
+    for (const auto& k : fs->kernels) {
+      // REQUIRES: Finish used the same classifier; ids beyond it are reclassified.
+      FamilyId id = k.family < fam_names.size() ? k.family : classifier.Classify(k.name);
+      FamilySummary& fam = w.families[id];
+      fam.launches += k.launches;
+      fam.total_ps += k.total_ps;
+      auto [it, inserted] = index[id].emplace(k.name, kernels[id].size());
+      if (inserted) kernels[id].push_back(KernelSummary{k.name, 0, 0});
+      kernels[id][it->second].launches += k.launches;
+      kernels[id][it->second].total_ps += k.total_ps;
+    }
+  }
+  for (size_t f = 0; f < fam_names.size(); ++f) {
+    FamilySummary& fam = w.families[f];
+    auto& ks = kernels[f];
+    fam.distinct_kernels = static_cast<int64_t>(ks.size());
+    auto by_time = [](const KernelSummary& a, const KernelSummary& b) {
+      if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
+      return a.name < b.name;
+    };
+    const size_t keep =
+        options.top_kernels == 0 ? ks.size() : std::min(options.top_kernels, ks.size());
+    std::partial_sort(ks.begin(), ks.begin() + static_cast<ptrdiff_t>(keep), ks.end(), by_time);
+    ks.resize(keep);
+    fam.top_kernels = std::move(ks);
+    if (fam.kind != FamilyKind::kMemory) {
+      w.total_kernel_ps += fam.total_ps;
+      w.total_launches += fam.launches;
+    }
+  }
+  std::stable_sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return NaturalLess(a.second.device, b.second.device);
+  });
+  for (auto& [fi, d] : devices) w.devices.push_back(std::move(d));
+  w.timestamp_dirs.assign(ts_dirs.begin(), ts_dirs.end());
+  const int nfiles = static_cast<int>(w.files.size());
+  w.launcher_mode = LauncherModeFor(w.gpus(), nfiles);
+  w.gpus_per_file = nfiles > 0 ? static_cast<double>(w.gpus()) / nfiles : 0.0;
+  return w;
+}
+
+}  // namespace profwatch::aggregate

@@ -1,0 +1,4 @@
+target_sources(profwatch_lib PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/aggregator.cc
+  ${CMAKE_CURRENT_LIST_DIR}/interval_union.cc
+  ${CMAKE_CURRENT_LIST_DIR}/window_stats.cc)

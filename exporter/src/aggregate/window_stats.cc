@@ -1,0 +1,93 @@
+#include "aggregate/window_stats.h"
+
+#include <algorithm>
+#include <map>
+
+namespace profwatch::aggregate {
+
+std::string_view LauncherModeName(LauncherMode m) {
+  switch (m) {
+    case LauncherMode::kUnknown:
+      return "unknown";
+    case LauncherMode::kOneNodePerProcess:
+      return "1-node/proc";
+    case LauncherMode::kOneGpuPerProcess:
+      return "1-GPU/proc";
+    case LauncherMode::kMixed:
+      return "mixed";
+  }
+  return "unknown";
+}
+
+LauncherMode LauncherModeFor(int gpus, int files) {
+  if (gpus <= 0 || files <= 0) return LauncherMode::kUnknown;
+  if (gpus >= 2 * files) return LauncherMode::kOneNodePerProcess;
+  if (gpus == files) return LauncherMode::kOneGpuPerProcess;
+  return LauncherMode::kMixed;
+}
+
+double WindowStats::PerGpuStepSeconds(int64_t ps) const {
+  const int64_t d = divisor();
+  if (d <= 0) return 0.0;
+  return PsToSeconds(ps) / static_cast<double>(d);
+}
+
+double WindowStats::PerGpuStepCount(int64_t n) const {
+  const int64_t d = divisor();
+  if (d <= 0) return 0.0;
+  return static_cast<double>(n) / static_cast<double>(d);
+}
+
+int64_t WindowStats::SumBusyPs() const {
+  int64_t s = 0;
+  for (const auto& d : devices) s += d.busy_ps;
+  return s;
+}
+
+int64_t WindowStats::SumSpanPs() const {
+  int64_t s = 0;
+  for (const auto& d : devices) s += d.span_ps;
+  return s;
+}
+
+int64_t WindowStats::SumKernelPs() const {
+  int64_t s = 0;
+  for (const auto& d : devices) s += d.kernel_ps;
+  return s;
+}
+
+int64_t WindowStats::SumExposedCommPs() const {
+  int64_t s = 0;
+  for (const auto& d : devices) s += d.exposed_comm_ps;
+  return s;
+}
+
+// Numbered spans are grouped by step number; unnumbered spans (-1) are grouped
+// by their position among their file's unnumbered spans (the k-th marker of
+// every file is taken to be the same step). Per group the slowest span counts
+// (a step ends when its slowest participant does); the median is over groups,
+// the mean of the middle two for an even count.
+double WindowStats::TraceStepSeconds() const {
+  std::map<std::pair<int, int64_t>, int64_t> slowest;  // (numbered?0:1, key) -> ps
+  std::map<std::string, int64_t> unnumbered_seen;
+  for (const StepSpan& s : trace_steps) {
+    std::pair<int, int64_t> key;
+    if (s.step >= 0) {
+      key = {0, s.step};
+    } else {
+      key = {1, unnumbered_seen[s.file]++};
+    }
+    auto [it, inserted] = slowest.emplace(key, s.dur_ps);
+    if (!inserted) it->second = std::max(it->second, s.dur_ps);
+  }
+  if (slowest.empty()) return 0.0;
+  std::vector<int64_t> v;
+  v.reserve(slowest.size());
+  for (const auto& [k, ps] : slowest) v.push_back(ps);
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  if (n % 2 == 1) return PsToSeconds(v[n / 2]);
+  return (PsToSeconds(v[n / 2 - 1]) + PsToSeconds(v[n / 2])) / 2.0;
+}
+
+}  // namespace profwatch::aggregate

@@ -1,0 +1,503 @@
+// Integration tests of `profwatch serve`: the real binary on 127.0.0.1 with an
+// ephemeral port, a temp jobs directory written step by step, and /metrics
+// scraped over HTTP until a condition holds or a deadline passes.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace profwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::TempDir;
+using testing::WriteFile;
+
+// --- trace content -------------------------------------------------------
+
+// A small JAX/XLA-format trace: `gpus` devices, each with `kernels` GEMM
+// kernels of `dur_us` and one NCCL kernel on a stream thread.
+std::string JaxTrace(int gpus, int kernels, double dur_us) {
+  std::ostringstream out;
+  out << R"({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)";
+  for (int g = 0; g < gpus; ++g) {
+    const int pid = g + 1;
+    out << R"({"ph":"M","pid":)" << pid << R"(,"name":"process_name","args":{"name":"/device:GPU:)"
+        << g << R"("}},)";
+    out << R"({"ph":"M","pid":)" << pid
+        << R"(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"
+  }
+},)";
+}
+out << R"({"ph":"M","pid":701,"name":"process_name","args":{"name":"/host:CPU"}},)";
+for (int g = 0; g < gpus; ++g) {
+  double ts = 10;
+  for (int k = 0; k < kernels; ++k) {
+    out << R"({"ph":"X","pid":)" << g + 1 << R"(,"tid":16,"ts":)" << ts << R"(,"dur":)" << dur_us
+        << R"(,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{"correlation_id":"1"}},)";
+    ts += dur_us + 1;
+  }
+  out << R"({"ph":"X","pid":)" << g + 1 << R"(,"tid":16,"ts":)" << ts << R"(,"dur":)" << dur_us
+      << R"(,"name":"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)",
+      "args" : {}
+},)";
+}
+out << "{}]}";
+return out.str();
+}
+
+std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run) {
+  return jobs + "/" + job + "/" + run + "/tensorboard/plugins/profile";
+}
+
+void WriteTrace(const std::string& path, int gpus, int kernels = 6, double dur_us = 100) {
+  WriteFile(path, testing::Gzip(JaxTrace(gpus, kernels, dur_us)));
+}
+
+// --- HTTP and exposition parsing --------------------------------------------
+
+std::optional<std::string> HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string resp;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  size_t body = resp.find("\r\n\r\n");
+  if (resp.rfind("HTTP/1.", 0) != 0 || body == std::string::npos) return std::nullopt;
+  if (resp.find(" 200 ") == std::string::npos) return std::nullopt;
+  return resp.substr(body + 4);
+}
+
+using Labels = std::map<std::string, std::string>;
+
+// The value of the sample `name` whose labels include all of `want`.
+std::optional<double> Sample(const std::string& text, const std::string& name,
+                             const Labels& want = {}) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.compare(0, name.size(), name) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != '{' && next != ' ') continue;
+    bool ok = true;
+    for (const auto& [k, v] : want) {
+      if (line.find(k + "=\"" + v + "\"") == std::string::npos) ok = false;
+    }
+    if (!ok) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return std::nullopt;
+}
+
+// Every sample line that belongs to a run (has a training_job label).
+std::vector<std::string> RunLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#' && line.find("training_job=") != std::string::npos) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// --- the daemon process -------------------------------------------------
+
+class Serve {
+ public:
+  Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag = "serve")
+      : log_path_(tmp.Sub(tag + ".log")), port_file_(tmp.Sub(tag + ".port")) {
+    fs::remove(port_file_);
+    std::vector<std::string> argv = {testing::BinaryPath("profwatch"),
+                                     "serve",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--listen-port-file",
+                                     port_file_,
+                                     "--log-level",
+                                     "debug"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string text = testing::ReadFile(port_file_);
+      if (!text.empty()) {
+        port_ = std::stoi(text);
+        break;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  ~Serve() {
+    if (pid_ > 0) Stop();
+  }
+
+  int port() const { return port_; }
+  std::string Log() const { return testing::ReadFile(log_path_); }
+  std::optional<std::string> Metrics() const {
+    if (port_ <= 0) return std::nullopt;
+    return HttpGet(port_, "/metrics");
+  }
+
+  // Polls /metrics until `pred` holds; returns the last scrape that did.
+  std::optional<std::string> WaitFor(const std::function<bool(const std::string&)>& pred,
+                                     std::chrono::milliseconds limit = 30s) const {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto m = Metrics(); m && pred(*m)) return m;
+      std::this_thread::sleep_for(100ms);
+    }
+    return std::nullopt;
+  }
+
+  // SIGTERM and wait; returns the exit code (-1 on signal death or timeout).
+  int Stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+
+ private:
+  std::string log_path_;
+  std::string port_file_;
+  pid_t pid_ = -1;
+  int port_ = -1;
+};
+
+std::vector<std::string> FastFlags(const std::string& jobs) {
+  return {"--watch", jobs, "--settle", "1s", "--poll-interval", "1s"};
+}
+
+std::function<bool(const std::string&)> HasGpus(const std::string& job, const std::string& run,
+                                                double gpus) {
+  return [=](const std::string& m) {
+    auto v = Sample(m, "profwatch_window_gpus", {{"training_job", job}, {"run", run}});
+    return v && *v == gpus;
+  };
+}
+
+// --- tests ----------------------------------------------------------------
+
+TEST(ServeTest, SlowlyWrittenSplitWindowAppearsOnceCompleteWithAllGpus) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.proc0.trace.json.gz", 1);
+  const std::string slow = prof + "/2024_03_01_12_00_03/h0.proc1.trace.json.gz";
+  const std::string gz = testing::Gzip(JaxTrace(1, 200, 50));
+  WriteFile(slow, gz.substr(0, gz.size() / 2));
+
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  EXPECT_NE(serve.Log().find("listening address=127.0.0.1:" + std::to_string(serve.port())),
+            std::string::npos)
+      << serve.Log();
+  // While half written, the window must not appear (settle 1 s: it has been
+  // tried and held back as truncated by the end of this wait).
+  auto deadline = std::chrono::steady_clock::now() + 4s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto m = serve.Metrics();
+    ASSERT_TRUE(m.has_value());
+    ASSERT_FALSE(Sample(*m, "profwatch_window_gpus", {{"run", "run1"}}).has_value()) << *m;
+    std::this_thread::sleep_for(100ms);
+  }
+  WriteFile(slow, gz);
+  // The first value seen is the complete window.
+  std::optional<double> first;
+  auto m = serve.WaitFor([&](const std::string& text) {
+    first = Sample(text, "profwatch_window_gpus", {{"run", "run1"}});
+    return first.has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(*first, 2) << *m;
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_timestamp_dirs", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 0);
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}), 1);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, SecondWindowOfRunReplacesTheFirst) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteTrace(prof + "/2024_03_01_12_00_01/h1.trace.json.gz", 2);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobA", "run1", 4))) << serve.Log();
+  // The next profile window, 30 minutes later, with 8 GPUs per host.
+  WriteTrace(prof + "/2024_03_01_12_30_00/h0.trace.json.gz", 8);
+  WriteTrace(prof + "/2024_03_01_12_30_01/h1.trace.json.gz", 8);
+  auto m = serve.WaitFor(HasGpus("jobA", "run1", 16));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_30_00"}}), 1);
+  EXPECT_FALSE(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}));
+  EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", {{"run", "run1"}}), 2);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, StaleWindowTenMinutesOlderIsNotMerged) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 4);
+  WriteTrace(prof + "/2024_03_01_12_00_02/h1.trace.json.gz", 4);
+  WriteTrace(prof + "/2024_03_01_12_10_00/h2.trace.json.gz", 2);
+  WriteTrace(prof + "/2024_03_01_12_10_01/h3.trace.json.gz", 2);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 4);
+  EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_timestamp_dirs", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_10_00"}}), 1);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteFile(prof + "/2024_03_01_12_00_00/h1.trace.json.gz",
+            testing::Gzip("this is not a trace {{{ [[[ \"unterminated"));
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto errors = [](const std::string& t) {
+    double sum = 0;
+    std::istringstream in(t);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("profwatch_window_errors_total{", 0) == 0) {
+        sum += std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    return sum;
+  };
+  auto m = serve.WaitFor([&](const std::string& t) {
+    return errors(t) >= 1 && Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_TRUE(Sample(*m, "profwatch_window_errors_total", {{"reason", "corrupt"}}).has_value())
+      << *m;
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 1);
+  EXPECT_NE(serve.Log().find("h1.trace.json.gz"), std::string::npos);
+  // Still serving: a new run appears.
+  WriteTrace(ProfileDir(jobs, "jobA", "run2") + "/2024_03_01_13_00_00/h0.trace.json.gz", 3);
+  EXPECT_TRUE(serve.WaitFor(HasGpus("jobA", "run2", 3))) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string state = tmp.Sub("state/profwatch.json");
+  fs::create_directories(tmp.Sub("state"));
+  WriteTrace(ProfileDir(jobs, "jobA", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteTrace(ProfileDir(jobs, "jobB", "run9") + "/2024_03_01_12_00_00/h0.trace.json.gz", 3);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", state});
+  std::vector<std::string> before;
+  {
+    Serve serve(tmp, flags, "first");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor([](const std::string& t) {
+      return HasGpus("jobA", "run1", 2)(t) && HasGpus("jobB", "run9", 3)(t);
+    });
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    before = RunLines(*m);
+    ASSERT_EQ(serve.Stop(), 0);
+  }
+  ASSERT_TRUE(fs::exists(state));
+  Serve again(tmp, flags, "second");
+  ASSERT_GT(again.port(), 0) << again.Log();
+  auto first = again.Metrics();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(RunLines(*first), before);
+  // Two seconds of scans later (two 1 s polls, past the 1 s settle) nothing
+  // has been analysed again.
+  const double start_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto later = again.WaitFor([&](const std::string& t) {
+    auto scan = Sample(t, "profwatch_last_scan_timestamp_seconds");
+    return scan && *scan >= start_unix + 2.0;
+  });
+  ASSERT_TRUE(later.has_value()) << again.Log();
+  EXPECT_EQ(Sample(*later, "profwatch_windows_analyzed_total"), 0) << again.Log();
+  EXPECT_EQ(RunLines(*later), before);
+  EXPECT_EQ(again.Stop(), 0);
+}
+
+TEST(ServeTest, CorruptStateFileIsSetAsideNotFatal) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string state = tmp.Sub("state.json");
+  WriteFile(state, "{\"schema\": \"profwatch.daemon.v1\", \"snapshot\": [");
+  WriteTrace(ProfileDir(jobs, "jobA", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", state});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobA", "run1", 2))) << serve.Log();
+  bool set_aside = false;
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    if (e.path().filename().string().rfind("state.json.corrupt-", 0) == 0) set_aside = true;
+  }
+  EXPECT_TRUE(set_aside);
+  EXPECT_NE(serve.Log().find("state file unusable"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteTrace(ProfileDir(jobs, "101-llama", "run-a") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  WriteTrace(ProfileDir(jobs, "101-llama", "run-b") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteTrace(ProfileDir(jobs, "202-gpt", "run-a") + "/2024_03_01_12_00_00/h0.trace.json.gz", 3);
+  WriteTrace(ProfileDir(jobs, "202-gpt", "run-b") + "/2024_03_01_12_00_00/h0.trace.json.gz", 4);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("101-llama", "run-a", 1)(t) && HasGpus("101-llama", "run-b", 2)(t) &&
+           HasGpus("202-gpt", "run-a", 3)(t) && HasGpus("202-gpt", "run-b", 4)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  std::set<std::string> gpu_lines;
+  for (const std::string& l : RunLines(*m)) {
+    if (l.rfind("profwatch_window_gpus{", 0) == 0) gpu_lines.insert(l);
+  }
+  EXPECT_EQ(gpu_lines.size(), 4u);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, RetentionRemovesAnOldRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteTrace(ProfileDir(jobs, "jobA", "old") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--retention", "6s"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobA", "old", 2), 6s)) << serve.Log();
+  // No new window arrives: the run ages out 6 s after its newest file.
+  auto m = serve.WaitFor(
+      [](const std::string& t) {
+        return !Sample(t, "profwatch_window_gpus", {{"run", "old"}}).has_value();
+      },
+      20s);
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_TRUE(RunLines(*m).empty()) << *m;
+  EXPECT_NE(serve.Log().find("run expired training_job=jobA run=old"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, PollingModeFindsAWindowWithoutInotify) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.push_back("--no-inotify");
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.Metrics().has_value());
+  // Created after start: only the timed rescan can find it.
+  WriteTrace(ProfileDir(jobs, "jobP", "runP") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobP", "runP", 2))) << serve.Log();
+  EXPECT_NE(serve.Log().find("backend=poll"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, NewJobCreatedLaterIsPickedUpWithInotify) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  // A long poll interval: discovery must come from inotify hints.
+  Serve serve(tmp, {"--watch", jobs, "--settle", "1s", "--poll-interval", "1h"});
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.Metrics().has_value());
+  WriteTrace(ProfileDir(jobs, "jobI", "runI") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobI", "runI", 2), 15s)) << serve.Log();
+  EXPECT_NE(serve.Log().find("backend=inotify"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace profwatch

@@ -1,0 +1,498 @@
+#include "aggregate/aggregator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace profwatch::aggregate {
+namespace {
+
+using classify::Classifier;
+using parse::Id;
+using parse::IdKind;
+using parse::TraceEvent;
+
+constexpr int64_t kUs = 1'000'000;  // ps per µs
+
+Id Int(int64_t v) { return Id{IdKind::kInt, v, {}}; }
+Id Str(std::string_view s) { return Id{IdKind::kString, 0, s}; }
+
+TraceEvent ProcessName(int64_t pid, std::string_view name) {
+  TraceEvent e;
+  e.ph = 'M';
+  e.has_name = true;
+  e.name = "process_name";
+  e.pid = Int(pid);
+  e.args_name = name;
+  return e;
+}
+
+TraceEvent ThreadName(int64_t pid, int64_t tid, std::string_view name) {
+  TraceEvent e = ProcessName(pid, name);
+  e.name = "thread_name";
+  e.tid = Int(tid);
+  return e;
+}
+
+TraceEvent X(Id pid, Id tid, std::string_view name, int64_t ts_ps, int64_t dur_ps,
+             std::string_view cat = "") {
+  TraceEvent e;
+  e.ph = 'X';
+  e.has_name = true;
+  e.name = name;
+  e.cat = cat;
+  e.pid = pid;
+  e.tid = tid;
+  e.has_ts = true;
+  e.ts_ps = ts_ps;
+  e.has_dur = true;
+  e.dur_exact = true;
+  e.dur_ps = dur_ps;
+  return e;
+}
+
+TraceEvent Jx(int64_t pid, int64_t tid, std::string_view name, int64_t ts, int64_t dur) {
+  return X(Int(pid), Int(tid), name, ts, dur);
+}
+
+std::shared_ptr<const Classifier> Builtin(std::string_view name) {
+  return *Classifier::Create(*classify::BuiltinRuleSet(name));
+}
+
+struct FileSpec {
+  std::string path;
+  std::vector<TraceEvent> events;
+  parse::ParseSummary summary;
+  bool partial = false;
+};
+
+WindowStats Aggregate(std::vector<FileSpec> files, const Classifier& c,
+                      AggregateOptions opts = {}) {
+  std::vector<std::shared_ptr<FileStats>> stats;
+  for (auto& f : files) {
+    FileAggregator agg(f.path);
+    for (const auto& e : f.events) agg.OnEvent(e);
+    if (f.summary.events == 0) f.summary.events = f.events.size();
+    stats.push_back(agg.Finish(f.summary, f.partial, c));
+  }
+  return MergeWindow(stats, c, opts);
+}
+
+const FamilySummary& Family(const WindowStats& w, std::string_view name) {
+  for (const auto& f : w.families) {
+    if (f.family == name) return f;
+  }
+  ADD_FAILURE() << "no family " << name;
+  static FamilySummary none;
+  return none;
+}
+
+std::vector<TraceEvent> JaxHeader() {
+  return {ProcessName(1, "/device:GPU:0"),     ProcessName(2, "/device:GPU:1"),
+          ProcessName(701, "/host:CPU"),       ThreadName(1, 10, "Stream #16(Kernel)"),
+          ThreadName(1, 11, "CUPTI overhead"), ThreadName(1, 12, "Stream #17(MemcpyD2D,Compute)"),
+          ThreadName(2, 20, "Stream #2"),      ThreadName(701, 1, "python")};
+}
+
+TEST(FileAggregatorTest, JaxKernelsAreEventsOnDeviceStreamsOnly) {
+  FileSpec f{"h0.trace.json.gz", JaxHeader(), {}, false};
+  auto& ev = f.events;
+  ev.push_back(Jx(1, 10, "Cijk_gemm", 0, 10 * kUs));
+  ev.push_back(Jx(1, 12, "loop_convert_fusion.kd", 5 * kUs, 10 * kUs));
+  ev.push_back(Jx(1, 11, "Cijk_overhead", 0, 50 * kUs));    // CUPTI overhead: not a stream
+  ev.push_back(Jx(701, 1, "Cijk_host_side", 0, 50 * kUs));  // host pid: ignored
+  ev.push_back(Jx(2, 20, "ncclDevKernel_Generic_1", 0, 4 * kUs));
+  ev.push_back(Jx(1, 10, "MemcpyD2D", 30 * kUs, 2 * kUs));  // memory op, not a kernel
+  ev.push_back(Jx(1, 10, "CopyDeviceToDevice", 40 * kUs, 3 * kUs));
+  ev.push_back(Jx(1, 10, "FillBuffer", 50 * kUs, 1 * kUs));
+  auto c = Builtin("drill");
+  WindowStats w = Aggregate({f}, *c);
+  ASSERT_EQ(w.gpus(), 2);
+  const DeviceSummary& g0 = w.devices[0];
+  EXPECT_EQ(g0.device, "/device:GPU:0");
+  EXPECT_EQ(g0.file, "h0.trace.json.gz");
+  EXPECT_EQ(g0.kernels, 2);
+  EXPECT_EQ(g0.kernel_ps, 20 * kUs);
+  EXPECT_EQ(g0.busy_ps, 15 * kUs);
+  EXPECT_EQ(g0.span_ps, 15 * kUs);
+  EXPECT_EQ(g0.streams, 2);
+  EXPECT_EQ(g0.memops, 3);
+  EXPECT_EQ(g0.memop_ps, 6 * kUs);
+  EXPECT_EQ(w.devices[1].device, "/device:GPU:1");
+  EXPECT_EQ(w.devices[1].comm_ps, 4 * kUs);
+  EXPECT_EQ(w.total_launches, 3);
+  EXPECT_EQ(w.total_kernel_ps, 24 * kUs);
+  EXPECT_EQ(Family(w, "CK+primus GEMM (non-DeepEP)").launches, 1);
+  EXPECT_EQ(Family(w, "loop_convert_fusion").total_ps, 10 * kUs);
+  EXPECT_EQ(w.files.size(), 1u);
+  EXPECT_EQ(w.files[0].gpus, 2);
+  EXPECT_EQ(w.launcher_mode, LauncherMode::kOneNodePerProcess);
+}
+
+TEST(FileAggregatorTest, EventsBeforeTheirMetadataAreHeldAndCounted) {
+  FileSpec f{"late.trace.json.gz", {}, {}, false};
+  // Kernels first, metadata after (unusual but seen): judged at Finish.
+  f.events.push_back(Jx(3, 30, "late_kernel.kd", 0, 7 * kUs));
+  f.events.push_back(Jx(3, 31, "not_a_stream.kd", 0, 7 * kUs));
+  f.events.push_back(Jx(9, 90, "never_declared.kd", 0, 7 * kUs));
+  f.events.push_back(ProcessName(3, "/device:GPU:2"));
+  f.events.push_back(ThreadName(3, 30, "Stream #5"));
+  f.events.push_back(ThreadName(3, 31, "CUPTI overhead"));
+  auto c = Builtin("drill");
+  WindowStats w = Aggregate({f}, *c);
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].device, "/device:GPU:2");
+  EXPECT_EQ(w.devices[0].kernels, 1);
+  EXPECT_EQ(w.devices[0].kernel_ps, 7 * kUs);
+  EXPECT_EQ(w.files[0].drops.at("no_metadata"), 1u);
+}
+
+TEST(FileAggregatorTest, TpuDevicesCountAndIdleGpusDoNot) {
+  FileSpec f{
+      "tpu.trace.json.gz",
+      {ProcessName(3, "/device:TPU:0"), ProcessName(4, "/device:GPU:7"),
+       ThreadName(3, 1, "Stream #1"), ThreadName(4, 1, "Stream #1"), Jx(3, 1, "fusion.1", 0, 5)},
+      {},
+      false};
+  WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  ASSERT_EQ(w.gpus(), 1);  // GPU:7 has no kernel
+  EXPECT_EQ(w.devices[0].device, "/device:TPU:0");
+}
+
+TEST(FileAggregatorTest, KinetoKernelsWithIntAndStringTidsAndArgsDevice) {
+  FileSpec f{"rank0.pt.trace.json", {}, {}, false};
+  auto& ev = f.events;
+  ev.push_back(ProcessName(0, "python3"));  // Kineto names device pids like the host
+  ev.push_back(X(Int(0), Int(7), "nvjet_tst_64x64", 0, 10 * kUs, "kernel"));
+  ev.push_back(X(Int(0), Str("stream 9"), "void cutlass::Kernel2<x>", 5 * kUs, 10 * kUs, "Kernel"));
+  ev.push_back(
+      X(Int(0), Int(7), "Memcpy DtoD (Device -> Device)", 40 * kUs, 2 * kUs, "gpu_memcpy"));
+  ev.push_back(X(Int(0), Str("stream 7"), "Memset (Device)", 50 * kUs, 1 * kUs, "Memset"));
+  ev.push_back(X(Int(0), Int(7), "aten::mm", 0, 100 * kUs, "cpu_op"));  // host side
+  TraceEvent dev3 = X(Str("Spans"), Str("x"), "ncclDevKernel_AllReduce", 0, 3 * kUs, "kernel");
+  dev3.has_args_device = true;
+  dev3.args_device = 3;
+  dev3.has_args_stream = true;
+  dev3.args_stream = 21;
+  ev.push_back(dev3);
+  TraceEvent nodev = X(Str("Spans"), Int(1), "orphan", 0, 3 * kUs, "kernel");
+  ev.push_back(nodev);
+  auto c = Builtin("nvidia");
+  WindowStats w = Aggregate({f}, *c);
+  ASSERT_EQ(w.gpus(), 2);
+  EXPECT_EQ(w.devices[0].device, "GPU 0");
+  EXPECT_EQ(w.devices[0].kernels, 2);
+  EXPECT_EQ(w.devices[0].streams, 2);
+  EXPECT_EQ(w.devices[0].busy_ps, 15 * kUs);
+  EXPECT_EQ(w.devices[0].memops, 2);
+  EXPECT_EQ(w.devices[0].memop_ps, 3 * kUs);
+  EXPECT_EQ(w.devices[1].device, "GPU 3");
+  EXPECT_EQ(w.devices[1].comm_ps, 3 * kUs);
+  EXPECT_EQ(w.devices[1].exposed_comm_ps, 3 * kUs);
+  EXPECT_EQ(Family(w, "gemm").launches, 2);
+  EXPECT_EQ(Family(w, "nccl").launches, 1);
+  EXPECT_EQ(Family(w, "memory").launches, 0);  // gpu_memcpy events are not kernels
+  EXPECT_EQ(w.files[0].drops.at("no_device"), 1u);
+}
+
+TEST(FileAggregatorTest, KernelsOfAMemoryFamilyCountAsMemoryOps) {
+  FileSpec f{"m.json",
+             {X(Int(0), Int(7), "gemm_a", 0, 10 * kUs, "kernel"),
+              X(Int(0), Int(8), "void memcpy_kernel<x>", 100 * kUs, 50 * kUs, "kernel")},
+             {},
+             false};
+  WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].kernels, 1);
+  EXPECT_EQ(w.devices[0].kernel_ps, 10 * kUs);
+  EXPECT_EQ(w.devices[0].busy_ps, 10 * kUs);
+  EXPECT_EQ(w.devices[0].span_ps, 10 * kUs);
+  EXPECT_EQ(w.devices[0].streams, 1);
+  EXPECT_EQ(w.devices[0].memops, 1);
+  EXPECT_EQ(w.devices[0].memop_ps, 50 * kUs);
+  // The family row still shows them; totals leave them out.
+  EXPECT_EQ(Family(w, "memory").launches, 1);
+  EXPECT_EQ(Family(w, "memory").kind, classify::FamilyKind::kMemory);
+  EXPECT_EQ(w.total_launches, 1);
+  EXPECT_EQ(w.total_kernel_ps, 10 * kUs);
+  EXPECT_EQ(w.SumKernelPs(), w.total_kernel_ps);
+}
+
+std::vector<TraceEvent> OneGpu(int64_t pid = 1) {
+  return {ProcessName(pid, "/device:GPU:0"), ThreadName(pid, 1, "Stream #1"),
+          ThreadName(pid, 2, "Stream #2"), ThreadName(pid, 3, "Stream #3")};
+}
+
+TEST(FileAggregatorTest, BusyIsTheUnionOverStreams) {
+  FileSpec f{"u.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "a.kd", 0, 10));
+  f.events.push_back(Jx(1, 2, "b.kd", 5, 15));
+  f.events.push_back(Jx(1, 1, "a.kd", 30, 10));
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].busy_ps, 30);
+  EXPECT_EQ(w.devices[0].kernel_ps, 35);
+  EXPECT_EQ(w.devices[0].span_ps, 40);
+  EXPECT_EQ(w.devices[0].streams, 2);
+  EXPECT_EQ(w.SumBusyPs(), 30);
+}
+
+TEST(FileAggregatorTest, PartialOverlapsOnOneStreamWithoutNesting) {
+  FileSpec f{"p.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "a.kd", 0, 10));  // [0,10)
+  f.events.push_back(Jx(1, 1, "b.kd", 8, 7));   // [8,15)
+  f.events.push_back(Jx(1, 1, "a.kd", 14, 6));  // [14,20)
+  f.events.push_back(Jx(1, 1, "c.kd", 25, 5));  // [25,30)
+  f.events.push_back(Jx(1, 1, "b.kd", 3, 2));   // out of order, inside
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  EXPECT_EQ(w.devices[0].busy_ps, 25);
+  EXPECT_EQ(w.devices[0].kernel_ps, 10 + 7 + 6 + 5 + 2);
+  EXPECT_EQ(w.devices[0].span_ps, 30);
+  EXPECT_EQ(w.devices[0].streams, 1);
+}
+
+TEST(FileAggregatorTest, ZeroLengthEventsAreLaunchesWithNoTime) {
+  FileSpec f{"z.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "a.kd", 100, 0));
+  TraceEvent nodur = Jx(1, 2, "a.kd", 150, 0);
+  nodur.has_dur = false;
+  nodur.dur_exact = false;
+  f.events.push_back(nodur);
+  f.events.push_back(Jx(1, 1, "b.kd", 200, 50));
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].kernels, 3);
+  EXPECT_EQ(w.devices[0].kernel_ps, 50);
+  EXPECT_EQ(w.devices[0].busy_ps, 50);
+  EXPECT_EQ(w.devices[0].span_ps, 150);  // from the zero-length launch at 100 to 250
+  EXPECT_EQ(w.total_launches, 3);
+  EXPECT_EQ(w.families.back().top_kernels.size(), 2u);
+}
+
+TEST(FileAggregatorTest, OnlyZeroLengthKernelsStillMakeAGpu) {
+  FileSpec f{"z0.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "a.kd", 100, 0));
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].busy_ps, 0);
+  EXPECT_EQ(w.devices[0].span_ps, 0);
+}
+
+TEST(FileAggregatorTest, BadDurationsAndMissingTimestampsAreDroppedAndCounted) {
+  FileSpec f{"b.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "neg.kd", 100, -5));
+  TraceEvent inexact = Jx(1, 1, "huge.kd", 100, 0);
+  inexact.dur_exact = false;
+  f.events.push_back(inexact);
+  f.events.push_back(Jx(1, 1, "overflow.kd", INT64_MAX - 5, 10));
+  TraceEvent nots = Jx(1, 1, "nots.kd", 0, 10);
+  nots.has_ts = false;
+  f.events.push_back(nots);
+  f.events.push_back(Jx(1, 1, "ok.kd", 0, 10));
+  f.summary.drops["bad_json"] = 2;
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].kernels, 1);
+  EXPECT_EQ(w.files[0].drops.at("bad_duration"), 3u);
+  EXPECT_EQ(w.files[0].drops.at("no_timestamp"), 1u);
+  EXPECT_EQ(w.files[0].drops.at("bad_json"), 2u);  // parser drops carried over
+}
+
+TEST(FileAggregatorTest, ExposedCommIsCommNotCoveredByCompute) {
+  FileSpec f{"c.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "Cijk_gemm", 0, 100));                  // compute [0,100)
+  f.events.push_back(Jx(1, 2, "ncclDevKernel_AllReduce", 50, 100));   // comm [50,150)
+  f.events.push_back(Jx(1, 2, "ncclDevKernel_AllReduce", 200, 50));   // comm [200,250)
+  f.events.push_back(Jx(1, 3, "primus_turbo::deep_ep::x", 220, 10));  // comm, nested
+  f.events.push_back(Jx(1, 1, "loop_add_fusion.kd", 240, 20));        // compute [240,260)
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  const DeviceSummary& d = w.devices[0];
+  EXPECT_EQ(d.comm_ps, 160);
+  EXPECT_EQ(d.exposed_comm_ps, 50 + 40);  // [100,150) + [200,240)
+  EXPECT_EQ(d.busy_ps, 150 + 60);
+  EXPECT_EQ(w.SumExposedCommPs(), 90);
+}
+
+TEST(FileAggregatorTest, TimestampsNearAnEpochBaseStayExact) {
+  // Kineto epoch µs with 3 decimals, e.g. 1712195495505582.988, as exact ps
+  // relative to the file's base 1712195495505000 µs.
+  const int64_t base_rel = 582'988'000;  // 582.988 µs in ps
+  FileSpec f{"e.json", {}, {}, false};
+  for (int i = 0; i < 1000; ++i) {
+    // Back-to-back 0.251 µs kernels with 1 ns gaps: 1000 intervals.
+    const int64_t ts = base_rel + i * 252'000;
+    f.events.push_back(X(Int(0), Int(7), "k", ts, 251'000, "kernel"));
+  }
+  f.events.push_back(X(Int(0), Int(8), "k", base_rel + 100, 1, "kernel"));  // inside, 1 ps
+  WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  EXPECT_EQ(w.devices[0].busy_ps, 1000 * 251'000);
+  EXPECT_EQ(w.devices[0].kernel_ps, 1000 * 251'000 + 1);
+  EXPECT_EQ(w.devices[0].span_ps, 999 * 252'000 + 251'000);
+}
+
+TEST(MergeWindowTest, FamiliesInClassifierOrderWithZeroRowsAndTopKernels) {
+  FileSpec a{"a.json", OneGpu(), {}, false};
+  a.events.push_back(Jx(1, 1, "input_scatter_fusion_2.kd", 0, 30));
+  a.events.push_back(Jx(1, 1, "input_scatter_fusion_7.kd", 100, 20));
+  a.events.push_back(Jx(1, 1, "input_scatter_fusion_1.kd", 200, 20));  // tie with _7
+  a.events.push_back(Jx(1, 1, "input_scatter_fusion_9.kd", 300, 5));
+  a.events.push_back(Jx(1, 1, "zzz_other", 400, 1));
+  FileSpec b{"b.json", OneGpu(), {}, false};
+  b.events.push_back(Jx(1, 1, "input_scatter_fusion_9.kd", 0, 40));  // 45 in total
+  AggregateOptions opts;
+  opts.top_kernels = 3;
+  auto c = Builtin("drill");
+  WindowStats w = Aggregate({a, b}, *c, opts);
+  ASSERT_EQ(w.families.size(), 14u);
+  EXPECT_EQ(w.families.front().family, "RaggedAllToAllKernelImpl");
+  EXPECT_EQ(w.families.front().launches, 0);
+  EXPECT_EQ(w.families.front().kind, classify::FamilyKind::kComm);
+  EXPECT_EQ(w.families.back().family, "Other kernels");
+  EXPECT_EQ(w.families.back().launches, 1);
+  const FamilySummary& s = Family(w, "input_scatter_fusion");
+  EXPECT_EQ(s.launches, 5);
+  EXPECT_EQ(s.total_ps, 115);
+  EXPECT_EQ(s.distinct_kernels, 4);
+  ASSERT_EQ(s.top_kernels.size(), 3u);
+  EXPECT_EQ(s.top_kernels[0].name, "input_scatter_fusion_9.kd");
+  EXPECT_EQ(s.top_kernels[0].total_ps, 45);
+  EXPECT_EQ(s.top_kernels[0].launches, 2);
+  EXPECT_EQ(s.top_kernels[1].name, "input_scatter_fusion_2.kd");
+  EXPECT_EQ(s.top_kernels[2].name, "input_scatter_fusion_1.kd");  // name breaks the tie
+  EXPECT_EQ(w.total_kernel_ps, 116);
+  EXPECT_EQ(w.total_launches, 6);
+  EXPECT_EQ(w.rule_set, "drill");
+  opts.top_kernels = 0;
+  WindowStats all = Aggregate({a, b}, *c, opts);
+  EXPECT_EQ(Family(all, "input_scatter_fusion").top_kernels.size(), 4u);
+  EXPECT_EQ(Family(all, "input_scatter_fusion").top_kernels[3].name, "input_scatter_fusion_7.kd");
+}
+
+FileSpec GpusFile(std::string path, int gpus) {
+  FileSpec f{std::move(path), {}, {}, false};
+  static std::vector<std::string> names;  // views must outlive the events
+  names.reserve(64);
+  for (int g = 0; g < gpus; ++g) {
+    if (names.size() <= static_cast<size_t>(g)) names.push_back("/device:GPU:" + std::to_string(g));
+    f.events.push_back(ProcessName(g + 1, names[static_cast<size_t>(g)]));
+    f.events.push_back(ThreadName(g + 1, 5, "Stream #5"));
+    f.events.push_back(Jx(g + 1, 5, "k.kd", 0, 10));
+  }
+  return f;
+}
+
+TEST(MergeWindowTest, LauncherModeFromGpusPerFile) {
+  auto c = Builtin("drill");
+  WindowStats node =
+      Aggregate({GpusFile("h0.trace.json.gz", 8), GpusFile("h1.trace.json.gz", 8)}, *c);
+  EXPECT_EQ(node.gpus(), 16);
+  EXPECT_EQ(node.launcher_mode, LauncherMode::kOneNodePerProcess);
+  EXPECT_DOUBLE_EQ(node.gpus_per_file, 8.0);
+  EXPECT_EQ(node.divisor(), 48);
+  std::vector<FileSpec> four;
+  for (int i = 0; i < 4; ++i) four.push_back(GpusFile("h0.proc" + std::to_string(i), 1));
+  WindowStats gpu = Aggregate(four, *c);
+  EXPECT_EQ(gpu.launcher_mode, LauncherMode::kOneGpuPerProcess);
+  EXPECT_DOUBLE_EQ(gpu.gpus_per_file, 1.0);
+  four[3] = GpusFile("h0.proc3", 0);
+  WindowStats mixed = Aggregate(four, *c);
+  EXPECT_EQ(mixed.gpus(), 3);
+  EXPECT_EQ(mixed.launcher_mode, LauncherMode::kMixed);
+  EXPECT_DOUBLE_EQ(mixed.gpus_per_file, 0.75);
+  WindowStats none = Aggregate({GpusFile("x", 0)}, *c);
+  EXPECT_EQ(none.launcher_mode, LauncherMode::kUnknown);
+  EXPECT_EQ(none.divisor(), 0);
+  EXPECT_EQ(none.families.size(), 14u);  // rows even without kernels
+}
+
+TEST(MergeWindowTest, DevicesSortedByFileThenNaturalDeviceOrder) {
+  auto c = Builtin("drill");
+  WindowStats w = Aggregate({GpusFile("b.json", 12), GpusFile("a.json", 2)}, *c);
+  ASSERT_EQ(w.gpus(), 14);
+  EXPECT_EQ(w.devices[0].file, "b.json");  // window order of files
+  EXPECT_EQ(w.devices[1].device, "/device:GPU:1");
+  EXPECT_EQ(w.devices[2].device, "/device:GPU:2");
+  EXPECT_EQ(w.devices[11].device, "/device:GPU:11");
+  EXPECT_EQ(w.devices[12].file, "a.json");
+  // The per-GPU-per-step figure: 14 GPUs x 3 steps, 10 ps each.
+  EXPECT_DOUBLE_EQ(w.PerGpuStepSeconds(w.total_kernel_ps), 140e-12 / 42);
+}
+
+TEST(MergeWindowTest, TimestampDirsEventsAndTruncation) {
+  auto c = Builtin("drill");
+  FileSpec a = GpusFile("/r/plugins/profile/2024_05_01_10_00_03/h1.trace.json.gz", 1);
+  FileSpec b = GpusFile("/r/plugins/profile/2024_05_01_10_00_01/h0.trace.json.gz", 1);
+  FileSpec d = GpusFile("/r/plugins/profile/2024_05_01_10_00_01/h2.trace.json.gz", 1);
+  FileSpec e = GpusFile("/elsewhere/h3.trace.json.gz", 1);
+  a.summary.events = 100;
+  b.summary.events = 50;
+  WindowStats w = Aggregate({a, b, d, e}, *c);
+  EXPECT_EQ(w.timestamp_dirs, (std::vector<std::string>{"/r/plugins/profile/2024_05_01_10_00_01",
+                                                        "/r/plugins/profile/2024_05_01_10_00_03"}));
+  EXPECT_EQ(w.events, 100u + 50u + 3u + 3u);
+  EXPECT_FALSE(w.truncated);
+  b.summary.suspected_truncated = true;
+  EXPECT_TRUE(Aggregate({a, b}, *c).truncated);
+  b.summary.suspected_truncated = false;
+  b.partial = true;
+  WindowStats p = Aggregate({a, b}, *c);
+  EXPECT_TRUE(p.truncated);
+  EXPECT_TRUE(p.files[1].partial);
+}
+
+TEST(FileAggregatorTest, KinetoProfilerStepsBecomeStepSpans) {
+  FileSpec a{"a.json", {}, {}, false};
+  const int64_t ms = 1'000'000'000;
+  a.events.push_back(X(Int(100), Int(100), "ProfilerStep#4", 0, 10 * ms, "user_annotation"));
+  a.events.push_back(X(Int(100), Int(100), "ProfilerStep#5", 10 * ms, 20 * ms, "user_annotation"));
+  a.events.push_back(X(Int(0), Int(7), "ProfilerStep#5", 0, 99 * ms, "gpu_user_annotation"));
+  a.events.push_back(X(Int(100), Str("100"), "ProfilerStep#6", 30 * ms, 30 * ms, "Operator"));
+  FileSpec b{"b.json", {}, {}, false};
+  b.events.push_back(X(Int(200), Int(200), "ProfilerStep#4", 0, 12 * ms, "user_annotation"));
+  b.events.push_back(X(Int(200), Int(200), "ProfilerStep#5", 0, 18 * ms, "user_annotation"));
+  b.events.push_back(X(Int(200), Int(200), "ProfilerStep#6", 0, 40 * ms, "user_annotation"));
+  WindowStats w = Aggregate({a, b}, *Builtin("nvidia"));
+  ASSERT_EQ(w.trace_steps.size(), 6u);
+  EXPECT_EQ(w.trace_steps[0].file, "a.json");
+  EXPECT_EQ(w.trace_steps[0].step, 4);
+  EXPECT_EQ(w.trace_steps[0].dur_ps, 10 * ms);
+  EXPECT_EQ(w.trace_steps[2].step, 6);
+  EXPECT_DOUBLE_EQ(w.TraceStepSeconds(), 0.020);  // steps 12, 20, 40 ms
+  EXPECT_EQ(w.gpus(), 0);
+}
+
+TEST(FileAggregatorTest, StepsThreadEventsBecomeStepSpans) {
+  FileSpec f{"x.json", OneGpu(), {}, false};
+  f.events.push_back(ThreadName(1, 50, "Steps"));
+  f.events.push_back(Jx(1, 50, "7", 0, 100));
+  f.events.push_back(Jx(1, 50, "8", 100, 300));
+  f.events.push_back(Jx(1, 50, "train", 400, 200));
+  f.events.push_back(Jx(1, 1, "k.kd", 0, 10));
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  ASSERT_EQ(w.trace_steps.size(), 3u);
+  EXPECT_EQ(w.trace_steps[0].step, 7);
+  EXPECT_EQ(w.trace_steps[1].step, 8);
+  EXPECT_EQ(w.trace_steps[1].dur_ps, 300);
+  EXPECT_EQ(w.trace_steps[2].step, -1);
+  EXPECT_EQ(w.devices[0].kernels, 1);  // the Steps line is not a stream
+}
+
+TEST(FileAggregatorTest, KernelNamesListsDistinctKernelNamesUpToLimit) {
+  FileAggregator agg("k.json");
+  for (const auto& e : OneGpu()) agg.OnEvent(e);
+  std::string name = "transient_buffer_name.kd";
+  TraceEvent e = Jx(1, 1, name, 0, 1);
+  agg.OnEvent(e);
+  name = "overwritten_after_the_call";  // the aggregator must have copied it
+  agg.OnEvent(Jx(1, 1, "b.kd", 0, 1));
+  agg.OnEvent(Jx(1, 1, "b.kd", 5, 1));
+  agg.OnEvent(Jx(1, 1, "MemcpyD2D", 5, 1));
+  EXPECT_EQ(agg.KernelNames(10), (std::vector<std::string>{"transient_buffer_name.kd", "b.kd"}));
+  EXPECT_EQ(agg.KernelNames(1).size(), 1u);
+  auto stats = agg.Finish({}, false, *Builtin("drill"));
+  WindowStats w = MergeWindow({stats}, *Builtin("drill"), {});
+  EXPECT_EQ(w.families.back().top_kernels.front().name, "b.kd");
+}
+
+}  // namespace
+}  // namespace profwatch::aggregate
