@@ -510,8 +510,21 @@ def run(args):
         write_trace(os.path.join(profile, ts_dir_name(t0), f"{HOST}.trace.json.gz"), WINDOW1)
         exp1 = expected(WINDOW1)
         log(f"landed window 1 (expect gap ratio {exp1['ratio']:.4g})")
-        wait_until("the recording rules to see window 1", lambda: (daemon.check_alive(), abs(one_value(
-            api, sel("training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step")) - exp1["ratio"]) < TOL)[1], 60)
+        try:
+            wait_until("the recording rules to see window 1", lambda: (daemon.check_alive(), abs(one_value(
+                api, sel("training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step")) - exp1["ratio"]) < TOL)[1], 60)
+        except Failure as e:
+            # Say which half is missing: the window, or the step time.
+            hints = []
+            if not api.query(sel("profwatch_window_gpus")):
+                hints.append("profwatch exports no window for the run")
+            if api.values(sel("profwatch_step_source_missing")).get(frozenset(
+                    {("job", "profwatch-e2e"), ("instance", target), ("training_job", JOB), ("run", RUN)})) == 1.0:
+                hints.append(f"profwatch reports no step-time source for the run (profwatch_step_source_missing=1; "
+                             f"step source under test: {args.step_source})")
+            if not api.query(sel("profwatch_step_seconds")):
+                hints.append("profwatch_step_seconds is absent")
+            raise Failure(f"{e}; " + ("; ".join(hints) or "no hint"))
         check_recording_rules(api, exp1)
         alerts = watch_alert_states(api, [("ProfwatchStepKernelGapHigh", "warning"),
                                           ("ProfwatchStepKernelGapHigh", "critical"),
