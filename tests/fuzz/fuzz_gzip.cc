@@ -1,6 +1,13 @@
 // Fuzzes the gzip layer: the input is fed through MemorySource + gzip source
-// with every compiled-in backend; they must agree (same bytes on success,
-// same error class on failure) and never crash. Also exercises sniffing.
+// with every compiled-in backend; they must agree (same success or failure,
+// same bytes on success, same error class on failure) and never crash. Also
+// exercises sniffing.
+//
+// One tolerated difference: on garbage deflate data cut short, one library
+// may reject a malformed Huffman table at once (kCorrupt) while the other
+// reads on and runs out of input first (kTruncated). ISA-L is stricter about
+// code-length sets than zlib; no input that a writer could produce while
+// still writing hits this (see corpus/gzip/lazy_vs_strict_huffman.gz).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -69,7 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (z.ok) {
       Check(z.out == i.out, "output bytes");
     } else {
-      Check(z.code == i.code, "error class");
+      bool lazy_vs_strict = (z.code == ErrorCode::kTruncated && i.code == ErrorCode::kCorrupt) ||
+                            (z.code == ErrorCode::kCorrupt && i.code == ErrorCode::kTruncated);
+      Check(z.code == i.code || lazy_vs_strict, "error class");
     }
   }
   auto sniffed =

@@ -1,0 +1,541 @@
+// profwatch-tracegen: writes deterministic synthetic JAX/XLA trace files and
+// MaxText-style job directories, plus a manifest of exact expected values.
+// Usage: see README.md or `profwatch-tracegen --help`.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "trace_model.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using profwatch::tracegen::FileParams;
+using profwatch::tracegen::FileStats;
+using profwatch::tracegen::Vendor;
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  profwatch-tracegen file --out PATH [options] [--manifest FILE]
+  profwatch-tracegen job --out JOBS_ROOT --job NAME --run NAME [options] [--manifest FILE]
+
+trace options (both subcommands):
+  --vendor amd|nvidia        kernel names and stream naming (default amd)
+  --gpus N                   devices in the file (file only; default 8)
+  --streams S                streams per GPU: compute, comm, memcpy/aux, aux... (default 2)
+  --steps K                  profiled steps in each file (default 3)
+  --kernels-per-step M       device events per GPU per step, all streams (default 200)
+  --events N                 exact total X events per file (host + device); overrides M
+  --step-seconds S           step length on the trace timeline (default 2.0)
+  --kernel-fraction F        summed kernel time per GPU per step / step time (default 0.85)
+  --seed N                   everything is a function of the seed (default 1)
+  --gzip-level L             0-9 (default 6)
+  --plain                    write uncompressed JSON (name keeps .gz only if you give it)
+  --cap                      keep the first 1,000,000 events by time (XLA writer cap)
+  --cap-events N             keep the first N events by time instead
+  --manifest FILE            write the expected values as JSON
+
+job options:
+  --mode 1node|1gpu          <host>.trace.json.gz per host, or <host>.proc<N>.trace.json.gz per GPU
+  --hosts H                  (default 2)
+  --gpus-per-host G          (default 8)
+  --host-prefix P            host names P0, P1, ... (default node)
+  --split-dirs D             spread each window's files over D <ts> dirs (default 1)
+  --split-gap SECONDS        seconds between those dirs (default 2)
+  --start YYYY_MM_DD_HH_MM_SS  first window's timestamp (default 2025_01_15_10_00_00)
+  --windows W                profile windows (default 1)
+  --window-interval SECONDS  time between windows (default 1800)
+  --stale                    add an older window 600 s before the first
+  --log                      write a MaxText log at JOBS_ROOT/<job>.log
+  --log-path FILE            write the log there instead
+  --skip-steps N             skip_first_n_steps_for_profiler (default 5)
+  --log-step-seconds S       steady step time in the log (default: --step-seconds)
+)";
+
+struct Args {
+  std::map<std::string, std::string> values;
+  std::set<std::string> flags;
+};
+
+bool IsBoolFlag(const std::string& name) {
+  return name == "plain" || name == "cap" || name == "stale" || name == "log" || name == "help";
+}
+
+bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error) {
+  static const std::set<std::string> kKnown = {"out",
+                                               "vendor",
+                                               "gpus",
+                                               "streams",
+                                               "steps",
+                                               "kernels-per-step",
+                                               "events",
+                                               "step-seconds",
+                                               "kernel-fraction",
+                                               "seed",
+                                               "gzip-level",
+                                               "cap-events",
+                                               "manifest",
+                                               "mode",
+                                               "hosts",
+                                               "gpus-per-host",
+                                               "host-prefix",
+                                               "split-dirs",
+                                               "split-gap",
+                                               "start",
+                                               "windows",
+                                               "window-interval",
+                                               "log-path",
+                                               "skip-steps",
+                                               "log-step-seconds",
+                                               "job",
+                                               "run"};
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) {
+      *error = "unexpected argument: " + a;
+      return false;
+    }
+    std::string name = a.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (IsBoolFlag(name)) {
+      if (has_value) {
+        *error = "--" + name + " takes no value";
+        return false;
+      }
+      args->flags.insert(name);
+      continue;
+    }
+    if (!kKnown.count(name)) {
+      *error = "unknown flag --" + name;
+      return false;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) {
+        *error = "--" + name + " needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    args->values[name] = value;
+  }
+  return true;
+}
+
+struct Getter {
+  const Args& args;
+  std::string error;
+  std::string Str(const std::string& name, const std::string& def) {
+    auto it = args.values.find(name);
+    return it == args.values.end() ? def : it->second;
+  }
+  int64_t Int(const std::string& name, int64_t def, int64_t min, int64_t max) {
+    auto it = args.values.find(name);
+    if (it == args.values.end()) return def;
+    char* end = nullptr;
+    long long v = std::strtoll(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < min || v > max) {
+      error = "--" + name + " must be an integer in [" + std::to_string(min) + ", " +
+              std::to_string(max) + "], got \"" + it->second + "\"";
+      return def;
+    }
+    return v;
+  }
+  double Double(const std::string& name, double def, double min, double max) {
+    auto it = args.values.find(name);
+    if (it == args.values.end()) return def;
+    char* end = nullptr;
+    double v = std::strtod(it->second.c_str(), &end);
+    if (it->second.empty() || *end != '\0' || !(v >= min && v <= max)) {
+      error = "--" + name + " must be a number in [" + std::to_string(min) + ", " +
+              std::to_string(max) + "], got \"" + it->second + "\"";
+      return def;
+    }
+    return v;
+  }
+};
+
+bool FileParamsFrom(Getter& g, const Args& args, FileParams* p) {
+  std::string vendor = g.Str("vendor", "amd");
+  if (vendor == "amd") {
+    p->vendor = Vendor::kAmd;
+  } else if (vendor == "nvidia") {
+    p->vendor = Vendor::kNvidia;
+  } else {
+    g.error = "--vendor must be amd or nvidia";
+  }
+  p->gpus = static_cast<int>(g.Int("gpus", 8, 1, 64));
+  p->streams = static_cast<int>(g.Int("streams", 2, 1, 16));
+  p->steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
+  p->kernels_per_step = g.Int("kernels-per-step", 200, 1, 100000000);
+  p->events = g.Int("events", -1, 0, 4000000000LL);
+  p->step_seconds = g.Double("step-seconds", 2.0, 1e-6, 3600);
+  p->kernel_fraction = g.Double("kernel-fraction", 0.85, 0.0, 1.0);
+  p->seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  p->gzip_level = static_cast<int>(g.Int("gzip-level", 6, 0, 9));
+  p->plain = args.flags.count("plain") > 0;
+  if (args.flags.count("cap")) p->cap = 1000000;
+  if (args.values.count("cap-events")) p->cap = g.Int("cap-events", 1000000, 1, INT64_MAX);
+  return g.error.empty();
+}
+
+json DeviceJson(const profwatch::tracegen::DeviceStats& d) {
+  return json{{"pid", d.pid},
+              {"device", d.name},
+              {"kernel_launches", d.kernel_launches},
+              {"kernel_ps", d.kernel_ps},
+              {"busy_ps", d.busy_ps},
+              {"span_ps", d.span_ps},
+              {"first_ts_ps", d.first_ts_ps},
+              {"last_end_ps", d.last_end_ps},
+              {"streams", d.streams},
+              {"streams_with_events", d.streams_with_events}};
+}
+
+json FileJson(const std::string& rel_path, const FileStats& s) {
+  json devices = json::array();
+  for (const auto& d : s.devices) devices.push_back(DeviceJson(d));
+  json kernels = json::object();
+  for (const auto& [name, ns] : s.kernels) {
+    kernels[name] = json{{"launches", ns.launches}, {"ps", ns.ps}};
+  }
+  return json{{"path", rel_path},
+              {"events", s.events},
+              {"device_events", s.device_events},
+              {"host_events", s.host_events},
+              {"metadata_events", s.metadata_events},
+              {"capped", s.capped},
+              {"events_before_cap", s.events_before_cap},
+              {"bytes", s.bytes},
+              {"uncompressed_bytes", s.uncompressed_bytes},
+              {"devices", devices},
+              {"kernels", kernels}};
+}
+
+void AddKernels(json* total, const FileStats& s) {
+  for (const auto& [name, ns] : s.kernels) {
+    json& k = (*total)[name];
+    if (k.is_null()) k = json{{"launches", 0}, {"ps", 0}};
+    k["launches"] = k["launches"].get<uint64_t>() + ns.launches;
+    k["ps"] = k["ps"].get<int64_t>() + ns.ps;
+  }
+}
+
+json ParamsJson(const FileParams& p) {
+  return json{{"vendor", p.vendor == Vendor::kAmd ? "amd" : "nvidia"},
+              {"gpus", p.gpus},
+              {"streams", p.streams},
+              {"steps", p.steps},
+              {"kernels_per_step", p.kernels_per_step},
+              {"events", p.events},
+              {"step_seconds", p.step_seconds},
+              {"kernel_fraction", p.kernel_fraction},
+              {"seed", p.seed},
+              {"cap", p.cap},
+              {"gzip_level", p.gzip_level},
+              {"plain", p.plain}};
+}
+
+bool WriteManifest(const std::string& path, const json& m) {
+  std::ofstream out(path, std::ios::trunc);
+  out << m.dump(2) << "\n";
+  return static_cast<bool>(out);
+}
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "profwatch-tracegen: %s\n", msg.c_str());
+  return 1;
+}
+
+int CmdFile(const Args& args) {
+  Getter g{args, ""};
+  FileParams p;
+  FileParamsFrom(g, args, &p);
+  std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "file: --out PATH is required";
+  if (!g.error.empty()) return Fail(g.error);
+  std::error_code ec;
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
+  FileStats stats;
+  std::string error;
+  auto t0 = std::chrono::steady_clock::now();
+  if (!profwatch::tracegen::WriteTraceFile(p, out, &stats, &error)) return Fail(error);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "wrote %s: %llu events, %llu bytes (%llu uncompressed) in %.2f s\n",
+               out.c_str(), static_cast<unsigned long long>(stats.events),
+               static_cast<unsigned long long>(stats.bytes),
+               static_cast<unsigned long long>(stats.uncompressed_bytes), secs);
+  if (args.values.count("manifest")) {
+    json kernels = json::object();
+    AddKernels(&kernels, stats);
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "file"},
+           {"params", ParamsJson(p)},
+           {"files", json::array({FileJson(out, stats)})},
+           {"kernels", kernels}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  return 0;
+}
+
+bool ParseStart(const std::string& s, std::time_t* t) {
+  std::tm tm{};
+  if (std::sscanf(s.c_str(), "%4d_%2d_%2d_%2d_%2d_%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 ||
+      s.size() != 19) {
+    return false;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  *t = timegm(&tm);
+  return *t != static_cast<std::time_t>(-1);
+}
+
+std::string FormatTs(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y_%m_%d_%H_%M_%S", &tm);
+  return buf;
+}
+
+uint64_t MixSeed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t x = seed ^ 0x6a09e667f3bcc909ULL;
+  for (uint64_t v : {a, b, c}) {
+    x ^= v + 0x9e3779b97f4a7c15ULL + (x << 6) + (x >> 2);
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+  }
+  return x;
+}
+
+// The MaxText log: config lines and one "completed step" line per step.
+json WriteLog(const std::string& path, const std::string& run, int skip, int profiled, int windows,
+              int period, double step_s, uint64_t seed, std::string* error) {
+  int last_profiled = skip + (windows - 1) * period + profiled - 1;
+  int total_steps = last_profiled + 6;
+  std::set<int> profiled_steps, write_back;
+  for (int w = 0; w < windows; ++w) {
+    for (int k = 0; k < profiled; ++k) profiled_steps.insert(skip + w * period + k);
+    write_back.insert(skip + w * period + profiled);
+  }
+  std::string text;
+  auto line = [&](const std::string& l) { text += l + "\n"; };
+  line("Config param run_name: " + run);
+  line("Config param steps: " + std::to_string(total_steps));
+  line("Config param per_device_batch_size: 4");
+  line("Config param profiler: xplane");
+  line("Config param profiler_steps: " + std::to_string(profiled));
+  line("Config param skip_first_n_steps_for_profiler: " + std::to_string(skip));
+  if (windows > 1) line("Config param profile_periodically_period: " + std::to_string(period));
+  line("Number of model params=8.030 billion");
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 12345;
+  auto uni = [&]() {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(x >> 11) * 0x1.0p-53;
+  };
+  const double tflop_per_step = 216.055 * step_s;  // TFLOP per device per step
+  const double tokens_per_step = 32768.0;
+  json steps = json::array();
+  double steady_sum = 0;
+  int steady_n = 0;
+  for (int s = 0; s < total_steps; ++s) {
+    double secs = step_s * (1.0 + (uni() - 0.5) * 0.01);
+    if (s == 0) secs = step_s * 9.0 + 30.0;  // compilation
+    if (s == 1) secs = step_s * 1.8;
+    if (s == 2) secs = step_s * 1.15;
+    if (profiled_steps.count(s)) secs = step_s * 1.03;
+    if (write_back.count(s)) secs = step_s * 1.5;
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "%.3f", secs);
+    double printed = std::strtod(buf, nullptr);
+    double loss = 12.45 * std::exp(-s / 400.0) + 0.02 * uni();
+    std::snprintf(buf, sizeof(buf),
+                  "completed step: %d, seconds: %.3f, TFLOP/s/device: %.3f, Tokens/s/device: "
+                  "%.3f, total_weights: 1048576, loss: %.3f",
+                  s, printed, tflop_per_step / printed, tokens_per_step / printed, loss);
+    line(buf);
+    if (s == 0)
+      line("To see full metrics 'tensorboard --logdir=gs://bucket/" + run + "/tensorboard/'");
+    bool steady = s >= 3 && !profiled_steps.count(s) && !write_back.count(s);
+    if (steady) steady_sum += printed, ++steady_n;
+    steps.push_back(json{{"step", s}, {"seconds", printed}, {"steady", steady}});
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) *error = "cannot write " + path;
+  return json{{"path", path},
+              {"steps", total_steps},
+              {"profiled_steps", std::vector<int>(profiled_steps.begin(), profiled_steps.end())},
+              {"write_back_steps", std::vector<int>(write_back.begin(), write_back.end())},
+              {"steady_step_seconds_mean", steady_n ? steady_sum / steady_n : 0.0},
+              {"step_seconds", steps}};
+}
+
+int CmdJob(const Args& args) {
+  Getter g{args, ""};
+  FileParams base;
+  FileParamsFrom(g, args, &base);
+  std::string root = g.Str("out", ""), job = g.Str("job", ""), run = g.Str("run", "");
+  std::string mode = g.Str("mode", "1node");
+  int hosts = static_cast<int>(g.Int("hosts", 2, 1, 4096));
+  int gpus = static_cast<int>(g.Int("gpus-per-host", 8, 1, 64));
+  int split = static_cast<int>(g.Int("split-dirs", 1, 1, 100));
+  int split_gap = static_cast<int>(g.Int("split-gap", 2, 0, 3600));
+  int windows = static_cast<int>(g.Int("windows", 1, 1, 1000));
+  int64_t interval = g.Int("window-interval", 1800, 1, 86400 * 30);
+  int skip = static_cast<int>(g.Int("skip-steps", 5, 0, 1000000));
+  double log_step_s = g.Double("log-step-seconds", base.step_seconds, 1e-6, 3600);
+  std::string prefix = g.Str("host-prefix", "node");
+  std::time_t start = 0;
+  if (!ParseStart(g.Str("start", "2025_01_15_10_00_00"), &start)) {
+    g.error = "--start must look like 2025_01_15_10_00_00";
+  }
+  if (root.empty() || job.empty() || run.empty())
+    g.error = "job: --out, --job and --run are required";
+  if (mode != "1node" && mode != "1gpu") g.error = "--mode must be 1node or 1gpu";
+  if (args.values.count("gpus")) g.error = "job: use --gpus-per-host, not --gpus";
+  if (!g.error.empty()) return Fail(g.error);
+
+  bool one_node = mode == "1node";
+  fs::path run_dir = fs::path(root) / job / run;
+  fs::path profile_dir = run_dir / "tensorboard" / "plugins" / "profile";
+  // Steps between windows, as MaxText's profile_periodically_period.
+  int period = std::max(base.steps + 2,
+                        static_cast<int>(std::lround(static_cast<double>(interval) / log_step_s)));
+
+  json files = json::array(), window_list = json::array(), kernels = json::object();
+  struct Window {
+    int index;
+    bool stale;
+    std::time_t t;
+  };
+  std::vector<Window> plan;
+  if (args.flags.count("stale")) plan.push_back({-1, true, start - 600});
+  for (int w = 0; w < windows; ++w) plan.push_back({w, false, start + w * interval});
+
+  for (const Window& w : plan) {
+    struct F {
+      std::string host, name;
+      int proc;
+    };
+    std::vector<F> wfiles;
+    for (int h = 0; h < hosts; ++h) {
+      std::string host = prefix + std::to_string(h);
+      if (one_node) {
+        wfiles.push_back({host, host + ".trace.json.gz", -1});
+      } else {
+        for (int q = 0; q < gpus; ++q) {
+          wfiles.push_back({host, host + ".proc" + std::to_string(q) + ".trace.json.gz", q});
+        }
+      }
+    }
+    std::set<std::string> dirs;
+    for (size_t i = 0; i < wfiles.size(); ++i) {
+      int d = static_cast<int>(i * split / wfiles.size());
+      std::string ts = FormatTs(w.t + static_cast<std::time_t>(d) * split_gap);
+      dirs.insert(ts);
+      fs::path dir = profile_dir / ts;
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) return Fail("cannot create " + dir.string() + ": " + ec.message());
+      FileParams p = base;
+      p.gpus = one_node ? gpus : 1;
+      p.seed =
+          MixSeed(base.seed, static_cast<uint64_t>(w.index + 1), static_cast<uint64_t>(i), 0x70b);
+      FileStats stats;
+      std::string error;
+      fs::path path = dir / wfiles[i].name;
+      if (!profwatch::tracegen::WriteTraceFile(p, path.string(), &stats, &error)) {
+        return Fail(error);
+      }
+      json f = FileJson(fs::relative(path, root).string(), stats);
+      f["window"] = w.index;
+      f["ts_dir"] = ts;
+      f["host"] = wfiles[i].host;
+      if (wfiles[i].proc >= 0) f["proc"] = wfiles[i].proc;
+      files.push_back(f);
+      if (!w.stale) AddKernels(&kernels, stats);
+    }
+    json win{{"index", w.index},
+             {"stale", w.stale},
+             {"ts_dirs", std::vector<std::string>(dirs.begin(), dirs.end())},
+             {"files", wfiles.size()},
+             {"gpus", hosts * gpus},
+             {"hosts", hosts}};
+    if (!w.stale) {
+      std::vector<int> steps;
+      for (int k = 0; k < base.steps; ++k) steps.push_back(skip + w.index * period + k);
+      win["profiled_steps"] = steps;
+    }
+    window_list.push_back(win);
+  }
+
+  json manifest{{"generator", "profwatch-tracegen"},
+                {"schema", 1},
+                {"command", "job"},
+                {"params", ParamsJson(base)},
+                {"job", job},
+                {"run", run},
+                {"mode", mode},
+                {"hosts", hosts},
+                {"gpus_per_host", gpus},
+                {"run_dir", fs::relative(run_dir, root).string()},
+                {"windows", window_list},
+                {"files", files},
+                {"kernels", kernels}};
+  if (args.flags.count("log") || args.values.count("log-path")) {
+    std::string log_path = args.values.count("log-path")
+                               ? args.values.at("log-path")
+                               : (fs::path(root) / (job + ".log")).string();
+    std::string error;
+    json log =
+        WriteLog(log_path, run, skip, base.steps, windows, period, log_step_s, base.seed, &error);
+    if (!error.empty()) return Fail(error);
+    manifest["log"] = log;
+  }
+  if (args.values.count("manifest") && !WriteManifest(args.values.at("manifest"), manifest)) {
+    return Fail("cannot write manifest " + args.values.at("manifest"));
+  }
+  std::fprintf(stderr, "wrote %zu files under %s\n", files.size(), run_dir.string().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  Args args;
+  std::string error;
+  if (!ParseArgs(argc, argv, 2, &args, &error)) {
+    std::fprintf(stderr, "profwatch-tracegen: %s\n%s", error.c_str(), kUsage);
+    return 2;
+  }
+  if (args.flags.count("help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "file") return CmdFile(args);
+  if (cmd == "job") return CmdJob(args);
+  std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
+  return 2;
+}
