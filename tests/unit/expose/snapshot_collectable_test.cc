@@ -5,11 +5,13 @@
 #include <prometheus/exposer.h>
 #include <prometheus/text_serializer.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "expose/metric_names.h"
@@ -113,6 +115,53 @@ TEST(SnapshotCollectableTest, PromtoolCheckMetricsReportsNoProblems) {
   auto r = RunCommand(std::string(promtool) + " check metrics < '" + path + "'");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out + r.err, "");
+  // The lint is live: a counter without _total is reported.
+  WriteFile(path, "# HELP bad_counter x\n# TYPE bad_counter counter\nbad_counter 1\n");
+  auto bad = RunCommand(std::string(promtool) + " check metrics < '" + path + "'");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.out + bad.err, ::testing::HasSubstr("bad_counter"));
+}
+
+// Scrapes racing publishes see one whole snapshot each: within one Collect()
+// the pending count and the run's expected GPUs come from the same generation.
+TEST(SnapshotCollectableTest, CollectDuringPublishSeesWholeSnapshots) {
+  auto store = std::make_shared<snapshot::SnapshotStore>();
+  auto make = [](int g) {
+    snapshot::Snapshot s;
+    snapshot::RunState r = testing::RunWithoutStepTime();
+    r.expected_gpus = g;
+    s.runs.emplace(r.key, r);
+    s.pending_windows = g;
+    return std::make_shared<const snapshot::Snapshot>(std::move(s));
+  };
+  store->Publish(make(1));
+  SnapshotCollectable c(store, kTestBuild);
+  constexpr int kGenerations = 300;
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0}, scrapes{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&] {
+      while (true) {
+        const bool finished = done.load();
+        const Families f = c.Collect();
+        double pending = -1, expected = -2;
+        for (const auto& fam : f) {
+          if (fam.name == "profwatch_pending_windows") pending = fam.metric.at(0).gauge.value;
+          if (fam.name == "profwatch_window_expected_gpus") expected = fam.metric.at(0).gauge.value;
+        }
+        if (pending != expected) bad.fetch_add(1);
+        if (finished && pending != kGenerations) bad.fetch_add(1);
+        scrapes.fetch_add(1);
+        if (finished) break;
+      }
+    });
+  }
+  for (int g = 2; g <= kGenerations; ++g) store->Publish(make(g));
+  done.store(true);
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GE(scrapes.load(), 2);
 }
 
 TEST(SnapshotCollectableTest, NamesTypesHelpAndLabelsMatchContract) {
