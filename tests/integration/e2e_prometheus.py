@@ -19,7 +19,9 @@ Steps (each wait bounded by a deadline; everything on 127.0.0.1):
      this Prometheus and demand data, except the few listed in
      MAY_BE_EMPTY with the reason;
   5. land window 2 with overlapping streams (kernels 1.2 s per GPU per step,
-     gap negative): the recording rules follow and the gap alerts resolve.
+     gap negative): the recording rules follow and the gap alerts resolve;
+  6. land a corrupt trace in another run: ProfwatchWindowErrors fires and
+     run1's figures stay as they were.
 Processes are stopped and the temp dir removed in `finally`, also on
 failure; on failure the tails of both processes' logs are printed.
 
@@ -558,6 +560,26 @@ def run(args):
         wait_until("the gap alerts to resolve", lambda: not api.alerts("ProfwatchStepKernelGapHigh")
                    and not api.alerts("ProfwatchFamilyDominatesWithGap"), 20)
         log("ok  gap alerts resolved after the healthy window")
+
+        # ---- a corrupt trace in another run: the error counter and its alert
+        bad = os.path.join(jobs, JOB, "run2", "tensorboard", "plugins", "profile",
+                           ts_dir_name(t0 + 1200), f"{HOST}.trace.json.gz")
+        os.makedirs(os.path.dirname(bad))
+        with open(bad, "wb") as f:
+            f.write(b"\x1f\x8b\x08\x00 this is not a gzip stream " * 64)
+        log("landed a corrupt trace in run2")
+
+        def errors_alert():
+            daemon.check_alive()
+            return [a for a in api.get("/api/v1/alerts")["alerts"]
+                    if a["labels"].get("alertname") == "ProfwatchWindowErrors"
+                    and a["labels"].get("instance") == target and a["state"] == "firing"]
+        err_alerts = wait_until("ProfwatchWindowErrors to fire", errors_alert, 60)
+        log(f"ok  ProfwatchWindowErrors firing: {err_alerts[0]['annotations']['summary']}")
+        # run1's numbers are untouched by run2's failure
+        assert_close("gap ratio of run1 after run2's error", one_value(
+            api, sel("training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step")), exp2["ratio"])
+
         daemon.check_alive()
         prom.check_alive()
         log("PASS")
