@@ -140,12 +140,12 @@ class Proc:
 
 
 # ------------------------------------------------------------ fixtures
-def write_trace(path, kernels_per_step):
-    """A JAX/XLA-style <host>.trace.json.gz: GPUS device pids, PROFILE_STEPS
+def write_trace(path, kernels_per_step, gpus=GPUS):
+    """A JAX/XLA-style <host>.trace.json.gz: `gpus` device pids, PROFILE_STEPS
     steps of STEP_SECONDS, `kernels_per_step` = [(name, stream, start_s,
     dur_s)] relative to each step's start. Durations are exact in µs."""
     events = []
-    for g in range(GPUS):
+    for g in range(gpus):
         pid = 1 + g
         events.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": f"/device:GPU:{g}"}})
         events.append({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}})
@@ -154,7 +154,7 @@ def write_trace(path, kernels_per_step):
                            "args": {"name": f"Stream #{stream}(Kernel)"}})
     events.append({"ph": "M", "pid": 701, "name": "process_name", "args": {"name": "/host:CPU"}})
     corr = 0
-    for g in range(GPUS):
+    for g in range(gpus):
         for step in range(PROFILE_STEPS):
             for name, stream, start, dur in kernels_per_step:
                 corr += 1
@@ -185,41 +185,60 @@ WINDOW1 = [(GEMM, 16, 0.0, 0.4), (NCCL, 16, 0.4, 0.2)]
 WINDOW2 = [(GEMM, 16, 0.0, 0.7), (NCCL, 17, 0.1, 0.5)]
 
 
-def expected(kernels):
-    gs = GPUS * PROFILE_STEPS
-    total = sum(k[3] for k in kernels)
+def host_raw(gpus, kernels):
+    """The raw window sums one sidecar exports for a host of `gpus` GPUs that
+    each run `kernels` in every profiled step."""
+    gs = gpus * PROFILE_STEPS
     ivs = sorted((k[2], k[2] + k[3]) for k in kernels)
     busy, cur_s, cur_e = 0.0, None, None
-    for s, e in ivs:
-        if cur_e is None or s > cur_e:
+    for st, en in ivs:
+        if cur_e is None or st > cur_e:
             if cur_e is not None:
                 busy += cur_e - cur_s
-            cur_s, cur_e = s, e
+            cur_s, cur_e = st, en
         else:
-            cur_e = max(cur_e, e)
+            cur_e = max(cur_e, en)
     busy += cur_e - cur_s
-    last_end = max(e for _, e in ivs)
-    span_per_gpu = (PROFILE_STEPS - 1) * STEP_SECONDS + last_end - min(s for s, _ in ivs)
+    span_per_gpu = (PROFILE_STEPS - 1) * STEP_SECONDS + max(e for _, e in ivs) - min(st for st, _ in ivs)
     comm = [(k[2], k[2] + k[3]) for k in kernels if k[0] == NCCL]
     comp = [(k[2], k[2] + k[3]) for k in kernels if k[0] != NCCL]
     exposed = 0.0
     for cs, ce in comm:
-        covered = sum(max(0.0, min(ce, e) - max(cs, s)) for s, e in comp)
-        exposed += (ce - cs) - covered
+        exposed += (ce - cs) - sum(max(0.0, min(ce, e) - max(cs, st)) for st, e in comp)
+    fam = {}
+    for k in kernels:
+        fam[k[0]] = fam.get(k[0], 0.0) + k[3] * gs
+    return {"gpus": gpus, "gpu_steps": gs, "family": fam, "kernel": sum(fam.values()),
+            "busy": busy * gs, "span": span_per_gpu * gpus, "exposed": exposed * gs}
+
+
+def combine(raws):
+    """What the recording rules must give for these sidecars' raw sums."""
+    gs = sum(r["gpu_steps"] for r in raws)
+    fam = {}
+    for r in raws:
+        for name, v in r["family"].items():
+            fam[name] = fam.get(name, 0.0) + v
+    total = sum(r["kernel"] for r in raws) / gs
+    busy = sum(r["busy"] for r in raws) / gs
     return {
         "gpu_steps": gs,
-        "gpus": GPUS,
-        "families": sorted(k[3] for k in kernels),
+        "gpus": sum(r["gpus"] for r in raws),
+        "families": sorted(v / gs for v in fam.values()),
         "total": total,
         "busy": busy,
-        "idle": (span_per_gpu * GPUS - busy * gs) / gs,
+        "idle": sum(r["span"] for r in raws) / gs - busy,
         "overlap": total - busy,
-        "exposed_comm": exposed,
+        "exposed_comm": sum(r["exposed"] for r in raws) / gs,
         "step": STEP_SECONDS,
         "gap": STEP_SECONDS - total,
         "ratio": (STEP_SECONDS - total) / STEP_SECONDS,
-        "share_max": max(k[3] for k in kernels) / total,
+        "share_max": max(fam.values()) / gs / total,
     }
+
+
+def expected(kernels):
+    return combine([host_raw(GPUS, kernels)])
 
 
 def write_training_log(path, last_step):
@@ -289,12 +308,12 @@ def shorten_for(rules_text, seconds):
                   rules_text)
 
 
-def prometheus_config(target, rule_files):
+def prometheus_config(targets, rule_files):
     # JSON is YAML.
     return json.dumps({
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
         "rule_files": rule_files,
-        "scrape_configs": [{"job_name": "profwatch-e2e", "static_configs": [{"targets": [target]}]}],
+        "scrape_configs": [{"job_name": "profwatch-e2e", "static_configs": [{"targets": targets}]}],
     }, indent=2)
 
 
@@ -316,7 +335,7 @@ def sel(metric):
     return f'{metric}{{training_job="{JOB}",run="{RUN}"}}'
 
 
-def check_recording_rules(api, exp):
+def check_recording_rules(api, exp, single_host=True):
     rec = "training_job_run:%s"
     assert_close("raw gpu steps", one_value(api, sel(rec % "profwatch_window_raw_gpu_steps:sum")), exp["gpu_steps"])
     assert_close("GPUs", one_value(api, sel(rec % "profwatch_window_gpus:sum")), exp["gpus"])
@@ -340,7 +359,9 @@ def check_recording_rules(api, exp):
     shares = api.values(sel(rec % "profwatch_family_kernel_seconds:share_of_total"))
     assert_close("largest family share", max(shares.values()), exp["share_max"])
     # The daemon's own gauge agrees with the rule (one host: same number).
-    assert_close("profwatch_step_minus_kernel_ratio (daemon)", one_value(api, sel("profwatch_step_minus_kernel_ratio")), exp["ratio"])
+    if single_host:
+        assert_close("profwatch_step_minus_kernel_ratio (daemon)",
+                     one_value(api, sel("profwatch_step_minus_kernel_ratio")), exp["ratio"])
 
 
 def watch_alert_states(api, wanted, timeout):
@@ -417,16 +438,103 @@ def serve_supported(profwatch):
 LISTEN_RE = re.compile(r"listen\w*\b.*?(?:address=)?(?:127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|localhost):(\d+)")
 
 
-def run(args):
-    repo = os.path.abspath(args.repo)
+def start_daemon(args, helptext, tmp, procs, name, watch, extra):
+    """Starts `profwatch serve` on 127.0.0.1:0; returns (Proc, "host:port")."""
+    port_file = os.path.join(tmp, f"{name}.port")
+    argv = [args.profwatch, "serve", "--watch", watch, "--listen", "127.0.0.1:0",
+            "--state", os.path.join(tmp, f"{name}.state.json"),
+            "--settle", "1s", "--poll-interval", "1s"] + extra
+    if "--profile-steps" in helptext:
+        argv += ["--profile-steps", str(PROFILE_STEPS)]
+    if "--listen-port-file" in helptext:
+        argv += ["--listen-port-file", port_file]
+    daemon = Proc(name, argv)
+    procs.append(daemon)
+
+    def listening_port():
+        daemon.check_alive()
+        try:
+            with open(port_file) as f:
+                text = f.read().strip()
+            if text.isdigit() and int(text) != 0:
+                return int(text)
+        except OSError:
+            pass
+        for line in daemon.output():
+            m = LISTEN_RE.search(line)
+            if m and int(m.group(1)) != 0:
+                return int(m.group(1))
+        return None
+    port = wait_until(f"{name} to report its listening port", listening_port, 20)
+    target = f"127.0.0.1:{port}"
+    wait_until(f"{name} /metrics", lambda: urllib.request.urlopen(
+        f"http://{target}/metrics", timeout=2).status == 200, 10)
+    log(f"{name} serves {target}")
+    return daemon, target
+
+
+def start_prometheus(prometheus, repo, tmp, procs, targets):
+    """Starts prometheus on a free loopback port scraping `targets` with the
+    project's rules (`for:` shortened); returns (Proc, PromAPI)."""
+    rules_dir = os.path.join(tmp, "rules")
+    os.makedirs(rules_dir)
+    rule_files = []
+    for name in sorted(os.listdir(os.path.join(repo, "rules"))):
+        if name.endswith((".yml", ".yaml")):
+            with open(os.path.join(repo, "rules", name)) as f:
+                text = shorten_for(f.read(), FOR_SECONDS)
+            out = os.path.join(rules_dir, name)
+            with open(out, "w") as f:
+                f.write(text)
+            rule_files.append(out)
+    if not rule_files:
+        raise Failure("no rule files in rules/")
+    cfg = os.path.join(tmp, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write(prometheus_config(targets, rule_files))
+    prom_port = free_port()
+    prom = Proc("prometheus", [prometheus, f"--config.file={cfg}",
+                               f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
+                               f"--web.listen-address=127.0.0.1:{prom_port}",
+                               "--log.level=warn"])
+    procs.append(prom)
+    api = PromAPI(f"http://127.0.0.1:{prom_port}")
+
+    def ready():
+        prom.check_alive()
+        with urllib.request.urlopen(f"{api.base}/-/ready", timeout=2) as r:
+            return r.status == 200
+    wait_until("prometheus to be ready", ready, 30)
+    want_up = {frozenset({("job", "profwatch-e2e"), ("instance", t)}): 1.0 for t in targets}
+    wait_until("the profwatch targets to be up",
+               lambda: api.values('up{job="profwatch-e2e"}') == want_up, 20)
+    loaded = {r["name"] for g in api.get("/api/v1/rules")["groups"] for r in g["rules"]}
+    for name in ("ProfwatchStepKernelGapHigh", "training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step"):
+        if name not in loaded:
+            raise Failure(f"Prometheus did not load rule {name}")
+    log(f"prometheus on 127.0.0.1:{prom_port} scrapes {len(targets)} target(s), {len(loaded)} rules loaded")
+    return prom, api
+
+
+def preflight(args):
+    """(helptext, prometheus path) or None after logging why the test skips."""
     ok, helptext = serve_supported(args.profwatch)
     if not ok:
         log(f"SKIP: `{args.profwatch} serve --help` does not work yet:\n{helptext.strip()[:400]}")
-        return SKIP
+        return None
     prometheus = shutil.which(args.prometheus) or (args.prometheus if os.access(args.prometheus, os.X_OK) else None)
     if not prometheus:
         log(f"SKIP: prometheus not found ({args.prometheus}); apt-get install prometheus")
+        return None
+    return helptext, prometheus
+
+
+def run(args):
+    repo = os.path.abspath(args.repo)
+    pre = preflight(args)
+    if pre is None:
         return SKIP
+    helptext, prometheus = pre
 
     tmp = tempfile.mkdtemp(prefix="profwatch-e2e-")
     procs = []
@@ -434,85 +542,19 @@ def run(args):
         jobs = os.path.join(tmp, "jobs")
         profile = os.path.join(jobs, JOB, RUN, "tensorboard", "plugins", "profile")
         os.makedirs(profile)
-        write_training_log(os.path.join(jobs, f"{JOB}.log"), last_step=20)
-
         log_path = os.path.join(jobs, f"{JOB}.log")
-        port_file = os.path.join(tmp, "port")
-        daemon_args = [args.profwatch, "serve", "--watch", jobs, "--listen", "127.0.0.1:0",
-                       "--state", os.path.join(tmp, "state.json"),
-                       "--settle", "1s", "--poll-interval", "1s",
-                       "--expected-gpus", str(GPUS)]
-        if "--profile-steps" in helptext:
-            daemon_args += ["--profile-steps", str(PROFILE_STEPS)]
-        if "--listen-port-file" in helptext:
-            daemon_args += ["--listen-port-file", port_file]
+        write_training_log(log_path, last_step=20)
+
+        extra = ["--expected-gpus", str(GPUS)]
         if args.step_source == "log":
             # The daemon also finds <jobs root>/<job>.log by itself (issue 4);
             # naming it keeps this test about rules, not log discovery.
             if re.search(r"--log\b(?!-)", helptext):
-                daemon_args += ["--log", log_path]
+                extra += ["--log", log_path]
         else:
-            daemon_args += ["--step-time", str(STEP_SECONDS)]
-        daemon = Proc("profwatch", daemon_args)
-        procs.append(daemon)
-
-        def listening_port():
-            daemon.check_alive()
-            try:
-                with open(port_file) as f:
-                    text = f.read().strip()
-                if text.isdigit() and int(text) != 0:
-                    return int(text)
-            except OSError:
-                pass
-            for line in daemon.output():
-                m = LISTEN_RE.search(line)
-                if m and int(m.group(1)) != 0:
-                    return int(m.group(1))
-            return None
-        port = wait_until("profwatch to report its listening port", listening_port, 20)
-        target = f"127.0.0.1:{port}"
-        wait_until("profwatch /metrics", lambda: urllib.request.urlopen(
-            f"http://{target}/metrics", timeout=2).status == 200, 10)
-        log(f"profwatch serves {target}")
-
-        rules_dir = os.path.join(tmp, "rules")
-        os.makedirs(rules_dir)
-        rule_files = []
-        for name in sorted(os.listdir(os.path.join(repo, "rules"))):
-            if name.endswith((".yml", ".yaml")):
-                with open(os.path.join(repo, "rules", name)) as f:
-                    text = shorten_for(f.read(), FOR_SECONDS)
-                out = os.path.join(rules_dir, name)
-                with open(out, "w") as f:
-                    f.write(text)
-                rule_files.append(out)
-        if not rule_files:
-            raise Failure("no rule files in rules/")
-        cfg = os.path.join(tmp, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write(prometheus_config(target, rule_files))
-        prom_port = free_port()
-        prom = Proc("prometheus", [prometheus, f"--config.file={cfg}",
-                                   f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
-                                   f"--web.listen-address=127.0.0.1:{prom_port}",
-                                   "--log.level=warn"])
-        procs.append(prom)
-        api = PromAPI(f"http://127.0.0.1:{prom_port}")
-
-        def ready():
-            prom.check_alive()
-            with urllib.request.urlopen(f"{api.base}/-/ready", timeout=2) as r:
-                return r.status == 200
-        wait_until("prometheus to be ready", ready, 30)
-        wait_until("the profwatch target to be up",
-                   lambda: api.values('up{job="profwatch-e2e"}') == {
-                       frozenset({("job", "profwatch-e2e"), ("instance", target)}): 1.0}, 20)
-        loaded = {r["name"] for g in api.get("/api/v1/rules")["groups"] for r in g["rules"]}
-        for name in ("ProfwatchStepKernelGapHigh", "training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step"):
-            if name not in loaded:
-                raise Failure(f"Prometheus did not load rule {name}")
-        log(f"prometheus on 127.0.0.1:{prom_port} scrapes it, {len(loaded)} rules loaded")
+            extra += ["--step-time", str(STEP_SECONDS)]
+        daemon, target = start_daemon(args, helptext, tmp, procs, "profwatch", jobs, extra)
+        prom, api = start_prometheus(prometheus, repo, tmp, procs, [target])
 
         # ---- window 1: positive gap
         t0 = int(time.time()) - 3600
@@ -605,12 +647,80 @@ def run(args):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+# Multi-host: two sidecars on one shared job dir, each analysing only its
+# host's file (--host-filter), hosts with different GPU counts.
+HOSTS = {"hosta": (2, WINDOW1),
+         # 1 GPU: gemm 0.7 s then nccl 0.1 s per step
+         "hostb": (1, [(GEMM, 16, 0.0, 0.7), (NCCL, 16, 0.7, 0.1)])}
+
+
+def run_multihost(args):
+    """The recording rules combine two real sidecars into one per-GPU-per-step
+    figure per run, different from the mean of the hosts' own figures."""
+    repo = os.path.abspath(args.repo)
+    pre = preflight(args)
+    if pre is None:
+        return SKIP
+    helptext, prometheus = pre
+    if "--host-filter" not in helptext:
+        log("SKIP: `profwatch serve` has no --host-filter")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="profwatch-e2e-mh-")
+    procs = []
+    try:
+        jobs = os.path.join(tmp, "jobs")
+        profile = os.path.join(jobs, JOB, RUN, "tensorboard", "plugins", "profile")
+        os.makedirs(profile)
+        targets = []
+        for host, (gpus, _) in HOSTS.items():
+            _, target = start_daemon(args, helptext, tmp, procs, f"profwatch-{host}", jobs,
+                                     ["--host-filter", host, "--expected-gpus", str(gpus),
+                                      "--step-time", str(STEP_SECONDS)])
+            targets.append(target)
+        _, api = start_prometheus(prometheus, repo, tmp, procs, targets)
+
+        ts = ts_dir_name(int(time.time()) - 3600)
+        for host, (gpus, kernels) in HOSTS.items():
+            write_trace(os.path.join(profile, ts, f"{host}.trace.json.gz"), kernels, gpus=gpus)
+        exp = combine([host_raw(g, k) for g, k in HOSTS.values()])
+        log(f"landed one window on {len(HOSTS)} hosts (expect total kernel {exp['total']:.6g} s per GPU per step)")
+        wait_until("the recording rules to combine both sidecars", lambda: (
+            one_value(api, sel("training_job_run:profwatch_window_gpus:sum")) == exp["gpus"]
+            and abs(one_value(api, sel("training_job_run:profwatch_total_kernel_seconds:per_gpu_step"))
+                    - exp["total"]) < TOL), 60)
+        per_host = api.values(sel("profwatch_total_kernel_seconds"))
+        if len(per_host) != len(HOSTS):
+            raise Failure(f"want one profwatch_total_kernel_seconds per sidecar, got {per_host}")
+        naive = sum(per_host.values()) / len(per_host)
+        log(f"    per-host totals {sorted(per_host.values())}, their mean {naive:.6g}")
+        if abs(naive - exp["total"]) < 1e-3:
+            raise Failure("scenario does not tell the raw-sum combination from a mean")
+        check_recording_rules(api, exp, single_host=False)
+        log("PASS")
+        return 0
+    except Failure as e:
+        log(f"FAIL: {e}")
+        for p in procs:
+            print(p.tail(), flush=True)
+        return 1
+    finally:
+        for p in reversed(procs):
+            p.stop()
+        if args.keep:
+            log(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profwatch", required=True)
     ap.add_argument("--prometheus", default="prometheus")
     ap.add_argument("--repo", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
     ap.add_argument("--keep", action="store_true", help="keep the temp dir for debugging")
+    ap.add_argument("--scenario", choices=("single", "multihost"), default="single",
+                    help="single: one sidecar, alerts, dashboards (default); "
+                         "multihost: two sidecars combined by the recording rules")
     ap.add_argument("--step-source", choices=("log", "config"), default="log",
                     help="step time from the training log (default) or --step-time")
     args = ap.parse_args()
@@ -618,7 +728,7 @@ def main():
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure("overall deadline (240 s) hit")))
     signal.alarm(240)
     try:
-        return run(args)
+        return run_multihost(args) if args.scenario == "multihost" else run(args)
     finally:
         signal.alarm(0)
 
