@@ -122,17 +122,19 @@ TEST(AnalyzeCliTest, ConfiguredStepTimeGivesTheGap) {
 TEST(AnalyzeCliTest, GarbageInputsExitThreeAndNameTheFile) {
   testing::TempDir tmp;
   const std::string full_json =
-      R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)"
-      R"({"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"k.kd"}]})";
+      R"J({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"k.kd"}]})J";
   std::string gz = testing::Gzip(full_json);
+  std::string bad_utf8 = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"";
+  bad_utf8 += "\xff\xfe\"}";
   std::map<std::string, std::string> cases = {
       {"empty.trace.json.gz", ""},
       {"notgzip.trace.json.gz", "this is not gzip at all"},
       {"truncated.trace.json.gz", gz.substr(0, gz.size() / 2)},
       {"gzip_of_text.trace.json.gz", testing::Gzip("hello, world")},
-      {"no_events.trace.json.gz", testing::Gzip(R"({"displayTimeUnit":"ns"})")},
+      {"no_events.trace.json.gz", testing::Gzip(R"J({"displayTimeUnit":"ns"})J")},
       {"nested.trace.json.gz", testing::Gzip(std::string(100000, '[') )},
-      {"bad_utf8.trace.json", std::string("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"\xff\xfe\"}"},
+      {"bad_utf8.trace.json", bad_utf8},
   };
   for (const auto& [name, bytes] : cases) {
     SCOPED_TRACE(name);
@@ -147,9 +149,9 @@ TEST(AnalyzeCliTest, GarbageInputsExitThreeAndNameTheFile) {
 TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
   testing::TempDir tmp;
   const std::string good =
-      R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)"
-      R"({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Kernel)"}},)"
-      R"({"ph":"X","pid":1,"tid":7,"ts":10,"dur":5,"name":"loop_fusion.kd"},{}]})";
+      R"J({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Kernel)"}},)J"
+      R"J({"ph":"X","pid":1,"tid":7,"ts":10,"dur":5,"name":"loop_fusion.kd"},{}]})J";
   testing::WriteFile(tmp.Sub("a.trace.json.gz"), testing::Gzip(good));
   testing::WriteFile(tmp.Sub("b.trace.json.gz"), "garbage");
   auto r = Analyze("--format json '" + tmp.Sub("a.trace.json.gz") + "' '" +
