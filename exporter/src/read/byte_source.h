@@ -57,8 +57,10 @@ class MemorySource final : public ByteSource {
   Error fail_error_;
 };
 
-// Opens a regular file for reading. kNotFound, kPermission or kIo on failure;
-// kUnsupported for a directory or other non-regular file.
+// Opens a regular file for reading (O_CLOEXEC; reads retry on EINTR).
+// kNotFound (ENOENT, ENOTDIR), kPermission (EACCES, EPERM) or kIo on failure;
+// kUnsupported for a directory or other non-regular file (a FIFO is refused
+// without blocking). Messages name the path.
 Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
 
 enum class InflateBackend { kZlib, kIsal };
@@ -68,8 +70,14 @@ bool IsalAvailable();
 Result<InflateBackend> ParseInflateBackend(std::string_view name);
 
 // Wraps `inner` (gzip bytes, possibly several concatenated members) and yields
-// the inflated bytes. A stream that ends mid-member is kTruncated; bad
-// magic/header/data/CRC is kCorrupt.
+// the inflated bytes. A stream that ends mid-member (or an empty input) is
+// kTruncated; bad magic/header/data/CRC is kCorrupt. After a complete member,
+// zero bytes up to EOF are accepted as padding; any other trailing bytes are
+// kCorrupt (gzip(1) would only warn). Error contexts name the source and the
+// compressed byte offset. Both backends give the same bytes and the same error
+// class on every input (the fuzz target checks it; the one tolerated
+// difference is documented in tests/fuzz/fuzz_gzip.cc). The input buffer is
+// a fixed 256 KiB; kIsal falls back to zlib when ISA-L is not compiled in.
 std::unique_ptr<ByteSource> MakeGzipSource(std::unique_ptr<ByteSource> inner,
                                            InflateBackend backend = InflateBackend::kZlib);
 
@@ -78,7 +86,11 @@ std::unique_ptr<ByteSource> MakeGzipSource(std::unique_ptr<ByteSource> inner,
 Result<std::unique_ptr<ByteSource>> OpenTraceSource(const std::string& path,
                                                     InflateBackend backend = InflateBackend::kZlib);
 
-// Same sniffing for an arbitrary source (tests, fuzzers).
+// Same sniffing for an arbitrary source (tests, fuzzers). The peeked bytes are
+// replayed; RawBytesRead() passes through. An empty input gives the plain
+// source (0 bytes at EOF: the parser reports the empty file); a lone 0x1f byte
+// is taken as a gzip stream still being written (kTruncated on Read). An error
+// while peeking is returned as is.
 Result<std::unique_ptr<ByteSource>> SniffAndWrap(std::unique_ptr<ByteSource> raw,
                                                  InflateBackend backend = InflateBackend::kZlib);
 
