@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -12,6 +13,8 @@
 #include "cli/cli_util.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
+#include "steplog/log_tailer.h"
+#include "steplog/step_time_source.h"
 
 namespace profwatch::cli {
 namespace {
@@ -46,6 +49,26 @@ int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int
   return out.exit_code;
 }
 
+// Reads a whole training log into a StepTimeSource (the daemon tails; the
+// one-shot command reads once). `profile_steps_flag` overrides the log's
+// profiler_steps and a disagreement is warned.
+Result<std::unique_ptr<steplog::StepTimeSource>> ReadTrainingLog(
+    const std::string& path, std::optional<int64_t> profile_steps_flag, const Clock& clock) {
+  steplog::StepTimeOptions opts;
+  if (profile_steps_flag) opts.overrides.profiler_steps = *profile_steps_flag;
+  auto source = std::make_unique<steplog::StepTimeSource>(clock, opts);
+  steplog::LogTailer tailer(path);
+  if (!std::filesystem::exists(path)) {
+    return MakeError(ErrorCode::kNotFound, path + ": training log not found");
+  }
+  do {
+    auto lines = tailer.Poll();
+    if (!lines) return tl::unexpected(lines.error().Wrap(path));
+    for (const auto& line : *lines) source->AddLine(line);
+  } while (!tailer.at_eof());
+  return source;
+}
+
 }  // namespace
 
 int RunAnalyze(const std::vector<std::string>& args) {
@@ -63,6 +86,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   std::string source = "auto";
   std::string inflate = "zlib";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string log_file;
 
   app.add_option("paths", paths, "Trace files, <ts> dirs, run or job dirs")->required();
   app.add_option("--format", format, "drill | table | json")
@@ -92,12 +116,37 @@ int RunAnalyze(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--inflate", inflate, "Gzip backend: zlib | isal")->capture_default_str();
   app.add_option("--threads", threads, "Files analysed in parallel")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--log", log_file,
+                 "MaxText training log: steady step time (source log) and profiler_steps");
 
   if (auto code = ParseArgs(app, "analyze", args)) return *code;
+  const bool profile_steps_given = app.count("--profile-steps") > 0;
+
+  // The training log knows the steady step time and the profiler settings.
+  std::optional<double> log_step_seconds;
+  if (!log_file.empty()) {
+    SystemClock clock;
+    auto log = ReadTrainingLog(log_file, profile_steps_given ? std::optional<int64_t>(profile_steps)
+                                                             : std::nullopt,
+                               clock);
+    if (!log) {
+      std::fprintf(stderr, "profwatch analyze: %s\n", log.error().ToString().c_str());
+      return kExitBadInput;
+    }
+    for (const auto& w : (*log)->warnings()) {
+      std::fprintf(stderr, "profwatch analyze: WARNING: %s: %s\n", log_file.c_str(), w.c_str());
+    }
+    if (!profile_steps_given && (*log)->profile_steps()) profile_steps = *(*log)->profile_steps();
+    log_step_seconds = (*log)->steady_step_seconds();
+    if (!log_step_seconds) {
+      std::fprintf(stderr, "profwatch analyze: WARNING: %s: no steady steps in the log yet\n",
+                   log_file.c_str());
+    }
+  }
 
   analysis::AnalyzeOptions options;
   options.threads = threads;
-  options.aggregate.profile_steps = static_cast<int>(profile_steps);
+  options.aggregate.profile_steps = static_cast<int>(profile_steps);  // may come from --log
   options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
   auto backend = read::ParseInflateBackend(inflate);
   if (!backend) {
@@ -152,12 +201,16 @@ int RunAnalyze(const std::vector<std::string>& args) {
     ctx.format = analysis->format;
     ctx.expected_gpus = expected_gpus;
     ctx.analysis_seconds = analysis->seconds;
-    if (step_time > 0) {
-      ctx.step_seconds = step_time;
-      ctx.step_source = "config";
+    // Step-time sources in order: training log, in-trace markers, configuration.
+    if (log_step_seconds) {
+      ctx.step_seconds = log_step_seconds;
+      ctx.step_source = "log";
     } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
       ctx.step_seconds = ts;
       ctx.step_source = "trace";
+    } else if (step_time > 0) {
+      ctx.step_seconds = step_time;
+      ctx.step_source = "config";
     }
     for (const auto& e : analysis->errors) {
       ctx.errors.push_back({e.path, std::string(ErrorCodeName(e.error.code)), e.error.ToString()});

@@ -110,13 +110,20 @@ TEST(AnalyzeCliTest, KinetoProfilerStepsGiveInTraceStepTime) {
   EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.222442191 - total, 1e-9);
 }
 
+// With no log and no in-trace markers, --step-time is the (config) source.
+// (A trace with ProfilerStep markers wins over --step-time: log > trace > config.)
 TEST(AnalyzeCliTest, ConfiguredStepTimeGivesTheGap) {
-  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
-  json j = AnalyzeJson("--step-time 0.5 --profile-steps 1 '" + path + "'");
+  testing::TempDir tmp;
+  const std::string trace =
+      R"J({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":5,"name":"thread_name","args":{"name":"Stream #5"}},)J"
+      R"J({"ph":"X","pid":1,"tid":5,"ts":0,"dur":300000,"name":"a.kd"},{}]})J";
+  testing::WriteFile(tmp.Sub("h0.trace.json.gz"), testing::Gzip(trace));
+  json j = AnalyzeJson("--step-time 0.5 --profile-steps 1 '" + tmp.Sub("h0.trace.json.gz") + "'");
   ASSERT_TRUE(j["step"].is_object());
   EXPECT_EQ(j["step"]["source"], "config");
-  EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.5 - 307197000e-12, 1e-12);
-  EXPECT_NEAR(j["step"]["minus_kernel_ratio"].get<double>(), (0.5 - 307197000e-12) / 0.5, 1e-12);
+  EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.2, 1e-12);
+  EXPECT_NEAR(j["step"]["minus_kernel_ratio"].get<double>(), 0.4, 1e-12);
 }
 
 TEST(AnalyzeCliTest, GarbageInputsExitThreeAndNameTheFile) {
@@ -162,6 +169,41 @@ TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
   ASSERT_EQ(j["errors"].size(), 1u);
   EXPECT_EQ(j["errors"][0]["file"], tmp.Sub("b.trace.json.gz"));
   EXPECT_EQ(j["errors"][0]["reason"], "corrupt");
+}
+
+// A hand-made JAX window: one GPU, one stream, 3 kernels of 0.5 s each over
+// 3 profiled steps = 0.5 s kernel per GPU per step. The log's steady steps
+// (warm-up 0-4, profiled 5-7 and write-back 8 excluded) are 0.8 s, so the gap
+// is +0.3 s, and profiler_steps=3 comes from the log's config dump.
+TEST(AnalyzeCliTest, TrainingLogGivesSteadyStepAndGap) {
+  testing::TempDir tmp;
+  const std::string trace =
+      R"J({"displayTimeUnit":"ns","traceEvents":[)J"
+      R"J({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":5,"name":"thread_name","args":{"name":"Stream #5(Kernel)"}},)J"
+      R"J({"ph":"X","pid":1,"tid":5,"ts":0,"dur":500000,"name":"a.kd"},)J"
+      R"J({"ph":"X","pid":1,"tid":5,"ts":800000,"dur":500000,"name":"a.kd"},)J"
+      R"J({"ph":"X","pid":1,"tid":5,"ts":1600000,"dur":500000,"name":"a.kd"},{}]})J";
+  testing::WriteFile(tmp.Sub("h0.trace.json.gz"), testing::Gzip(trace));
+  std::string log =
+      "Config param profiler: xplane\nConfig param profiler_steps: 3\n"
+      "Config param skip_first_n_steps_for_profiler: 5\n";
+  for (int step = 0; step < 20; ++step) {
+    double seconds = step < 5 ? 9.0 : (step <= 7 ? 0.3 : (step == 8 ? 2.0 : 0.8));
+    log += "completed step: " + std::to_string(step) + ", seconds: " + std::to_string(seconds) +
+           ", TFLOP/s/device: 100.0, Tokens/s/device: 5000.0, total_weights: 1, loss: 3.0\n";
+  }
+  testing::WriteFile(tmp.Sub("job.log"), log);
+  json j = AnalyzeJson("--log '" + tmp.Sub("job.log") + "' '" + tmp.Sub("h0.trace.json.gz") + "'");
+  ASSERT_TRUE(j["step"].is_object()) << j.dump();
+  EXPECT_EQ(j["step"]["source"], "log");
+  EXPECT_NEAR(j["step"]["seconds"].get<double>(), 0.8, 1e-12);
+  EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.3, 1e-12);
+  EXPECT_EQ(j["profile_steps"], 3);
+  auto table = Analyze("--log '" + tmp.Sub("job.log") + "' '" + tmp.Sub("h0.trace.json.gz") + "'");
+  EXPECT_NE(table.out.find("Step time composition (source: log)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("positive gap"), std::string::npos);
 }
 
 TEST(AnalyzeCliTest, UsageErrorsExitTwo) {
