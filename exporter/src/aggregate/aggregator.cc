@@ -131,7 +131,10 @@ struct FileAggregator::Impl {
     int64_t memops = 0;
     int64_t memop_ps = 0;
   };
-  enum class ThreadKind : uint8_t { kStream, kSteps, kOther };
+  // kXlaOps: the "XLA Ops" line, which is where a TPU plane's ops are (TPU
+  // planes have no "Stream #" lines); on GPU planes it would duplicate the
+  // streams, so it only counts on TPU devices.
+  enum class ThreadKind : uint8_t { kStream, kSteps, kXlaOps, kOther };
   // An event of a thread whose metadata was not known when it arrived.
   struct Held {
     uint32_t name = 0;
@@ -267,10 +270,17 @@ struct FileAggregator::Impl {
       StepsThreadEvent(h);
       return true;
     }
-    if (t->second != ThreadKind::kStream) return true;  // host or overhead thread
+    if (t->second != ThreadKind::kStream && t->second != ThreadKind::kXlaOps) {
+      return true;  // host, overhead or annotation thread
+    }
     auto p = jax_pid_device.find(pid);
     if (p == jax_pid_device.end()) return false;
-    if (p->second >= 0) JaxStreamEvent(p->second, tid, h);
+    if (p->second < 0) return true;
+    if (t->second == ThreadKind::kXlaOps &&
+        !devices[static_cast<size_t>(p->second)].name.starts_with("/device:TPU:")) {
+      return true;
+    }
+    JaxStreamEvent(p->second, tid, h);
     return true;
   }
 
@@ -291,6 +301,8 @@ struct FileAggregator::Impl {
         k = ThreadKind::kStream;
       } else if (e.args_name == "Steps") {
         k = ThreadKind::kSteps;
+      } else if (e.args_name == "XLA Ops") {
+        k = ThreadKind::kXlaOps;
       }
       jax_threads.emplace(std::pair{pid, e.tid.num}, k);
     }

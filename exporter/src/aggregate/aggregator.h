@@ -13,7 +13,15 @@
 //  - JAX memory ops on streams (Memcpy*, Memset*, Copy*To*, FillBuffer) and
 //    kernels classified into a kMemory family are counted as memory ops, not
 //    kernels.
+//  - TPU planes have no streams: their "XLA Ops" line is the op line (only
+//    on /device:TPU:N, never on GPU planes).
+// Step markers: Kineto ProfilerStep#N X events (any cat but
+// gpu_user_annotation) and events of a thread named "Steps" (name = step
+// number when numeric, else -1) become StepSpans.
 // Events with a negative or overflowing duration are dropped and counted.
+// Drop reasons added to FileSummary::drops: "bad_duration", "no_timestamp",
+// "no_device" (Kineto kernel without an integer pid or args.device),
+// "no_metadata" (JAX events whose pid/thread was never declared).
 #pragma once
 
 #include <memory>

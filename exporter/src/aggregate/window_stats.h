@@ -79,9 +79,13 @@ struct WindowStats {
   uint64_t events = 0;
   bool truncated = false;                  // any file suspected truncated or partial
   std::vector<FamilySummary> families;     // classifier order, every family, Other last
+  // Totals over families that are not kMemory (kernels of a memory family are
+  // memory ops: their family row shows them, the totals and devices do not).
   int64_t total_kernel_ps = 0;
   int64_t total_launches = 0;
-  std::vector<DeviceSummary> devices;      // sorted by (file, device)
+  // Sorted by file (window order) then device name with digit runs compared
+  // as numbers ("/device:GPU:2" before "/device:GPU:10").
+  std::vector<DeviceSummary> devices;
   std::vector<StepSpan> trace_steps;       // empty when the trace has no markers
 
   int gpus() const { return static_cast<int>(devices.size()); }

@@ -46,17 +46,27 @@ struct RuleSet {
 // Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
 // `nvidia` covers cuBLAS/cutlass/nvjet/sm90 GEMMs, NCCL, attention, XLA
 // fusions by kind. Unknown name: kConfig.
+// nvidia families, in rule order (Prometheus label values): nccl, comm_other
+// (comm); memory (memory); attention, conv, gemm, xla_fusion_loop,
+// xla_fusion_input, xla_fusion_other, triton, norm, elementwise, reduce
+// (compute); Other is "other". Patterns: builtin_rules.cc.
 Result<RuleSet> BuiltinRuleSet(std::string_view name);
 std::vector<std::string> BuiltinRuleSetNames();
 
 // Picks "drill" or "nvidia" from the kernel names seen (vendor markers such as
 // Cijk_/.kd/ck_tile vs cutlass/sm90/nvjet/cublas). Used by `--rules auto`.
+// The set with more marked names wins; a tie (or no marker) gives "drill",
+// except that "void "-prefixed names alone (no strong marker) give "nvidia".
 std::string_view AutoRuleSetName(const std::vector<std::string_view>& sample_names);
 
 // Loads user rules (YAML or JSON, see README "Family rules file"). The file's
 // rules are placed before the base set's (so they override), and a rule whose
 // family is named like a built-in one with `replace: true` drops the built-in.
-// Errors are kConfig with "file:line: message".
+// Errors are kConfig with "file:line: message". Schema: rules_file.cc (keys
+// base, other, rules[family, kind, replace, match{contains, prefix, suffix,
+// regex, not_contains}]); examples in tests/fixtures/classify/. The result is
+// named "<base>+custom" ("custom" with base none). Family ids follow the first
+// appearance of each family in the combined table (file rules first).
 Result<RuleSet> LoadRulesFile(const std::string& path, RuleSet base);
 Result<RuleSet> ParseRulesText(std::string_view text, std::string_view origin, RuleSet base);
 

@@ -159,6 +159,24 @@ TEST(FileAggregatorTest, TpuDevicesCountAndIdleGpusDoNot) {
   EXPECT_EQ(w.devices[0].device, "/device:TPU:0");
 }
 
+TEST(FileAggregatorTest, TpuOpsLineCountsOnTpuOnly) {
+  FileSpec f{
+      "tpu.json",
+      {ProcessName(3, "/device:TPU:0"), ProcessName(4, "/device:GPU:0"),
+       ThreadName(3, 2, "XLA Ops"), ThreadName(3, 3, "XLA Modules"), ThreadName(4, 1, "Stream #1"),
+       ThreadName(4, 2, "XLA Ops"), Jx(3, 2, "fusion.2", 0, 50), Jx(3, 3, "jit_train_step", 0, 100),
+       Jx(4, 1, "gemm_a", 0, 10), Jx(4, 2, "gemm_a", 0, 10)},
+      {},
+      false};
+  WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  ASSERT_EQ(w.gpus(), 2);
+  EXPECT_EQ(w.devices[0].device, "/device:GPU:0");
+  EXPECT_EQ(w.devices[0].kernels, 1);  // its XLA Ops line duplicates the stream
+  EXPECT_EQ(w.devices[1].device, "/device:TPU:0");
+  EXPECT_EQ(w.devices[1].kernels, 1);  // the XLA Modules line is not an op line
+  EXPECT_EQ(w.devices[1].kernel_ps, 50);
+}
+
 TEST(FileAggregatorTest, KinetoKernelsWithIntAndStringTidsAndArgsDevice) {
   FileSpec f{"rank0.pt.trace.json", {}, {}, false};
   auto& ev = f.events;
