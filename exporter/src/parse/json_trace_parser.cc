@@ -1,0 +1,953 @@
+// Streaming trace-events JSON parser (see trace_parser.h).
+//
+// Why not hand the document to simdjson: simdjson 3.0.1 caps one document at
+// 4 GiB and On-Demand needs the whole padded document in memory, while traces
+// decompress to many GiB. So this file owns the document structure:
+//  - the top-level object is walked byte by byte (keys, and the values that
+//    are not traceEvents, which are skipped or captured when small and needed);
+//  - the traceEvents array is cut into entries by a block scanner that finds
+//    quotes, escapes and brackets 64 bytes at a time (SSE2 on x86-64), keeping
+//    only string state and bracket depth;
+//  - each entry that is an object goes to one reused simdjson On-Demand parser
+//    straight from the read buffer (the buffer keeps SIMDJSON_PADDING spare
+//    bytes), which extracts the few fields a TraceEvent carries.
+// An entry straddling two reads is carried to the front of the buffer. Memory
+// is bounded by chunk_bytes + max_event_bytes + max_header_value_bytes.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "parse/trace_parser.h"
+
+namespace profwatch::parse {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr size_t kBlock = 64;
+// Spare bytes after the data: simdjson's padding, plus room to finish the
+// last (partial) scan block at end of input.
+constexpr size_t kPad = simdjson::SIMDJSON_PADDING + kBlock;
+// Entries nested deeper than this are dropped ("too_deep"): On-Demand has no
+// depth limit of its own and consumers never need deep args.
+constexpr int64_t kMaxEventDepth = 1024;
+// Keys longer than this are kept truncated (no key we look for is that long).
+constexpr size_t kMaxKeyBytes = 256;
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Strict JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
+std::string DescribeByte(char c) {
+  static const char* kHex = "0123456789abcdef";
+  const auto u = static_cast<unsigned char>(c);
+  std::string out = "0x";
+  out += kHex[u >> 4];
+  out += kHex[u & 15];
+  if (u >= 0x20 && u < 0x7f) {
+    out += " '";
+    out += c;
+    out += "'";
+  }
+  return out;
+}
+
+// Bit i of each mask describes byte i of a 64-byte block.
+struct BlockMasks {
+  uint64_t quote = 0;
+  uint64_t backslash = 0;
+  uint64_t structural = 0;  // { } [ ] ,
+};
+
+#if defined(__SSE2__)
+inline uint64_t Movemask16(__m128i v) { return static_cast<uint32_t>(_mm_movemask_epi8(v)); }
+
+inline BlockMasks ScanBlock(const char* p) {
+  const __m128i q = _mm_set1_epi8('"');
+  const __m128i bs = _mm_set1_epi8('\\');
+  const __m128i lower = _mm_set1_epi8(0x20);
+  const __m128i open = _mm_set1_epi8('{');   // '[' | 0x20 == '{'
+  const __m128i close = _mm_set1_epi8('}');  // ']' | 0x20 == '}'
+  const __m128i comma = _mm_set1_epi8(',');
+  BlockMasks m;
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i vl = _mm_or_si128(v, lower);
+    const int shift = 16 * k;
+    m.quote |= Movemask16(_mm_cmpeq_epi8(v, q)) << shift;
+    m.backslash |= Movemask16(_mm_cmpeq_epi8(v, bs)) << shift;
+    const __m128i s =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(vl, open), _mm_cmpeq_epi8(vl, close)),
+                     _mm_cmpeq_epi8(v, comma));
+    m.structural |= Movemask16(s) << shift;
+  }
+  return m;
+}
+#else
+inline BlockMasks ScanBlock(const char* p) {
+  BlockMasks m;
+  for (size_t i = 0; i < kBlock; ++i) {
+    const char c = p[i];
+    const uint64_t bit = uint64_t{1} << i;
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '}' || c == '[' || c == ']' || c == ',') m.structural |= bit;
+  }
+  return m;
+}
+#endif
+
+// Bit i = XOR of bits 0..i: turns quote positions into an in-string mask.
+inline uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+// Which bytes are escaped (follow an odd run of backslashes). Backslashes are
+// rare in traces, so this is a plain loop behind a fast path in the caller.
+inline uint64_t EscapedBits(uint64_t backslash, bool& carry) {
+  uint64_t escaped = 0;
+  bool esc = carry;
+  for (size_t i = 0; i < kBlock; ++i) {
+    if (esc) {
+      escaped |= uint64_t{1} << i;
+      esc = false;
+    } else if ((backslash >> i) & 1) {
+      esc = true;
+    }
+  }
+  carry = esc;
+  return escaped;
+}
+
+enum class Top {
+  kBeforeDoc,   // before the opening '{'
+  kKeyOrEnd,    // after '{'
+  kKey,         // after ','
+  kInKey,       // inside a key string
+  kColon,       // after a key
+  kValue,       // after ':'
+  kInValue,     // inside a (skipped or captured) non-traceEvents value
+  kCommaOrEnd,  // after a value
+  kAfterDoc,    // after the closing '}'
+  kInEvents,    // inside the traceEvents array (block scanner)
+};
+
+enum class Outcome { kEvent, kEmpty, kDrop };
+
+class JsonTraceParser final : public TraceParser {
+ public:
+  explicit JsonTraceParser(ParseOptions options) : opt_(options) {
+    if (opt_.chunk_bytes == 0) opt_.chunk_bytes = 1;
+    if (opt_.max_event_bytes == 0) opt_.max_event_bytes = 1;
+  }
+
+  Result<ParseSummary> Parse(read::ByteSource& source, EventSink& sink) override;
+
+ private:
+  // --- buffer management ---
+  size_t KeepFrom() const;
+  Status Fill(read::ByteSource& source);
+  uint64_t Offset(size_t pos) const { return base_offset_ + pos; }
+
+  // --- header (top-level object) state machine ---
+  // Consumes bytes from pos_ until the data ends or the events array starts.
+  // Returns an error for structural problems of the top level.
+  Status RunHeader();
+  void BeginValue();
+  void EndValue();
+  Status StartTraceEvents(char c);
+
+  // --- events array ---
+  // Scans whole blocks (or, at EOF, the rest padded with spaces). Returns
+  // after the closing ']' (mode back to kCommaOrEnd) or when data runs out.
+  void RunEvents(EventSink& sink);
+  void FinishEntry(size_t end, EventSink& sink);
+  Outcome ParseEvent(const char* p, size_t len, size_t capacity, EventSink& sink);
+  void Drop(std::string_view reason) { ++summary_.drops[std::string(reason)]; }
+  void DropError(simdjson::error_code err);
+  bool ParseId(od::value& v, Id& out);
+  bool ParseInt(od::value& v, bool& has, int64_t& out);
+
+  void ParseCapturedHeader();
+
+  ParseOptions opt_;
+  od::parser parser_;
+  std::vector<char> buf_;  // data [0, end_) plus at least kPad spare bytes
+  size_t end_ = 0;
+  size_t pos_ = 0;
+  uint64_t base_offset_ = 0;  // absolute offset of buf_[0]
+  bool eof_ = false;
+
+  ParseSummary summary_;
+  Top top_ = Top::kBeforeDoc;
+  bool saw_kineto_key_ = false;
+  bool saw_cat_ = false;
+  bool saw_jax_process_ = false;
+  bool have_base_ = false;
+
+  // Header value scanning.
+  std::string key_;
+  bool key_escape_ = false;
+  int64_t val_depth_ = 0;
+  bool val_in_string_ = false;
+  bool val_escape_ = false;
+  bool val_started_ = false;
+  bool val_is_string_ = false;
+  bool capture_ = false;
+  bool capture_overflow_ = false;
+  std::string captured_;
+
+  // Events array scanning.
+  size_t entry_start_ = 0;
+  int64_t depth_ = 0;
+  uint64_t in_string_carry_ = 0;  // all ones while inside a string
+  bool escape_carry_ = false;
+  bool entry_too_large_ = false;
+  bool entry_too_deep_ = false;
+  bool entry_unbalanced_ = false;
+  bool entry_after_comma_ = false;  // the entry follows a ',' (not the '[')
+  // Where the entry's first bracket closed; anything after it but whitespace
+  // makes the entry bad JSON (`{"a":1} x`).
+  static constexpr size_t kNoClose = static_cast<size_t>(-1);
+  size_t entry_first_close_ = kNoClose;
+};
+
+size_t JsonTraceParser::KeepFrom() const {
+  if (top_ == Top::kInEvents && !entry_too_large_) return std::min(entry_start_, pos_);
+  return pos_;
+}
+
+Status JsonTraceParser::Fill(read::ByteSource& source) {
+  const size_t chunk = opt_.chunk_bytes;
+  size_t keep = KeepFrom();
+  // Compact when the spare room cannot take a whole chunk.
+  if (buf_.size() < end_ + chunk + kPad && keep > 0) {
+    std::memmove(buf_.data(), buf_.data() + keep, end_ - keep);
+    end_ -= keep;
+    pos_ -= keep;
+    if (top_ == Top::kInEvents && entry_start_ >= keep) {
+      entry_start_ -= keep;
+    } else {
+      entry_start_ = 0;
+    }
+    if (entry_first_close_ != kNoClose) {
+      entry_first_close_ = entry_first_close_ >= keep ? entry_first_close_ - keep : kNoClose;
+    }
+    base_offset_ += keep;
+  }
+  if (buf_.size() < end_ + chunk + kPad) {
+    size_t want = std::max(buf_.size() * 2, end_ + chunk + kPad);
+    buf_.resize(want);
+  }
+  auto n = source.Read(buf_.data() + end_, chunk);
+  if (!n) {
+    Error e = n.error();
+    e.Wrap("json parser: reading at offset " + std::to_string(Offset(end_)));
+    return tl::unexpected<Error>(std::move(e));
+  }
+  if (*n == 0) {
+    eof_ = true;
+  } else {
+    end_ += *n;
+    summary_.json_bytes += *n;
+  }
+  return {};
+}
+
+Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink& sink) {
+  summary_ = ParseSummary{};
+  top_ = Top::kBeforeDoc;
+  saw_kineto_key_ = saw_cat_ = saw_jax_process_ = have_base_ = false;
+  end_ = pos_ = 0;
+  base_offset_ = 0;
+  eof_ = false;
+  entry_start_ = 0;
+  if (buf_.size() < 2 * opt_.chunk_bytes + kPad) buf_.resize(2 * opt_.chunk_bytes + kPad);
+
+  while (true) {
+    if (top_ == Top::kInEvents) {
+      RunEvents(sink);
+    } else {
+      Status st = RunHeader();
+      if (!st) return tl::unexpected<Error>(st.error());
+    }
+    if (top_ == Top::kInEvents && pos_ < end_ && end_ - pos_ >= kBlock) continue;
+    if (top_ != Top::kInEvents && pos_ < end_) continue;
+    if (eof_) break;
+    Status st = Fill(source);
+    if (!st) return tl::unexpected<Error>(st.error());
+    if (eof_ && top_ == Top::kInEvents) RunEvents(sink);  // final partial block
+  }
+
+  if (top_ != Top::kAfterDoc) {
+    if (top_ == Top::kBeforeDoc) {
+      return MakeError(ErrorCode::kCorrupt,
+                       summary_.json_bytes == 0 ? "empty file" : "no JSON value (only whitespace)");
+    }
+    std::string where = top_ == Top::kInEvents ? "inside traceEvents" : "inside the JSON object";
+    return MakeError(ErrorCode::kTruncated, "input ended " + where + " at offset " +
+                                                std::to_string(summary_.json_bytes) + " after " +
+                                                std::to_string(summary_.events) + " events");
+  }
+  if (!summary_.has_trace_events) {
+    return MakeError(ErrorCode::kUnsupported, "JSON object without a traceEvents key");
+  }
+  summary_.suspected_truncated = summary_.events == kJaxEventCap;
+  if (saw_kineto_key_ || saw_cat_) {
+    summary_.schema = TraceSchema::kKineto;
+  } else if (saw_jax_process_) {
+    summary_.schema = TraceSchema::kJaxTraceEvents;
+  } else {
+    summary_.schema = TraceSchema::kUnknown;
+  }
+  return summary_;
+}
+
+void JsonTraceParser::BeginValue() {
+  val_depth_ = 0;
+  val_in_string_ = val_escape_ = val_started_ = val_is_string_ = false;
+  capture_overflow_ = false;
+  captured_.clear();
+  if (key_ == "schemaVersion" || key_ == "deviceProperties") saw_kineto_key_ = true;
+  capture_ = key_ == "distributedInfo" || key_ == "baseTimeNanoseconds";
+}
+
+void JsonTraceParser::EndValue() {
+  if (capture_ && !capture_overflow_) ParseCapturedHeader();
+  capture_ = false;
+  captured_.clear();
+  top_ = Top::kCommaOrEnd;
+}
+
+Status JsonTraceParser::StartTraceEvents(char c) {
+  if (c != '[') {
+    return MakeError(ErrorCode::kUnsupported, "traceEvents is not an array (found " +
+                                                  DescribeByte(c) + " at offset " +
+                                                  std::to_string(Offset(pos_)) + ")");
+  }
+  summary_.has_trace_events = true;
+  ++pos_;
+  top_ = Top::kInEvents;
+  entry_start_ = pos_;
+  depth_ = 0;
+  in_string_carry_ = 0;
+  escape_carry_ = false;
+  entry_too_large_ = entry_too_deep_ = entry_unbalanced_ = false;
+  entry_after_comma_ = false;
+  entry_first_close_ = kNoClose;
+  return {};
+}
+
+Status JsonTraceParser::RunHeader() {
+  const char* b = buf_.data();
+  while (pos_ < end_ && top_ != Top::kInEvents) {
+    const char c = b[pos_];
+    switch (top_) {
+      case Top::kBeforeDoc:
+        if (Offset(pos_) == 0 && end_ - pos_ >= 3 &&
+            std::memcmp(b + pos_, "\xEF\xBB\xBF", 3) == 0) {
+          pos_ += 3;
+          continue;
+        }
+        if (IsSpace(c)) break;
+        if (c != '{') {
+          std::string what = "not a JSON object (first byte " + DescribeByte(c);
+          if (c == '\x1f') what += ": still gzip?";
+          if (c == '[') what += ": top level is an array";
+          what += ") at offset " + std::to_string(Offset(pos_));
+          return MakeError(ErrorCode::kCorrupt, what);
+        }
+        top_ = Top::kKeyOrEnd;
+        break;
+      case Top::kKeyOrEnd:
+      case Top::kKey:
+        if (IsSpace(c)) break;
+        if (c == '}' && top_ == Top::kKeyOrEnd) {
+          top_ = Top::kAfterDoc;
+          break;
+        }
+        if (c != '"') {
+          return MakeError(ErrorCode::kCorrupt, "expected a key in the top-level object, found " +
+                                                    DescribeByte(c) + " at offset " +
+                                                    std::to_string(Offset(pos_)));
+        }
+        key_.clear();
+        key_escape_ = false;
+        top_ = Top::kInKey;
+        break;
+      case Top::kInKey:
+        if (key_escape_) {
+          key_escape_ = false;
+        } else if (c == '\\') {
+          key_escape_ = true;
+        } else if (c == '"') {
+          top_ = Top::kColon;
+          break;
+        }
+        if (key_.size() < kMaxKeyBytes) key_ += c;
+        break;
+      case Top::kColon:
+        if (IsSpace(c)) break;
+        if (c != ':') {
+          return MakeError(ErrorCode::kCorrupt, "expected ':' after a top-level key, found " +
+                                                    DescribeByte(c) + " at offset " +
+                                                    std::to_string(Offset(pos_)));
+        }
+        top_ = Top::kValue;
+        break;
+      case Top::kValue:
+        if (IsSpace(c)) break;
+        if (key_ == "traceEvents") {
+          Status st = StartTraceEvents(c);
+          if (!st) return st;
+          return {};
+        }
+        BeginValue();
+        top_ = Top::kInValue;
+        continue;  // the same byte starts the value
+      case Top::kInValue: {
+        const bool was_started = val_started_;
+        bool done_after = false;   // value ends with this byte
+        bool done_before = false;  // value ended before this byte
+        if (val_in_string_) {
+          if (val_escape_) {
+            val_escape_ = false;
+          } else if (c == '\\') {
+            val_escape_ = true;
+          } else if (c == '"') {
+            val_in_string_ = false;
+            if (val_depth_ == 0) done_after = true;
+          }
+        } else {
+          switch (c) {
+            case '"':
+              val_in_string_ = true;
+              if (!val_started_) val_is_string_ = true;
+              break;
+            case '{':
+            case '[':
+              ++val_depth_;
+              break;
+            case '}':
+            case ']':
+              if (val_depth_ == 0) {
+                done_before = true;
+              } else if (--val_depth_ == 0) {
+                done_after = true;
+              }
+              break;
+            case ',':
+              if (val_depth_ == 0) done_before = true;
+              break;
+            case ' ':
+            case '\n':
+            case '\r':
+            case '\t':
+              if (val_depth_ == 0 && val_started_) done_before = true;
+              break;
+            default:
+              break;
+          }
+          val_started_ = true;
+        }
+        if (done_before) {
+          if (!was_started) {
+            return MakeError(ErrorCode::kCorrupt, "missing value for top-level key at offset " +
+                                                      std::to_string(Offset(pos_)));
+          }
+          EndValue();
+          continue;  // re-read this byte as a separator
+        }
+        if (capture_ && !capture_overflow_) {
+          if (captured_.size() >= opt_.max_header_value_bytes) {
+            capture_overflow_ = true;
+            captured_.clear();
+            captured_.shrink_to_fit();
+          } else {
+            captured_ += c;
+          }
+        }
+        if (done_after) {
+          ++pos_;
+          EndValue();
+          continue;
+        }
+        break;
+      }
+      case Top::kCommaOrEnd:
+        if (IsSpace(c)) break;
+        if (c == ',') {
+          top_ = Top::kKey;
+        } else if (c == '}') {
+          top_ = Top::kAfterDoc;
+        } else {
+          return MakeError(ErrorCode::kCorrupt,
+                           "expected ',' or '}' after a top-level value, found " + DescribeByte(c) +
+                               " at offset " + std::to_string(Offset(pos_)));
+        }
+        break;
+      case Top::kAfterDoc:
+        if (IsSpace(c)) break;
+        return MakeError(ErrorCode::kCorrupt, "trailing data after the JSON document (" +
+                                                  DescribeByte(c) + " at offset " +
+                                                  std::to_string(Offset(pos_)) + ")");
+      case Top::kInEvents:
+        return {};
+    }
+    ++pos_;
+  }
+  // A scalar header value may end exactly at end of input; that is handled
+  // as truncation by the caller (the object's '}' is missing anyway).
+  return {};
+}
+
+void JsonTraceParser::ParseCapturedHeader() {
+  // Parsed with the same parser: padding is added by simdjson's padded_string.
+  simdjson::padded_string json(captured_);
+  od::document doc;
+  if (parser_.iterate(json).get(doc)) return;
+  if (key_ == "baseTimeNanoseconds") {
+    int64_t v;
+    if (!doc.get_int64().get(v)) summary_.base_time_ns = v;
+    return;
+  }
+  if (key_ == "distributedInfo") {
+    od::object obj;
+    if (doc.get_object().get(obj)) return;
+    for (auto field_res : obj) {
+      od::field field;
+      if (std::move(field_res).get(field)) return;
+      std::string_view k;
+      if (field.unescaped_key().get(k)) return;
+      int64_t v;
+      if (k == "rank") {
+        if (!field.value().get_int64().get(v)) summary_.rank = v;
+      } else if (k == "world_size") {
+        if (!field.value().get_int64().get(v)) summary_.world_size = v;
+      }
+    }
+  }
+}
+
+void JsonTraceParser::RunEvents(EventSink& sink) {
+  char* b = buf_.data();
+  if (eof_ && pos_ < end_ + kBlock) {
+    // Final partial block: spaces are neutral for the scanner.
+    std::memset(b + end_, ' ', kBlock);
+  }
+  const size_t limit = eof_ ? end_ : (end_ >= kBlock ? end_ - kBlock + 1 : 0);
+  while (pos_ < limit) {
+    const char* p = b + pos_;
+    BlockMasks m = ScanBlock(p);
+    uint64_t escaped = 0;
+    if (m.backslash != 0 || escape_carry_) escaped = EscapedBits(m.backslash, escape_carry_);
+    const uint64_t quote = m.quote & ~escaped;
+    const uint64_t in_string = PrefixXor(quote) ^ in_string_carry_;
+    in_string_carry_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    uint64_t s = m.structural & ~in_string;
+    while (s != 0) {
+      const int i = __builtin_ctzll(s);
+      s &= s - 1;
+      const size_t at = pos_ + static_cast<size_t>(i);
+      switch (p[i]) {
+        case '{':
+        case '[':
+          if (++depth_ > kMaxEventDepth) entry_too_deep_ = true;
+          break;
+        case '}':
+          if (depth_ == 0) {
+            entry_unbalanced_ = true;
+          } else if (--depth_ == 0 && entry_first_close_ == kNoClose) {
+            entry_first_close_ = at;
+          }
+          break;
+        case ']':
+          if (depth_ > 0) {
+            if (--depth_ == 0 && entry_first_close_ == kNoClose) entry_first_close_ = at;
+            break;
+          }
+          FinishEntry(at, sink);
+          pos_ = at + 1;
+          top_ = Top::kCommaOrEnd;
+          return;
+        case ',':
+          if (depth_ == 0) {
+            FinishEntry(at, sink);
+            entry_start_ = at + 1;
+            entry_after_comma_ = true;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    pos_ += kBlock;
+    if (!entry_too_large_ && pos_ - entry_start_ > opt_.max_event_bytes && pos_ > entry_start_) {
+      entry_too_large_ = true;  // stop keeping its bytes; drop it at its end
+    }
+  }
+  if (eof_ && pos_ > end_) pos_ = end_;
+}
+
+void JsonTraceParser::FinishEntry(size_t end, EventSink& sink) {
+  const bool too_large = entry_too_large_ || end - entry_start_ > opt_.max_event_bytes;
+  const bool too_deep = entry_too_deep_;
+  const size_t first_close = entry_first_close_;
+  const bool unbalanced = entry_unbalanced_;
+  entry_too_large_ = entry_too_deep_ = entry_unbalanced_ = false;
+  entry_first_close_ = kNoClose;
+  if (too_large) {
+    Drop("event_too_large");
+    return;
+  }
+  const char* b = buf_.data();
+  size_t s = entry_start_;
+  while (s < end && IsSpace(b[s])) ++s;
+  if (s == end) {
+    // "[]" is an empty array; an empty entry after a comma is a stray comma.
+    if (entry_after_comma_) Drop("bad_json");
+    return;
+  }
+  if (b[s] != '{') {
+    Drop("not_object");
+    return;
+  }
+  if (too_deep) {
+    Drop("too_deep");
+    return;
+  }
+  if (unbalanced) {
+    Drop("bad_json");
+    return;
+  }
+  size_t e = end;
+  while (e > s && IsSpace(b[e - 1])) --e;
+  if (first_close + 1 != e) {
+    Drop("bad_json");
+    return;
+  }
+  switch (ParseEvent(b + s, e - s, buf_.size() - s, sink)) {
+    case Outcome::kEvent:
+      ++summary_.events;
+      break;
+    case Outcome::kEmpty:
+      ++summary_.empty_events;
+      break;
+    case Outcome::kDrop:
+      break;
+  }
+}
+
+void JsonTraceParser::DropError(simdjson::error_code err) {
+  if (err == simdjson::UTF8_ERROR) {
+    Drop("bad_utf8");
+  } else {
+    Drop("bad_json");
+  }
+}
+
+// A string value. Without escapes it is a view of the input itself (stage 1
+// already validated its UTF-8), which saves simdjson's unescaping copy;
+// with escapes simdjson unescapes it into its string buffer. Both views live
+// until the next event. Sets is_string=false (and leaves `out`) otherwise.
+simdjson::error_code GetString(od::value& v, std::string_view& out, bool& is_string) {
+  const std::string_view tok = TrimRight(v.raw_json_token());
+  if (tok.empty() || tok[0] != '"') {
+    is_string = false;
+    return simdjson::SUCCESS;
+  }
+  is_string = true;
+  if (tok.size() >= 2 && tok.back() == '"' &&
+      std::memchr(tok.data() + 1, '\\', tok.size() - 2) == nullptr) {
+    out = tok.substr(1, tok.size() - 2);
+    return simdjson::SUCCESS;
+  }
+  return v.get_string().get(out);
+}
+
+// The text of a number value, or empty when the value is not a number.
+std::string_view NumberToken(od::value& v) {
+  const std::string_view tok = TrimRight(v.raw_json_token());
+  if (tok.empty() || (tok[0] != '-' && (tok[0] < '0' || tok[0] > '9'))) return {};
+  return tok;
+}
+
+bool JsonTraceParser::ParseInt(od::value& v, bool& has, int64_t& out) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  has = false;
+  if (t != od::json_type::number) return true;
+  int64_t i;
+  if (!v.get_int64().get(i)) {
+    has = true;
+    out = i;
+    return true;
+  }
+  double d;
+  if (!v.get_double().get(d) && d == static_cast<double>(static_cast<int64_t>(d)) && d >= -9.2e18 &&
+      d <= 9.2e18) {
+    has = true;
+    out = static_cast<int64_t>(d);
+  }
+  return true;
+}
+
+bool JsonTraceParser::ParseId(od::value& v, Id& out) {
+  out = Id{};
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  switch (t) {
+    case od::json_type::null:
+      return true;  // kMissing, like Python's None
+    case od::json_type::string: {
+      std::string_view s;
+      bool is_string;
+      if (GetString(v, s, is_string) || !is_string) return false;
+      out.kind = IdKind::kString;
+      out.str = s;
+      return true;
+    }
+    case od::json_type::number: {
+      int64_t i;
+      if (!v.get_int64().get(i)) {
+        out.kind = IdKind::kInt;
+        out.num = i;
+        return true;
+      }
+      double d;
+      if (!v.get_double().get(d) && d >= -9.2e18 && d <= 9.2e18 &&
+          d == static_cast<double>(static_cast<int64_t>(d))) {
+        out.kind = IdKind::kInt;
+        out.num = static_cast<int64_t>(d);
+        return true;
+      }
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(v.raw_json_token());
+      return true;
+    }
+    case od::json_type::boolean:
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(v.raw_json_token());
+      return true;
+    case od::json_type::array: {
+      od::array a;
+      std::string_view raw;
+      if (v.get_array().get(a) || a.raw_json().get(raw)) return false;
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(raw);
+      return true;
+    }
+    case od::json_type::object: {
+      od::object o;
+      std::string_view raw;
+      if (v.get_object().get(o) || o.raw_json().get(raw)) return false;
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(raw);
+      return true;
+    }
+  }
+  return false;
+}
+
+Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, EventSink& sink) {
+  od::document doc;
+  simdjson::error_code err = parser_.iterate(p, len, capacity).get(doc);
+  if (err) {
+    DropError(err);
+    return Outcome::kDrop;
+  }
+  od::object obj;
+  if ((err = doc.get_object().get(obj))) {
+    DropError(err);
+    return Outcome::kDrop;
+  }
+  TraceEvent ev;
+  bool any = false;
+  bool has_cat_key = false;
+  std::string_view ts_text;
+  for (auto field_res : obj) {
+    od::field field;
+    if ((err = std::move(field_res).get(field))) {
+      DropError(err);
+      return Outcome::kDrop;
+    }
+    any = true;
+    const od::raw_json_string key = field.key();
+    od::value& v = field.value();
+    const char* k = key.raw();
+    bool ok = true;
+    switch (k[0]) {
+      case 'p':
+        if (key.unsafe_is_equal("ph")) {
+          std::string_view s;
+          bool is_string;
+          if ((err = GetString(v, s, is_string))) break;
+          ev.ph = is_string && !s.empty() ? s[0] : 0;
+        } else if (key.unsafe_is_equal("pid")) {
+          ok = ParseId(v, ev.pid);
+        }
+        break;
+      case 't':
+        if (key.unsafe_is_equal("tid")) {
+          ok = ParseId(v, ev.tid);
+        } else if (key.unsafe_is_equal("ts")) {
+          ts_text = NumberToken(v);
+        }
+        break;
+      case 'n':
+        if (key.unsafe_is_equal("name")) {
+          ev.name = {};
+          if ((err = GetString(v, ev.name, ev.has_name))) break;
+        }
+        break;
+      case 'c':
+        if (key.unsafe_is_equal("cat")) {
+          has_cat_key = true;
+          ev.cat = {};
+          bool is_string;
+          if ((err = GetString(v, ev.cat, is_string))) break;
+        }
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("dur")) {
+          ev.has_dur = ev.dur_exact = false;
+          ev.dur_ps = 0;
+          ev.dur_us = 0.0;
+          const std::string_view text = NumberToken(v);
+          if (text.empty()) break;
+          double d;
+          if (v.get_double().get(d)) {
+            // simdjson refuses out-of-range numbers ("1e400"); Python's json
+            // gives +-inf for them.
+            if (IsJsonNumber(text)) {
+              d = text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+            } else {
+              ok = false;
+              break;
+            }
+          }
+          ev.has_dur = true;
+          ev.dur_us = d;
+          const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
+          ev.dur_exact = ps.has_value();
+          ev.dur_ps = ps.value_or(0);
+        }
+        break;
+      case 'a':
+        if (key.unsafe_is_equal("args")) {
+          od::json_type t;
+          if ((err = v.type().get(t))) break;
+          ev.args_name = {};
+          ev.has_args_device = ev.has_args_stream = false;
+          if (t != od::json_type::object) break;
+          od::object args;
+          if ((err = v.get_object().get(args))) break;
+          for (auto arg_res : args) {
+            od::field arg;
+            if ((err = std::move(arg_res).get(arg))) break;
+            const od::raw_json_string ak = arg.key();
+            od::value& av = arg.value();
+            if (ak.unsafe_is_equal("name")) {
+              ev.args_name = {};
+              bool is_string;
+              if ((err = GetString(av, ev.args_name, is_string))) break;
+            } else if (ak.unsafe_is_equal("device")) {
+              if (!ParseInt(av, ev.has_args_device, ev.args_device)) ok = false;
+            } else if (ak.unsafe_is_equal("stream")) {
+              if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) ok = false;
+            }
+            if (!ok) break;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    if (err) {
+      DropError(err);
+      return Outcome::kDrop;
+    }
+    if (!ok) {
+      Drop("bad_json");
+      return Outcome::kDrop;
+    }
+  }
+  if (!any) return Outcome::kEmpty;
+
+  if (!ts_text.empty()) {
+    if (!have_base_) {
+      if (const std::optional<int64_t> base = MicrosTextFloor(ts_text)) {
+        summary_.time_base_us = *base;
+        have_base_ = true;
+      }
+    }
+    if (have_base_) {
+      if (const std::optional<int64_t> ps = MicrosTextToPicos(ts_text, summary_.time_base_us)) {
+        ev.has_ts = true;
+        ev.ts_ps = *ps;
+      }
+    }
+  }
+  if (has_cat_key) saw_cat_ = true;
+  if (ev.ph == 'M' && ev.has_name && ev.name == "process_name" &&
+      (ev.args_name.starts_with("/device:") || ev.args_name.starts_with("/host:"))) {
+    saw_jax_process_ = true;
+  }
+  sink.OnEvent(ev);
+  return Outcome::kEvent;
+}
+
+}  // namespace
+
+std::unique_ptr<TraceParser> MakeJsonTraceParser(ParseOptions options) {
+  return std::make_unique<JsonTraceParser>(options);
+}
+
+}  // namespace profwatch::parse

@@ -1,0 +1,761 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "parse/trace_parser.h"
+#include "testing/test_util.h"
+#include "unit/parse/string_source.h"
+
+namespace profwatch::parse {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::StringSource;
+
+// Owned copy of a TraceEvent (the parser's views die after OnEvent).
+struct OwnedId {
+  IdKind kind = IdKind::kMissing;
+  int64_t num = 0;
+  std::string str;
+};
+
+struct OwnedEvent {
+  char ph = 0;
+  bool has_name = false;
+  std::string name;
+  std::string cat;
+  OwnedId pid;
+  OwnedId tid;
+  bool has_ts = false;
+  int64_t ts_ps = 0;
+  bool has_dur = false;
+  bool dur_exact = false;
+  int64_t dur_ps = 0;
+  double dur_us = 0;
+  std::string args_name;
+  bool has_args_device = false;
+  int64_t args_device = 0;
+  bool has_args_stream = false;
+  int64_t args_stream = 0;
+};
+
+OwnedId Own(const Id& id) { return {id.kind, id.num, std::string(id.str)}; }
+
+class Collector : public EventSink {
+ public:
+  void OnEvent(const TraceEvent& e) override {
+    OwnedEvent o;
+    o.ph = e.ph;
+    o.has_name = e.has_name;
+    o.name = e.name;
+    o.cat = e.cat;
+    o.pid = Own(e.pid);
+    o.tid = Own(e.tid);
+    o.has_ts = e.has_ts;
+    o.ts_ps = e.ts_ps;
+    o.has_dur = e.has_dur;
+    o.dur_exact = e.dur_exact;
+    o.dur_ps = e.dur_ps;
+    o.dur_us = e.dur_us;
+    o.args_name = e.args_name;
+    o.has_args_device = e.has_args_device;
+    o.args_device = e.args_device;
+    o.has_args_stream = e.has_args_stream;
+    o.args_stream = e.args_stream;
+    events.push_back(std::move(o));
+  }
+
+  // Order-sensitive text rendering of every field, to compare streams.
+  std::string Digest() const {
+    std::string out;
+    auto id = [&](const OwnedId& i) {
+      out += std::to_string(static_cast<int>(i.kind)) + ":" + std::to_string(i.num) + ":" + i.str +
+             "|";
+    };
+    for (const OwnedEvent& e : events) {
+      out += std::string(1, e.ph) + "|" + std::to_string(e.has_name) + e.name + "|" + e.cat + "|";
+      id(e.pid);
+      id(e.tid);
+      out += std::to_string(e.has_ts) + ":" + std::to_string(e.ts_ps) + "|" +
+             std::to_string(e.has_dur) + std::to_string(e.dur_exact) + ":" +
+             std::to_string(e.dur_ps) + ":" + std::to_string(e.dur_us) + "|" + e.args_name + "|" +
+             std::to_string(e.has_args_device) + std::to_string(e.args_device) +
+             std::to_string(e.has_args_stream) + std::to_string(e.args_stream) + "\n";
+    }
+    return out;
+  }
+
+  std::vector<OwnedEvent> events;
+};
+
+struct ParseRun {
+  Result<ParseSummary> result;
+  Collector sink;
+};
+
+ParseRun ParseString(const std::string& json, size_t read_chunk = static_cast<size_t>(-1),
+                     ParseOptions options = {}) {
+  ParseRun run;
+  StringSource source(json, read_chunk);
+  auto parser = MakeJsonTraceParser(options);
+  run.result = parser->Parse(source, run.sink);
+  return run;
+}
+
+std::string Gunzip(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(gz.data());
+  zs.avail_in = static_cast<uInt>(gz.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc;
+  do {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - zs.avail_out);
+  } while (rc == Z_OK);
+  EXPECT_EQ(rc, Z_STREAM_END) << path;
+  inflateEnd(&zs);
+  return out;
+}
+
+// ---------------------------------------------------------------- basics
+
+TEST(JsonTraceParserTest, ParsesJaxShapeAndCountsTrailingEmptyObject) {
+  const std::string json =
+      R"({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)"
+      R"({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)"
+      R"j({"ph":"M","pid":1,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"}},)j"
+      R"({"ph":"X","pid":1,"tid":16,"ts":22.140000000000001,"dur":1.5,"name":"loop_fusion.kd",)"
+      R"("args":{"correlation_id":"22","hlo_op":"loop_fusion"}},)"
+      R"({}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const ParseSummary& s = *run.result;
+  EXPECT_EQ(s.events, 3u);
+  EXPECT_EQ(s.empty_events, 1u);
+  EXPECT_TRUE(s.drops.empty());
+  EXPECT_TRUE(s.has_trace_events);
+  EXPECT_FALSE(s.suspected_truncated);
+  EXPECT_EQ(s.schema, TraceSchema::kJaxTraceEvents);
+  EXPECT_EQ(s.json_bytes, json.size());
+  EXPECT_EQ(s.time_base_us, 22);
+  ASSERT_EQ(run.sink.events.size(), 3u);
+  const OwnedEvent& m = run.sink.events[0];
+  EXPECT_EQ(m.ph, 'M');
+  EXPECT_EQ(m.name, "process_name");
+  EXPECT_EQ(m.args_name, "/device:GPU:0");
+  EXPECT_EQ(m.pid.kind, IdKind::kInt);
+  EXPECT_EQ(m.pid.num, 1);
+  EXPECT_EQ(m.tid.kind, IdKind::kMissing);
+  EXPECT_FALSE(m.has_ts);
+  EXPECT_FALSE(m.has_dur);
+  const OwnedEvent& x = run.sink.events[2];
+  EXPECT_EQ(x.ph, 'X');
+  EXPECT_EQ(x.name, "loop_fusion.kd");
+  EXPECT_TRUE(x.cat.empty());
+  EXPECT_EQ(x.tid.num, 16);
+  EXPECT_TRUE(x.has_ts);
+  EXPECT_EQ(x.ts_ps, 140000);  // 22.140000000000001 us - 22 us, exact at the ps
+  EXPECT_TRUE(x.has_dur);
+  EXPECT_TRUE(x.dur_exact);
+  EXPECT_EQ(x.dur_ps, 1500000);
+  EXPECT_EQ(x.dur_us, 1.5);
+  EXPECT_TRUE(x.args_name.empty());
+}
+
+TEST(JsonTraceParserTest, ReadsKinetoHeaderAfterAndBeforeTraceEvents) {
+  const std::string events =
+      R"("traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":2,"tid":7,"ts":1712195495505582.988,)"
+      R"("dur":3,"args":{"device":2,"stream":7,"correlation":5}}])";
+  const std::string header =
+      R"("schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA A100"}],)"
+      R"("distributedInfo":{"backend":"nccl","rank":3,"world_size":8,"pg_config":[{"ranks":[0,1]}]},)"
+      R"("baseTimeNanoseconds":1711964646000000000,"displayTimeUnit":"ms","user":{"x":[1,2,{"y":"}"}]})";
+  for (const std::string& json :
+       {"{" + header + "," + events + "}", "{" + events + "," + header + "}"}) {
+    ParseRun run = ParseString(json);
+    ASSERT_TRUE(run.result) << run.result.error().ToString();
+    const ParseSummary& s = *run.result;
+    EXPECT_EQ(s.schema, TraceSchema::kKineto);
+    EXPECT_EQ(s.events, 1u);
+    EXPECT_EQ(s.base_time_ns, 1711964646000000000);
+    EXPECT_EQ(s.rank, 3);
+    EXPECT_EQ(s.world_size, 8);
+    EXPECT_EQ(s.time_base_us, 1712195495505582);
+    ASSERT_EQ(run.sink.events.size(), 1u);
+    const OwnedEvent& e = run.sink.events[0];
+    EXPECT_EQ(e.cat, "kernel");
+    EXPECT_EQ(e.ts_ps, 988000);  // exact: a double would be off by up to 0.125 us
+    EXPECT_EQ(e.dur_ps, 3000000);
+    EXPECT_TRUE(e.has_args_device);
+    EXPECT_EQ(e.args_device, 2);
+    EXPECT_TRUE(e.has_args_stream);
+    EXPECT_EQ(e.args_stream, 7);
+  }
+}
+
+TEST(JsonTraceParserTest, FieldOrderDoesNotMatter) {
+  ParseRun a =
+      ParseString(R"({"traceEvents":[{"ph":"X","name":"n","pid":1,"tid":2,"ts":5,"dur":1}]})");
+  ParseRun b = ParseString(
+      R"({"traceEvents":[{"dur":1,"ts":5,"tid":2,"args":{},"pid":1,"name":"n","ph":"X"}]})");
+  ASSERT_TRUE(a.result);
+  ASSERT_TRUE(b.result);
+  EXPECT_EQ(a.sink.Digest(), b.sink.Digest());
+  EXPECT_EQ(a.sink.events.size(), 1u);
+}
+
+TEST(JsonTraceParserTest, IdKindsFollowPythonValues) {
+  const std::string json = R"({"traceEvents":[)"
+                           R"({"pid":1,"tid":1.0},)"
+                           R"({"pid":"Spans","tid":"stream 7"},)"
+                           R"({"pid":null},)"
+                           R"({"pid":true,"tid":1.5},)"
+                           R"({"pid":[1, 2],"tid":{"a":1}},)"
+                           R"({"pid":-3,"tid":1e2},)"
+                           R"({"pid":"","tid":99999999999999999999}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 7u);
+  EXPECT_EQ(ev[0].pid.kind, IdKind::kInt);
+  EXPECT_EQ(ev[0].tid.kind, IdKind::kInt);  // 1.0 is integral
+  EXPECT_EQ(ev[0].tid.num, 1);
+  EXPECT_EQ(ev[1].pid.kind, IdKind::kString);
+  EXPECT_EQ(ev[1].pid.str, "Spans");
+  EXPECT_EQ(ev[1].tid.str, "stream 7");
+  EXPECT_EQ(ev[2].pid.kind, IdKind::kMissing);  // null is None, like missing
+  EXPECT_EQ(ev[2].tid.kind, IdKind::kMissing);
+  EXPECT_EQ(ev[3].pid.kind, IdKind::kOther);
+  EXPECT_EQ(ev[3].pid.str, "true");
+  EXPECT_EQ(ev[3].tid.kind, IdKind::kOther);
+  EXPECT_EQ(ev[3].tid.str, "1.5");
+  EXPECT_EQ(ev[4].pid.kind, IdKind::kOther);
+  EXPECT_EQ(ev[4].pid.str, "[1, 2]");
+  EXPECT_EQ(ev[4].tid.str, R"({"a":1})");
+  EXPECT_EQ(ev[5].pid.num, -3);
+  EXPECT_EQ(ev[5].tid.kind, IdKind::kInt);
+  EXPECT_EQ(ev[5].tid.num, 100);
+  EXPECT_EQ(ev[6].pid.kind, IdKind::kString);
+  EXPECT_EQ(ev[6].pid.str, "");
+  EXPECT_EQ(ev[6].tid.kind, IdKind::kOther);  // beyond int64
+  EXPECT_EQ(ev[6].tid.str, "99999999999999999999");
+}
+
+TEST(JsonTraceParserTest, TimesAreExactPicosecondsFromDecimalText) {
+  const std::string json = R"({"traceEvents":[)"
+                           R"({"ph":"X","ts":100.5,"dur":1e-06},)"
+                           R"({"ph":"X","ts":99.25,"dur":22.140000000000001},)"
+                           R"({"ph":"X","ts":1e2,"dur":1e+20},)"
+                           R"({"ph":"X","ts":101,"dur":-1e+20},)"
+                           R"({"ph":"X","ts":0,"dur":-2.5},)"
+                           R"({"ph":"X","ts":"7","dur":"3"},)"
+                           R"({"ph":"X","dur":1500250.0}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->time_base_us, 100);  // floor of the first ts
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 7u);
+  EXPECT_EQ(ev[0].ts_ps, 500000);
+  EXPECT_EQ(ev[0].dur_ps, 1);
+  EXPECT_EQ(ev[0].dur_us, 1e-06);
+  EXPECT_EQ(ev[1].ts_ps, -750000);
+  EXPECT_EQ(ev[1].dur_ps, 22140000);
+  EXPECT_EQ(ev[1].dur_us, 22.140000000000001);
+  EXPECT_EQ(ev[2].ts_ps, 0);
+  EXPECT_TRUE(ev[2].has_dur);
+  EXPECT_FALSE(ev[2].dur_exact);  // 1e20 us does not fit int64 ps
+  EXPECT_EQ(ev[2].dur_us, 1e20);
+  EXPECT_EQ(ev[3].ts_ps, 1000000);
+  EXPECT_FALSE(ev[3].dur_exact);
+  EXPECT_EQ(ev[3].dur_us, -1e20);
+  EXPECT_EQ(ev[4].ts_ps, -100000000);
+  EXPECT_EQ(ev[4].dur_ps, -2500000);
+  EXPECT_FALSE(ev[5].has_ts);  // strings are not times
+  EXPECT_FALSE(ev[5].has_dur);
+  EXPECT_EQ(ev[5].dur_us, 0.0);
+  EXPECT_FALSE(ev[6].has_ts);
+  EXPECT_EQ(ev[6].dur_ps, 1500250000000);
+}
+
+TEST(JsonTraceParserTest, OutOfRangeDurationIsInfinityLikePython) {
+  ParseRun run = ParseString(R"({"traceEvents":[{"ph":"X","dur":1e400},{"ph":"X","dur":-1e400}]})");
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  ASSERT_EQ(run.sink.events.size(), 2u);
+  EXPECT_TRUE(run.sink.events[0].has_dur);
+  EXPECT_FALSE(run.sink.events[0].dur_exact);
+  EXPECT_EQ(run.sink.events[0].dur_us, HUGE_VAL);
+  EXPECT_EQ(run.sink.events[1].dur_us, -HUGE_VAL);
+}
+
+TEST(JsonTraceParserTest, UnescapesNamesWithQuotesBackslashesAndBrackets) {
+  const std::string json =
+      R"({"traceEvents":[{"name":"a\"b\\c{d}[e],f\\","cat":"\u00e9\n","ph":"X"},{"name":"\\\"}"}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  ASSERT_EQ(run.sink.events.size(), 2u);
+  EXPECT_EQ(run.sink.events[0].name, "a\"b\\c{d}[e],f\\");
+  EXPECT_EQ(run.sink.events[0].cat, "\xc3\xa9\n");
+  EXPECT_EQ(run.sink.events[1].name, "\\\"}");
+}
+
+TEST(JsonTraceParserTest, DuplicateKeysLastWinsLikePython) {
+  ParseRun run = ParseString(R"({"traceEvents":[{"name":"a","name":7,"pid":1,"pid":"x"}]})");
+  ASSERT_TRUE(run.result);
+  ASSERT_EQ(run.sink.events.size(), 1u);
+  EXPECT_FALSE(run.sink.events[0].has_name);
+  EXPECT_EQ(run.sink.events[0].pid.str, "x");
+}
+
+// ---------------------------------------------------------------- entries
+
+TEST(JsonTraceParserTest, EmptyObjectsAreCountedNotDelivered) {
+  ParseRun run = ParseString("{\"traceEvents\":[{}, { \n }, {\"ph\":\"X\"} ,{}]}");
+  ASSERT_TRUE(run.result);
+  EXPECT_EQ(run.result->events, 1u);
+  EXPECT_EQ(run.result->empty_events, 3u);
+  EXPECT_EQ(run.sink.events.size(), 1u);
+}
+
+TEST(JsonTraceParserTest, NonObjectEntriesAreDroppedAndCounted) {
+  ParseRun run = ParseString(
+      R"({"traceEvents":[1,"x,]}",[1,{"a":2}],null,true,{"ph":"X","name":"kept"},-2.5e3]})");
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->events, 1u);
+  EXPECT_EQ(run.result->drops.at("not_object"), 6u);
+  ASSERT_EQ(run.sink.events.size(), 1u);
+  EXPECT_EQ(run.sink.events[0].name, "kept");
+}
+
+TEST(JsonTraceParserTest, BadJsonInsideAnEventIsDroppedAndParsingContinues) {
+  ParseRun run = ParseString(
+      R"({"traceEvents":[{"ph":"X","pid":},{"ph" "X"},{"a":1} x,{"a":1}},{"ph":"X","name":"ok"},]})");
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->events, 1u);
+  // 4 broken entries + the stray trailing comma
+  EXPECT_EQ(run.result->drops.at("bad_json"), 5u);
+  ASSERT_EQ(run.sink.events.size(), 1u);
+  EXPECT_EQ(run.sink.events[0].name, "ok");
+}
+
+TEST(JsonTraceParserTest, InvalidUtf8EventIsDroppedAsBadUtf8) {
+  std::string json = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"bad\xff\xfe\"},";
+  json += "{\"ph\":\"X\",\"args\":{\"x\":\"\xc3\x28\"}},{\"ph\":\"X\",\"name\":\"good\"}]}";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->events, 1u);
+  EXPECT_EQ(run.result->drops.at("bad_utf8"), 2u);  // also in skipped args: simdjson validates all
+  EXPECT_EQ(run.sink.events[0].name, "good");
+}
+
+TEST(JsonTraceParserTest, OversizedEventIsDroppedAtAnyReadSize) {
+  const std::string big(5000, 'x');
+  const std::string json =
+      R"({"traceEvents":[{"name":"a"},{"name":")" + big + R"(\"{["},{"name":"b"}]})";
+  for (size_t chunk : {1, 7, 64, 100, 4096, 1 << 20}) {
+    ParseOptions opt;
+    opt.max_event_bytes = 1000;
+    opt.chunk_bytes = chunk;
+    ParseRun run = ParseString(json, static_cast<size_t>(-1), opt);
+    ASSERT_TRUE(run.result) << chunk << ": " << run.result.error().ToString();
+    EXPECT_EQ(run.result->events, 2u) << chunk;
+    EXPECT_EQ(run.result->drops.at("event_too_large"), 1u) << chunk;
+    ASSERT_EQ(run.sink.events.size(), 2u);
+    EXPECT_EQ(run.sink.events[1].name, "b");
+  }
+}
+
+TEST(JsonTraceParserTest, HugeStringValueDoesNotGrowMemoryBeyondEventLimit) {
+  // 64 MiB string in an event, limit 1 MiB: dropped, later event kept.
+  std::string json = R"({"traceEvents":[{"name":")";
+  json.append(64u << 20, 'a');
+  json += R"("},{"name":"after"}]})";
+  ParseOptions opt;
+  opt.max_event_bytes = 1 << 20;
+  opt.chunk_bytes = 1 << 16;
+  ParseRun run = ParseString(json, static_cast<size_t>(-1), opt);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->drops.at("event_too_large"), 1u);
+  ASSERT_EQ(run.sink.events.size(), 1u);
+  EXPECT_EQ(run.sink.events[0].name, "after");
+}
+
+TEST(JsonTraceParserTest, DeeplyNestedEventIsDroppedWithoutStackOverflow) {
+  std::string deep =
+      R"({"ph":"X","args":{"a":)" + std::string(100000, '[') + std::string(100000, ']') + "}}";
+  ParseRun run = ParseString(R"({"traceEvents":[)" + deep + R"(,{"ph":"X","name":"ok"}]})");
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->drops.at("too_deep"), 1u);
+  EXPECT_EQ(run.result->events, 1u);
+}
+
+TEST(JsonTraceParserTest, NestingJustBelowTheLimitIsAccepted) {
+  std::string nested =
+      R"({"ph":"X","args":{"a":)" + std::string(1000, '[') + std::string(1000, ']') + "}}";
+  ParseRun run = ParseString(R"({"traceEvents":[)" + nested + "]}");
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->events, 1u);
+  EXPECT_TRUE(run.result->drops.empty());
+}
+
+TEST(JsonTraceParserTest, UnclosedDeepEntryIsTruncatedNotACrash) {
+  ParseRun run = ParseString(R"({"traceEvents":[)" + std::string(100000, '['));
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kTruncated);
+}
+
+TEST(JsonTraceParserTest, DeeplyNestedHeaderValueIsSkippedIteratively) {
+  const std::string json = R"({"x":)" + std::string(200000, '[') + std::string(200000, ']') +
+                           R"(,"distributedInfo":)" + std::string(5000, '[') +
+                           std::string(5000, ']') + R"(,"traceEvents":[]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_EQ(run.result->events, 0u);
+  EXPECT_FALSE(run.result->rank.has_value());
+}
+
+TEST(JsonTraceParserTest, OversizedHeaderValueIsSkippedNotCaptured) {
+  std::string info = R"({"rank":1,"pad":")" + std::string(2000, 'p') + R"("})";
+  ParseOptions opt;
+  opt.max_header_value_bytes = 1000;
+  ParseRun run = ParseString(R"({"distributedInfo":)" + info + R"(,"traceEvents":[{"ph":"X"}]})",
+                             static_cast<size_t>(-1), opt);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  EXPECT_FALSE(run.result->rank.has_value());
+  EXPECT_EQ(run.result->events, 1u);
+  opt.max_header_value_bytes = 4000;
+  run = ParseString(R"({"distributedInfo":)" + info + R"(,"traceEvents":[{"ph":"X"}]})",
+                    static_cast<size_t>(-1), opt);
+  ASSERT_TRUE(run.result);
+  EXPECT_EQ(run.result->rank, 1);
+}
+
+// ---------------------------------------------------------------- schema
+
+TEST(JsonTraceParserTest, SchemaFromCatOrProcessNames) {
+  EXPECT_EQ(ParseString(R"({"traceEvents":[{"ph":"X","cat":"cpu_op"}]})").result->schema,
+            TraceSchema::kKineto);
+  EXPECT_EQ(ParseString(R"({"schemaVersion":1,"traceEvents":[]})").result->schema,
+            TraceSchema::kKineto);
+  EXPECT_EQ(ParseString(
+                R"({"traceEvents":[{"ph":"M","name":"process_name","args":{"name":"/host:CPU"}}]})")
+                .result->schema,
+            TraceSchema::kJaxTraceEvents);
+  EXPECT_EQ(
+      ParseString(R"({"traceEvents":[{"ph":"M","name":"process_name","args":{"name":"python"}}]})")
+          .result->schema,
+      TraceSchema::kUnknown);
+  EXPECT_EQ(ParseString(R"({"traceEvents":[]})").result->schema, TraceSchema::kUnknown);
+}
+
+TEST(JsonTraceParserTest, ExactlyTheJaxEventCapIsSuspectedTruncated) {
+  auto make = [](uint64_t n) {
+    std::string json = R"({"traceEvents":[)";
+    json.reserve(n * 12 + 32);
+    for (uint64_t i = 0; i < n; ++i) json += R"({"ph":"X"},)";
+    json += "{}]}";
+    return json;
+  };
+  struct CountSink : EventSink {
+    uint64_t n = 0;
+    void OnEvent(const TraceEvent&) override { ++n; }
+  };
+  for (uint64_t n : {kJaxEventCap - 1, kJaxEventCap, kJaxEventCap + 1}) {
+    StringSource source(make(n));
+    CountSink sink;
+    auto result = MakeJsonTraceParser()->Parse(source, sink);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->events, n);
+    EXPECT_EQ(sink.n, n);
+    EXPECT_EQ(result->empty_events, 1u);
+    EXPECT_EQ(result->suspected_truncated, n == kJaxEventCap) << n;
+  }
+}
+
+// ---------------------------------------------------------------- chunking
+
+// Escapes, braces and brackets inside strings, whitespace in odd places,
+// entries of every kind: the event stream must not depend on read sizes.
+const char* kTrickyDoc = R"( {
+  "metadata" : {"a": "}]\"", "b": [ {}, [] ] },
+  "traceEvents" : [
+    {"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0","x":"\\"}} ,
+    {"ph":"X","pid":1,"tid":"stream \"7\"","ts":0.000001,"dur":2.5e-3,"name":"k{1}[2],\"3\"\\","cat":"c\\\\"},
+    {"ph":"X","pid":"Spans","tid":null,"ts":1e1,"dur":3,"name":"\u007b\u005d\ud83d\ude00","args":{"nested":{"deep":[1,{"x":"]"}]},"device":3}},
+    {},
+    [1,2,{"a":"]"}],
+    "str,with]comma",
+    {"ph":"X","pid":1,"tid":2,"ts":1712195495505582.988,"dur":22.140000000000001,"name":"tail\\"}
+  ],
+  "displayTimeUnit": "ns"
+}
+)";
+
+TEST(JsonTraceParserTest, ReadSizeDoesNotChangeTheEventStream) {
+  ParseRun ref = ParseString(kTrickyDoc);
+  ASSERT_TRUE(ref.result) << ref.result.error().ToString();
+  EXPECT_EQ(ref.result->events, 4u);
+  EXPECT_EQ(ref.result->empty_events, 1u);
+  EXPECT_EQ(ref.result->drops.at("not_object"), 2u);
+  ASSERT_EQ(ref.sink.events.size(), 4u);
+  EXPECT_EQ(ref.sink.events[1].name, "k{1}[2],\"3\"\\");
+  EXPECT_EQ(ref.sink.events[1].tid.str, "stream \"7\"");
+  EXPECT_EQ(ref.sink.events[1].cat, "c\\\\");
+  EXPECT_EQ(ref.sink.events[2].name, "{]\xf0\x9f\x98\x80");
+  EXPECT_EQ(ref.sink.events[2].args_device, 3);
+  EXPECT_EQ(ref.sink.events[3].name, "tail\\");
+  const std::string digest = ref.sink.Digest();
+  for (size_t chunk = 1; chunk <= 300; ++chunk) {
+    for (size_t source_chunk : {chunk, size_t{1}, size_t{3}}) {
+      ParseOptions opt;
+      opt.chunk_bytes = chunk;
+      ParseRun run = ParseString(kTrickyDoc, source_chunk, opt);
+      ASSERT_TRUE(run.result) << chunk << ": " << run.result.error().ToString();
+      EXPECT_EQ(run.sink.Digest(), digest) << "chunk " << chunk << " source " << source_chunk;
+      EXPECT_EQ(run.result->drops, ref.result->drops);
+      EXPECT_EQ(run.result->empty_events, 1u);
+    }
+  }
+}
+
+TEST(JsonTraceParserTest, ParserIsReusableAcrossFiles) {
+  auto parser = MakeJsonTraceParser();
+  Collector first, second, third;
+  StringSource a(kTrickyDoc), b(R"({"traceEvents":[{"ts":5.5}]})"), c(kTrickyDoc);
+  auto ra = parser->Parse(a, first);
+  auto rb = parser->Parse(b, second);
+  auto rc = parser->Parse(c, third);
+  ASSERT_TRUE(ra && rb && rc);
+  EXPECT_EQ(first.Digest(), third.Digest());
+  EXPECT_EQ(rb->time_base_us, 5);
+  EXPECT_EQ(rb->events, 1u);
+  EXPECT_EQ(second.events[0].ts_ps, 500000);
+  EXPECT_EQ(rc->events, ra->events);
+}
+
+// ---------------------------------------------------------------- errors
+
+TEST(JsonTraceParserTest, EmptyInputIsCorrupt) {
+  ParseRun run = ParseString("");
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kCorrupt);
+  EXPECT_THAT(run.result.error().context, HasSubstr("empty file"));
+  run = ParseString(" \n\t ");
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kCorrupt);
+}
+
+TEST(JsonTraceParserTest, GzipBytesAreCorruptWithAHint) {
+  ParseRun run = ParseString(std::string("\x1f\x8b\x08\x00", 4));
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kCorrupt);
+  EXPECT_THAT(run.result.error().context, HasSubstr("first byte 0x1f: still gzip?"));
+}
+
+TEST(JsonTraceParserTest, NonObjectTopLevelIsCorrupt) {
+  for (const char* doc : {"[1,2]", "\"str\"", "42", "garbage", "  nul"}) {
+    ParseRun run = ParseString(doc);
+    ASSERT_FALSE(run.result) << doc;
+    EXPECT_EQ(run.result.error().code, ErrorCode::kCorrupt) << doc;
+    EXPECT_THAT(run.result.error().context, HasSubstr("not a JSON object")) << doc;
+  }
+  ParseRun run = ParseString("[{}]");
+  EXPECT_THAT(run.result.error().context, HasSubstr("top level is an array"));
+}
+
+TEST(JsonTraceParserTest, TopLevelDeeplyNestedArrayIsCorruptImmediately) {
+  ParseRun run = ParseString(std::string(100000, '['));
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kCorrupt);
+}
+
+TEST(JsonTraceParserTest, ObjectWithoutTraceEventsIsUnsupported) {
+  ParseRun run = ParseString(R"({"schemaVersion":1,"other":[{"ph":"X"}]})");
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kUnsupported);
+  run = ParseString("{}");
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kUnsupported);
+}
+
+TEST(JsonTraceParserTest, TraceEventsNotAnArrayIsUnsupported) {
+  for (const char* doc :
+       {R"({"traceEvents":{"ph":"X"}})", R"({"traceEvents":null})", R"({"traceEvents":"[]"})"}) {
+    ParseRun run = ParseString(doc);
+    ASSERT_FALSE(run.result) << doc;
+    EXPECT_EQ(run.result.error().code, ErrorCode::kUnsupported) << doc;
+    EXPECT_THAT(run.result.error().context, HasSubstr("traceEvents is not an array"));
+  }
+}
+
+TEST(JsonTraceParserTest, StructuralGarbageInTopLevelIsCorrupt) {
+  for (const char* doc :
+       {R"({"traceEvents":[]} x)", R"({"traceEvents":[] "a":1})", R"({traceEvents:[]})",
+        R"({"traceEvents" []})", R"({"a":,"traceEvents":[]})", R"({"traceEvents":[]}{})"}) {
+    ParseRun run = ParseString(doc);
+    ASSERT_FALSE(run.result) << doc;
+    EXPECT_EQ(run.result.error().code, ErrorCode::kCorrupt) << doc;
+    EXPECT_THAT(run.result.error().context, HasSubstr("offset")) << doc;
+  }
+}
+
+TEST(JsonTraceParserTest, EveryPrefixOfADocumentIsTruncated) {
+  const std::string doc = kTrickyDoc;
+  // The document ends at its closing '}' (trailing newline excluded).
+  const size_t close = doc.rfind('}');
+  for (size_t len = 2; len <= close; ++len) {  // from just after the leading space and '{'
+    for (size_t chunk : {size_t{1}, size_t{64}, size_t{1} << 20}) {
+      ParseOptions opt;
+      opt.chunk_bytes = chunk;
+      ParseRun run = ParseString(doc.substr(0, len), static_cast<size_t>(-1), opt);
+      ASSERT_FALSE(run.result) << len;
+      EXPECT_EQ(run.result.error().code, ErrorCode::kTruncated) << len << " chunk " << chunk;
+      EXPECT_THAT(run.result.error().context, HasSubstr("offset " + std::to_string(len)));
+    }
+  }
+}
+
+TEST(JsonTraceParserTest, SourceErrorsPassThroughWithContext) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < 1000; ++i) json += R"({"ph":"X","name":"k"},)";
+  json += "{}]}";
+  StringSource source(json, 100);
+  source.FailAt(5000, Error{ErrorCode::kIo, "disk on fire"});
+  ParseOptions opt;
+  opt.chunk_bytes = 100;
+  Collector sink;
+  auto result = MakeJsonTraceParser(opt)->Parse(source, sink);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kIo);
+  EXPECT_THAT(result.error().context, HasSubstr("disk on fire"));
+  EXPECT_THAT(result.error().context, HasSubstr("offset 4900"));
+  EXPECT_GT(sink.events.size(), 100u);  // events before the error stay delivered
+}
+
+// ---------------------------------------------------------------- real files
+
+struct FixtureCounts {
+  const char* rel;
+  uint64_t events;
+  uint64_t empty;
+  uint64_t exact_durs;   // events whose dur fits int64 ps
+  int64_t dur_ps_sum;    // sum of those durations
+  uint64_t string_pids;  // events whose pid is a string
+  TraceSchema schema;
+};
+
+// Independent counts, obtained with python3 (stdlib only) by:
+//   d = json.load(gzip.open(p), parse_float=Decimal); te = d["traceEvents"]
+//   evs = [e for e in te if isinstance(e, dict) and e]      -> events
+//   sum(1 for e in te if e == {})                           -> empty
+//   for numeric e["dur"]: ps = (Decimal(dur) * 10**6).quantize(1, ROUND_HALF_EVEN),
+//   counted and summed when abs(ps) < 2**63                 -> exact_durs, dur_ps_sum
+//   isinstance(e.get("pid"), str)                           -> string_pids
+const FixtureCounts kFixtures[] = {
+    {"real/kineto/a100_alexnet_trace.json.gz", 1408, 0, 868, 307784449000000, 4,
+     TraceSchema::kKineto},
+    {"real/kineto/a100x2_nccl_data.json.gz", 40573, 0, 26933, 4383359174000, 4,
+     TraceSchema::kKineto},
+    {"real/kineto/b200_eager_no_metadata.json.gz", 24656, 0, 22355, 2118013220000, 0,
+     TraceSchema::kKineto},
+    {"real/kineto/cpu_only_rank-34.pt.trace.json.gz", 30, 0, 16, 3635095146000, 4,
+     TraceSchema::kKineto},
+    {"real/kineto/h100_bert_small.json.gz", 2551, 0, 2060, 174107606000, 4, TraceSchema::kKineto},
+    {"real/kineto/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 220, 0, 113, 52276266000, 4,
+     TraceSchema::kKineto},
+    {"real/kineto/v100_resnet50_worker0.1623143089861.pt.trace.json.gz", 75718, 0, 44666,
+     4924245000000, 3, TraceSchema::kKineto},
+    {"converted/mi300x_jax08_gemm_tw003.trace.json.gz", 3652, 1, 3620, 89979977090, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/A_1node/host0.trace.json.gz", 319, 0, 307, 112706889000000, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/A_1node/host1.trace.json.gz", 319, 0, 307, 123586289000000, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/B_1gpu/host0.proc0.trace.json.gz", 46, 0, 41, 13704349000000, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/B_1gpu/host0.proc1.trace.json.gz", 46, 0, 41, 14384311500000, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/B_1gpu/host0.proc2.trace.json.gz", 46, 0, 41, 15064274000000, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/B_1gpu/host0.proc3.trace.json.gz", 46, 0, 41, 15744236500000, 0,
+     TraceSchema::kJaxTraceEvents},
+    {"drill/C_quirks/a.trace.json.gz", 26, 0, 25, 6799725000000, 0, TraceSchema::kUnknown},
+    {"drill/C_quirks/b.trace.json.gz", 38, 0, 38, 13599250000000, 0, TraceSchema::kUnknown},
+    {"drill/C_quirks/empty.trace.json.gz", 7, 0, 3, 105099000000, 0, TraceSchema::kJaxTraceEvents},
+    {"drill/D_nokernels/x.trace.json.gz", 7, 0, 3, 105099000000, 0, TraceSchema::kJaxTraceEvents},
+    {"drill/E_launches/one.trace.json.gz", 124, 0, 124, 81576000000, 0, TraceSchema::kUnknown},
+    {"drill/F_sum_semantics/f.trace.json.gz", 3, 0, 1, 1000000000000, 0, TraceSchema::kUnknown},
+};
+
+TEST(JsonTraceParserTest, RealFixturesParseWithIndependentlyCountedEvents) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(probe, "README.md");
+  for (const FixtureCounts& f : kFixtures) {
+    const std::string path = ::profwatch::testing::SharedFixture(f.rel);
+    ASSERT_FALSE(path.empty()) << f.rel;
+    const std::string json = Gunzip(path);
+    for (size_t chunk : {size_t{4096}, size_t{1} << 20}) {
+      ParseOptions opt;
+      opt.chunk_bytes = chunk;
+      ParseRun run = ParseString(json, static_cast<size_t>(-1), opt);
+      ASSERT_TRUE(run.result) << f.rel << ": " << run.result.error().ToString();
+      const ParseSummary& s = *run.result;
+      EXPECT_EQ(s.events, f.events) << f.rel;
+      EXPECT_EQ(s.empty_events, f.empty) << f.rel;
+      EXPECT_TRUE(s.drops.empty()) << f.rel;
+      EXPECT_EQ(s.schema, f.schema) << f.rel;
+      EXPECT_EQ(s.json_bytes, json.size()) << f.rel;
+      uint64_t exact = 0, string_pids = 0;
+      int64_t sum = 0;
+      for (const OwnedEvent& e : run.sink.events) {
+        if (e.dur_exact) {
+          ++exact;
+          sum += e.dur_ps;
+        }
+        if (e.pid.kind == IdKind::kString) ++string_pids;
+      }
+      EXPECT_EQ(exact, f.exact_durs) << f.rel;
+      EXPECT_EQ(sum, f.dur_ps_sum) << f.rel;
+      EXPECT_EQ(string_pids, f.string_pids) << f.rel;
+    }
+  }
+}
+
+TEST(JsonTraceParserTest, RealKinetoHeadersAreRead) {
+  // Values read by hand with python3: json.load(gzip.open(p))[key].
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(nccl, "real/kineto/a100x2_nccl_data.json.gz");
+  ParseRun run = ParseString(Gunzip(nccl));
+  ASSERT_TRUE(run.result);
+  EXPECT_EQ(run.result->base_time_ns, 1711964646000000000);
+  EXPECT_EQ(run.result->rank, 0);
+  EXPECT_EQ(run.result->world_size, 2);
+  EXPECT_EQ(run.result->time_base_us, 4458676522690);  // first ts 4458676522690.655
+  const std::string cpu =
+      ::profwatch::testing::SharedFixture("real/kineto/cpu_only_rank-34.pt.trace.json.gz");
+  run = ParseString(Gunzip(cpu));
+  ASSERT_TRUE(run.result);
+  EXPECT_EQ(run.result->rank, 34);
+  EXPECT_EQ(run.result->world_size, 300);
+  const std::string alex =
+      ::profwatch::testing::SharedFixture("real/kineto/a100_alexnet_trace.json.gz");
+  run = ParseString(Gunzip(alex));
+  ASSERT_TRUE(run.result);
+  EXPECT_EQ(run.result->rank, 0);
+  EXPECT_FALSE(run.result->world_size.has_value());
+  EXPECT_FALSE(run.result->base_time_ns.has_value());
+  EXPECT_EQ(run.result->time_base_us, 1695835542514261);
+}
+
+}  // namespace
+}  // namespace profwatch::parse

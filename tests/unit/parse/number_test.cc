@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "parse/trace_parser.h"
+
+namespace profwatch::parse {
+namespace {
+
+TEST(MicrosTextToPicosTest, ConvertsFloatNoiseExactly) {
+  EXPECT_EQ(MicrosTextToPicos("22.140000000000001", 0), 22140000);
+  EXPECT_EQ(MicrosTextToPicos("1e-06", 0), 1);
+  EXPECT_EQ(MicrosTextToPicos("1E-6", 0), 1);
+  EXPECT_EQ(MicrosTextToPicos("0", 0), 0);
+  EXPECT_EQ(MicrosTextToPicos("-0", 0), 0);
+  EXPECT_EQ(MicrosTextToPicos("-3", 0), -3000000);
+  EXPECT_EQ(MicrosTextToPicos("1500250.0", 0), 1500250000000);
+  EXPECT_EQ(MicrosTextToPicos("2.5e+3", 0), 2500000000);
+  EXPECT_EQ(MicrosTextToPicos("0.000123456", 0), 123);  // 123.456 ps -> 123
+}
+
+TEST(MicrosTextToPicosTest, EpochMicrosecondsRelativeToBaseStayExact) {
+  EXPECT_EQ(MicrosTextToPicos("1712195495505582.988", 1712195495505582), 988000);
+  EXPECT_EQ(MicrosTextToPicos("1712195495505582.988", 1712195495505583), -12000);
+  EXPECT_EQ(MicrosTextToPicos("1712195495505582", 0), std::nullopt);  // 1.7e21 ps > int64
+  EXPECT_EQ(MicrosTextToPicos("1623142623460111", 1623142623460000), 111000000);
+}
+
+TEST(MicrosTextToPicosTest, RoundsHalfToEvenAtThePicosecond) {
+  EXPECT_EQ(MicrosTextToPicos("0.0000005", 0), 0);
+  EXPECT_EQ(MicrosTextToPicos("0.0000015", 0), 2);
+  EXPECT_EQ(MicrosTextToPicos("0.0000025", 0), 2);
+  EXPECT_EQ(MicrosTextToPicos("0.00000250001", 0), 3);
+  EXPECT_EQ(MicrosTextToPicos("-0.0000015", 0), -2);
+  EXPECT_EQ(MicrosTextToPicos("-0.0000025", 0), -2);
+  EXPECT_EQ(MicrosTextToPicos("5e-7", 0), 0);
+  // Digits beyond the 36 kept ones still break a tie upwards.
+  EXPECT_EQ(MicrosTextToPicos("0.00000250000000000000000000000000000000000001", 0), 3);
+  EXPECT_EQ(MicrosTextToPicos("1e-400", 0), 0);
+}
+
+TEST(MicrosTextToPicosTest, OverflowAndGarbageAreNullopt) {
+  EXPECT_EQ(MicrosTextToPicos("1e+20", 0), std::nullopt);
+  EXPECT_EQ(MicrosTextToPicos("-1e+20", 0), std::nullopt);
+  EXPECT_EQ(MicrosTextToPicos("1e999999999999", 0), std::nullopt);
+  EXPECT_EQ(MicrosTextToPicos("9223372036854.775807", 0), INT64_MAX);
+  EXPECT_EQ(MicrosTextToPicos("9223372036854.775808", 0), std::nullopt);
+  EXPECT_EQ(MicrosTextToPicos("-9223372036854.775808", 0), INT64_MIN);
+  EXPECT_EQ(MicrosTextToPicos("1", INT64_MIN), std::nullopt);
+  for (const char* bad : {"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "1e5x", "NaN", "inf", " 1",
+                          "1 ", "0x10", "--1", "1.2.3"}) {
+    EXPECT_EQ(MicrosTextToPicos(bad, 0), std::nullopt) << bad;
+  }
+}
+
+TEST(MicrosTextFloorTest, FloorsTowardsMinusInfinity) {
+  EXPECT_EQ(MicrosTextFloor("1712195495505582.988"), 1712195495505582);
+  EXPECT_EQ(MicrosTextFloor("22.140000000000001"), 22);
+  EXPECT_EQ(MicrosTextFloor("-1.5"), -2);
+  EXPECT_EQ(MicrosTextFloor("-2"), -2);
+  EXPECT_EQ(MicrosTextFloor("-2.0"), -2);
+  EXPECT_EQ(MicrosTextFloor("1e-06"), 0);
+  EXPECT_EQ(MicrosTextFloor("-1e-06"), -1);
+  EXPECT_EQ(MicrosTextFloor("1e2"), 100);
+  EXPECT_EQ(MicrosTextFloor("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(MicrosTextFloor("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(MicrosTextFloor("9223372036854775808"), std::nullopt);
+  EXPECT_EQ(MicrosTextFloor("1e+20"), std::nullopt);
+  EXPECT_EQ(MicrosTextFloor("abc"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace profwatch::parse
