@@ -39,31 +39,28 @@ using testing::WriteFile;
 // kernels of `dur_us` and one NCCL kernel on a stream thread.
 std::string JaxTrace(int gpus, int kernels, double dur_us) {
   std::ostringstream out;
-  out << R"({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)";
+  out << R"j({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)j";
   for (int g = 0; g < gpus; ++g) {
     const int pid = g + 1;
-    out << R"({"ph":"M","pid":)" << pid << R"(,"name":"process_name","args":{"name":"/device:GPU:)"
-        << g << R"("}},)";
-    out << R"({"ph":"M","pid":)" << pid
-        << R"(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"
+    out << R"j({"ph":"M","pid":)j" << pid
+        << R"j(,"name":"process_name","args":{"name":"/device:GPU:)j" << g << R"j("}},)j";
+    out << R"j({"ph":"M","pid":)j" << pid
+        << R"j(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"}},)j";
   }
-},)";
-}
-out << R"({"ph":"M","pid":701,"name":"process_name","args":{"name":"/host:CPU"}},)";
-for (int g = 0; g < gpus; ++g) {
-  double ts = 10;
-  for (int k = 0; k < kernels; ++k) {
-    out << R"({"ph":"X","pid":)" << g + 1 << R"(,"tid":16,"ts":)" << ts << R"(,"dur":)" << dur_us
-        << R"(,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{"correlation_id":"1"}},)";
-    ts += dur_us + 1;
+  out << R"j({"ph":"M","pid":701,"name":"process_name","args":{"name":"/host:CPU"}},)j";
+  for (int g = 0; g < gpus; ++g) {
+    double ts = 10;
+    for (int k = 0; k < kernels; ++k) {
+      out << R"j({"ph":"X","pid":)j" << g + 1 << R"j(,"tid":16,"ts":)j" << ts << R"j(,"dur":)j"
+          << dur_us << R"j(,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{}},)j";
+      ts += dur_us + 1;
+    }
+    out << R"j({"ph":"X","pid":)j" << g + 1 << R"j(,"tid":16,"ts":)j" << ts << R"j(,"dur":)j"
+        << dur_us
+        << R"j(,"name":"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)","args":{}},)j";
   }
-  out << R"({"ph":"X","pid":)" << g + 1 << R"(,"tid":16,"ts":)" << ts << R"(,"dur":)" << dur_us
-      << R"(,"name":"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)",
-      "args" : {}
-},)";
-}
-out << "{}]}";
-return out.str();
+  out << "{}]}";
+  return out.str();
 }
 
 std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run) {
