@@ -106,13 +106,8 @@ Result<std::vector<std::string>> ConfigArgs(const std::string& path, CLI::App& a
           out.push_back(item.as<std::string>());
         }
       } else if (v.IsScalar()) {
-        const std::string s = v.as<std::string>();
-        if (opt->get_type_size() == 0) {  // a switch
-          if (s == "true" || s == "yes" || s == "1") out.push_back(flag);
-          continue;
-        }
-        out.push_back(flag);
-        out.push_back(s);
+        // --flag=value also sets switches (true/false/yes/no/on/off/1/0).
+        out.push_back(flag + "=" + v.as<std::string>());
       } else if (!v.IsNull()) {
         return MakeError(ErrorCode::kConfig,
                          "config file " + path + ": flag '" + key + "' needs a value or a list");

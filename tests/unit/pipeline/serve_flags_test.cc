@@ -1,0 +1,99 @@
+#include "cli/serve_flags.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_util.h"
+
+namespace profwatch::cli {
+namespace {
+
+using profwatch::testing::TempDir;
+using profwatch::testing::WriteFile;
+using std::chrono::milliseconds;
+
+TEST(ServeFlagsTest, ParsesDurations) {
+  EXPECT_EQ(*ParseDuration("15s"), milliseconds(15000));
+  EXPECT_EQ(*ParseDuration("1.5s"), milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("250ms"), milliseconds(250));
+  EXPECT_EQ(*ParseDuration("10m"), milliseconds(600000));
+  EXPECT_EQ(*ParseDuration("24h"), milliseconds(86400000));
+  EXPECT_EQ(*ParseDuration("2d"), milliseconds(172800000));
+  EXPECT_EQ(*ParseDuration("7"), milliseconds(7000));
+  EXPECT_FALSE(ParseDuration("").has_value());
+  EXPECT_FALSE(ParseDuration("ten").has_value());
+  EXPECT_FALSE(ParseDuration("5 parsecs").has_value());
+  EXPECT_FALSE(ParseDuration("-1s").has_value());
+  EXPECT_EQ(ParseDuration("3w").error().code, ErrorCode::kConfig);
+}
+
+TEST(ServeFlagsTest, DefaultsMatchTheContract) {
+  ParsedServeFlags p = ParseServeFlags({});
+  ASSERT_TRUE(p.flags.has_value());
+  EXPECT_EQ(p.flags->listen, "0.0.0.0:19474");
+  auto o = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  EXPECT_EQ(o->poll_interval, milliseconds(15000));
+  EXPECT_EQ(o->assembler.skew, std::chrono::seconds(120));
+  EXPECT_EQ(o->assembler.settle, milliseconds(10000));
+  EXPECT_EQ(o->assembler.window_timeout, milliseconds(600000));
+  EXPECT_EQ(o->assembler.retention, milliseconds(86400000));
+  EXPECT_EQ(o->assembler.max_retries, 5);
+  EXPECT_EQ(o->workers, 1);
+  EXPECT_TRUE(o->use_inotify);
+  EXPECT_EQ(o->analyze.aggregate.profile_steps, 3);
+  EXPECT_EQ(o->analyze.aggregate.top_kernels, 5u);
+}
+
+TEST(ServeFlagsTest, DottedListenAliasAndBadValues) {
+  ParsedServeFlags p = ParseServeFlags({"--web.listen-address", "127.0.0.1:0"});
+  ASSERT_TRUE(p.flags.has_value());
+  EXPECT_EQ(p.flags->listen, "127.0.0.1:0");
+  EXPECT_EQ(ParseServeFlags({"--workers", "0"}).exit_code, 2);
+  EXPECT_EQ(ParseServeFlags({"--no-such-flag"}).exit_code, 2);
+  ParsedServeFlags bad = ParseServeFlags({"--settle", "soon"});
+  ASSERT_TRUE(bad.flags.has_value());
+  auto o = ToDaemonOptions(*bad.flags);
+  ASSERT_FALSE(o.has_value());
+  EXPECT_NE(o.error().context.find("--settle"), std::string::npos);
+}
+
+TEST(ServeFlagsTest, ConfigFileHoldsFlagsAndCommandLineWins) {
+  TempDir tmp;
+  const std::string cfg = tmp.Sub("profwatch.yaml");
+  WriteFile(cfg,
+            "watch: [/a, /b]\n"
+            "settle: 3s\n"
+            "workers: 2\n"
+            "no-inotify: true\n"
+            "web.listen-address: 127.0.0.1:9999\n");
+  ParsedServeFlags p = ParseServeFlags({"--config", cfg, "--workers", "4"});
+  ASSERT_TRUE(p.flags.has_value());
+  EXPECT_EQ(p.flags->watch, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(p.flags->settle, "3s");
+  EXPECT_EQ(p.flags->workers, 4);
+  EXPECT_TRUE(p.flags->no_inotify);
+  EXPECT_EQ(p.flags->listen, "127.0.0.1:9999");
+  // A repeatable flag on the command line replaces the file's list.
+  ParsedServeFlags q = ParseServeFlags({"--config", cfg, "--watch", "/c"});
+  ASSERT_TRUE(q.flags.has_value());
+  EXPECT_EQ(q.flags->watch, (std::vector<std::string>{"/c"}));
+}
+
+TEST(ServeFlagsTest, JsonConfigAndUnknownKey) {
+  TempDir tmp;
+  const std::string json = tmp.Sub("c.json");
+  WriteFile(json, R"({"poll-interval": "2s", "expected-gpus": 16})");
+  ParsedServeFlags p = ParseServeFlags({"--config", json});
+  ASSERT_TRUE(p.flags.has_value());
+  EXPECT_EQ(p.flags->poll_interval, "2s");
+  EXPECT_EQ(p.flags->expected_gpus, 16);
+  const std::string bad = tmp.Sub("bad.yaml");
+  WriteFile(bad, "colour: blue\n");
+  EXPECT_EQ(ParseServeFlags({"--config", bad}).exit_code, 2);
+  WriteFile(bad, "[not, a, map]\n");
+  EXPECT_EQ(ParseServeFlags({"--config", bad}).exit_code, 2);
+  EXPECT_EQ(ParseServeFlags({"--config", tmp.Sub("missing.yaml")}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace profwatch::cli
