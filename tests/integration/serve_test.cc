@@ -496,5 +496,30 @@ TEST(ServeTest, NewJobCreatedLaterIsPickedUpWithInotify) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+TEST(ServeTest, MetricsPassPromtoolCheck) {
+  if (testing::RunCommand("command -v promtool").exit_code != 0) {
+    GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
+  }
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteFile(prof + "/2024_03_01_12_00_00/h1.trace.json.gz", testing::Gzip("garbage"));
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("jobA", "run1", 2)(t) &&
+           Sample(t, "profwatch_window_errors_total").has_value() &&
+           Sample(t, "profwatch_analysis_duration_seconds_count").has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  WriteFile(tmp.Sub("metrics.txt"), *m);
+  testing::CommandResult r =
+      testing::RunCommand("promtool check metrics < '" + tmp.Sub("metrics.txt") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out + r.err, "");
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace profwatch
