@@ -25,7 +25,9 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__SSE2__)
+#if defined(__AVX2__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -100,7 +102,32 @@ struct BlockMasks {
   uint64_t structural = 0;  // { } [ ] ,
 };
 
-#if defined(__SSE2__)
+#if defined(__AVX2__)
+inline BlockMasks ScanBlock(const char* p) {
+  const __m256i q = _mm256_set1_epi8('"');
+  const __m256i bs = _mm256_set1_epi8('\\');
+  const __m256i lower = _mm256_set1_epi8(0x20);
+  const __m256i open = _mm256_set1_epi8('{');   // '[' | 0x20 == '{'
+  const __m256i close = _mm256_set1_epi8('}');  // ']' | 0x20 == '}'
+  const __m256i comma = _mm256_set1_epi8(',');
+  BlockMasks m;
+  for (int k = 0; k < 2; ++k) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+    const __m256i vl = _mm256_or_si256(v, lower);
+    const int shift = 32 * k;
+    auto bits = [](__m256i x) {
+      return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(x)));
+    };
+    m.quote |= bits(_mm256_cmpeq_epi8(v, q)) << shift;
+    m.backslash |= bits(_mm256_cmpeq_epi8(v, bs)) << shift;
+    const __m256i st =
+        _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(vl, open), _mm256_cmpeq_epi8(vl, close)),
+                        _mm256_cmpeq_epi8(v, comma));
+    m.structural |= bits(st) << shift;
+  }
+  return m;
+}
+#elif defined(__SSE2__)
 inline uint64_t Movemask16(__m128i v) { return static_cast<uint32_t>(_mm_movemask_epi8(v)); }
 
 inline BlockMasks ScanBlock(const char* p) {
@@ -214,6 +241,9 @@ class JsonTraceParser final : public TraceParser {
   void DropError(simdjson::error_code err);
   bool ParseId(od::value& v, Id& out);
   bool ParseInt(od::value& v, bool& has, int64_t& out);
+  // Reads args.name/device/stream into `ev`. Returns false on a bad value;
+  // a simdjson error goes to `err`.
+  bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err);
 
   void ParseCapturedHeader();
 
@@ -719,6 +749,32 @@ std::string_view NumberToken(od::value& v) {
   return tok;
 }
 
+bool JsonTraceParser::ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
+  ev.args_name = {};
+  ev.has_args_device = ev.has_args_stream = false;
+  od::json_type t;
+  if ((err = v.type().get(t))) return true;
+  if (t != od::json_type::object) return true;  // null args (Kineto) and the like
+  od::object args;
+  if ((err = v.get_object().get(args))) return true;
+  for (auto arg_res : args) {
+    od::field arg;
+    if ((err = std::move(arg_res).get(arg))) return true;
+    const od::raw_json_string ak = arg.key();
+    od::value& av = arg.value();
+    if (ak.unsafe_is_equal("name")) {
+      ev.args_name = {};
+      bool is_string;
+      if ((err = GetString(av, ev.args_name, is_string))) return true;
+    } else if (ak.unsafe_is_equal("device")) {
+      if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
+    } else if (ak.unsafe_is_equal("stream")) {
+      if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
+    }
+  }
+  return true;
+}
+
 bool JsonTraceParser::ParseInt(od::value& v, bool& has, int64_t& out) {
   od::json_type t;
   if (v.type().get(t)) return false;
@@ -811,6 +867,7 @@ Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, 
   TraceEvent ev;
   bool any = false;
   bool has_cat_key = false;
+  bool args_skipped = false;
   std::string_view ts_text;
   for (auto field_res : obj) {
     od::field field;
@@ -882,28 +939,14 @@ Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, 
         break;
       case 'a':
         if (key.unsafe_is_equal("args")) {
-          od::json_type t;
-          if ((err = v.type().get(t))) break;
-          ev.args_name = {};
-          ev.has_args_device = ev.has_args_stream = false;
-          if (t != od::json_type::object) break;
-          od::object args;
-          if ((err = v.get_object().get(args))) break;
-          for (auto arg_res : args) {
-            od::field arg;
-            if ((err = std::move(arg_res).get(arg))) break;
-            const od::raw_json_string ak = arg.key();
-            od::value& av = arg.value();
-            if (ak.unsafe_is_equal("name")) {
-              ev.args_name = {};
-              bool is_string;
-              if ((err = GetString(av, ev.args_name, is_string))) break;
-            } else if (ak.unsafe_is_equal("device")) {
-              if (!ParseInt(av, ev.has_args_device, ev.args_device)) ok = false;
-            } else if (ak.unsafe_is_equal("stream")) {
-              if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) ok = false;
-            }
-            if (!ok) break;
+          // Only metadata and Kineto ('cat') events need args; the bulk of
+          // JAX X events skip theirs unparsed. If 'cat' turns up after
+          // 'args', a second pass below reads them.
+          if (ev.ph != 0 && ev.ph != 'M' && !has_cat_key) {
+            args_skipped = true;
+          } else {
+            args_skipped = false;
+            ok = ParseArgs(v, ev, err);
           }
         }
         break;
@@ -920,6 +963,28 @@ Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, 
     }
   }
   if (!any) return Outcome::kEmpty;
+  if (args_skipped && has_cat_key) {
+    bool ok = true;
+    bool reset;
+    if ((err = obj.reset().get(reset))) {
+      DropError(err);
+      return Outcome::kDrop;
+    }
+    for (auto field_res : obj) {
+      od::field field;
+      if ((err = std::move(field_res).get(field))) break;
+      if (field.key().unsafe_is_equal("args")) ok = ParseArgs(field.value(), ev, err);
+      if (!ok || err) break;
+    }
+    if (err) {
+      DropError(err);
+      return Outcome::kDrop;
+    }
+    if (!ok) {
+      Drop("bad_json");
+      return Outcome::kDrop;
+    }
+  }
 
   if (!ts_text.empty()) {
     if (!have_base_) {

@@ -319,6 +319,39 @@ TEST(JsonTraceParserTest, DuplicateKeysLastWinsLikePython) {
   EXPECT_EQ(run.sink.events[0].pid.str, "x");
 }
 
+TEST(JsonTraceParserTest, ArgsAreReadForMetadataAndKinetoEventsOnly) {
+  // JAX X events' args (correlation_id, hlo_op, name, ...) are skipped
+  // unparsed, as the xplane parser emits none for X events either.
+  const std::string json =
+      R"({"traceEvents":[)"
+      R"({"ph":"X","name":"k","args":{"name":"jit(f)/dot","device":1}},)"
+      R"({"ph":"M","name":"thread_name","args":{"name":"Stream #1"}},)"
+      R"({"args":{"name":"/device:GPU:1"},"name":"process_name","ph":"M"},)"
+      R"({"ph":"X","cat":"kernel","args":{"device":2,"stream":7}},)"
+      R"({"ph":"X","args":{"device":3,"stream":8.0,"name":"n"},"cat":"kernel"},)"
+      R"({"ph":"X","cat":"kernel","args":null},)"
+      R"({"args":{"device":"4","stream":5}}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 7u);
+  EXPECT_TRUE(ev[0].args_name.empty());
+  EXPECT_FALSE(ev[0].has_args_device);
+  EXPECT_EQ(ev[1].args_name, "Stream #1");
+  EXPECT_EQ(ev[2].args_name, "/device:GPU:1");  // args before ph: read
+  EXPECT_TRUE(ev[3].has_args_device);
+  EXPECT_EQ(ev[3].args_device, 2);
+  EXPECT_EQ(ev[3].args_stream, 7);
+  EXPECT_EQ(ev[4].args_device, 3);  // cat after args: second pass
+  EXPECT_TRUE(ev[4].has_args_stream);
+  EXPECT_EQ(ev[4].args_stream, 8);
+  EXPECT_EQ(ev[4].args_name, "n");
+  EXPECT_FALSE(ev[5].has_args_device);
+  EXPECT_FALSE(ev[6].has_args_device);  // a string is not a device ordinal
+  EXPECT_TRUE(ev[6].has_args_stream);
+  EXPECT_EQ(ev[6].args_stream, 5);
+}
+
 // ---------------------------------------------------------------- entries
 
 TEST(JsonTraceParserTest, EmptyObjectsAreCountedNotDelivered) {
@@ -493,7 +526,7 @@ const char* kTrickyDoc = R"( {
   "traceEvents" : [
     {"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0","x":"\\"}} ,
     {"ph":"X","pid":1,"tid":"stream \"7\"","ts":0.000001,"dur":2.5e-3,"name":"k{1}[2],\"3\"\\","cat":"c\\\\"},
-    {"ph":"X","pid":"Spans","tid":null,"ts":1e1,"dur":3,"name":"\u007b\u005d\ud83d\ude00","args":{"nested":{"deep":[1,{"x":"]"}]},"device":3}},
+    {"ph":"X","pid":"Spans","tid":null,"ts":1e1,"dur":3,"name":"\u007b\u005d\ud83d\ude00","args":{"nested":{"deep":[1,{"x":"]"}]},"device":3},"cat":"kernel"},
     {},
     [1,2,{"a":"]"}],
     "str,with]comma",
