@@ -205,6 +205,20 @@ class Serve {
     return std::nullopt;
   }
 
+  void Signal(int sig) const {
+    if (pid_ > 0) kill(pid_, sig);
+  }
+
+  // Waits (bounded) until the daemon's log contains `text`.
+  bool WaitForLog(const std::string& text, std::chrono::milliseconds limit = 10s) const {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Log().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
   // SIGTERM and wait; returns the exit code (-1 on signal death or timeout).
   int Stop() {
     if (pid_ <= 0) return -1;
@@ -493,6 +507,34 @@ TEST(ServeTest, NewJobCreatedLaterIsPickedUpWithInotify) {
   WriteTrace(ProfileDir(jobs, "jobI", "runI") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
   ASSERT_TRUE(serve.WaitFor(HasGpus("jobI", "runI", 2), 15s)) << serve.Log();
   EXPECT_NE(serve.Log().find("backend=inotify"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, ConfigFileIsReadAndReloadedOnSighup) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string cfg = tmp.Sub("profwatch.yaml");
+  WriteFile(cfg, "watch: [" + jobs + "]\nsettle: 1s\npoll-interval: 1s\nexpected-gpus: 4\n");
+  WriteTrace(ProfileDir(jobs, "jobC", "runC") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  Serve serve(tmp, {"--config", cfg});
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(HasGpus("jobC", "runC", 2));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  Labels run = {{"training_job", "jobC"}, {"run", "runC"}};
+  EXPECT_EQ(Sample(*m, "profwatch_window_expected_gpus", run), 4);
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 1);
+  EXPECT_NE(serve.Log().find("gpu count differs from expected"), std::string::npos);
+  // Reload with another expectation; a new window is judged by it.
+  WriteFile(cfg, "watch: [" + jobs + "]\nsettle: 1s\npoll-interval: 1s\nexpected-gpus: 2\n");
+  serve.Signal(SIGHUP);
+  ASSERT_TRUE(serve.WaitForLog("configuration reloaded")) << serve.Log();
+  WriteTrace(ProfileDir(jobs, "jobC", "runC") + "/2024_03_01_13_00_00/h0.trace.json.gz", 2);
+  m = serve.WaitFor([&](const std::string& t) {
+    return Sample(t, "profwatch_window_info", {{"window", "2024_03_01_13_00_00"}}).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_expected_gpus", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 0);
   EXPECT_EQ(serve.Stop(), 0);
 }
 
