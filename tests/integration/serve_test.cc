@@ -282,6 +282,9 @@ TEST(ServeTest, SlowlyWrittenSplitWindowAppearsOnceCompleteWithAllGpus) {
     ASSERT_FALSE(Sample(*m, "profwatch_window_gpus", {{"run", "run1"}}).has_value()) << *m;
     std::this_thread::sleep_for(100ms);
   }
+  // It was tried and held back, not skipped.
+  EXPECT_NE(serve.Log().find("will retry path=" + slow + " reason=truncated"), std::string::npos)
+      << serve.Log();
   WriteFile(slow, gz);
   // The first value seen is the complete window.
   std::optional<double> first;
