@@ -13,6 +13,22 @@
 //    bytes), which extracts the few fields a TraceEvent carries.
 // An entry straddling two reads is carried to the front of the buffer. Memory
 // is bounded by chunk_bytes + max_event_bytes + max_header_value_bytes.
+//
+// Choices for cases the format leaves open (all tested in
+// tests/unit/parse/json_trace_parser_test.cc):
+//  - args are read only for 'M' events, events with a "cat" (Kineto), and
+//    events whose "ph" comes after "args"; JAX X events' args are skipped, as
+//    the xplane parser emits none for X events.
+//  - invalid UTF-8 anywhere in an entry (simdjson's stage 1 validates it all)
+//    drops the entry as "bad_utf8"; other simdjson errors, text after the
+//    object, a stray comma or an unbalanced '}' drop it as "bad_json"; entries
+//    nested deeper than 1024 as "too_deep". Skipped parts of an entry are not
+//    fully validated (On-Demand skips them structurally).
+//  - a top-level structural error is kCorrupt; input ending inside the
+//    document is kTruncated. Header values other than distributedInfo and
+//    baseTimeNanoseconds are skipped without validation.
+//  - ts/dur that are not numbers leave has_ts/has_dur false; a dur beyond
+//    double range is +-inf in dur_us (Python's json does the same).
 #include <simdjson.h>
 
 #include <algorithm>
