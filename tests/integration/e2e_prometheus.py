@@ -549,7 +549,9 @@ def run(args):
         if args.step_source == "log":
             # The daemon also finds <jobs root>/<job>.log by itself (issue 4);
             # naming it keeps this test about rules, not log discovery.
-            if re.search(r"--log\b(?!-)", helptext):
+            if "JOB/RUN=FILE" in helptext:
+                extra += ["--log", f"{JOB}/{RUN}={log_path}"]
+            elif re.search(r"--log\b(?!-)", helptext):
                 extra += ["--log", log_path]
         else:
             extra += ["--step-time", str(STEP_SECONDS)]
