@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/history_reader.h"
 #include "expose/report.h"
 
 namespace profwatch::cli {
@@ -21,9 +24,11 @@ namespace {
 
 constexpr int kExitIncomparable = 4;
 
+// Rows come from the summary, which is built the same way for an analysed
+// path (its window report) and for a --history entry.
 struct Variant {
   std::string label;
-  aggregate::WindowStats stats;
+  WindowSummary summary;
   std::optional<double> step_seconds;
   std::string step_source;
 };
@@ -58,39 +63,35 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
     rows.push_back(std::move(r));
   };
   // Families in the baseline's order (same rule set => same order).
-  for (size_t f = 0; f < vs[0].stats.families.size(); ++f) {
-    const std::string& family = vs[0].stats.families[f].family;
+  for (size_t f = 0; f < vs[0].summary.families.size(); ++f) {
+    const std::string& family = vs[0].summary.families[f].family;
     add(family, [&](const Variant& v) -> std::optional<double> {
-      for (const auto& fam : v.stats.families) {
-        if (fam.family == family) return v.stats.PerGpuStepSeconds(fam.total_ps);
+      for (const auto& fam : v.summary.families) {
+        if (fam.family == family) return fam.seconds;
       }
       return 0.0;
     });
   }
   add("total kernel", [](const Variant& v) -> std::optional<double> {
-    return v.stats.PerGpuStepSeconds(v.stats.total_kernel_ps);
+    return v.summary.total_kernel;
   });
   add("step", [](const Variant& v) { return v.step_seconds; });
   add("step - total kernel", [](const Variant& v) -> std::optional<double> {
     if (!v.step_seconds) return std::nullopt;
-    return *v.step_seconds - v.stats.PerGpuStepSeconds(v.stats.total_kernel_ps);
+    return *v.step_seconds - v.summary.total_kernel;
   });
-  add("busy", [](const Variant& v) -> std::optional<double> {
-    return v.stats.PerGpuStepSeconds(v.stats.SumBusyPs());
-  });
-  add("idle", [](const Variant& v) -> std::optional<double> {
-    return v.stats.PerGpuStepSeconds(v.stats.SumSpanPs() - v.stats.SumBusyPs());
-  });
-  add("overlap", [](const Variant& v) -> std::optional<double> {
-    return v.stats.PerGpuStepSeconds(v.stats.total_kernel_ps - v.stats.SumBusyPs());
-  });
+  add("busy", [](const Variant& v) -> std::optional<double> { return v.summary.busy; });
+  add("idle", [](const Variant& v) -> std::optional<double> { return v.summary.idle; });
+  add("overlap", [](const Variant& v) -> std::optional<double> { return v.summary.overlap; });
   add("exposed comm", [](const Variant& v) -> std::optional<double> {
-    return v.stats.PerGpuStepSeconds(v.stats.SumExposedCommPs());
+    return v.summary.exposed_comm;
   });
-  add("GPUs", [](const Variant& v) -> std::optional<double> { return v.stats.gpus(); });
-  add("profile steps", [](const Variant& v) -> std::optional<double> { return v.stats.profile_steps; });
+  add("GPUs", [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
+  add("profile steps", [](const Variant& v) -> std::optional<double> {
+    return static_cast<double>(v.summary.profile_steps);
+  });
   Row mode{"launcher mode", {}, {}, false};
-  for (const auto& v : vs) mode.text.emplace_back(aggregate::LauncherModeName(v.stats.launcher_mode));
+  for (const auto& v : vs) mode.text.emplace_back(v.summary.launcher_mode);
   rows.push_back(std::move(mode));
   return rows;
 }
@@ -202,6 +203,10 @@ int RunCompare(const std::vector<std::string>& args) {
   app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
       ->capture_default_str();
   app.add_option("--threads", threads, "Files analysed in parallel")->check(CLI::PositiveNumber);
+  std::string history;
+  app.add_option("--history", history,
+                 "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "
+                 "not an existing path is its latest matching window there");
   if (auto code = ParseArgs(app, "compare", args)) return *code;
   if (paths.size() < 2) {
     std::fprintf(stderr, "profwatch compare: need at least two variants\n");
@@ -225,7 +230,23 @@ int RunCompare(const std::vector<std::string>& args) {
   std::string base = rules;
   std::vector<Variant> variants;
   std::vector<std::vector<std::string>> files_per_variant;
+  // Variants read from --history (index -> entry); their files stay empty.
+  std::map<size_t, WindowSummary> from_history;
   for (const auto& p : paths) {
+    std::error_code exists_ec;
+    if (!history.empty() && !std::filesystem::exists(p, exists_ec)) {
+      if (auto query = ParseHistoryQuery(p)) {
+        auto entry = FindInHistory(history, *query);
+        if (!entry) {
+          std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
+                       entry.error().context.c_str());
+          return 3;
+        }
+        from_history[files_per_variant.size()] = std::move(*entry);
+        files_per_variant.emplace_back();
+        continue;
+      }
+    }
     auto windows = ResolveInputs({p}, skew);
     if (!windows || windows->empty()) {
       std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
@@ -234,11 +255,15 @@ int RunCompare(const std::vector<std::string>& args) {
     }
     files_per_variant.push_back(windows->back().files);
   }
+  // The first analysed variant decides the rule set (history entries carry theirs).
+  size_t first_path = 0;
+  while (first_path < paths.size() && from_history.count(first_path)) ++first_path;
+  if (first_path == paths.size()) base = "drill";  // nothing to analyse
   if (base == "auto") {
     // Decide once from the first variant's names.
-    auto first = analysis::AnalyzeFiles(files_per_variant[0], options);
+    auto first = analysis::AnalyzeFiles(files_per_variant[first_path], options);
     if (!first) {
-      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[0].c_str(),
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[first_path].c_str(),
                    first.error().ToString().c_str());
       return 3;
     }
@@ -251,6 +276,20 @@ int RunCompare(const std::vector<std::string>& args) {
   }
   options.classifier = *classifier;
   for (size_t i = 0; i < paths.size(); ++i) {
+    if (auto h = from_history.find(i); h != from_history.end()) {
+      Variant v;
+      v.label = labels.empty() ? paths[i] : labels[i];
+      v.summary = h->second;
+      if (!step_times.empty()) {
+        v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
+        v.step_source = "config";
+      } else {
+        v.step_seconds = v.summary.step_seconds;  // as the daemon chose it
+        v.step_source = v.summary.step_source;
+      }
+      variants.push_back(std::move(v));
+      continue;
+    }
     auto a = analysis::AnalyzeFiles(files_per_variant[i], options);
     if (!a) {
       std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(), a.error().ToString().c_str());
@@ -258,11 +297,20 @@ int RunCompare(const std::vector<std::string>& args) {
     }
     Variant v;
     v.label = labels.empty() ? paths[i] : labels[i];
-    v.stats = std::move(a->stats);
+    expose::ReportContext ctx;
+    ctx.window = paths[i];
+    auto summary =
+        SummaryFromReport(nlohmann::json::parse(expose::WindowToJson(a->stats, ctx).dump()));
+    if (!summary) {
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(),
+                   summary.error().ToString().c_str());
+      return 3;
+    }
+    v.summary = std::move(*summary);
     if (!step_times.empty()) {
       v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
       v.step_source = "config";
-    } else if (double ts = v.stats.TraceStepSeconds(); ts > 0) {
+    } else if (double ts = v.summary.trace_step_seconds; ts > 0) {
       v.step_seconds = ts;
       v.step_source = "trace";
     }
@@ -270,22 +318,21 @@ int RunCompare(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> mismatches;
-  const auto& b = variants[0].stats;
+  const WindowSummary& b = variants[0].summary;
   for (size_t i = 1; i < variants.size(); ++i) {
-    const auto& s = variants[i].stats;
+    const WindowSummary& s = variants[i].summary;
     const std::string& l = variants[i].label;
     if (s.launcher_mode != b.launcher_mode) {
       mismatches.push_back("launcher mode differs: " + variants[0].label + " is " +
-                           std::string(aggregate::LauncherModeName(b.launcher_mode)) + ", " + l +
-                           " is " + std::string(aggregate::LauncherModeName(s.launcher_mode)));
+                           b.launcher_mode + ", " + l + " is " + s.launcher_mode);
     }
     if (s.profile_steps != b.profile_steps) {
       mismatches.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " vs " +
                            std::to_string(s.profile_steps) + " (" + l + ")");
     }
-    if (s.gpus() != b.gpus()) {
-      mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus()) + " vs " +
-                           std::to_string(s.gpus()) + " (" + l + ")");
+    if (s.gpus != b.gpus) {
+      mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus) + " vs " +
+                           std::to_string(s.gpus) + " (" + l + ")");
     }
   }
   for (const auto& m : mismatches) {

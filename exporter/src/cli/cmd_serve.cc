@@ -75,10 +75,6 @@ int RunServe(const std::vector<std::string>& args) {
     spdlog::info("no --watch given, serving the bundled demo job directory path={}", demo);
     options->roots.push_back(demo);
   }
-  if (!flags.log.empty()) {
-    spdlog::warn("--log is accepted but training-log tailing is not wired into serve yet path={}",
-                 flags.log);
-  }
 
   // Block the signals in every thread (the exposer's and ours inherit the
   // mask); the main thread takes them with sigwait.

@@ -50,8 +50,11 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->capture_default_str();
   app.add_option("--state", f.state, "Persist analysed windows here (atomic rewrite)");
   app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
-  app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (divisor)")
+  app.add_option("--profile-steps", f.profile_steps,
+                 "Profiled steps per window (divisor); given explicitly it wins over the "
+                 "training log's profiler_steps")
       ->check(CLI::PositiveNumber)
+      ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
   app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
       ->check(CLI::NonNegativeNumber)
@@ -65,7 +68,18 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->capture_default_str();
   app.add_option("--step-time", f.step_time, "Step seconds from configuration (gap source)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--log", f.log, "Training log to tail for step times");
+  app.add_option("--log", f.log,
+                 "Training log to tail for step times (repeatable): FILE (the only watched "
+                 "run), RUN=FILE or JOB/RUN=FILE");
+  app.add_option("--log-glob", f.log_glob,
+                 "Training-log glob tried per run, in order (repeatable; replaces the "
+                 "defaults); {jobs_root}, {job}, {run} are replaced");
+  app.add_option("--history", f.history,
+                 "Append every analysed window's summary to this JSON Lines file");
+  app.add_option("--history-max-bytes", f.history_max_bytes,
+                 "Rotate --history to FILE.1 beyond this size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error|critical|off")
       ->capture_default_str();
   app.add_option("--log-format", f.log_format, "text | json")
@@ -241,6 +255,18 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
     o.analyze.classifier = *classifier;
   }
   if (f.step_time > 0) o.step_seconds = f.step_time;
+  for (const std::string& text : f.log) {
+    auto binding = pipeline::ParseLogBinding(text);
+    if (!binding) return tl::unexpected(binding.error());
+    o.training_logs.bindings.push_back(std::move(*binding));
+  }
+  if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
+  o.profile_steps_explicit = f.profile_steps_explicit;
+  if (f.profile_steps_explicit) {
+    o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;
+  }
+  o.history_file = f.history;
+  o.history_max_bytes = f.history_max_bytes;
   return o;
 }
 

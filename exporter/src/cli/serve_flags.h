@@ -49,7 +49,12 @@ struct ServeFlags {
   std::string families;
   std::string source = "auto";
   double step_time = 0;
-  std::string log;  // training log (issue 4)
+  // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
+  std::vector<std::string> log;
+  std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
+  bool profile_steps_explicit = false;  // --profile-steps was given
+  std::string history;                  // JSON Lines history of analysed windows
+  uint64_t history_max_bytes = 64ull << 20;
   std::string log_level = "info";
   std::string log_format = "text";
 };

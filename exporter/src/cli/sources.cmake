@@ -12,3 +12,5 @@ target_sources(profwatch_lib PRIVATE
 # its PROFWATCH_DEMO_DIR; tools/ is configured after exporter/).
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cmd_serve.cc PROPERTIES
   COMPILE_DEFINITIONS "PROFWATCH_DEMO_DIR=\"${CMAKE_BINARY_DIR}/demo/jobs\"")
+# compare --history (issue 4)
+target_sources(profwatch_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/history_reader.cc)

@@ -79,6 +79,16 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
                         .Name("profwatch_window_errors_total")
                         .Help(HelpOf("profwatch_window_errors_total"))
                         .Register(*registry_);
+  log_parse_errors_ = &prometheus::BuildCounter()
+                           .Name("profwatch_log_parse_errors_total")
+                           .Help(HelpOf("profwatch_log_parse_errors_total"))
+                           .Register(*registry_)
+                           .Add({});
+  training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
+  if (!options_.history_file.empty()) {
+    history_ =
+        std::make_unique<HistoryWriter>(options_.history_file, options_.history_max_bytes);
+  }
 }
 
 Daemon::~Daemon() { Stop(); }
@@ -187,6 +197,7 @@ void Daemon::ScanLoop() {
       hinted = false;
       watch::ScanResult result = watch::Scan(scan_options);
       watcher_->AddDirectories(result.dirs);
+      ObserveLogRuns(result);
       now = clock_.Now();
       last_scan = now;
       std::lock_guard<std::mutex> lock(mu_);
@@ -201,6 +212,9 @@ void Daemon::ScanLoop() {
       }
       changed = true;
     }
+    // Logs follow the scan cadence (inotify hints on a log's directory
+    // trigger a scan too); a log left behind its byte budget goes on next loop.
+    if ((due || training_logs_->behind()) && PollTrainingLogs(now)) changed = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
       const size_t cap = options_.queue_capacity;
@@ -252,6 +266,7 @@ void Daemon::WorkerLoop(int index) {
       queue_.pop_front();
       ++in_flight_;
       options = options_;
+      ApplyRunProfileStepsLocked(task, options);
     }
     try {
       RunTask(task, options);
@@ -347,22 +362,13 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       const int gpus = rs.stats.gpus();
       rs.incomplete = decision.incomplete || (rs.expected_gpus > 0 && gpus < rs.expected_gpus);
       rs.analyzed_unix = ToUnixSeconds(now);
-      if (options.step_seconds && *options.step_seconds > 0) {
-        rs.step_seconds = *options.step_seconds;
-        rs.step_source = "config";
-      } else if (double ts = rs.stats.TraceStepSeconds(); ts > 0) {
-        rs.step_seconds = ts;
-        rs.step_source = "trace";
-      } else if (rs.step_source != "log") {
-        rs.step_seconds.reset();
-        rs.step_source.clear();
-      }
       // Retention counts from the window's own newest file, not from when we
       // happened to analyse it (a restart must not revive an old run).
       rs.last_activity_unix =
           std::max(task.last_activity_unix > 0 ? task.last_activity_unix : rs.analyzed_unix,
                    rs.training.last_step_unix.value_or(0.0));
       rs.has_window = true;
+      ChooseStepLocked(rs, options);
       if (task.reanalysis) reanalyzed_total_->Increment();
       spdlog::info(
           "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
@@ -386,6 +392,11 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
             job, run, task.window_id, task.total_files, task.expected_files, task.excluded.size(),
             outcome.failed.size());
       }
+      if (history_) {
+        if (Status s = history_->Append(HistoryLine(rs, ToUnixSeconds(now))); !s) {
+          spdlog::warn("history not written error={}", s.error().ToString());
+        }
+      }
       runs_[key] = std::move(rs);
       exported_serial_[key] = task.serial;
     }
@@ -402,6 +413,7 @@ void Daemon::RetentionSweepLocked(TimePoint now) {
       spdlog::info("run expired training_job={} run={} last_activity_unix={:.0f}",
                    it->first.training_job, it->first.run, it->second.last_activity_unix);
       exported_serial_.erase(it->first);
+      step_missing_logged_.erase(it->first);
       it = runs_.erase(it);
     } else {
       ++it;
@@ -416,6 +428,74 @@ void Daemon::PublishLocked(TimePoint now) {
   next->last_scan_unix = last_scan_unix_;
   next->pending_windows = assembler_.PendingCount();
   store_->Publish(std::move(next));
+}
+
+void Daemon::ObserveLogRuns(const watch::ScanResult& result) {
+  std::vector<RunLocation> runs;
+  std::set<snapshot::RunKey> seen;
+  for (const watch::FileObservation& f : result.files) {
+    RunLocation loc = LocateRun(f);
+    if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
+  }
+  training_logs_->ObserveRuns(runs);
+}
+
+bool Daemon::PollTrainingLogs(TimePoint now) {
+  std::vector<LogUpdate> updates = training_logs_->Poll();
+  watcher_->AddDirectories(training_logs_->LogDirectories());
+  if (updates.empty()) return false;
+  bool changed = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (LogUpdate& u : updates) {
+    if (u.new_parse_errors > 0) {
+      log_parse_errors_->Increment(static_cast<double>(u.new_parse_errors));
+    }
+    for (const std::string& w : u.new_warnings) {
+      spdlog::warn("training log training_job={} run={} path={} warning={}", u.key.training_job,
+                   u.key.run, u.path, w);
+    }
+    if (u.profile_steps && *u.profile_steps > 0) {
+      log_profile_steps_[u.key] = *u.profile_steps;
+    } else {
+      log_profile_steps_.erase(u.key);
+    }
+    if (!u.changed && !u.new_lines) continue;
+    auto it = runs_.find(u.key);
+    if (it == runs_.end()) {
+      if (!u.changed) continue;  // an expired run comes back only with news
+      snapshot::RunState fresh;
+      fresh.key = u.key;
+      it = runs_.emplace(u.key, std::move(fresh)).first;
+    }
+    snapshot::RunState& rs = it->second;
+    rs.training = u.training;
+    // Retention: a run whose log still grows is alive.
+    if (u.new_lines) rs.last_activity_unix = std::max(rs.last_activity_unix, ToUnixSeconds(now));
+    if (rs.has_window) ChooseStepLocked(rs, options_);
+    changed = true;
+  }
+  return changed;
+}
+
+void Daemon::ApplyRunProfileStepsLocked(const window::WindowTask& task,
+                                        DaemonOptions& options) const {
+  if (options.profile_steps_explicit) return;
+  auto it = log_profile_steps_.find({task.run.training_job, task.run.run});
+  if (it == log_profile_steps_.end()) return;
+  options.analyze.aggregate.profile_steps =
+      static_cast<int>(std::min<int64_t>(it->second, 1'000'000));
+}
+
+void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options) {
+  ChooseStepTime(rs, options.step_seconds);
+  if (rs.step_seconds) {
+    step_missing_logged_.erase(rs.key);
+  } else if (step_missing_logged_.insert(rs.key).second) {
+    spdlog::info(
+        "no step-time source training_job={} run={} (no training log steady state, no in-trace "
+        "step markers, no --step-time): step - kernel not exported",
+        rs.key.training_job, rs.key.run);
+  }
 }
 
 void Daemon::PersistLocked(TimePoint now) {

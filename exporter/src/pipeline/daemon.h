@@ -36,6 +36,8 @@
 #include "analysis/analyze.h"
 #include "core/clock.h"
 #include "core/result.h"
+#include "pipeline/history.h"
+#include "pipeline/training_logs.h"
 #include "snapshot/snapshot.h"
 #include "watch/scanner.h"
 #include "watch/watcher.h"
@@ -55,6 +57,12 @@ struct DaemonOptions {
   std::string state_file;     // empty: no persistence
   analysis::AnalyzeOptions analyze;
   std::optional<double> step_seconds;  // --step-time (config step source)
+  // Training logs (issue 4): discovery, parsing options. Restart to change.
+  TrainingLogsOptions training_logs;
+  // --profile-steps given explicitly: wins over the log's profiler_steps.
+  bool profile_steps_explicit = false;
+  std::string history_file;  // --history; empty: none. Restart to change.
+  uint64_t history_max_bytes = kDefaultHistoryMaxBytes;
 };
 
 class Daemon {
@@ -86,6 +94,15 @@ class Daemon {
   void RetentionSweepLocked(TimePoint now);
   void PersistLocked(TimePoint now);
   void CountError(std::string_view reason, double n = 1);
+  // Training logs (scan thread): registers the scanned runs, then polls the
+  // logs outside mu_ and applies what changed under it. True if published
+  // state changed.
+  void ObserveLogRuns(const watch::ScanResult& result);
+  bool PollTrainingLogs(TimePoint now);
+  // Under mu_: the run's log profile steps replace the default divisor.
+  void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const;
+  // Under mu_: picks the step source, logging a missing one once per run.
+  void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
@@ -116,6 +133,14 @@ class Daemon {
   prometheus::Counter* bytes_total_ = nullptr;
   prometheus::Histogram* duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
+
+  // Training logs: the tailers belong to the scan thread; the figures go
+  // into runs_ under mu_.
+  std::unique_ptr<TrainingLogs> training_logs_;
+  std::map<snapshot::RunKey, int64_t> log_profile_steps_;  // under mu_
+  std::set<snapshot::RunKey> step_missing_logged_;        // under mu_
+  std::unique_ptr<HistoryWriter> history_;
+  prometheus::Counter* log_parse_errors_ = nullptr;
 };
 
 }  // namespace profwatch::pipeline

@@ -1,0 +1,52 @@
+// HistoryWriter: the daemon's --history file. Every analysed window becomes
+// one JSON line (JSON Lines):
+//   {"schema":"profwatch.history.v1","time":<unix s>,"training_job":..,
+//    "run":..,"window":..,"report":<profwatch.window.v1 object>}
+// Each line goes out with a single write() on an O_APPEND descriptor, so a
+// reader never sees half a line from a completed write. Size is bounded:
+// before a write that would take the file past max_bytes (and the file is
+// not empty) it is renamed to FILE.1 (replacing an older FILE.1) and a new
+// FILE is started; at most about 2 x max_bytes are kept.
+//
+// Thread-safety: Append() is serialized by an internal mutex.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/result.h"
+#include "snapshot/snapshot.h"
+
+namespace profwatch::pipeline {
+
+inline constexpr std::string_view kHistorySchema = "profwatch.history.v1";
+inline constexpr uint64_t kDefaultHistoryMaxBytes = 64ull << 20;
+
+// The history line of one run's current window (no trailing newline).
+std::string HistoryLine(const snapshot::RunState& rs, double now_unix);
+
+class HistoryWriter {
+ public:
+  HistoryWriter(std::string path, uint64_t max_bytes);
+  ~HistoryWriter();
+  HistoryWriter(const HistoryWriter&) = delete;
+  HistoryWriter& operator=(const HistoryWriter&) = delete;
+
+  // Appends `line` plus '\n', rotating first when needed. kIo on failure (the
+  // next call reopens and retries).
+  Status Append(const std::string& line);
+  const std::string& path() const { return path_; }
+
+ private:
+  Status OpenLocked();
+  void CloseLocked();
+
+  std::mutex mu_;
+  std::string path_;
+  uint64_t max_bytes_;
+  int fd_ = -1;
+};
+
+}  // namespace profwatch::pipeline

@@ -1,0 +1,286 @@
+#include "pipeline/training_logs.h"
+
+#include <glob.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+namespace profwatch::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string GlobEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void ReplaceAll(std::string& s, std::string_view from, const std::string& to) {
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
+// Regular files matching `pattern`, sorted (glob(3) sorts).
+std::vector<std::string> GlobFiles(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (glob(pattern.c_str(), GLOB_NOSORT | GLOB_ERR, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      std::error_code ec;
+      if (fs::is_regular_file(g.gl_pathv[i], ec)) out.emplace_back(g.gl_pathv[i]);
+    }
+  }
+  globfree(&g);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+snapshot::TrainingInfo InfoOf(const steplog::StepTimeSource& s) {
+  snapshot::TrainingInfo t;
+  t.last_step = s.last_step();
+  t.last_step_seconds = s.last_step_seconds();
+  t.steady_step_seconds = s.steady_step_seconds();
+  t.tokens_per_second_per_device = s.tokens_per_second_per_device();
+  t.tflops_per_device = s.tflops_per_device();
+  t.mfu_ratio = s.mfu_ratio();
+  t.loss = s.loss();
+  if (auto when = s.last_step_time()) t.last_step_unix = ToUnixSeconds(*when);
+  return t;
+}
+
+// NaN-tolerant equality (a diverged loss is NaN and must not read as a
+// change on every poll).
+bool SameValue(const std::optional<double>& a, const std::optional<double>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return *a == *b || (std::isnan(*a) && std::isnan(*b));
+}
+
+bool SameInfo(const snapshot::TrainingInfo& a, const snapshot::TrainingInfo& b) {
+  return a.last_step == b.last_step && SameValue(a.last_step_seconds, b.last_step_seconds) &&
+         SameValue(a.steady_step_seconds, b.steady_step_seconds) &&
+         SameValue(a.tokens_per_second_per_device, b.tokens_per_second_per_device) &&
+         SameValue(a.tflops_per_device, b.tflops_per_device) &&
+         SameValue(a.mfu_ratio, b.mfu_ratio) && SameValue(a.loss, b.loss) &&
+         SameValue(a.last_step_unix, b.last_step_unix);
+}
+
+}  // namespace
+
+struct TrainingLogs::Followed {
+  Followed(std::string path, const TrainingLogsOptions& o, const Clock& clock)
+      : tailer(std::move(path), o.tailer), source(clock, o.step_time) {}
+  steplog::LogTailer tailer;
+  steplog::StepTimeSource source;
+  snapshot::TrainingInfo reported;
+  std::optional<int64_t> reported_profile_steps;
+  uint64_t reported_parse_errors = 0;
+  size_t reported_warnings = 0;
+  std::string last_error;  // logged once per distinct error
+};
+
+Result<LogBinding> ParseLogBinding(std::string_view text) {
+  LogBinding b;
+  const size_t eq = text.find('=');
+  const bool bound =
+      eq != std::string_view::npos && eq > 0 && text[0] != '/' && text[0] != '.' && text[0] != '~';
+  if (!bound) {
+    b.path = std::string(text);
+  } else {
+    std::string_view name = text.substr(0, eq);
+    b.path = std::string(text.substr(eq + 1));
+    const size_t slash = name.find('/');
+    if (slash == std::string_view::npos) {
+      b.run = std::string(name);
+    } else {
+      b.training_job = std::string(name.substr(0, slash));
+      b.run = std::string(name.substr(slash + 1));
+      if (b.training_job.empty() || b.run.empty()) {
+        return MakeError(ErrorCode::kConfig,
+                         "--log '" + std::string(text) + "': expected JOB/RUN=FILE");
+      }
+    }
+  }
+  if (b.path.empty()) {
+    return MakeError(ErrorCode::kConfig, "--log '" + std::string(text) + "': empty file name");
+  }
+  return b;
+}
+
+std::string ExpandLogGlob(std::string_view pattern, const std::string& jobs_root,
+                          const std::string& job, const std::string& run) {
+  std::string out(pattern);
+  ReplaceAll(out, "{jobs_root}", GlobEscape(jobs_root));
+  ReplaceAll(out, "{job}", GlobEscape(job));
+  ReplaceAll(out, "{run}", GlobEscape(run));
+  return out;
+}
+
+RunLocation LocateRun(const watch::FileObservation& file) {
+  RunLocation loc;
+  loc.key = {file.labels.training_job, file.labels.run};
+  fs::path job_dir = fs::path(file.run_dir);
+  const auto parts = std::count(file.labels.run.begin(), file.labels.run.end(), '/') + 1;
+  for (long i = 0; i < parts && job_dir.has_parent_path(); ++i) job_dir = job_dir.parent_path();
+  loc.jobs_root = job_dir.parent_path().string();
+  return loc;
+}
+
+TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock) {
+  if (options_.globs.empty()) options_.globs = kDefaultLogGlobs;
+  // A fully named binding makes its run known before any trace exists, so
+  // its training figures are exported from the first log line.
+  for (const LogBinding& b : options_.bindings) {
+    if (!b.training_job.empty()) {
+      locations_.emplace(snapshot::RunKey{b.training_job, b.run},
+                         RunLocation{{b.training_job, b.run}, ""});
+    }
+  }
+}
+
+TrainingLogs::~TrainingLogs() = default;
+
+void TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
+  for (const RunLocation& r : runs) {
+    if (locations_.count(r.key)) continue;
+    if (locations_.size() >= options_.max_runs) {
+      if (!warned_max_runs_) {
+        spdlog::warn("training logs: too many runs, not following more max_runs={}",
+                     options_.max_runs);
+        warned_max_runs_ = true;
+      }
+      continue;
+    }
+    locations_.emplace(r.key, r);
+  }
+}
+
+void TrainingLogs::Forget(const snapshot::RunKey& key) {
+  locations_.erase(key);
+  followed_.erase(key);
+}
+
+std::string TrainingLogs::Resolve(const RunLocation& loc) {
+  const LogBinding* plain = nullptr;
+  for (const LogBinding& b : options_.bindings) {
+    if (b.run.empty()) {
+      if (!plain) plain = &b;
+      continue;
+    }
+    if (b.run == loc.key.run &&
+        (b.training_job.empty() || b.training_job == loc.key.training_job)) {
+      return b.path;  // followed even before it exists (a log that appears late)
+    }
+  }
+  if (plain) {
+    if (locations_.size() == 1) return plain->path;
+    if (!warned_ambiguous_) {
+      spdlog::warn("--log {} names no run and {} runs are watched: not used (write JOB/RUN=FILE)",
+                   plain->path, locations_.size());
+      warned_ambiguous_ = true;
+    }
+  }
+  for (const std::string& pattern : options_.globs) {
+    std::vector<std::string> hits =
+        GlobFiles(ExpandLogGlob(pattern, loc.jobs_root, loc.key.training_job, loc.key.run));
+    if (!hits.empty()) return hits.front();
+  }
+  return "";
+}
+
+std::vector<LogUpdate> TrainingLogs::Poll() {
+  std::vector<LogUpdate> updates;
+  behind_ = false;
+  for (const auto& [key, loc] : locations_) {
+    auto it = followed_.find(key);
+    if (it == followed_.end()) {
+      std::string path = Resolve(loc);
+      if (path.empty()) continue;
+      spdlog::info("training log found training_job={} run={} path={}", key.training_job, key.run,
+                   path);
+      it = followed_.emplace(key, std::make_unique<Followed>(path, options_, clock_)).first;
+    }
+    Followed& f = *it->second;
+    LogUpdate u;
+    u.key = key;
+    u.path = f.tailer.path();
+    Result<std::vector<std::string>> lines = f.tailer.Poll();
+    if (!lines) {
+      const std::string err = lines.error().ToString();
+      if (err != f.last_error) {
+        spdlog::warn("training log unreadable training_job={} run={} path={} error={}",
+                     key.training_job, key.run, f.tailer.path(), err);
+        f.last_error = err;
+      }
+      continue;
+    }
+    f.last_error.clear();
+    if (!f.tailer.at_eof()) behind_ = true;
+    for (const std::string& line : *lines) f.source.AddLine(line);
+    u.new_lines = !lines->empty();
+    u.training = InfoOf(f.source);
+    // The divisor needs the window length even when the first profiled step
+    // is unknown (no skip_first_n in the log).
+    u.profile_steps = f.source.profile_config().profiler_steps;
+    if (u.profile_steps && *u.profile_steps <= 0) u.profile_steps.reset();
+    u.changed = !SameInfo(u.training, f.reported) || u.profile_steps != f.reported_profile_steps;
+    u.new_parse_errors = f.source.parse_errors() - f.reported_parse_errors;
+    const auto& warnings = f.source.warnings();
+    for (size_t i = f.reported_warnings; i < warnings.size(); ++i) {
+      u.new_warnings.push_back(warnings[i]);
+    }
+    f.reported = u.training;
+    f.reported_profile_steps = u.profile_steps;
+    f.reported_parse_errors = f.source.parse_errors();
+    f.reported_warnings = warnings.size();
+    if (u.new_lines || u.changed || u.new_parse_errors > 0 || !u.new_warnings.empty()) {
+      updates.push_back(std::move(u));
+    }
+  }
+  return updates;
+}
+
+std::vector<std::string> TrainingLogs::LogDirectories() const {
+  std::set<std::string> dirs;
+  for (const auto& [key, f] : followed_) {
+    dirs.insert(fs::path(f->tailer.path()).parent_path().string());
+  }
+  return {dirs.begin(), dirs.end()};
+}
+
+std::string TrainingLogs::LogPathOf(const snapshot::RunKey& key) const {
+  auto it = followed_.find(key);
+  return it == followed_.end() ? "" : it->second->tailer.path();
+}
+
+bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_seconds) {
+  std::optional<double> seconds;
+  std::string source;
+  if (rs.training.steady_step_seconds && *rs.training.steady_step_seconds > 0) {
+    seconds = rs.training.steady_step_seconds;
+    source = "log";
+  } else if (double ts = rs.has_window ? rs.stats.TraceStepSeconds() : 0; ts > 0) {
+    seconds = ts;
+    source = "trace";
+  } else if (config_step_seconds && *config_step_seconds > 0) {
+    seconds = config_step_seconds;
+    source = "config";
+  }
+  const bool changed = seconds != rs.step_seconds || source != rs.step_source;
+  rs.step_seconds = seconds;
+  rs.step_source = std::move(source);
+  return changed;
+}
+
+}  // namespace profwatch::pipeline

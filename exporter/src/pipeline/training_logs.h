@@ -1,0 +1,146 @@
+// TrainingLogs: finds each watched run's training log and follows it for the
+// serve daemon (issue 4). Per run: one steplog::LogTailer + one
+// steplog::StepTimeSource; Poll() reads what was appended (bounded bytes per
+// log per call) and reports the figures that changed, which the daemon copies
+// into the run's snapshot::RunState.
+//
+// Discovery, per run, first match wins and sticks (a better candidate that
+// appears later is not switched to; restart to re-resolve):
+//   1. explicit --log bindings: `JOB/RUN=FILE` or `RUN=FILE` name the run; a
+//      plain `FILE` applies while exactly one run is known (with several
+//      runs it is ambiguous: warned once, not used); a `JOB/RUN=FILE` run
+//      is known (and its log followed) before any of its traces exists;
+//   2. the globs (--log-glob, repeatable; default kDefaultLogGlobs), tried in
+//      order, with {jobs_root}, {job}, {run} replaced by the run's (glob
+//      metacharacters in them escaped); the lexically first match of the
+//      first pattern that matches anything is used.
+// A run whose log does not exist yet is retried on every Poll() (a log that
+// appears late is picked up).
+//
+// Thread-safety: none; the daemon's scan thread owns it. ChooseStepTime and
+// the parsing helpers are pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "snapshot/snapshot.h"
+#include "steplog/log_tailer.h"
+#include "steplog/step_time_source.h"
+#include "watch/scanner.h"
+
+namespace profwatch::pipeline {
+
+// MaxText/Slurm layouts: `<jobs_root>/<job>.<run>.log` (one log per run),
+// `<jobs_root>/<job>.log` (one per job), `<job>/artifact/log`,
+// `<job>/<run>/log*`.
+inline const std::vector<std::string> kDefaultLogGlobs = {
+    "{jobs_root}/{job}.{run}.log",
+    "{jobs_root}/{job}.log",
+    "{jobs_root}/{job}/artifact/log",
+    "{jobs_root}/{job}/{run}/log*",
+};
+
+// One --log value.
+struct LogBinding {
+  std::string training_job;  // empty: any job
+  std::string run;           // empty (with empty job): a plain FILE
+  std::string path;
+  bool operator==(const LogBinding&) const = default;
+};
+
+// "FILE", "RUN=FILE" or "JOB/RUN=FILE" (RUN may contain '/': the first '/'
+// ends JOB). Text before the first '=' is a binding only when it is non-empty
+// and does not start with '/', '.' or '~' (so "/data/a=b.log" is a plain
+// path). kConfig on an empty FILE.
+Result<LogBinding> ParseLogBinding(std::string_view text);
+
+// Replaces {jobs_root}, {job}, {run} in `pattern` (values glob-escaped).
+std::string ExpandLogGlob(std::string_view pattern, const std::string& jobs_root,
+                          const std::string& job, const std::string& run);
+
+// A run as the scanner saw it, and the directory its job lives in.
+struct RunLocation {
+  snapshot::RunKey key;
+  std::string jobs_root;  // parent of the job directory
+};
+// From a scanned trace file: the run dir minus the run's path components is
+// the job dir; its parent is the jobs root.
+RunLocation LocateRun(const watch::FileObservation& file);
+
+struct TrainingLogsOptions {
+  std::vector<LogBinding> bindings;
+  std::vector<std::string> globs = kDefaultLogGlobs;
+  steplog::StepTimeOptions step_time;
+  // Each log reads at most this much per Poll(); behind() says more is left.
+  steplog::TailerOptions tailer = {.max_line_bytes = 64 * 1024,
+                                   .chunk_bytes = 64 * 1024,
+                                   .max_bytes_per_poll = 1 << 20,
+                                   .fingerprint_bytes = 4096};
+  size_t max_runs = 4096;  // runs beyond this are not followed (warned once)
+};
+
+// What changed for one run in one Poll().
+struct LogUpdate {
+  snapshot::RunKey key;
+  std::string path;
+  snapshot::TrainingInfo training;
+  std::optional<int64_t> profile_steps;  // effective profiler_steps (log or override)
+  bool new_lines = false;                // lines were read
+  bool changed = false;                  // training or profile_steps differ from the last report
+  uint64_t new_parse_errors = 0;
+  std::vector<std::string> new_warnings;
+};
+
+class TrainingLogs {
+ public:
+  // `clock` is borrowed and must outlive this object.
+  TrainingLogs(TrainingLogsOptions options, const Clock& clock);
+  ~TrainingLogs();
+  TrainingLogs(const TrainingLogs&) = delete;
+  TrainingLogs& operator=(const TrainingLogs&) = delete;
+
+  // Registers runs seen by a scan (idempotent).
+  void ObserveRuns(const std::vector<RunLocation>& runs);
+  // Stops following a run (retention dropped it).
+  void Forget(const snapshot::RunKey& key);
+  // Resolves logs for runs without one, polls every followed log once and
+  // returns one entry per run that read lines or changed.
+  std::vector<LogUpdate> Poll();
+
+  // True when a log stopped at its byte budget in the last Poll().
+  bool behind() const { return behind_; }
+  // Directories holding followed logs (for watch hints).
+  std::vector<std::string> LogDirectories() const;
+  // The followed log of a run, "" when none is found yet.
+  std::string LogPathOf(const snapshot::RunKey& key) const;
+  size_t runs() const { return locations_.size(); }
+
+ private:
+  struct Followed;
+  // Finds a log for `loc` (bindings, then globs); "" when none exists yet.
+  std::string Resolve(const RunLocation& loc);
+
+  TrainingLogsOptions options_;
+  const Clock& clock_;
+  std::map<snapshot::RunKey, RunLocation> locations_;
+  std::map<snapshot::RunKey, std::unique_ptr<Followed>> followed_;
+  bool behind_ = false;
+  bool warned_ambiguous_ = false;
+  bool warned_max_runs_ = false;
+};
+
+// The window's step time, in order: training-log steady state ("log"),
+// in-trace step markers ("trace"), `config` ("config"); none leaves
+// step_seconds unset and step_source empty. Returns true when it changed.
+bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_seconds);
+
+}  // namespace profwatch::pipeline

@@ -1,0 +1,472 @@
+// End to end through the real `profwatch serve` binary (issue 4): a MaxText
+// log growing line by line plus a landing window yield the step time from the
+// log and the step - kernel gap; no source yields step_source_missing; the
+// --history file feeds `profwatch compare --history`.
+//
+// The traces are hand-written JAX traces on one GPU with exact kernel
+// durations, so every expected value below is computed by hand in a comment.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace profwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::TempDir;
+using testing::WriteFile;
+
+// --- traces -----------------------------------------------------------------
+
+struct Kernel {
+  int gpu = 0;
+  int stream = 16;
+  int64_t ts_us = 0;
+  int64_t dur_us = 0;
+};
+
+// A JAX/XLA trace holding exactly `kernels` (GEMM-named) on their GPUs.
+std::string JaxTrace(int gpus, const std::vector<Kernel>& kernels) {
+  std::ostringstream out;
+  out << R"j({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)j";
+  for (int g = 0; g < gpus; ++g) {
+    out << R"j({"ph":"M","pid":)j" << g + 1
+        << R"j(,"name":"process_name","args":{"name":"/device:GPU:)j" << g << R"j("}},)j";
+    for (int s : {16, 17}) {
+      out << R"j({"ph":"M","pid":)j" << g + 1 << R"j(,"tid":)j" << s
+          << R"j(,"name":"thread_name","args":{"name":"Stream #)j" << s << R"j((Kernel)"}},)j";
+    }
+  }
+  for (const Kernel& k : kernels) {
+    out << R"j({"ph":"X","pid":)j" << k.gpu + 1 << R"j(,"tid":)j" << k.stream << R"j(,"ts":)j"
+        << k.ts_us << R"j(,"dur":)j" << k.dur_us
+        << R"j(,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{}},)j";
+  }
+  out << "{}]}";
+  return out.str();
+}
+
+std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run) {
+  return jobs + "/" + job + "/" + run + "/tensorboard/plugins/profile";
+}
+
+void Append(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  out << text;
+}
+
+std::string StepLine(int step, const std::string& seconds) {
+  return "I1122 03:00:00 train.py:500] completed step: " + std::to_string(step) +
+         ", seconds: " + seconds +
+         ", TFLOP/s/device: 150.000, Tokens/s/device: 3000.000, total_weights: 65536, loss: "
+         "4.000\n";
+}
+
+std::string ConfigLines(int profiler_steps) {
+  return "Config param profiler: xplane\nConfig param skip_first_n_steps_for_profiler: 5\n"
+         "Config param profiler_steps: " +
+         std::to_string(profiler_steps) + "\n";
+}
+
+// --- HTTP and exposition ------------------------------------------------------
+
+std::optional<std::string> HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string resp;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  size_t body = resp.find("\r\n\r\n");
+  if (resp.find(" 200 ") == std::string::npos || body == std::string::npos) return std::nullopt;
+  return resp.substr(body + 4);
+}
+
+using Labels = std::map<std::string, std::string>;
+
+std::optional<double> Sample(const std::string& text, const std::string& name,
+                             const Labels& want = {}) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.compare(0, name.size(), name) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != '{' && next != ' ') continue;
+    bool ok = true;
+    for (const auto& [k, v] : want) {
+      if (line.find(k + "=\"" + v + "\"") == std::string::npos) ok = false;
+    }
+    if (ok) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return std::nullopt;
+}
+
+class Serve {
+ public:
+  Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag = "serve")
+      : log_path_(tmp.Sub(tag + ".out")), port_file_(tmp.Sub(tag + ".port")) {
+    std::vector<std::string> argv = {testing::BinaryPath("profwatch"),
+                                     "serve",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--listen-port-file",
+                                     port_file_,
+                                     "--log-level",
+                                     "debug"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string text = testing::ReadFile(port_file_);
+      if (!text.empty()) {
+        port_ = std::stoi(text);
+        break;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  ~Serve() { Stop(); }
+  int port() const { return port_; }
+  std::string Log() const { return testing::ReadFile(log_path_); }
+  std::optional<std::string> Metrics() const {
+    return port_ > 0 ? HttpGet(port_, "/metrics") : std::nullopt;
+  }
+  // Polls /metrics until `pred` holds (deadline); the scrape that satisfied it.
+  std::optional<std::string> WaitFor(const std::function<bool(const std::string&)>& pred,
+                                     std::chrono::milliseconds limit = 30s) const {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto m = Metrics(); m && pred(*m)) return m;
+      std::this_thread::sleep_for(50ms);
+    }
+    return std::nullopt;
+  }
+  // Waits until the daemon has completed `n` more full scans (log polls ride
+  // on scans), so a state the test set up has been seen.
+  bool WaitScans(int n) const {
+    auto first = Metrics();
+    if (!first) return false;
+    double last = Sample(*first, "profwatch_last_scan_timestamp_seconds").value_or(0);
+    for (int i = 0; i < n; ++i) {
+      auto m = WaitFor([&](const std::string& t) {
+        return Sample(t, "profwatch_last_scan_timestamp_seconds").value_or(0) > last;
+      });
+      if (!m) return false;
+      last = *Sample(*m, "profwatch_last_scan_timestamp_seconds");
+    }
+    return true;
+  }
+  int Stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+
+ private:
+  std::string log_path_;
+  std::string port_file_;
+  pid_t pid_ = -1;
+  int port_ = -1;
+};
+
+std::vector<std::string> FastFlags(const std::string& jobs) {
+  return {"--watch", jobs, "--settle", "500ms", "--poll-interval", "200ms"};
+}
+
+std::function<bool(const std::string&)> Has(const std::string& name, const Labels& labels) {
+  return [=](const std::string& m) { return Sample(m, name, labels).has_value(); };
+}
+
+std::function<bool(const std::string&)> Equals(const std::string& name, const Labels& labels,
+                                               double value) {
+  return [=](const std::string& m) {
+    auto v = Sample(m, name, labels);
+    return v && *v == value;
+  };
+}
+
+std::vector<std::string> FileLines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+// --- tests --------------------------------------------------------------------
+
+// Positive gap. Log: profiler_steps=2, skip 5 -> steps 0..4 warm-up, 5-6
+// profiled, 7 write-back, 8.. steady at 0.8 s. Trace: one GPU, one stream,
+// two kernels of 0.5 s -> 1.0 s / (1 GPU x 2 steps, divisor from the log) =
+// 0.5 s per GPU per step; gap = 0.8 - 0.5 = +0.3 s, ratio 0.375.
+TEST(ServeStepsTest, GrowingMaxTextLogGivesLogStepTimeAndPositiveGap) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string log = jobs + "/jobA.log";
+  WriteFile(log, "");
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--log", "jobA/run1=" + log, "--history", tmp.Sub("h.jsonl")});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+
+  // The log grows line by line before any window exists: the run is
+  // exported from its log alone.
+  Append(log, ConfigLines(2));
+  Append(log, StepLine(0, "42.000"));  // compilation
+  for (int s = 1; s <= 4; ++s) {
+    Append(log, StepLine(s, "0.800"));
+    ASSERT_TRUE(serve.WaitFor(Equals("profwatch_training_step", run, s))) << serve.Log();
+  }
+  for (int s = 5; s <= 6; ++s) Append(log, StepLine(s, "0.950"));  // profiled
+  Append(log, StepLine(7, "1.300"));                               // write-back
+  for (int s = 8; s <= 11; ++s) Append(log, StepLine(s, "0.800"));
+  auto m = serve.WaitFor(Equals("profwatch_training_step", run, 11));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_training_steady_step_seconds", run), 0.8) << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_step_seconds", run).has_value()) << "no window yet";
+
+  // A torn last line: the daemon must not take the prefix for a line.
+  Append(log, "completed step: 12, seconds: 0.8");
+  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+  m = serve.Metrics();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(Sample(*m, "profwatch_training_step", run), 11) << *m;
+  Append(log,
+         "125, TFLOP/s/device: 123.500, MFU: 40.00%, Tokens/s/device: 2900.000, loss: 2.250\n");
+  m = serve.WaitFor(Equals("profwatch_training_step", run, 12));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_training_step_seconds", run), 0.8125) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_training_tflops_per_device", run), 123.5) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_training_mfu_ratio", run), 0.4) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_training_loss", run), 2.25) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_training_tokens_per_second_per_device", run), 2900) << *m;
+  // Steady steps 8..12: 0.8 x4, 0.8125 -> median 0.8.
+  EXPECT_EQ(Sample(*m, "profwatch_training_steady_step_seconds", run), 0.8) << *m;
+
+  // The window lands.
+  WriteFile(ProfileDir(jobs, "jobA", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(1, {{0, 16, 100, 500000}, {0, 16, 600100, 500000}})));
+  m = serve.WaitFor(Has("profwatch_step_minus_kernel_seconds", run));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_step_seconds", {{"run", "run1"}, {"source", "log"}}), 0.8) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.3, 1e-12) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_ratio", run), 0.375, 1e-12) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_step_source_missing", run), 0) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_log_parse_errors_total"), 0) << *m;
+
+  // A garbage step line is counted, nothing else changes.
+  Append(log, "completed step: NaNaN, seconds: soon\n");
+  m = serve.WaitFor(Equals("profwatch_log_parse_errors_total", {}, 1));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.3, 1e-12) << *m;
+
+  // --history: one line for the one analysed window.
+  std::vector<std::string> lines = FileLines(tmp.Sub("h.jsonl"));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find(R"("schema":"profwatch.history.v1")"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(R"("window":"2024_03_01_12_00_00")"), std::string::npos) << lines[0];
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Negative gap (healthy overlap), log found by the default `<jobs_root>/<job>.log`
+// glob. Trace: one GPU, streams 16 and 17 each run three 0.4 s kernels that
+// overlap -> summed kernel 2.4 s / (1 GPU x 3 steps) = 0.8 s per GPU per step;
+// steady step 0.6 s -> gap = 0.6 - 0.8 = -0.2 s, ratio -1/3.
+TEST(ServeStepsTest, OverlappingStreamsGiveNegativeGapWithDiscoveredLog) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string log = jobs + "/jobB.log";
+  std::vector<Kernel> kernels;
+  for (int i = 0; i < 3; ++i) {
+    kernels.push_back({0, 16, 100 + i * 500000, 400000});
+    kernels.push_back({0, 17, 200 + i * 500000, 400000});
+  }
+  WriteFile(ProfileDir(jobs, "jobB", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(1, kernels)));
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "jobB"}, {"run", "run1"}};
+  // The window is analysed before any log exists: no step source yet.
+  auto m = serve.WaitFor(Has("profwatch_window_gpus", run));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_step_source_missing", run), 1) << *m;
+  // The log appears late and grows.
+  WriteFile(log, ConfigLines(3));
+  for (int s = 0; s <= 14; ++s) {
+    Append(log, StepLine(s, s == 0 ? "30.000" : (s == 8 ? "0.950" : "0.600")));
+  }
+  m = serve.WaitFor(Has("profwatch_step_minus_kernel_seconds", run));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_step_seconds", {{"run", "run1"}, {"source", "log"}}), 0.6) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), -0.2, 1e-12) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_ratio", run), -1.0 / 3, 1e-12) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_step_source_missing", run), 0) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_training_step", run), 14) << *m;
+  EXPECT_NE(serve.Log().find("training log found training_job=jobB run=run1 path=" + log),
+            std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// No log, no in-trace markers, no --step-time: said, not invented; with
+// --step-time the config source is used. Trace: 3 x 0.2 s kernels / 3 steps
+// = 0.2 s per GPU per step; --step-time 0.9 -> gap 0.7 s.
+TEST(ServeStepsTest, NoStepSourceIsMissingAndStepTimeFlagIsConfigSource) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteFile(ProfileDir(jobs, "jobC", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(
+                1, {{0, 16, 100, 200000}, {0, 16, 300100, 200000}, {0, 16, 600100, 200000}})));
+  const Labels run = {{"training_job", "jobC"}, {"run", "run1"}};
+  {
+    Serve serve(tmp, FastFlags(jobs), "none");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor(Has("profwatch_step_source_missing", run));
+    ASSERT_TRUE(m) << serve.Log();
+    EXPECT_EQ(Sample(*m, "profwatch_step_source_missing", run), 1) << *m;
+    EXPECT_FALSE(Sample(*m, "profwatch_step_minus_kernel_seconds", run).has_value()) << *m;
+    EXPECT_NE(serve.Log().find("no step-time source training_job=jobC run=run1"), std::string::npos)
+        << serve.Log();
+  }
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--step-time", "0.9"});
+  Serve serve(tmp, flags, "config");
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(Has("profwatch_step_minus_kernel_seconds", run));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_step_seconds", {{"run", "run1"}, {"source", "config"}}), 0.9)
+      << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.7, 1e-12) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_step_source_missing", run), 0) << *m;
+}
+
+// --history with a 1-byte limit rotates on every window (FILE = latest,
+// FILE.1 = the one before); compare --history reads both by JOB/RUN.
+// runA: two files with one GPU each (1-GPU/proc); runB and runC: one file
+// with two GPUs (1-node/proc). Kernels: 0.3 s each, one per GPU per step x 3
+// -> 0.3 s per GPU per step everywhere; --step-time 0.5 -> gap 0.2.
+TEST(ServeStepsTest, HistoryRotatesAndFeedsCompareByRunName) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string history = tmp.Sub("history.jsonl");
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(),
+               {"--history", history, "--history-max-bytes", "1", "--step-time", "0.5"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto per_gpu = [](int gpu) {
+    return std::vector<Kernel>{
+        {gpu, 16, 100, 300000}, {gpu, 16, 400100, 300000}, {gpu, 16, 800100, 300000}};
+  };
+  std::vector<Kernel> two_gpus = per_gpu(0);
+  for (const Kernel& k : per_gpu(1)) two_gpus.push_back(k);
+  auto analysed = [&](double n) { return Equals("profwatch_windows_analyzed_total", {}, n); };
+
+  const std::string a = ProfileDir(jobs, "jobH", "runA") + "/2024_03_01_12_00_00/";
+  WriteFile(a + "h0.trace.json.gz", testing::Gzip(JaxTrace(1, per_gpu(0))));
+  WriteFile(a + "h1.trace.json.gz", testing::Gzip(JaxTrace(1, per_gpu(0))));
+  ASSERT_TRUE(serve.WaitFor(analysed(1))) << serve.Log();
+  WriteFile(ProfileDir(jobs, "jobH", "runB") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(2, two_gpus)));
+  ASSERT_TRUE(serve.WaitFor(analysed(2))) << serve.Log();
+  ASSERT_EQ(FileLines(history + ".1").size(), 1u);
+  ASSERT_EQ(FileLines(history).size(), 1u);
+
+  const std::string compare =
+      "'" + testing::BinaryPath("profwatch") + "' compare --history '" + history + "' ";
+  testing::CommandResult r = testing::RunCommand(compare + "jobH/runA jobH/runB");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.err.find("launcher mode differs"), std::string::npos) << r.err;
+  r = testing::RunCommand(compare + "--force jobH/runA jobH/runB");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("launcher mode"), std::string::npos) << r.out;
+
+  WriteFile(ProfileDir(jobs, "jobH", "runC") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(2, two_gpus)));
+  ASSERT_TRUE(serve.WaitFor(analysed(3))) << serve.Log();
+  r = testing::RunCommand(compare + "--format json jobH/runB jobH/runC");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* want : {R"("total kernel": 0.3)", R"("step": 0.5)", R"("GPUs": 2.0)",
+                           R"("launcher mode": "1-node/proc")", R"("step_source": "config")"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find(R"("step - total kernel": 0.2)"), std::string::npos) << r.out;
+  r = testing::RunCommand(compare + "jobH/runB jobH/runC");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("total kernel"), std::string::npos) << r.out;
+  // runA's entry was rotated away (two rotations since): a clear error.
+  r = testing::RunCommand(compare + "jobH/runA jobH/runC");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("no window of jobH/runA in history"), std::string::npos) << r.err;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace profwatch

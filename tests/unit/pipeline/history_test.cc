@@ -1,0 +1,158 @@
+// HistoryWriter (serve --history) and the compare-side reader: one JSON line
+// per window, rotation to FILE.1, latest-entry lookup by JOB/RUN[@WINDOW].
+#include "pipeline/history.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/history_reader.h"
+#include "testing/test_util.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+using testing::TempDir;
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+snapshot::RunState MakeRun(const std::string& job, const std::string& run,
+                           const std::string& window, int64_t kernel_ps) {
+  snapshot::RunState rs;
+  rs.key = {job, run};
+  rs.window_id = window;
+  rs.has_window = true;
+  rs.stats.profile_steps = 2;
+  rs.stats.total_kernel_ps = kernel_ps;
+  aggregate::DeviceSummary d;
+  d.file = "h0.trace.json.gz";
+  d.device = "0";
+  d.kernel_ps = kernel_ps;
+  d.busy_ps = kernel_ps;
+  d.span_ps = kernel_ps;
+  rs.stats.devices.push_back(d);
+  rs.stats.launcher_mode = aggregate::LauncherMode::kOneGpuPerProcess;
+  rs.step_seconds = 0.8;
+  rs.step_source = "log";
+  return rs;
+}
+
+TEST(HistoryLineTest, CarriesSchemaRunWindowAndTheWindowReport) {
+  const std::string line =
+      HistoryLine(MakeRun("jobA", "run1", "2024_01_01_00_00_00", 1'000'000'000'000), 1700000000.5);
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["schema"], "profwatch.history.v1");
+  EXPECT_EQ(j["time"], 1700000000.5);
+  EXPECT_EQ(j["training_job"], "jobA");
+  EXPECT_EQ(j["run"], "run1");
+  EXPECT_EQ(j["window"], "2024_01_01_00_00_00");
+  EXPECT_EQ(j["report"]["schema"], "profwatch.window.v1");
+  EXPECT_EQ(j["report"]["total_kernel_seconds_per_gpu_step"], 0.5);  // 1 s / (1 GPU x 2 steps)
+  EXPECT_EQ(j["report"]["step"]["source"], "log");
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(HistoryWriterTest, AppendsOneLinePerCallAndRotatesPastTheLimit) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  const std::string a(100, 'a'), b(100, 'b'), c(100, 'c');
+  HistoryWriter w(path, 250);
+  ASSERT_TRUE(w.Append(a));
+  ASSERT_TRUE(w.Append(b));  // 202 bytes: fits
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{a, b}));
+  EXPECT_FALSE(std::filesystem::exists(path + ".1"));
+  ASSERT_TRUE(w.Append(c));  // 303 > 250: rotate first
+  EXPECT_EQ(Lines(path + ".1"), (std::vector<std::string>{a, b}));
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{c}));
+  ASSERT_TRUE(w.Append(a));
+  ASSERT_TRUE(w.Append(b));  // replaces the older FILE.1
+  EXPECT_EQ(Lines(path + ".1"), (std::vector<std::string>{c, a}));
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{b}));
+}
+
+TEST(HistoryWriterTest, ALineLargerThanTheLimitIsStillWrittenAlone) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  HistoryWriter w(path, 10);
+  ASSERT_TRUE(w.Append(std::string(50, 'x')));
+  ASSERT_TRUE(w.Append(std::string(60, 'y')));
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{std::string(60, 'y')}));
+  EXPECT_EQ(Lines(path + ".1"), (std::vector<std::string>{std::string(50, 'x')}));
+}
+
+TEST(HistoryWriterTest, FollowsThePathWhenTheFileIsRemoved) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  HistoryWriter w(path, 1 << 20);
+  ASSERT_TRUE(w.Append("one"));
+  std::filesystem::remove(path);
+  ASSERT_TRUE(w.Append("two"));
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{"two"}));
+}
+
+TEST(HistoryWriterTest, UnwritableDirectoryIsAnIoError) {
+  HistoryWriter w("/nonexistent-dir-profwatch/h.jsonl", 100);
+  Status s = w.Append("x");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::kIo);
+}
+
+TEST(HistoryReaderTest, ParsesQueries) {
+  auto q = cli::ParseHistoryQuery("jobA/run1");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->training_job, "jobA");
+  EXPECT_EQ(q->run, "run1");
+  EXPECT_FALSE(q->window);
+  q = cli::ParseHistoryQuery("jobA/sweep/run1@2024_01_01_00_00_00");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->run, "sweep/run1");
+  EXPECT_EQ(q->window, "2024_01_01_00_00_00");
+  EXPECT_FALSE(cli::ParseHistoryQuery("run1"));
+  EXPECT_FALSE(cli::ParseHistoryQuery("/jobA"));
+  EXPECT_FALSE(cli::ParseHistoryQuery("jobA/"));
+  EXPECT_FALSE(cli::ParseHistoryQuery("jobA/run1@"));
+}
+
+TEST(HistoryReaderTest, FindsTheLatestMatchingWindowAcrossRotation) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  {
+    std::ofstream old(path + ".1");
+    old << HistoryLine(MakeRun("jobA", "run1", "w1", 1'000'000'000'000), 1) << "\n";
+    old << "not json at all\n";
+    old << R"({"training_job":"jobA","run":"run1","report":{"gpus":"x"}})"
+        << "\n";
+  }
+  {
+    std::ofstream cur(path);
+    cur << HistoryLine(MakeRun("jobA", "run1", "w2", 2'000'000'000'000), 2) << "\n";
+    cur << HistoryLine(MakeRun("jobA", "run10", "w3", 4'000'000'000'000), 3) << "\n";
+  }
+  auto latest = cli::FindInHistory(path, {"jobA", "run1", std::nullopt});
+  ASSERT_TRUE(latest) << latest.error().ToString();
+  EXPECT_EQ(latest->window, "w2");
+  EXPECT_DOUBLE_EQ(latest->total_kernel, 1.0);
+  EXPECT_EQ(latest->gpus, 1);
+  EXPECT_EQ(latest->profile_steps, 2);
+  EXPECT_EQ(latest->launcher_mode, "1-GPU/proc");
+  EXPECT_EQ(latest->step_seconds, 0.8);
+  EXPECT_EQ(latest->step_source, "log");
+  auto older = cli::FindInHistory(path, {"jobA", "run1", "w1"});
+  ASSERT_TRUE(older);
+  EXPECT_DOUBLE_EQ(older->total_kernel, 0.5);
+  auto missing = cli::FindInHistory(path, {"jobA", "run2", std::nullopt});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(cli::FindInHistory(tmp.Sub("absent.jsonl"), {"a", "b", std::nullopt}).error().code,
+            ErrorCode::kIo);
+}
+
+}  // namespace
+}  // namespace profwatch::pipeline

@@ -1,0 +1,246 @@
+// TrainingLogs: log discovery order, late logs, explicit bindings, figures
+// and step-source choice. Temp dirs; a FakeClock stamps the step times.
+#include "pipeline/training_logs.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/test_util.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+void Append(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  out << text;
+}
+
+RunLocation Loc(const std::string& jobs_root, const std::string& job, const std::string& run) {
+  return {{job, run}, jobs_root};
+}
+
+std::string StepLine(int step, double seconds) {
+  return "completed step: " + std::to_string(step) + ", seconds: " + std::to_string(seconds) +
+         ", TFLOP/s/device: 100.0, Tokens/s/device: 2000.0, loss: 3.5\n";
+}
+
+TEST(ParseLogBindingTest, AcceptsPlainRunAndJobRunForms) {
+  EXPECT_EQ(*ParseLogBinding("/data/job.log"), (LogBinding{"", "", "/data/job.log"}));
+  EXPECT_EQ(*ParseLogBinding("run1=/data/a.log"), (LogBinding{"", "run1", "/data/a.log"}));
+  EXPECT_EQ(*ParseLogBinding("jobA/run1=/data/a.log"), (LogBinding{"jobA", "run1", "/data/a.log"}));
+  EXPECT_EQ(*ParseLogBinding("jobA/nested/run=x.log"), (LogBinding{"jobA", "nested/run", "x.log"}));
+  // An absolute or relative path with '=' in it is a path, not a binding.
+  EXPECT_EQ(*ParseLogBinding("/data/a=b.log"), (LogBinding{"", "", "/data/a=b.log"}));
+  EXPECT_EQ(*ParseLogBinding("./a=b.log"), (LogBinding{"", "", "./a=b.log"}));
+}
+
+TEST(ParseLogBindingTest, RejectsEmptyFileAndHalfNamedRun) {
+  EXPECT_EQ(ParseLogBinding("").error().code, ErrorCode::kConfig);
+  EXPECT_EQ(ParseLogBinding("run1=").error().code, ErrorCode::kConfig);
+  EXPECT_EQ(ParseLogBinding("jobA/=x.log").error().code, ErrorCode::kConfig);
+}
+
+TEST(ExpandLogGlobTest, ReplacesPlaceholdersAndEscapesGlobCharacters) {
+  EXPECT_EQ(ExpandLogGlob("{jobs_root}/{job}.{run}.log", "/j", "a", "r1"), "/j/a.r1.log");
+  EXPECT_EQ(ExpandLogGlob("{jobs_root}/{job}/log*", "/j[1]", "a*", "r"), "/j\\[1\\]/a\\*/log*");
+}
+
+TEST(LocateRunTest, JobsRootIsTheParentOfTheJobDirectory) {
+  watch::FileObservation f;
+  f.run_dir = "/data/jobs/jobA/run1";
+  f.labels = {"jobA", "run1"};
+  RunLocation loc = LocateRun(f);
+  EXPECT_EQ(loc.key, (snapshot::RunKey{"jobA", "run1"}));
+  EXPECT_EQ(loc.jobs_root, "/data/jobs");
+  f.run_dir = "/data/jobs/jobA/sweep/run7";
+  f.labels = {"jobA", "sweep/run7"};
+  EXPECT_EQ(LocateRun(f).jobs_root, "/data/jobs");
+}
+
+TEST(TrainingLogsTest, DefaultGlobsAreTriedInOrder) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  const RunLocation loc = Loc(root, "jobA", "run1");
+  // Lowest priority first, so each step shows the next pattern wins.
+  WriteFile(root + "/jobA/run1/log.txt", StepLine(1, 1.0));
+  EXPECT_TRUE(logs.Poll().size() == 1);
+  EXPECT_EQ(logs.LogPathOf(loc.key), root + "/jobA/run1/log.txt");
+
+  for (const auto& [file, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"/jobA/artifact/log", "/jobA/artifact/log"},
+           {"/jobA.log", "/jobA.log"},
+           {"/jobA.run1.log", "/jobA.run1.log"}}) {
+    WriteFile(root + file, StepLine(1, 1.0));
+    TrainingLogs fresh({}, clock);
+    fresh.ObserveRuns({loc});
+    fresh.Poll();
+    EXPECT_EQ(fresh.LogPathOf(loc.key), root + expected) << file;
+  }
+}
+
+TEST(TrainingLogsTest, CustomGlobsReplaceTheDefaults) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  WriteFile(root + "/jobA.log", StepLine(1, 1.0));
+  WriteFile(root + "/logs/jobA-run1-0.txt", StepLine(1, 1.0));
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.globs = {"{jobs_root}/logs/{job}-{run}-*.txt"};
+  TrainingLogs logs(o, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  logs.Poll();
+  EXPECT_EQ(logs.LogPathOf({"jobA", "run1"}), root + "/logs/jobA-run1-0.txt");
+}
+
+TEST(TrainingLogsTest, LogThatAppearsLateIsPickedUpOnALaterPoll) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  std::filesystem::create_directories(root);
+  FakeClock clock;
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  EXPECT_TRUE(logs.Poll().empty());
+  EXPECT_EQ(logs.LogPathOf({"jobA", "run1"}), "");
+  WriteFile(root + "/jobA.log", StepLine(4, 1.25));
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].path, root + "/jobA.log");
+  EXPECT_EQ(u[0].training.last_step, 4);
+  EXPECT_EQ(u[0].training.last_step_seconds, 1.25);
+  EXPECT_TRUE(u[0].changed);
+}
+
+TEST(TrainingLogsTest, ExplicitBindingWinsOverGlobsAndIsKnownWithoutTraces) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  WriteFile(root + "/jobA.log", StepLine(1, 1.0));
+  WriteFile(tmp.Sub("elsewhere.log"), StepLine(9, 2.0));
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.bindings = {*ParseLogBinding("jobA/run1=" + tmp.Sub("elsewhere.log"))};
+  TrainingLogs logs(o, clock);
+  EXPECT_EQ(logs.runs(), 1u);  // known before any scan
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].training.last_step, 9);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  logs.Poll();
+  EXPECT_EQ(logs.LogPathOf({"jobA", "run1"}), tmp.Sub("elsewhere.log"));
+}
+
+TEST(TrainingLogsTest, PlainFileAppliesOnlyWhileOneRunIsWatched) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  WriteFile(tmp.Sub("train.log"), StepLine(3, 1.0));
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.bindings = {*ParseLogBinding(tmp.Sub("train.log"))};
+  {
+    TrainingLogs one(o, clock);
+    one.ObserveRuns({Loc(root, "jobA", "run1")});
+    one.Poll();
+    EXPECT_EQ(one.LogPathOf({"jobA", "run1"}), tmp.Sub("train.log"));
+  }
+  TrainingLogs two(o, clock);
+  two.ObserveRuns({Loc(root, "jobA", "run1"), Loc(root, "jobA", "run2")});
+  EXPECT_TRUE(two.Poll().empty());
+  EXPECT_EQ(two.LogPathOf({"jobA", "run1"}), "");
+}
+
+TEST(TrainingLogsTest, ReportsFiguresProfileStepsParseErrorsAndOnlyChanges) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  const std::string log = root + "/jobA.log";
+  FakeClock clock;
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  WriteFile(log,
+            "Config param profiler: xplane\nConfig param skip_first_n_steps_for_profiler: 5\n"
+            "Config param profiler_steps: 2\n");
+  for (int s = 0; s < 12; ++s) Append(log, StepLine(s, s == 0 ? 30.0 : (s == 7 ? 1.9 : 0.75)));
+  Append(log, "completed step: oops\n");
+  Append(log, "completed step: 12, seconds: 0.7");  // torn: not read yet
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].training.last_step, 11);
+  EXPECT_EQ(u[0].training.steady_step_seconds, 0.75);
+  EXPECT_EQ(u[0].training.tflops_per_device, 100.0);
+  EXPECT_EQ(u[0].training.last_step_unix, ToUnixSeconds(clock.Now()));
+  EXPECT_EQ(u[0].profile_steps, 2);
+  EXPECT_EQ(u[0].new_parse_errors, 1u);
+  // Nothing new: no update.
+  EXPECT_TRUE(logs.Poll().empty());
+  Append(log, "5, loss: 2.0\n");
+  u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].training.last_step, 12);
+  EXPECT_EQ(u[0].training.last_step_seconds, 0.75);
+  EXPECT_EQ(u[0].training.loss, 2.0);
+  EXPECT_EQ(u[0].new_parse_errors, 0u);
+}
+
+TEST(TrainingLogsTest, FlagMismatchWithLogIsWarnedOnce) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.step_time.overrides.profiler_steps = 5;
+  TrainingLogs logs(o, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  WriteFile(root + "/jobA.log", "Config param profiler_steps: 3\n" + StepLine(0, 9.0));
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].profile_steps, 5);  // the flag wins
+  EXPECT_EQ(u[0].new_warnings.size(), 1u);
+  Append(root + "/jobA.log", StepLine(1, 9.0));
+  u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_TRUE(u[0].new_warnings.empty());
+}
+
+TEST(TrainingLogsTest, BinaryGarbageLogBreaksNothing) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  std::string garbage;
+  for (int i = 0; i < 200000; ++i) garbage += static_cast<char>((i * 7919) % 256);
+  WriteFile(root + "/jobA.log", garbage + "\ncompleted step: \xff\xfe\n" + StepLine(2, 0.5));
+  FakeClock clock;
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  std::vector<LogUpdate> u;
+  for (int i = 0; i < 5 && (u.empty() || !u.back().training.last_step); ++i) {
+    auto more = logs.Poll();
+    u.insert(u.end(), more.begin(), more.end());
+  }
+  ASSERT_FALSE(u.empty());
+  EXPECT_EQ(u.back().training.last_step, 2);
+}
+
+TEST(ChooseStepTimeTest, LogThenTraceThenConfigThenNothing) {
+  snapshot::RunState rs;
+  rs.has_window = true;
+  EXPECT_FALSE(ChooseStepTime(rs, std::nullopt));
+  EXPECT_FALSE(rs.step_seconds.has_value());
+  EXPECT_EQ(rs.step_source, "");
+  EXPECT_TRUE(ChooseStepTime(rs, 0.9));
+  EXPECT_EQ(rs.step_seconds, 0.9);
+  EXPECT_EQ(rs.step_source, "config");
+  rs.training.steady_step_seconds = 0.8;
+  EXPECT_TRUE(ChooseStepTime(rs, 0.9));
+  EXPECT_EQ(rs.step_seconds, 0.8);
+  EXPECT_EQ(rs.step_source, "log");
+  EXPECT_FALSE(ChooseStepTime(rs, 0.9));
+  rs.training.steady_step_seconds.reset();
+  EXPECT_TRUE(ChooseStepTime(rs, std::nullopt));
+  EXPECT_FALSE(rs.step_seconds.has_value());
+}
+
+}  // namespace
+}  // namespace profwatch::pipeline
