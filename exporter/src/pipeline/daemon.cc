@@ -163,6 +163,12 @@ void Daemon::Reload(const DaemonOptions& next) {
   options_.assembler = next.assembler;
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
+  options_.profile_steps_explicit = next.profile_steps_explicit;
+  if (next.history_file != options_.history_file ||
+      next.training_logs.bindings != options_.training_logs.bindings ||
+      next.training_logs.globs != options_.training_logs.globs) {
+    spdlog::warn("reload: --log, --log-glob and --history need a restart; kept");
+  }
   assembler_.SetOptions(next.assembler);
   rescan_requested_ = true;
   if (watcher_) watcher_->Wake();
