@@ -385,7 +385,9 @@ Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink&
   if (!summary_.has_trace_events) {
     return MakeError(ErrorCode::kUnsupported, "JSON object without a traceEvents key");
   }
-  summary_.suspected_truncated = summary_.events == kJaxEventCap;
+  // The XLA converter caps trace events; process/thread metadata is written
+  // apart from them and does not count.
+  summary_.suspected_truncated = summary_.events - summary_.metadata_events == kJaxEventCap;
   if (saw_kineto_key_ || saw_cat_) {
     summary_.schema = TraceSchema::kKineto;
   } else if (saw_jax_process_) {
@@ -902,7 +904,8 @@ Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, 
           std::string_view s;
           bool is_string;
           if ((err = GetString(v, s, is_string))) break;
-          ev.ph = is_string && !s.empty() ? s[0] : 0;
+          // One-letter phases only: "Xtra" is not "X" (as for Python's ==).
+          ev.ph = is_string && s.size() == 1 ? s[0] : (is_string && !s.empty() ? '?' : 0);
         } else if (key.unsafe_is_equal("pid")) {
           ok = ParseId(v, ev.pid);
         }
@@ -1021,6 +1024,7 @@ Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, 
       (ev.args_name.starts_with("/device:") || ev.args_name.starts_with("/host:"))) {
     saw_jax_process_ = true;
   }
+  if (ev.ph == 'M') ++summary_.metadata_events;
   sink.OnEvent(ev);
   return Outcome::kEvent;
 }

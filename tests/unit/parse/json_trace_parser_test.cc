@@ -515,6 +515,17 @@ TEST(JsonTraceParserTest, ExactlyTheJaxEventCapIsSuspectedTruncated) {
     EXPECT_EQ(result->empty_events, 1u);
     EXPECT_EQ(result->suspected_truncated, n == kJaxEventCap) << n;
   }
+  // Process/thread metadata is written apart from the capped trace events.
+  std::string json = R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name"},)";
+  for (uint64_t i = 0; i < kJaxEventCap; ++i) json += R"({"ph":"X"},)";
+  json += "{}]}";
+  StringSource source(json);
+  CountSink sink;
+  auto result = MakeJsonTraceParser()->Parse(source, sink);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->events, kJaxEventCap + 1);
+  EXPECT_EQ(result->metadata_events, 1u);
+  EXPECT_TRUE(result->suspected_truncated);
 }
 
 // ---------------------------------------------------------------- chunking
