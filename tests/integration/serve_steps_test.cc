@@ -461,6 +461,16 @@ TEST(ServeStepsTest, HistoryRotatesAndFeedsCompareByRunName) {
   r = testing::RunCommand(compare + "jobH/runB jobH/runC");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("total kernel"), std::string::npos) << r.out;
+  // A history entry and a path side by side (the path is analysed fresh and
+  // has no step time of its own).
+  r = testing::RunCommand(compare + "--format json jobH/runC '" + ProfileDir(jobs, "jobH", "runB") +
+                          "/2024_03_01_12_00_00'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const size_t first_total = r.out.find(R"("total kernel": 0.3)");
+  ASSERT_NE(first_total, std::string::npos) << r.out;
+  EXPECT_NE(r.out.rfind(R"("total kernel": 0.3)"), first_total) << "both variants\n" << r.out;
+  EXPECT_NE(r.out.find(R"("step": null)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("step": 0.5)"), std::string::npos) << r.out;
   // runA's entry was rotated away (two rotations since): a clear error.
   r = testing::RunCommand(compare + "jobH/runA jobH/runC");
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
