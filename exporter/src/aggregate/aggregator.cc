@@ -5,6 +5,10 @@
 // interval, coalesced on in-order appends). Keeping them per name lets
 // classification wait until Finish (for `--rules auto`) while still splitting
 // comm from compute and dropping kMemory kernels from busy time there.
+// Beyond the interval budget the lists are normalized in place and, if still
+// too long, written as sorted runs to a spill file; Finish computes the
+// unions with streaming k-way merges over memory lists and spilled runs, so
+// memory stays bounded and the integer results are the same.
 #include "aggregate/aggregator.h"
 
 #include <algorithm>
@@ -17,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "aggregate/interval_spill.h"
 #include "aggregate/interval_union.h"
 
 namespace profwatch::aggregate {
@@ -38,6 +43,11 @@ struct FileStats {
 };
 
 namespace {
+
+// Finish's external merge: at most 128 spilled runs open at once, each read
+// through 64 KiB, so 8 MiB per union stream (two at a time).
+constexpr size_t kMergeFanIn = 128;
+constexpr size_t kMergeBufferIntervals = 4096;
 
 struct StringHash {
   using is_transparent = void;
@@ -127,6 +137,7 @@ struct FileAggregator::Impl {
     std::unordered_map<uint32_t, NameOnDevice> by_name;
     std::vector<int64_t> streams;               // distinct stream ids seen with kernels
     std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
+    std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (name, run)
     uint64_t last_stream_name = ~0ULL;
     int64_t memops = 0;
     int64_t memop_ps = 0;
@@ -164,6 +175,57 @@ struct FileAggregator::Impl {
   std::map<std::string, uint64_t> drops;
   // A "cat" was seen: a Kineto file, whose cat-less events are never kernels.
   bool saw_cat = false;
+
+  size_t interval_budget = FileAggregator::kDefaultIntervalBudget;
+  size_t adds_since_check = 0;
+  size_t held_count = 0;
+  std::unique_ptr<SpillFile> spill;
+  bool spill_failed = false;  // no (more) spilling: kept in memory instead
+  uint64_t spilled_intervals = 0;
+
+  size_t IntervalsInMemory() const {
+    size_t total = 0;
+    for (const Device& d : devices) {
+      for (const auto& [name, n] : d.by_name) total += n.intervals.size();
+    }
+    return total;
+  }
+
+  // Called every few thousand kernels: keeps the in-memory intervals under
+  // the budget (see the file comment).
+  // `keep`: the most intervals left in memory without writing them out.
+  void MaybeSpill(size_t keep) {
+    adds_since_check = 0;
+    if (IntervalsInMemory() <= keep) return;
+    for (Device& d : devices) {
+      for (auto& [name, n] : d.by_name) n.intervals.Normalize();
+    }
+    // Coalescing must win real room, or the next check would redo it at once.
+    if (IntervalsInMemory() <= keep / 2) return;
+    if (spill_failed) return;
+    if (!spill) {
+      auto created = SpillFile::Create();
+      if (!created) {
+        spill_failed = true;
+        return;
+      }
+      spill = std::move(*created);
+    }
+    for (Device& d : devices) {
+      for (auto& [name, n] : d.by_name) {
+        const auto& v = n.intervals.intervals();
+        if (v.empty()) continue;
+        auto run = spill->Write(v.data(), v.size());
+        if (!run) {
+          spill_failed = true;  // runs written so far stay valid
+          return;
+        }
+        d.spilled.emplace_back(name, *run);
+        spilled_intervals += v.size();
+        n.intervals.Clear();
+      }
+    }
+  }
 
   uint32_t Intern(std::string_view n) {
     auto it = name_ids.find(n);
@@ -227,6 +289,8 @@ struct FileAggregator::Impl {
     n.min_start = std::min(n.min_start, start);
     n.max_end = std::max(n.max_end, end);
     n.intervals.Add(start, end);
+    if (++adds_since_check >= std::min<size_t>(65536, interval_budget / 4 + 1))
+      MaybeSpill(interval_budget);
     size_t si = 0;
     while (si < d.streams.size() && d.streams[si] != stream) ++si;
     if (si == d.streams.size()) d.streams.push_back(stream);
@@ -357,7 +421,14 @@ struct FileAggregator::Impl {
       if (t == jax_threads.end() || t->second != ThreadKind::kSteps) return;
     }
     Held h{Intern(e.name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps, e.dur_ps};
-    if (!JudgeJax(pid, tid, h) && !saw_cat) held[{pid, tid}].push_back(h);
+    if (!JudgeJax(pid, tid, h) && !saw_cat) {
+      if (held_count >= FileAggregator::kMaxHeldEvents) {
+        ++drops["no_metadata_held_limit"];
+        return;
+      }
+      ++held_count;
+      held[{pid, tid}].push_back(h);
+    }
   }
 
   void ResolveHeld() {
@@ -368,12 +439,19 @@ struct FileAggregator::Impl {
       }
     }
     held.clear();
+    held_count = 0;
   }
 };
 
-FileAggregator::FileAggregator(std::string path) : impl_(std::make_unique<Impl>()) {
+FileAggregator::FileAggregator(std::string path, size_t interval_budget)
+    : impl_(std::make_unique<Impl>()) {
   impl_->path = std::move(path);
+  impl_->interval_budget = std::max<size_t>(1, interval_budget);
 }
+
+uint64_t FileAggregator::SpilledIntervals() const { return impl_->spilled_intervals; }
+
+void FileAggregator::Park() { impl_->MaybeSpill(kParkedIntervals); }
 FileAggregator::~FileAggregator() = default;
 
 void FileAggregator::OnEvent(const parse::TraceEvent& e) {
@@ -426,7 +504,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     ds.device = d.name;
     ds.memops = d.memops;
     ds.memop_ps = d.memop_ps;
-    IntervalList compute, comm;
+    std::vector<RunCursor> compute_runs, comm_runs;
     int64_t first = std::numeric_limits<int64_t>::max();
     int64_t last = std::numeric_limits<int64_t>::min();
     std::vector<uint8_t> memory_name(im.names.size(), 0);
@@ -444,13 +522,16 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       ds.kernel_ps += n.total_ps;
       first = std::min(first, n.min_start);
       last = std::max(last, n.max_end);
-      if (kind == FamilyKind::kComm) {
-        ds.comm_ps += n.total_ps;
-        comm.Append(n.intervals);
-      } else {
-        compute.Append(n.intervals);
-      }
-      n.intervals.Clear();
+      if (kind == FamilyKind::kComm) ds.comm_ps += n.total_ps;
+      n.intervals.Normalize();
+      (kind == FamilyKind::kComm ? comm_runs : compute_runs)
+          .push_back(RunCursor::Memory(&n.intervals.intervals()));
+    }
+    for (const auto& [name, run] : d.spilled) {
+      const FamilyKind kind = classifier.KindOf(family[name]);
+      if (kind == FamilyKind::kMemory) continue;
+      (kind == FamilyKind::kComm ? comm_runs : compute_runs)
+          .push_back(RunCursor::File(im.spill.get(), run, kMergeBufferIntervals));
     }
     if (ds.kernels == 0) continue;  // not a GPU: no kernel on it
     std::set<uint32_t> kernel_streams;
@@ -459,14 +540,15 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     }
     ds.streams = static_cast<int>(kernel_streams.size());
     ds.span_ps = last - first;
-    compute.Normalize();
-    comm.Normalize();
-    ds.exposed_comm_ps = DifferenceLength(comm, compute);
-    IntervalList all;
-    all.Append(compute);
-    all.Append(comm);
-    all.Normalize();
-    ds.busy_ps = all.Length();
+    {
+      UnionStream compute(std::move(compute_runs), im.spill.get(), kMergeFanIn,
+                          kMergeBufferIntervals);
+      UnionStream comm(std::move(comm_runs), im.spill.get(), kMergeFanIn, kMergeBufferIntervals);
+      const BusyExposed be = BusyAndExposed(compute, comm);
+      ds.exposed_comm_ps = be.exposed;
+      ds.busy_ps = be.busy;
+      if (compute.error() || comm.error()) ++fs.drops["interval_spill_error"];
+    }
     out->devices.push_back(std::move(ds));
   }
   fs.gpus = static_cast<int>(out->devices.size());
@@ -476,8 +558,10 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   }
   out->steps = std::move(im.steps);
   // Free per-file state: the aggregator is done.
+  const size_t budget = im.interval_budget;
   impl_ = std::make_unique<Impl>();
   impl_->path = fs.path;
+  impl_->interval_budget = budget;
   return out;
 }
 

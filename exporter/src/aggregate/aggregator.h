@@ -21,7 +21,12 @@
 // Events with a negative or overflowing duration are dropped and counted.
 // Drop reasons added to FileSummary::drops: "bad_duration", "no_timestamp",
 // "no_device" (Kineto kernel without an integer pid or args.device),
-// "no_metadata" (JAX events whose pid/thread was never declared).
+// "no_metadata" (JAX events whose pid/thread was never declared),
+// "no_metadata_held_limit" (undeclared-thread events beyond kMaxHeldEvents),
+// "interval_spill_error" (a spill file read failed: busy/exposed figures of the
+// file's devices are then incomplete).
+// Memory: bounded by distinct names/streams/devices and the interval budget,
+// not by the number of events.
 #pragma once
 
 #include <memory>
@@ -45,9 +50,26 @@ struct FileStats;
 
 class FileAggregator final : public parse::EventSink {
  public:
-  explicit FileAggregator(std::string path);
+  // Intervals (16 B each) kept in memory before they are sorted, coalesced
+  // and, if still too many, spilled as sorted runs to an unlinked temp file
+  // that Finish merges back (results are the same either way).
+  static constexpr size_t kDefaultIntervalBudget = size_t{1} << 20;
+  // Events of not-yet-declared JAX threads held until the file ends; later
+  // ones are dropped as "no_metadata_held_limit".
+  static constexpr size_t kMaxHeldEvents = size_t{1} << 19;
+
+  explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget);
   ~FileAggregator() override;
   void OnEvent(const parse::TraceEvent& e) override;
+
+  // Done reading, Finish comes later (after every file of the window): moves
+  // the intervals beyond kParkedIntervals to the spill file so that waiting
+  // aggregators do not hold a budget each. Optional; results are unchanged.
+  static constexpr size_t kParkedIntervals = size_t{1} << 16;
+  void Park();
+
+  // Intervals written to the spill file so far (0 when everything fit).
+  uint64_t SpilledIntervals() const;
 
   // Distinct kernel names seen so far (for --rules auto), at most `limit`.
   std::vector<std::string> KernelNames(size_t limit) const;
@@ -68,6 +90,5 @@ class FileAggregator final : public parse::EventSink {
 // Combines files (in window order) into the window's stats.
 WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
                         const classify::Classifier& classifier, const AggregateOptions& options);
-
 
 }  // namespace profwatch::aggregate

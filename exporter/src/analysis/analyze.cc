@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
+#include "read/prefetch_source.h"
 #include "window/grouping.h"
 
 namespace profwatch::analysis {
@@ -39,6 +41,17 @@ class ReplaySource final : public read::ByteSource {
   std::unique_ptr<read::ByteSource> inner_;
 };
 
+// kAuto resolved by the environment override, else `fallback`.
+bool PrefetchWanted(AnalyzeOptions::Prefetch p, bool fallback) {
+  if (p == AnalyzeOptions::Prefetch::kOn) return true;
+  if (p == AnalyzeOptions::Prefetch::kOff) return false;
+  if (const char* env = std::getenv("PROFWATCH_PREFETCH")) {
+    if (std::string_view(env) == "on") return true;
+    if (std::string_view(env) == "off") return false;
+  }
+  return fallback;
+}
+
 bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); }
 
 struct FileJob {
@@ -64,8 +77,8 @@ std::vector<FileJob> SelectSources(const std::vector<std::string>& files, Source
   std::vector<std::string> order;
   for (const auto& f : files) {
     std::string dir = std::filesystem::path(f).parent_path().string();
-    std::string key = dir + "/" + window::ProcessKeyOfTraceFile(
-                                      std::filesystem::path(f).filename().string());
+    std::string key =
+        dir + "/" + window::ProcessKeyOfTraceFile(std::filesystem::path(f).filename().string());
     auto [it, inserted] = by_key.try_emplace(key);
     if (inserted) order.push_back(key);
     (IsXplaneName(f) ? it->second.second : it->second.first) = f;
@@ -75,15 +88,19 @@ std::vector<FileJob> SelectSources(const std::vector<std::string>& files, Source
     const auto& [json, xplane] = by_key[key];
     switch (pref) {
       case SourcePreference::kJson:
-        if (!json.empty()) jobs.push_back({json, ""});
-        else jobs.push_back({xplane, ""});
+        if (!json.empty())
+          jobs.push_back({json, ""});
+        else
+          jobs.push_back({xplane, ""});
         break;
       case SourcePreference::kXplane:
         jobs.push_back({xplane.empty() ? json : xplane, ""});
         break;
       case SourcePreference::kAuto:
-        if (json.empty()) jobs.push_back({xplane, ""});
-        else jobs.push_back({json, xplane});
+        if (json.empty())
+          jobs.push_back({xplane, ""});
+        else
+          jobs.push_back({json, xplane});
         break;
     }
   }
@@ -96,14 +113,17 @@ Result<SourcePreference> ParseSourcePreference(std::string_view s) {
   if (s == "auto") return SourcePreference::kAuto;
   if (s == "json") return SourcePreference::kJson;
   if (s == "xplane") return SourcePreference::kXplane;
-  return MakeError(ErrorCode::kConfig, "unknown --source '" + std::string(s) +
-                                           "' (expected auto, json or xplane)");
+  return MakeError(ErrorCode::kConfig,
+                   "unknown --source '" + std::string(s) + "' (expected auto, json or xplane)");
 }
 
 Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
                                       const AnalyzeOptions& options, uint64_t* raw_bytes) {
   auto source = read::OpenTraceSource(path, options.inflate);
   if (!source) return tl::unexpected(source.error());
+  if (PrefetchWanted(options.prefetch, true)) {
+    *source = read::MakePrefetchSource(std::move(*source));
+  }
   // Sniff the decompressed head so the content, not the name, picks the parser.
   std::string head(64, '\0');
   size_t got = 0;
@@ -145,13 +165,21 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   const auto start = std::chrono::steady_clock::now();
   std::vector<FileJob> jobs = SelectSources(files, options.source);
   std::vector<FileOutcome> outcomes(jobs.size());
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(jobs.size())));
+  // With every core already running a worker, a read-ahead thread per file
+  // only adds switching; with a core free it overlaps inflate and parse.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  AnalyzeOptions file_options = options;
+  file_options.prefetch = PrefetchWanted(options.prefetch, threads < cores)
+                              ? AnalyzeOptions::Prefetch::kOn
+                              : AnalyzeOptions::Prefetch::kOff;
 
   auto run_one = [&](size_t i) {
     FileOutcome& out = outcomes[i];
     auto parse_into = [&](const std::string& path) {
       out.aggregator = std::make_unique<aggregate::FileAggregator>(path);
       uint64_t raw = 0;
-      auto summary = ParseFile(path, *out.aggregator, options, &raw);
+      auto summary = ParseFile(path, *out.aggregator, file_options, &raw);
       out.raw_bytes += raw;
       out.format = IsXplaneName(path) ? "xplane" : "json";
       if (summary) {
@@ -169,8 +197,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     parse_into(jobs[i].path);
     // auto: the JSON hit the writer's event cap (or was cut) and the uncapped
     // xplane of the same process is there: read that instead.
-    if (!jobs[i].fallback.empty() &&
-        (!out.ok || out.partial || out.summary.suspected_truncated)) {
+    if (!jobs[i].fallback.empty() && (!out.ok || out.partial || out.summary.suspected_truncated)) {
       FileOutcome saved = std::move(out);
       out = FileOutcome{};
       parse_into(jobs[i].fallback);
@@ -180,9 +207,11 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
         out.raw_bytes += saved.raw_bytes;
       }
     }
+    // Finish waits for every file (the rule set may depend on all names):
+    // meanwhile each file's intervals go to its spill file, not RAM.
+    if (jobs.size() > 1 && out.ok && out.aggregator) out.aggregator->Park();
   };
 
-  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(jobs.size())));
   if (threads <= 1) {
     for (size_t i = 0; i < jobs.size(); ++i) run_one(i);
   } else {
@@ -243,8 +272,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   }
   result.stats = aggregate::MergeWindow(stats, *classifier, options.aggregate);
   result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -28,6 +28,12 @@ struct AnalyzeOptions {
   parse::ParseOptions parse;
   SourcePreference source = SourcePreference::kAuto;
   int threads = 1;
+  // A read-ahead thread per file (read::MakePrefetchSource) so inflating
+  // overlaps parsing. kAuto: on when the workers leave a core free (AnalyzeFiles:
+  // workers < hardware threads; ParseFile alone: on). The environment variable
+  // PROFWATCH_PREFETCH=on|off overrides kAuto (for benchmarks).
+  enum class Prefetch { kAuto, kOn, kOff };
+  Prefetch prefetch = Prefetch::kAuto;
   // "drill", "nvidia", "auto" (pick by the kernel names seen), or a loaded set.
   std::string rules = "auto";
   std::shared_ptr<const classify::Classifier> classifier;  // overrides `rules` when set
@@ -40,11 +46,11 @@ struct FileError {
 
 struct WindowAnalysis {
   aggregate::WindowStats stats;
-  std::vector<FileError> errors;   // files that failed (whole or partly)
-  uint64_t bytes_read = 0;         // raw (compressed) bytes read
-  uint64_t json_bytes = 0;         // decompressed bytes parsed
-  double seconds = 0.0;            // wall time of the analysis
-  std::string format;              // "json", "xplane" or "mixed"
+  std::vector<FileError> errors;  // files that failed (whole or partly)
+  uint64_t bytes_read = 0;        // raw (compressed) bytes read
+  uint64_t json_bytes = 0;        // decompressed bytes parsed
+  double seconds = 0.0;           // wall time of the analysis
+  std::string format;             // "json", "xplane" or "mixed"
 };
 
 // Analyses `files` as one window. Per-file failures land in `errors` (a

@@ -4,4 +4,5 @@ target_sources(profwatch_lib PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gzip_source.cc
   ${CMAKE_CURRENT_LIST_DIR}/zlib_inflater.cc
   ${CMAKE_CURRENT_LIST_DIR}/isal_inflater.cc
-  ${CMAKE_CURRENT_LIST_DIR}/sniff_source.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/sniff_source.cc
+  ${CMAKE_CURRENT_LIST_DIR}/prefetch_source.cc)

@@ -1,0 +1,104 @@
+// Bounded-memory interval unions: sorted runs of intervals spilled to an
+// unlinked temp file, and streaming k-way merges over runs in memory or on
+// disk. Lets FileAggregator keep exact busy / exposed-comm figures for a
+// trace of any size while holding at most a budget of intervals in RAM.
+//
+// Internal to aggregate/. Not thread-safe: one owner (one FileAggregator).
+// Cursors borrow the SpillFile / vectors they read: those must outlive them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "aggregate/interval_union.h"
+#include "core/result.h"
+
+namespace profwatch::aggregate {
+
+// An unlinked temp file in $TMPDIR (else /tmp) of 16-byte intervals: the
+// disk space goes away with the descriptor, even on a crash.
+class SpillFile {
+ public:
+  // A run: `count` intervals from interval index `offset`.
+  struct Run {
+    uint64_t offset = 0;
+    uint64_t count = 0;
+  };
+
+  static Result<std::unique_ptr<SpillFile>> Create();
+  ~SpillFile();
+  SpillFile(const SpillFile&) = delete;
+  SpillFile& operator=(const SpillFile&) = delete;
+
+  // Appends `n` intervals at the end of the file.
+  Result<Run> Write(const Interval* v, size_t n);
+  // Reads `n` intervals from index `index`. kIo on a short or failed read.
+  Status Read(uint64_t index, Interval* out, size_t n) const;
+  // Intervals written so far (the file's size / 16).
+  uint64_t size() const { return end_; }
+
+ private:
+  explicit SpillFile(int fd) : fd_(fd) {}
+  int fd_ = -1;
+  uint64_t end_ = 0;
+};
+
+// Reads one sorted run, from memory (no copy) or from a SpillFile through a
+// fixed buffer. Within a run intervals are sorted by start.
+class RunCursor {
+ public:
+  static RunCursor Memory(const std::vector<Interval>* v);
+  static RunCursor File(const SpillFile* file, SpillFile::Run run, size_t buffer_intervals);
+
+  // False at the end of the run or on a read error (see error()).
+  bool Next(Interval* out);
+  const std::optional<Error>& error() const { return error_; }
+
+ private:
+  const std::vector<Interval>* mem_ = nullptr;
+  const SpillFile* file_ = nullptr;
+  uint64_t pos_ = 0;  // next interval of the run
+  uint64_t end_ = 0;  // run length
+  uint64_t file_offset_ = 0;
+  std::vector<Interval> buf_;
+  size_t buf_pos_ = 0;
+  size_t buf_len_ = 0;
+  std::optional<Error> error_;
+};
+
+// The coalesced union (disjoint, increasing intervals) of several runs as one
+// stream. With more runs than `max_fan_in`, groups of runs are first merged
+// into new runs appended to `file` (external merge passes), so the buffers
+// held stay at most max_fan_in * buffer_intervals intervals.
+class UnionStream {
+ public:
+  // `file` may be null when every run is in memory and fits the fan-in.
+  UnionStream(std::vector<RunCursor> runs, SpillFile* file, size_t max_fan_in = 128,
+              size_t buffer_intervals = 4096);
+  bool Next(Interval* out);
+  // First read/write error met, if any (the stream then ends early).
+  const std::optional<Error>& error() const { return error_; }
+
+ private:
+  void Init();
+  bool NextRaw(Interval* out);
+
+  std::vector<RunCursor> runs_;
+  std::vector<std::pair<int64_t, uint32_t>> heap_;  // (start, run) min-heap
+  std::vector<Interval> head_;                      // current interval of each run
+  bool have_pending_ = false;
+  Interval pending_;
+  std::optional<Error> error_;
+};
+
+// Busy time |C u M| and exposed comm |M \ C| of two coalesced streams.
+struct BusyExposed {
+  int64_t busy = 0;
+  int64_t exposed = 0;
+};
+BusyExposed BusyAndExposed(UnionStream& compute, UnionStream& comm);
+
+}  // namespace profwatch::aggregate

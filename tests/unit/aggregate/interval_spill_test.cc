@@ -1,0 +1,309 @@
+#include "aggregate/interval_spill.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "aggregate/aggregator.h"
+#include "aggregate/interval_union.h"
+
+namespace profwatch::aggregate {
+namespace {
+
+using parse::Id;
+using parse::IdKind;
+using parse::TraceEvent;
+
+std::vector<Interval> RandomSortedRun(std::mt19937_64& rng, size_t n, int64_t horizon) {
+  std::uniform_int_distribution<int64_t> pos(0, horizon), len(0, horizon / 50 + 1);
+  IntervalList l;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t s = pos(rng);
+    l.Add(s, s + len(rng));
+  }
+  l.Normalize();
+  return l.intervals();
+}
+
+// Union of the runs the in-memory way.
+IntervalList Reference(const std::vector<std::vector<Interval>>& runs) {
+  IntervalList all;
+  for (const auto& r : runs) {
+    for (const auto& i : r) all.Add(i.start, i.end);
+  }
+  all.Normalize();
+  return all;
+}
+
+std::vector<Interval> Drain(UnionStream& s) {
+  std::vector<Interval> out;
+  Interval i;
+  while (s.Next(&i)) out.push_back(i);
+  return out;
+}
+
+void ExpectSame(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].start, b[i].start) << i;
+    EXPECT_EQ(a[i].end, b[i].end) << i;
+  }
+}
+
+TEST(SpillFileTest, RunsReadBackExactly) {
+  auto file = SpillFile::Create();
+  ASSERT_TRUE(file.has_value()) << file.error().ToString();
+  std::vector<Interval> a = {{1, 2}, {5, 9}}, b = {{-7, 100}};
+  auto ra = (*file)->Write(a.data(), a.size());
+  auto rb = (*file)->Write(b.data(), b.size());
+  ASSERT_TRUE(ra && rb);
+  EXPECT_EQ(rb->offset, 2u);
+  EXPECT_EQ((*file)->size(), 3u);
+  RunCursor c = RunCursor::File(file->get(), *ra, 1);  // 1-interval buffer: refills
+  Interval i;
+  ASSERT_TRUE(c.Next(&i));
+  EXPECT_EQ(i.start, 1);
+  ASSERT_TRUE(c.Next(&i));
+  EXPECT_EQ(i.end, 9);
+  EXPECT_FALSE(c.Next(&i));
+  EXPECT_FALSE(c.error().has_value());
+}
+
+TEST(SpillFileTest, ReadingPastTheEndIsAnIoError) {
+  auto file = SpillFile::Create();
+  ASSERT_TRUE(file.has_value());
+  std::vector<Interval> a = {{1, 2}};
+  ASSERT_TRUE((*file)->Write(a.data(), a.size()));
+  RunCursor c = RunCursor::File(file->get(), {0, 5}, 8);  // claims more than written
+  Interval i;
+  EXPECT_FALSE(c.Next(&i));
+  ASSERT_TRUE(c.error().has_value());
+  EXPECT_EQ(c.error()->code, ErrorCode::kIo);
+}
+
+TEST(UnionStreamTest, MatchesInMemoryUnionOnRandomRunsWithMergePasses) {
+  std::mt19937_64 rng(42);
+  for (int round = 0; round < 40; ++round) {
+    auto file = SpillFile::Create();
+    ASSERT_TRUE(file.has_value());
+    const size_t nruns = 1 + rng() % 40;
+    std::vector<std::vector<Interval>> runs;
+    std::vector<RunCursor> cursors;
+    runs.reserve(nruns);
+    for (size_t r = 0; r < nruns; ++r) {
+      runs.push_back(RandomSortedRun(rng, rng() % 60, 10000));
+    }
+    for (size_t r = 0; r < nruns; ++r) {
+      if (r % 2 == 0) {
+        cursors.push_back(RunCursor::Memory(&runs[r]));
+      } else {
+        auto run = (*file)->Write(runs[r].data(), runs[r].size());
+        ASSERT_TRUE(run.has_value());
+        cursors.push_back(RunCursor::File(file->get(), *run, 3));
+      }
+    }
+    // Fan-in 3 forces several external merge passes through the file.
+    UnionStream s(std::move(cursors), file->get(), 3, 2);
+    ExpectSame(Drain(s), Reference(runs).intervals());
+    EXPECT_FALSE(s.error().has_value());
+  }
+}
+
+TEST(UnionStreamTest, EmptyInputGivesEmptyUnion) {
+  UnionStream s({}, nullptr);
+  Interval i;
+  EXPECT_FALSE(s.Next(&i));
+}
+
+TEST(BusyAndExposedTest, MatchesDifferenceLengthOnRandomInputs) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::vector<Interval>> compute, comm;
+    for (size_t r = 0; r < rng() % 5; ++r)
+      compute.push_back(RandomSortedRun(rng, rng() % 50, 5000));
+    for (size_t r = 0; r < rng() % 5; ++r) comm.push_back(RandomSortedRun(rng, rng() % 50, 5000));
+    std::vector<RunCursor> cc, mc;
+    for (const auto& r : compute) cc.push_back(RunCursor::Memory(&r));
+    for (const auto& r : comm) mc.push_back(RunCursor::Memory(&r));
+    UnionStream cs(std::move(cc), nullptr), ms(std::move(mc), nullptr);
+    const BusyExposed got = BusyAndExposed(cs, ms);
+    IntervalList c = Reference(compute), m = Reference(comm), all = Reference(compute);
+    all.Append(m);
+    all.Normalize();
+    EXPECT_EQ(got.exposed, DifferenceLength(m, c)) << round;
+    EXPECT_EQ(got.busy, all.Length()) << round;
+  }
+}
+
+// ---- FileAggregator with a tiny budget vs the in-memory path ----
+
+Id Int(int64_t v) { return Id{IdKind::kInt, v, {}}; }
+
+TraceEvent Meta(std::string_view which, int64_t pid, int64_t tid, std::string_view value) {
+  TraceEvent e;
+  e.ph = 'M';
+  e.has_name = true;
+  e.name = which;
+  e.pid = Int(pid);
+  e.tid = Int(tid);
+  e.args_name = value;
+  return e;
+}
+
+TraceEvent Kernel(int64_t pid, int64_t tid, std::string_view name, int64_t ts, int64_t dur) {
+  TraceEvent e;
+  e.ph = 'X';
+  e.has_name = true;
+  e.name = name;
+  e.pid = Int(pid);
+  e.tid = Int(tid);
+  e.has_ts = true;
+  e.ts_ps = ts;
+  e.has_dur = true;
+  e.dur_exact = true;
+  e.dur_ps = dur;
+  return e;
+}
+
+const std::vector<std::string>& KernelNames() {
+  static const std::vector<std::string> names = {
+      "Cijk_Alik_Bljk_gemm",          "loop_add_fusion.kd",    "ncclDevKernel_AllReduce",
+      "ncclDevKernel_AllGather_RING", "void memcpy_kernel<x>", "triton_softmax",
+      "input_reduce_fusion",          "rcclGenericKernel"};
+  return names;
+}
+
+// Random JAX trace: 3 GPUs x 3 streams, kernels mostly in order per stream,
+// overlapping across streams, some out of order and zero-length.
+std::vector<TraceEvent> RandomTrace(uint64_t seed, size_t kernels) {
+  std::mt19937_64 rng(seed);
+  std::vector<TraceEvent> ev;
+  for (int g = 0; g < 3; ++g) {
+    static const char* kDev[] = {"/device:GPU:0", "/device:GPU:1", "/device:GPU:2"};
+    ev.push_back(Meta("process_name", 1 + g, 0, kDev[g]));
+    for (int s = 1; s <= 3; ++s) ev.push_back(Meta("thread_name", 1 + g, s, "Stream #1"));
+  }
+  std::vector<int64_t> clock(9, 0);
+  for (size_t i = 0; i < kernels; ++i) {
+    const int g = static_cast<int>(rng() % 3), s = 1 + static_cast<int>(rng() % 3);
+    int64_t& t = clock[static_cast<size_t>(g * 3 + s - 1)];
+    int64_t ts = t + static_cast<int64_t>(rng() % 2000);
+    if (rng() % 20 == 0) ts -= static_cast<int64_t>(rng() % 5000);  // out of order
+    const int64_t dur = rng() % 50 == 0 ? 0 : static_cast<int64_t>(rng() % 3000);
+    t = std::max(t, ts + dur);
+    const auto& name = KernelNames()[rng() % KernelNames().size()];
+    ev.push_back(Kernel(1 + g, s, name, ts, dur));
+  }
+  return ev;
+}
+
+std::shared_ptr<FileStats> RunFile(const std::vector<TraceEvent>& ev, size_t budget,
+                                   const classify::Classifier& c, uint64_t* spilled) {
+  FileAggregator agg("f.json", budget);
+  for (const auto& e : ev) agg.OnEvent(e);
+  *spilled = agg.SpilledIntervals();
+  parse::ParseSummary summary;
+  summary.events = ev.size();
+  return agg.Finish(summary, false, c);
+}
+
+TEST(FileAggregatorSpillTest, TinyBudgetGivesTheSameDeviceFiguresAsInMemory) {
+  for (std::string_view rules : {"drill", "nvidia"}) {
+    auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet(rules));
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      const auto ev = RandomTrace(seed, 20000);
+      uint64_t spilled_mem = 0, spilled_tiny = 0;
+      auto mem = RunFile(ev, FileAggregator::kDefaultIntervalBudget, *c, &spilled_mem);
+      auto tiny = RunFile(ev, 16, *c, &spilled_tiny);
+      EXPECT_EQ(spilled_mem, 0u);
+      EXPECT_GT(spilled_tiny, 10000u);  // it really went through the spill file
+      WindowStats a = MergeWindow({mem}, *c, AggregateOptions{});
+      WindowStats b = MergeWindow({tiny}, *c, AggregateOptions{});
+      ASSERT_EQ(a.devices.size(), 3u);
+      ASSERT_EQ(a.devices.size(), b.devices.size());
+      for (size_t d = 0; d < a.devices.size(); ++d) {
+        const DeviceSummary &x = a.devices[d], &y = b.devices[d];
+        EXPECT_EQ(x.device, y.device);
+        EXPECT_EQ(x.kernels, y.kernels);
+        EXPECT_EQ(x.kernel_ps, y.kernel_ps);
+        EXPECT_EQ(x.busy_ps, y.busy_ps) << rules << " seed " << seed << " " << x.device;
+        EXPECT_EQ(x.span_ps, y.span_ps);
+        EXPECT_EQ(x.streams, y.streams);
+        EXPECT_EQ(x.comm_ps, y.comm_ps);
+        EXPECT_EQ(x.exposed_comm_ps, y.exposed_comm_ps) << rules << " seed " << seed;
+        EXPECT_EQ(x.memops, y.memops);
+        EXPECT_EQ(x.memop_ps, y.memop_ps);
+        EXPECT_GT(x.busy_ps, 0);
+        EXPECT_LT(x.busy_ps, x.kernel_ps);  // streams overlap: union < sum
+      }
+      EXPECT_EQ(b.files[0].drops.count("interval_spill_error"), 0u);
+    }
+  }
+}
+
+TEST(FileAggregatorSpillTest, BusyMatchesAnIndependentUnionWhenSpilled) {
+  auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet("drill"));
+  const auto ev = RandomTrace(99, 30000);
+  // Reference straight from the events: every non-memory kernel of GPU:1.
+  IntervalList all;
+  for (const auto& e : ev) {
+    if (e.ph == 'X' && e.pid.num == 2 &&
+        c->KindOf(c->Classify(e.name)) != classify::FamilyKind::kMemory) {
+      all.Add(e.ts_ps, e.ts_ps + e.dur_ps);
+    }
+  }
+  all.Normalize();
+  uint64_t spilled = 0;
+  auto stats = RunFile(ev, 64, *c, &spilled);
+  EXPECT_GT(spilled, 0u);
+  WindowStats w = MergeWindow({stats}, *c, AggregateOptions{});
+  ASSERT_EQ(w.devices.size(), 3u);
+  EXPECT_EQ(w.devices[1].device, "/device:GPU:1");
+  EXPECT_EQ(w.devices[1].busy_ps, all.Length());
+}
+
+TEST(FileAggregatorSpillTest, ParkMovesIntervalsOutAndKeepsResults) {
+  auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet("drill"));
+  const auto ev = RandomTrace(5, 3 * FileAggregator::kParkedIntervals);
+  uint64_t spilled = 0;
+  auto mem = RunFile(ev, FileAggregator::kDefaultIntervalBudget, *c, &spilled);
+  EXPECT_EQ(spilled, 0u);
+  FileAggregator parked("f.json");
+  for (const auto& e : ev) parked.OnEvent(e);
+  parked.Park();
+  EXPECT_GT(parked.SpilledIntervals(), FileAggregator::kParkedIntervals);
+  parse::ParseSummary summary;
+  summary.events = ev.size();
+  WindowStats a = MergeWindow({mem}, *c, AggregateOptions{});
+  WindowStats b = MergeWindow({parked.Finish(summary, false, *c)}, *c, AggregateOptions{});
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    EXPECT_EQ(a.devices[d].busy_ps, b.devices[d].busy_ps);
+    EXPECT_EQ(a.devices[d].exposed_comm_ps, b.devices[d].exposed_comm_ps);
+    EXPECT_EQ(a.devices[d].span_ps, b.devices[d].span_ps);
+  }
+}
+
+TEST(FileAggregatorSpillTest, HeldEventsForUndeclaredThreadsAreCapped) {
+  std::vector<TraceEvent> ev;
+  const size_t extra = 1000;
+  ev.reserve(FileAggregator::kMaxHeldEvents + extra + 2);
+  for (size_t i = 0; i < FileAggregator::kMaxHeldEvents + extra; ++i) {
+    ev.push_back(Kernel(1, 1, "Cijk_gemm", static_cast<int64_t>(i) * 10, 5));
+  }
+  // The metadata comes last: held events are judged at the end.
+  ev.push_back(Meta("process_name", 1, 0, "/device:GPU:0"));
+  ev.push_back(Meta("thread_name", 1, 1, "Stream #1"));
+  auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet("drill"));
+  uint64_t spilled = 0;
+  auto stats = RunFile(ev, FileAggregator::kDefaultIntervalBudget, *c, &spilled);
+  WindowStats w = MergeWindow({stats}, *c, AggregateOptions{});
+  ASSERT_EQ(w.devices.size(), 1u);
+  EXPECT_EQ(w.devices[0].kernels, static_cast<int64_t>(FileAggregator::kMaxHeldEvents));
+  EXPECT_EQ(w.files[0].drops.at("no_metadata_held_limit"), extra);
+}
+
+}  // namespace
+}  // namespace profwatch::aggregate
