@@ -29,19 +29,22 @@ import time
 import urllib.request
 
 
-def run_measured(cmd, stdout=subprocess.DEVNULL, limit_as=None):
-    """Runs cmd; returns (wall seconds, peak RSS bytes, exit code, stdout)."""
+def run_measured(cmd, stdout=subprocess.DEVNULL, limit_as=None, env=None):
+    """Runs cmd; returns (wall seconds, peak RSS bytes, exit code, stdout).
+    env: extra environment variables for the child."""
     def preexec():
         if limit_as:
             import resource
             resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
     out_f = tempfile.TemporaryFile()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.PIPE, preexec_fn=preexec)
+    child_env = dict(os.environ, **env) if env else None
+    proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.PIPE, preexec_fn=preexec,
+                            env=child_env)
+    err = proc.stderr.read().decode(errors="replace")  # before wait: never block on a full pipe
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace")
     out_f.seek(0)
     out = out_f.read().decode(errors="replace")
     if proc.returncode not in (0, 1):
@@ -50,6 +53,7 @@ def run_measured(cmd, stdout=subprocess.DEVNULL, limit_as=None):
 
 
 def median_of(cmd, repeat, **kw):
+    """Median wall time of `repeat` runs, max peak RSS, last stdout."""
     walls, rss, out = [], 0, ""
     for _ in range(repeat):
         w, r, code, out = run_measured(cmd, **kw)
@@ -60,13 +64,18 @@ def median_of(cmd, repeat, **kw):
     return statistics.median(walls), rss, out
 
 
-def generate(tracegen, path, events, vendor="amd", gpus=8, seed=7, plain=False):
-    if os.path.exists(path):
+def generate(tracegen, path, events, vendor="amd", gpus=8, seed=7, plain=False, level=None,
+             manifest=None):
+    if os.path.exists(path) and (manifest is None or os.path.exists(manifest)):
         return
     cmd = [tracegen, "file", "--out", path, "--events", str(events), "--gpus", str(gpus),
            "--vendor", vendor, "--seed", str(seed), "--streams", "3"]
     if plain:
         cmd.append("--plain")
+    if level is not None:
+        cmd += ["--gzip-level", str(level)]
+    if manifest:
+        cmd += ["--manifest", manifest]
     subprocess.run(cmd, check=True)
 
 
@@ -94,26 +103,44 @@ def single_file(args, bins, work, results):
             row["analyze_isal_s"], row["analyze_isal_rss"], _ = median_of(
                 [bins["profwatch"], "analyze", "--format", "json", "--threads", "1",
                  "--inflate", "isal", path], args.repeat)
+        # The same analysis with the read-ahead thread off: what overlap buys.
+        row["analyze_noprefetch_s"], _, _ = median_of(
+            [bins["profwatch"], "analyze", "--format", "json", "--threads", "1", path],
+            args.repeat, env={"PROFWATCH_PREFETCH": "off"})
         if size <= args.python_max_events:
             py = [sys.executable, "-c",
                   "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))", path]
             row["python_s"], row["python_rss"], _ = median_of(py, max(1, min(args.repeat, 3)))
         rows.append(row)
     results["single_file"] = rows
-    print("\n## Single file (JAX GPU format, AMD mix, 8 GPUs, 3 streams)")
-    print("| events | JSON MB | floor zlib s | analyze s | analyze/floor | MB/s | peak RSS MB"
-          " | parse-only s | python s | python/analyze | python RSS MB | isal floor s | analyze isal s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n## Single file (JAX GPU format, AMD mix, 8 GPUs, 3 streams, gzip -6), zlib")
+    print("| events | JSON MB | gz MB | floor s (inflate only) | gzip -dc s | parse-only s |"
+          " analyze s | analyze / floor | analyze MB/s | analyze peak RSS MB |"
+          " analyze without read-ahead s | python s | python / analyze | python peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         py = r.get("python_s")
         py_s = f"{py:.2f}" if py else "skipped"
         py_ratio = f"{py / r['analyze_s']:.1f}" if py else "-"
         py_rss = f"{mb(r['python_rss']):.0f}" if py else "-"
-        print(f"| {r['events']:,} | {mb(r['json_bytes']):.0f} | {r['floor_zlib_s']:.3f} |"
+        print(f"| {r['events']:,} | {mb(r['json_bytes']):.0f} | {mb(r['gz_bytes']):.0f} |"
+              f" {r['floor_zlib_s']:.3f} | {r['gzip_dc_s']:.3f} | {r['parse_s']:.3f} |"
               f" {r['analyze_s']:.3f} | {r['analyze_s'] / r['floor_zlib_s']:.2f} |"
               f" {mb(r['json_bytes']) / r['analyze_s']:.0f} | {mb(r['analyze_rss']):.0f} |"
-              f" {r['parse_s']:.3f} | {py_s} | {py_ratio} | {py_rss} |"
-              f" {r.get('floor_isal_s', float('nan')):.3f} | {r.get('analyze_isal_s', float('nan')):.3f} |")
+              f" {r['analyze_noprefetch_s']:.3f} | {py_s} | {py_ratio} | {py_rss} |")
+    if bins["isal"]:
+        print("\n## ISA-L backend (--inflate isal), same files")
+        print("| events | floor isal s | inflate speed-up isal/zlib | analyze isal s |"
+              " analyze speed-up isal/zlib | analyze isal / zlib floor | analyze isal MB/s |"
+              " peak RSS MB |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['events']:,} | {r['floor_isal_s']:.3f} |"
+                  f" {r['floor_zlib_s'] / r['floor_isal_s']:.2f} | {r['analyze_isal_s']:.3f} |"
+                  f" {r['analyze_s'] / r['analyze_isal_s']:.2f} |"
+                  f" {r['analyze_isal_s'] / r['floor_zlib_s']:.2f} |"
+                  f" {mb(r['json_bytes']) / r['analyze_isal_s']:.0f} |"
+                  f" {mb(r['analyze_isal_rss']):.0f} |")
 
 
 def multi_file(args, bins, work, results):
@@ -122,31 +149,78 @@ def multi_file(args, bins, work, results):
         p = os.path.join(work, f"win8_{args.multi_events}.proc{i}.trace.json.gz")
         generate(bins["tracegen"], p, args.multi_events, gpus=1, seed=100 + i)
         files.append(p)
-    t1, rss1, _ = median_of([bins["profwatch"], "analyze", "--format", "json", "--threads", "1"] + files,
-                            args.repeat)
-    t2, rss2, _ = median_of([bins["profwatch"], "analyze", "--format", "json", "--threads", "2"] + files,
-                            args.repeat)
-    results["multi_file"] = {"files": 8, "events_per_file": args.multi_events, "threads1_s": t1,
-                             "threads2_s": t2, "speedup": t1 / t2, "rss1": rss1, "rss2": rss2}
-    print("\n## Window of 8 files (1-GPU/proc)")
-    print(f"1 thread {t1:.3f} s, 2 threads {t2:.3f} s: speed-up {t1 / t2:.2f}x "
-          f"(peak RSS {mb(rss1):.0f} / {mb(rss2):.0f} MB)")
+    base = [bins["profwatch"], "analyze", "--format", "json"]
+    off, on = {"PROFWATCH_PREFETCH": "off"}, {"PROFWATCH_PREFETCH": "on"}
+    # Default policy: read-ahead on with 1 worker (a core is free), off with 2.
+    t1, rss1, _ = median_of(base + ["--threads", "1"] + files, args.repeat)
+    t2, rss2, _ = median_of(base + ["--threads", "2"] + files, args.repeat)
+    # One core's worth of work: 1 worker, no read-ahead thread.
+    t1_off, _, _ = median_of(base + ["--threads", "1"] + files, args.repeat, env=off)
+    # Oversubscribed: 2 workers each with a read-ahead thread (4 threads, 2 cores).
+    t2_on, _, _ = median_of(base + ["--threads", "2"] + files, args.repeat, env=on)
+    results["multi_file"] = {"files": 8, "events_per_file": args.multi_events,
+                             "threads1_s": t1, "threads2_s": t2, "speedup": t1 / t2,
+                             "threads1_noprefetch_s": t1_off,
+                             "speedup_vs_one_core": t1_off / t2,
+                             "threads2_prefetch_s": t2_on, "rss1": rss1, "rss2": rss2}
+    print(f"\n## Window of 8 files ({args.multi_events:,} events each, 1-GPU/proc), zlib")
+    print("| run | wall s | speed-up over 1 worker, no read-ahead |")
+    print("|---|---|---|")
+    print(f"| 1 worker, no read-ahead (one core) | {t1_off:.3f} | 1.00 |")
+    print(f"| 1 worker + read-ahead thread (default for --threads 1) | {t1:.3f} | {t1_off / t1:.2f} |")
+    print(f"| 2 workers (default for --threads 2) | {t2:.3f} | {t1_off / t2:.2f} |")
+    print(f"| 2 workers + read-ahead threads | {t2_on:.3f} | {t1_off / t2_on:.2f} |")
+    print(f"--threads 2 vs --threads 1 (both defaults): {t1 / t2:.2f}x; peak RSS "
+          f"{mb(rss1):.0f} / {mb(rss2):.0f} MB")
 
 
 def huge(args, bins, work, results):
+    # Same file as bench/huge_trace_test.py (same name, seed and level): reused.
     path = os.path.join(work, f"huge_{args.huge_events}.trace.json.gz")
-    generate(bins["tracegen"], path, args.huge_events)
+    manifest_path = path + ".manifest.json"
+    generate(bins["tracegen"], path, args.huge_events, seed=11, level=1, manifest=manifest_path)
+    with open(manifest_path) as f:
+        manifest = json.load(f)
     floor_s, _, out = median_of([bins["stage"], "inflate", path], 1)
     json_bytes = json.loads(out)["json_bytes"]
+    limit = args.huge_as_mb * 2**20
     wall, rss, code, out = run_measured([bins["profwatch"], "analyze", "--format", "json",
-                                         "--threads", "1", path])
-    ok = code == 0
-    results["huge"] = {"events": args.huge_events, "json_bytes": json_bytes, "floor_s": floor_s,
-                       "analyze_s": wall, "analyze_rss": rss, "exit": code}
-    print("\n## > 4 GiB trace")
-    print(f"{args.huge_events:,} events, {json_bytes / 2**30:.2f} GiB JSON: analyze {wall:.1f} s "
-          f"({wall / floor_s:.2f}x the inflate floor), peak RSS {mb(rss):.0f} MB, exit {code}"
-          f"{'' if ok else ' (FAILED)'}")
+                                         "--threads", "1", path], limit_as=limit)
+    exact = code == 0 and devices_match(json.loads(out.splitlines()[0]), manifest)
+    row = {"events": args.huge_events, "json_bytes": json_bytes, "gz_bytes": os.path.getsize(path),
+           "floor_s": floor_s, "analyze_s": wall, "analyze_rss": rss, "exit": code,
+           "as_limit_mb": args.huge_as_mb, "exact_vs_manifest": exact}
+    if bins["isal"]:
+        row["analyze_isal_s"], row["analyze_isal_rss"], _, _ = run_measured(
+            [bins["profwatch"], "analyze", "--format", "json", "--threads", "1", "--inflate",
+             "isal", path], limit_as=limit)
+    results["huge"] = row
+    print("\n## > 4 GiB trace (gzip -1), one run, RLIMIT_AS "
+          f"{args.huge_as_mb} MiB")
+    print(f"{args.huge_events:,} events, {json_bytes / 2**30:.2f} GiB JSON "
+          f"({mb(row['gz_bytes']):.0f} MB gz): zlib floor {floor_s:.1f} s; analyze {wall:.1f} s "
+          f"({wall / floor_s:.2f}x the floor, {mb(json_bytes) / wall:.0f} MB/s), peak RSS "
+          f"{mb(rss):.0f} MB, exit {code}, devices exact vs manifest: {'yes' if exact else 'NO'}")
+    if "analyze_isal_s" in row:
+        print(f"with --inflate isal: {row['analyze_isal_s']:.1f} s, peak RSS "
+              f"{mb(row['analyze_isal_rss']):.0f} MB")
+
+
+def devices_match(report, manifest):
+    """Every device of the report equals the manifest's, to the picosecond."""
+    devices = {d["device"]: d for d in report.get("devices", [])}
+    want = [d for d in manifest["files"][0]["devices"] if d["kernel_launches"] > 0]
+    if len(devices) != len(want) or report.get("errors"):
+        return False
+    for md in want:
+        d = devices.get(md["device"])
+        if d is None or d["kernels"] != md["kernel_launches"]:
+            return False
+        for key, mkey in (("kernel_seconds", "kernel_ps"), ("busy_seconds", "busy_ps"),
+                          ("span_seconds", "span_ps")):
+            if round(d[key] * 1e12) != md[mkey]:
+                return False
+    return True
 
 
 def idle(args, bins, work, results):
@@ -160,17 +234,26 @@ def idle(args, bins, work, results):
             os.makedirs(d)
             shutil.copy(tiny, os.path.join(d, "host0.trace.json.gz"))
     port_file = os.path.join(work, "idle.port")
+    if os.path.exists(port_file):
+        os.unlink(port_file)
+    state_dir = tempfile.mkdtemp(prefix="idle-state-", dir=work)
     proc = subprocess.Popen([bins["profwatch"], "serve", "--watch", root, "--no-inotify",
-                             "--listen", "127.0.0.1:0", "--settle", "1s", "--log-level", "warn"],
-                            stderr=subprocess.PIPE, text=True)
+                             "--listen", "127.0.0.1:0", "--listen-port-file", port_file,
+                             "--settle", "1s", "--log-level", "warn",
+                             "--state", os.path.join(state_dir, "state.json")],
+                            stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         port = None
         deadline = time.time() + 60
         while time.time() < deadline and port is None:
-            line = proc.stderr.readline()
-            m = re.search(r"listening address=[\d.]+:(\d+)", line or "")
-            if m:
-                port = int(m.group(1))
+            try:
+                with open(port_file) as f:
+                    text = f.read().strip()
+                port = int(text) if text else None
+            except (OSError, ValueError):
+                time.sleep(0.2)
+        if port is None:
+            sys.exit("idle: the daemon did not report its port")
         analysed = 0
         deadline = time.time() + 600
         while time.time() < deadline:
@@ -194,7 +277,7 @@ def idle(args, bins, work, results):
         share = (c1 - c0) / (t1 - t0)
         results["idle"] = {"jobs": args.idle_jobs, "windows_analysed": analysed,
                            "seconds": t1 - t0, "cpu_seconds": c1 - c0, "core_share": share}
-        print(f"\n## Idle daemon, {args.idle_jobs} job dirs, polling every 15 s")
+        print(f"\n## Idle daemon, {args.idle_jobs} job dirs, --no-inotify (polling at the default interval)")
         print(f"{analysed:.0f} windows analysed at start; then {c1 - c0:.2f} CPU s over "
               f"{t1 - t0:.0f} s idle = {share * 100:.2f}% of one core")
     finally:
@@ -212,6 +295,8 @@ def main():
     ap.add_argument("--multi-events", type=int, default=1000000)
     ap.add_argument("--huge", action="store_true", help="also a > 4 GiB trace (minutes, disk)")
     ap.add_argument("--huge-events", type=int, default=20000000)
+    ap.add_argument("--huge-as-mb", type=int, default=1024,
+                    help="address-space limit (RLIMIT_AS) for the huge analyze runs")
     ap.add_argument("--idle-seconds", type=float, default=0, help="0 skips the idle measurement")
     ap.add_argument("--idle-jobs", type=int, default=1000)
     ap.add_argument("--skip", default="", help="comma list of: single,multi")
@@ -228,9 +313,19 @@ def main():
             sys.exit(f"missing {k} binary at {p}: cmake --build {b} --target profwatch profwatch-tracegen stage_bench")
     bins["isal"] = subprocess.run([bins["stage"], "inflate", "--inflate", "isal", "/dev/null"],
                                   capture_output=True).returncode != 2
-    results = {"machine": {"cpus": os.cpu_count()}, "repeat": args.repeat}
+    model = ""
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    results = {"machine": {"cpus": os.cpu_count(), "model": model,
+                           "loadavg_at_start": os.getloadavg()},
+               "repeat": args.repeat, "argv": sys.argv}
     skip = set(args.skip.split(","))
-    print(f"# profwatch benchmark ({os.cpu_count()} CPUs, median of {args.repeat})")
+    print(f"# profwatch benchmark ({os.cpu_count()} CPUs, {model}, median of {args.repeat}, "
+          f"load average at start {os.getloadavg()[0]:.2f})")
     if "single" not in skip:
         single_file(args, bins, args.work, results)
     if "multi" not in skip:
