@@ -543,7 +543,10 @@ def run(args):
         profile = os.path.join(jobs, JOB, RUN, "tensorboard", "plugins", "profile")
         os.makedirs(profile)
         log_path = os.path.join(jobs, f"{JOB}.log")
-        write_training_log(log_path, last_step=20)
+        # With --step-time the run must have no log at all: the daemon finds
+        # <jobs root>/<job>.log by itself and a log outranks configuration.
+        if args.step_source == "log":
+            write_training_log(log_path, last_step=20)
 
         extra = ["--expected-gpus", str(GPUS)]
         if args.step_source == "log":
@@ -579,6 +582,10 @@ def run(args):
                 hints.append("profwatch_step_seconds is absent")
             raise Failure(f"{e}; " + ("; ".join(hints) or "no hint"))
         check_recording_rules(api, exp1)
+        # The step time came from the source under test (log outranks config).
+        if not api.query(f'profwatch_step_seconds{{training_job="{JOB}",run="{RUN}",source="{args.step_source}"}}'):
+            raise Failure(f"profwatch_step_seconds has no source=\"{args.step_source}\" series")
+        log(f"ok  step time source is {args.step_source}")
         alerts = watch_alert_states(api, [("ProfwatchStepKernelGapHigh", "warning"),
                                           ("ProfwatchStepKernelGapHigh", "critical"),
                                           ("ProfwatchFamilyDominatesWithGap", "warning")], 30)
