@@ -170,3 +170,63 @@ TEST(GeneratedWindowsTest, NvidiaKernelNamesAreCountedAndClassified) {
 
 }  // namespace
 }  // namespace profwatch
+
+namespace profwatch {
+namespace {
+
+// Source selection between a host's .trace.json.gz and .xplane.pb
+// (tests/fixtures/xplane: the same two-GPU window in both forms; expected
+// values in expected.txt).
+class SourceSelectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    xplane_ = testing::ReadFile(testing::ProjectFixture("xplane/two_gpus_steps.xplane.pb"));
+    json_gz_ = testing::ReadFile(testing::ProjectFixture("xplane/two_gpus_steps.trace.json.gz"));
+    ASSERT_FALSE(xplane_.empty());
+    ASSERT_FALSE(json_gz_.empty());
+  }
+  std::string xplane_, json_gz_;
+};
+
+TEST_F(SourceSelectionTest, JsonAndXplaneGiveTheSameDevices) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.Sub("2025_01_15_10_00_00");
+  testing::WriteFile(dir + "/h0.xplane.pb", xplane_);
+  testing::WriteFile(dir + "/h0.trace.json.gz", json_gz_);
+  json from_json = RunJson(Analyze("--source json " + dir));
+  json from_xplane = RunJson(Analyze("--source xplane " + dir));
+  EXPECT_EQ(from_json["format"], "json");
+  EXPECT_EQ(from_xplane["format"], "xplane");
+  ASSERT_EQ(from_json["devices"].size(), 2u);
+  ASSERT_EQ(from_xplane["devices"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(from_json["devices"][i]["device"], from_xplane["devices"][i]["device"]);
+    EXPECT_EQ(from_json["devices"][i]["kernels"], from_xplane["devices"][i]["kernels"]);
+    EXPECT_EQ(from_json["devices"][i]["busy_seconds"], from_xplane["devices"][i]["busy_seconds"]);
+  }
+  // expected.txt: GPU:0 busy 15751500 ps; GPU:1 5000500 ps of stream events,
+  // of which a 250000 ps MemcpyD2D is a memory op, not a kernel.
+  EXPECT_NEAR(from_xplane["devices"][0]["busy_seconds"].get<double>(), 15751500e-12, 1e-15);
+  EXPECT_NEAR(from_xplane["devices"][1]["busy_seconds"].get<double>(), 4750500e-12, 1e-15);
+  EXPECT_EQ(from_xplane["devices"][1]["memops"], 1);
+  // auto with an intact JSON reads the JSON.
+  EXPECT_EQ(RunJson(Analyze(dir))["format"], "json");
+}
+
+TEST_F(SourceSelectionTest, AutoReadsTheXplaneWhenTheJsonIsCutShort) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.Sub("2025_01_15_10_00_00");
+  testing::WriteFile(dir + "/h0.xplane.pb", xplane_);
+  testing::WriteFile(dir + "/h0.trace.json.gz", json_gz_.substr(0, json_gz_.size() / 2));
+  json j = RunJson(Analyze(dir));
+  EXPECT_EQ(j["format"], "xplane");
+  EXPECT_EQ(j["gpus"], 2);
+  EXPECT_EQ(j["truncated"], false);
+  // --source json insists on the cut JSON: its error is reported (exit 3).
+  auto r = testing::RunCommand(Analyze("--source json " + dir));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("h0.trace.json.gz"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace profwatch
