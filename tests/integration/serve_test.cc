@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/serve_harness.h"
 #include "testing/test_util.h"
 
 namespace profwatch {
@@ -63,70 +64,15 @@ std::string JaxTrace(int gpus, int kernels, double dur_us) {
   return out.str();
 }
 
-std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run) {
-  return jobs + "/" + job + "/" + run + "/tensorboard/plugins/profile";
-}
-
 void WriteTrace(const std::string& path, int gpus, int kernels = 6, double dur_us = 100) {
   WriteFile(path, testing::Gzip(JaxTrace(gpus, kernels, dur_us)));
 }
 
-// --- HTTP and exposition parsing --------------------------------------------
-
-std::optional<std::string> HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return std::nullopt;
-  }
-  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return std::nullopt;
-  }
-  std::string resp;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    resp.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  size_t body = resp.find("\r\n\r\n");
-  if (resp.rfind("HTTP/1.", 0) != 0 || body == std::string::npos) return std::nullopt;
-  if (resp.find(" 200 ") == std::string::npos) return std::nullopt;
-  return resp.substr(body + 4);
-}
-
-using Labels = std::map<std::string, std::string>;
-
-// The value of the sample `name` whose labels include all of `want`.
-std::optional<double> Sample(const std::string& text, const std::string& name,
-                             const Labels& want = {}) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.compare(0, name.size(), name) != 0) continue;
-    const char next = line.size() > name.size() ? line[name.size()] : '\0';
-    if (next != '{' && next != ' ') continue;
-    bool ok = true;
-    for (const auto& [k, v] : want) {
-      if (line.find(k + "=\"" + v + "\"") == std::string::npos) ok = false;
-    }
-    if (!ok) continue;
-    return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return std::nullopt;
-}
+using testing::HttpGet;
+using testing::Labels;
+using testing::ProfileDir;
+using testing::Sample;
+using testing::Serve;
 
 // Every sample line that belongs to a run (has a training_job label).
 std::vector<std::string> RunLines(const std::string& text) {
@@ -140,110 +86,6 @@ std::vector<std::string> RunLines(const std::string& text) {
   }
   return out;
 }
-
-// --- the daemon process -------------------------------------------------
-
-class Serve {
- public:
-  Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag = "serve")
-      : log_path_(tmp.Sub(tag + ".log")), port_file_(tmp.Sub(tag + ".port")) {
-    fs::remove(port_file_);
-    std::vector<std::string> argv = {testing::BinaryPath("profwatch"),
-                                     "serve",
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--listen-port-file",
-                                     port_file_,
-                                     "--log-level",
-                                     "debug"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string text = testing::ReadFile(port_file_);
-      if (!text.empty()) {
-        port_ = std::stoi(text);
-        break;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-  ~Serve() {
-    if (pid_ > 0) Stop();
-  }
-
-  int port() const { return port_; }
-  std::string Log() const { return testing::ReadFile(log_path_); }
-  std::optional<std::string> Metrics() const {
-    if (port_ <= 0) return std::nullopt;
-    return HttpGet(port_, "/metrics");
-  }
-
-  // Polls /metrics until `pred` holds; returns the last scrape that did.
-  std::optional<std::string> WaitFor(const std::function<bool(const std::string&)>& pred,
-                                     std::chrono::milliseconds limit = 30s) const {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (auto m = Metrics(); m && pred(*m)) return m;
-      std::this_thread::sleep_for(100ms);
-    }
-    return std::nullopt;
-  }
-
-  void Signal(int sig) const {
-    if (pid_ > 0) kill(pid_, sig);
-  }
-
-  // Waits (bounded) until the daemon's log contains `text`.
-  bool WaitForLog(const std::string& text, std::chrono::milliseconds limit = 10s) const {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Log().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-
-  // SIGTERM and wait; returns the exit code (-1 on signal death or timeout).
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -1;
-  }
-
- private:
-  std::string log_path_;
-  std::string port_file_;
-  pid_t pid_ = -1;
-  int port_ = -1;
-};
 
 std::vector<std::string> FastFlags(const std::string& jobs) {
   return {"--watch", jobs, "--settle", "1s", "--poll-interval", "1s"};

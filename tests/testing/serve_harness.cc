@@ -1,0 +1,174 @@
+#include "testing/serve_harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+namespace profwatch::testing {
+
+using namespace std::chrono_literals;
+
+std::optional<std::string> HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string resp;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  size_t body = resp.find("\r\n\r\n");
+  if (resp.rfind("HTTP/1.", 0) != 0 || body == std::string::npos) return std::nullopt;
+  if (resp.find(" 200 ") == std::string::npos) return std::nullopt;
+  return resp.substr(body + 4);
+}
+
+std::optional<double> Sample(const std::string& text, const std::string& name, const Labels& want) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.compare(0, name.size(), name) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != '{' && next != ' ') continue;
+    bool ok = true;
+    for (const auto& [k, v] : want) {
+      if (line.find(k + "=\"" + v + "\"") == std::string::npos) ok = false;
+    }
+    if (ok) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return std::nullopt;
+}
+
+std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run) {
+  return jobs + "/" + job + "/" + run + "/tensorboard/plugins/profile";
+}
+
+Serve::Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag)
+    : log_path_(tmp.Sub(tag + ".log")), port_file_(tmp.Sub(tag + ".port")) {
+  std::error_code ec;
+  std::filesystem::remove(port_file_, ec);
+  std::vector<std::string> argv = {
+      BinaryPath("profwatch"), "serve",    "--listen",    "127.0.0.1:0",
+      "--listen-port-file",    port_file_, "--log-level", "debug"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string text = ReadFile(port_file_);
+    if (!text.empty()) {
+      port_ = std::stoi(text);
+      break;
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+Serve::~Serve() {
+  if (pid_ > 0) Stop();
+}
+
+std::string Serve::Log() const { return ReadFile(log_path_); }
+
+std::optional<std::string> Serve::Metrics() const {
+  if (port_ <= 0) return std::nullopt;
+  return HttpGet(port_, "/metrics");
+}
+
+std::optional<std::string> Serve::WaitFor(const std::function<bool(const std::string&)>& pred,
+                                          std::chrono::milliseconds limit) const {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto m = Metrics(); m && pred(*m)) return m;
+    std::this_thread::sleep_for(50ms);
+  }
+  return std::nullopt;
+}
+
+bool Serve::WaitForLog(const std::string& text, std::chrono::milliseconds limit) const {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+bool Serve::WaitScans(int n) const {
+  auto first = Metrics();
+  if (!first) return false;
+  double last = Sample(*first, "profwatch_last_scan_timestamp_seconds").value_or(0);
+  for (int i = 0; i < n; ++i) {
+    auto m = WaitFor([&](const std::string& t) {
+      return Sample(t, "profwatch_last_scan_timestamp_seconds").value_or(0) > last;
+    });
+    if (!m) return false;
+    last = *Sample(*m, "profwatch_last_scan_timestamp_seconds");
+  }
+  return true;
+}
+
+void Serve::Signal(int sig) const {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+int Serve::Stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return -1;
+}
+
+}  // namespace profwatch::testing

@@ -1,0 +1,63 @@
+// Harness for integration tests that run the real `profwatch serve` binary:
+// starts it on 127.0.0.1 with an ephemeral port (read back from
+// --listen-port-file), scrapes /metrics over a plain socket and polls with
+// deadlines (never fixed sleeps). Not thread-safe; one owner per daemon.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace profwatch::testing {
+
+// GET http://127.0.0.1:<port><path>; the body of a 200 answer, else nullopt.
+std::optional<std::string> HttpGet(int port, const std::string& path);
+
+using Labels = std::map<std::string, std::string>;
+// The value of the first sample `name` whose labels include all of `want`.
+std::optional<double> Sample(const std::string& text, const std::string& name,
+                             const Labels& want = {});
+
+// `<jobs>/<job>/<run>/tensorboard/plugins/profile` (MaxText layout).
+std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run);
+
+class Serve {
+ public:
+  // Starts `profwatch serve --listen 127.0.0.1:0 ... args`; its stdout and
+  // stderr go to <tmp>/<tag>.log. Waits (bounded) for the port file.
+  Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag = "serve");
+  ~Serve();
+  Serve(const Serve&) = delete;
+  Serve& operator=(const Serve&) = delete;
+
+  int port() const { return port_; }
+  std::string Log() const;
+  std::optional<std::string> Metrics() const;
+  // Polls /metrics until `pred` holds; returns the scrape that satisfied it.
+  std::optional<std::string> WaitFor(
+      const std::function<bool(const std::string&)>& pred,
+      std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+  // Waits until the daemon's log contains `text`.
+  bool WaitForLog(const std::string& text,
+                  std::chrono::milliseconds limit = std::chrono::seconds(10)) const;
+  // Waits until the daemon has completed `n` more full scans.
+  bool WaitScans(int n) const;
+  void Signal(int sig) const;
+  // SIGTERM and wait; the exit code (-1 on signal death or timeout).
+  int Stop();
+
+ private:
+  std::string log_path_;
+  std::string port_file_;
+  pid_t pid_ = -1;
+  int port_ = -1;
+};
+
+}  // namespace profwatch::testing
