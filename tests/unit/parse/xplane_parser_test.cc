@@ -109,7 +109,7 @@ struct DeviceFigures {
   uint64_t count = 0;
   int64_t sum_ps = 0;
   int64_t busy_ps = 0;
-  int64_t first_abs_ps = 0;
+  __int128 first_abs_ps = 0;  // epoch-scale picoseconds overflow int64
   bool operator==(const DeviceFigures&) const = default;
 };
 
@@ -125,7 +125,7 @@ std::map<std::string, DeviceFigures> PerDevice(const std::vector<Emitted>& event
     const std::string& p = process[e.pid];
     if (p.rfind("/device:GPU:", 0) != 0) continue;
     if (thread[{e.pid, e.tid}].rfind("Stream #", 0) != 0) continue;
-    const int64_t start = time_base_us * 1000000 + e.ts_ps;
+    const int64_t start = e.ts_ps;  // relative to time_base_us
     intervals[p].emplace_back(start, start + e.dur_ps);
   }
   std::map<std::string, DeviceFigures> out;
@@ -136,7 +136,7 @@ std::map<std::string, DeviceFigures> PerDevice(const std::vector<Emitted>& event
     std::sort(iv.begin(), iv.end());
     DeviceFigures& f = out[device];
     f.count = iv.size();
-    f.first_abs_ps = iv.front().first;
+    f.first_abs_ps = static_cast<__int128>(time_base_us) * 1000000 + iv.front().first;
     int64_t cur_start = iv.front().first, cur_end = iv.front().second;
     for (const auto& [s, t] : iv) {
       f.sum_ps += t - s;
