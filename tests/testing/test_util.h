@@ -39,8 +39,8 @@ std::string ProjectFixture(std::string_view rel);
 std::string BinaryPath(std::string_view name);
 
 // Skips the current test when the shared fixtures are absent.
-#define PROFWATCH_REQUIRE_SHARED_FIXTURE(var, rel)                                  \
-  const std::string var = ::profwatch::testing::SharedFixture(rel);                 \
+#define PROFWATCH_REQUIRE_SHARED_FIXTURE(var, rel)                  \
+  const std::string var = ::profwatch::testing::SharedFixture(rel); \
   if (var.empty()) GTEST_SKIP() << "shared fixtures absent (../shared/fixtures/" << (rel) << ")"
 
 // Runs a shell command, capturing stdout and stderr separately.

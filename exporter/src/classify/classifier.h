@@ -38,8 +38,8 @@ struct Rule {
 };
 
 struct RuleSet {
-  std::string name;          // "drill", "nvidia", ...
-  std::vector<Rule> rules;   // in priority order
+  std::string name;                            // "drill", "nvidia", ...
+  std::vector<Rule> rules;                     // in priority order
   std::string other_family = "Other kernels";  // unmatched names
 };
 

@@ -107,8 +107,8 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
     }
   }
   if (!loose.files.empty()) {
-    loose.label = loose.files.size() == 1 ? loose.files[0]
-                                          : std::to_string(loose.files.size()) + " files";
+    loose.label =
+        loose.files.size() == 1 ? loose.files[0] : std::to_string(loose.files.size()) + " files";
     windows.insert(windows.begin(), std::move(loose));
   }
   return windows;

@@ -11,8 +11,8 @@
 namespace profwatch::cli {
 
 struct InputWindow {
-  std::string label;                // "job/run/<first ts dir>" or the path given
-  std::vector<std::string> files;   // in window order
+  std::string label;               // "job/run/<first ts dir>" or the path given
+  std::vector<std::string> files;  // in window order
   std::vector<std::string> timestamp_dirs;
 };
 

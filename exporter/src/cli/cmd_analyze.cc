@@ -1,7 +1,6 @@
 // `profwatch analyze [options] PATH...`: one-shot reports (table, json, drill).
 // Exit codes: 0 ok; 1 no GPU kernels; 2 usage; 3 unreadable/corrupt input.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -9,8 +8,8 @@
 
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
-#include "cli/commands.h"
 #include "cli/cli_util.h"
+#include "cli/commands.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
 #include "steplog/log_tailer.h"
@@ -72,7 +71,8 @@ Result<std::unique_ptr<steplog::StepTimeSource>> ReadTrainingLog(
 }  // namespace
 
 int RunAnalyze(const std::vector<std::string>& args) {
-  CLI::App app{"One-shot report for trace files, a <ts> dir, or a run/job dir.", "profwatch analyze"};
+  CLI::App app{"One-shot report for trace files, a <ts> dir, or a run/job dir.",
+               "profwatch analyze"};
   std::vector<std::string> paths;
   std::string format = "table";
   int64_t profile_steps = 3;
@@ -99,23 +99,29 @@ int RunAnalyze(const std::vector<std::string>& args) {
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
                  "mode, 5 otherwise)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--families", families_file, "Family rules file (YAML/JSON) added before the base set");
+  app.add_option("--families", families_file,
+                 "Family rules file (YAML/JSON) added before the base set");
   app.add_option("--rules", rules, "Base family rule set: drill | nvidia | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
       ->capture_default_str();
-  app.add_option("--expected-gpus", expected_gpus, "Warn loudly when the window has a different GPU count")
+  app.add_option("--expected-gpus", expected_gpus,
+                 "Warn loudly when the window has a different GPU count")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--step-time", step_time, "Steady-state step seconds (config source of the gap)")
       ->check(CLI::PositiveNumber);
   app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--window", window_sel, "all | latest | <window id> (run/job dirs)")->capture_default_str();
-  app.add_option("--source", source, "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
+  app.add_option("--window", window_sel, "all | latest | <window id> (run/job dirs)")
+      ->capture_default_str();
+  app.add_option("--source", source,
+                 "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
       ->check(CLI::IsMember({"auto", "json", "xplane"}))
       ->capture_default_str();
   app.add_option("--inflate", inflate, "Gzip backend: zlib | isal")->capture_default_str();
-  app.add_option("--threads", threads, "Files analysed in parallel")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--threads", threads, "Files analysed in parallel")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--log", log_file,
                  "MaxText training log: steady step time (source log) and profiler_steps");
 
@@ -126,9 +132,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
   std::optional<double> log_step_seconds;
   if (!log_file.empty()) {
     SystemClock clock;
-    auto log = ReadTrainingLog(log_file, profile_steps_given ? std::optional<int64_t>(profile_steps)
-                                                             : std::nullopt,
-                               clock);
+    auto log = ReadTrainingLog(
+        log_file, profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt,
+        clock);
     if (!log) {
       std::fprintf(stderr, "profwatch analyze: %s\n", log.error().ToString().c_str());
       return kExitBadInput;
@@ -183,7 +189,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
   }
 
   if (format == "drill") {
-    if (window_sel == "all" && windows->size() > 1) windows->erase(windows->begin(), windows->end() - 1);
+    if (window_sel == "all" && windows->size() > 1)
+      windows->erase(windows->begin(), windows->end() - 1);
     return RunDrill(*windows, profile_steps, family_top_n, options);
   }
 

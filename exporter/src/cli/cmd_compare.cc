@@ -3,12 +3,11 @@
 // steps or GPUs per window differ, since those numbers are not comparable,
 // unless --force.
 #include <CLI/CLI.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -72,9 +71,8 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
       return 0.0;
     });
   }
-  add("total kernel", [](const Variant& v) -> std::optional<double> {
-    return v.summary.total_kernel;
-  });
+  add("total kernel",
+      [](const Variant& v) -> std::optional<double> { return v.summary.total_kernel; });
   add("step", [](const Variant& v) { return v.step_seconds; });
   add("step - total kernel", [](const Variant& v) -> std::optional<double> {
     if (!v.step_seconds) return std::nullopt;
@@ -83,9 +81,8 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   add("busy", [](const Variant& v) -> std::optional<double> { return v.summary.busy; });
   add("idle", [](const Variant& v) -> std::optional<double> { return v.summary.idle; });
   add("overlap", [](const Variant& v) -> std::optional<double> { return v.summary.overlap; });
-  add("exposed comm", [](const Variant& v) -> std::optional<double> {
-    return v.summary.exposed_comm;
-  });
+  add("exposed comm",
+      [](const Variant& v) -> std::optional<double> { return v.summary.exposed_comm; });
   add("GPUs", [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
   add("profile steps", [](const Variant& v) -> std::optional<double> {
     return static_cast<double>(v.summary.profile_steps);
@@ -98,7 +95,8 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
 
 bool IsCountRow(const std::string& name) { return name == "GPUs" || name == "profile steps"; }
 
-std::string RenderText(const std::vector<Variant>& vs, const std::vector<Row>& rows, bool markdown) {
+std::string RenderText(const std::vector<Variant>& vs, const std::vector<Row>& rows,
+                       bool markdown) {
   std::vector<std::string> header{"seconds per GPU per step"};
   for (const auto& v : vs) header.push_back(v.label);
   for (size_t i = 1; i < vs.size(); ++i) header.push_back("delta " + vs[i].label);
@@ -164,7 +162,7 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
       }
     }
     v["step_source"] = vs[i].step_source.empty() ? nlohmann::ordered_json(nullptr)
-                                                  : nlohmann::ordered_json(vs[i].step_source);
+                                                 : nlohmann::ordered_json(vs[i].step_source);
     variants.push_back(std::move(v));
   }
   j["variants"] = std::move(variants);
@@ -182,7 +180,8 @@ int RunCompare(const std::vector<std::string>& args) {
   int64_t profile_steps = 3, skew = 120;
   std::string rules = "auto", families_file, source = "auto";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  app.add_option("paths", paths, "One window per variant: files, a <ts> dir, or a run dir (latest window)")
+  app.add_option("paths", paths,
+                 "One window per variant: files, a <ts> dir, or a run dir (latest window)")
       ->required();
   app.add_option("--label", labels, "Column name per variant, in order (repeatable)");
   app.add_option("--step-time", step_times,
@@ -192,7 +191,8 @@ int RunCompare(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   app.add_flag("--force", force, "Print the table even when the variants are not comparable");
-  app.add_option("--profile-steps", profile_steps, "Profiled steps per window")->capture_default_str();
+  app.add_option("--profile-steps", profile_steps, "Profiled steps per window")
+      ->capture_default_str();
   app.add_option("--rules", rules, "drill | nvidia | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
       ->capture_default_str();
@@ -213,7 +213,8 @@ int RunCompare(const std::vector<std::string>& args) {
     return 2;
   }
   if (!labels.empty() && labels.size() != paths.size()) {
-    std::fprintf(stderr, "profwatch compare: %zu --label for %zu variants\n", labels.size(), paths.size());
+    std::fprintf(stderr, "profwatch compare: %zu --label for %zu variants\n", labels.size(),
+                 paths.size());
     return 2;
   }
   if (step_times.size() > 1 && step_times.size() != paths.size()) {
@@ -292,7 +293,8 @@ int RunCompare(const std::vector<std::string>& args) {
     }
     auto a = analysis::AnalyzeFiles(files_per_variant[i], options);
     if (!a) {
-      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(), a.error().ToString().c_str());
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(),
+                   a.error().ToString().c_str());
       return 3;
     }
     Variant v;

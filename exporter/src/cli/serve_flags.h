@@ -51,7 +51,7 @@ struct ServeFlags {
   double step_time = 0;
   // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
   std::vector<std::string> log;
-  std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
+  std::vector<std::string> log_glob;    // empty: pipeline::kDefaultLogGlobs
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
   uint64_t history_max_bytes = 64ull << 20;

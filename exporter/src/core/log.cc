@@ -13,8 +13,8 @@ Status SetupLogging(std::string_view level, LogFormat format) {
     return MakeError(ErrorCode::kConfig, "unknown log level '" + std::string(level) +
                                              "' (trace, debug, info, warn, error, critical, off)");
   }
-  auto logger = std::make_shared<spdlog::logger>(
-      "profwatch", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("profwatch",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == LogFormat::kJson) {
     // Message text is our own (no quotes by convention); fields stay key=value inside msg.
     logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%v"})",

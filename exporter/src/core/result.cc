@@ -4,15 +4,24 @@ namespace profwatch {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kPermission: return "permission";
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kTruncated: return "truncated";
-    case ErrorCode::kCorrupt: return "corrupt";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kTooLarge: return "too_large";
-    case ErrorCode::kConfig: return "config";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kPermission:
+      return "permission";
+    case ErrorCode::kIo:
+      return "io";
+    case ErrorCode::kTruncated:
+      return "truncated";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kTooLarge:
+      return "too_large";
+    case ErrorCode::kConfig:
+      return "config";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "internal";
 }

@@ -5,9 +5,8 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
-
 #include <tl/expected.hpp>
+#include <utility>
 
 namespace profwatch {
 
@@ -46,9 +45,9 @@ inline tl::unexpected<Error> MakeError(ErrorCode code, std::string context) {
 
 // Retry policy class of an error (the pipeline, not the stage, decides).
 enum class RetryClass {
-  kSoon,           // transient: retry with backoff
-  kOnChange,       // retry only when the file's identity/size/mtime changes
-  kNever,          // count, report, move on
+  kSoon,      // transient: retry with backoff
+  kOnChange,  // retry only when the file's identity/size/mtime changes
+  kNever,     // count, report, move on
 };
 RetryClass RetryClassOf(ErrorCode code);
 

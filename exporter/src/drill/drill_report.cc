@@ -13,19 +13,23 @@ namespace {
 
 // Drill-down tags, in the script's order (loop_gather_fusion is not one).
 constexpr std::array<std::string_view, 7> kDrillTags = {
-    "input_scatter_fusion", "loop_select_fusion",  "loop_convert_fusion",
-    "loop_transpose_fusion", "loop_reduce_fusion", "input_reduce_select",
+    "input_scatter_fusion",         "loop_select_fusion", "loop_convert_fusion",
+    "loop_transpose_fusion",        "loop_reduce_fusion", "input_reduce_select",
     "input_broadcast_reduce_select"};
 
 // Family aggregates, exclusive, first match wins, in the script's order.
 constexpr std::array<std::string_view, 13> kFamilies = {
-    "RaggedAllToAllKernelImpl", "primus_turbo::deep_ep",       "input_scatter_fusion",
-    "loop_select_fusion",       "loop_gather_fusion",          "loop_reduce_fusion",
-    "loop_convert_fusion",      "loop_transpose_fusion",       "input_reduce_select",
-    "input_broadcast_reduce_select", "RCCL ncclDevKernel",     "CK+primus GEMM (non-DeepEP)",
+    "RaggedAllToAllKernelImpl", "primus_turbo::deep_ep",
+    "input_scatter_fusion",     "loop_select_fusion",
+    "loop_gather_fusion",       "loop_reduce_fusion",
+    "loop_convert_fusion",      "loop_transpose_fusion",
+    "input_reduce_select",      "input_broadcast_reduce_select",
+    "RCCL ncclDevKernel",       "CK+primus GEMM (non-DeepEP)",
     "flash_attn (fmha)"};
 
-bool Contains(std::string_view s, std::string_view t) { return s.find(t) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view t) {
+  return s.find(t) != std::string_view::npos;
+}
 
 // Index into kFamilies, or -1 for "Other kernels".
 int DrillFamilyOf(std::string_view name) {
@@ -48,10 +52,20 @@ std::string GpuKey(const std::string& file, const parse::Id& pid) {
   std::string key = file;
   key.push_back('\0');
   switch (pid.kind) {
-    case parse::IdKind::kMissing: key += "n"; break;
-    case parse::IdKind::kInt: key += "i" + std::to_string(pid.num); break;
-    case parse::IdKind::kString: key += "s"; key += pid.str; break;
-    case parse::IdKind::kOther: key += "o"; key += pid.str; break;
+    case parse::IdKind::kMissing:
+      key += "n";
+      break;
+    case parse::IdKind::kInt:
+      key += "i" + std::to_string(pid.num);
+      break;
+    case parse::IdKind::kString:
+      key += "s";
+      key += pid.str;
+      break;
+    case parse::IdKind::kOther:
+      key += "o";
+      key += pid.str;
+      break;
   }
   return key;
 }
@@ -127,8 +141,8 @@ DrillTally::Output DrillTally::Render(int file_count, int64_t profile_steps,
         per_file);
   }
   o.out += Format("trace_files=%d, GPUs auto-detected=%lld, profile_steps=%lld, divisor=%lld  ",
-                  file_count, static_cast<long long>(gpus),
-                  static_cast<long long>(profile_steps), static_cast<long long>(divisor));
+                  file_count, static_cast<long long>(gpus), static_cast<long long>(profile_steps),
+                  static_cast<long long>(divisor));
   o.out += hint;
   o.out += "\n";
 
@@ -146,10 +160,10 @@ DrillTally::Output DrillTally::Render(int file_count, int64_t profile_steps,
     o.out += "\n";
     o.out += std::string(tag) + "* kernels:\n";
     for (size_t i : hits) {
-      o.out += Format("  %8.1f ms/gpu/step  %7lld launches (%lld per gpu-step)  %s\n",
-                      stats_[i].time_ms / div, static_cast<long long>(stats_[i].count),
-                      static_cast<long long>(FloorDiv(stats_[i].count, divisor)),
-                      names_[i].c_str());
+      o.out +=
+          Format("  %8.1f ms/gpu/step  %7lld launches (%lld per gpu-step)  %s\n",
+                 stats_[i].time_ms / div, static_cast<long long>(stats_[i].count),
+                 static_cast<long long>(FloorDiv(stats_[i].count, divisor)), names_[i].c_str());
     }
   }
 

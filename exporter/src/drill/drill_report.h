@@ -23,8 +23,8 @@ class DrillTally {
   parse::EventSink& BeginFile(const std::string& file_arg);
 
   struct Output {
-    std::string out;   // stdout bytes
-    std::string err;   // stderr bytes
+    std::string out;  // stdout bytes
+    std::string err;  // stderr bytes
     int exit_code = 0;
   };
   // Renders the report for `file_count` file arguments.
@@ -36,10 +36,10 @@ class DrillTally {
     double time_ms = 0.0;
     int64_t count = 0;
   };
-  std::vector<std::string> names_;                      // first-seen order
-  std::unordered_map<std::string, size_t> index_;       // name -> names_ index
+  std::vector<std::string> names_;                 // first-seen order
+  std::unordered_map<std::string, size_t> index_;  // name -> names_ index
   std::vector<NameStat> stats_;
-  std::unordered_set<std::string> gpus_;                // (file arg, pid) keys
+  std::unordered_set<std::string> gpus_;  // (file arg, pid) keys
   std::string current_file_;
   std::unique_ptr<Sink> sink_;
 

@@ -26,6 +26,8 @@ struct MetricSpec {
 // "Per GPU per step" = summed over the window's GPUs and profiled steps, then
 // divided by GPUs x steps. The window_raw_* gauges are the undivided sums, for
 // recording rules that combine many hosts' sidecars (see rules/).
+// One row per metric reads better than wrapped rows.
+// clang-format off
 inline constexpr MetricSpec kMetrics[] = {
     // --- window shape ---
     {"profwatch_window_gpus", MetricType::kGauge, "GPUs detected in the latest window (devices with at least one kernel).", {}, true},
@@ -93,6 +95,7 @@ inline constexpr MetricSpec kProcessMetrics[] = {
     {"process_max_fds", MetricType::kGauge, "Maximum number of open file descriptors.", {}, false},
     {"process_start_time_seconds", MetricType::kGauge, "Start time of the process since unix epoch in seconds.", {}, false},
 };
+// clang-format on
 
 // The spec of `name` in kMetrics or kProcessMetrics; nullptr when unknown.
 constexpr const MetricSpec* FindMetric(std::string_view name) {

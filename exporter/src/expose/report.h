@@ -3,11 +3,10 @@
 // time); they never compute analysis themselves. Pure functions.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "aggregate/window_stats.h"
 
@@ -15,16 +14,16 @@ namespace profwatch::expose {
 
 struct ReportError {
   std::string file;
-  std::string reason;   // ErrorCodeName
+  std::string reason;  // ErrorCodeName
   std::string message;
 };
 
 struct ReportContext {
-  std::string window;               // window id or the path analysed
-  std::string format = "json";      // json | xplane | mixed
-  int expected_gpus = 0;            // 0 = not given
+  std::string window;           // window id or the path analysed
+  std::string format = "json";  // json | xplane | mixed
+  int expected_gpus = 0;        // 0 = not given
   std::optional<double> step_seconds;
-  std::string step_source;          // log | trace | config
+  std::string step_source;  // log | trace | config
   std::vector<ReportError> errors;
   double analysis_seconds = 0.0;
 };

@@ -14,11 +14,9 @@ enum class IdKind : uint8_t { kMissing, kInt, kString, kOther };
 
 struct Id {
   IdKind kind = IdKind::kMissing;
-  int64_t num = 0;        // kInt (also a float with an integral value, e.g. 1.0)
-  std::string_view str;   // kString: the unescaped text; kOther: raw JSON token
-  bool operator==(const Id& o) const {
-    return kind == o.kind && num == o.num && str == o.str;
-  }
+  int64_t num = 0;       // kInt (also a float with an integral value, e.g. 1.0)
+  std::string_view str;  // kString: the unescaped text; kOther: raw JSON token
+  bool operator==(const Id& o) const { return kind == o.kind && num == o.num && str == o.str; }
 };
 
 // Times are exact integers in picoseconds, parsed from the decimal text (never
@@ -26,23 +24,23 @@ struct Id {
 // keep their precision. `ts_ps` is relative to the file's time base
 // (ParseSummary::time_base_us), chosen by the parser from the first timestamp.
 struct TraceEvent {
-  char ph = 0;                  // 'X', 'M', 'B', ...; 0 when missing
-  bool has_name = false;        // "name" present and a string
+  char ph = 0;            // 'X', 'M', 'B', ...; 0 when missing
+  bool has_name = false;  // "name" present and a string
   std::string_view name;
-  std::string_view cat;         // empty when missing (JAX never writes it)
+  std::string_view cat;  // empty when missing (JAX never writes it)
   Id pid;
   Id tid;
   bool has_ts = false;
   int64_t ts_ps = 0;
-  bool has_dur = false;         // "dur" present and a number
-  bool dur_exact = false;       // dur_ps valid (false on overflow of int64 ps)
+  bool has_dur = false;    // "dur" present and a number
+  bool dur_exact = false;  // dur_ps valid (false on overflow of int64 ps)
   int64_t dur_ps = 0;
-  double dur_us = 0.0;          // dur as a double (as Python's json parses it); 0 if missing
+  double dur_us = 0.0;  // dur as a double (as Python's json parses it); 0 if missing
   // Selected args (all other args are skipped unparsed):
-  std::string_view args_name;   // args.name when a string (M process_name/thread_name)
-  bool has_args_device = false; // Kineto args.device
+  std::string_view args_name;    // args.name when a string (M process_name/thread_name)
+  bool has_args_device = false;  // Kineto args.device
   int64_t args_device = 0;
-  bool has_args_stream = false; // Kineto args.stream
+  bool has_args_stream = false;  // Kineto args.stream
   int64_t args_stream = 0;
 };
 

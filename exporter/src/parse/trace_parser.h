@@ -39,8 +39,8 @@ struct ParseOptions {
 
 struct ParseSummary {
   TraceSchema schema = TraceSchema::kUnknown;
-  uint64_t events = 0;        // entries of traceEvents that are non-empty objects
-  uint64_t empty_events = 0;  // `{}` entries (JAX writes one at the end)
+  uint64_t events = 0;           // entries of traceEvents that are non-empty objects
+  uint64_t empty_events = 0;     // `{}` entries (JAX writes one at the end)
   uint64_t metadata_events = 0;  // of `events`, those with ph "M"
   // Entries skipped, by reason: "not_object", "bad_json", "event_too_large",
   // "bad_field" (a field of the wrong type that the event needs), ...
@@ -48,12 +48,12 @@ struct ParseSummary {
   // events - metadata_events == kJaxEventCap: the converter keeps the first
   // 1,000,000 trace events (metadata is written apart and not capped).
   bool suspected_truncated = false;
-  bool has_trace_events = false;     // the key was present
-  int64_t time_base_us = 0;          // ts_ps of events are relative to this
+  bool has_trace_events = false;        // the key was present
+  int64_t time_base_us = 0;             // ts_ps of events are relative to this
   std::optional<int64_t> base_time_ns;  // Kineto baseTimeNanoseconds
   std::optional<int64_t> rank;          // Kineto distributedInfo.rank
   std::optional<int64_t> world_size;    // Kineto distributedInfo.world_size
-  uint64_t json_bytes = 0;           // bytes of JSON consumed (decompressed)
+  uint64_t json_bytes = 0;              // bytes of JSON consumed (decompressed)
 };
 
 class TraceParser {

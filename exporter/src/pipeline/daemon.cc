@@ -86,8 +86,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
                            .Add({});
   training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
   if (!options_.history_file.empty()) {
-    history_ =
-        std::make_unique<HistoryWriter>(options_.history_file, options_.history_max_bytes);
+    history_ = std::make_unique<HistoryWriter>(options_.history_file, options_.history_max_bytes);
   }
 }
 
@@ -195,8 +194,7 @@ void Daemon::ScanLoop() {
     if (deadline <= last_scan) deadline = TimePoint::max();
     if (rescan_requested_.exchange(false)) need_scan = true;
     const bool hint_due = hinted && now >= last_scan + kMinHintScanGap;
-    const bool due =
-        need_scan || hint_due || now >= last_scan + poll_interval || now >= deadline;
+    const bool due = need_scan || hint_due || now >= last_scan + poll_interval || now >= deadline;
     bool changed = false;
     if (due) {
       need_scan = false;

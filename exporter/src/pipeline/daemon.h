@@ -138,7 +138,7 @@ class Daemon {
   // into runs_ under mu_.
   std::unique_ptr<TrainingLogs> training_logs_;
   std::map<snapshot::RunKey, int64_t> log_profile_steps_;  // under mu_
-  std::set<snapshot::RunKey> step_missing_logged_;        // under mu_
+  std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
   std::unique_ptr<HistoryWriter> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
 };

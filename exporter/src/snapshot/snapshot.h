@@ -37,12 +37,12 @@ struct TrainingInfo {
 // The latest complete window of one run plus everything derived for it.
 struct RunState {
   RunKey key;
-  std::string window_id;          // first <ts> dir name of the window
+  std::string window_id;  // first <ts> dir name of the window
   aggregate::WindowStats stats;
-  std::string format = "json";    // json | xplane | mixed
-  int expected_gpus = 0;          // 0 = unknown
-  bool incomplete = false;        // timed out short of expectation, or failed files
-  double analyzed_unix = 0;       // when the window was analysed
+  std::string format = "json";  // json | xplane | mixed
+  int expected_gpus = 0;        // 0 = unknown
+  bool incomplete = false;      // timed out short of expectation, or failed files
+  double analyzed_unix = 0;     // when the window was analysed
   // Step time used for the gap; source is "log", "trace" or "config".
   std::optional<double> step_seconds;
   std::string step_source;

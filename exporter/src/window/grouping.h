@@ -33,9 +33,9 @@ std::string HostOfTraceFile(std::string_view name);
 std::string ProcessKeyOfTraceFile(std::string_view name);
 
 struct TimestampDir {
-  std::string path;                 // full path of the <ts> directory
-  int64_t time = 0;                 // parsed from the name
-  std::vector<std::string> files;   // trace file names inside (not paths)
+  std::string path;                // full path of the <ts> directory
+  int64_t time = 0;                // parsed from the name
+  std::vector<std::string> files;  // trace file names inside (not paths)
 };
 
 struct Window {

@@ -3,9 +3,8 @@
 // generator (tools/tracegen).
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "testing/test_util.h"
@@ -76,17 +75,17 @@ TEST(AnalyzeCliTest, CpuOnlyTraceReportsZeroGpusCleanly) {
 TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
   json j = AnalyzeJson("'" + path + "'");
-  for (const char* key : {"files", "timestamp_dirs", "gpus", "profile_steps", "launcher_mode",
-                          "events", "truncated", "families", "total_kernel_seconds_per_gpu_step",
-                          "devices"}) {
+  for (const char* key :
+       {"files", "timestamp_dirs", "gpus", "profile_steps", "launcher_mode", "events", "truncated",
+        "families", "total_kernel_seconds_per_gpu_step", "devices"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   ASSERT_FALSE(j["families"].empty());
   for (const char* key : {"family", "seconds_per_gpu_step", "launches_per_gpu_step", "kernels"}) {
     EXPECT_TRUE(j["families"][0].contains(key)) << key;
   }
-  for (const char* key : {"file", "device", "kernels", "kernel_seconds", "busy_seconds",
-                          "span_seconds", "streams"}) {
+  for (const char* key :
+       {"file", "device", "kernels", "kernel_seconds", "busy_seconds", "span_seconds", "streams"}) {
     EXPECT_TRUE(j["devices"][0].contains(key)) << key;
   }
   // Per GPU per step: 60 kernels over 1 GPU x 3 steps.
@@ -140,7 +139,7 @@ TEST(AnalyzeCliTest, GarbageInputsExitThreeAndNameTheFile) {
       {"truncated.trace.json.gz", gz.substr(0, gz.size() / 2)},
       {"gzip_of_text.trace.json.gz", testing::Gzip("hello, world")},
       {"no_events.trace.json.gz", testing::Gzip(R"J({"displayTimeUnit":"ns"})J")},
-      {"nested.trace.json.gz", testing::Gzip(std::string(100000, '[') )},
+      {"nested.trace.json.gz", testing::Gzip(std::string(100000, '['))},
       {"bad_utf8.trace.json", bad_utf8},
   };
   for (const auto& [name, bytes] : cases) {

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "testing/test_util.h"
@@ -56,7 +55,8 @@ void ExpectDevicesMatchManifest(const json& report, const json& manifest) {
         found = true;
         SCOPED_TRACE(f["path"].get<std::string>() + " " + md["device"].get<std::string>());
         EXPECT_EQ(d["kernels"].get<int64_t>(), md["kernel_launches"].get<int64_t>());
-        EXPECT_NEAR(d["kernel_seconds"].get<double>(), md["kernel_ps"].get<int64_t>() * 1e-12, 1e-12);
+        EXPECT_NEAR(d["kernel_seconds"].get<double>(), md["kernel_ps"].get<int64_t>() * 1e-12,
+                    1e-12);
         EXPECT_NEAR(d["busy_seconds"].get<double>(), md["busy_ps"].get<int64_t>() * 1e-12, 1e-12);
         EXPECT_NEAR(d["span_seconds"].get<double>(), md["span_ps"].get<int64_t>() * 1e-12, 1e-12);
         EXPECT_EQ(d["streams"].get<int>(), md["streams_with_events"].get<int>());
@@ -72,7 +72,8 @@ TEST(GeneratedWindowsTest, OneNodePerProcessWindowMatchesManifest) {
   auto gen = testing::RunCommand(Tracegen("job --out " + tmp.Sub("jobs") +
                                           " --job j1 --run r1 --mode 1node --hosts 2 "
                                           "--gpus-per-host 8 --kernels-per-step 60 --seed 3 "
-                                          "--manifest " + tmp.Sub("m.json")));
+                                          "--manifest " +
+                                          tmp.Sub("m.json")));
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
   json j = RunJson(Analyze(tmp.Sub("jobs/j1/r1")));
@@ -143,7 +144,8 @@ TEST(GeneratedWindowsTest, NvidiaKernelNamesAreCountedAndClassified) {
   testing::TempDir tmp;
   auto gen = testing::RunCommand(Tracegen("file --out " + tmp.Sub("n.trace.json.gz") +
                                           " --vendor nvidia --gpus 2 --streams 2 --seed 9 "
-                                          "--manifest " + tmp.Sub("m.json")));
+                                          "--manifest " +
+                                          tmp.Sub("m.json")));
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
   json j = RunJson(Analyze(tmp.Sub("n.trace.json.gz")));

@@ -303,7 +303,7 @@ TEST_F(AssemblerTest, TruncatedFileThatGrowsIsRetriedWhenItSettles) {
   AnalysisOutcome out;
   out.failed.push_back({t1[0].files[0], Error{ErrorCode::kTruncated, "half"}});
   EXPECT_FALSE(a.OnAnalyzed(t1[0], out, clock_.Now()).publish);
-  Put("r", 0, "h0.trace.json.gz", 100);  // the writer finishes
+  Put("r", 0, "h0.trace.json.gz", 100);             // the writer finishes
   EXPECT_TRUE(Step(a, milliseconds(500)).empty());  // changed, not settled yet
   auto t2 = Step(a, milliseconds(1000));
   ASSERT_EQ(t2.size(), 1u);
