@@ -334,6 +334,8 @@ def main():
         huge(args, bins, args.work, results)
     if args.idle_seconds > 0:
         idle(args, bins, args.work, results)
+    results["machine"]["loadavg_at_end"] = os.getloadavg()
+    print(f"\nload average at end {os.getloadavg()[0]:.2f}")
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(results, f, indent=2)
