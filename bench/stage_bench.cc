@@ -83,11 +83,10 @@ int main(int argc, char** argv) {
     }
     raw_bytes += (*src)->RawBytesRead();
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("{\"mode\":\"%s\",\"json_bytes\":%llu,\"raw_bytes\":%llu,\"events\":%llu,\"seconds\":%.6f}\n",
-              mode.c_str(), static_cast<unsigned long long>(json_bytes),
-              static_cast<unsigned long long>(raw_bytes), static_cast<unsigned long long>(events),
-              seconds);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "{\"mode\":\"%s\",\"json_bytes\":%llu,\"raw_bytes\":%llu,\"events\":%llu,\"seconds\":%.6f}\n",
+      mode.c_str(), static_cast<unsigned long long>(json_bytes),
+      static_cast<unsigned long long>(raw_bytes), static_cast<unsigned long long>(events), seconds);
   return 0;
 }

@@ -39,23 +39,23 @@ struct FamilySummary {
 
 // One GPU = one (file, device) pair with at least one kernel.
 struct DeviceSummary {
-  std::string file;        // path of the trace file
-  std::string device;      // "/device:GPU:3" or Kineto "GPU 0"
-  int64_t kernels = 0;     // kernel launches (memcpy/memset excluded)
-  int64_t kernel_ps = 0;   // summed kernel durations
-  int64_t busy_ps = 0;     // length of the union of kernel intervals over all streams
-  int64_t span_ps = 0;     // first kernel start to last kernel end
-  int streams = 0;         // streams with at least one kernel
-  int64_t comm_ps = 0;     // summed comm-family kernel time
+  std::string file;             // path of the trace file
+  std::string device;           // "/device:GPU:3" or Kineto "GPU 0"
+  int64_t kernels = 0;          // kernel launches (memcpy/memset excluded)
+  int64_t kernel_ps = 0;        // summed kernel durations
+  int64_t busy_ps = 0;          // length of the union of kernel intervals over all streams
+  int64_t span_ps = 0;          // first kernel start to last kernel end
+  int streams = 0;              // streams with at least one kernel
+  int64_t comm_ps = 0;          // summed comm-family kernel time
   int64_t exposed_comm_ps = 0;  // comm union not covered by the compute union
-  int64_t memops = 0;      // memcpy/memset operations (not kernels)
+  int64_t memops = 0;           // memcpy/memset operations (not kernels)
   int64_t memop_ps = 0;
 };
 
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
 struct StepSpan {
   std::string file;
-  int64_t step = -1;       // N of ProfilerStep#N, or -1 when unnumbered
+  int64_t step = -1;  // N of ProfilerStep#N, or -1 when unnumbered
   int64_t dur_ps = 0;
 };
 
@@ -63,22 +63,22 @@ struct FileSummary {
   std::string path;
   parse::TraceSchema schema = parse::TraceSchema::kUnknown;
   uint64_t events = 0;
-  bool suspected_truncated = false;   // hit the 1,000,000-event writer cap
-  bool partial = false;               // parse ended in an error; events so far kept
+  bool suspected_truncated = false;  // hit the 1,000,000-event writer cap
+  bool partial = false;              // parse ended in an error; events so far kept
   std::map<std::string, uint64_t> drops;
   int gpus = 0;
 };
 
 struct WindowStats {
-  std::vector<FileSummary> files;          // in window order
-  std::vector<std::string> timestamp_dirs; // distinct parent <ts> dirs, sorted
-  std::string rule_set;                    // classifier rule set used
+  std::vector<FileSummary> files;           // in window order
+  std::vector<std::string> timestamp_dirs;  // distinct parent <ts> dirs, sorted
+  std::string rule_set;                     // classifier rule set used
   int profile_steps = 3;
   LauncherMode launcher_mode = LauncherMode::kUnknown;
   double gpus_per_file = 0.0;
   uint64_t events = 0;
-  bool truncated = false;                  // any file suspected truncated or partial
-  std::vector<FamilySummary> families;     // classifier order, every family, Other last
+  bool truncated = false;               // any file suspected truncated or partial
+  std::vector<FamilySummary> families;  // classifier order, every family, Other last
   // Totals over families that are not kMemory (kernels of a memory family are
   // memory ops: their family row shows them, the totals and devices do not).
   int64_t total_kernel_ps = 0;
@@ -86,7 +86,7 @@ struct WindowStats {
   // Sorted by file (window order) then device name with digit runs compared
   // as numbers ("/device:GPU:2" before "/device:GPU:10").
   std::vector<DeviceSummary> devices;
-  std::vector<StepSpan> trace_steps;       // empty when the trace has no markers
+  std::vector<StepSpan> trace_steps;  // empty when the trace has no markers
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).
@@ -98,7 +98,7 @@ struct WindowStats {
   // Sums over devices (for busy/idle/overlap/exposed comm).
   int64_t SumBusyPs() const;
   int64_t SumSpanPs() const;
-  int64_t SumKernelPs() const;    // == total_kernel_ps
+  int64_t SumKernelPs() const;  // == total_kernel_ps
   int64_t SumExposedCommPs() const;
   // Median in-trace step seconds (slowest file per step, median over steps); 0 if none.
   double TraceStepSeconds() const;
