@@ -2,7 +2,7 @@
 # Newcomer's first command (Debian 12, as root): installs the Debian packages,
 # builds profwatch, and runs `profwatch serve` on its embedded default (a demo
 # job directory generated at build time), so
-#   curl -s http://127.0.0.1:9474/metrics | grep profwatch_
+#   curl -s http://127.0.0.1:19474/metrics | grep profwatch_
 # shows real family, gap and window metrics at once. Extra arguments are
 # passed to `profwatch serve`.
 set -euo pipefail
