@@ -18,29 +18,6 @@
 namespace profwatch::analysis {
 namespace {
 
-// Replays bytes already pulled for sniffing, then continues with `inner`.
-class ReplaySource final : public read::ByteSource {
- public:
-  ReplaySource(std::string head, std::unique_ptr<read::ByteSource> inner)
-      : head_(std::move(head)), inner_(std::move(inner)) {}
-  Result<size_t> Read(char* buf, size_t n) override {
-    if (pos_ < head_.size()) {
-      size_t k = std::min(n, head_.size() - pos_);
-      std::copy_n(head_.data() + pos_, k, buf);
-      pos_ += k;
-      return k;
-    }
-    return inner_->Read(buf, n);
-  }
-  uint64_t RawBytesRead() const override { return inner_->RawBytesRead(); }
-  std::string_view Name() const override { return inner_->Name(); }
-
- private:
-  std::string head_;
-  size_t pos_ = 0;
-  std::unique_ptr<read::ByteSource> inner_;
-};
-
 // kAuto resolved by the environment override, else `fallback`.
 bool PrefetchWanted(AnalyzeOptions::Prefetch p, bool fallback) {
   if (p == AnalyzeOptions::Prefetch::kOn) return true;
@@ -139,7 +116,8 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   }
   head.resize(got);
   parse::FileFormat format = parse::SniffFormat(head);
-  ReplaySource replay(head, std::move(*source));
+  auto replay_source = read::MakeReplaySource(head, std::move(*source));
+  read::ByteSource& replay = *replay_source;
   std::unique_ptr<parse::TraceParser> parser;
   if (format == parse::FileFormat::kXplane) {
     parser = parse::MakeXPlaneParser(options.parse);

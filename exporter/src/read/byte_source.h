@@ -81,6 +81,10 @@ Result<InflateBackend> ParseInflateBackend(std::string_view name);
 std::unique_ptr<ByteSource> MakeGzipSource(std::unique_ptr<ByteSource> inner,
                                            InflateBackend backend = InflateBackend::kZlib);
 
+// Returns `prefix` (bytes already pulled from `inner`, e.g. for sniffing)
+// first, then the rest of `inner`. RawBytesRead is `inner`'s.
+std::unique_ptr<ByteSource> MakeReplaySource(std::string prefix, std::unique_ptr<ByteSource> inner);
+
 // Opens `path`, sniffs the first bytes (gzip magic 1f 8b) and returns either a
 // gzip stack or the plain file: the content decides, not the file name.
 Result<std::unique_ptr<ByteSource>> OpenTraceSource(const std::string& path,

@@ -35,6 +35,11 @@ class ReplaySource final : public ByteSource {
 
 }  // namespace
 
+std::unique_ptr<ByteSource> MakeReplaySource(std::string prefix,
+                                             std::unique_ptr<ByteSource> inner) {
+  return std::make_unique<ReplaySource>(std::move(prefix), std::move(inner));
+}
+
 Result<std::unique_ptr<ByteSource>> SniffAndWrap(std::unique_ptr<ByteSource> raw,
                                                  InflateBackend backend) {
   char head[2];
@@ -49,7 +54,7 @@ Result<std::unique_ptr<ByteSource>> SniffAndWrap(std::unique_ptr<ByteSource> raw
   // written (kTruncated from the gzip layer) rather than as plain content.
   bool gzip = have >= 1 && static_cast<uint8_t>(head[0]) == 0x1f &&
               (have == 1 || static_cast<uint8_t>(head[1]) == 0x8b);
-  auto replay = std::make_unique<ReplaySource>(std::string(head, have), std::move(raw));
+  auto replay = MakeReplaySource(std::string(head, have), std::move(raw));
   if (gzip) return MakeGzipSource(std::move(replay), backend);
   return std::unique_ptr<ByteSource>(std::move(replay));
 }
