@@ -643,17 +643,9 @@ def run(args):
         log("PASS")
         return 0
     except Failure as e:
-        log(f"FAIL: {e}")
-        for p in procs:
-            print(p.tail(), flush=True)
-        return 1
+        return report_failure(e, procs)
     finally:
-        for p in reversed(procs):
-            p.stop()
-        if args.keep:
-            log(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        clean_up(procs, tmp, args.keep)
 
 
 # Multi-host: two sidecars on one shared job dir, each analysing only its
@@ -708,17 +700,27 @@ def run_multihost(args):
         log("PASS")
         return 0
     except Failure as e:
-        log(f"FAIL: {e}")
-        for p in procs:
-            print(p.tail(), flush=True)
-        return 1
+        return report_failure(e, procs)
     finally:
-        for p in reversed(procs):
-            p.stop()
-        if args.keep:
-            log(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        clean_up(procs, tmp, args.keep)
+
+
+def report_failure(e, procs):
+    """Logs a scenario failure with each process's output tail; exit code 1."""
+    log(f"FAIL: {e}")
+    for p in procs:
+        print(p.tail(), flush=True)
+    return 1
+
+
+def clean_up(procs, tmp, keep):
+    """Stops every process (last started first) and removes the temp dir."""
+    for p in reversed(procs):
+        p.stop()
+    if keep:
+        log(f"kept {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
