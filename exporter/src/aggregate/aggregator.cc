@@ -134,7 +134,11 @@ struct FileAggregator::Impl {
   };
   struct Device {
     std::string name;
-    std::unordered_map<uint32_t, NameOnDevice> by_name;
+    // Kernel names seen on this device, in first-seen order; slot_of[name id]
+    // is the index into by_name + 1 (0: not seen). Dense, because name ids
+    // are small and this is looked up once per kernel.
+    std::vector<std::pair<uint32_t, NameOnDevice>> by_name;
+    std::vector<uint32_t> slot_of;
     std::vector<int64_t> streams;               // distinct stream ids seen with kernels
     std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
     std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (name, run)
@@ -162,6 +166,7 @@ struct FileAggregator::Impl {
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> name_ids;
   std::vector<const std::string*> names;
   std::vector<uint8_t> name_is_kernel;
+  std::vector<uint8_t> name_is_memop;  // IsJaxMemopName, decided once per name
 
   // JAX metadata.
   std::unordered_map<int64_t, int> jax_pid_device;  // pid -> device index, -1 = host
@@ -234,6 +239,7 @@ struct FileAggregator::Impl {
     auto [ins, ok] = name_ids.emplace(std::string(n), id);
     names.push_back(&ins->first);
     name_is_kernel.push_back(0);
+    name_is_memop.push_back(IsJaxMemopName(n) ? 1 : 0);
     return id;
   }
 
@@ -283,7 +289,13 @@ struct FileAggregator::Impl {
   void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end) {
     Device& d = devices[static_cast<size_t>(dev)];
     name_is_kernel[name] = 1;
-    NameOnDevice& n = d.by_name[name];
+    if (d.slot_of.size() <= name) d.slot_of.resize(names.size(), 0);
+    uint32_t& slot = d.slot_of[name];
+    if (slot == 0) {
+      d.by_name.emplace_back(name, NameOnDevice{});
+      slot = static_cast<uint32_t>(d.by_name.size());
+    }
+    NameOnDevice& n = d.by_name[slot - 1].second;
     ++n.launches;
     n.total_ps += end - start;
     n.min_start = std::min(n.min_start, start);
@@ -311,7 +323,7 @@ struct FileAggregator::Impl {
   void JaxStreamEvent(int dev, int64_t tid, const Held& h) {
     int64_t start = 0, end = 0;
     if (!Times(h.has_ts, h.ts_ps, h.has_dur, h.dur_exact, h.dur_ps, &start, &end)) return;
-    if (IsJaxMemopName(*names[h.name])) {
+    if (name_is_memop[h.name]) {
       AddMemop(dev, start, end);
     } else {
       AddKernel(dev, tid, h.name, start, end);
@@ -349,6 +361,7 @@ struct FileAggregator::Impl {
   }
 
   void OnMetadata(const parse::TraceEvent& e) {
+    last_route.valid = false;
     if (e.pid.kind != parse::IdKind::kInt) return;
     const int64_t pid = e.pid.num;
     if (e.name == "process_name") {
@@ -411,16 +424,56 @@ struct FileAggregator::Impl {
     }
   }
 
+  // What JudgeJax would do with an event of (pid, tid), given the metadata so
+  // far. JAX writes a thread's events together, so OnJaxX keeps the last
+  // answer; any metadata event clears it.
+  enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream };
+  Route RouteOf(int64_t pid, int64_t tid, int* dev) {
+    auto p = jax_pid_device.find(pid);
+    auto t = jax_threads.find({pid, tid});
+    const bool known_thread = t != jax_threads.end();
+    if (p != jax_pid_device.end() && p->second < 0) {
+      // Host pid: only a Steps thread matters there.
+      return known_thread && t->second == ThreadKind::kSteps ? Route::kSteps : Route::kIgnore;
+    }
+    if (!known_thread) return Route::kHold;
+    if (t->second == ThreadKind::kSteps) return Route::kSteps;
+    if (t->second != ThreadKind::kStream && t->second != ThreadKind::kXlaOps) {
+      return Route::kIgnore;  // host, overhead or annotation thread
+    }
+    if (p == jax_pid_device.end()) return Route::kHold;
+    if (t->second == ThreadKind::kXlaOps &&
+        !devices[static_cast<size_t>(p->second)].name.starts_with("/device:TPU:")) {
+      return Route::kIgnore;
+    }
+    *dev = p->second;
+    return Route::kStream;
+  }
+  struct LastRoute {
+    bool valid = false;
+    int64_t pid = 0, tid = 0;
+    Route route = Route::kIgnore;
+    int dev = -1;
+  } last_route;
+
   void OnJaxX(const parse::TraceEvent& e) {
     if (e.pid.kind != parse::IdKind::kInt || e.tid.kind != parse::IdKind::kInt) return;
     const int64_t pid = e.pid.num, tid = e.tid.num;
-    auto p = jax_pid_device.find(pid);
-    if (p != jax_pid_device.end() && p->second < 0) {
-      // Host pid: only a Steps thread matters there.
-      auto t = jax_threads.find({pid, tid});
-      if (t == jax_threads.end() || t->second != ThreadKind::kSteps) return;
+    LastRoute& r = last_route;
+    if (!r.valid || r.pid != pid || r.tid != tid) {
+      r = LastRoute{true, pid, tid, Route::kIgnore, -1};
+      r.route = RouteOf(pid, tid, &r.dev);
     }
+    if (r.route == Route::kIgnore) return;
     Held h{Intern(e.name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps, e.dur_ps};
+    if (r.route == Route::kSteps) {
+      StepsThreadEvent(h);
+      return;
+    }
+    if (r.route == Route::kStream) {
+      JaxStreamEvent(r.dev, tid, h);
+      return;
+    }
     if (!JudgeJax(pid, tid, h) && !saw_cat) {
       if (held_count >= FileAggregator::kMaxHeldEvents) {
         ++drops["no_metadata_held_limit"];

@@ -148,6 +148,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   // only adds switching; with a core free it overlaps inflate and parse.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   AnalyzeOptions file_options = options;
+  file_options.parse.dur_as_double = false;  // aggregation uses the exact dur_ps only
   file_options.prefetch = PrefetchWanted(options.prefetch, threads < cores)
                               ? AnalyzeOptions::Prefetch::kOn
                               : AnalyzeOptions::Prefetch::kOff;

@@ -32,6 +32,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -813,8 +814,26 @@ bool JsonTraceParser::ParseInt(od::value& v, bool& has, int64_t& out) {
   return true;
 }
 
+// A plain JSON integer token (no fraction, exponent or leading zero) that
+// fits int64: the shape of nearly every pid and tid.
+bool PlainInt(std::string_view tok, int64_t& out) {
+  const char* b = tok.data();
+  const char* e = b + tok.size();
+  const char* digits = b < e && *b == '-' ? b + 1 : b;
+  if (digits == e || *digits < '0' || *digits > '9') return false;
+  if (*digits == '0' && digits + 1 < e && digits[1] >= '0' && digits[1] <= '9') return false;
+  const auto [end, ec] = std::from_chars(b, e, out);
+  if (ec != std::errc()) return false;
+  return end == e || IsSpace(*end);
+}
+
 bool JsonTraceParser::ParseId(od::value& v, Id& out) {
   out = Id{};
+  if (int64_t n; PlainInt(v.raw_json_token(), n)) {
+    out.kind = IdKind::kInt;
+    out.num = n;
+    return true;
+  }
   od::json_type t;
   if (v.type().get(t)) return false;
   switch (t) {
@@ -938,6 +957,19 @@ Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, 
           ev.dur_us = 0.0;
           const std::string_view text = NumberToken(v);
           if (text.empty()) break;
+          if (!opt_.dur_as_double) {
+            // Same outcomes as below without the double: a number that does
+            // not fit int64 picoseconds is a dur, just not an exact one.
+            const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
+            if (!ps && !IsJsonNumber(text)) {
+              ok = false;
+              break;
+            }
+            ev.has_dur = true;
+            ev.dur_exact = ps.has_value();
+            ev.dur_ps = ps.value_or(0);
+            break;
+          }
           double d;
           if (v.get_double().get(d)) {
             // simdjson refuses out-of-range numbers ("1e400"); Python's json

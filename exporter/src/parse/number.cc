@@ -94,11 +94,18 @@ std::optional<Decimal> ParseDecimal(std::string_view s) {
   return d;
 }
 
+constexpr u128 kU128Max = ~static_cast<u128>(0);
+
+// 10^k, and the largest mantissa m with m * 10^k < 2^127, for 0 <= k <= 38:
+// a table, because the 128-bit division it replaces is a slow library call
+// on every scaled number.
 struct Pow10Table {
   u128 v[39];
-  constexpr Pow10Table() : v() {
+  u128 max_mantissa[39];
+  constexpr Pow10Table() : v(), max_mantissa() {
     v[0] = 1;
     for (int i = 1; i < 39; ++i) v[i] = v[i - 1] * 10;
+    for (int i = 0; i < 39; ++i) max_mantissa[i] = (kU128Max >> 1) / v[i];
   }
 };
 constexpr Pow10Table kPow10;
@@ -121,16 +128,13 @@ void DivPow10(u128 m, int k, u128& q, u128& r) {
   r = m % p;
 }
 
-constexpr u128 kU128Max = ~static_cast<u128>(0);
-
 // |value| * 10^scale rounded half-even to an integer; nullopt past 2^127.
 std::optional<u128> ScaleRoundHalfEven(const Decimal& d, int64_t scale) {
   if (d.mantissa == 0) return u128{0};
   if (scale >= 0) {
     if (scale > 38) return std::nullopt;
-    const u128 p = Pow10(static_cast<int>(scale));
-    if (d.mantissa > (kU128Max >> 1) / p) return std::nullopt;
-    return d.mantissa * p;
+    if (d.mantissa > kPow10.max_mantissa[scale]) return std::nullopt;
+    return d.mantissa * Pow10(static_cast<int>(scale));
   }
   if (-scale > 38) return u128{0};  // mantissa < 10^36 < 0.5 * 10^38
   const int k = static_cast<int>(-scale);
@@ -163,9 +167,8 @@ std::optional<int64_t> MicrosTextFloor(std::string_view text) {
   bool has_fraction = d->sticky;
   if (d->exp10 >= 0) {
     if (d->exp10 > 38) return std::nullopt;
-    const u128 p = Pow10(static_cast<int>(d->exp10));
-    if (d->mantissa > (kU128Max >> 1) / p) return std::nullopt;
-    whole = d->mantissa * p;
+    if (d->mantissa > kPow10.max_mantissa[d->exp10]) return std::nullopt;
+    whole = d->mantissa * Pow10(static_cast<int>(d->exp10));
   } else if (-d->exp10 > 38) {
     whole = 0;
     has_fraction = true;

@@ -35,7 +35,9 @@ struct TraceEvent {
   bool has_dur = false;    // "dur" present and a number
   bool dur_exact = false;  // dur_ps valid (false on overflow of int64 ps)
   int64_t dur_ps = 0;
-  double dur_us = 0.0;  // dur as a double (as Python's json parses it); 0 if missing
+  // dur as a double (as Python's json parses it); 0 if missing, and 0 when
+  // the parser was asked not to compute it (ParseOptions::dur_as_double).
+  double dur_us = 0.0;
   // Selected args (all other args are skipped unparsed):
   std::string_view args_name;    // args.name when a string (M process_name/thread_name)
   bool has_args_device = false;  // Kineto args.device

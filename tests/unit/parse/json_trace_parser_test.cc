@@ -574,6 +574,84 @@ TEST(JsonTraceParserTest, ReadSizeDoesNotChangeTheEventStream) {
   }
 }
 
+// dur_as_double=false (the aggregation path) skips only the double: every
+// other field, and which events are dropped, stay the same.
+TEST(JsonTraceParserTest, DurAsDoubleOffChangesOnlyDurUs) {
+  const std::vector<std::string> docs = {
+      kTrickyDoc,
+      R"({"traceEvents":[{"ph":"X","ts":100.5,"dur":1e-06},{"ph":"X","ts":99.25,"dur":22.140000000000001},)"
+      R"({"ph":"X","ts":1e2,"dur":1e+20},{"ph":"X","ts":101,"dur":-1e+20},{"ph":"X","ts":0,"dur":-2.5},)"
+      R"({"ph":"X","ts":"7","dur":"3"},{"ph":"X","dur":1500250.0},{"ph":"X","dur":9223372036854.775807},)"
+      R"({"ph":"X","dur":9223372036854.775808},{"ph":"X","dur":0.0000005},{"ph":"X","dur":0.0000015},)"
+      R"({"ph":"X","dur":1E3},{"ph":"X","dur":-0},{"ph":"X","dur":null}]})",
+      R"({"traceEvents":[{"ph":"X","dur":1e400},{"ph":"X","dur":-1e400},{"ph":"X","dur":1e-400},)"
+      R"({"ph":"X","dur":1.2.3},{"ph":"X","dur":01},{"ph":"X","dur":-},{"ph":"X","dur":1.},)"
+      R"({"ph":"X","dur":2}]})",
+  };
+  for (const std::string& doc : docs) {
+    ParseOptions off;
+    off.dur_as_double = false;
+    ParseRun with = ParseString(doc);
+    ParseRun without = ParseString(doc, static_cast<size_t>(-1), off);
+    ASSERT_TRUE(with.result) << with.result.error().ToString();
+    ASSERT_TRUE(without.result) << without.result.error().ToString();
+    for (const OwnedEvent& e : without.sink.events) EXPECT_EQ(e.dur_us, 0.0);
+    for (OwnedEvent& e : with.sink.events) e.dur_us = 0.0;
+    EXPECT_EQ(without.sink.Digest(), with.sink.Digest()) << doc;
+    EXPECT_EQ(without.result->drops, with.result->drops) << doc;
+    EXPECT_EQ(without.result->events, with.result->events) << doc;
+  }
+  // The values themselves, without the double.
+  ParseOptions off;
+  off.dur_as_double = false;
+  ParseRun run = ParseString(docs[1], static_cast<size_t>(-1), off);
+  ASSERT_TRUE(run.result);
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 14u);
+  EXPECT_EQ(ev[1].dur_ps, 22140000);
+  EXPECT_TRUE(ev[2].has_dur);
+  EXPECT_FALSE(ev[2].dur_exact);
+  EXPECT_EQ(ev[7].dur_ps, INT64_MAX);  // 9223372036854.775807 us is INT64_MAX ps
+  EXPECT_TRUE(ev[7].dur_exact);
+  EXPECT_FALSE(ev[8].dur_exact);  // one picosecond more
+  EXPECT_EQ(ev[9].dur_ps, 0);     // 0.5 ps: half to even
+  EXPECT_EQ(ev[10].dur_ps, 2);    // 1.5 ps: half to even
+  EXPECT_EQ(ev[11].dur_ps, 1000000000);
+  EXPECT_FALSE(ev[13].has_dur);
+}
+
+// pid/tid take a fast path for plain integers; everything else keeps the
+// general path's answers.
+TEST(JsonTraceParserTest, PlainIntegerIdsAndTheirNeighbours) {
+  const std::string json = R"({"traceEvents":[)"
+                           R"({"pid":0,"tid":-0},)"
+                           R"({"pid":9223372036854775807,"tid":-9223372036854775808},)"
+                           R"({"pid":9223372036854775808,"tid":-9223372036854775809},)"
+                           R"({"pid":7 ,"tid":  12  },)"
+                           R"({"pid":2.0,"tid":3e0},)"
+                           R"({"pid":-,"tid":1}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 6u);
+  EXPECT_EQ(ev[0].pid.kind, IdKind::kInt);
+  EXPECT_EQ(ev[0].pid.num, 0);
+  EXPECT_EQ(ev[0].tid.kind, IdKind::kInt);
+  EXPECT_EQ(ev[0].tid.num, 0);
+  EXPECT_EQ(ev[1].pid.num, INT64_MAX);
+  EXPECT_EQ(ev[1].tid.num, INT64_MIN);
+  EXPECT_EQ(ev[2].pid.kind, IdKind::kOther);
+  EXPECT_EQ(ev[2].pid.str, "9223372036854775808");
+  EXPECT_EQ(ev[2].tid.kind, IdKind::kOther);
+  EXPECT_EQ(ev[3].pid.num, 7);
+  EXPECT_EQ(ev[3].tid.num, 12);
+  EXPECT_EQ(ev[4].pid.kind, IdKind::kInt);
+  EXPECT_EQ(ev[4].pid.num, 2);
+  EXPECT_EQ(ev[4].tid.num, 3);
+  EXPECT_EQ(ev[5].pid.kind, IdKind::kOther);  // a lone '-' is kept as its text
+  EXPECT_EQ(ev[5].pid.str, "-");
+}
+
 TEST(JsonTraceParserTest, ParserIsReusableAcrossFiles) {
   auto parser = MakeJsonTraceParser();
   Collector first, second, third;
