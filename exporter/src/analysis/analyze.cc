@@ -29,6 +29,15 @@ bool PrefetchWanted(AnalyzeOptions::Prefetch p, bool fallback) {
   return fallback;
 }
 
+// PROFWATCH_DECODE_SHARE=on|off overrides `fallback` (for benchmarks).
+bool DecodeShareWanted(bool fallback) {
+  if (const char* env = std::getenv("PROFWATCH_DECODE_SHARE")) {
+    if (std::string_view(env) == "on") return true;
+    if (std::string_view(env) == "off") return false;
+  }
+  return fallback;
+}
+
 bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); }
 
 struct FileJob {
@@ -98,8 +107,12 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
                                       const AnalyzeOptions& options, uint64_t* raw_bytes) {
   auto source = read::OpenTraceSource(path, options.inflate);
   if (!source) return tl::unexpected(source.error());
+  // The read-ahead thread decodes JSON events while its buffers are full
+  // (the parsing thread is behind), instead of sleeping.
+  std::shared_ptr<WorkShare> share;
   if (PrefetchWanted(options.prefetch, true)) {
-    *source = read::MakePrefetchSource(std::move(*source));
+    if (DecodeShareWanted(true)) share = std::make_shared<WorkShare>();
+    *source = read::MakePrefetchSource(std::move(*source), size_t{1} << 20, 4, share);
   }
   // Sniff the decompressed head so the content, not the name, picks the parser.
   std::string head(64, '\0');
@@ -122,7 +135,9 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   if (format == parse::FileFormat::kXplane) {
     parser = parse::MakeXPlaneParser(options.parse);
   } else if (format == parse::FileFormat::kJson || got == 0) {
-    parser = parse::MakeJsonTraceParser(options.parse);
+    parse::ParseOptions json_options = options.parse;
+    json_options.work_share = share;
+    parser = parse::MakeJsonTraceParser(json_options);
   } else {
     if (raw_bytes) *raw_bytes = replay.RawBytesRead();
     return MakeError(ErrorCode::kCorrupt,
@@ -143,15 +158,23 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   const auto start = std::chrono::steady_clock::now();
   std::vector<FileJob> jobs = SelectSources(files, options.source);
   std::vector<FileOutcome> outcomes(jobs.size());
-  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(jobs.size())));
-  // With every core already running a worker, a read-ahead thread per file
-  // only adds switching; with a core free it overlaps inflate and parse.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // options.threads is the thread budget: one worker per file up to it.
+  // Threads left over are shared out per worker: the first becomes the
+  // file's read-ahead thread (inflating overlaps parsing, and it decodes
+  // JSON events when it is ahead), further ones decode events (at most 2).
+  // With every thread of the budget already a worker, they would only add
+  // switching.
+  const int budget = std::max(1, options.threads);
+  const int threads = std::max(1, std::min<int>(budget, static_cast<int>(jobs.size())));
+  const int spare_per_worker = (budget - threads) / threads;
   AnalyzeOptions file_options = options;
   file_options.parse.dur_as_double = false;  // aggregation uses the exact dur_ps only
-  file_options.prefetch = PrefetchWanted(options.prefetch, threads < cores)
+  file_options.prefetch = PrefetchWanted(options.prefetch, spare_per_worker >= 1)
                               ? AnalyzeOptions::Prefetch::kOn
                               : AnalyzeOptions::Prefetch::kOff;
+  if (file_options.parse.decode_threads == 0) {
+    file_options.parse.decode_threads = std::clamp(spare_per_worker - 1, 0, 2);
+  }
 
   auto run_one = [&](size_t i) {
     FileOutcome& out = outcomes[i];

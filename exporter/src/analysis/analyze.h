@@ -27,11 +27,17 @@ struct AnalyzeOptions {
   read::InflateBackend inflate = read::InflateBackend::kZlib;
   parse::ParseOptions parse;
   SourcePreference source = SourcePreference::kAuto;
+  // Thread budget (AnalyzeFiles): files are analysed on min(threads, files)
+  // workers; threads left over go to the workers' files as a read-ahead
+  // thread, then JSON decode helpers (parse.decode_threads, at most 2).
+  // 1: everything on one thread.
   int threads = 1;
   // A read-ahead thread per file (read::MakePrefetchSource) so inflating
-  // overlaps parsing. kAuto: on when the workers leave a core free (AnalyzeFiles:
-  // workers < hardware threads; ParseFile alone: on). The environment variable
-  // PROFWATCH_PREFETCH=on|off overrides kAuto (for benchmarks).
+  // overlaps parsing; while it is ahead it decodes JSON events for the parser
+  // (WorkShare). kAuto: on when the budget leaves a thread per worker over
+  // (ParseFile alone: on). The environment variable PROFWATCH_PREFETCH=on|off
+  // overrides kAuto, and PROFWATCH_DECODE_SHARE=off keeps the read-ahead
+  // thread to inflating (both for benchmarks).
   enum class Prefetch { kAuto, kOn, kOff };
   Prefetch prefetch = Prefetch::kAuto;
   // "drill", "nvidia", "auto" (pick by the kernel names seen), or a loaded set.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <thread>
 
 #include "cli/cli_util.h"
 #include "watch/scanner.h"
@@ -240,6 +241,12 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.assembler.max_retries = f.max_retries;
   o.assembler.retention = *retention;
   o.workers = f.workers;
+  // Each worker analyses its window with a fair share of the cores (a
+  // single-file window then gets read-ahead and decode helper threads, which
+  // inherit the worker's nice value).
+  o.analyze.threads =
+      std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) /
+                      std::max(1, f.workers));
   o.state_file = f.state;
   o.analyze.aggregate.profile_steps = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);

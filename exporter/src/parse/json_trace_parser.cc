@@ -48,6 +48,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "parse/decode_pipeline.h"
+#include "parse/event_decoder.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -66,37 +68,6 @@ constexpr int64_t kMaxEventDepth = 1024;
 constexpr size_t kMaxKeyBytes = 256;
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-std::string_view TrimRight(std::string_view s) {
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// Strict JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-bool IsJsonNumber(std::string_view s) {
-  size_t i = 0;
-  auto digits = [&] {
-    const size_t start = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    return i > start;
-  };
-  if (i < s.size() && s[i] == '-') ++i;
-  if (i < s.size() && s[i] == '0') {
-    ++i;
-  } else if (!digits()) {
-    return false;
-  }
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    if (!digits()) return false;
-  }
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (!digits()) return false;
-  }
-  return i == s.size();
-}
 
 std::string DescribeByte(char c) {
   static const char* kHex = "0123456789abcdef";
@@ -223,13 +194,15 @@ enum class Top {
   kInEvents,    // inside the traceEvents array (block scanner)
 };
 
-enum class Outcome { kEvent, kEmpty, kDrop };
-
 class JsonTraceParser final : public TraceParser {
  public:
-  explicit JsonTraceParser(ParseOptions options) : opt_(options) {
+  explicit JsonTraceParser(ParseOptions options) : opt_(options), decoder_(options.dur_as_double) {
     if (opt_.chunk_bytes == 0) opt_.chunk_bytes = 1;
     if (opt_.max_event_bytes == 0) opt_.max_event_bytes = 1;
+    if (opt_.decode_threads > 0 || opt_.work_share) {
+      pipeline_ = std::make_unique<DecodePipeline>(opt_.decode_threads, opt_.dur_as_double,
+                                                   opt_.work_share);
+    }
   }
 
   Result<ParseSummary> Parse(read::ByteSource& source, EventSink& sink) override;
@@ -237,7 +210,15 @@ class JsonTraceParser final : public TraceParser {
  private:
   // --- buffer management ---
   size_t KeepFrom() const;
-  Status Fill(read::ByteSource& source);
+  // Shifts every position after the bytes before `keep` were dropped (the
+  // kept bytes [keep, end_) now start buf_).
+  void Rebase(size_t keep);
+  Status Fill(read::ByteSource& source, EventSink& sink);
+  // The parse loop; Parse delivers batched events and the summary after it.
+  Status Run(read::ByteSource& source, EventSink& sink);
+  // Hands buf_ with the entries found in it to the pipeline; buf_ becomes a
+  // fresh buffer holding the kept bytes from `keep` on.
+  void SubmitBatch(size_t keep, EventSink& sink);
   uint64_t Offset(size_t pos) const { return base_offset_ + pos; }
 
   // --- header (top-level object) state machine ---
@@ -253,19 +234,19 @@ class JsonTraceParser final : public TraceParser {
   // after the closing ']' (mode back to kCommaOrEnd) or when data runs out.
   void RunEvents(EventSink& sink);
   void FinishEntry(size_t end, EventSink& sink);
-  Outcome ParseEvent(const char* p, size_t len, size_t capacity, EventSink& sink);
-  void Drop(std::string_view reason) { ++summary_.drops[std::string(reason)]; }
-  void DropError(simdjson::error_code err);
-  bool ParseId(od::value& v, Id& out);
-  bool ParseInt(od::value& v, bool& has, int64_t& out);
-  // Reads args.name/device/stream into `ev`. Returns false on a bad value;
-  // a simdjson error goes to `err`.
-  bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err);
+  void Drop(std::string_view reason) { counts_.Drop(reason); }
 
   void ParseCapturedHeader();
 
   ParseOptions opt_;
-  od::parser parser_;
+  od::parser parser_;     // header values
+  EventDecoder decoder_;  // entries decoded inline (before batching, or without it)
+  std::unique_ptr<DecodePipeline> pipeline_;  // decode_threads > 0
+  // Entries of buf_ waiting to be submitted as a batch: once the time base is
+  // known every entry goes this way when there is a pipeline.
+  std::vector<std::pair<size_t, size_t>> pending_;
+  DecodeCounts counts_;  // every entry's outcome, inline and batched
+  TimeBase base_;
   std::vector<char> buf_;  // data [0, end_) plus at least kPad spare bytes
   size_t end_ = 0;
   size_t pos_ = 0;
@@ -275,9 +256,6 @@ class JsonTraceParser final : public TraceParser {
   ParseSummary summary_;
   Top top_ = Top::kBeforeDoc;
   bool saw_kineto_key_ = false;
-  bool saw_cat_ = false;
-  bool saw_jax_process_ = false;
-  bool have_base_ = false;
 
   // Header value scanning.
   std::string key_;
@@ -311,23 +289,45 @@ size_t JsonTraceParser::KeepFrom() const {
   return pos_;
 }
 
-Status JsonTraceParser::Fill(read::ByteSource& source) {
+void JsonTraceParser::Rebase(size_t keep) {
+  end_ -= keep;
+  pos_ -= keep;
+  if (top_ == Top::kInEvents && entry_start_ >= keep) {
+    entry_start_ -= keep;
+  } else {
+    entry_start_ = 0;
+  }
+  if (entry_first_close_ != kNoClose) {
+    entry_first_close_ = entry_first_close_ >= keep ? entry_first_close_ - keep : kNoClose;
+  }
+  base_offset_ += keep;
+}
+
+void JsonTraceParser::SubmitBatch(size_t keep, EventSink& sink) {
+  auto batch = std::make_unique<EventBatch>();
+  std::vector<char> next = pipeline_->TakeBuffer();
+  const size_t want = std::max(buf_.size(), end_ - keep + opt_.chunk_bytes + kPad);
+  if (next.size() < want) next.resize(want);
+  std::memcpy(next.data(), buf_.data() + keep, end_ - keep);
+  batch->bytes = std::move(buf_);
+  batch->entries = std::move(pending_);
+  batch->base = base_;
+  pending_.clear();
+  buf_ = std::move(next);
+  Rebase(keep);
+  pipeline_->Submit(std::move(batch), sink, counts_);
+}
+
+Status JsonTraceParser::Fill(read::ByteSource& source, EventSink& sink) {
   const size_t chunk = opt_.chunk_bytes;
   size_t keep = KeepFrom();
-  // Compact when the spare room cannot take a whole chunk.
-  if (buf_.size() < end_ + chunk + kPad && keep > 0) {
+  if (!pending_.empty()) {
+    // buf_ holds entries still to be decoded: it goes with them.
+    SubmitBatch(keep, sink);
+  } else if (buf_.size() < end_ + chunk + kPad && keep > 0) {
+    // Compact when the spare room cannot take a whole chunk.
     std::memmove(buf_.data(), buf_.data() + keep, end_ - keep);
-    end_ -= keep;
-    pos_ -= keep;
-    if (top_ == Top::kInEvents && entry_start_ >= keep) {
-      entry_start_ -= keep;
-    } else {
-      entry_start_ = 0;
-    }
-    if (entry_first_close_ != kNoClose) {
-      entry_first_close_ = entry_first_close_ >= keep ? entry_first_close_ - keep : kNoClose;
-    }
-    base_offset_ += keep;
+    Rebase(keep);
   }
   if (buf_.size() < end_ + chunk + kPad) {
     size_t want = std::max(buf_.size() * 2, end_ + chunk + kPad);
@@ -348,30 +348,49 @@ Status JsonTraceParser::Fill(read::ByteSource& source) {
   return {};
 }
 
+Status JsonTraceParser::Run(read::ByteSource& source, EventSink& sink) {
+  while (true) {
+    if (top_ == Top::kInEvents) {
+      RunEvents(sink);
+    } else {
+      Status st = RunHeader();
+      if (!st) return st;
+    }
+    if (top_ == Top::kInEvents && pos_ < end_ && end_ - pos_ >= kBlock) continue;
+    if (top_ != Top::kInEvents && pos_ < end_) continue;
+    if (eof_) break;
+    Status st = Fill(source, sink);
+    if (!st) return st;
+    if (eof_ && top_ == Top::kInEvents) RunEvents(sink);  // final partial block
+  }
+  return {};
+}
+
 Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink& sink) {
   summary_ = ParseSummary{};
+  counts_ = DecodeCounts{};
+  base_ = TimeBase{};
+  pending_.clear();
   top_ = Top::kBeforeDoc;
-  saw_kineto_key_ = saw_cat_ = saw_jax_process_ = have_base_ = false;
+  saw_kineto_key_ = false;
   end_ = pos_ = 0;
   base_offset_ = 0;
   eof_ = false;
   entry_start_ = 0;
   if (buf_.size() < 2 * opt_.chunk_bytes + kPad) buf_.resize(2 * opt_.chunk_bytes + kPad);
 
-  while (true) {
-    if (top_ == Top::kInEvents) {
-      RunEvents(sink);
-    } else {
-      Status st = RunHeader();
-      if (!st) return tl::unexpected<Error>(st.error());
-    }
-    if (top_ == Top::kInEvents && pos_ < end_ && end_ - pos_ >= kBlock) continue;
-    if (top_ != Top::kInEvents && pos_ < end_) continue;
-    if (eof_) break;
-    Status st = Fill(source);
-    if (!st) return tl::unexpected<Error>(st.error());
-    if (eof_ && top_ == Top::kInEvents) RunEvents(sink);  // final partial block
+  const Status run = Run(source, sink);
+  // Events found before an error are delivered too (see TraceParser::Parse).
+  if (pipeline_) {
+    if (!pending_.empty()) SubmitBatch(pos_ < end_ ? pos_ : end_, sink);
+    pipeline_->Drain(sink, counts_);
   }
+  summary_.events = counts_.events;
+  summary_.empty_events = counts_.empty_events;
+  summary_.metadata_events = counts_.metadata_events;
+  summary_.drops = counts_.drops;
+  summary_.time_base_us = base_.us;
+  if (!run) return tl::unexpected<Error>(run.error());
 
   if (top_ != Top::kAfterDoc) {
     if (top_ == Top::kBeforeDoc) {
@@ -389,9 +408,9 @@ Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink&
   // The XLA converter caps trace events; process/thread metadata is written
   // apart from them and does not count.
   summary_.suspected_truncated = summary_.events - summary_.metadata_events == kJaxEventCap;
-  if (saw_kineto_key_ || saw_cat_) {
+  if (saw_kineto_key_ || counts_.saw_cat) {
     summary_.schema = TraceSchema::kKineto;
-  } else if (saw_jax_process_) {
+  } else if (counts_.saw_jax_process) {
     summary_.schema = TraceSchema::kJaxTraceEvents;
   } else {
     summary_.schema = TraceSchema::kUnknown;
@@ -722,343 +741,14 @@ void JsonTraceParser::FinishEntry(size_t end, EventSink& sink) {
     Drop("bad_json");
     return;
   }
-  switch (ParseEvent(b + s, e - s, buf_.size() - s, sink)) {
-    case Outcome::kEvent:
-      ++summary_.events;
-      break;
-    case Outcome::kEmpty:
-      ++summary_.empty_events;
-      break;
-    case Outcome::kDrop:
-      break;
-  }
-}
-
-void JsonTraceParser::DropError(simdjson::error_code err) {
-  if (err == simdjson::UTF8_ERROR) {
-    Drop("bad_utf8");
-  } else {
-    Drop("bad_json");
-  }
-}
-
-// A string value. Without escapes it is a view of the input itself (stage 1
-// already validated its UTF-8), which saves simdjson's unescaping copy;
-// with escapes simdjson unescapes it into its string buffer. Both views live
-// until the next event. Sets is_string=false (and leaves `out`) otherwise.
-simdjson::error_code GetString(od::value& v, std::string_view& out, bool& is_string) {
-  const std::string_view tok = TrimRight(v.raw_json_token());
-  if (tok.empty() || tok[0] != '"') {
-    is_string = false;
-    return simdjson::SUCCESS;
-  }
-  is_string = true;
-  if (tok.size() >= 2 && tok.back() == '"' &&
-      std::memchr(tok.data() + 1, '\\', tok.size() - 2) == nullptr) {
-    out = tok.substr(1, tok.size() - 2);
-    return simdjson::SUCCESS;
-  }
-  return v.get_string().get(out);
-}
-
-// The text of a number value, or empty when the value is not a number.
-std::string_view NumberToken(od::value& v) {
-  const std::string_view tok = TrimRight(v.raw_json_token());
-  if (tok.empty() || (tok[0] != '-' && (tok[0] < '0' || tok[0] > '9'))) return {};
-  return tok;
-}
-
-bool JsonTraceParser::ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
-  ev.args_name = {};
-  ev.has_args_device = ev.has_args_stream = false;
-  od::json_type t;
-  if ((err = v.type().get(t))) return true;
-  if (t != od::json_type::object) return true;  // null args (Kineto) and the like
-  od::object args;
-  if ((err = v.get_object().get(args))) return true;
-  for (auto arg_res : args) {
-    od::field arg;
-    if ((err = std::move(arg_res).get(arg))) return true;
-    const od::raw_json_string ak = arg.key();
-    od::value& av = arg.value();
-    if (ak.unsafe_is_equal("name")) {
-      ev.args_name = {};
-      bool is_string;
-      if ((err = GetString(av, ev.args_name, is_string))) return true;
-    } else if (ak.unsafe_is_equal("device")) {
-      if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
-    } else if (ak.unsafe_is_equal("stream")) {
-      if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
-    }
-  }
-  return true;
-}
-
-bool JsonTraceParser::ParseInt(od::value& v, bool& has, int64_t& out) {
-  od::json_type t;
-  if (v.type().get(t)) return false;
-  has = false;
-  if (t != od::json_type::number) return true;
-  int64_t i;
-  if (!v.get_int64().get(i)) {
-    has = true;
-    out = i;
-    return true;
-  }
-  double d;
-  if (!v.get_double().get(d) && d == static_cast<double>(static_cast<int64_t>(d)) && d >= -9.2e18 &&
-      d <= 9.2e18) {
-    has = true;
-    out = static_cast<int64_t>(d);
-  }
-  return true;
-}
-
-// A plain JSON integer token (no fraction, exponent or leading zero) that
-// fits int64: the shape of nearly every pid and tid.
-bool PlainInt(std::string_view tok, int64_t& out) {
-  const char* b = tok.data();
-  const char* e = b + tok.size();
-  const char* digits = b < e && *b == '-' ? b + 1 : b;
-  if (digits == e || *digits < '0' || *digits > '9') return false;
-  if (*digits == '0' && digits + 1 < e && digits[1] >= '0' && digits[1] <= '9') return false;
-  const auto [end, ec] = std::from_chars(b, e, out);
-  if (ec != std::errc()) return false;
-  return end == e || IsSpace(*end);
-}
-
-bool JsonTraceParser::ParseId(od::value& v, Id& out) {
-  out = Id{};
-  if (int64_t n; PlainInt(v.raw_json_token(), n)) {
-    out.kind = IdKind::kInt;
-    out.num = n;
-    return true;
-  }
-  od::json_type t;
-  if (v.type().get(t)) return false;
-  switch (t) {
-    case od::json_type::null:
-      return true;  // kMissing, like Python's None
-    case od::json_type::string: {
-      std::string_view s;
-      bool is_string;
-      if (GetString(v, s, is_string) || !is_string) return false;
-      out.kind = IdKind::kString;
-      out.str = s;
-      return true;
-    }
-    case od::json_type::number: {
-      int64_t i;
-      if (!v.get_int64().get(i)) {
-        out.kind = IdKind::kInt;
-        out.num = i;
-        return true;
-      }
-      double d;
-      if (!v.get_double().get(d) && d >= -9.2e18 && d <= 9.2e18 &&
-          d == static_cast<double>(static_cast<int64_t>(d))) {
-        out.kind = IdKind::kInt;
-        out.num = static_cast<int64_t>(d);
-        return true;
-      }
-      out.kind = IdKind::kOther;
-      out.str = TrimRight(v.raw_json_token());
-      return true;
-    }
-    case od::json_type::boolean:
-      out.kind = IdKind::kOther;
-      out.str = TrimRight(v.raw_json_token());
-      return true;
-    case od::json_type::array: {
-      od::array a;
-      std::string_view raw;
-      if (v.get_array().get(a) || a.raw_json().get(raw)) return false;
-      out.kind = IdKind::kOther;
-      out.str = TrimRight(raw);
-      return true;
-    }
-    case od::json_type::object: {
-      od::object o;
-      std::string_view raw;
-      if (v.get_object().get(o) || o.raw_json().get(raw)) return false;
-      out.kind = IdKind::kOther;
-      out.str = TrimRight(raw);
-      return true;
-    }
-  }
-  return false;
-}
-
-Outcome JsonTraceParser::ParseEvent(const char* p, size_t len, size_t capacity, EventSink& sink) {
-  od::document doc;
-  simdjson::error_code err = parser_.iterate(p, len, capacity).get(doc);
-  if (err) {
-    DropError(err);
-    return Outcome::kDrop;
-  }
-  od::object obj;
-  if ((err = doc.get_object().get(obj))) {
-    DropError(err);
-    return Outcome::kDrop;
+  if (pipeline_ && base_.known) {
+    pending_.emplace_back(s, e - s);
+    return;
   }
   TraceEvent ev;
-  bool any = false;
-  bool has_cat_key = false;
-  bool args_skipped = false;
-  std::string_view ts_text;
-  for (auto field_res : obj) {
-    od::field field;
-    if ((err = std::move(field_res).get(field))) {
-      DropError(err);
-      return Outcome::kDrop;
-    }
-    any = true;
-    const od::raw_json_string key = field.key();
-    od::value& v = field.value();
-    const char* k = key.raw();
-    bool ok = true;
-    switch (k[0]) {
-      case 'p':
-        if (key.unsafe_is_equal("ph")) {
-          std::string_view s;
-          bool is_string;
-          if ((err = GetString(v, s, is_string))) break;
-          // One-letter phases only: "Xtra" is not "X" (as for Python's ==).
-          ev.ph = is_string && s.size() == 1 ? s[0] : (is_string && !s.empty() ? '?' : 0);
-        } else if (key.unsafe_is_equal("pid")) {
-          ok = ParseId(v, ev.pid);
-        }
-        break;
-      case 't':
-        if (key.unsafe_is_equal("tid")) {
-          ok = ParseId(v, ev.tid);
-        } else if (key.unsafe_is_equal("ts")) {
-          ts_text = NumberToken(v);
-        }
-        break;
-      case 'n':
-        if (key.unsafe_is_equal("name")) {
-          ev.name = {};
-          if ((err = GetString(v, ev.name, ev.has_name))) break;
-        }
-        break;
-      case 'c':
-        if (key.unsafe_is_equal("cat")) {
-          has_cat_key = true;
-          ev.cat = {};
-          bool is_string;
-          if ((err = GetString(v, ev.cat, is_string))) break;
-        }
-        break;
-      case 'd':
-        if (key.unsafe_is_equal("dur")) {
-          ev.has_dur = ev.dur_exact = false;
-          ev.dur_ps = 0;
-          ev.dur_us = 0.0;
-          const std::string_view text = NumberToken(v);
-          if (text.empty()) break;
-          if (!opt_.dur_as_double) {
-            // Same outcomes as below without the double: a number that does
-            // not fit int64 picoseconds is a dur, just not an exact one.
-            const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
-            if (!ps && !IsJsonNumber(text)) {
-              ok = false;
-              break;
-            }
-            ev.has_dur = true;
-            ev.dur_exact = ps.has_value();
-            ev.dur_ps = ps.value_or(0);
-            break;
-          }
-          double d;
-          if (v.get_double().get(d)) {
-            // simdjson refuses out-of-range numbers ("1e400"); Python's json
-            // gives +-inf for them.
-            if (IsJsonNumber(text)) {
-              d = text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
-            } else {
-              ok = false;
-              break;
-            }
-          }
-          ev.has_dur = true;
-          ev.dur_us = d;
-          const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
-          ev.dur_exact = ps.has_value();
-          ev.dur_ps = ps.value_or(0);
-        }
-        break;
-      case 'a':
-        if (key.unsafe_is_equal("args")) {
-          // Only metadata and Kineto ('cat') events need args; the bulk of
-          // JAX X events skip theirs unparsed. If 'cat' turns up after
-          // 'args', a second pass below reads them.
-          if (ev.ph != 0 && ev.ph != 'M' && !has_cat_key) {
-            args_skipped = true;
-          } else {
-            args_skipped = false;
-            ok = ParseArgs(v, ev, err);
-          }
-        }
-        break;
-      default:
-        break;
-    }
-    if (err) {
-      DropError(err);
-      return Outcome::kDrop;
-    }
-    if (!ok) {
-      Drop("bad_json");
-      return Outcome::kDrop;
-    }
+  if (decoder_.Decode(b + s, e - s, buf_.size() - s, base_, counts_, ev) == DecodeOutcome::kEvent) {
+    sink.OnEvent(ev);
   }
-  if (!any) return Outcome::kEmpty;
-  if (args_skipped && has_cat_key) {
-    bool ok = true;
-    bool reset;
-    if ((err = obj.reset().get(reset))) {
-      DropError(err);
-      return Outcome::kDrop;
-    }
-    for (auto field_res : obj) {
-      od::field field;
-      if ((err = std::move(field_res).get(field))) break;
-      if (field.key().unsafe_is_equal("args")) ok = ParseArgs(field.value(), ev, err);
-      if (!ok || err) break;
-    }
-    if (err) {
-      DropError(err);
-      return Outcome::kDrop;
-    }
-    if (!ok) {
-      Drop("bad_json");
-      return Outcome::kDrop;
-    }
-  }
-
-  if (!ts_text.empty()) {
-    if (!have_base_) {
-      if (const std::optional<int64_t> base = MicrosTextFloor(ts_text)) {
-        summary_.time_base_us = *base;
-        have_base_ = true;
-      }
-    }
-    if (have_base_) {
-      if (const std::optional<int64_t> ps = MicrosTextToPicos(ts_text, summary_.time_base_us)) {
-        ev.has_ts = true;
-        ev.ts_ps = *ps;
-      }
-    }
-  }
-  if (has_cat_key) saw_cat_ = true;
-  if (ev.ph == 'M' && ev.has_name && ev.name == "process_name" &&
-      (ev.args_name.starts_with("/device:") || ev.args_name.starts_with("/host:"))) {
-    saw_jax_process_ = true;
-  }
-  if (ev.ph == 'M') ++summary_.metadata_events;
-  sink.OnEvent(ev);
-  return Outcome::kEvent;
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 target_sources(profwatch_lib PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/decode_pipeline.cc
+  ${CMAKE_CURRENT_LIST_DIR}/event_decoder.cc
   ${CMAKE_CURRENT_LIST_DIR}/json_trace_parser.cc
   ${CMAKE_CURRENT_LIST_DIR}/number.cc
   ${CMAKE_CURRENT_LIST_DIR}/sniff.cc

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "core/work_share.h"
 #include "parse/trace_event.h"
 #include "read/byte_source.h"
 
@@ -39,6 +40,13 @@ struct ParseOptions {
   // does). Only the drill report needs it; the exact dur_ps is always set.
   // Off saves a second number parse per event on the analysis path.
   bool dur_as_double = true;
+  // Threads that decode events beside the parsing thread (0: decode inline).
+  // Events still reach the sink in file order, on the parsing thread.
+  int decode_threads = 0;
+  // Another thread's idle time (the read-ahead thread's, see
+  // read::MakePrefetchSource) decodes events too. With neither this nor
+  // decode_threads, events are decoded inline.
+  std::shared_ptr<WorkShare> work_share = nullptr;
 };
 
 struct ParseSummary {
@@ -77,6 +85,11 @@ std::unique_ptr<TraceParser> MakeJsonTraceParser(ParseOptions options = {});
 // picoseconds relative to `base_us`: round-half-even at the picosecond.
 // Returns nullopt if the text is not a number or the result overflows int64.
 std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us);
+
+namespace detail {
+// MicrosTextToPicos without its fast path for plain decimals (for tests).
+std::optional<int64_t> MicrosTextToPicosGeneral(std::string_view text, int64_t base_us);
+}  // namespace detail
 
 // Integer part (floor) of a microsecond number text, for choosing a time base.
 std::optional<int64_t> MicrosTextFloor(std::string_view text);

@@ -16,12 +16,14 @@ namespace {
 
 class PrefetchSource final : public ByteSource {
  public:
-  PrefetchSource(std::unique_ptr<ByteSource> inner, size_t buffer_bytes, size_t buffers)
-      : inner_(std::move(inner)), name_(inner_->Name()), slots_(buffers) {
+  PrefetchSource(std::unique_ptr<ByteSource> inner, size_t buffer_bytes, size_t buffers,
+                 std::shared_ptr<WorkShare> share)
+      : inner_(std::move(inner)), name_(inner_->Name()), slots_(buffers), share_(std::move(share)) {
     for (Slot& s : slots_) s.data.resize(buffer_bytes);
   }
 
   ~PrefetchSource() override {
+    if (share_) share_->SetWake({});
     if (producer_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -34,9 +36,16 @@ class PrefetchSource final : public ByteSource {
 
   // Starts the producer. False when no thread could be created.
   bool Start() {
+    if (share_) {
+      share_->SetWake([this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        space_.notify_all();
+      });
+    }
     try {
       producer_ = std::thread([this] { Produce(); });
     } catch (const std::system_error&) {
+      if (share_) share_->SetWake({});
       return false;
     }
     return true;
@@ -99,11 +108,7 @@ class PrefetchSource final : public ByteSource {
     size_t tail = 0;
     uint64_t raw = inner_->RawBytesRead();
     for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        space_.wait(lock, [&] { return stop_ || filled_ < slots_.size(); });
-        if (stop_) return;
-      }
+      if (!AwaitSpace()) return;
       // The slot at `tail` is the producer's until it is published.
       Slot& s = slots_[tail];
       s.len = 0;
@@ -138,9 +143,38 @@ class PrefetchSource final : public ByteSource {
     }
   }
 
+  // Waits for a free slot; while the ring is full, does the reader's spare
+  // work (WorkShare) instead of sleeping, and goes back to inflating as soon
+  // as a slot frees: inflating is the one stage nothing else can do. False
+  // on stop.
+  bool AwaitSpace() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      if (stop_) return false;
+      if (filled_ < slots_.size()) return true;
+      if (!share_) {
+        space_.wait(lock, [&] { return stop_ || filled_ < slots_.size(); });
+        continue;
+      }
+      const uint64_t seen = share_->generation();
+      lock.unlock();
+      bool worked = false;
+      while (share_->RunOne()) {
+        worked = true;
+        std::lock_guard<std::mutex> check(mu_);
+        if (stop_ || filled_ < slots_.size()) break;
+      }
+      lock.lock();
+      if (worked) continue;
+      space_.wait(lock,
+                  [&] { return stop_ || filled_ < slots_.size() || share_->generation() != seen; });
+    }
+  }
+
   std::unique_ptr<ByteSource> inner_;
   std::string name_;
   std::vector<Slot> slots_;
+  std::shared_ptr<WorkShare> share_;  // may be null
 
   std::mutex mu_;
   std::condition_variable ready_;  // a slot was published
@@ -161,9 +195,10 @@ class PrefetchSource final : public ByteSource {
 }  // namespace
 
 std::unique_ptr<ByteSource> MakePrefetchSource(std::unique_ptr<ByteSource> inner,
-                                               size_t buffer_bytes, size_t buffers) {
+                                               size_t buffer_bytes, size_t buffers,
+                                               std::shared_ptr<WorkShare> share) {
   auto p = std::make_unique<PrefetchSource>(std::move(inner), std::max<size_t>(1, buffer_bytes),
-                                            std::max<size_t>(2, buffers));
+                                            std::max<size_t>(2, buffers), std::move(share));
   if (!p->Start()) return p->ReleaseInner();
   return p;
 }

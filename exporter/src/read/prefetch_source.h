@@ -8,6 +8,10 @@
 // calls may differ. RawBytesRead() is the inner count as of the end of the
 // buffer being read (exact at EOF or error). Name() is the inner name.
 //
+// With a WorkShare, the producer runs the reader's offered chores while the
+// ring is full (the reader is behind) rather than sleeping, and returns to
+// inflating as soon as a buffer frees.
+//
 // Memory: `buffers` x `buffer_bytes`, fixed. Thread-safety: like any
 // ByteSource, one reader thread; the producer thread is private. Destroying
 // the source early stops the producer (after at most one inner Read) and
@@ -17,6 +21,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "core/work_share.h"
 #include "read/byte_source.h"
 
 namespace profwatch::read {
@@ -26,6 +31,7 @@ namespace profwatch::read {
 // buffer_bytes > 0.
 std::unique_ptr<ByteSource> MakePrefetchSource(std::unique_ptr<ByteSource> inner,
                                                size_t buffer_bytes = size_t{1} << 20,
-                                               size_t buffers = 4);
+                                               size_t buffers = 4,
+                                               std::shared_ptr<WorkShare> share = nullptr);
 
 }  // namespace profwatch::read

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parse/trace_parser.h"
+#include "read/prefetch_source.h"
 #include "testing/test_util.h"
 #include "unit/parse/string_source.h"
 
@@ -650,6 +651,158 @@ TEST(JsonTraceParserTest, PlainIntegerIdsAndTheirNeighbours) {
   EXPECT_EQ(ev[4].tid.num, 3);
   EXPECT_EQ(ev[5].pid.kind, IdKind::kOther);  // a lone '-' is kept as its text
   EXPECT_EQ(ev[5].pid.str, "-");
+}
+
+// ---------------------------------------------------------------- decode threads
+
+// A document with thousands of entries of every kind, escapes in names and
+// ids, bad entries among good ones, and a time base set by the first ts.
+std::string ManyEntriesDoc(int n) {
+  std::string json =
+      R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)";
+  for (int i = 0; i < n; ++i) {
+    const std::string ts = std::to_string(1712195495505582 + i) + "." + std::to_string(i % 1000);
+    switch (i % 11) {
+      case 3:
+        json += R"({"ph":"X","pid":1,"tid":"s \"q\" )" + std::to_string(i) + R"(","ts":)" + ts +
+                R"(,"dur":1.5,"name":"esc\\aped \u00e9 )" + std::to_string(i) + R"("},)";
+        break;
+      case 5:
+        json += "{},";
+        break;
+      case 7:
+        json += R"({"ph":"X","pid":1,"ts":)" + ts + R"(,"dur":1.2.3},)";  // bad_json
+        break;
+      case 8:
+        json += "[1,{\"a\":\"]\"}],";  // not_object
+        break;
+      case 9:
+        json += R"({"ph":"X","pid":1,"tid":2,"ts":)" + ts +
+                R"(,"name":"bad )"
+                "\xff"
+                R"( utf8"},)";
+        break;
+      default:
+        json += R"({"ph":"X","pid":1,"tid":)" + std::to_string(i % 4) + R"(,"ts":)" + ts +
+                R"(,"dur":)" + std::to_string(i % 97) + R"(.000000000000001,"name":"k)" +
+                std::to_string(i % 13) + R"(","args":{"correlation_id":")" + std::to_string(i) +
+                R"("}},)";
+    }
+  }
+  json += R"({"ph":"X","cat":"kernel","name":"last","ts":1,"args":{"device":2}}]})";
+  return json;
+}
+
+void ExpectSameSummary(const ParseSummary& a, const ParseSummary& b, const std::string& what) {
+  EXPECT_EQ(a.events, b.events) << what;
+  EXPECT_EQ(a.empty_events, b.empty_events) << what;
+  EXPECT_EQ(a.metadata_events, b.metadata_events) << what;
+  EXPECT_EQ(a.drops, b.drops) << what;
+  EXPECT_EQ(a.schema, b.schema) << what;
+  EXPECT_EQ(a.time_base_us, b.time_base_us) << what;
+  EXPECT_EQ(a.json_bytes, b.json_bytes) << what;
+  EXPECT_EQ(a.suspected_truncated, b.suspected_truncated) << what;
+}
+
+// Decoding on helper threads changes nothing: same events in the same order,
+// same counts, at every read size (tiny reads make batches of 0-2 entries).
+TEST(JsonTraceParserTest, DecodeThreadsGiveTheInlineEventStream) {
+  const std::string big = ManyEntriesDoc(5000);
+  for (const std::string& doc : {std::string(kTrickyDoc), big}) {
+    ParseRun ref = ParseString(doc);
+    ASSERT_TRUE(ref.result) << ref.result.error().ToString();
+    const std::string digest = ref.sink.Digest();
+    std::vector<size_t> chunks = {1, 7, 64, 1000, 4096, 65536, 1 << 20};
+    if (doc.size() < 2000) {
+      for (size_t c = 2; c <= 300; ++c) chunks.push_back(c);
+    }
+    for (int threads : {1, 2}) {
+      for (size_t chunk : chunks) {
+        ParseOptions opt;
+        opt.chunk_bytes = chunk;
+        opt.decode_threads = threads;
+        ParseRun run = ParseString(doc, chunk % 3 == 0 ? 5 : static_cast<size_t>(-1), opt);
+        ASSERT_TRUE(run.result) << run.result.error().ToString();
+        const std::string what = "threads " + std::to_string(threads) + " chunk " +
+                                 std::to_string(chunk) + " doc " + std::to_string(doc.size());
+        ASSERT_EQ(run.sink.Digest(), digest) << what;
+        ExpectSameSummary(*run.result, *ref.result, what);
+      }
+    }
+  }
+  // The big document exercises every drop reason the batches count.
+  ParseRun ref = ParseString(big);
+  ASSERT_TRUE(ref.result);
+  EXPECT_EQ(ref.result->drops.at("bad_json"), 454u);    // i % 11 == 7 for i < 5000
+  EXPECT_EQ(ref.result->drops.at("not_object"), 454u);  // == 8
+  EXPECT_EQ(ref.result->drops.at("bad_utf8"), 454u);    // == 9
+  EXPECT_EQ(ref.result->empty_events, 455u);            // == 5
+  EXPECT_EQ(ref.result->time_base_us, 1712195495505582);
+  EXPECT_EQ(ref.result->schema, TraceSchema::kKineto);  // the last event has a cat
+}
+
+// A parser with decode threads is reusable, and a stream that ends early or
+// fails still delivers every event found before the error, as inline does.
+TEST(JsonTraceParserTest, DecodeThreadsDeliverEventsBeforeAnErrorAndAreReusable) {
+  const std::string big = ManyEntriesDoc(3000);
+  ParseOptions opt;
+  opt.chunk_bytes = 512;
+  opt.decode_threads = 1;
+  auto threaded = MakeJsonTraceParser(opt);
+  ParseOptions inline_opt;
+  inline_opt.chunk_bytes = 512;
+  auto plain = MakeJsonTraceParser(inline_opt);
+  for (size_t cut : {big.size() / 3, big.size() / 2, big.size() - 5}) {
+    for (bool fail : {false, true}) {
+      StringSource a(fail ? big : big.substr(0, cut), 100), b(fail ? big : big.substr(0, cut), 100);
+      if (fail) {
+        a.FailAt(cut, Error{ErrorCode::kIo, "disk gone"});
+        b.FailAt(cut, Error{ErrorCode::kIo, "disk gone"});
+      }
+      Collector ca, cb;
+      auto ra = threaded->Parse(a, ca);
+      auto rb = plain->Parse(b, cb);
+      ASSERT_FALSE(ra);
+      ASSERT_FALSE(rb);
+      EXPECT_EQ(ra.error().code, fail ? ErrorCode::kIo : ErrorCode::kTruncated);
+      EXPECT_EQ(ra.error().code, rb.error().code);
+      EXPECT_GT(ca.events.size(), 100u) << cut;
+      EXPECT_EQ(ca.Digest(), cb.Digest()) << cut << " fail " << fail;
+    }
+    StringSource whole(big), whole_ref(big);
+    Collector cw, cr;
+    auto rw = threaded->Parse(whole, cw);
+    auto rr = plain->Parse(whole_ref, cr);
+    ASSERT_TRUE(rw && rr);
+    EXPECT_EQ(cw.Digest(), cr.Digest());
+    ExpectSameSummary(*rw, *rr, "reuse after cut " + std::to_string(cut));
+  }
+}
+
+// The read-ahead thread decodes batches through a WorkShare while it is
+// ahead: same events, same order, same counts as inline decoding.
+TEST(JsonTraceParserTest, ReadAheadDecodingThroughAWorkShareGivesTheInlineStream) {
+  const std::string big = ManyEntriesDoc(20000);
+  ParseRun ref = ParseString(big);
+  ASSERT_TRUE(ref.result);
+  for (size_t chunk : {size_t{300}, size_t{4096}, size_t{65536}}) {
+    for (int helpers : {0, 1}) {
+      auto share = std::make_shared<WorkShare>();
+      ParseOptions opt;
+      opt.chunk_bytes = chunk;
+      opt.decode_threads = helpers;
+      opt.work_share = share;
+      auto source =
+          read::MakePrefetchSource(std::make_unique<StringSource>(big, 1000), 8192, 3, share);
+      Collector sink;
+      auto result = MakeJsonTraceParser(opt)->Parse(*source, sink);
+      ASSERT_TRUE(result) << result.error().ToString();
+      const std::string what =
+          "chunk " + std::to_string(chunk) + " helpers " + std::to_string(helpers);
+      EXPECT_EQ(sink.Digest(), ref.sink.Digest()) << what;
+      ExpectSameSummary(*result, *ref.result, what);
+    }
+  }
 }
 
 TEST(JsonTraceParserTest, ParserIsReusableAcrossFiles) {

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
+#include <random>
+#include <string>
 
 #include "parse/trace_parser.h"
 
@@ -68,6 +71,62 @@ TEST(MicrosTextFloorTest, FloorsTowardsMinusInfinity) {
   EXPECT_EQ(MicrosTextFloor("9223372036854775808"), std::nullopt);
   EXPECT_EQ(MicrosTextFloor("1e+20"), std::nullopt);
   EXPECT_EQ(MicrosTextFloor("abc"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace profwatch::parse
+
+namespace profwatch::parse {
+namespace {
+
+// The plain-decimal fast path must give the general path's answer, digit for
+// digit: random shapes around every rounding case, signs, lengths and bases.
+TEST(MicrosTextToPicosTest, FastPathAgreesWithGeneralPath) {
+  std::mt19937_64 rng(20261122);
+  auto digits = [&](int n, bool lead_nonzero) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+      int d = static_cast<int>(rng() % 10);
+      if (i == 0 && lead_nonzero && d == 0) d = 1 + static_cast<int>(rng() % 9);
+      out += static_cast<char>('0' + d);
+    }
+    return out;
+  };
+  const int64_t bases[] = {0, 1, -7, 1712195495505582, -1712195495505582, INT64_MAX / 1000000};
+  int checked = 0;
+  for (int iter = 0; iter < 200000; ++iter) {
+    std::string s;
+    if (rng() % 4 == 0) s += '-';
+    const int int_len = 1 + static_cast<int>(rng() % 20);
+    s += int_len == 1 ? digits(1, false) : digits(int_len, true);
+    const int shape = static_cast<int>(rng() % 6);
+    if (shape > 0) {
+      s += '.';
+      const int frac_len = 1 + static_cast<int>(rng() % 24);
+      std::string f = digits(frac_len, false);
+      if (shape == 2 && frac_len > 6) {  // exact ties: ...5 then zeros
+        f[6] = '5';
+        for (size_t i = 7; i < f.size(); ++i) f[i] = '0';
+      } else if (shape == 3 && frac_len > 6) {  // just above a tie
+        f[6] = '5';
+        for (size_t i = 7; i < f.size(); ++i) f[i] = '0';
+        f.back() = '1';
+      }
+      s += f;
+    }
+    if (shape == 5) s += "e" + std::to_string(static_cast<int>(rng() % 7) - 3);
+    const int64_t base = bases[rng() % std::size(bases)];
+    ASSERT_EQ(MicrosTextToPicos(s, base), detail::MicrosTextToPicosGeneral(s, base))
+        << s << " base " << base;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 200000);
+  // Shapes the fast path hands on, and malformed text, agree as well.
+  for (const char* s : {"01", "-01", "00.5", "1.", ".5", "-", "", "1e", "1.5x", "--1", "1..2",
+                        "123456789012345678.9999995", "999999999999999999.9999995",
+                        "1234567890123456789", "0.0000005", "0.0000015", "-0.0000025"}) {
+    EXPECT_EQ(MicrosTextToPicos(s, 0), detail::MicrosTextToPicosGeneral(s, 0)) << s;
+  }
 }
 
 }  // namespace

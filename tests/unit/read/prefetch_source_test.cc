@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include "read/byte_source.h"
 #include "read_test_util.h"
@@ -183,6 +185,29 @@ TEST(PrefetchSourceTest, RawBytesReadReachesTheCompressedSize) {
   ASSERT_TRUE(o.ok);
   EXPECT_EQ(o.data.size(), 1000000u);
   EXPECT_EQ(o.raw, gz.size());
+}
+
+// With a WorkShare, the producer does the reader's chores while its ring is
+// full (here: the reader has not read yet), and the bytes are unchanged.
+TEST(PrefetchSourceTest, FullRingRunsOfferedChoresAndKeepsTheBytes) {
+  const std::string text = TestText(500000, 4);
+  auto share = std::make_shared<WorkShare>();
+  std::atomic<int> chores{0};
+  std::promise<void> ten_done;
+  share->Offer([&] {
+    const int n = ++chores;
+    if (n == 10) ten_done.set_value();
+    return n <= 10;  // ten units of work, then none
+  });
+  auto pre = MakePrefetchSource(std::make_unique<MemorySource>(text, "mem"), 4096, 2, share);
+  share->Notify();
+  // Nobody reads: the ring fills and the producer turns to the chores.
+  ten_done.get_future().wait();
+  Outcome o = Drain(*pre, 1000);
+  ASSERT_TRUE(o.ok);
+  EXPECT_TRUE(o.data == text);
+  share->Offer({});
+  EXPECT_GE(chores.load(), 11);  // the 11th call found no work
 }
 
 }  // namespace

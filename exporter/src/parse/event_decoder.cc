@@ -1,0 +1,392 @@
+// EventDecoder (see event_decoder.h). Choices for cases the format leaves
+// open are listed in json_trace_parser.cc, which is where entries are cut.
+#include "parse/event_decoder.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "parse/trace_parser.h"
+
+namespace profwatch::parse {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Strict JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
+void DropError(DecodeCounts& counts, simdjson::error_code err) {
+  counts.Drop(err == simdjson::UTF8_ERROR ? "bad_utf8" : "bad_json");
+}
+
+// A string value. Without escapes it is a view of the input itself (stage 1
+// already validated its UTF-8), which saves simdjson's unescaping copy;
+// with escapes simdjson unescapes it into its string buffer. Both views live
+// until the next event. Sets is_string=false (and leaves `out`) otherwise.
+simdjson::error_code GetString(od::value& v, std::string_view& out, bool& is_string) {
+  const std::string_view tok = TrimRight(v.raw_json_token());
+  if (tok.empty() || tok[0] != '"') {
+    is_string = false;
+    return simdjson::SUCCESS;
+  }
+  is_string = true;
+  if (tok.size() >= 2 && tok.back() == '"' &&
+      std::memchr(tok.data() + 1, '\\', tok.size() - 2) == nullptr) {
+    out = tok.substr(1, tok.size() - 2);
+    return simdjson::SUCCESS;
+  }
+  return v.get_string().get(out);
+}
+
+// The text of a number value, or empty when the value is not a number.
+std::string_view NumberToken(od::value& v) {
+  const std::string_view tok = TrimRight(v.raw_json_token());
+  if (tok.empty() || (tok[0] != '-' && (tok[0] < '0' || tok[0] > '9'))) return {};
+  return tok;
+}
+
+bool ParseInt(od::value& v, bool& has, int64_t& out);
+
+// Reads args.name/device/stream into `ev`. Returns false on a bad value; a
+// simdjson error goes to `err`.
+bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
+  ev.args_name = {};
+  ev.has_args_device = ev.has_args_stream = false;
+  od::json_type t;
+  if ((err = v.type().get(t))) return true;
+  if (t != od::json_type::object) return true;  // null args (Kineto) and the like
+  od::object args;
+  if ((err = v.get_object().get(args))) return true;
+  for (auto arg_res : args) {
+    od::field arg;
+    if ((err = std::move(arg_res).get(arg))) return true;
+    const od::raw_json_string ak = arg.key();
+    od::value& av = arg.value();
+    if (ak.unsafe_is_equal("name")) {
+      ev.args_name = {};
+      bool is_string;
+      if ((err = GetString(av, ev.args_name, is_string))) return true;
+    } else if (ak.unsafe_is_equal("device")) {
+      if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
+    } else if (ak.unsafe_is_equal("stream")) {
+      if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
+    }
+  }
+  return true;
+}
+
+bool ParseInt(od::value& v, bool& has, int64_t& out) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  has = false;
+  if (t != od::json_type::number) return true;
+  int64_t i;
+  if (!v.get_int64().get(i)) {
+    has = true;
+    out = i;
+    return true;
+  }
+  double d;
+  if (!v.get_double().get(d) && d == static_cast<double>(static_cast<int64_t>(d)) && d >= -9.2e18 &&
+      d <= 9.2e18) {
+    has = true;
+    out = static_cast<int64_t>(d);
+  }
+  return true;
+}
+
+// A plain JSON integer token (no fraction, exponent or leading zero) that
+// fits int64: the shape of nearly every pid and tid.
+bool PlainInt(std::string_view tok, int64_t& out) {
+  const char* b = tok.data();
+  const char* e = b + tok.size();
+  const char* digits = b < e && *b == '-' ? b + 1 : b;
+  if (digits == e || *digits < '0' || *digits > '9') return false;
+  if (*digits == '0' && digits + 1 < e && digits[1] >= '0' && digits[1] <= '9') return false;
+  const auto [end, ec] = std::from_chars(b, e, out);
+  if (ec != std::errc()) return false;
+  return end == e || IsSpace(*end);
+}
+
+bool ParseId(od::value& v, Id& out) {
+  out = Id{};
+  if (int64_t n; PlainInt(v.raw_json_token(), n)) {
+    out.kind = IdKind::kInt;
+    out.num = n;
+    return true;
+  }
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  switch (t) {
+    case od::json_type::null:
+      return true;  // kMissing, like Python's None
+    case od::json_type::string: {
+      std::string_view s;
+      bool is_string;
+      if (GetString(v, s, is_string) || !is_string) return false;
+      out.kind = IdKind::kString;
+      out.str = s;
+      return true;
+    }
+    case od::json_type::number: {
+      int64_t i;
+      if (!v.get_int64().get(i)) {
+        out.kind = IdKind::kInt;
+        out.num = i;
+        return true;
+      }
+      double d;
+      if (!v.get_double().get(d) && d >= -9.2e18 && d <= 9.2e18 &&
+          d == static_cast<double>(static_cast<int64_t>(d))) {
+        out.kind = IdKind::kInt;
+        out.num = static_cast<int64_t>(d);
+        return true;
+      }
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(v.raw_json_token());
+      return true;
+    }
+    case od::json_type::boolean:
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(v.raw_json_token());
+      return true;
+    case od::json_type::array: {
+      od::array a;
+      std::string_view raw;
+      if (v.get_array().get(a) || a.raw_json().get(raw)) return false;
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(raw);
+      return true;
+    }
+    case od::json_type::object: {
+      od::object o;
+      std::string_view raw;
+      if (v.get_object().get(o) || o.raw_json().get(raw)) return false;
+      out.kind = IdKind::kOther;
+      out.str = TrimRight(raw);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void DecodeCounts::Add(const DecodeCounts& other) {
+  events += other.events;
+  empty_events += other.empty_events;
+  metadata_events += other.metadata_events;
+  for (const auto& [reason, n] : other.drops) drops[reason] += n;
+  saw_cat = saw_cat || other.saw_cat;
+  saw_jax_process = saw_jax_process || other.saw_jax_process;
+}
+
+DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, TimeBase& base,
+                                   DecodeCounts& counts, TraceEvent& ev) {
+  od::document doc;
+  simdjson::error_code err = parser_.iterate(p, len, capacity).get(doc);
+  if (err) {
+    DropError(counts, err);
+    return DecodeOutcome::kDrop;
+  }
+  od::object obj;
+  if ((err = doc.get_object().get(obj))) {
+    DropError(counts, err);
+    return DecodeOutcome::kDrop;
+  }
+  ev = TraceEvent{};
+  bool any = false;
+  bool has_cat_key = false;
+  bool args_skipped = false;
+  std::string_view ts_text;
+  for (auto field_res : obj) {
+    od::field field;
+    if ((err = std::move(field_res).get(field))) {
+      DropError(counts, err);
+      return DecodeOutcome::kDrop;
+    }
+    any = true;
+    const od::raw_json_string key = field.key();
+    od::value& v = field.value();
+    const char* k = key.raw();
+    bool ok = true;
+    switch (k[0]) {
+      case 'p':
+        if (key.unsafe_is_equal("ph")) {
+          std::string_view s;
+          bool is_string;
+          if ((err = GetString(v, s, is_string))) break;
+          // One-letter phases only: "Xtra" is not "X" (as for Python's ==).
+          ev.ph = is_string && s.size() == 1 ? s[0] : (is_string && !s.empty() ? '?' : 0);
+        } else if (key.unsafe_is_equal("pid")) {
+          ok = ParseId(v, ev.pid);
+        }
+        break;
+      case 't':
+        if (key.unsafe_is_equal("tid")) {
+          ok = ParseId(v, ev.tid);
+        } else if (key.unsafe_is_equal("ts")) {
+          ts_text = NumberToken(v);
+        }
+        break;
+      case 'n':
+        if (key.unsafe_is_equal("name")) {
+          ev.name = {};
+          if ((err = GetString(v, ev.name, ev.has_name))) break;
+        }
+        break;
+      case 'c':
+        if (key.unsafe_is_equal("cat")) {
+          has_cat_key = true;
+          ev.cat = {};
+          bool is_string;
+          if ((err = GetString(v, ev.cat, is_string))) break;
+        }
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("dur")) {
+          ev.has_dur = ev.dur_exact = false;
+          ev.dur_ps = 0;
+          ev.dur_us = 0.0;
+          const std::string_view text = NumberToken(v);
+          if (text.empty()) break;
+          if (!dur_as_double_) {
+            // Same outcomes as below without the double: a number that does
+            // not fit int64 picoseconds is a dur, just not an exact one.
+            const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
+            if (!ps && !IsJsonNumber(text)) {
+              ok = false;
+              break;
+            }
+            ev.has_dur = true;
+            ev.dur_exact = ps.has_value();
+            ev.dur_ps = ps.value_or(0);
+            break;
+          }
+          double d;
+          if (v.get_double().get(d)) {
+            // simdjson refuses out-of-range numbers ("1e400"); Python's json
+            // gives +-inf for them.
+            if (IsJsonNumber(text)) {
+              d = text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+            } else {
+              ok = false;
+              break;
+            }
+          }
+          ev.has_dur = true;
+          ev.dur_us = d;
+          const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
+          ev.dur_exact = ps.has_value();
+          ev.dur_ps = ps.value_or(0);
+        }
+        break;
+      case 'a':
+        if (key.unsafe_is_equal("args")) {
+          // Only metadata and Kineto ('cat') events need args; the bulk of
+          // JAX X events skip theirs unparsed. If 'cat' turns up after
+          // 'args', a second pass below reads them.
+          if (ev.ph != 0 && ev.ph != 'M' && !has_cat_key) {
+            args_skipped = true;
+          } else {
+            args_skipped = false;
+            ok = ParseArgs(v, ev, err);
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    if (err) {
+      DropError(counts, err);
+      return DecodeOutcome::kDrop;
+    }
+    if (!ok) {
+      counts.Drop("bad_json");
+      return DecodeOutcome::kDrop;
+    }
+  }
+  if (!any) {
+    ++counts.empty_events;
+    return DecodeOutcome::kEmpty;
+  }
+  if (args_skipped && has_cat_key) {
+    bool ok = true;
+    bool reset;
+    if ((err = obj.reset().get(reset))) {
+      DropError(counts, err);
+      return DecodeOutcome::kDrop;
+    }
+    for (auto field_res : obj) {
+      od::field field;
+      if ((err = std::move(field_res).get(field))) break;
+      if (field.key().unsafe_is_equal("args")) ok = ParseArgs(field.value(), ev, err);
+      if (!ok || err) break;
+    }
+    if (err) {
+      DropError(counts, err);
+      return DecodeOutcome::kDrop;
+    }
+    if (!ok) {
+      counts.Drop("bad_json");
+      return DecodeOutcome::kDrop;
+    }
+  }
+
+  if (!ts_text.empty()) {
+    if (!base.known) {
+      if (const std::optional<int64_t> floor = MicrosTextFloor(ts_text)) {
+        base.us = *floor;
+        base.known = true;
+      }
+    }
+    if (base.known) {
+      if (const std::optional<int64_t> ps = MicrosTextToPicos(ts_text, base.us)) {
+        ev.has_ts = true;
+        ev.ts_ps = *ps;
+      }
+    }
+  }
+  if (has_cat_key) counts.saw_cat = true;
+  if (ev.ph == 'M' && ev.has_name && ev.name == "process_name" &&
+      (ev.args_name.starts_with("/device:") || ev.args_name.starts_with("/host:"))) {
+    counts.saw_jax_process = true;
+  }
+  if (ev.ph == 'M') ++counts.metadata_events;
+  ++counts.events;
+  return DecodeOutcome::kEvent;
+}
+
+}  // namespace profwatch::parse
