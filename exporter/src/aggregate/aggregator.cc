@@ -12,12 +12,14 @@
 #include "aggregate/aggregator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -530,7 +532,8 @@ std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
 }
 
 std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& summary, bool partial,
-                                                  const classify::Classifier& classifier) {
+                                                  const classify::Classifier& classifier,
+                                                  int threads) {
   Impl& im = *impl_;
   im.ResolveHeld();
   auto out = std::make_shared<FileStats>();
@@ -551,8 +554,25 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     if (im.name_is_kernel[i]) family[i] = classifier.Classify(*im.names[i]);
   }
 
-  for (Impl::Device& d : im.devices) {
+  for (const Impl::Device& d : im.devices) {
+    for (const auto& [name, n] : d.by_name) {
+      name_launches[name] += n.launches;
+      name_ps[name] += n.total_ps;
+    }
+  }
+
+  // One device's figures; devices are independent, so they may run on
+  // several threads (spilled runs are read, and merge passes written into
+  // reserved ranges, with positioned I/O on the shared spill file).
+  struct DeviceResult {
+    bool gpu = false;
+    bool spill_error = false;
     DeviceSummary ds;
+  };
+  std::vector<DeviceResult> results(im.devices.size());
+  auto finish_device = [&](size_t index) {
+    Impl::Device& d = im.devices[index];
+    DeviceSummary& ds = results[index].ds;
     ds.file = im.path;
     ds.device = d.name;
     ds.memops = d.memops;
@@ -562,8 +582,6 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     int64_t last = std::numeric_limits<int64_t>::min();
     std::vector<uint8_t> memory_name(im.names.size(), 0);
     for (auto& [name, n] : d.by_name) {
-      name_launches[name] += n.launches;
-      name_ps[name] += n.total_ps;
       const FamilyKind kind = classifier.KindOf(family[name]);
       if (kind == FamilyKind::kMemory) {
         memory_name[name] = 1;
@@ -586,23 +604,38 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       (kind == FamilyKind::kComm ? comm_runs : compute_runs)
           .push_back(RunCursor::File(im.spill.get(), run, kMergeBufferIntervals));
     }
-    if (ds.kernels == 0) continue;  // not a GPU: no kernel on it
+    if (ds.kernels == 0) return;  // not a GPU: no kernel on it
+    results[index].gpu = true;
     std::set<uint32_t> kernel_streams;
     for (uint64_t key : d.stream_names) {
       if (!memory_name[key & 0xffffffffu]) kernel_streams.insert(static_cast<uint32_t>(key >> 32));
     }
     ds.streams = static_cast<int>(kernel_streams.size());
     ds.span_ps = last - first;
-    {
-      UnionStream compute(std::move(compute_runs), im.spill.get(), kMergeFanIn,
-                          kMergeBufferIntervals);
-      UnionStream comm(std::move(comm_runs), im.spill.get(), kMergeFanIn, kMergeBufferIntervals);
-      const BusyExposed be = BusyAndExposed(compute, comm);
-      ds.exposed_comm_ps = be.exposed;
-      ds.busy_ps = be.busy;
-      if (compute.error() || comm.error()) ++fs.drops["interval_spill_error"];
-    }
-    out->devices.push_back(std::move(ds));
+    UnionStream compute(std::move(compute_runs), im.spill.get(), kMergeFanIn,
+                        kMergeBufferIntervals);
+    UnionStream comm(std::move(comm_runs), im.spill.get(), kMergeFanIn, kMergeBufferIntervals);
+    const BusyExposed be = BusyAndExposed(compute, comm);
+    ds.exposed_comm_ps = be.exposed;
+    ds.busy_ps = be.busy;
+    results[index].spill_error = compute.error() || comm.error();
+  };
+  const size_t workers = std::min<size_t>(std::max(1, threads), im.devices.size());
+  if (workers <= 1) {
+    for (size_t i = 0; i < im.devices.size(); ++i) finish_device(i);
+  } else {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < im.devices.size(); i = next++) finish_device(i);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  }
+  for (DeviceResult& r : results) {
+    if (r.spill_error) ++fs.drops["interval_spill_error"];
+    if (r.gpu) out->devices.push_back(std::move(r.ds));
   }
   fs.gpus = static_cast<int>(out->devices.size());
   for (size_t i = 0; i < im.names.size(); ++i) {

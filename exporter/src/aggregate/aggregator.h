@@ -78,9 +78,10 @@ class FileAggregator final : public parse::EventSink {
   // per-device intervals to busy/span/exposed-comm figures and frees them.
   // `partial` = the parse ended in an error (events so far are kept).
   // Classification is deferred to here so `--rules auto` can look at every
-  // file's names first.
+  // file's names first. Devices are finished on up to `threads` threads
+  // (one when intervals were spilled); the result does not depend on it.
   std::shared_ptr<FileStats> Finish(const parse::ParseSummary& summary, bool partial,
-                                    const classify::Classifier& classifier);
+                                    const classify::Classifier& classifier, int threads = 1);
 
  private:
   struct Impl;

@@ -43,10 +43,18 @@ SpillFile::~SpillFile() {
 }
 
 Result<SpillFile::Run> SpillFile::Write(const Interval* v, size_t n) {
-  const Run run{end_, n};
+  // Reserve the range first: concurrent writers (Finish's device threads
+  // merging runs) each fill their own.
+  const Run run{Reserve(n), n};
+  Status st = WriteAt(run.offset, v, n);
+  if (!st) return tl::unexpected(st.error());
+  return run;
+}
+
+Status SpillFile::WriteAt(uint64_t index, const Interval* v, size_t n) {
   const char* p = reinterpret_cast<const char*>(v);
   size_t left = n * kIntervalBytes;
-  off_t at = static_cast<off_t>(end_ * kIntervalBytes);
+  off_t at = static_cast<off_t>(index * kIntervalBytes);
   while (left > 0) {
     ssize_t w = ::pwrite(fd_, p, left, at);
     if (w < 0 && errno == EINTR) continue;
@@ -58,8 +66,7 @@ Result<SpillFile::Run> SpillFile::Write(const Interval* v, size_t n) {
     at += w;
     left -= static_cast<size_t>(w);
   }
-  end_ += n;
-  return run;
+  return {};
 }
 
 Status SpillFile::Read(uint64_t index, Interval* out, size_t n) const {
@@ -130,21 +137,27 @@ UnionStream::UnionStream(std::vector<RunCursor> runs, SpillFile* file, size_t ma
         next.push_back(std::move(runs[i]));
         continue;
       }
+      // The union is never longer than its inputs: reserve that much, so the
+      // merged run is contiguous even while other threads append theirs.
+      uint64_t capacity = 0;
+      for (size_t k = i; k < end; ++k) capacity += runs[k].remaining();
       std::vector<RunCursor> group(
           std::make_move_iterator(runs.begin() + static_cast<ptrdiff_t>(i)),
           std::make_move_iterator(runs.begin() + static_cast<ptrdiff_t>(end)));
       UnionStream merged(std::move(group), nullptr, max_fan_in, buffer_intervals);
-      const uint64_t start = file->size();
+      const uint64_t start = file->Reserve(capacity);
+      uint64_t written = 0;
       std::vector<Interval> out;
       out.reserve(buffer_intervals);
       Interval iv;
       auto flush = [&]() -> bool {
         if (out.empty()) return true;
-        auto w = file->Write(out.data(), out.size());
+        Status w = file->WriteAt(start + written, out.data(), out.size());
         if (!w) {
           error_ = w.error();
           return false;
         }
+        written += out.size();
         out.clear();
         return true;
       };
@@ -159,7 +172,7 @@ UnionStream::UnionStream(std::vector<RunCursor> runs, SpillFile* file, size_t ma
         runs_.clear();
         return;  // stream ends empty; error() tells
       }
-      next.push_back(RunCursor::File(file, {start, file->size() - start}, buffer_intervals));
+      next.push_back(RunCursor::File(file, {start, written}, buffer_intervals));
     }
     runs = std::move(next);
   }

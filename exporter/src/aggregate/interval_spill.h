@@ -3,10 +3,12 @@
 // disk. Lets FileAggregator keep exact busy / exposed-comm figures for a
 // trace of any size while holding at most a budget of intervals in RAM.
 //
-// Internal to aggregate/. Not thread-safe: one owner (one FileAggregator).
+// Internal to aggregate/. SpillFile's Write and Read are thread-safe (a
+// written run never moves); cursors and streams are not, one per thread.
 // Cursors borrow the SpillFile / vectors they read: those must outlive them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,15 +37,19 @@ class SpillFile {
 
   // Appends `n` intervals at the end of the file.
   Result<Run> Write(const Interval* v, size_t n);
+  // Reserves room for `n` intervals at the end and returns its first index;
+  // WriteAt then fills it, in pieces if need be.
+  uint64_t Reserve(uint64_t n) { return end_.fetch_add(n); }
+  Status WriteAt(uint64_t index, const Interval* v, size_t n);
   // Reads `n` intervals from index `index`. kIo on a short or failed read.
   Status Read(uint64_t index, Interval* out, size_t n) const;
-  // Intervals written so far (the file's size / 16).
-  uint64_t size() const { return end_; }
+  // Intervals reserved so far (the file's size / 16 once writes are done).
+  uint64_t size() const { return end_.load(); }
 
  private:
   explicit SpillFile(int fd) : fd_(fd) {}
   int fd_ = -1;
-  uint64_t end_ = 0;
+  std::atomic<uint64_t> end_{0};
 };
 
 // Reads one sorted run, from memory (no copy) or from a SpillFile through a
@@ -55,6 +61,8 @@ class RunCursor {
 
   // False at the end of the run or on a read error (see error()).
   bool Next(Interval* out);
+  // Intervals not yet returned.
+  uint64_t remaining() const { return end_ - pos_; }
   const std::optional<Error>& error() const { return error_; }
 
  private:

@@ -249,6 +249,28 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     classifier = *created;
   }
 
+  // Finish (interval unions) runs per file on the workers again, and a lone
+  // file's devices share the whole budget.
+  std::vector<std::shared_ptr<aggregate::FileStats>> finished(outcomes.size());
+  auto finish_one = [&](size_t i, int device_threads) {
+    FileOutcome& o = outcomes[i];
+    if (!o.ok) return;
+    finished[i] = o.aggregator->Finish(o.summary, o.partial, *classifier, device_threads);
+    o.aggregator.reset();
+  };
+  if (threads <= 1 || outcomes.size() <= 1) {
+    for (size_t i = 0; i < outcomes.size(); ++i) finish_one(i, outcomes.size() == 1 ? budget : 1);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (size_t i = next++; i < outcomes.size(); i = next++) finish_one(i, 1);
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+
   WindowAnalysis result;
   std::vector<std::shared_ptr<aggregate::FileStats>> stats;
   std::set<std::string> formats;
@@ -261,8 +283,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     ++usable;
     result.json_bytes += o.summary.json_bytes;
     formats.insert(o.format);
-    stats.push_back(o.aggregator->Finish(o.summary, o.partial, *classifier));
-    o.aggregator.reset();
+    stats.push_back(std::move(finished[i]));
   }
   if (usable == 0 && !jobs.empty()) {
     Error e = result.errors.empty() ? Error{ErrorCode::kNotFound, "no trace files"}

@@ -200,13 +200,14 @@ std::vector<TraceEvent> RandomTrace(uint64_t seed, size_t kernels) {
 }
 
 std::shared_ptr<FileStats> RunFile(const std::vector<TraceEvent>& ev, size_t budget,
-                                   const classify::Classifier& c, uint64_t* spilled) {
+                                   const classify::Classifier& c, uint64_t* spilled,
+                                   int finish_threads = 1) {
   FileAggregator agg("f.json", budget);
   for (const auto& e : ev) agg.OnEvent(e);
   *spilled = agg.SpilledIntervals();
   parse::ParseSummary summary;
   summary.events = ev.size();
-  return agg.Finish(summary, false, c);
+  return agg.Finish(summary, false, c, finish_threads);
 }
 
 TEST(FileAggregatorSpillTest, TinyBudgetGivesTheSameDeviceFiguresAsInMemory) {
@@ -215,8 +216,11 @@ TEST(FileAggregatorSpillTest, TinyBudgetGivesTheSameDeviceFiguresAsInMemory) {
     for (uint64_t seed = 1; seed <= 6; ++seed) {
       const auto ev = RandomTrace(seed, 20000);
       uint64_t spilled_mem = 0, spilled_tiny = 0;
+      // Finish on several threads: devices merge their thousands of spilled
+      // runs (external merge passes) into the one spill file at once.
+      const int threads = 1 + static_cast<int>(seed % 3) * 2;  // 1, 3, 5
       auto mem = RunFile(ev, FileAggregator::kDefaultIntervalBudget, *c, &spilled_mem);
-      auto tiny = RunFile(ev, 16, *c, &spilled_tiny);
+      auto tiny = RunFile(ev, 16, *c, &spilled_tiny, threads);
       EXPECT_EQ(spilled_mem, 0u);
       EXPECT_GT(spilled_tiny, 10000u);  // it really went through the spill file
       WindowStats a = MergeWindow({mem}, *c, AggregateOptions{});
@@ -228,7 +232,8 @@ TEST(FileAggregatorSpillTest, TinyBudgetGivesTheSameDeviceFiguresAsInMemory) {
         EXPECT_EQ(x.device, y.device);
         EXPECT_EQ(x.kernels, y.kernels);
         EXPECT_EQ(x.kernel_ps, y.kernel_ps);
-        EXPECT_EQ(x.busy_ps, y.busy_ps) << rules << " seed " << seed << " " << x.device;
+        EXPECT_EQ(x.busy_ps, y.busy_ps)
+            << rules << " seed " << seed << " threads " << threads << " " << x.device;
         EXPECT_EQ(x.span_ps, y.span_ps);
         EXPECT_EQ(x.streams, y.streams);
         EXPECT_EQ(x.comm_ps, y.comm_ps);
