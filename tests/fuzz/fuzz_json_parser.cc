@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
@@ -31,31 +32,74 @@ class FuzzSource final : public profwatch::read::ByteSource {
   size_t pos_ = 0;
 };
 
-class CheckingSink final : public profwatch::parse::EventSink {
+// Hashes every field of every event in order (FNV-1a), touching every view
+// so sanitizers catch dangling ones.
+class HashingSink final : public profwatch::parse::EventSink {
  public:
   void OnEvent(const profwatch::parse::TraceEvent& e) override {
-    // Touch every view so sanitizers catch dangling ones.
     for (std::string_view s : {e.name, e.cat, e.pid.str, e.tid.str, e.args_name}) {
-      for (char c : s) checksum_ += static_cast<unsigned char>(c);
+      Mix(s.size());
+      for (char c : s) Mix(static_cast<unsigned char>(c));
     }
-    checksum_ += static_cast<uint64_t>(e.ts_ps) ^ static_cast<uint64_t>(e.dur_ps);
+    for (int64_t v :
+         {int64_t{e.ph}, int64_t{e.has_name}, static_cast<int64_t>(e.pid.kind), e.pid.num,
+          static_cast<int64_t>(e.tid.kind), e.tid.num, int64_t{e.has_ts}, e.ts_ps,
+          int64_t{e.has_dur}, int64_t{e.dur_exact}, e.dur_ps, int64_t{e.has_args_device},
+          e.args_device, int64_t{e.has_args_stream}, e.args_stream}) {
+      Mix(static_cast<uint64_t>(v));
+    }
   }
-  uint64_t checksum_ = 0;
+  uint64_t hash = 1469598103934665603ULL;
+
+ private:
+  void Mix(uint64_t v) { hash = (hash ^ v) * 1099511628211ULL; }
 };
+
+struct Run {
+  uint64_t hash = 0;
+  bool ok = false;
+  int code = 0;
+  profwatch::parse::ParseSummary summary;
+};
+
+Run ParseWith(const uint8_t* data, size_t size, size_t read_chunk,
+              profwatch::parse::ParseOptions options) {
+  FuzzSource source(data, size, read_chunk);
+  HashingSink sink;
+  auto result = profwatch::parse::MakeJsonTraceParser(options)->Parse(source, sink);
+  Run r;
+  r.hash = sink.hash;
+  r.ok = result.has_value();
+  if (result) {
+    r.summary = *result;
+  } else {
+    r.code = static_cast<int>(result.error().code);
+  }
+  return r;
+}
+
+bool Same(const Run& a, const Run& b) {
+  if (a.hash != b.hash || a.ok != b.ok || a.code != b.code) return false;
+  if (!a.ok) return true;
+  const auto &x = a.summary, &y = b.summary;
+  return x.events == y.events && x.empty_events == y.empty_events &&
+         x.metadata_events == y.metadata_events && x.drops == y.drops && x.schema == y.schema &&
+         x.time_base_us == y.time_base_us && x.json_bytes == y.json_bytes;
+}
 
 }  // namespace
 
+// Decoding inline and decoding in batches on a helper thread must agree
+// event for event, on any bytes.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const size_t chunk = 1 + data[0] % 64;
   profwatch::parse::ParseOptions options;
-  options.chunk_bytes = chunk;
+  options.chunk_bytes = 1 + data[0] % 64;
   options.max_event_bytes = 4096;
   options.max_header_value_bytes = 1024;
-  FuzzSource source(data + 1, size - 1, 1 + (data[0] / 64) * 17);
-  CheckingSink sink;
-  auto parser = profwatch::parse::MakeJsonTraceParser(options);
-  auto result = parser->Parse(source, sink);
-  if (result && result->events > 0 && sink.checksum_ == 1) return 1;  // keep the sink alive
+  const size_t read_chunk = 1 + (data[0] / 64) * 17;
+  const Run inline_run = ParseWith(data + 1, size - 1, read_chunk, options);
+  options.decode_threads = 1;
+  if (!Same(inline_run, ParseWith(data + 1, size - 1, read_chunk, options))) __builtin_trap();
   return 0;
 }
