@@ -112,7 +112,7 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   std::shared_ptr<WorkShare> share;
   if (PrefetchWanted(options.prefetch, true)) {
     if (DecodeShareWanted(true)) share = std::make_shared<WorkShare>();
-    *source = read::MakePrefetchSource(std::move(*source), size_t{1} << 20, 4, share);
+    *source = read::MakePrefetchSource(std::move(*source), options.parse.chunk_bytes, 4, share);
   }
   // Sniff the decompressed head so the content, not the name, picks the parser.
   std::string head(64, '\0');

@@ -117,10 +117,12 @@ void DecodePipeline::DeliverDone(EventSink& sink, DecodeCounts& total) {
     }
     for (const TraceEvent& ev : batch->events) sink.OnEvent(ev);
     total.Add(batch->counts);
-    // Keep a few buffers for the parser's next reads (fresh ones are zeroed
-    // on allocation, which costs as much as reading them).
-    if (spare_buffers_.size() < max_in_flight_ + 1) {
-      spare_buffers_.push_back(std::move(batch->bytes));
+    if (spare_batches_.size() < max_in_flight_ + 1) {
+      batch->entries.clear();
+      batch->events.clear();
+      batch->unescaped.clear();
+      batch->counts = DecodeCounts{};
+      spare_batches_.push_back(std::move(batch));
     }
   }
 }
@@ -158,10 +160,10 @@ void DecodePipeline::Drain(EventSink& sink, DecodeCounts& total) {
   }
 }
 
-std::vector<char> DecodePipeline::TakeBuffer() {
-  if (spare_buffers_.empty()) return {};
-  std::vector<char> b = std::move(spare_buffers_.back());
-  spare_buffers_.pop_back();
+std::unique_ptr<EventBatch> DecodePipeline::NewBatch() {
+  if (spare_batches_.empty()) return std::make_unique<EventBatch>();
+  std::unique_ptr<EventBatch> b = std::move(spare_batches_.back());
+  spare_batches_.pop_back();
   return b;
 }
 

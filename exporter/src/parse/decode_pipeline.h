@@ -56,8 +56,10 @@ class DecodePipeline {
   void Submit(std::unique_ptr<EventBatch> batch, EventSink& sink, DecodeCounts& total);
   // Decodes and delivers everything queued.
   void Drain(EventSink& sink, DecodeCounts& total);
-  // A buffer of a delivered batch, for the parser's next read (empty if none).
-  std::vector<char> TakeBuffer();
+  // A delivered batch to fill again, or a new one. Its vectors keep their
+  // capacity (bytes: a read buffer for the parser), so batches cost no fresh
+  // memory (page faults and zeroing) after the first few.
+  std::unique_ptr<EventBatch> NewBatch();
 
  private:
   enum class State { kQueued, kDecoding, kDone };
@@ -92,7 +94,7 @@ class DecodePipeline {
   bool stop_ = false;
   std::vector<std::thread> helpers_;  // started at the first Submit
 
-  std::vector<std::vector<char>> spare_buffers_;  // parser's thread only
+  std::vector<std::unique_ptr<EventBatch>> spare_batches_;  // parser's thread only
 };
 
 }  // namespace profwatch::parse

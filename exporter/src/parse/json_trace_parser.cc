@@ -304,15 +304,14 @@ void JsonTraceParser::Rebase(size_t keep) {
 }
 
 void JsonTraceParser::SubmitBatch(size_t keep, EventSink& sink) {
-  auto batch = std::make_unique<EventBatch>();
-  std::vector<char> next = pipeline_->TakeBuffer();
+  std::unique_ptr<EventBatch> batch = pipeline_->NewBatch();
+  std::vector<char> next = std::move(batch->bytes);  // a recycled read buffer, if any
   const size_t want = std::max(buf_.size(), end_ - keep + opt_.chunk_bytes + kPad);
   if (next.size() < want) next.resize(want);
   std::memcpy(next.data(), buf_.data() + keep, end_ - keep);
   batch->bytes = std::move(buf_);
-  batch->entries = std::move(pending_);
+  batch->entries.swap(pending_);  // pending_ takes the recycled (empty) vector
   batch->base = base_;
-  pending_.clear();
   buf_ = std::move(next);
   Rebase(keep);
   pipeline_->Submit(std::move(batch), sink, counts_);
