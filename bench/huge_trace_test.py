@@ -68,7 +68,7 @@ def main():
 
     out = tempfile.TemporaryFile()
     start = time.perf_counter()
-    proc = subprocess.Popen([profwatch, "analyze", "--format", "json", "--threads", "1",
+    proc = subprocess.Popen([profwatch, "analyze", "--format", "json",
                              "--inflate", args.inflate, trace],
                             stdout=out, stderr=subprocess.PIPE, preexec_fn=preexec)
     err = proc.stderr.read().decode(errors="replace")

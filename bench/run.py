@@ -5,7 +5,11 @@ Measures, in ONE run on the SAME generated files, side by side:
   floor      inflate-only time with the same zlib backend (stage_bench inflate)
   gzip -dc   the system gzip for reference
   parse      inflate + parse, no aggregation (stage_bench parse)
-  analyze    `profwatch analyze --format json` wall time and peak RSS
+  analyze    `profwatch analyze --format json` wall time and peak RSS, with the
+             default thread budget (one per core: inflating on a read-ahead
+             thread that also decodes JSON when it is ahead), and on one
+             thread (--threads 1) and with read-ahead but no decode sharing
+             (PROFWATCH_DECODE_SHARE=off), to show what each part buys
   isal       the same with --inflate isal (when built with ISA-L)
   python     the reference approach users run today: gzip + json.load
 and prints ratios (analyze / floor, python / analyze) and MB/s of decompressed
@@ -92,8 +96,8 @@ def single_file(args, bins, work, results):
         json_bytes = json.loads(out)["json_bytes"]
         gzip_s, _, _ = median_of(["gzip", "-dc", path], args.repeat)
         parse_s, _, _ = median_of([bins["stage"], "parse", path], args.repeat)
-        an_s, an_rss, _ = median_of([bins["profwatch"], "analyze", "--format", "json",
-                                     "--threads", "1", path], args.repeat)
+        an = [bins["profwatch"], "analyze", "--format", "json"]
+        an_s, an_rss, _ = median_of(an + [path], args.repeat)
         row = {"events": size, "gz_bytes": os.path.getsize(path), "json_bytes": json_bytes,
                "floor_zlib_s": floor_s, "gzip_dc_s": gzip_s, "parse_s": parse_s,
                "analyze_s": an_s, "analyze_rss": an_rss}
@@ -101,12 +105,12 @@ def single_file(args, bins, work, results):
             row["floor_isal_s"], _, _ = median_of(
                 [bins["stage"], "inflate", "--inflate", "isal", path], args.repeat)
             row["analyze_isal_s"], row["analyze_isal_rss"], _ = median_of(
-                [bins["profwatch"], "analyze", "--format", "json", "--threads", "1",
-                 "--inflate", "isal", path], args.repeat)
-        # The same analysis with the read-ahead thread off: what overlap buys.
-        row["analyze_noprefetch_s"], _, _ = median_of(
-            [bins["profwatch"], "analyze", "--format", "json", "--threads", "1", path],
-            args.repeat, env={"PROFWATCH_PREFETCH": "off"})
+                an + ["--inflate", "isal", path], args.repeat)
+        # What each part buys: everything on one thread; read-ahead (inflating
+        # on its own thread) without it decoding JSON while it is ahead.
+        row["analyze_1thread_s"], _, _ = median_of(an + ["--threads", "1", path], args.repeat)
+        row["analyze_noshare_s"], _, _ = median_of(
+            an + [path], args.repeat, env={"PROFWATCH_DECODE_SHARE": "off"})
         if size <= args.python_max_events:
             py = [sys.executable, "-c",
                   "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))", path]
@@ -116,8 +120,9 @@ def single_file(args, bins, work, results):
     print("\n## Single file (JAX GPU format, AMD mix, 8 GPUs, 3 streams, gzip -6), zlib")
     print("| events | JSON MB | gz MB | floor s (inflate only) | gzip -dc s | parse-only s |"
           " analyze s | analyze / floor | analyze MB/s | analyze peak RSS MB |"
-          " analyze without read-ahead s | python s | python / analyze | python peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          " --threads 1 s | read-ahead, no decode sharing s |"
+          " python s | python / analyze | python peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         py = r.get("python_s")
         py_s = f"{py:.2f}" if py else "skipped"
@@ -127,17 +132,19 @@ def single_file(args, bins, work, results):
               f" {r['floor_zlib_s']:.3f} | {r['gzip_dc_s']:.3f} | {r['parse_s']:.3f} |"
               f" {r['analyze_s']:.3f} | {r['analyze_s'] / r['floor_zlib_s']:.2f} |"
               f" {mb(r['json_bytes']) / r['analyze_s']:.0f} | {mb(r['analyze_rss']):.0f} |"
-              f" {r['analyze_noprefetch_s']:.3f} | {py_s} | {py_ratio} | {py_rss} |")
+              f" {r['analyze_1thread_s']:.3f} | {r['analyze_noshare_s']:.3f} |"
+              f" {py_s} | {py_ratio} | {py_rss} |")
     if bins["isal"]:
         print("\n## ISA-L backend (--inflate isal), same files")
         print("| events | floor isal s | inflate speed-up isal/zlib | analyze isal s |"
-              " analyze speed-up isal/zlib | analyze isal / zlib floor | analyze isal MB/s |"
-              " peak RSS MB |")
-        print("|---|---|---|---|---|---|---|---|")
+              " analyze speed-up isal/zlib | analyze isal / isal floor |"
+              " analyze isal / zlib floor | analyze isal MB/s | peak RSS MB |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             print(f"| {r['events']:,} | {r['floor_isal_s']:.3f} |"
                   f" {r['floor_zlib_s'] / r['floor_isal_s']:.2f} | {r['analyze_isal_s']:.3f} |"
                   f" {r['analyze_s'] / r['analyze_isal_s']:.2f} |"
+                  f" {r['analyze_isal_s'] / r['floor_isal_s']:.2f} |"
                   f" {r['analyze_isal_s'] / r['floor_zlib_s']:.2f} |"
                   f" {mb(r['json_bytes']) / r['analyze_isal_s']:.0f} |"
                   f" {mb(r['analyze_isal_rss']):.0f} |")
@@ -150,29 +157,23 @@ def multi_file(args, bins, work, results):
         generate(bins["tracegen"], p, args.multi_events, gpus=1, seed=100 + i)
         files.append(p)
     base = [bins["profwatch"], "analyze", "--format", "json"]
-    off, on = {"PROFWATCH_PREFETCH": "off"}, {"PROFWATCH_PREFETCH": "on"}
-    # Default policy: read-ahead on with 1 worker (a core is free), off with 2.
+    # --threads is the thread budget: 1 = one thread in all; 2 = two workers
+    # (8 files > 2, so no read-ahead threads).
     t1, rss1, _ = median_of(base + ["--threads", "1"] + files, args.repeat)
     t2, rss2, _ = median_of(base + ["--threads", "2"] + files, args.repeat)
-    # One core's worth of work: 1 worker, no read-ahead thread.
-    t1_off, _, _ = median_of(base + ["--threads", "1"] + files, args.repeat, env=off)
-    # Oversubscribed: 2 workers each with a read-ahead thread (4 threads, 2 cores).
-    t2_on, _, _ = median_of(base + ["--threads", "2"] + files, args.repeat, env=on)
+    # Oversubscribed for comparison: 2 workers, each with a read-ahead thread.
+    t2_on, _, _ = median_of(base + ["--threads", "2"] + files, args.repeat,
+                            env={"PROFWATCH_PREFETCH": "on"})
     results["multi_file"] = {"files": 8, "events_per_file": args.multi_events,
                              "threads1_s": t1, "threads2_s": t2, "speedup": t1 / t2,
-                             "threads1_noprefetch_s": t1_off,
-                             "speedup_vs_one_core": t1_off / t2,
                              "threads2_prefetch_s": t2_on, "rss1": rss1, "rss2": rss2}
     print(f"\n## Window of 8 files ({args.multi_events:,} events each, 1-GPU/proc), zlib")
-    print("| run | wall s | speed-up over 1 worker, no read-ahead |")
-    print("|---|---|---|")
-    print(f"| 1 worker, no read-ahead (one core) | {t1_off:.3f} | 1.00 |")
-    print(f"| 1 worker + read-ahead thread (default for --threads 1) | {t1:.3f} | {t1_off / t1:.2f} |")
-    print(f"| 2 workers (default for --threads 2) | {t2:.3f} | {t1_off / t2:.2f} |")
-    print(f"| 2 workers + read-ahead threads | {t2_on:.3f} | {t1_off / t2_on:.2f} |")
-    print(f"--threads 2 vs --threads 1 (both defaults): {t1 / t2:.2f}x; peak RSS "
-          f"{mb(rss1):.0f} / {mb(rss2):.0f} MB")
-
+    print("| run | wall s | speed-up over --threads 1 | peak RSS MB |")
+    print("|---|---|---|---|")
+    print(f"| --threads 1 (one thread) | {t1:.3f} | 1.00 | {mb(rss1):.0f} |")
+    print(f"| --threads 2 (two workers) | {t2:.3f} | {t1 / t2:.2f} | {mb(rss2):.0f} |")
+    print(f"| --threads 2 + PROFWATCH_PREFETCH=on (2 workers + 2 read-ahead threads) |"
+          f" {t2_on:.3f} | {t1 / t2_on:.2f} | - |")
 
 def huge(args, bins, work, results):
     # Same file as bench/huge_trace_test.py (same name, seed and level): reused.
@@ -184,16 +185,16 @@ def huge(args, bins, work, results):
     floor_s, _, out = median_of([bins["stage"], "inflate", path], 1)
     json_bytes = json.loads(out)["json_bytes"]
     limit = args.huge_as_mb * 2**20
-    wall, rss, code, out = run_measured([bins["profwatch"], "analyze", "--format", "json",
-                                         "--threads", "1", path], limit_as=limit)
+    wall, rss, code, out = run_measured([bins["profwatch"], "analyze", "--format", "json", path],
+                                        limit_as=limit)
     exact = code == 0 and devices_match(json.loads(out.splitlines()[0]), manifest)
     row = {"events": args.huge_events, "json_bytes": json_bytes, "gz_bytes": os.path.getsize(path),
            "floor_s": floor_s, "analyze_s": wall, "analyze_rss": rss, "exit": code,
            "as_limit_mb": args.huge_as_mb, "exact_vs_manifest": exact}
     if bins["isal"]:
         row["analyze_isal_s"], row["analyze_isal_rss"], _, _ = run_measured(
-            [bins["profwatch"], "analyze", "--format", "json", "--threads", "1", "--inflate",
-             "isal", path], limit_as=limit)
+            [bins["profwatch"], "analyze", "--format", "json", "--inflate", "isal", path],
+            limit_as=limit)
     results["huge"] = row
     print("\n## > 4 GiB trace (gzip -1), one run, RLIMIT_AS "
           f"{args.huge_as_mb} MiB")

@@ -7,7 +7,9 @@
 #      fuzz-corpus replays),
 #   3. builds again with clang + ASan + UBSan + libFuzzer instrumentation and
 #      runs the same ctest suite under the sanitizers,
-#   4. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default 20).
+#   4. builds the threaded stages' tests (and the binaries they run) with
+#      clang + ThreadSanitizer and runs them,
+#   5. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default 20).
 # Exit status is non-zero if any step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,19 @@ cmake --build build-asan -j "$JOBS"
 echo "== test (ASan+UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$JOBS" --timeout 1800
+
+echo "== build (clang, ThreadSanitizer: the threaded stages' tests)"
+TSAN_TESTS=(core_test read_test parse_test aggregate_test cli_test)
+CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPROFWATCH_TSAN=ON
+cmake --build build-tsan -j "$JOBS" --target profwatch profwatch-tracegen "${TSAN_TESTS[@]}"
+echo "== test (ThreadSanitizer)"
+for t in "${TSAN_TESTS[@]}"; do
+  stage="${t%_test}"
+  # halt_on_error: a race fails the binary (and a daemon or CLI run under test).
+  (cd "build-tsan/tests/unit/$stage" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    "./$t" --gtest_brief=1)
+done
 
 echo "== fuzz (${FUZZ_SECONDS}s per target)"
 bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"

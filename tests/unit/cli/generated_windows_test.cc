@@ -89,6 +89,43 @@ TEST(GeneratedWindowsTest, OneNodePerProcessWindowMatchesManifest) {
   EXPECT_GT(j["overlap_seconds_per_gpu_step"].get<double>(), 0.0);
 }
 
+// Every thread budget gives the same, manifest-exact report (byte for byte:
+// it has no timings): one thread;
+// read-ahead that decodes while it is ahead; read-ahead plus decode helper
+// threads; several workers; and read-ahead without decode sharing. Traces
+// large enough for many decode batches (256 KiB reads).
+TEST(GeneratedWindowsTest, EveryThreadBudgetGivesTheSameExactReport) {
+  testing::TempDir tmp;
+  auto gen = testing::RunCommand(Tracegen("job --out " + tmp.Sub("jobs") +
+                                          " --job j1 --run r1 --mode 1node --hosts 2 "
+                                          "--gpus-per-host 4 --kernels-per-step 3000 --seed 5 "
+                                          "--manifest " +
+                                          tmp.Sub("m.json")));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+  const std::string run = tmp.Sub("jobs/j1/r1");
+  const std::string one_file = tmp.Sub("jobs/" + manifest["files"][0]["path"].get<std::string>());
+  for (const std::string& target : {run, one_file}) {
+    json reference = RunJson(Analyze("--threads 1 '" + target + "'"));
+    ASSERT_FALSE(reference.is_null());
+    if (target == run) ExpectDevicesMatchManifest(reference, manifest);
+    EXPECT_GT(reference["devices"].size(), 3u);
+    std::vector<std::string> variants = {"--threads 2", "--threads 3", "--threads 4"};
+#ifdef PROFWATCH_HAVE_ISAL
+    variants.push_back("--threads 2 --inflate isal");
+#endif
+    for (const std::string& variant : variants) {
+      SCOPED_TRACE(target + " " + variant);
+      json j = RunJson(Analyze(variant + " '" + target + "'"));
+      EXPECT_EQ(j.dump(), reference.dump());
+    }
+    auto off = testing::RunCommand("PROFWATCH_DECODE_SHARE=off " +
+                                   Analyze("--threads 2 '" + target + "'"));
+    ASSERT_EQ(off.exit_code, 0) << off.err;
+    EXPECT_EQ(json::parse(off.out.substr(0, off.out.find('\n'))).dump(), reference.dump());
+  }
+}
+
 TEST(GeneratedWindowsTest, OneGpuPerProcessWindowSplitOverThreeDirsIsOneWindow) {
   testing::TempDir tmp;
   auto gen = testing::RunCommand(Tracegen("job --out " + tmp.Sub("jobs") +
