@@ -1007,6 +1007,34 @@ TEST(JsonTraceParserTest, RealFixturesParseWithIndependentlyCountedEvents) {
   }
 }
 
+// Every fixture: the whole document in one read is the reference; tiny and
+// odd read sizes, inline or with a decode thread, give the same events.
+TEST(JsonTraceParserTest, RealFixturesGiveTheWholeDocumentStreamAtAnyReadSize) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(probe, "README.md");
+  for (const FixtureCounts& f : kFixtures) {
+    const std::string json = Gunzip(::profwatch::testing::SharedFixture(f.rel));
+    ParseOptions whole;
+    whole.chunk_bytes = json.size() + 1;
+    ParseRun ref = ParseString(json, static_cast<size_t>(-1), whole);
+    ASSERT_TRUE(ref.result) << f.rel;
+    ASSERT_EQ(ref.result->events, f.events) << f.rel;
+    const std::string digest = ref.sink.Digest();
+    for (size_t chunk : {size_t{7}, size_t{61}, size_t{4096}}) {
+      for (int threads : {0, 1}) {
+        ParseOptions opt;
+        opt.chunk_bytes = chunk;
+        opt.decode_threads = threads;
+        ParseRun run = ParseString(json, chunk == 61 ? 13 : static_cast<size_t>(-1), opt);
+        ASSERT_TRUE(run.result) << f.rel;
+        const std::string what = std::string(f.rel) + " chunk " + std::to_string(chunk) +
+                                 " threads " + std::to_string(threads);
+        EXPECT_EQ(run.sink.Digest(), digest) << what;
+        ExpectSameSummary(*run.result, *ref.result, what);
+      }
+    }
+  }
+}
+
 TEST(JsonTraceParserTest, RealKinetoHeadersAreRead) {
   // Values read by hand with python3: json.load(gzip.open(p))[key].
   PROFWATCH_REQUIRE_SHARED_FIXTURE(nccl, "real/kineto/a100x2_nccl_data.json.gz");
