@@ -119,7 +119,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"auto", "json", "xplane"}))
       ->capture_default_str();
   app.add_option("--inflate", inflate, "Gzip backend: zlib | isal")->capture_default_str();
-  app.add_option("--threads", threads, "Files analysed in parallel")
+  app.add_option(
+         "--threads", threads,
+         "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--log", log_file,

@@ -202,7 +202,10 @@ int RunCompare(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
       ->capture_default_str();
-  app.add_option("--threads", threads, "Files analysed in parallel")->check(CLI::PositiveNumber);
+  app.add_option(
+         "--threads", threads,
+         "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
+      ->check(CLI::PositiveNumber);
   std::string history;
   app.add_option("--history", history,
                  "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "
