@@ -122,6 +122,10 @@ void DecodePipeline::DeliverDone(EventSink& sink, DecodeCounts& total) {
       batch->events.clear();
       batch->unescaped.clear();
       batch->counts = DecodeCounts{};
+      if (batch->bytes.size() > kMaxRecycledBytes) std::vector<char>().swap(batch->bytes);
+      if (batch->events.capacity() * sizeof(TraceEvent) > kMaxRecycledBytes) {
+        std::vector<TraceEvent>().swap(batch->events);
+      }
       spare_batches_.push_back(std::move(batch));
     }
   }

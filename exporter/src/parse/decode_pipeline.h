@@ -58,8 +58,11 @@ class DecodePipeline {
   void Drain(EventSink& sink, DecodeCounts& total);
   // A delivered batch to fill again, or a new one. Its vectors keep their
   // capacity (bytes: a read buffer for the parser), so batches cost no fresh
-  // memory (page faults and zeroing) after the first few.
+  // memory (page faults and zeroing) after the first few. A buffer that grew
+  // past kMaxRecycledBytes for an outsized event is freed instead, so the
+  // spares stay small whatever the events.
   std::unique_ptr<EventBatch> NewBatch();
+  static constexpr size_t kMaxRecycledBytes = size_t{4} << 20;
 
  private:
   enum class State { kQueued, kDecoding, kDone };

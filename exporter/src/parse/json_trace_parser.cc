@@ -306,7 +306,8 @@ void JsonTraceParser::Rebase(size_t keep) {
 void JsonTraceParser::SubmitBatch(size_t keep, EventSink& sink) {
   std::unique_ptr<EventBatch> batch = pipeline_->NewBatch();
   std::vector<char> next = std::move(batch->bytes);  // a recycled read buffer, if any
-  const size_t want = std::max(buf_.size(), end_ - keep + opt_.chunk_bytes + kPad);
+  // Sized for what it will hold (not for the largest event seen so far).
+  const size_t want = std::max(2 * opt_.chunk_bytes + kPad, end_ - keep + opt_.chunk_bytes + kPad);
   if (next.size() < want) next.resize(want);
   std::memcpy(next.data(), buf_.data() + keep, end_ - keep);
   batch->bytes = std::move(buf_);
