@@ -18,7 +18,6 @@ of disk in $TMPDIR. Python stdlib only.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -63,19 +62,23 @@ def main():
 
     limit = args.as_limit_mb * 2**20
 
-    def preexec():
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
+    # bench/peak_rss measures the peak RSS (a child of Python would count
+    # Python's own memory in ru_maxrss); prlimit(1) sets the limit after exec.
+    peak_rss = os.path.join(args.build, "bench", "peak_rss")
+    rss_file = tempfile.NamedTemporaryFile(delete=False)
+    rss_file.close()
     out = tempfile.TemporaryFile()
     start = time.perf_counter()
-    proc = subprocess.Popen([profwatch, "analyze", "--format", "json",
-                             "--inflate", args.inflate, trace],
-                            stdout=out, stderr=subprocess.PIPE, preexec_fn=preexec)
+    proc = subprocess.Popen([peak_rss, rss_file.name, "prlimit", f"--as={limit}", "--", profwatch,
+                             "analyze", "--format", "json", "--inflate", args.inflate, trace],
+                            stdout=out, stderr=subprocess.PIPE)
     err = proc.stderr.read().decode(errors="replace")
-    _, status, usage = os.wait4(proc.pid, 0)
+    code = proc.wait()
     wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    rss_mb = usage.ru_maxrss / 1024
+    with open(rss_file.name) as f:
+        rss_text = f.read().strip()
+    os.unlink(rss_file.name)
+    rss_mb = int(rss_text) / 1024 if rss_text else float("inf")
     out.seek(0)
     text = out.read().decode()
     failures = []

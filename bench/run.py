@@ -13,7 +13,9 @@ Measures, in ONE run on the SAME generated files, side by side:
   isal       the same with --inflate isal (when built with ISA-L)
   python     the reference approach users run today: gzip + json.load
 and prints ratios (analyze / floor, python / analyze) and MB/s of decompressed
-JSON; each timing is the median of --repeat runs. Also: a window of 8 files
+JSON; each timing is the median of --repeat rounds, and the commands of a
+row run interleaved within each round (a slow spell of a shared machine then
+hits the floor and the analysis alike). Also: a window of 8 files
 with 1 vs 2 threads, an optional >4 GiB trace under a memory limit (--huge),
 and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds).
 
@@ -33,27 +35,39 @@ import time
 import urllib.request
 
 
-def run_measured(cmd, stdout=subprocess.DEVNULL, limit_as=None, env=None):
+PEAK_RSS = None  # the bench/peak_rss binary, set by main()
+
+
+def run_measured(cmd, stdout=True, limit_as=None, env=None):
     """Runs cmd; returns (wall seconds, peak RSS bytes, exit code, stdout).
-    env: extra environment variables for the child."""
-    def preexec():
-        if limit_as:
-            import resource
-            resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
-    out_f = tempfile.TemporaryFile()
+    env: extra environment variables for the child; stdout=False discards
+    the output (gzip -dc). Peak RSS comes from bench/peak_rss: a child of this
+    interpreter would count the interpreter's own memory in its ru_maxrss.
+    The address-space limit is set by prlimit(1), after the exec."""
+    rss_file = tempfile.NamedTemporaryFile(delete=False)
+    rss_file.close()
+    full = [PEAK_RSS, rss_file.name]
+    if limit_as:
+        full += ["prlimit", f"--as={limit_as}", "--"]
+    full += cmd
+    out_f = tempfile.TemporaryFile() if stdout else subprocess.DEVNULL
     start = time.perf_counter()
     child_env = dict(os.environ, **env) if env else None
-    proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.PIPE, preexec_fn=preexec,
-                            env=child_env)
+    proc = subprocess.Popen(full, stdout=out_f, stderr=subprocess.PIPE, env=child_env)
     err = proc.stderr.read().decode(errors="replace")  # before wait: never block on a full pipe
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc.wait()
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    out_f.seek(0)
-    out = out_f.read().decode(errors="replace")
+    out = ""
+    if stdout:
+        out_f.seek(0)
+        out = out_f.read().decode(errors="replace")
+    with open(rss_file.name) as f:
+        text = f.read().strip()
+    os.unlink(rss_file.name)
+    rss = int(text) * 1024 if text else 0
     if proc.returncode not in (0, 1):
         sys.stderr.write(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}\n")
-    return wall, usage.ru_maxrss * 1024, proc.returncode, out
+    return wall, rss, proc.returncode, out
 
 
 def median_of(cmd, repeat, **kw):
@@ -66,6 +80,25 @@ def median_of(cmd, repeat, **kw):
         walls.append(w)
         rss = max(rss, r)
     return statistics.median(walls), rss, out
+
+
+def interleaved(commands, repeat):
+    """Runs every (name, cmd, kwargs) once per round, `repeat` rounds, so a
+    slow spell of a shared machine hits all of them alike (the ratios are
+    what matter). Returns {name: (median wall, max peak RSS, last stdout)}."""
+    walls = {name: [] for name, _, _ in commands}
+    rss = {name: 0 for name, _, _ in commands}
+    out = {name: "" for name, _, _ in commands}
+    for _ in range(repeat):
+        for name, cmd, kw in commands:
+            w, r, code, o = run_measured(cmd, **kw)
+            if code not in (0, 1):
+                continue
+            walls[name].append(w)
+            rss[name] = max(rss[name], r)
+            out[name] = o
+    return {name: (statistics.median(walls[name]) if walls[name] else None, rss[name], out[name])
+            for name, _, _ in commands}
 
 
 def generate(tracegen, path, events, vendor="amd", gpus=8, seed=7, plain=False, level=None,
@@ -92,29 +125,38 @@ def single_file(args, bins, work, results):
     for size in args.sizes:
         path = os.path.join(work, f"amd_{size}.trace.json.gz")
         generate(bins["tracegen"], path, size)
-        floor_s, _, out = median_of([bins["stage"], "inflate", path], args.repeat)
-        json_bytes = json.loads(out)["json_bytes"]
-        gzip_s, _, _ = median_of(["gzip", "-dc", path], args.repeat)
-        parse_s, _, _ = median_of([bins["stage"], "parse", path], args.repeat)
         an = [bins["profwatch"], "analyze", "--format", "json"]
-        an_s, an_rss, _ = median_of(an + [path], args.repeat)
-        row = {"events": size, "gz_bytes": os.path.getsize(path), "json_bytes": json_bytes,
-               "floor_zlib_s": floor_s, "gzip_dc_s": gzip_s, "parse_s": parse_s,
-               "analyze_s": an_s, "analyze_rss": an_rss}
+        cmds = [("floor", [bins["stage"], "inflate", path], {}),
+                ("gzip", ["gzip", "-dc", path], {"stdout": False}),
+                ("parse", [bins["stage"], "parse", path], {}),
+                ("analyze", an + [path], {}),
+                # What each part buys: everything on one thread; read-ahead
+                # (inflating on its own thread) without it decoding JSON.
+                ("analyze_1thread", an + ["--threads", "1", path], {}),
+                ("analyze_noshare", an + [path], {"env": {"PROFWATCH_DECODE_SHARE": "off"}})]
         if bins["isal"]:
-            row["floor_isal_s"], _, _ = median_of(
-                [bins["stage"], "inflate", "--inflate", "isal", path], args.repeat)
-            row["analyze_isal_s"], row["analyze_isal_rss"], _ = median_of(
-                an + ["--inflate", "isal", path], args.repeat)
-        # What each part buys: everything on one thread; read-ahead (inflating
-        # on its own thread) without it decoding JSON while it is ahead.
-        row["analyze_1thread_s"], _, _ = median_of(an + ["--threads", "1", path], args.repeat)
-        row["analyze_noshare_s"], _, _ = median_of(
-            an + [path], args.repeat, env={"PROFWATCH_DECODE_SHARE": "off"})
+            cmds += [("floor_isal", [bins["stage"], "inflate", "--inflate", "isal", path], {}),
+                     ("analyze_isal", an + ["--inflate", "isal", path], {})]
+        m = interleaved(cmds, args.repeat)
+        floor_s, _, out = m["floor"]
+        json_bytes = json.loads(out)["json_bytes"]
+        an_s, an_rss, _ = m["analyze"]
+        row = {"events": size, "gz_bytes": os.path.getsize(path), "json_bytes": json_bytes,
+               "floor_zlib_s": floor_s, "gzip_dc_s": m["gzip"][0], "parse_s": m["parse"][0],
+               "analyze_s": an_s, "analyze_rss": an_rss,
+               "analyze_1thread_s": m["analyze_1thread"][0],
+               "analyze_noshare_s": m["analyze_noshare"][0]}
+        if bins["isal"]:
+            row["floor_isal_s"] = m["floor_isal"][0]
+            row["analyze_isal_s"], row["analyze_isal_rss"], _ = m["analyze_isal"]
         if size <= args.python_max_events:
             py = [sys.executable, "-c",
                   "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))", path]
-            row["python_s"], row["python_rss"], _ = median_of(py, max(1, min(args.repeat, 3)))
+            # Python next to analyze, also interleaved (fewer rounds: it is slow).
+            pm = interleaved([("python", py, {}), ("analyze", an + [path], {})],
+                             max(1, min(args.repeat, 3)))
+            row["python_s"], row["python_rss"], _ = pm["python"]
+            row["analyze_next_to_python_s"] = pm["analyze"][0]
         rows.append(row)
     results["single_file"] = rows
     print("\n## Single file (JAX GPU format, AMD mix, 8 GPUs, 3 streams, gzip -6), zlib")
@@ -126,7 +168,7 @@ def single_file(args, bins, work, results):
     for r in rows:
         py = r.get("python_s")
         py_s = f"{py:.2f}" if py else "skipped"
-        py_ratio = f"{py / r['analyze_s']:.1f}" if py else "-"
+        py_ratio = f"{py / r['analyze_next_to_python_s']:.1f}" if py else "-"
         py_rss = f"{mb(r['python_rss']):.0f}" if py else "-"
         print(f"| {r['events']:,} | {mb(r['json_bytes']):.0f} | {mb(r['gz_bytes']):.0f} |"
               f" {r['floor_zlib_s']:.3f} | {r['gzip_dc_s']:.3f} | {r['parse_s']:.3f} |"
@@ -159,11 +201,14 @@ def multi_file(args, bins, work, results):
     base = [bins["profwatch"], "analyze", "--format", "json"]
     # --threads is the thread budget: 1 = one thread in all; 2 = two workers
     # (8 files > 2, so no read-ahead threads).
-    t1, rss1, _ = median_of(base + ["--threads", "1"] + files, args.repeat)
-    t2, rss2, _ = median_of(base + ["--threads", "2"] + files, args.repeat)
-    # Oversubscribed for comparison: 2 workers, each with a read-ahead thread.
-    t2_on, _, _ = median_of(base + ["--threads", "2"] + files, args.repeat,
-                            env={"PROFWATCH_PREFETCH": "on"})
+    m = interleaved([("t1", base + ["--threads", "1"] + files, {}),
+                     ("t2", base + ["--threads", "2"] + files, {}),
+                     # Oversubscribed for comparison: 2 workers, each with a read-ahead thread.
+                     ("t2_on", base + ["--threads", "2"] + files,
+                      {"env": {"PROFWATCH_PREFETCH": "on"}})], args.repeat)
+    t1, rss1, _ = m["t1"]
+    t2, rss2, _ = m["t2"]
+    t2_on = m["t2_on"][0]
     results["multi_file"] = {"files": 8, "events_per_file": args.multi_events,
                              "threads1_s": t1, "threads2_s": t2, "speedup": t1 / t2,
                              "threads2_prefetch_s": t2_on, "rss1": rss1, "rss2": rss2}
@@ -308,10 +353,14 @@ def main():
     b = args.build
     bins = {"profwatch": os.path.join(b, "exporter", "profwatch"),
             "tracegen": os.path.join(b, "tools", "tracegen", "profwatch-tracegen"),
-            "stage": os.path.join(b, "bench", "stage_bench")}
+            "stage": os.path.join(b, "bench", "stage_bench"),
+            "peak_rss": os.path.join(b, "bench", "peak_rss")}
     for k, p in bins.items():
         if not os.access(p, os.X_OK):
-            sys.exit(f"missing {k} binary at {p}: cmake --build {b} --target profwatch profwatch-tracegen stage_bench")
+            sys.exit(f"missing {k} binary at {p}: cmake --build {b} --target profwatch "
+                     "profwatch-tracegen stage_bench peak_rss")
+    global PEAK_RSS
+    PEAK_RSS = bins["peak_rss"]
     bins["isal"] = subprocess.run([bins["stage"], "inflate", "--inflate", "isal", "/dev/null"],
                                   capture_output=True).returncode != 2
     model = ""
