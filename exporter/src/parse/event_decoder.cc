@@ -118,9 +118,10 @@ bool ParseInt(od::value& v, bool& has, int64_t& out) {
     out = i;
     return true;
   }
+  // Range first: casting a double outside int64 is undefined behaviour.
   double d;
-  if (!v.get_double().get(d) && d == static_cast<double>(static_cast<int64_t>(d)) && d >= -9.2e18 &&
-      d <= 9.2e18) {
+  if (!v.get_double().get(d) && d >= -9.2e18 && d <= 9.2e18 &&
+      d == static_cast<double>(static_cast<int64_t>(d))) {
     has = true;
     out = static_cast<int64_t>(d);
   }

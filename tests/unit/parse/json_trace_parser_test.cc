@@ -805,6 +805,22 @@ TEST(JsonTraceParserTest, ReadAheadDecodingThroughAWorkShareGivesTheInlineStream
   }
 }
 
+// Kineto args.device/stream that are numbers beyond int64 (found by the fuzz
+// target: the cast came before the range check) are not a device or stream.
+TEST(JsonTraceParserTest, ArgsDeviceAndStreamBeyondInt64AreIgnored) {
+  ParseRun run = ParseString(
+      R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","args":{"device":6.66e62,"stream":-1e30}},)"
+      R"({"ph":"X","cat":"kernel","name":"k","args":{"device":3.0,"stream":9.2e18}}]})");
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  ASSERT_EQ(run.sink.events.size(), 2u);
+  EXPECT_FALSE(run.sink.events[0].has_args_device);
+  EXPECT_FALSE(run.sink.events[0].has_args_stream);
+  EXPECT_TRUE(run.sink.events[1].has_args_device);
+  EXPECT_EQ(run.sink.events[1].args_device, 3);
+  EXPECT_TRUE(run.sink.events[1].has_args_stream);
+  EXPECT_EQ(run.sink.events[1].args_stream, 9200000000000000000);
+}
+
 TEST(JsonTraceParserTest, ParserIsReusableAcrossFiles) {
   auto parser = MakeJsonTraceParser();
   Collector first, second, third;
