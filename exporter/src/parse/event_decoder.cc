@@ -79,6 +79,16 @@ std::string_view NumberToken(od::value& v) {
 
 bool ParseInt(od::value& v, bool& has, int64_t& out);
 
+// A double with an integral value inside int64 (Python's 1.0 == 1), as int64.
+// The range comes first: casting a double outside int64 is undefined behaviour.
+bool IntegralDouble(double d, int64_t& out) {
+  if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<int64_t>(d))) {
+    return false;
+  }
+  out = static_cast<int64_t>(d);
+  return true;
+}
+
 // Reads args.name/device/stream into `ev`. Returns false on a bad value; a
 // simdjson error goes to `err`.
 bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
@@ -118,13 +128,8 @@ bool ParseInt(od::value& v, bool& has, int64_t& out) {
     out = i;
     return true;
   }
-  // Range first: casting a double outside int64 is undefined behaviour.
   double d;
-  if (!v.get_double().get(d) && d >= -9.2e18 && d <= 9.2e18 &&
-      d == static_cast<double>(static_cast<int64_t>(d))) {
-    has = true;
-    out = static_cast<int64_t>(d);
-  }
+  if (!v.get_double().get(d) && IntegralDouble(d, out)) has = true;
   return true;
 }
 
@@ -169,10 +174,8 @@ bool ParseId(od::value& v, Id& out) {
         return true;
       }
       double d;
-      if (!v.get_double().get(d) && d >= -9.2e18 && d <= 9.2e18 &&
-          d == static_cast<double>(static_cast<int64_t>(d))) {
+      if (!v.get_double().get(d) && IntegralDouble(d, out.num)) {
         out.kind = IdKind::kInt;
-        out.num = static_cast<int64_t>(d);
         return true;
       }
       out.kind = IdKind::kOther;
