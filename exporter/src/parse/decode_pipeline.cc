@@ -39,7 +39,9 @@ void DecodePipeline::DecodeBatch(EventDecoder& decoder, EventBatch& batch) {
   const char* lo = batch.bytes.data();
   const char* hi = lo + batch.bytes.size();
   TimeBase base = batch.base;  // known, so Decode leaves it alone
-  batch.events.resize(batch.entries.size());
+  // Slots are overwritten by Decode, so a recycled batch keeps its old ones:
+  // value-initialising ~200 bytes per event again cost 7% of decoding.
+  if (batch.events.size() < batch.entries.size()) batch.events.resize(batch.entries.size());
   size_t kept = 0;
   for (const auto& [offset, length] : batch.entries) {
     TraceEvent& ev = batch.events[kept];
@@ -54,7 +56,7 @@ void DecodePipeline::DecodeBatch(EventDecoder& decoder, EventBatch& batch) {
     KeepView(ev.tid.str, lo, hi, batch.unescaped);
     ++kept;
   }
-  batch.events.resize(kept);
+  batch.decoded = kept;
 }
 
 void DecodePipeline::HelperLoop() {
@@ -115,11 +117,11 @@ void DecodePipeline::DeliverDone(EventSink& sink, DecodeCounts& total) {
       batch = std::move(slots_.front().batch);
       slots_.pop_front();
     }
-    for (const TraceEvent& ev : batch->events) sink.OnEvent(ev);
+    for (size_t i = 0; i < batch->decoded; ++i) sink.OnEvent(batch->events[i]);
     total.Add(batch->counts);
     if (spare_batches_.size() < max_in_flight_ + 1) {
       batch->entries.clear();
-      batch->events.clear();
+      batch->decoded = 0;
       batch->unescaped.clear();
       batch->counts = DecodeCounts{};
       if (batch->bytes.size() > kMaxRecycledBytes) std::vector<char>().swap(batch->bytes);

@@ -35,8 +35,10 @@ struct EventBatch {
   std::vector<char> bytes;  // the parser's buffer, handed over whole (with padding)
   std::vector<std::pair<size_t, size_t>> entries;  // (offset, length) of each object
   TimeBase base;                                   // known: set before batching starts
-  // Filled by decoding:
+  // Filled by decoding: events[0, decoded). Slots past `decoded` are stale
+  // events of an earlier use of the batch, kept to be overwritten.
   std::vector<TraceEvent> events;
+  size_t decoded = 0;
   std::deque<std::string> unescaped;  // strings with escapes, copied out of the decoder
   DecodeCounts counts;
 };

@@ -241,6 +241,7 @@ class JsonTraceParser final : public TraceParser {
   ParseOptions opt_;
   od::parser parser_;     // header values
   EventDecoder decoder_;  // entries decoded inline (before batching, or without it)
+  TraceEvent event_;      // their event: Decode overwrites it (a fresh one per entry cost a memset)
   std::unique_ptr<DecodePipeline> pipeline_;  // decode_threads > 0
   // Entries of buf_ waiting to be submitted as a batch: once the time base is
   // known every entry goes this way when there is a pipeline.
@@ -745,9 +746,9 @@ void JsonTraceParser::FinishEntry(size_t end, EventSink& sink) {
     pending_.emplace_back(s, e - s);
     return;
   }
-  TraceEvent ev;
-  if (decoder_.Decode(b + s, e - s, buf_.size() - s, base_, counts_, ev) == DecodeOutcome::kEvent) {
-    sink.OnEvent(ev);
+  if (decoder_.Decode(b + s, e - s, buf_.size() - s, base_, counts_, event_) ==
+      DecodeOutcome::kEvent) {
+    sink.OnEvent(event_);
   }
 }
 

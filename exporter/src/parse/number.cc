@@ -148,8 +148,11 @@ std::optional<u128> ScaleRoundHalfEven(const Decimal& d, int64_t scale) {
 // The shape nearly every trace time has, -?D{1,18}(.D+)? without exponent,
 // converted without the general Decimal: picoseconds are the integer part
 // times 10^6 plus the first six fraction digits, rounded half-even on the
-// rest. Returns false for any other shape (the general path decides those).
-bool FastMicrosToPicos(std::string_view s, int64_t base_us, std::optional<int64_t>& out) {
+// rest. Returns kOtherShape for any other shape (the general path decides
+// those). Not an optional out-parameter: GCC built that in memory a byte at a
+// time and read it back whole, a store-forwarding stall on every number.
+enum class Fast { kOtherShape, kPicos, kOutOfRange };
+Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   const char* p = s.data();
   const char* const e = p + s.size();
   auto digit = [&](const char* q) { return q < e && static_cast<unsigned>(*q - '0') < 10; };
@@ -159,14 +162,14 @@ bool FastMicrosToPicos(std::string_view s, int64_t base_us, std::optional<int64_
   uint64_t whole = 0;
   while (digit(p)) whole = whole * 10 + static_cast<unsigned>(*p++ - '0');
   const auto int_digits = p - int_start;
-  if (int_digits == 0 || int_digits > 18) return false;
-  if (int_digits > 1 && *int_start == '0') return false;  // not JSON: general path rejects
+  if (int_digits == 0 || int_digits > 18) return Fast::kOtherShape;
+  if (int_digits > 1 && *int_start == '0') return Fast::kOtherShape;  // not JSON: rejected there
   uint64_t frac = 0;
   int kept = 0;
   bool above_half = false, half = false;
   if (p < e && *p == '.') {
     ++p;
-    if (!digit(p)) return false;
+    if (!digit(p)) return Fast::kOtherShape;
     for (; kept < 6 && digit(p); ++kept) frac = frac * 10 + static_cast<unsigned>(*p++ - '0');
     if (digit(p)) {
       const unsigned first = static_cast<unsigned>(*p++ - '0');
@@ -176,22 +179,30 @@ bool FastMicrosToPicos(std::string_view s, int64_t base_us, std::optional<int64_
       half = first == 5 && !nonzero;
     }
   }
-  if (p != e) return false;  // exponent (or junk): general path
+  if (p != e) return Fast::kOtherShape;  // exponent (or junk): general path
   for (; kept < 6; ++kept) frac *= 10;
   // 10^6 is even, so the magnitude's parity is frac's.
   const bool round_up = above_half || (half && (frac & 1) != 0);
   i128 ps = static_cast<i128>(whole) * 1000000 + static_cast<i128>(frac + (round_up ? 1 : 0));
   if (negative) ps = -ps;
   ps -= static_cast<i128>(base_us) * 1000000;
-  out = ps > INT64_MAX || ps < INT64_MIN ? std::nullopt : std::optional<int64_t>(ps);
-  return true;
+  if (ps > INT64_MAX || ps < INT64_MIN) return Fast::kOutOfRange;
+  out = static_cast<int64_t>(ps);
+  return Fast::kPicos;
 }
 
 }  // namespace
 
 std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us) {
-  std::optional<int64_t> fast;
-  if (FastMicrosToPicos(text, base_us, fast)) return fast;
+  int64_t ps;
+  switch (FastMicrosToPicos(text, base_us, ps)) {
+    case Fast::kPicos:
+      return ps;
+    case Fast::kOutOfRange:
+      return std::nullopt;
+    case Fast::kOtherShape:
+      break;
+  }
   return detail::MicrosTextToPicosGeneral(text, base_us);
 }
 

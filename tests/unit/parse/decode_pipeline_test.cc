@@ -40,7 +40,7 @@ TEST(DecodePipelineTest, RecyclesSmallBuffersAndFreesOutsizedOnes) {
     auto again = p.NewBatch();
     EXPECT_EQ(again->bytes.size(), small);  // recycled whole
     EXPECT_TRUE(again->entries.empty());
-    EXPECT_TRUE(again->events.empty());
+    EXPECT_EQ(again->decoded, 0u);
     EXPECT_EQ(again->counts.events, 0u);
     p.Submit(OneEventBatch(p, R"({"ph":"X","name":"b"})", big), sink, total);
     p.Drain(sink, total);
@@ -48,6 +48,36 @@ TEST(DecodePipelineTest, RecyclesSmallBuffersAndFreesOutsizedOnes) {
     EXPECT_EQ(sink.names, (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(total.events, 2u);
   }
+}
+
+// A recycled batch keeps its old event slots to overwrite them: only the
+// events decoded this time are delivered, and a dropped entry leaves no slot.
+TEST(DecodePipelineTest, StaleSlotsOfARecycledBatchAreNotDelivered) {
+  DecodePipeline p(0, true, nullptr, 1);
+  CountSink sink;
+  DecodeCounts total;
+  const std::string three = R"({"ph":"X","name":"a"},{"ph":"X","name":"b"},{"ph":"X","name":"c"})";
+  auto b = p.NewBatch();
+  b->bytes.assign(4096, ' ');
+  std::memcpy(b->bytes.data(), three.data(), three.size());
+  b->entries = {{0, 21}, {22, 21}, {44, 21}};
+  b->base.known = true;
+  p.Submit(std::move(b), sink, total);
+  p.Drain(sink, total);
+  ASSERT_EQ(sink.names, (std::vector<std::string>{"a", "b", "c"}));
+
+  // Same batch object again: one bad entry, then one event.
+  const std::string two = R"({"ph":"X" "name":"x"},{"ph":"X","name":"d"})";
+  b = p.NewBatch();
+  ASSERT_GE(b->events.size(), 3u);  // the stale slots are still there
+  std::memcpy(b->bytes.data(), two.data(), two.size());
+  b->entries = {{0, 21}, {22, 21}};
+  b->base.known = true;
+  p.Submit(std::move(b), sink, total);
+  p.Drain(sink, total);
+  EXPECT_EQ(sink.names, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(total.events, 4u);
+  EXPECT_EQ(total.drops["bad_json"], 1u);
 }
 
 }  // namespace
