@@ -230,7 +230,7 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
     DropError(counts, err);
     return DecodeOutcome::kDrop;
   }
-  ev = TraceEvent{};
+  ev.Reset();
   bool any = false;
   bool has_cat_key = false;
   bool args_skipped = false;
@@ -291,14 +291,15 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
           if (!dur_as_double_) {
             // Same outcomes as below without the double: a number that does
             // not fit int64 picoseconds is a dur, just not an exact one.
-            const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
-            if (!ps && !IsJsonNumber(text)) {
+            int64_t ps = 0;
+            const bool exact = MicrosTextToPicos(text, 0, ps);
+            if (!exact && !IsJsonNumber(text)) {
               ok = false;
               break;
             }
             ev.has_dur = true;
-            ev.dur_exact = ps.has_value();
-            ev.dur_ps = ps.value_or(0);
+            ev.dur_exact = exact;
+            ev.dur_ps = exact ? ps : 0;
             break;
           }
           double d;
@@ -379,9 +380,9 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
       }
     }
     if (base.known) {
-      if (const std::optional<int64_t> ps = MicrosTextToPicos(ts_text, base.us)) {
+      if (int64_t ps; MicrosTextToPicos(ts_text, base.us, ps)) {
         ev.has_ts = true;
-        ev.ts_ps = *ps;
+        ev.ts_ps = ps;
       }
     }
   }

@@ -193,17 +193,24 @@ Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
 
 }  // namespace
 
-std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us) {
-  int64_t ps;
+bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps) {
   switch (FastMicrosToPicos(text, base_us, ps)) {
     case Fast::kPicos:
-      return ps;
+      return true;
     case Fast::kOutOfRange:
-      return std::nullopt;
+      return false;
     case Fast::kOtherShape:
       break;
   }
-  return detail::MicrosTextToPicosGeneral(text, base_us);
+  const std::optional<int64_t> general = detail::MicrosTextToPicosGeneral(text, base_us);
+  if (general) ps = *general;
+  return general.has_value();
+}
+
+std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us) {
+  int64_t ps;
+  if (MicrosTextToPicos(text, base_us, ps)) return ps;
+  return std::nullopt;
 }
 
 std::optional<int64_t> detail::MicrosTextToPicosGeneral(std::string_view text, int64_t base_us) {

@@ -24,27 +24,40 @@ struct Id {
 // keep their precision. `ts_ps` is relative to the file's time base
 // (ParseSummary::time_base_us), chosen by the parser from the first timestamp.
 struct TraceEvent {
-  char ph = 0;            // 'X', 'M', 'B', ...; 0 when missing
-  bool has_name = false;  // "name" present and a string
   std::string_view name;
   std::string_view cat;  // empty when missing (JAX never writes it)
   Id pid;
   Id tid;
-  bool has_ts = false;
   int64_t ts_ps = 0;
-  bool has_dur = false;    // "dur" present and a number
-  bool dur_exact = false;  // dur_ps valid (false on overflow of int64 ps)
   int64_t dur_ps = 0;
   // dur as a double (as Python's json parses it); 0 if missing, and 0 when
   // the parser was asked not to compute it (ParseOptions::dur_as_double).
   double dur_us = 0.0;
   // Selected args (all other args are skipped unparsed):
-  std::string_view args_name;    // args.name when a string (M process_name/thread_name)
-  bool has_args_device = false;  // Kineto args.device
-  int64_t args_device = 0;
-  bool has_args_stream = false;  // Kineto args.stream
-  int64_t args_stream = 0;
+  std::string_view args_name;  // args.name when a string (M process_name/thread_name)
+  int64_t args_device = 0;     // Kineto args.device
+  int64_t args_stream = 0;     // Kineto args.stream
+  char ph = 0;                 // 'X', 'M', 'B', ...; 0 when missing
+  bool has_name = false;       // "name" present and a string
+  bool has_ts = false;
+  bool has_dur = false;    // "dur" present and a number
+  bool dur_exact = false;  // dur_ps valid (false on overflow of int64 ps)
+  bool has_args_device = false;
+  bool has_args_stream = false;
+
+  // Back to the defaults above, field by field: GCC compiles
+  // `*this = TraceEvent{}` to a `rep stos`, which cost ~8% of decoding.
+  void Reset() {
+    name = cat = args_name = {};
+    pid = tid = Id{};
+    ts_ps = dur_ps = args_device = args_stream = 0;
+    dur_us = 0.0;
+    ph = 0;
+    has_name = has_ts = has_dur = dur_exact = has_args_device = has_args_stream = false;
+  }
 };
+// A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
+static_assert(sizeof(TraceEvent) == 160);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

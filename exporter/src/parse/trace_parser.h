@@ -86,6 +86,9 @@ std::unique_ptr<TraceParser> MakeJsonTraceParser(ParseOptions options = {});
 // picoseconds relative to `base_us`: round-half-even at the picosecond.
 // Returns nullopt if the text is not a number or the result overflows int64.
 std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us);
+// The same as a flag and an out-parameter, for the per-event path: GCC
+// returns an optional<int64_t> through memory and stalls reading it back.
+bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps);
 
 namespace detail {
 // MicrosTextToPicos without its fast path for plain decimals (for tests).

@@ -1,0 +1,43 @@
+// TraceEvent::Reset: decoders reuse one event per slot, so Reset must bring
+// back every default a fresh TraceEvent has.
+#include "parse/trace_event.h"
+
+#include <gtest/gtest.h>
+
+namespace profwatch::parse {
+namespace {
+
+TEST(TraceEventTest, ResetRestoresEveryField) {
+  TraceEvent e;
+  e.name = "n";
+  e.cat = "c";
+  e.pid = Id{IdKind::kInt, 7, {}};
+  e.tid = Id{IdKind::kString, 0, "t"};
+  e.ts_ps = 1;
+  e.dur_ps = 2;
+  e.dur_us = 3.0;
+  e.args_name = "a";
+  e.args_device = 4;
+  e.args_stream = 5;
+  e.ph = 'X';
+  e.has_name = e.has_ts = e.has_dur = e.dur_exact = e.has_args_device = e.has_args_stream = true;
+
+  e.Reset();
+  const TraceEvent fresh;
+  EXPECT_TRUE(e.name.empty());
+  EXPECT_TRUE(e.cat.empty());
+  EXPECT_TRUE(e.pid == fresh.pid);
+  EXPECT_TRUE(e.tid == fresh.tid);
+  EXPECT_EQ(e.ts_ps, 0);
+  EXPECT_EQ(e.dur_ps, 0);
+  EXPECT_EQ(e.dur_us, 0.0);
+  EXPECT_TRUE(e.args_name.empty());
+  EXPECT_EQ(e.args_device, 0);
+  EXPECT_EQ(e.args_stream, 0);
+  EXPECT_EQ(e.ph, 0);
+  EXPECT_FALSE(e.has_name || e.has_ts || e.has_dur || e.dur_exact || e.has_args_device ||
+               e.has_args_stream);
+}
+
+}  // namespace
+}  // namespace profwatch::parse
