@@ -25,6 +25,7 @@
 
 #include "aggregate/interval_spill.h"
 #include "aggregate/interval_union.h"
+#include "aggregate/name_table.h"
 
 namespace profwatch::aggregate {
 
@@ -50,11 +51,6 @@ namespace {
 // through 64 KiB, so 8 MiB per union stream (two at a time).
 constexpr size_t kMergeFanIn = 128;
 constexpr size_t kMergeBufferIntervals = 4096;
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
@@ -163,10 +159,7 @@ struct FileAggregator::Impl {
   };
 
   std::string path;
-  // Interned names: a view into `names` stays valid (deque-like stability is
-  // not needed: the map owns its keys, `names` indexes them).
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> name_ids;
-  std::vector<const std::string*> names;
+  NameTable names;  // kernel names; the vectors below are indexed by name id
   std::vector<uint8_t> name_is_kernel;
   std::vector<uint8_t> name_is_memop;  // IsJaxMemopName, decided once per name
 
@@ -235,11 +228,9 @@ struct FileAggregator::Impl {
   }
 
   uint32_t Intern(std::string_view n) {
-    auto it = name_ids.find(n);
-    if (it != name_ids.end()) return it->second;
-    const uint32_t id = static_cast<uint32_t>(names.size());
-    auto [ins, ok] = name_ids.emplace(std::string(n), id);
-    names.push_back(&ins->first);
+    bool added;
+    const uint32_t id = names.Intern(n, added);
+    if (!added) return id;
     name_is_kernel.push_back(0);
     name_is_memop.push_back(IsJaxMemopName(n) ? 1 : 0);
     return id;
@@ -335,7 +326,7 @@ struct FileAggregator::Impl {
   void StepsThreadEvent(const Held& h) {
     int64_t start = 0, end = 0;
     if (!Times(h.has_ts, h.ts_ps, h.has_dur, h.dur_exact, h.dur_ps, &start, &end)) return;
-    const auto n = ParseInt(*names[h.name]);
+    const auto n = ParseInt(names[h.name]);
     steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
   }
 
@@ -526,7 +517,7 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
 std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
   std::vector<std::string> out;
   for (size_t i = 0; i < impl_->names.size() && out.size() < limit; ++i) {
-    if (impl_->name_is_kernel[i]) out.push_back(*impl_->names[i]);
+    if (impl_->name_is_kernel[i]) out.push_back(impl_->names[i]);
   }
   return out;
 }
@@ -551,7 +542,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   std::vector<FamilyId> family(im.names.size(), kUnset);
   std::vector<int64_t> name_launches(im.names.size(), 0), name_ps(im.names.size(), 0);
   for (size_t i = 0; i < im.names.size(); ++i) {
-    if (im.name_is_kernel[i]) family[i] = classifier.Classify(*im.names[i]);
+    if (im.name_is_kernel[i]) family[i] = classifier.Classify(im.names[i]);
   }
 
   for (const Impl::Device& d : im.devices) {
@@ -640,7 +631,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   fs.gpus = static_cast<int>(out->devices.size());
   for (size_t i = 0; i < im.names.size(); ++i) {
     if (!im.name_is_kernel[i]) continue;
-    out->kernels.push_back(FileStats::Name{*im.names[i], family[i], name_launches[i], name_ps[i]});
+    out->kernels.push_back(FileStats::Name{im.names[i], family[i], name_launches[i], name_ps[i]});
   }
   out->steps = std::move(im.steps);
   // Free per-file state: the aggregator is done.

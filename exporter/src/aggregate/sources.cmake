@@ -2,4 +2,5 @@ target_sources(profwatch_lib PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/aggregator.cc
   ${CMAKE_CURRENT_LIST_DIR}/interval_union.cc
   ${CMAKE_CURRENT_LIST_DIR}/interval_spill.cc
+  ${CMAKE_CURRENT_LIST_DIR}/name_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/window_stats.cc)
