@@ -315,9 +315,9 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
           }
           ev.has_dur = true;
           ev.dur_us = d;
-          const std::optional<int64_t> ps = MicrosTextToPicos(text, 0);
-          ev.dur_exact = ps.has_value();
-          ev.dur_ps = ps.value_or(0);
+          int64_t ps = 0;
+          ev.dur_exact = MicrosTextToPicos(text, 0, ps);
+          ev.dur_ps = ev.dur_exact ? ps : 0;
         }
         break;
       case 'a':

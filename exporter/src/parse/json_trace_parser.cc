@@ -87,7 +87,8 @@ std::string DescribeByte(char c) {
 struct BlockMasks {
   uint64_t quote = 0;
   uint64_t backslash = 0;
-  uint64_t structural = 0;  // { } [ ] ,
+  uint64_t bracket = 0;  // { } [ ]
+  uint64_t comma = 0;
 };
 
 #if defined(__AVX2__)
@@ -108,10 +109,9 @@ inline BlockMasks ScanBlock(const char* p) {
     };
     m.quote |= bits(_mm256_cmpeq_epi8(v, q)) << shift;
     m.backslash |= bits(_mm256_cmpeq_epi8(v, bs)) << shift;
-    const __m256i st =
-        _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(vl, open), _mm256_cmpeq_epi8(vl, close)),
-                        _mm256_cmpeq_epi8(v, comma));
-    m.structural |= bits(st) << shift;
+    m.bracket |= bits(_mm256_or_si256(_mm256_cmpeq_epi8(vl, open), _mm256_cmpeq_epi8(vl, close)))
+                 << shift;
+    m.comma |= bits(_mm256_cmpeq_epi8(v, comma)) << shift;
   }
   return m;
 }
@@ -132,10 +132,9 @@ inline BlockMasks ScanBlock(const char* p) {
     const int shift = 16 * k;
     m.quote |= Movemask16(_mm_cmpeq_epi8(v, q)) << shift;
     m.backslash |= Movemask16(_mm_cmpeq_epi8(v, bs)) << shift;
-    const __m128i s =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(vl, open), _mm_cmpeq_epi8(vl, close)),
-                     _mm_cmpeq_epi8(v, comma));
-    m.structural |= Movemask16(s) << shift;
+    const __m128i br = _mm_or_si128(_mm_cmpeq_epi8(vl, open), _mm_cmpeq_epi8(vl, close));
+    m.bracket |= Movemask16(br) << shift;
+    m.comma |= Movemask16(_mm_cmpeq_epi8(v, comma)) << shift;
   }
   return m;
 }
@@ -147,7 +146,8 @@ inline BlockMasks ScanBlock(const char* p) {
     const uint64_t bit = uint64_t{1} << i;
     if (c == '"') m.quote |= bit;
     if (c == '\\') m.backslash |= bit;
-    if (c == '{' || c == '}' || c == '[' || c == ']' || c == ',') m.structural |= bit;
+    if (c == '{' || c == '}' || c == '[' || c == ']') m.bracket |= bit;
+    if (c == ',') m.comma |= bit;
   }
   return m;
 }
@@ -163,6 +163,9 @@ inline uint64_t PrefixXor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
+
+// Bits i..63 set (none for i == 64).
+inline uint64_t BitsFrom(int i) { return i >= 64 ? 0 : ~uint64_t{0} << i; }
 
 // Which bytes are escaped (follow an odd run of backslashes). Backslashes are
 // rare in traces, so this is a plain loop behind a fast path in the caller.
@@ -660,12 +663,29 @@ void JsonTraceParser::RunEvents(EventSink& sink) {
     const uint64_t quote = m.quote & ~escaped;
     const uint64_t in_string = PrefixXor(quote) ^ in_string_carry_;
     in_string_carry_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
-    uint64_t s = m.structural & ~in_string;
-    while (s != 0) {
-      const int i = __builtin_ctzll(s);
-      s &= s - 1;
-      const size_t at = pos_ + static_cast<size_t>(i);
-      switch (p[i]) {
+    // Only brackets change the depth, and only commas at depth 0 separate
+    // entries: walk the brackets, and look at the commas of the stretches
+    // between them that lie at depth 0 (one per entry, of ~15 structurals).
+    uint64_t brackets = m.bracket & ~in_string;
+    const uint64_t commas = m.comma & ~in_string;
+    int from = 0;  // the stretch at the current depth starts at bit `from`
+    for (;;) {
+      const int next = brackets != 0 ? __builtin_ctzll(brackets) : 64;
+      if (depth_ == 0 && commas != 0) {
+        uint64_t c = commas & BitsFrom(from) & ~BitsFrom(next);
+        while (c != 0) {
+          const size_t at = pos_ + static_cast<size_t>(__builtin_ctzll(c));
+          c &= c - 1;
+          FinishEntry(at, sink);
+          entry_start_ = at + 1;
+          entry_after_comma_ = true;
+        }
+      }
+      if (brackets == 0) break;
+      brackets &= brackets - 1;
+      from = next + 1;
+      const size_t at = pos_ + static_cast<size_t>(next);
+      switch (p[next]) {
         case '{':
         case '[':
           if (++depth_ > kMaxEventDepth) entry_too_deep_ = true;
@@ -677,7 +697,7 @@ void JsonTraceParser::RunEvents(EventSink& sink) {
             entry_first_close_ = at;
           }
           break;
-        case ']':
+        default:  // ']'
           if (depth_ > 0) {
             if (--depth_ == 0 && entry_first_close_ == kNoClose) entry_first_close_ = at;
             break;
@@ -686,15 +706,6 @@ void JsonTraceParser::RunEvents(EventSink& sink) {
           pos_ = at + 1;
           top_ = Top::kCommaOrEnd;
           return;
-        case ',':
-          if (depth_ == 0) {
-            FinishEntry(at, sink);
-            entry_start_ = at + 1;
-            entry_after_comma_ = true;
-          }
-          break;
-        default:
-          break;
       }
     }
     pos_ += kBlock;

@@ -46,14 +46,26 @@ struct TraceEvent {
   bool has_args_stream = false;
 
   // Back to the defaults above, field by field: GCC compiles
-  // `*this = TraceEvent{}` to a `rep stos`, which cost ~8% of decoding.
+  // `*this = TraceEvent{}` to a `rep stos`, which cost ~8% of decoding. No
+  // chained `a = b = {}` either: that reads back what it just stored.
   void Reset() {
-    name = cat = args_name = {};
-    pid = tid = Id{};
-    ts_ps = dur_ps = args_device = args_stream = 0;
+    name = {};
+    cat = {};
+    args_name = {};
+    pid = Id{};
+    tid = Id{};
+    ts_ps = 0;
+    dur_ps = 0;
+    args_device = 0;
+    args_stream = 0;
     dur_us = 0.0;
     ph = 0;
-    has_name = has_ts = has_dur = dur_exact = has_args_device = has_args_stream = false;
+    has_name = false;
+    has_ts = false;
+    has_dur = false;
+    dur_exact = false;
+    has_args_device = false;
+    has_args_stream = false;
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
