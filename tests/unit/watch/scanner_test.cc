@@ -118,6 +118,35 @@ TEST(ScannerTest, SymlinkLoopTerminates) {
   EXPECT_EQ(r.files.size(), 1u);
 }
 
+// Directories are opened relative to their parent: a job that is a symlink
+// to a directory elsewhere is walked under its link's path, files that are
+// symlinks are reported with their target's size, and a dangling link is
+// skipped without an error.
+TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowed) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  const std::string elsewhere = tmp.Sub("elsewhere");
+  const std::string ts = "/r/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  WriteFile(elsewhere + "/jobL" + ts + "/h0.trace.json.gz", "12345");
+  fs::create_directories(root);
+  fs::create_directory_symlink(elsewhere + "/jobL", root + "/jobL");
+  WriteFile(elsewhere + "/data.gz", "123");
+  WriteFile(root + "/jobM" + ts + "/h0.trace.json.gz", "x");
+  fs::create_symlink(elsewhere + "/data.gz", root + "/jobM" + ts + "/h1.trace.json.gz");
+  fs::create_symlink(elsewhere + "/gone", root + "/jobM" + ts + "/h2.trace.json.gz");
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 3u);
+  const FileObservation* linked = Find(r, "/jobL" + ts + "/h0.trace.json.gz");
+  ASSERT_NE(linked, nullptr);
+  EXPECT_EQ(linked->path, root + "/jobL" + ts + "/h0.trace.json.gz");
+  EXPECT_EQ(linked->labels.training_job, "jobL");
+  EXPECT_EQ(linked->size, 5u);
+  const FileObservation* file_link = Find(r, "/h1.trace.json.gz");
+  ASSERT_NE(file_link, nullptr);
+  EXPECT_EQ(file_link->size, 3u);
+  EXPECT_EQ(r.permission_errors + r.other_errors, 0);
+}
+
 TEST(ScannerTest, UnreadableDirectoryIsCountedAndSkipped) {
   if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   TempDir tmp;
