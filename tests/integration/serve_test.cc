@@ -31,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::ReadFile;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -259,6 +260,54 @@ TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {
   ASSERT_TRUE(later.has_value()) << again.Log();
   EXPECT_EQ(Sample(*later, "profwatch_windows_analyzed_total"), 0) << again.Log();
   EXPECT_EQ(RunLines(*later), before);
+  EXPECT_EQ(again.Stop(), 0);
+}
+
+// The state file is saved while the daemon runs (at most once a second as
+// results land, not once per result), so a daemon killed without a chance to
+// save at stop still restarts without re-analysing.
+TEST(ServeTest, StateIsSavedWhileRunningSoAKillLosesNothing) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string state = tmp.Sub("state.json");
+  for (int i = 0; i < 5; ++i) {
+    WriteTrace(ProfileDir(jobs, "job" + std::to_string(i), "run1") +
+                   "/2024_03_01_12_00_00/h0.trace.json.gz",
+               1);
+  }
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", state});
+  {
+    Serve serve(tmp, flags, "first");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor([](const std::string& t) {
+      auto n = Sample(t, "profwatch_windows_analyzed_total");
+      return n && *n == 5;
+    });
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    // Bounded wait for the deferred save that follows the last result.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool saved = false;
+    while (!saved && std::chrono::steady_clock::now() < deadline) {
+      const std::string text = fs::exists(state) ? ReadFile(state) : "";
+      saved = !text.empty();
+      for (int i = 0; i < 5; ++i) {
+        saved = saved && text.find("\"job" + std::to_string(i) + "\"") != std::string::npos;
+      }
+      if (!saved) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(saved) << serve.Log();
+    serve.Signal(SIGKILL);
+  }
+  Serve again(tmp, flags, "second");
+  ASSERT_GT(again.port(), 0) << again.Log();
+  ASSERT_TRUE(again.WaitScans(2)) << again.Log();
+  auto m = again.Metrics();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(Sample(*m, "profwatch_windows_analyzed_total"), 0) << again.Log();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(HasGpus("job" + std::to_string(i), "run1", 1)(*m)) << i;
+  }
   EXPECT_EQ(again.Stop(), 0);
 }
 

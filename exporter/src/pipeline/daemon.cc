@@ -29,6 +29,8 @@ std::string HelpOf(std::string_view name) {
 constexpr milliseconds kMinHintScanGap{250};
 // The scan thread wakes at least this often (retention sweep, dispatch).
 constexpr milliseconds kMaxIdle{1000};
+// The state file is saved at most this often while results land.
+constexpr milliseconds kPersistGap{1000};
 
 std::string JoinPaths(const std::vector<std::string>& v) {
   std::string out;
@@ -233,6 +235,7 @@ void Daemon::ScanLoop() {
       RetentionSweepLocked(now);
       if (runs_.size() != before) changed = true;
       if (changed) PublishLocked(now);
+      if (persist_pending_ && now >= last_persist_ + kPersistGap) PersistLocked(now);
     }
     // Sleep until the next poll, the next assembler deadline or a hint.
     TimePoint wake = std::min(last_scan + poll_interval, now + kMaxIdle);
@@ -406,7 +409,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     }
   }
   PublishLocked(now);
-  PersistLocked(now);
+  PersistSoonLocked(now);
 }
 
 void Daemon::RetentionSweepLocked(TimePoint now) {
@@ -502,7 +505,17 @@ void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& optio
   }
 }
 
+void Daemon::PersistSoonLocked(TimePoint now) {
+  if (now >= last_persist_ + kPersistGap) {
+    PersistLocked(now);
+  } else {
+    persist_pending_ = true;
+  }
+}
+
 void Daemon::PersistLocked(TimePoint now) {
+  last_persist_ = now;
+  persist_pending_ = false;
   if (options_.state_file.empty()) return;
   DaemonState state;
   state.snapshot.runs = runs_;

@@ -93,6 +93,11 @@ class Daemon {
   void PublishLocked(TimePoint now);
   void RetentionSweepLocked(TimePoint now);
   void PersistLocked(TimePoint now);
+  // Under mu_: PersistLocked now, or within kPersistGap when it ran less
+  // than that ago (the scan loop, which wakes at least every second, saves
+  // what is pending). Each save serialises every run, so one save per window
+  // result was quadratic when many windows land at once.
+  void PersistSoonLocked(TimePoint now);
   void CountError(std::string_view reason, double n = 1);
   // Training logs (scan thread): registers the scanned runs, then polls the
   // logs outside mu_ and applies what changed under it. True if published
@@ -120,6 +125,8 @@ class Daemon {
   int in_flight_ = 0;
   bool stopping_ = false;
   std::mutex persist_mu_;
+  TimePoint last_persist_{};      // guarded by mu_
+  bool persist_pending_ = false;  // guarded by mu_
 
   std::unique_ptr<watch::Watcher> watcher_;
   std::thread scan_thread_;
