@@ -212,11 +212,7 @@ class Walker {
     std::string path = dir + "/" + name;
     struct stat st;
     if (fstatat(dir_fd, name.c_str(), &st, 0) != 0) {
-      if (errno == EACCES || errno == EPERM) {
-        ++out_->permission_errors;
-      } else if (errno != ENOENT) {
-        ++out_->other_errors;
-      }
+      CountError(errno);
       return nullptr;
     }
     if (!S_ISREG(st.st_mode)) return nullptr;
