@@ -124,7 +124,7 @@ void DecodePipeline::DeliverDone(EventSink& sink, DecodeCounts& total) {
       batch->decoded = 0;
       batch->unescaped.clear();
       batch->counts = DecodeCounts{};
-      if (batch->bytes.size() > kMaxRecycledBytes) std::vector<char>().swap(batch->bytes);
+      if (batch->bytes.size() > kMaxRecycledBytes) ByteBuffer().swap(batch->bytes);
       if (batch->events.capacity() * sizeof(TraceEvent) > kMaxRecycledBytes) {
         std::vector<TraceEvent>().swap(batch->events);
       }

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/byte_buffer.h"
 #include "core/work_share.h"
 #include "parse/event_decoder.h"
 #include "parse/trace_parser.h"
@@ -32,7 +33,7 @@ namespace profwatch::parse {
 // One read buffer of the parser and the entries in it that passed the
 // scanner's checks, plus (once decoded) their events.
 struct EventBatch {
-  std::vector<char> bytes;  // the parser's buffer, handed over whole (with padding)
+  ByteBuffer bytes;  // the parser's buffer, handed over whole (with padding)
   std::vector<std::pair<size_t, size_t>> entries;  // (offset, length) of each object
   TimeBase base;                                   // known: set before batching starts
   // Filled by decoding: events[0, decoded). Slots past `decoded` are stale

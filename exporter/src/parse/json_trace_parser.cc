@@ -251,7 +251,7 @@ class JsonTraceParser final : public TraceParser {
   std::vector<std::pair<size_t, size_t>> pending_;
   DecodeCounts counts_;  // every entry's outcome, inline and batched
   TimeBase base_;
-  std::vector<char> buf_;  // data [0, end_) plus at least kPad spare bytes
+  ByteBuffer buf_;  // data [0, end_) plus at least kPad spare bytes (uninitialised)
   size_t end_ = 0;
   size_t pos_ = 0;
   uint64_t base_offset_ = 0;  // absolute offset of buf_[0]
@@ -309,7 +309,7 @@ void JsonTraceParser::Rebase(size_t keep) {
 
 void JsonTraceParser::SubmitBatch(size_t keep, EventSink& sink) {
   std::unique_ptr<EventBatch> batch = pipeline_->NewBatch();
-  std::vector<char> next = std::move(batch->bytes);  // a recycled read buffer, if any
+  ByteBuffer next = std::move(batch->bytes);  // a recycled read buffer, if any
   // Sized for what it will hold (not for the largest event seen so far).
   const size_t want = std::max(2 * opt_.chunk_bytes + kPad, end_ - keep + opt_.chunk_bytes + kPad);
   if (next.size() < want) next.resize(want);

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/byte_buffer.h"
+
 namespace profwatch::read {
 namespace {
 
@@ -96,7 +98,7 @@ class PrefetchSource final : public ByteSource {
 
  private:
   struct Slot {
-    std::vector<char> data;
+    ByteBuffer data;  // written by the producer before the reader sees it
     size_t len = 0;
     uint64_t raw_before = 0;     // inner RawBytesRead() before the slot's bytes
     uint64_t raw_after = 0;      // ... and after them
