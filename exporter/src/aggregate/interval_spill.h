@@ -93,6 +93,7 @@ class UnionStream {
  private:
   void Init();
   bool NextRaw(Interval* out);
+  void SiftDownTop();  // restores the heap after its top changed
 
   std::vector<RunCursor> runs_;
   std::vector<std::pair<int64_t, uint32_t>> heap_;  // (start, run) min-heap

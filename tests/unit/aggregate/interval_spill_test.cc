@@ -111,6 +111,33 @@ TEST(UnionStreamTest, MatchesInMemoryUnionOnRandomRunsWithMergePasses) {
   }
 }
 
+// One heap over hundreds of runs (the merge's in-place sift is deep), runs of
+// very different lengths ending at different times, and many equal starts.
+TEST(UnionStreamTest, MatchesInMemoryUnionOverAWideHeapWithTies) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 10; ++round) {
+    const size_t nruns = 200 + rng() % 200;
+    std::vector<std::vector<Interval>> runs;
+    runs.reserve(nruns);
+    for (size_t r = 0; r < nruns; ++r) {
+      // Coarse starts (multiples of 50) collide across runs.
+      std::vector<Interval> run = RandomSortedRun(rng, rng() % (r % 7 == 0 ? 400 : 8), 200);
+      for (Interval& i : run) {
+        i.start *= 50;
+        i.end = i.start + (i.end - i.start) % 120;
+      }
+      IntervalList l;
+      for (const Interval& i : run) l.Add(i.start, i.end);
+      l.Normalize();
+      runs.push_back(l.intervals());
+    }
+    std::vector<RunCursor> cursors;
+    for (const auto& r : runs) cursors.push_back(RunCursor::Memory(&r));
+    UnionStream s(std::move(cursors), nullptr, 1024);
+    ExpectSame(Drain(s), Reference(runs).intervals());
+  }
+}
+
 TEST(UnionStreamTest, EmptyInputGivesEmptyUnion) {
   UnionStream s({}, nullptr);
   Interval i;
