@@ -13,8 +13,10 @@ Measures, in ONE run on the SAME generated files, side by side:
   isal       the same with --inflate isal (when built with ISA-L)
   python     the reference approach users run today: gzip + json.load
 and prints ratios (analyze / floor, python / analyze) and MB/s of decompressed
-JSON; each timing is the median of --repeat rounds, and the commands of a
-row run interleaved within each round (a slow spell of a shared machine then
+JSON; each timing is the median of --repeat rounds (--short-repeat for
+files of at most --short-max-events events, whose tens of milliseconds a host
+hiccup distorts most), and the commands of a row run interleaved within each
+round (a slow spell of a shared machine then
 hits the floor and the analysis alike). Also: a window of 8 files
 with 1 vs 2 threads, an optional >4 GiB trace under a memory limit (--huge),
 and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds).
@@ -137,11 +139,14 @@ def single_file(args, bins, work, results):
         if bins["isal"]:
             cmds += [("floor_isal", [bins["stage"], "inflate", "--inflate", "isal", path], {}),
                      ("analyze_isal", an + ["--inflate", "isal", path], {})]
-        m = interleaved(cmds, args.repeat)
+        # A 1e5-event file is tens of ms: a host hiccup of a few ms is a large
+        # share of it, so short rows get more rounds than long ones.
+        rounds = args.short_repeat if size <= args.short_max_events else args.repeat
+        m = interleaved(cmds, rounds)
         floor_s, _, out = m["floor"]
         json_bytes = json.loads(out)["json_bytes"]
         an_s, an_rss, _ = m["analyze"]
-        row = {"events": size, "gz_bytes": os.path.getsize(path), "json_bytes": json_bytes,
+        row = {"events": size, "rounds": rounds, "gz_bytes": os.path.getsize(path), "json_bytes": json_bytes,
                "floor_zlib_s": floor_s, "gzip_dc_s": m["gzip"][0], "parse_s": m["parse"][0],
                "analyze_s": an_s, "analyze_rss": an_rss,
                "analyze_1thread_s": m["analyze_1thread"][0],
@@ -154,7 +159,7 @@ def single_file(args, bins, work, results):
                   "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))", path]
             # Python next to analyze, also interleaved (fewer rounds: it is slow).
             pm = interleaved([("python", py, {}), ("analyze", an + [path], {})],
-                             max(1, min(args.repeat, 3)))
+                             max(1, min(rounds, 5 if size <= args.short_max_events else 3)))
             row["python_s"], row["python_rss"], _ = pm["python"]
             row["analyze_next_to_python_s"] = pm["analyze"][0]
         rows.append(row)
@@ -343,6 +348,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "profwatch-bench"))
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--short-repeat", type=int, default=11,
+                    help="rounds for single files of at most --short-max-events events")
+    ap.add_argument("--short-max-events", type=int, default=200000)
     ap.add_argument("--sizes", default="100000,1000000,10000000")
     ap.add_argument("--python-max-events", type=int, default=1000000)
     ap.add_argument("--multi-events", type=int, default=1000000)
@@ -383,7 +391,8 @@ def main():
                            "loadavg_at_start": os.getloadavg()},
                "repeat": args.repeat, "argv": sys.argv}
     skip = set(args.skip.split(","))
-    print(f"# profwatch benchmark ({os.cpu_count()} CPUs, {model}, median of {args.repeat}, "
+    print(f"# profwatch benchmark ({os.cpu_count()} CPUs, {model}, median of {args.repeat} rounds ({args.short_repeat} for files of at most "
+          f"{args.short_max_events:,} events), "
           f"load average at start {os.getloadavg()[0]:.2f})")
     if "single" not in skip:
         single_file(args, bins, args.work, results)
