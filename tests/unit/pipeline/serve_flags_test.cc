@@ -22,6 +22,15 @@ TEST(ServeFlagsTest, ParsesDurations) {
   EXPECT_FALSE(ParseDuration("").has_value());
   EXPECT_FALSE(ParseDuration("ten").has_value());
   EXPECT_FALSE(ParseDuration("5 parsecs").has_value());
+  // Past a century a deadline would overflow the clock (and llround of 1e303
+  // ms is undefined): refused, with the limit in the message.
+  EXPECT_EQ(*ParseDuration("36500d"), milliseconds(int64_t{36500} * 86400000));
+  auto huge = ParseDuration("1e300s");
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_NE(huge.error().context.find("at most 36500d"), std::string::npos);
+  EXPECT_FALSE(ParseDuration("36501d").has_value());
+  EXPECT_FALSE(ParseDuration("infs").has_value());
+  EXPECT_FALSE(ParseDuration("nan").has_value());
   EXPECT_FALSE(ParseDuration("-1s").has_value());
   EXPECT_EQ(ParseDuration("3w").error().code, ErrorCode::kConfig);
 }
