@@ -44,12 +44,11 @@ class Builder {
       f.type = ToPrometheus(spec.type);
       families_.push_back(std::move(f));
     }
-    seen_.resize(families_.size());
   }
 
   void SetRun(const snapshot::RunKey* key) {
-    job_ = key ? ValidUtf8(key->training_job) : std::string();
-    run_ = key ? ValidUtf8(key->run) : std::string();
+    job_ = key ? Repaired(key->training_job) : std::string();
+    run_ = key ? Repaired(key->run) : std::string();
     per_run_ = key != nullptr;
   }
 
@@ -63,21 +62,13 @@ class Builder {
       m.label.push_back({std::string(kJobLabel), job_});
       m.label.push_back({std::string(kRunLabel), run_});
     }
-    for (const auto& [k, v] : labels) m.label.push_back({std::string(k), ValidUtf8(v)});
-    // Two samples with one label set make Prometheus reject the whole scrape.
-    // Distinct kernel names can collide once bad UTF-8 is replaced; the first
-    // (largest, as top_kernels is sorted) wins.
-    std::string series;
-    for (const auto& l : m.label) {
-      series += l.value;
-      series += '\0';
-    }
-    if (!seen_[static_cast<size_t>(f - families_.data())].insert(std::move(series)).second) return;
+    for (const auto& [k, v] : labels) m.label.push_back({std::string(k), Repaired(v)});
     m.gauge.value = value;
     f->metric.push_back(std::move(m));
   }
 
   std::vector<prometheus::MetricFamily> Finish() && {
+    if (repaired_) DropDuplicateSeries();
     std::vector<prometheus::MetricFamily> out;
     for (auto& f : families_) {
       if (!f.metric.empty()) out.push_back(std::move(f));
@@ -87,14 +78,49 @@ class Builder {
 
  private:
   prometheus::MetricFamily* Find(std::string_view name) {
-    for (auto& f : families_) {
-      if (f.name == name) return &f;
+    // Samples of one family mostly come in a row: try the last one first.
+    if (families_[last_].name == name) return &families_[last_];
+    for (size_t i = 0; i < families_.size(); ++i) {
+      if (families_[i].name == name) {
+        last_ = i;
+        return &families_[i];
+      }
     }
     return nullptr;
   }
 
+  std::string Repaired(std::string_view v) {
+    std::string out;
+    if (ValidUtf8Into(v, out)) repaired_ = true;
+    return out;
+  }
+
+  // Two samples with one label set make Prometheus reject the whole scrape.
+  // Distinct names (kernels, runs) can collide only once bad UTF-8 is
+  // replaced, so this pass runs only after a replacement; the first sample
+  // (for kernels the largest, as top_kernels is sorted) keeps the series.
+  void DropDuplicateSeries() {
+    for (auto& f : families_) {
+      std::unordered_set<std::string> seen;
+      std::vector<prometheus::ClientMetric> kept;
+      kept.reserve(f.metric.size());
+      for (auto& m : f.metric) {
+        std::string series;
+        for (const auto& l : m.label) {
+          series += l.name;
+          series += '=';
+          series += l.value;
+          series += '\0';
+        }
+        if (seen.insert(std::move(series)).second) kept.push_back(std::move(m));
+      }
+      f.metric = std::move(kept);
+    }
+  }
+
   std::vector<prometheus::MetricFamily> families_;
-  std::vector<std::unordered_set<std::string>> seen_;  // label values per family
+  size_t last_ = 0;        // index of the family Find() returned last
+  bool repaired_ = false;  // some label value had bad UTF-8 replaced
   std::string job_, run_;
   bool per_run_ = false;
 };
@@ -222,19 +248,31 @@ void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
 
 }  // namespace
 
-std::string ValidUtf8(std::string_view s) {
-  std::string out;
+bool ValidUtf8Into(std::string_view s, std::string& out) {
+  // Label values are nearly always ASCII: one pass to check, one copy.
+  size_t i = 0;
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
+  out.assign(s.data(), i);
+  if (i == s.size()) return false;
+  bool replaced = false;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
+  while (i < s.size()) {
     const size_t n = Utf8SequenceLength(s, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";  // U+FFFD
+      replaced = true;
       ++i;
     } else {
       out.append(s, i, n);
       i += n;
     }
   }
+  return replaced;
+}
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  ValidUtf8Into(s, out);
   return out;
 }
 

@@ -42,6 +42,8 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
 // `s` with every byte that does not start a well-formed UTF-8 sequence
 // replaced by U+FFFD. Used for label values.
 std::string ValidUtf8(std::string_view s);
+// The same into `out`; true when some byte was replaced.
+bool ValidUtf8Into(std::string_view s, std::string& out);
 
 class SnapshotCollectable : public prometheus::Collectable {
  public:

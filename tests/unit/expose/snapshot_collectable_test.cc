@@ -370,6 +370,48 @@ TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) 
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
 }
 
+TEST(SnapshotCollectableTest, RepairedNameCollidingWithAValidOneKeepsTheFirst) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithEverything();
+  r.stats.families[0].top_kernels[0].name = "k\xEF\xBF\xBD";  // a literal U+FFFD
+  r.stats.families[0].top_kernels[1].name = "k\xff";
+  s.runs.emplace(r.key, r);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
+}
+
+TEST(SnapshotCollectableTest, RunsCollidingAfterUtf8RepairExportOneSeriesEach) {
+  snapshot::Snapshot s;
+  snapshot::RunState a = testing::RunWithEverything();
+  a.key.run = "run-\xff";
+  snapshot::RunState b = a;
+  b.key.run = "run-\xfe";
+  s.runs.emplace(a.key, a);
+  s.runs.emplace(b.key, b);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  // Value() fails unless exactly one sample matches.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", {{"run", "run-\xEF\xBF\xBD"}}),
+                   static_cast<double>(a.stats.gpus()));
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_kernel_seconds",
+            {{"run", "run-\xEF\xBF\xBD"}, {"kernel", a.stats.families[0].top_kernels[0].name}}),
+      0.15);
+}
+
+TEST(SnapshotCollectableTest, ValidUtf8IntoTellsWhetherItReplaced) {
+  std::string out;
+  EXPECT_FALSE(ValidUtf8Into("ascii_kernel", out));
+  EXPECT_EQ(out, "ascii_kernel");
+  EXPECT_FALSE(ValidUtf8Into("caf\xC3\xA9", out));  // well-formed two-byte sequence
+  EXPECT_EQ(out, "caf\xC3\xA9");
+  EXPECT_TRUE(ValidUtf8Into("a\xff\xC3", out));  // stray byte, then a truncated sequence
+  EXPECT_EQ(out, "a\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(ValidUtf8Into("\xED\xA0\x80", out));  // a surrogate: each byte replaced
+  EXPECT_EQ(out, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_FALSE(ValidUtf8Into("", out));
+  EXPECT_EQ(out, "");
+}
+
 // End to end through prometheus-cpp's HTTP exposer, as the daemon wires it.
 TEST(SnapshotCollectableTest, ExposerServesSnapshotOverHttp) {
   if (!std::filesystem::exists("/usr/bin/curl")) GTEST_SKIP() << "curl not installed";
