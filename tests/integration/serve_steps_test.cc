@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -188,6 +189,51 @@ TEST(ServeStepsTest, GrowingMaxTextLogGivesLogStepTimeAndPositiveGap) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find(R"("schema":"profwatch.history.v1")"), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find(R"("window":"2024_03_01_12_00_00")"), std::string::npos) << lines[0];
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// With inotify, a growing training log or TensorBoard event file is read at
+// once but does not rescan the watched tree (with many busy jobs that was up
+// to four full scans a second); a landing window still does. The poll interval
+// is an hour, so nothing else can trigger a scan or a log read.
+TEST(ServeStepsTest, AppendsAreFollowedWithoutRescanningTheTree) {
+  const int probe = inotify_init1(IN_CLOEXEC);
+  if (probe < 0) GTEST_SKIP() << "inotify unavailable";
+  close(probe);
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string run_dir = jobs + "/jobA/run1";
+  fs::create_directories(run_dir + "/tensorboard");
+  const std::string log = run_dir + "/train.log";
+  const std::string events = run_dir + "/tensorboard/events.out.tfevents.1700000000.host";
+  WriteFile(log, "");
+  WriteFile(events, "");
+  Serve serve(tmp, {"--watch", jobs, "--settle", "500ms", "--poll-interval", "1h", "--log",
+                    "jobA/run1=" + log});
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(Equals("profwatch_scans_total", {}, 1));
+  ASSERT_TRUE(m) << serve.Log();
+  const std::optional<double> first_scan = Sample(*m, "profwatch_last_scan_timestamp_seconds");
+  ASSERT_TRUE(first_scan) << *m;
+  const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+
+  Append(log, ConfigLines(2));
+  for (int s = 1; s <= 4; ++s) {
+    Append(events, "a summary record");
+    Append(log, StepLine(s, "0.800"));
+    m = serve.WaitFor(Equals("profwatch_training_step", run, s));
+    ASSERT_TRUE(m) << serve.Log();
+    EXPECT_EQ(Sample(*m, "profwatch_scans_total"), 1) << *m;
+  }
+  EXPECT_EQ(Sample(*m, "profwatch_last_scan_timestamp_seconds"), first_scan) << *m;
+
+  // A window lands: directory entries change, so the tree is scanned again.
+  WriteFile(ProfileDir(jobs, "jobA", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(1, {{0, 16, 100, 500000}})));
+  m = serve.WaitFor(Has("profwatch_window_gpus", run));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 1) << *m;
+  EXPECT_GE(Sample(*m, "profwatch_scans_total").value_or(0), 2) << *m;
   EXPECT_EQ(serve.Stop(), 0);
 }
 

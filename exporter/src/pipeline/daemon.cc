@@ -81,6 +81,11 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
                         .Name("profwatch_window_errors_total")
                         .Help(HelpOf("profwatch_window_errors_total"))
                         .Register(*registry_);
+  scans_total_ = &prometheus::BuildCounter()
+                      .Name("profwatch_scans_total")
+                      .Help(HelpOf("profwatch_scans_total"))
+                      .Register(*registry_)
+                      .Add({});
   log_parse_errors_ = &prometheus::BuildCounter()
                            .Name("profwatch_log_parse_errors_total")
                            .Help(HelpOf("profwatch_log_parse_errors_total"))
@@ -178,8 +183,10 @@ void Daemon::Reload(const DaemonOptions& next) {
 
 void Daemon::ScanLoop() {
   bool need_scan = true;
-  bool hinted = false;
+  bool hinted = false;      // entries or trace files changed: rescan
+  bool log_hinted = false;  // only other files were written: re-read the logs
   TimePoint last_scan{};
+  TimePoint last_log_poll{};
   while (!stop_) {
     TimePoint now = clock_.Now();
     watch::ScanOptions scan_options;
@@ -196,12 +203,14 @@ void Daemon::ScanLoop() {
     if (deadline <= last_scan) deadline = TimePoint::max();
     if (rescan_requested_.exchange(false)) need_scan = true;
     const bool hint_due = hinted && now >= last_scan + kMinHintScanGap;
+    const bool log_hint_due = log_hinted && now >= last_log_poll + kMinHintScanGap;
     const bool due = need_scan || hint_due || now >= last_scan + poll_interval || now >= deadline;
     bool changed = false;
     if (due) {
       need_scan = false;
       hinted = false;
       watch::ScanResult result = watch::Scan(scan_options);
+      scans_total_->Increment();
       watcher_->AddDirectories(result.dirs);
       ObserveLogRuns(result);
       now = clock_.Now();
@@ -218,9 +227,13 @@ void Daemon::ScanLoop() {
       }
       changed = true;
     }
-    // Logs follow the scan cadence (inotify hints on a log's directory
-    // trigger a scan too); a log left behind its byte budget goes on next loop.
-    if ((due || training_logs_->behind()) && PollTrainingLogs(now)) changed = true;
+    // Logs follow the scan cadence and the hints of written files; a log left
+    // behind its byte budget goes on next loop.
+    if (due || log_hint_due || training_logs_->behind()) {
+      log_hinted = false;
+      last_log_poll = now;
+      if (PollTrainingLogs(now)) changed = true;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       const size_t cap = options_.queue_capacity;
@@ -245,12 +258,14 @@ void Daemon::ScanLoop() {
     }
     if (deadline > last_scan) wake = std::min(wake, deadline);
     if (hinted) wake = std::min(wake, last_scan + kMinHintScanGap);
+    if (log_hinted) wake = std::min(wake, last_log_poll + kMinHintScanGap);
     auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
     timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
     if (stop_) break;
     watch::WatchHints hints = watcher_->Wait(timeout);
     if (hints.overflow) need_scan = true;
     if (!hints.dirs.empty()) hinted = true;
+    if (!hints.content_dirs.empty()) log_hinted = true;
   }
 }
 

@@ -148,6 +148,7 @@ class Daemon {
   std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
   std::unique_ptr<HistoryWriter> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
+  prometheus::Counter* scans_total_ = nullptr;
 };
 
 }  // namespace profwatch::pipeline

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "watch/watcher.h"
+#include "window/grouping.h"
 
 namespace profwatch::watch {
 namespace {
@@ -41,7 +42,7 @@ class InotifyWatcher final : public Watcher {
 
   WatchHints Wait(std::chrono::milliseconds timeout) override {
     WatchHints hints;
-    std::set<std::string> dirs;
+    std::set<std::string> dirs, content_dirs;
     pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     int rc = poll(fds, 2, static_cast<int>(timeout.count()));
     if (rc <= 0) return hints;
@@ -53,13 +54,16 @@ class InotifyWatcher final : public Watcher {
       hints.woken = true;
     }
     if (fds[0].revents & POLLIN) {
-      Drain(&hints, &dirs);
+      Drain(&hints, &dirs, &content_dirs);
       // Writers produce bursts (create, many modifies, close): coalesce a
       // short burst into one hint set so the daemon rescans once.
       pollfd more = {fd_, POLLIN, 0};
-      for (int i = 0; i < 5 && poll(&more, 1, 20) > 0; ++i) Drain(&hints, &dirs);
+      for (int i = 0; i < 5 && poll(&more, 1, 20) > 0; ++i) Drain(&hints, &dirs, &content_dirs);
     }
     hints.dirs.assign(dirs.begin(), dirs.end());
+    for (const std::string& d : content_dirs) {
+      if (dirs.count(d) == 0) hints.content_dirs.push_back(d);  // a rescan covers it
+    }
     return hints;
   }
 
@@ -73,7 +77,7 @@ class InotifyWatcher final : public Watcher {
   const char* Name() const override { return "inotify"; }
 
  private:
-  void Drain(WatchHints* hints, std::set<std::string>* dirs) {
+  void Drain(WatchHints* hints, std::set<std::string>* dirs, std::set<std::string>* content_dirs) {
     alignas(inotify_event) char buf[64 * 1024];
     for (;;) {
       ssize_t n = read(fd_, buf, sizeof buf);
@@ -92,6 +96,14 @@ class InotifyWatcher final : public Watcher {
           watched_.erase(dir);
           wd_dir_.erase(it);
           dirs->insert(dir);
+          continue;
+        }
+        // A write to a file that cannot be a trace leaves the scan as it was.
+        const bool content_only = (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0 &&
+                                  (ev->mask & IN_ISDIR) == 0 && ev->len > 0 &&
+                                  !window::IsTraceFileName(ev->name);
+        if (content_only) {
+          content_dirs->insert(dir);
           continue;
         }
         dirs->insert(dir);

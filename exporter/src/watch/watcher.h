@@ -21,13 +21,20 @@
 namespace profwatch::watch {
 
 struct WatchHints {
-  // Directories in which something was created, written, moved or deleted.
+  // Directories whose entries changed (created, moved, deleted, attributes)
+  // or whose trace files were written: the daemon rescans.
   std::vector<std::string> dirs;
+  // Directories where only files that cannot be traces were written (a
+  // training log or a TensorBoard event file growing). The scan cannot change
+  // (it reports trace files only), so these re-read the training logs and
+  // never rescan: with many busy jobs, appends would otherwise rescan every
+  // tree four times a second.
+  std::vector<std::string> content_dirs;
   // The kernel dropped events (IN_Q_OVERFLOW): only a full rescan is safe.
   bool overflow = false;
   // Wake() was called.
   bool woken = false;
-  bool empty() const { return dirs.empty() && !overflow; }
+  bool empty() const { return dirs.empty() && content_dirs.empty() && !overflow; }
 };
 
 class Watcher {

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <thread>
 
 #include "testing/test_util.h"
@@ -51,6 +54,53 @@ TEST(InotifyWatcherTest, WatchesDirectoriesCreatedLaterAtAnyDepth) {
   EXPECT_TRUE(WaitForHint(**w, tmp.Sub("job/run/tensorboard/plugins/profile")));
   WriteFile(ts + "/h0.trace.json.gz", "x");
   EXPECT_TRUE(WaitForHint(**w, ts));
+}
+
+// Hints seen within a bounded wait that ends once `done` holds.
+WatchHints CollectUntil(Watcher& w, const std::function<bool(const WatchHints&)>& done) {
+  WatchHints all;
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline && !done(all)) {
+    WatchHints h = w.Wait(200ms);
+    all.dirs.insert(all.dirs.end(), h.dirs.begin(), h.dirs.end());
+    all.content_dirs.insert(all.content_dirs.end(), h.content_dirs.begin(), h.content_dirs.end());
+  }
+  return all;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(InotifyWatcherTest, WritesToFilesThatCannotBeTracesAreContentOnlyHints) {
+  auto w = MakeInotifyWatcher();
+  if (!w) GTEST_SKIP() << w.error().ToString();
+  TempDir tmp;
+  const std::string run = tmp.Sub("job/run");
+  std::filesystem::create_directories(run);
+  WriteFile(run + "/events.out.tfevents.1700000000.host", "");
+  WriteFile(run + "/train.log", "");
+  WriteFile(run + "/h0.trace.json.gz", "");
+  (*w)->AddDirectories({run});
+
+  // A growing TensorBoard event file and training log: content only.
+  std::ofstream(run + "/events.out.tfevents.1700000000.host", std::ios::app) << "record";
+  std::ofstream(run + "/train.log", std::ios::app) << "completed step: 1\n";
+  WatchHints h =
+      CollectUntil(**w, [&](const WatchHints& a) { return Contains(a.content_dirs, run); });
+  EXPECT_TRUE(Contains(h.content_dirs, run));
+  EXPECT_FALSE(Contains(h.dirs, run)) << "an append must not ask for a rescan";
+
+  // A trace file being written is a rescan hint (its size and mtime matter).
+  std::ofstream(run + "/h0.trace.json.gz", std::ios::app) << "more";
+  h = CollectUntil(**w, [&](const WatchHints& a) { return Contains(a.dirs, run); });
+  EXPECT_TRUE(Contains(h.dirs, run));
+  EXPECT_FALSE(Contains(h.content_dirs, run)) << "the rescan covers the directory";
+
+  // So is a new file of any name (an entry changed).
+  WriteFile(run + "/notes.txt", "x");
+  h = CollectUntil(**w, [&](const WatchHints& a) { return Contains(a.dirs, run); });
+  EXPECT_TRUE(Contains(h.dirs, run));
 }
 
 TEST(InotifyWatcherTest, WakeInterruptsWait) {
