@@ -232,7 +232,7 @@ void Daemon::ScanLoop() {
     if (due || log_hint_due || training_logs_->behind()) {
       log_hinted = false;
       last_log_poll = now;
-      if (PollTrainingLogs(now)) changed = true;
+      if (PollTrainingLogs(now, /*discover=*/due)) changed = true;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -462,8 +462,8 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result) {
   training_logs_->ObserveRuns(runs);
 }
 
-bool Daemon::PollTrainingLogs(TimePoint now) {
-  std::vector<LogUpdate> updates = training_logs_->Poll();
+bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
+  std::vector<LogUpdate> updates = training_logs_->Poll(discover);
   watcher_->AddDirectories(training_logs_->LogDirectories());
   if (updates.empty()) return false;
   bool changed = false;

@@ -103,7 +103,8 @@ class Daemon {
   // logs outside mu_ and applies what changed under it. True if published
   // state changed.
   void ObserveLogRuns(const watch::ScanResult& result);
-  bool PollTrainingLogs(TimePoint now);
+  // `discover`: also look for logs of runs without one (on scans).
+  bool PollTrainingLogs(TimePoint now, bool discover);
   // Under mu_: the run's log profile steps replace the default divisor.
   void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const;
   // Under mu_: picks the step source, logging a missing one once per run.

@@ -199,12 +199,13 @@ std::string TrainingLogs::Resolve(const RunLocation& loc) {
   return "";
 }
 
-std::vector<LogUpdate> TrainingLogs::Poll() {
+std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
   std::vector<LogUpdate> updates;
   behind_ = false;
   for (const auto& [key, loc] : locations_) {
     auto it = followed_.find(key);
     if (it == followed_.end()) {
+      if (!discover) continue;
       std::string path = Resolve(loc);
       if (path.empty()) continue;
       spdlog::info("training log found training_job={} run={} path={}", key.training_job, key.run,

@@ -85,6 +85,31 @@ TEST(TrainingLogsTest, DefaultGlobsAreTriedInOrder) {
   }
 }
 
+TEST(TrainingLogsTest, PollWithoutDiscoveryReadsOnlyFollowedLogs) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  TrainingLogs logs({}, clock);
+  const RunLocation a = Loc(root, "jobA", "run1"), b = Loc(root, "jobB", "run1");
+  logs.ObserveRuns({a, b});
+  WriteFile(root + "/jobA.log", StepLine(1, 1.0));
+  ASSERT_EQ(logs.Poll().size(), 1u);  // finds jobA's log
+  // jobB's log appears and jobA's grows: a poll without discovery reads
+  // jobA's new line and leaves jobB unresolved.
+  WriteFile(root + "/jobB.log", StepLine(1, 2.0));
+  Append(root + "/jobA.log", StepLine(2, 1.0));
+  std::vector<LogUpdate> u = logs.Poll(/*discover=*/false);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].key, a.key);
+  EXPECT_EQ(u[0].training.last_step, 2);
+  EXPECT_EQ(logs.LogPathOf(b.key), "");
+  // The next poll with discovery (a scan) picks it up.
+  u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].key, b.key);
+  EXPECT_EQ(logs.LogPathOf(b.key), root + "/jobB.log");
+}
+
 TEST(TrainingLogsTest, CustomGlobsReplaceTheDefaults) {
   TempDir tmp;
   const std::string root = tmp.Sub("jobs");
