@@ -80,7 +80,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
     {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
     {"profwatch_pending_windows", MetricType::kGauge, "Windows waiting for completeness or for a worker.", {}, false},
-    {"profwatch_scans_total", MetricType::kCounter, "Full scans of the watched roots (timed polls, change hints, startup).", {}, false},
+    {"profwatch_scans_total", MetricType::kCounter, "Full scans of the watched roots: at start, every poll interval, on change hints and when a window's settle time ends.", {}, false},
     {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},
     {"profwatch_log_parse_errors_total", MetricType::kCounter, "Training log lines that looked like step lines but did not parse.", {}, false},
 };
