@@ -326,10 +326,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   const TimePoint now = clock_.Now();
   std::lock_guard<std::mutex> lock(mu_);
   window::AnalysisDecision decision = assembler_.OnAnalyzed(task, outcome, now);
-  analyzed_total_->Increment();
   ++windows_analyzed_;
-  duration_->Observe(seconds);
-  if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 
   const std::string& job = task.run.training_job;
   const std::string& run = task.run.run;
@@ -425,6 +422,11 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   }
   PublishLocked(now);
   PersistSoonLocked(now);
+  // Counted last: scrapes read counters without mu_, so a client that sees
+  // the count go up must also find the window's snapshot and history line.
+  analyzed_total_->Increment();
+  duration_->Observe(seconds);
+  if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
 void Daemon::RetentionSweepLocked(TimePoint now) {
