@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace profwatch {
