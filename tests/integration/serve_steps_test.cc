@@ -237,6 +237,34 @@ TEST(ServeStepsTest, AppendsAreFollowedWithoutRescanningTheTree) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// A log already long when the daemon starts (a restart, or a run bound
+// late) is read in 1 MiB budgets, one after another without waiting for the
+// next poll: 48+ MiB here. Sleeping between budgets, as before, took a second
+// each (over 48 s, past the 45 s allowed); back to back it takes 0.3 s in a
+// Release build and ~6 s under ASan. No inotify and an hour's poll interval,
+// so nothing else wakes the loop.
+TEST(ServeStepsTest, LongLogIsCaughtUpWithoutWaitingForPolls) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs + "/jobA/run1");
+  const std::string log = tmp.Sub("train.log");
+  constexpr int kLastStep = 329999;
+  {
+    std::ofstream out(log, std::ios::binary);
+    out << ConfigLines(2);
+    for (int s = 0; s <= kLastStep; ++s) out << StepLine(s, s % 2 == 0 ? "0.800" : "0.900");
+  }
+  ASSERT_GT(fs::file_size(log), 48u << 20);
+  Serve serve(
+      tmp, {"--watch", jobs, "--no-inotify", "--poll-interval", "1h", "--log", "jobA/run1=" + log});
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  auto m = serve.WaitFor(Equals("profwatch_training_step", run, kLastStep), 45s);
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_scans_total"), 1) << *m;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Negative gap (healthy overlap), log found by the default `<jobs_root>/<job>.log`
 // glob. Trace: one GPU, streams 16 and 17 each run three 0.4 s kernels that
 // overlap -> summed kernel 2.4 s / (1 GPU x 3 steps) = 0.8 s per GPU per step;

@@ -261,6 +261,11 @@ void Daemon::ScanLoop() {
     if (log_hinted) wake = std::min(wake, last_log_poll + kMinHintScanGap);
     auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
     timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
+    // A log left behind its byte budget (a restart, or a log bound late)
+    // goes on at once: sleeping here made catch-up 1 MiB a second, so a 1 GB
+    // log took a quarter of an hour with the step gauges meanwhile old. The
+    // hints are still collected, without waiting.
+    if (training_logs_->behind()) timeout = milliseconds(0);
     if (stop_) break;
     watch::WatchHints hints = watcher_->Wait(timeout);
     if (hints.overflow) need_scan = true;
