@@ -157,7 +157,7 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 double Bool(bool b) { return b ? 1.0 : 0.0; }
 
 void AddWindow(const snapshot::RunState& rs, Builder& b) {
-  const aggregate::WindowStats& st = rs.stats;
+  const aggregate::WindowStats& st = *rs.stats;
   b.Add("profwatch_window_gpus", st.gpus());
   if (rs.expected_gpus > 0) b.Add("profwatch_window_expected_gpus", rs.expected_gpus);
   b.Add("profwatch_window_trace_files", static_cast<double>(st.files.size()));
@@ -220,9 +220,9 @@ void AddStep(const snapshot::RunState& rs, Builder& b) {
   if (!rs.has_window) return;
   // The gap needs both a step time and a window with GPUs; without GPUs the
   // per-GPU kernel time is undefined, not zero.
-  if (rs.step_seconds && rs.stats.divisor() > 0) {
+  if (rs.step_seconds && rs.stats->divisor() > 0) {
     const double step = *rs.step_seconds;
-    const double gap = step - rs.stats.PerGpuStepSeconds(rs.stats.total_kernel_ps);
+    const double gap = step - rs.stats->PerGpuStepSeconds(rs.stats->total_kernel_ps);
     b.Add("profwatch_step_minus_kernel_seconds", gap);
     if (step > 0) b.Add("profwatch_step_minus_kernel_ratio", gap / step);
   }

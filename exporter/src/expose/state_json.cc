@@ -115,7 +115,7 @@ json ToJson(const RunState& r) {
   json j = {{"training_job", r.key.training_job},
             {"run", r.key.run},
             {"window_id", r.window_id},
-            {"stats", ToJson(r.stats)},
+            {"stats", ToJson(*r.stats)},
             {"format", r.format},
             {"expected_gpus", r.expected_gpus},
             {"incomplete", r.incomplete},
@@ -412,7 +412,7 @@ bool ReadRun(Reader& r, const json& j, RunState& rs) {
   const json* stats = r.Field(j, "stats");
   if (stats == nullptr) return false;
   Reader::Scope s(r, "stats");
-  return ReadStats(r, *stats, rs.stats);
+  return ReadStats(r, *stats, rs.MutableStats());
 }
 
 Result<json> ParseJson(std::string_view text) {

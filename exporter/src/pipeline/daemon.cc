@@ -377,13 +377,13 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       if (prev != runs_.end()) rs = prev->second;  // keeps training-log figures
       rs.key = key;
       rs.window_id = task.window_id;
-      rs.stats = std::move(result->stats);
+      rs.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
       rs.format = result->format.empty() ? "json" : result->format;
       const int learned =
-          prev != runs_.end() && prev->second.has_window ? prev->second.stats.gpus() : 0;
+          prev != runs_.end() && prev->second.has_window ? prev->second.stats->gpus() : 0;
       rs.expected_gpus =
           options.assembler.expected_gpus > 0 ? options.assembler.expected_gpus : learned;
-      const int gpus = rs.stats.gpus();
+      const int gpus = rs.stats->gpus();
       rs.incomplete = decision.incomplete || (rs.expected_gpus > 0 && gpus < rs.expected_gpus);
       rs.analyzed_unix = ToUnixSeconds(now);
       // Retention counts from the window's own newest file, not from when we
@@ -398,15 +398,15 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
           "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
           "launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} reanalysis={}",
           job, run, task.window_id, gpus, rs.expected_gpus, task.files.size(),
-          aggregate::LauncherModeName(rs.stats.launcher_mode),
-          rs.stats.PerGpuStepSeconds(rs.stats.total_kernel_ps), seconds, task.reanalysis);
+          aggregate::LauncherModeName(rs.stats->launcher_mode),
+          rs.stats->PerGpuStepSeconds(rs.stats->total_kernel_ps), seconds, task.reanalysis);
       if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
         spdlog::warn(
             "gpu count differs from expected training_job={} run={} window={} gpus={} "
             "expected_gpus={}",
             job, run, task.window_id, gpus, rs.expected_gpus);
       }
-      if (rs.stats.truncated) {
+      if (rs.stats->truncated) {
         spdlog::warn("window truncated training_job={} run={} window={}", job, run, task.window_id);
       }
       if (rs.incomplete) {

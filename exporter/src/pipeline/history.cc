@@ -33,7 +33,7 @@ std::string HistoryLine(const snapshot::RunState& rs, double now_unix) {
   j["run"] = rs.key.run;
   j["window"] = rs.window_id;
   j["incomplete"] = rs.incomplete;
-  j["report"] = expose::WindowToJson(rs.stats, ctx);
+  j["report"] = expose::WindowToJson(*rs.stats, ctx);
   // Replace invalid UTF-8 (kernel names are arbitrary bytes) instead of throwing.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

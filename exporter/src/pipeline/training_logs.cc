@@ -271,7 +271,7 @@ bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_se
   if (rs.training.steady_step_seconds && *rs.training.steady_step_seconds > 0) {
     seconds = rs.training.steady_step_seconds;
     source = "log";
-  } else if (double ts = rs.has_window ? rs.stats.TraceStepSeconds() : 0; ts > 0) {
+  } else if (double ts = rs.has_window ? rs.stats->TraceStepSeconds() : 0; ts > 0) {
     seconds = ts;
     source = "trace";
   } else if (config_step_seconds && *config_step_seconds > 0) {

@@ -34,11 +34,19 @@ struct TrainingInfo {
   std::optional<double> last_step_unix;
 };
 
+// The empty window of a run with training-log data only: one shared instance.
+std::shared_ptr<const aggregate::WindowStats> NoWindowStats();
+
 // The latest complete window of one run plus everything derived for it.
 struct RunState {
   RunKey key;
   std::string window_id;  // first <ts> dir name of the window
-  aggregate::WindowStats stats;
+  // Never null. Immutable and shared: the daemon's working copy and every
+  // published Snapshot point at the same stats, so publishing copies a
+  // pointer per run instead of the window (1,000 runs' windows copied per
+  // poll were most of the daemon's CPU while a long log caught up). A new
+  // window replaces the pointer.
+  std::shared_ptr<const aggregate::WindowStats> stats = NoWindowStats();
   std::string format = "json";  // json | xplane | mixed
   int expected_gpus = 0;        // 0 = unknown
   bool incomplete = false;      // timed out short of expectation, or failed files
@@ -49,6 +57,10 @@ struct RunState {
   TrainingInfo training;
   double last_activity_unix = 0;  // newest window or log line; drives retention
   bool has_window = false;        // false: only training-log data so far
+
+  // A private copy of `stats` to edit (state loading, tests); the reference
+  // is valid until `stats` is copied or replaced.
+  aggregate::WindowStats& MutableStats();
 };
 
 struct Snapshot {

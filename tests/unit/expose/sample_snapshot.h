@@ -34,7 +34,7 @@ inline snapshot::RunState RunWithEverything() {
   r.training.loss = 2.125;
   r.training.last_step_unix = 1795000002;
 
-  aggregate::WindowStats& st = r.stats;
+  aggregate::WindowStats& st = r.MutableStats();
   st.rule_set = "drill";
   st.profile_steps = 3;
   st.launcher_mode = aggregate::LauncherMode::kOneNodePerProcess;
@@ -104,7 +104,7 @@ inline snapshot::RunState RunWithoutStepTime() {
   r.incomplete = true;
   r.analyzed_unix = 1795003600;
   r.last_activity_unix = 1795003600;
-  aggregate::WindowStats& st = r.stats;
+  aggregate::WindowStats& st = r.MutableStats();
   st.rule_set = "nvidia";
   st.profile_steps = 1;
   st.launcher_mode = aggregate::LauncherMode::kOneGpuPerProcess;

@@ -305,7 +305,7 @@ TEST(SnapshotCollectableTest, EmptyStepSourceIsLabelledUnknown) {
 TEST(SnapshotCollectableTest, WindowWithoutGpusHasZeroPerGpuValuesAndNoGap) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithEverything();
-  r.stats.devices.clear();  // divisor 0
+  r.MutableStats().devices.clear();  // divisor 0
   s.runs.emplace(r.key, r);
   const Families f = RenderSnapshot(s, kTestBuild);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun1), 0);
@@ -350,7 +350,7 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithEverything();
   r.key.run = "run-\xff";
-  r.stats.families[0].top_kernels[0].name = "k\xc3";  // truncated 2-byte sequence
+  r.MutableStats().families[0].top_kernels[0].name = "k\xc3";  // truncated 2-byte sequence
   s.runs.emplace(r.key, r);
   const Families f = RenderSnapshot(s, kTestBuild);
   EXPECT_DOUBLE_EQ(
@@ -362,8 +362,8 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
 TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithEverything();
-  r.stats.families[0].top_kernels[0].name = "k\xff";
-  r.stats.families[0].top_kernels[1].name = "k\xfe";
+  r.MutableStats().families[0].top_kernels[0].name = "k\xff";
+  r.MutableStats().families[0].top_kernels[1].name = "k\xfe";
   s.runs.emplace(r.key, r);
   const Families f = RenderSnapshot(s, kTestBuild);
   // The first (largest) kernel keeps the series.
@@ -373,8 +373,8 @@ TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) 
 TEST(SnapshotCollectableTest, RepairedNameCollidingWithAValidOneKeepsTheFirst) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithEverything();
-  r.stats.families[0].top_kernels[0].name = "k\xEF\xBF\xBD";  // a literal U+FFFD
-  r.stats.families[0].top_kernels[1].name = "k\xff";
+  r.MutableStats().families[0].top_kernels[0].name = "k\xEF\xBF\xBD";  // a literal U+FFFD
+  r.MutableStats().families[0].top_kernels[1].name = "k\xff";
   s.runs.emplace(r.key, r);
   const Families f = RenderSnapshot(s, kTestBuild);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
@@ -391,10 +391,10 @@ TEST(SnapshotCollectableTest, RunsCollidingAfterUtf8RepairExportOneSeriesEach) {
   const Families f = RenderSnapshot(s, kTestBuild);
   // Value() fails unless exactly one sample matches.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", {{"run", "run-\xEF\xBF\xBD"}}),
-                   static_cast<double>(a.stats.gpus()));
+                   static_cast<double>(a.stats->gpus()));
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_kernel_seconds",
-            {{"run", "run-\xEF\xBF\xBD"}, {"kernel", a.stats.families[0].top_kernels[0].name}}),
+            {{"run", "run-\xEF\xBF\xBD"}, {"kernel", a.stats->families[0].top_kernels[0].name}}),
       0.15);
 }
 

@@ -85,7 +85,7 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
 void ExpectSameRun(const snapshot::RunState& a, const snapshot::RunState& b) {
   EXPECT_EQ(a.key, b.key);
   EXPECT_EQ(a.window_id, b.window_id);
-  ExpectSameStats(a.stats, b.stats);
+  ExpectSameStats(*a.stats, *b.stats);
   EXPECT_EQ(a.format, b.format);
   EXPECT_EQ(a.expected_gpus, b.expected_gpus);
   EXPECT_EQ(a.incomplete, b.incomplete);
@@ -114,12 +114,12 @@ snapshot::Snapshot Tricky() {
   r.training.tokens_per_second_per_device = -0.0;
   r.training.last_step = std::numeric_limits<int64_t>::min();
   r.analyzed_unix = 0.1 + 0.2;  // not representable in short decimal
-  r.stats.devices[0].kernel_ps = std::numeric_limits<int64_t>::max();
-  r.stats.families[0].total_ps = -5;
-  r.stats.events = std::numeric_limits<uint64_t>::max();
-  r.stats.launcher_mode = aggregate::LauncherMode::kMixed;
-  r.stats.families[1].kind = classify::FamilyKind::kMemory;
-  r.stats.files[0].schema = parse::TraceSchema::kKineto;
+  r.MutableStats().devices[0].kernel_ps = std::numeric_limits<int64_t>::max();
+  r.MutableStats().families[0].total_ps = -5;
+  r.MutableStats().events = std::numeric_limits<uint64_t>::max();
+  r.MutableStats().launcher_mode = aggregate::LauncherMode::kMixed;
+  r.MutableStats().families[1].kind = classify::FamilyKind::kMemory;
+  r.MutableStats().files[0].schema = parse::TraceSchema::kKineto;
   r.key.run = "run \"1\"\n\\ é";
   s.runs.emplace(r.key, r);
   return s;

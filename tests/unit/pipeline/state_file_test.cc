@@ -24,8 +24,8 @@ DaemonState SampleState() {
   rs.incomplete = true;
   rs.analyzed_unix = 1700000000.25;
   rs.last_activity_unix = 1699999999.5;
-  rs.stats.profile_steps = 3;
-  rs.stats.total_kernel_ps = 123456789012;
+  rs.MutableStats().profile_steps = 3;
+  rs.MutableStats().total_kernel_ps = 123456789012;
   s.snapshot.runs[rs.key] = rs;
   window::AnalysedWindow w;
   w.run = {"job-1", "run-a"};
@@ -47,7 +47,7 @@ TEST(StateFileTest, RoundTripsRunsAndAnalysedWindows) {
   EXPECT_EQ(rs.window_id, "2024_03_01_12_00_00");
   EXPECT_EQ(rs.expected_gpus, 8);
   EXPECT_TRUE(rs.incomplete);
-  EXPECT_EQ(rs.stats.total_kernel_ps, 123456789012);
+  EXPECT_EQ(rs.stats->total_kernel_ps, 123456789012);
   EXPECT_EQ(rs.last_activity_unix, 1699999999.5);
   ASSERT_EQ(out->windows.size(), 1u);
   EXPECT_EQ(out->windows[0].run_dir, "/jobs/job-1/run-a");

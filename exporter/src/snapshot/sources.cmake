@@ -1,0 +1,2 @@
+target_sources(profwatch_lib PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot.cc)
