@@ -7,8 +7,8 @@
 #      fuzz-corpus replays),
 #   3. builds again with clang + ASan + UBSan + libFuzzer instrumentation and
 #      runs the same ctest suite under the sanitizers,
-#   4. builds the threaded stages' tests (and the binaries they run) with
-#      clang + ThreadSanitizer and runs them,
+#   4. builds the threaded stages' tests and the daemon's end-to-end tests
+#      (and the binaries they run) with clang + ThreadSanitizer and runs them,
 #   5. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default 20).
 # Exit status is non-zero if any step fails.
 set -euo pipefail
@@ -34,14 +34,23 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 echo "== build (clang, ThreadSanitizer: the threaded stages' tests)"
 TSAN_TESTS=(core_test read_test parse_test aggregate_test cli_test)
+# The daemon end to end: scan thread, analysis workers and scrape threads, in
+# the real `profwatch serve` (TSan-built; TSAN_OPTIONS reaches it, and a race
+# makes its exit code fail the test).
+TSAN_SERVE_TESTS=(serve_test serve_steps_test)
 CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPROFWATCH_TSAN=ON
-cmake --build build-tsan -j "$JOBS" --target profwatch profwatch-tracegen "${TSAN_TESTS[@]}"
+cmake --build build-tsan -j "$JOBS" --target profwatch profwatch-tracegen "${TSAN_TESTS[@]}" \
+  "${TSAN_SERVE_TESTS[@]}"
 echo "== test (ThreadSanitizer)"
 for t in "${TSAN_TESTS[@]}"; do
   stage="${t%_test}"
   # halt_on_error: a race fails the binary (and a daemon or CLI run under test).
   (cd "build-tsan/tests/unit/$stage" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    "./$t" --gtest_brief=1)
+done
+for t in "${TSAN_SERVE_TESTS[@]}"; do
+  (cd build-tsan/tests/integration && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     "./$t" --gtest_brief=1)
 done
 
