@@ -56,9 +56,13 @@ class InotifyWatcher final : public Watcher {
     if (fds[0].revents & POLLIN) {
       Drain(&hints, &dirs, &content_dirs);
       // Writers produce bursts (create, many modifies, close): coalesce a
-      // short burst into one hint set so the daemon rescans once.
+      // short burst into one hint set so the daemon rescans once. Not when
+      // the caller has work waiting (a log catching up): a writer appending
+      // all the while would hold each of its 1 MiB reads up to 100 ms.
       pollfd more = {fd_, POLLIN, 0};
-      for (int i = 0; i < 5 && poll(&more, 1, 20) > 0; ++i) Drain(&hints, &dirs, &content_dirs);
+      for (int i = 0; timeout.count() > 0 && i < 5 && poll(&more, 1, 20) > 0; ++i) {
+        Drain(&hints, &dirs, &content_dirs);
+      }
     }
     hints.dirs.assign(dirs.begin(), dirs.end());
     for (const std::string& d : content_dirs) {

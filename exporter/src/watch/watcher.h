@@ -45,7 +45,9 @@ class Watcher {
   // Failures (watch limit, permissions) are logged once and counted; polling
   // still covers those directories.
   virtual void AddDirectories(const std::vector<std::string>& dirs) = 0;
-  // Blocks until a hint arrives, Wake() is called or `timeout` passes.
+  // Blocks until a hint arrives, Wake() is called or `timeout` passes. A zero
+  // timeout (the caller has work waiting) returns what is queued at once,
+  // without waiting for the rest of a burst of events.
   virtual WatchHints Wait(std::chrono::milliseconds timeout) = 0;
   // Interrupts a Wait() in progress (shutdown, or work to do).
   virtual void Wake() = 0;
