@@ -265,6 +265,48 @@ TEST(ServeStepsTest, LongLogIsCaughtUpWithoutWaitingForPolls) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Jobs that finished a month ago, met by a (re)started daemon: their window
+// files and logs are a month old. A window older than --retention is not
+// analysed, and reading an old log from its start is not activity either, so
+// with --retention 1h such a run is not exported at all. Before, the read
+// time counted and the log alone exported the run for another hour (again
+// after every restart). jobNew, whose log is written now, shows that logs
+// are read and exported meanwhile.
+TEST(ServeStepsTest, OldLogReadAfterARestartDoesNotReviveItsRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const auto month_ago = fs::file_time_type::clock::now() - std::chrono::hours(24 * 30);
+  for (const std::string job : {"jobOld", "jobNew"}) {
+    const std::string trace =
+        ProfileDir(jobs, job, "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz";
+    WriteFile(trace, testing::Gzip(JaxTrace(1, {{0, 16, 100, 500000}})));
+    const std::string log = jobs + "/" + job + ".log";
+    WriteFile(log, ConfigLines(2));
+    for (int s = 1; s <= 20; ++s) Append(log, StepLine(s, "0.800"));
+    if (job == "jobOld") {
+      fs::last_write_time(trace, month_ago);
+      fs::last_write_time(log, month_ago);
+    }
+  }
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--retention", "1h"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(Equals("profwatch_training_step", {{"training_job", "jobNew"}}, 20));
+  ASSERT_TRUE(m) << serve.Log();
+  // Both logs were found and read in the same poll.
+  EXPECT_NE(serve.Log().find("training log found training_job=jobOld run=run1"), std::string::npos)
+      << serve.Log();
+  m = serve.WaitFor(Has("profwatch_window_gpus", {{"training_job", "jobNew"}}));
+  ASSERT_TRUE(m) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+  m = serve.Metrics();
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(m->find("training_job=\"jobOld\""), std::string::npos) << *m;
+  EXPECT_EQ(serve.Log().find("window analysed training_job=jobOld"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Negative gap (healthy overlap), log found by the default `<jobs_root>/<job>.log`
 // glob. Trace: one GPU, streams 16 and 17 each run three 0.4 s kernels that
 // overlap -> summed kernel 2.4 s / (1 GPU x 3 steps) = 0.8 s per GPU per step;

@@ -434,9 +434,12 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
+double Daemon::RetentionCutoff(TimePoint now) const {
+  return ToUnixSeconds(now) - std::chrono::duration<double>(options_.assembler.retention).count();
+}
+
 void Daemon::RetentionSweepLocked(TimePoint now) {
-  const double cutoff =
-      ToUnixSeconds(now) - std::chrono::duration<double>(options_.assembler.retention).count();
+  const double cutoff = RetentionCutoff(now);
   for (auto it = runs_.begin(); it != runs_.end();) {
     if (it->second.last_activity_unix < cutoff) {
       spdlog::info("run expired training_job={} run={} last_activity_unix={:.0f}",
@@ -489,9 +492,14 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
       log_profile_steps_.erase(u.key);
     }
     if (!u.changed && !u.new_lines) continue;
+    // A log's activity is when its lines were written, not when they were
+    // read: after a restart every log is read again from its start, and an
+    // old run must not come back (nor stay) for another --retention.
+    const double written = u.new_lines ? u.written_unix.value_or(ToUnixSeconds(now)) : 0.0;
     auto it = runs_.find(u.key);
     if (it == runs_.end()) {
       if (!u.changed) continue;  // an expired run comes back only with news
+      if (u.new_lines && written < RetentionCutoff(now)) continue;  // and only with recent news
       snapshot::RunState fresh;
       fresh.key = u.key;
       it = runs_.emplace(u.key, std::move(fresh)).first;
@@ -499,7 +507,7 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
     snapshot::RunState& rs = it->second;
     rs.training = u.training;
     // Retention: a run whose log still grows is alive.
-    if (u.new_lines) rs.last_activity_unix = std::max(rs.last_activity_unix, ToUnixSeconds(now));
+    if (u.new_lines) rs.last_activity_unix = std::max(rs.last_activity_unix, written);
     if (rs.has_window) ChooseStepLocked(rs, options_);
     changed = true;
   }

@@ -228,7 +228,13 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
     }
     f.last_error.clear();
     if (!f.tailer.at_eof()) behind_ = true;
-    for (const std::string& line : *lines) f.source.AddLine(line);
+    // Lines read while catching up (a restart re-reads every log) are as old
+    // as the file's last write, not as new as this read.
+    const std::optional<TimePoint> written = f.tailer.last_write_time();
+    for (const std::string& line : *lines) f.source.AddLine(line, written);
+    if (!lines->empty()) {
+      u.written_unix = ToUnixSeconds(written ? std::min(*written, clock_.Now()) : clock_.Now());
+    }
     u.new_lines = !lines->empty();
     u.training = InfoOf(f.source);
     // The divisor needs the window length even when the first profiled step

@@ -96,6 +96,9 @@ struct LogUpdate {
   std::optional<int64_t> profile_steps;  // effective profiler_steps (log or override)
   bool new_lines = false;                // lines were read
   bool changed = false;                  // training or profile_steps differ from the last report
+  // With new_lines: when the newest of them was written at the latest (the
+  // log's modification time, capped by now). Retention counts it.
+  std::optional<double> written_unix;
   uint64_t new_parse_errors = 0;
   std::vector<std::string> new_warnings;
 };

@@ -140,6 +140,7 @@ void LogTailer::StartFile(int fd, uint64_t dev, uint64_t inode) {
 Result<std::vector<std::string>> LogTailer::Poll() {
   std::vector<std::string> out;
   at_eof_ = false;
+  last_write_time_.reset();
   budget_ = options_.max_bytes_per_poll;
 
   struct stat ps {};
@@ -320,6 +321,15 @@ Status LogTailer::ReadLines(std::vector<std::string>& out, bool final) {
   }
   counters_.lines += out.size() - first_new;
   counters_.overlong_lines += overlong;
+  if (out.size() > first_new) {
+    // Stat after reading, so the time bounds every line just returned.
+    struct stat fs {};
+    if (::fstat(fd_, &fs) == 0) {
+      last_write_time_ = TimePoint{} + std::chrono::duration_cast<TimePoint::duration>(
+                                           std::chrono::seconds(fs.st_mtim.tv_sec) +
+                                           std::chrono::nanoseconds(fs.st_mtim.tv_nsec));
+    }
+  }
   if (committed != state_.offset || skipping != state_.in_overlong_line) {
     state_.offset = committed;
     state_.in_overlong_line = skipping;

@@ -26,10 +26,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/result.h"
 
 namespace profwatch::steplog {
@@ -94,6 +96,11 @@ class LogTailer {
   bool at_eof() const { return at_eof_; }
   // True while a file is open (it existed at the last Poll()).
   bool present() const { return fd_ >= 0; }
+  // The modification time of the file the last Poll()'s lines came from, read
+  // after them: every one of those lines was written at or before it. nullopt
+  // when that Poll() returned no lines. A log read from its start after a
+  // restart is old; this tells how old.
+  std::optional<TimePoint> last_write_time() const { return last_write_time_; }
   const TailerState& state() const { return state_; }
   const Counters& counters() const { return counters_; }
   const std::string& path() const { return path_; }
@@ -118,6 +125,7 @@ class LogTailer {
   bool resume_pending_ = false;  // state_ came from the constructor, unverified
   int fd_ = -1;
   bool at_eof_ = false;
+  std::optional<TimePoint> last_write_time_;
   size_t budget_ = 0;  // bytes the current Poll() may still read
   Counters counters_;
   std::string buffer_;  // read chunk, reused

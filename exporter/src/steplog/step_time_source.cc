@@ -89,10 +89,10 @@ void StepTimeSource::Warn(std::string message) {
   if (warned_.insert(message).second) warnings_.push_back(std::move(message));
 }
 
-void StepTimeSource::AddLine(std::string_view line) {
+void StepTimeSource::AddLine(std::string_view line, std::optional<TimePoint> written) {
   if (LooksLikeStepLine(line)) {
     if (std::optional<StepLine> step = ParseStepLine(line)) {
-      AddStepLine(*step);
+      AddStepLine(*step, written);
     } else {
       ++parse_errors_;
     }
@@ -239,7 +239,7 @@ std::vector<StepRange> StepTimeSource::ProfiledRanges(int64_t through_step) cons
   return out;
 }
 
-void StepTimeSource::AddStepLine(const StepLine& line) {
+void StepTimeSource::AddStepLine(const StepLine& line, std::optional<TimePoint> written) {
   if (line.step < 0 || line.step > kMaxStepNumber || !std::isfinite(line.seconds) ||
       line.seconds < 0) {
     ++parse_errors_;  // only reachable by callers that build StepLines themselves
@@ -269,7 +269,10 @@ void StepTimeSource::AddStepLine(const StepLine& line) {
     agg.min_seconds = std::min(agg.min_seconds, line.seconds);
   }
   ++agg.lines;
-  if (line.step == steps_.rbegin()->first) last_step_time_ = clock_.Now();
+  if (line.step == steps_.rbegin()->first) {
+    const TimePoint now = clock_.Now();
+    last_step_time_ = written ? std::min(*written, now) : now;
+  }
   while (steps_.size() > options_.max_retained_steps) steps_.erase(steps_.begin());
 }
 

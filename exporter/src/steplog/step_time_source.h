@@ -91,9 +91,11 @@ class StepTimeSource {
 
   // Feeds one log line (any text): step lines and config-param lines are
   // used, a line with the step marker that does not parse is counted in
-  // parse_errors(), everything else is ignored.
-  void AddLine(std::string_view line);
-  void AddStepLine(const StepLine& line);
+  // parse_errors(), everything else is ignored. `written`: when the line was
+  // written at the latest (its log's modification time when it was read);
+  // without it, or when it is later, the clock's now.
+  void AddLine(std::string_view line, std::optional<TimePoint> written = std::nullopt);
+  void AddStepLine(const StepLine& line, std::optional<TimePoint> written = std::nullopt);
   void AddConfigParam(const ConfigParam& param);
 
   // Latest (highest-numbered) step and the slowest node's values for it.
@@ -104,7 +106,8 @@ class StepTimeSource {
   std::optional<double> tflops_per_device() const;
   std::optional<double> mfu_ratio() const;
   std::optional<double> loss() const;
-  // Clock time when a line of the latest step was last read.
+  // When a line of the latest step was last written: the clock's time when it
+  // was read, or its `written` time if earlier (a log read while catching up).
   std::optional<TimePoint> last_step_time() const;
 
   // Median seconds over the most recent steady_window steady steps; nullopt

@@ -3,7 +3,9 @@
 #include "pipeline/training_logs.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "testing/test_util.h"
@@ -209,6 +211,40 @@ TEST(TrainingLogsTest, ReportsFiguresProfileStepsParseErrorsAndOnlyChanges) {
   EXPECT_EQ(u[0].training.last_step_seconds, 0.75);
   EXPECT_EQ(u[0].training.loss, 2.0);
   EXPECT_EQ(u[0].new_parse_errors, 0u);
+}
+
+// A log last written a month ago (what a restart reads from its start): its
+// step time and activity are the file's modification time, not the read.
+TEST(TrainingLogsTest, OldLogLinesAreDatedByTheFilesModificationTime) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  const std::string log = root + "/jobA.log";
+  FakeClock clock(std::chrono::system_clock::now());
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  WriteFile(log, StepLine(1, 0.75) + StepLine(2, 0.75));
+  std::filesystem::last_write_time(
+      log, std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 30));
+  struct stat st {};
+  ASSERT_EQ(::stat(log.c_str(), &st), 0);
+  const double mtime = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].training.last_step, 2);
+  ASSERT_TRUE(u[0].training.last_step_unix.has_value());
+  EXPECT_NEAR(*u[0].training.last_step_unix, mtime, 1e-6);
+  ASSERT_TRUE(u[0].written_unix.has_value());
+  EXPECT_NEAR(*u[0].written_unix, mtime, 1e-6);
+  EXPECT_LT(*u[0].written_unix, ToUnixSeconds(clock.Now()) - 29 * 86400.0);
+
+  // The log grows again: lines written now are dated now (the clock caps the
+  // modification time).
+  Append(log, StepLine(3, 0.75));
+  u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].training.last_step, 3);
+  EXPECT_EQ(u[0].written_unix, ToUnixSeconds(clock.Now()));
+  EXPECT_EQ(u[0].training.last_step_unix, ToUnixSeconds(clock.Now()));
 }
 
 TEST(TrainingLogsTest, FlagMismatchWithLogIsWarnedOnce) {

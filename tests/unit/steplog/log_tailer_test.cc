@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -47,6 +48,28 @@ TEST(LogTailerTest, ReturnsCompleteLinesAndHoldsTornLastLine) {
   EXPECT_THAT(PollOk(t), ElementsAre("completed step: 2, seconds: 2.5"));
   EXPECT_EQ(t.counters().lines, 2u);
   EXPECT_EQ(t.state().offset, fs::file_size(log));
+}
+
+// The modification time, read after the lines: how old a log read from its
+// start is. Nothing read, no time.
+TEST(LogTailerTest, LastWriteTimeIsTheFilesModificationTime) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "completed step: 1, seconds: 2.0\n");
+  const auto month_ago = fs::file_time_type::clock::now() - std::chrono::hours(24 * 30);
+  fs::last_write_time(log, month_ago);
+  struct stat st {};
+  ASSERT_EQ(::stat(log.c_str(), &st), 0);
+  const TimePoint mtime = TimePoint{} + std::chrono::duration_cast<TimePoint::duration>(
+                                            std::chrono::seconds(st.st_mtim.tv_sec) +
+                                            std::chrono::nanoseconds(st.st_mtim.tv_nsec));
+  LogTailer t(log);
+  EXPECT_FALSE(t.last_write_time().has_value());
+  EXPECT_THAT(PollOk(t), ElementsAre("completed step: 1, seconds: 2.0"));
+  EXPECT_EQ(t.last_write_time(), mtime);
+  EXPECT_LT(t.last_write_time(), std::chrono::system_clock::now() - std::chrono::hours(24 * 29));
+  EXPECT_THAT(PollOk(t), IsEmpty());
+  EXPECT_FALSE(t.last_write_time().has_value());
 }
 
 TEST(LogTailerTest, MissingFileYieldsNothingUntilItAppears) {

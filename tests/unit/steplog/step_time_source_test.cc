@@ -303,6 +303,20 @@ TEST(StepTimeSourceTest, LastStepTimeComesFromInjectedClock) {
   EXPECT_EQ(s.last_step(), 2);
 }
 
+// A line read while catching up carries when it was written at the latest
+// (its log's modification time); the clock still caps it.
+TEST(StepTimeSourceTest, LastStepTimeIsTheWrittenTimeWhenEarlier) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  const TimePoint month_ago = clock.Now() - std::chrono::hours(24 * 30);
+  s.AddLine(Step(1, 2.0), month_ago);
+  EXPECT_EQ(s.last_step_time(), month_ago);
+  s.AddLine(Step(2, 2.0), clock.Now() + std::chrono::hours(1));  // a file from the future
+  EXPECT_EQ(s.last_step_time(), clock.Now());
+  s.AddLine(Step(3, 2.0));
+  EXPECT_EQ(s.last_step_time(), clock.Now());
+}
+
 TEST(StepTimeSourceTest, RetainsBoundedNumberOfSteps) {
   FakeClock clock;
   StepTimeOptions opt;
