@@ -73,7 +73,7 @@ int RunServe(const std::vector<std::string>& args) {
       return 2;
     }
     spdlog::info("no --watch given, serving the bundled demo job directory path={}", demo);
-    options->roots.push_back(demo);
+    UseBundledDemo(demo, flags, *options);
   }
 
   // Block the signals in every thread (the exposer's and ours inherit the

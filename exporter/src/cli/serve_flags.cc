@@ -17,7 +17,8 @@ namespace {
 void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--watch", f.watch,
                  "Directory to watch (repeatable): a directory of jobs, one job dir or one run "
-                 "dir. Default: the bundled demo job directory");
+                 "dir. Default: the bundled demo job directory (kept whatever its age unless "
+                 "--retention is given)");
   app.add_option("--listen,--web.listen-address", f.listen,
                  "HTTP address for /metrics (host:port; port 0 picks a free port)")
       ->capture_default_str();
@@ -205,6 +206,14 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     return MakeError(ErrorCode::kConfig, "bad duration '" + s + "': must be at most 36500d");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(v * ms_per)));
+}
+
+void UseBundledDemo(const std::string& demo_dir, const ServeFlags& flags,
+                    pipeline::DaemonOptions& options) {
+  options.roots.push_back(demo_dir);
+  if (flags.retention == ServeFlags{}.retention) {
+    options.assembler.retention = std::chrono::hours(24 * 36500);
+  }
 }
 
 Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {

@@ -73,4 +73,12 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 // kConfig with a message naming the flag on bad values.
 Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& flags);
 
+// No --watch: serve the bundled demo job directory `demo_dir`. Its files are
+// as old as the build, and runs older than --retention are neither analysed
+// nor kept, so unless --retention was changed from its default the demo is
+// served with the longest retention (36500d): a demo built last week still
+// shows its runs.
+void UseBundledDemo(const std::string& demo_dir, const ServeFlags& flags,
+                    pipeline::DaemonOptions& options);
+
 }  // namespace profwatch::cli

@@ -53,6 +53,25 @@ TEST(ServeFlagsTest, DefaultsMatchTheContract) {
   EXPECT_EQ(o->analyze.aggregate.top_kernels, 5u);
 }
 
+// The demo's files are as old as the build: kept whatever their age, unless
+// the user chose a retention.
+TEST(ServeFlagsTest, BundledDemoIsServedWithoutRetentionUnlessOneIsGiven) {
+  ParsedServeFlags p = ParseServeFlags({});
+  ASSERT_TRUE(p.flags.has_value());
+  auto o = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  UseBundledDemo("/opt/demo", *p.flags, *o);
+  EXPECT_EQ(o->roots, std::vector<std::string>{"/opt/demo"});
+  EXPECT_EQ(o->assembler.retention, std::chrono::hours(24 * 36500));
+
+  p = ParseServeFlags({"--retention", "2h"});
+  ASSERT_TRUE(p.flags.has_value());
+  o = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  UseBundledDemo("/opt/demo", *p.flags, *o);
+  EXPECT_EQ(o->assembler.retention, std::chrono::hours(2));
+}
+
 TEST(ServeFlagsTest, DottedListenAliasAndBadValues) {
   ParsedServeFlags p = ParseServeFlags({"--web.listen-address", "127.0.0.1:0"});
   ASSERT_TRUE(p.flags.has_value());
