@@ -359,24 +359,25 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
       0.15);
 }
 
-TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) {
+// The sample run with its two largest GEMM kernels renamed.
+Families RenderWithTopKernelNames(const std::string& first, const std::string& second) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithEverything();
-  r.MutableStats().families[0].top_kernels[0].name = "k\xff";
-  r.MutableStats().families[0].top_kernels[1].name = "k\xfe";
+  aggregate::WindowStats& st = r.MutableStats();
+  st.families[0].top_kernels[0].name = first;
+  st.families[0].top_kernels[1].name = second;
   s.runs.emplace(r.key, r);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  return RenderSnapshot(s, kTestBuild);
+}
+
+TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) {
+  const Families f = RenderWithTopKernelNames("k\xff", "k\xfe");
   // The first (largest) kernel keeps the series.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
 }
 
 TEST(SnapshotCollectableTest, RepairedNameCollidingWithAValidOneKeepsTheFirst) {
-  snapshot::Snapshot s;
-  snapshot::RunState r = testing::RunWithEverything();
-  r.MutableStats().families[0].top_kernels[0].name = "k\xEF\xBF\xBD";  // a literal U+FFFD
-  r.MutableStats().families[0].top_kernels[1].name = "k\xff";
-  s.runs.emplace(r.key, r);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  const Families f = RenderWithTopKernelNames("k\xEF\xBF\xBD", "k\xff");  // a literal U+FFFD first
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
 }
 

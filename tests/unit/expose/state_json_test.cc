@@ -114,12 +114,13 @@ snapshot::Snapshot Tricky() {
   r.training.tokens_per_second_per_device = -0.0;
   r.training.last_step = std::numeric_limits<int64_t>::min();
   r.analyzed_unix = 0.1 + 0.2;  // not representable in short decimal
-  r.MutableStats().devices[0].kernel_ps = std::numeric_limits<int64_t>::max();
-  r.MutableStats().families[0].total_ps = -5;
-  r.MutableStats().events = std::numeric_limits<uint64_t>::max();
-  r.MutableStats().launcher_mode = aggregate::LauncherMode::kMixed;
-  r.MutableStats().families[1].kind = classify::FamilyKind::kMemory;
-  r.MutableStats().files[0].schema = parse::TraceSchema::kKineto;
+  aggregate::WindowStats& st = r.MutableStats();
+  st.devices[0].kernel_ps = std::numeric_limits<int64_t>::max();
+  st.families[0].total_ps = -5;
+  st.events = std::numeric_limits<uint64_t>::max();
+  st.launcher_mode = aggregate::LauncherMode::kMixed;
+  st.families[1].kind = classify::FamilyKind::kMemory;
+  st.files[0].schema = parse::TraceSchema::kKineto;
   r.key.run = "run \"1\"\n\\ é";
   s.runs.emplace(r.key, r);
   return s;

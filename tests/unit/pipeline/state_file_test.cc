@@ -24,8 +24,9 @@ DaemonState SampleState() {
   rs.incomplete = true;
   rs.analyzed_unix = 1700000000.25;
   rs.last_activity_unix = 1699999999.5;
-  rs.MutableStats().profile_steps = 3;
-  rs.MutableStats().total_kernel_ps = 123456789012;
+  aggregate::WindowStats& st = rs.MutableStats();
+  st.profile_steps = 3;
+  st.total_kernel_ps = 123456789012;
   s.snapshot.runs[rs.key] = rs;
   window::AnalysedWindow w;
   w.run = {"job-1", "run-a"};
