@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/byte_buffer.h"
+#include "core/cpu_spread.h"
 
 namespace profwatch::read {
 namespace {
@@ -44,8 +45,12 @@ class PrefetchSource final : public ByteSource {
         space_.notify_all();
       });
     }
+    const int starter_cpu = CurrentCpu();
     try {
-      producer_ = std::thread([this] { Produce(); });
+      producer_ = std::thread([this, starter_cpu] {
+        MoveOffCpu(starter_cpu);  // see core/cpu_spread.h
+        Produce();
+      });
     } catch (const std::system_error&) {
       if (share_) share_->SetWake({});
       return false;
