@@ -41,12 +41,26 @@ PEAK_RSS = None  # the bench/peak_rss binary, set by main()
 DIRECT = False  # --direct: spawn commands without the peak_rss wrapper (no RSS)
 
 
-def run_measured(cmd, stdout=True, limit_as=None, env=None):
-    """Runs cmd; returns (wall seconds, peak RSS bytes, exit code, stdout).
+def run_measured(cmd, stdout=True, limit_as=None, env=None, copies=1):
+    """Runs cmd; returns (wall seconds, peak RSS bytes, exit code, stdout,
+    CPU seconds: user + system of the command and its children).
+    copies=2 starts two copies at once, each spawned as a single one is, and
+    times until both have ended (no RSS, no stdout).
     env: extra environment variables for the child; stdout=False discards
     the output (gzip -dc). Peak RSS comes from bench/peak_rss: a child of this
     interpreter would count the interpreter's own memory in its ru_maxrss.
     The address-space limit is set by prlimit(1), after the exec."""
+    if copies > 1:
+        start = time.perf_counter()
+        wrap = [] if DIRECT else [PEAK_RSS, os.devnull]
+        procs = [subprocess.Popen(wrap + cmd, stdout=subprocess.DEVNULL) for _ in range(copies)]
+        cpu, code = 0.0, 0
+        for p in procs:
+            _, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            code = max(code, p.returncode)
+            cpu += usage.ru_utime + usage.ru_stime
+        return time.perf_counter() - start, 0, code, "", cpu
     rss_file = tempfile.NamedTemporaryFile(delete=False)
     rss_file.close()
     full = [] if DIRECT and not limit_as else [PEAK_RSS, rss_file.name]
@@ -58,8 +72,9 @@ def run_measured(cmd, stdout=True, limit_as=None, env=None):
     child_env = dict(os.environ, **env) if env else None
     proc = subprocess.Popen(full, stdout=out_f, stderr=subprocess.PIPE, env=child_env)
     err = proc.stderr.read().decode(errors="replace")  # before wait: never block on a full pipe
-    proc.wait()
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
     out = ""
     if stdout:
         out_f.seek(0)
@@ -70,14 +85,14 @@ def run_measured(cmd, stdout=True, limit_as=None, env=None):
     rss = int(text) * 1024 if text else 0
     if proc.returncode not in (0, 1):
         sys.stderr.write(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}\n")
-    return wall, rss, proc.returncode, out
+    return wall, rss, proc.returncode, out, usage.ru_utime + usage.ru_stime
 
 
 def median_of(cmd, repeat, **kw):
     """Median wall time of `repeat` runs, max peak RSS, last stdout."""
     walls, rss, out = [], 0, ""
     for _ in range(repeat):
-        w, r, code, out = run_measured(cmd, **kw)
+        w, r, code, out, _ = run_measured(cmd, **kw)
         if code not in (0, 1):
             return None, None, out
         walls.append(w)
@@ -88,20 +103,26 @@ def median_of(cmd, repeat, **kw):
 def interleaved(commands, repeat):
     """Runs every (name, cmd, kwargs) once per round, `repeat` rounds, so a
     slow spell of a shared machine hits all of them alike (the ratios are
-    what matter). Returns {name: (median wall, max peak RSS, last stdout)}."""
+    what matter). Returns {name: (median wall, max peak RSS, last stdout)},
+    and the median CPU seconds of each under name + "/cpu"."""
     walls = {name: [] for name, _, _ in commands}
+    cpus = {name: [] for name, _, _ in commands}
     rss = {name: 0 for name, _, _ in commands}
     out = {name: "" for name, _, _ in commands}
     for _ in range(repeat):
         for name, cmd, kw in commands:
-            w, r, code, o = run_measured(cmd, **kw)
+            w, r, code, o, c = run_measured(cmd, **kw)
             if code not in (0, 1):
                 continue
             walls[name].append(w)
+            cpus[name].append(c)
             rss[name] = max(rss[name], r)
             out[name] = o
-    return {name: (statistics.median(walls[name]) if walls[name] else None, rss[name], out[name])
-            for name, _, _ in commands}
+    result = {name: (statistics.median(walls[name]) if walls[name] else None, rss[name], out[name])
+              for name, _, _ in commands}
+    for name, _, _ in commands:
+        result[name + "/cpu"] = statistics.median(cpus[name]) if cpus[name] else None
+    return result
 
 
 def generate(tracegen, path, events, vendor="amd", gpus=8, seed=7, plain=False, level=None,
@@ -130,6 +151,9 @@ def single_file(args, bins, work, results):
         generate(bins["tracegen"], path, size)
         an = [bins["profwatch"], "analyze", "--format", "json"]
         cmds = [("floor", [bins["stage"], "inflate", path], {}),
+                # Two floors at once: do the two vCPUs slow each other down
+                # right now (host SMT siblings, a busy neighbour)?
+                ("floor_pair", [bins["stage"], "inflate", path], {"copies": 2}),
                 ("gzip", ["gzip", "-dc", path], {"stdout": False}),
                 ("parse", [bins["stage"], "parse", path], {}),
                 ("analyze", an + [path], {}),
@@ -151,6 +175,8 @@ def single_file(args, bins, work, results):
                "floor_zlib_s": floor_s, "gzip_dc_s": m["gzip"][0], "parse_s": m["parse"][0],
                "analyze_s": an_s, "analyze_rss": an_rss,
                "analyze_1thread_s": m["analyze_1thread"][0],
+               "floor_pair_s": m["floor_pair"][0], "analyze_cpu_s": m["analyze/cpu"],
+               "analyze_1thread_cpu_s": m["analyze_1thread/cpu"],
                "analyze_noshare_s": m["analyze_noshare"][0]}
         if bins["isal"]:
             row["floor_isal_s"] = m["floor_isal"][0]
@@ -182,6 +208,18 @@ def single_file(args, bins, work, results):
               f" {mb(r['json_bytes']) / r['analyze_s']:.0f} | {mb(r['analyze_rss']):.0f} |"
               f" {r['analyze_1thread_s']:.3f} | {r['analyze_noshare_s']:.3f} |"
               f" {py_s} | {py_ratio} | {py_rss} |")
+    print("\n## Two cores, or less? (same rounds as above)")
+    print("Two floors started at once should take as long as one when the two vCPUs are two cores;"
+          " on host SMT siblings or beside a busy neighbour they slow each other, and so do the two"
+          " threads of analyze (CPU s above its one-thread CPU s).")
+    print("| events | floor s | 2 floors at once s | 2 floors / floor | analyze CPU s |"
+          " --threads 1 CPU s | analyze CPU / one-thread CPU |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['events']:,} | {r['floor_zlib_s']:.3f} | {r['floor_pair_s']:.3f} |"
+              f" {r['floor_pair_s'] / r['floor_zlib_s']:.2f} | {r['analyze_cpu_s']:.3f} |"
+              f" {r['analyze_1thread_cpu_s']:.3f} |"
+              f" {r['analyze_cpu_s'] / r['analyze_1thread_cpu_s']:.2f} |")
     if bins["isal"]:
         print("\n## ISA-L backend (--inflate isal), same files")
         print("| events | floor isal s | inflate speed-up isal/zlib | analyze isal s |"
@@ -236,14 +274,14 @@ def huge(args, bins, work, results):
     floor_s, _, out = median_of([bins["stage"], "inflate", path], 1)
     json_bytes = json.loads(out)["json_bytes"]
     limit = args.huge_as_mb * 2**20
-    wall, rss, code, out = run_measured([bins["profwatch"], "analyze", "--format", "json", path],
+    wall, rss, code, out, _ = run_measured([bins["profwatch"], "analyze", "--format", "json", path],
                                         limit_as=limit)
     exact = code == 0 and devices_match(json.loads(out.splitlines()[0]), manifest)
     row = {"events": args.huge_events, "json_bytes": json_bytes, "gz_bytes": os.path.getsize(path),
            "floor_s": floor_s, "analyze_s": wall, "analyze_rss": rss, "exit": code,
            "as_limit_mb": args.huge_as_mb, "exact_vs_manifest": exact}
     if bins["isal"]:
-        row["analyze_isal_s"], row["analyze_isal_rss"], _, _ = run_measured(
+        row["analyze_isal_s"], row["analyze_isal_rss"], _, _, _ = run_measured(
             [bins["profwatch"], "analyze", "--format", "json", "--inflate", "isal", path],
             limit_as=limit)
     results["huge"] = row
@@ -366,10 +404,8 @@ def main():
     ap.add_argument("--skip", default="", help="comma list of: single,multi")
     ap.add_argument("--direct", action="store_true",
                     help="spawn each timed command directly, without the peak_rss wrapper "
-                         "(peak RSS then reads 0, except under --huge's memory limit). On "
-                         "this 2-vCPU VM a waiting parent process between the harness and "
-                         "a two-thread analyze slowed it by 6-13 ms at 1e5 events (~2 ms "
-                         "for the one-thread floor): this shows the program's own time")
+                         "(peak RSS then reads 0, except under --huge's memory limit); the "
+                         "wrapper costs the floor and analyze alike, 1-3 ms a run")
     ap.add_argument("--json-out")
     args = ap.parse_args()
     args.sizes = [int(float(s)) for s in args.sizes.split(",") if s]

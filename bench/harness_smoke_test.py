@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Runs bench/run.py end to end on tiny generated files and checks that every
+section it reports was measured: the harness is documented in the README, so
+it must keep working. It checks what was measured and that the analysis is
+right (device count), never how fast anything was.
+
+  python3 bench/harness_smoke_test.py --build BUILD
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    args = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "bench.json")
+        run = subprocess.run(
+            [sys.executable, os.path.join(here, "run.py"), "--build", args.build, "--work", work,
+             "--sizes", "3000", "--short-repeat", "2", "--repeat", "1", "--multi-events", "2000",
+             "--json-out", out], capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            print(run.stdout, run.stderr)
+            return 1
+        with open(out) as f:
+            res = json.load(f)
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+
+    rows = res.get("single_file", [])
+    check(len(rows) == 1 and rows[0]["events"] == 3000, "one single-file row of 3,000 events")
+    if rows:
+        r = rows[0]
+        for key in ("floor_zlib_s", "floor_pair_s", "gzip_dc_s", "parse_s", "analyze_s",
+                    "analyze_1thread_s", "analyze_noshare_s", "analyze_cpu_s",
+                    "analyze_1thread_cpu_s", "python_s"):
+            check(isinstance(r.get(key), float) and r[key] > 0, f"{key} measured (> 0)")
+        check(r.get("json_bytes", 0) > r.get("gz_bytes", 0) > 0, "JSON larger than its gzip")
+        check(r.get("analyze_rss", 0) > 1 << 20, "analyze peak RSS read from the wrapper")
+    multi = res.get("multi_file", {})
+    check(multi.get("files") == 8 and multi.get("threads1_s", 0) > 0 and multi.get("threads2_s", 0) > 0,
+          "8-file window timed with 1 and 2 threads")
+    for f in failures:
+        print("FAILED:", f)
+    if not failures:
+        print("bench harness: every section measured")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
