@@ -405,7 +405,7 @@ def main():
     ap.add_argument("--direct", action="store_true",
                     help="spawn each timed command directly, without the peak_rss wrapper "
                          "(peak RSS then reads 0, except under --huge's memory limit); the "
-                         "wrapper costs the floor and analyze alike, 1-3 ms a run")
+                         "wrapper costs the floor and analyze alike, 1-3.5 ms a run")
     ap.add_argument("--json-out")
     args = ap.parse_args()
     args.sizes = [int(float(s)) for s in args.sizes.split(",") if s]
