@@ -23,6 +23,10 @@
 // yaml-cpp mark of the offending node). Patterns must be non-empty; regexes
 // are compiled here (and again, once, by Classifier::Create) and are capped at
 // kMaxRegexBytes to bound the regex compiler's recursion on hostile input.
+// Numbers in a {n,m} count or a \N back-reference are capped at
+// kMaxRegexNumberDigits: libstdc++ reads them into a `long` without an
+// overflow check (signed overflow, found by fuzz_rules_file), and a count
+// that large could never compile anyway (its state limit is 100,000).
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -36,6 +40,7 @@
 #endif
 #include <regex>
 #include <set>
+#include <string_view>
 
 #include "classify/classifier.h"
 
@@ -43,6 +48,32 @@ namespace profwatch::classify {
 namespace {
 
 constexpr size_t kMaxRegexBytes = 1024;
+constexpr size_t kMaxRegexNumberDigits = 6;
+
+size_t DigitRun(std::string_view s, size_t i) {
+  size_t n = 0;
+  while (i + n < s.size() && s[i + n] >= '0' && s[i + n] <= '9') ++n;
+  return n;
+}
+
+// True when a repetition count or back-reference has more digits than
+// kMaxRegexNumberDigits. Conservative inside [...] (where '{' is literal).
+bool HasOverlongRegexNumber(std::string_view re) {
+  for (size_t i = 0; i < re.size(); ++i) {
+    if (re[i] == '\\') {
+      if (DigitRun(re, i + 1) > kMaxRegexNumberDigits) return true;
+      ++i;  // the escaped character
+    } else if (re[i] == '{') {
+      const size_t lo = DigitRun(re, i + 1);
+      if (lo > kMaxRegexNumberDigits) return true;
+      if (i + 1 + lo < re.size() && re[i + 1 + lo] == ',' &&
+          DigitRun(re, i + 2 + lo) > kMaxRegexNumberDigits) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
 constexpr size_t kMaxRulesFileBytes = 16u << 20;
 
 // Thrown inside this file only; converted to Result at the boundary.
@@ -106,6 +137,10 @@ class Parser {
       if (op == "regex") {
         if (n.Scalar().size() > kMaxRegexBytes) {
           Fail(n, "regex longer than " + std::to_string(kMaxRegexBytes) + " bytes");
+        }
+        if (HasOverlongRegexNumber(n.Scalar())) {
+          Fail(n, "regex count or back-reference longer than " +
+                      std::to_string(kMaxRegexNumberDigits) + " digits");
         }
         try {
           std::regex re(n.Scalar(), std::regex::ECMAScript);

@@ -196,6 +196,23 @@ TEST(RulesFileTest, OverlongRegexIsRejected) {
   EXPECT_EQ(ErrorOf(text), "rules.yaml:3: regex longer than 1024 bytes");
 }
 
+// libstdc++ parses these numbers into a long without an overflow check: the
+// fuzzer's crash was a count of 7777777777777777777.
+TEST(RulesFileTest, OverlongRegexNumbersAreRejected) {
+  auto rule = [](const std::string& re) {
+    return "rules:\n  - family: a\n    match: {regex: '" + re + "'}\n";
+  };
+  const std::string want = "rules.yaml:3: regex count or back-reference longer than 6 digits";
+  EXPECT_EQ(ErrorOf(rule("a{7777777777777777777}")), want);
+  EXPECT_EQ(ErrorOf(rule("a{2,99999999999999999999}")), want);
+  EXPECT_EQ(ErrorOf(rule("(a)\\77777777777777777777")), want);
+  // Counts of six digits or fewer, and digits elsewhere, are ordinary.
+  EXPECT_EQ(ErrorOf(rule("gemm_{2,4}x")), "<ok>");
+  EXPECT_EQ(ErrorOf(rule("(a)\\1")), "<ok>");
+  EXPECT_EQ(ErrorOf(rule("kernel_12345678901234567890")), "<ok>");
+  EXPECT_EQ(ErrorOf(rule("\\{12345678901")), "<ok>");  // an escaped brace is literal
+}
+
 TEST(RulesFileTest, GarbageBytesGiveAConfigErrorNotACrash) {
   const std::string garbage("\x1f\x8b\x08\x00\xff\xfe{[:&*!%\x00\x01", 15);
   const std::string got = ErrorOf(garbage);
