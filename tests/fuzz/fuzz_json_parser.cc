@@ -89,8 +89,9 @@ bool Same(const Run& a, const Run& b) {
 
 }  // namespace
 
-// Decoding inline and decoding in batches on a helper thread must agree
-// event for event, on any bytes.
+// Decoding every entry alone, decoding back-to-back entries in runs, and
+// decoding in batches on a helper thread must agree event for event, on any
+// bytes.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   profwatch::parse::ParseOptions options;
@@ -98,8 +99,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_event_bytes = 4096;
   options.max_header_value_bytes = 1024;
   const size_t read_chunk = 1 + (data[0] / 64) * 17;
-  const Run inline_run = ParseWith(data + 1, size - 1, read_chunk, options);
+  options.decode_runs = false;  // the reference: every entry decoded alone
+  const Run alone = ParseWith(data + 1, size - 1, read_chunk, options);
+  options.decode_runs = true;
+  if (!Same(alone, ParseWith(data + 1, size - 1, read_chunk, options))) __builtin_trap();
   options.decode_threads = 1;
-  if (!Same(inline_run, ParseWith(data + 1, size - 1, read_chunk, options))) __builtin_trap();
+  if (!Same(alone, ParseWith(data + 1, size - 1, read_chunk, options))) __builtin_trap();
   return 0;
 }

@@ -48,7 +48,7 @@ class DecodePipeline {
  public:
   // `share` (may be null): a lender's idle time decodes batches too.
   DecodePipeline(int helper_threads, bool dur_as_double, std::shared_ptr<WorkShare> share,
-                 size_t max_in_flight = 4);
+                 size_t max_in_flight = 4, bool decode_runs = true);
   ~DecodePipeline();  // withdraws the offer, stops and joins the helpers
   DecodePipeline(const DecodePipeline&) = delete;
   DecodePipeline& operator=(const DecodePipeline&) = delete;
@@ -88,6 +88,7 @@ class DecodePipeline {
 
   const int helper_threads_;
   const bool dur_as_double_;
+  const bool decode_runs_;
   const size_t max_in_flight_;
   EventDecoder own_decoder_;     // for batches decoded on the parser's thread
   EventDecoder lender_decoder_;  // for the WorkShare's chores (one runs at a time)

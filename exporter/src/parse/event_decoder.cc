@@ -47,9 +47,11 @@ bool IsJsonNumber(std::string_view s) {
   return i == s.size();
 }
 
-void DropError(DecodeCounts& counts, simdjson::error_code err) {
-  counts.Drop(err == simdjson::UTF8_ERROR ? "bad_utf8" : "bad_json");
+std::string_view DropReason(simdjson::error_code err) {
+  return err == simdjson::UTF8_ERROR ? "bad_utf8" : "bad_json";
 }
+
+void DropError(DecodeCounts& counts, simdjson::error_code err) { counts.Drop(DropReason(err)); }
 
 // A string value. Without escapes it is a view of the input itself (stage 1
 // already validated its UTF-8), which saves simdjson's unescaping copy;
@@ -208,6 +210,10 @@ bool ParseId(od::value& v, Id& out) {
 
 }  // namespace
 
+EventDecoder::Fields EventDecoder::Fields::Drop(simdjson::error_code err) {
+  return Fields{kDrop, DropReason(err)};
+}
+
 void DecodeCounts::Add(const DecodeCounts& other) {
   events += other.events;
   empty_events += other.empty_events;
@@ -230,6 +236,81 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
     DropError(counts, err);
     return DecodeOutcome::kDrop;
   }
+  const Fields f = DecodeFields(obj, base, counts, ev, /*may_reread=*/true);
+  switch (f.outcome) {
+    case Fields::kEvent:
+      return DecodeOutcome::kEvent;
+    case Fields::kEmpty:
+      ++counts.empty_events;
+      return DecodeOutcome::kEmpty;
+    case Fields::kDrop:
+    case Fields::kReread:  // not with may_reread
+      counts.Drop(f.drop);
+      return DecodeOutcome::kDrop;
+  }
+  return DecodeOutcome::kDrop;
+}
+
+size_t EventDecoder::DecodeRun(char* buf, size_t capacity, const EntrySpan* entries, size_t count,
+                               TimeBase& base, DecodeCounts& counts, TraceEvent* events,
+                               size_t& kept) {
+  if (count == 0) return 0;
+  // The bytes around the run become the array's brackets for the parse (the
+  // caller checked they are a separator or the traceEvents '['), then get
+  // their old values back.
+  const size_t open = entries[0].first - 1;
+  const size_t close = entries[count - 1].first + entries[count - 1].second;
+  const char saved_open = buf[open];
+  const char saved_close = buf[close];
+  buf[open] = '[';
+  buf[close] = ']';
+  size_t done = 0;
+  od::document doc;
+  od::array array;
+  if (!parser_.iterate(buf + open, close + 1 - open, capacity - open).get(doc) &&
+      !doc.get_array().get(array)) {
+    for (auto element : array) {
+      od::object obj;
+      if (element.error() || element.value_unsafe().get_object().get(obj)) break;
+      const Fields f = DecodeFields(obj, base, counts, events[kept], /*may_reread=*/false);
+      if (f.outcome == Fields::kEvent) {
+        ++kept;
+      } else if (f.outcome == Fields::kEmpty) {
+        ++counts.empty_events;
+      } else {
+        break;  // counted by the caller's Decode of this entry on its own
+      }
+      if (++done == count) break;
+    }
+  }
+  buf[open] = saved_open;
+  buf[close] = saved_close;
+  return done;
+}
+
+size_t EventDecoder::RunLength(const char* buf, const EntrySpan* entries, size_t count) {
+  const size_t start = entries[0].first;
+  size_t n = 1;
+  for (; n < count; ++n) {
+    if (entries[n].first + entries[n].second - start > kMaxRunBytes) break;
+    size_t commas = 0;
+    for (size_t k = entries[n - 1].first + entries[n - 1].second; k < entries[n].first; ++k) {
+      const char c = buf[k];
+      if (c == ',') {
+        ++commas;
+      } else if (!IsSpace(c)) {
+        return n;
+      }
+    }
+    if (commas != 1) break;
+  }
+  return n;
+}
+
+EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
+                                                DecodeCounts& counts, TraceEvent& ev,
+                                                bool may_reread) {
+  simdjson::error_code err = simdjson::SUCCESS;
   ev.Reset();
   bool any = false;
   bool has_cat_key = false;
@@ -239,8 +320,7 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
     // A reference, not a copy: copying the field made GCC stall on a
     // store-to-load forward for every field (~15% of Decode).
     if ((err = field_res.error())) {
-      DropError(counts, err);
-      return DecodeOutcome::kDrop;
+      return Fields::Drop(err);
     }
     od::field& field = field_res.value_unsafe();
     any = true;
@@ -336,40 +416,24 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
       default:
         break;
     }
-    if (err) {
-      DropError(counts, err);
-      return DecodeOutcome::kDrop;
-    }
-    if (!ok) {
-      counts.Drop("bad_json");
-      return DecodeOutcome::kDrop;
-    }
+    if (err) return Fields::Drop(err);
+    if (!ok) return Fields::BadJson();
   }
-  if (!any) {
-    ++counts.empty_events;
-    return DecodeOutcome::kEmpty;
-  }
+  if (!any) return Fields{Fields::kEmpty, {}};
   if (args_skipped && has_cat_key) {
+    // A second pass over the object: a run's array cannot rewind an element.
+    if (!may_reread) return Fields{Fields::kReread, {}};
     bool ok = true;
     bool reset;
-    if ((err = obj.reset().get(reset))) {
-      DropError(counts, err);
-      return DecodeOutcome::kDrop;
-    }
+    if ((err = obj.reset().get(reset))) return Fields::Drop(err);
     for (auto field_res : obj) {
       od::field field;
       if ((err = std::move(field_res).get(field))) break;
       if (field.key().unsafe_is_equal("args")) ok = ParseArgs(field.value(), ev, err);
       if (!ok || err) break;
     }
-    if (err) {
-      DropError(counts, err);
-      return DecodeOutcome::kDrop;
-    }
-    if (!ok) {
-      counts.Drop("bad_json");
-      return DecodeOutcome::kDrop;
-    }
+    if (err) return Fields::Drop(err);
+    if (!ok) return Fields::BadJson();
   }
 
   if (!ts_text.empty()) {
@@ -393,7 +457,7 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
   }
   if (ev.ph == 'M') ++counts.metadata_events;
   ++counts.events;
-  return DecodeOutcome::kEvent;
+  return Fields{Fields::kEvent, {}};
 }
 
 }  // namespace profwatch::parse

@@ -41,6 +41,10 @@ struct ParseOptions {
   // does). Only the drill report needs it; the exact dur_ps is always set.
   // Off saves a second number parse per event on the analysis path.
   bool dur_as_double = true;
+  // Decode entries that lie back to back as one simdjson document per run
+  // (EventDecoder::DecodeRun), with the same results. Off: every entry alone,
+  // the reference that tests and the fuzzer compare runs with.
+  bool decode_runs = true;
   // Threads that decode events beside the parsing thread (0: decode inline).
   // Events still reach the sink in file order, on the parsing thread.
   int decode_threads = 0;

@@ -1,0 +1,202 @@
+// EventDecoder runs: entries decoded together as one array document give
+// exactly what decoding each alone gives, including where an entry in the
+// middle of a run is bad, and the buffer is left as it was.
+#include "parse/event_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace profwatch::parse {
+namespace {
+
+using EntrySpan = EventDecoder::EntrySpan;
+
+// A traceEvents array body: '[' then the entries joined by the separators,
+// with the entries' spans; padded for simdjson.
+struct Buffer {
+  std::string bytes;
+  std::vector<EntrySpan> entries;
+};
+
+Buffer Build(const std::vector<std::string>& texts, const std::vector<std::string>& separators) {
+  Buffer b;
+  b.bytes = "[";
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i > 0) b.bytes += separators[i - 1];
+    b.entries.emplace_back(b.bytes.size(), texts[i].size());
+    b.bytes += texts[i];
+  }
+  b.bytes += "]";
+  b.bytes.append(simdjson::SIMDJSON_PADDING + 64, ' ');
+  return b;
+}
+
+// Every field of an event, strings copied (views die with the decoder).
+struct Seen {
+  std::string name, cat, args_name, pid_str, tid_str;
+  IdKind pid_kind, tid_kind;
+  int64_t pid, tid, ts_ps, dur_ps, args_device, args_stream;
+  double dur_us;
+  char ph;
+  bool has_name, has_ts, has_dur, dur_exact, has_args_device, has_args_stream;
+  bool operator==(const Seen&) const = default;
+};
+
+Seen Copy(const TraceEvent& e) {
+  return Seen{std::string(e.name),
+              std::string(e.cat),
+              std::string(e.args_name),
+              std::string(e.pid.str),
+              std::string(e.tid.str),
+              e.pid.kind,
+              e.tid.kind,
+              e.pid.num,
+              e.tid.num,
+              e.ts_ps,
+              e.dur_ps,
+              e.args_device,
+              e.args_stream,
+              e.dur_us,
+              e.ph,
+              e.has_name,
+              e.has_ts,
+              e.has_dur,
+              e.dur_exact,
+              e.has_args_device,
+              e.has_args_stream};
+}
+
+struct Decoded {
+  std::vector<Seen> events;
+  DecodeCounts counts;
+};
+
+Decoded DecodeAll(Buffer b, bool runs) {
+  EventDecoder decoder(/*dur_as_double=*/true, runs);
+  Decoded out;
+  TimeBase base{true, 100};
+  std::vector<TraceEvent> events(b.entries.size());
+  const std::string before = b.bytes;
+  const size_t n = decoder.DecodeEntries(
+      b.bytes.data(), b.bytes.size(), b.entries.data(), b.entries.size(), base, out.counts,
+      events.data(), [&](const TraceEvent& e) { out.events.push_back(Copy(e)); });
+  EXPECT_EQ(n, out.events.size());
+  EXPECT_EQ(b.bytes, before);  // the brackets of a run are put back
+  return out;
+}
+
+void ExpectSameAsAlone(const Buffer& b) {
+  const Decoded alone = DecodeAll(b, false);
+  const Decoded runs = DecodeAll(b, true);
+  EXPECT_EQ(runs.events, alone.events);
+  EXPECT_EQ(runs.counts.events, alone.counts.events);
+  EXPECT_EQ(runs.counts.empty_events, alone.counts.empty_events);
+  EXPECT_EQ(runs.counts.metadata_events, alone.counts.metadata_events);
+  EXPECT_EQ(runs.counts.drops, alone.counts.drops);
+  EXPECT_EQ(runs.counts.saw_cat, alone.counts.saw_cat);
+  EXPECT_EQ(runs.counts.saw_jax_process, alone.counts.saw_jax_process);
+}
+
+const std::string kX1 =
+    R"({"ph":"X","pid":1,"tid":7,"ts":101.5,"dur":2.25,"name":"gemm_a","args":{"hlo_op":"dot.1","n":[1,{"k":"}"}]}})";
+const std::string kX2 = R"({"ph":"X","pid":1,"tid":7,"ts":104,"dur":1,"name":"ncclAllReduce"})";
+const std::string kEscaped =
+    R"({"ph":"X","pid":"host \"a\"","tid":7,"ts":105,"dur":1,"name":"f\u00e9\\n\"x\""})";
+const std::string kMeta =
+    R"({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}})";
+const std::string kKinetoArgsFirst =
+    R"({"ph":"X","args":{"device":3,"stream":9},"cat":"kernel","name":"k","pid":0,"tid":0,"ts":106,"dur":3})";
+const std::string kMissingComma = R"({"ph":"X" "name":"x","ts":107})";
+const std::string kBadDur = R"({"ph":"X","name":"y","ts":108,"dur":12abc})";
+const std::string kStringDur = R"({"ph":"X","name":"z","ts":109,"dur":"3"})";
+const std::string kEmpty = "{}";
+
+TEST(EventDecoderTest, RunOfPlainEntriesDecodesWhole) {
+  Buffer b = Build({kX1, kX2, kX1, kX2}, {",", ",\n  ", " , "});
+  EventDecoder decoder(true);
+  TimeBase base{true, 100};
+  DecodeCounts counts;
+  std::vector<TraceEvent> events(4);
+  size_t kept = 0;
+  EXPECT_EQ(decoder.DecodeRun(b.bytes.data(), b.bytes.size(), b.entries.data(), 4, base, counts,
+                              events.data(), kept),
+            4u);
+  ASSERT_EQ(kept, 4u);
+  EXPECT_EQ(events[0].name, "gemm_a");
+  EXPECT_EQ(events[0].ts_ps, 1'500'000);  // 101.5 us - base 100 us
+  EXPECT_EQ(events[0].dur_ps, 2'250'000);
+  EXPECT_EQ(events[1].name, "ncclAllReduce");
+  EXPECT_EQ(events[3].ts_ps, 4'000'000);
+  EXPECT_EQ(counts.events, 4u);
+  ExpectSameAsAlone(b);
+}
+
+TEST(EventDecoderTest, RunStopsAtAnEntryItCannotDecodeExactly) {
+  for (const std::string& bad : {kMissingComma, kBadDur, kKinetoArgsFirst}) {
+    SCOPED_TRACE(bad);
+    Buffer b = Build({kX1, kX2, bad, kX1}, {",", ",", ","});
+    EventDecoder decoder(true);
+    TimeBase base{true, 100};
+    DecodeCounts counts;
+    std::vector<TraceEvent> events(4);
+    size_t kept = 0;
+    EXPECT_EQ(decoder.DecodeRun(b.bytes.data(), b.bytes.size(), b.entries.data(), 4, base, counts,
+                                events.data(), kept),
+              2u);
+    EXPECT_EQ(kept, 2u);
+    EXPECT_TRUE(counts.drops.empty());  // the stopping entry is not counted here
+    ExpectSameAsAlone(b);
+  }
+}
+
+TEST(EventDecoderTest, EntriesOfEveryKindDecodeAsAlone) {
+  Buffer b = Build({kX1, kEscaped, kMeta, kKinetoArgsFirst, kMissingComma, kX2, kBadDur, kStringDur,
+                    kEmpty, kX1, kX2},
+                   {",", ",", "\n,\n", ",", ",", ",", ",", ",", ",", ","});
+  const Decoded alone = DecodeAll(b, false);
+  ASSERT_EQ(alone.events.size(), 8u);
+  EXPECT_EQ(alone.events[1].name, "f\u00e9\\n\"x\"");
+  EXPECT_EQ(alone.events[1].pid_str, "host \"a\"");
+  EXPECT_EQ(alone.events[2].args_name, "/device:GPU:0");
+  EXPECT_EQ(alone.events[3].args_device, 3);
+  EXPECT_EQ(alone.events[3].args_stream, 9);
+  EXPECT_FALSE(alone.events[5].has_dur);  // "dur":"3" is not a number
+  EXPECT_EQ(alone.counts.drops.at("bad_json"), 2u);
+  EXPECT_EQ(alone.counts.empty_events, 1u);
+  EXPECT_EQ(alone.counts.metadata_events, 1u);
+  EXPECT_TRUE(alone.counts.saw_cat);
+  EXPECT_TRUE(alone.counts.saw_jax_process);
+  ExpectSameAsAlone(b);
+}
+
+TEST(EventDecoderTest, InvalidUtf8AnywhereInARunDropsOnlyItsEntry) {
+  const std::string bad_utf8 = "{\"ph\":\"X\",\"name\":\"a\xff\",\"ts\":110}";
+  Buffer b = Build({kX1, kX2, bad_utf8, kX2}, {",", ",", ","});
+  const Decoded runs = DecodeAll(b, true);
+  EXPECT_EQ(runs.events.size(), 3u);
+  EXPECT_EQ(runs.counts.drops.at("bad_utf8"), 1u);
+  ExpectSameAsAlone(b);
+}
+
+// Something between two entries other than one comma (the scanner dropped an
+// entry there) ends the run: the array would otherwise take it as an element.
+TEST(EventDecoderTest, RunLengthStopsAtAnythingButOneComma) {
+  Buffer b = Build({kX2, kX2, kX2, kX2, kX2}, {" ,\n", ", 3 ,", ",,", ","});
+  EXPECT_EQ(EventDecoder::RunLength(b.bytes.data(), b.entries.data(), 5), 2u);
+  EXPECT_EQ(EventDecoder::RunLength(b.bytes.data(), b.entries.data() + 2, 3), 1u);
+  EXPECT_EQ(EventDecoder::RunLength(b.bytes.data(), b.entries.data() + 3, 2), 2u);
+  ExpectSameAsAlone(b);
+}
+
+TEST(EventDecoderTest, RunLengthKeepsARunWithinItsByteLimit) {
+  const std::string big = R"({"ph":"X","name":")" + std::string(20000, 'n') + R"("})";
+  Buffer b = Build({big, big, big, big, big}, {",", ",", ",", ","});
+  // Three entries of ~20 KB fit in 64 KiB, four do not.
+  EXPECT_EQ(EventDecoder::RunLength(b.bytes.data(), b.entries.data(), 5), 3u);
+  ExpectSameAsAlone(b);
+}
+
+}  // namespace
+}  // namespace profwatch::parse
