@@ -3,9 +3,7 @@
 // epoch microseconds with a fraction ("1712195495505582.988"); a double loses
 // the low digits of the latter, so the decimal text is converted with 128-bit
 // integer arithmetic instead.
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -147,43 +145,12 @@ std::optional<u128> ScaleRoundHalfEven(const Decimal& d, int64_t scale) {
   return q;
 }
 
-uint64_t Load8(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// How many of the 8 bytes of `v`, in memory order, are ASCII digits before
-// the first that is not (no carries cross bytes in these steps).
-int LeadingDigits(uint64_t v) {
-  const uint64_t high_not_3 = (v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL;
-  const uint64_t low_over_9 =
-      ((v & 0x0F0F0F0F0F0F0F0FULL) + 0x0606060606060606ULL) & 0x1010101010101010ULL;
-  const uint64_t bad = high_not_3 | low_over_9;  // a nonzero byte: not a digit
-  const uint64_t flags =
-      (((bad & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL) | bad) & 0x8080808080808080ULL;
-  return flags == 0 ? 8 : __builtin_ctzll(flags) / 8;
-}
-
-// The value of the first k (1..8) bytes of `v`, all digits: shifted up, the
-// dropped bytes become leading zeros; then digits pair up in three steps.
-uint64_t DigitsValue(uint64_t v, int k) {
-  v = (v << (8 * (8 - k))) & 0x0F0F0F0F0F0F0F0FULL;
-  v = (v * 2561) >> 8;                                          // 10 * 2^8 + 1
-  v = ((v & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;            // 100 * 2^16 + 1
-  return ((v & 0x0000FFFF0000FFFFULL) * 42949672960001) >> 32;  // 10^4 * 2^32 + 1
-}
-
-constexpr uint64_t kTen[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-
 // The shape nearly every trace time has, -?D{1,18}(.D+)? without exponent,
 // converted without the general Decimal: picoseconds are the integer part
 // times 10^6 plus the first six fraction digits, rounded half-even on the
 // rest. Returns kOtherShape for any other shape (the general path decides
-// those). Digits are read 8 at a time where 8 bytes of the text remain (a
-// trace time has 10-20 digits). Not an optional out-parameter: GCC built
-// that in memory a byte at a time and read it back whole, a
-// store-forwarding stall on every number.
+// those). Not an optional out-parameter: GCC built that in memory a byte at a
+// time and read it back whole, a store-forwarding stall on every number.
 enum class Fast { kOtherShape, kPicos, kOutOfRange };
 Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   const char* p = s.data();
@@ -193,20 +160,9 @@ Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   if (negative) ++p;
   const char* const int_start = p;
   uint64_t whole = 0;
-  while (e - p >= 8) {
-    const uint64_t v = Load8(p);
-    const int k = LeadingDigits(v);
-    if (p - int_start + k > 18) return Fast::kOtherShape;
-    if (k > 0) whole = whole * kTen[k] + DigitsValue(v, k);
-    p += k;
-    if (k < 8) break;
-  }
-  for (; digit(p); ++p) {
-    if (p - int_start >= 18) return Fast::kOtherShape;
-    whole = whole * 10 + static_cast<unsigned>(*p - '0');
-  }
+  while (digit(p)) whole = whole * 10 + static_cast<unsigned>(*p++ - '0');
   const auto int_digits = p - int_start;
-  if (int_digits == 0) return Fast::kOtherShape;
+  if (int_digits == 0 || int_digits > 18) return Fast::kOtherShape;
   if (int_digits > 1 && *int_start == '0') return Fast::kOtherShape;  // not JSON: rejected there
   uint64_t frac = 0;
   int kept = 0;
@@ -214,25 +170,10 @@ Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   if (p < e && *p == '.') {
     ++p;
     if (!digit(p)) return Fast::kOtherShape;
-    if (e - p >= 8) {
-      const uint64_t v = Load8(p);
-      kept = std::min(LeadingDigits(v), 6);
-      frac = DigitsValue(v, kept);
-      p += kept;
-    } else {
-      for (; kept < 6 && digit(p); ++kept) frac = frac * 10 + static_cast<unsigned>(*p++ - '0');
-    }
-    if (kept == 6 && digit(p)) {
+    for (; kept < 6 && digit(p); ++kept) frac = frac * 10 + static_cast<unsigned>(*p++ - '0');
+    if (digit(p)) {
       const unsigned first = static_cast<unsigned>(*p++ - '0');
       bool nonzero = false;
-      while (e - p >= 8) {
-        const uint64_t v = Load8(p);
-        const int k = LeadingDigits(v);
-        const uint64_t in_run = k == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * k)) - 1;
-        nonzero |= ((v ^ 0x3030303030303030ULL) & in_run) != 0;
-        p += k;
-        if (k < 8) break;
-      }
       for (; digit(p); ++p) nonzero |= *p != '0';
       above_half = first > 5 || (first == 5 && nonzero);
       half = first == 5 && !nonzero;

@@ -145,8 +145,28 @@ class PrefetchSource final : public ByteSource {
         ++filled_;
       }
       ready_.notify_one();
-      if (last) return;
+      if (last) {
+        // The reader still has the ring's buffers to parse: help with that
+        // rather than end (the end of a file is otherwise one thread's).
+        LendUntilStop();
+        return;
+      }
       tail = (tail + 1) % slots_.size();
+    }
+  }
+
+  // After the last buffer: runs the reader's offered chores until stopped.
+  void LendUntilStop() {
+    if (!share_) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      const uint64_t seen = share_->generation();
+      lock.unlock();
+      bool worked = false;
+      while (!stop_.load(std::memory_order_relaxed) && share_->RunOne()) worked = true;
+      lock.lock();
+      if (worked) continue;
+      space_.wait(lock, [&] { return stop_ || share_->generation() != seen; });
     }
   }
 
