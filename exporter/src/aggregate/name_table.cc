@@ -1,47 +1,13 @@
 // NameTable (see name_table.h): linear probing, grown at half full.
 #include "aggregate/name_table.h"
 
-#include <cstring>
+#include <functional>
 
 namespace profwatch::aggregate {
-namespace {
-
-uint64_t Load64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// Every byte counts (kernel names share long prefixes and differ anywhere),
-// 8 bytes per multiply, inlined: std::hash's out-of-line murmur took 3% of
-// a whole analysis. Only the table's speed depends on its quality.
-uint64_t HashName(std::string_view s) {
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t h = (n + 1) * kMul;
-  auto mix = [&h](uint64_t v) {
-    h = (h ^ v) * kMul;
-    h ^= h >> 32;
-  };
-  if (n >= 8) {
-    for (; n > 8; p += 8, n -= 8) mix(Load64(p));
-    mix(Load64(s.data() + s.size() - 8));  // the last 8 bytes, overlapping
-  } else {
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i)
-      v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-    mix(v);
-  }
-  h *= kMul;
-  return h ^ (h >> 29);
-}
-
-}  // namespace
 
 uint32_t NameTable::Intern(std::string_view s, bool& added) {
   if (slots_.empty()) slots_.resize(64);
-  const uint64_t h = HashName(s);
+  const uint64_t h = std::hash<std::string_view>{}(s);
   const auto tag = static_cast<uint32_t>(h >> 32);
   const size_t mask = slots_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
