@@ -1,18 +1,14 @@
 // FileAggregator and MergeWindow: see aggregator.h for the detection rules.
 //
-// Per file, kernel events are counted per (device, kernel name): launch
-// count, summed duration, first start / last end. Their intervals are kept
-// per (device, stream) with the name (24 B each; a kernel overlapping or
-// touching the last one of the same name coalesces with it): a stream runs
-// its kernels in time order, so each list arrives sorted, and Finish splits
-// it by the names' kinds into sorted compute and comm lists in one pass,
-// then merges only a few lists (one per stream) per device. Keeping the names
-// lets classification wait until Finish (for `--rules auto`) while still
-// splitting comm from compute and dropping kMemory kernels from busy time
-// there. Beyond the interval budget the lists are written, per stream and
-// name, as sorted runs to a spill file; Finish computes the unions with
-// streaming k-way merges over memory lists and spilled runs, so memory stays
-// bounded and the integer results are the same.
+// Per file, kernel events are kept per (device, kernel name): launch count,
+// summed duration, first start / last end, and an IntervalList (16 B per
+// interval, coalesced on in-order appends). Keeping them per name lets
+// classification wait until Finish (for `--rules auto`) while still splitting
+// comm from compute and dropping kMemory kernels from busy time there.
+// Beyond the interval budget the lists are normalized in place and, if still
+// too long, written as sorted runs to a spill file; Finish computes the
+// unions with streaming k-way merges over memory lists and spilled runs, so
+// memory stays bounded and the integer results are the same.
 #include "aggregate/aggregator.h"
 
 #include <algorithm>
@@ -25,6 +21,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "aggregate/interval_spill.h"
 #include "aggregate/interval_union.h"
@@ -131,36 +128,7 @@ struct FileAggregator::Impl {
     int64_t total_ps = 0;
     int64_t min_start = std::numeric_limits<int64_t>::max();
     int64_t max_end = std::numeric_limits<int64_t>::min();
-  };
-  // A kernel's interval with its name id.
-  struct KernelSpan {
-    int64_t start = 0;
-    int64_t end = 0;
-    uint32_t name = 0;
-  };
-  // One stream's kernel intervals in arrival order (sorted unless a kernel
-  // came out of order).
-  struct StreamSpans {
-    std::vector<KernelSpan> spans;
-    bool sorted = true;
-
-    void Add(uint32_t name, int64_t start, int64_t end) {
-      if (end <= start) return;  // no time
-      if (!spans.empty()) {
-        KernelSpan& last = spans.back();
-        if (start < last.start) {
-          sorted = false;
-        } else if (last.name == name && start <= last.end) {
-          last.end = std::max(last.end, end);
-          return;
-        }
-      }
-      spans.push_back({start, end, name});
-    }
-    void Clear() {
-      std::vector<KernelSpan>().swap(spans);
-      sorted = true;
-    }
+    IntervalList intervals;
   };
   struct Device {
     std::string name;
@@ -169,11 +137,10 @@ struct FileAggregator::Impl {
     // are small and this is looked up once per kernel.
     std::vector<std::pair<uint32_t, NameOnDevice>> by_name;
     std::vector<uint32_t> slot_of;
-    std::vector<int64_t> streams;           // distinct stream ids seen with kernels
-    std::vector<StreamSpans> stream_spans;  // per entry of `streams`
-    // Per entry of `streams`: bit `name id` set when that kernel ran on it.
-    std::vector<std::vector<uint64_t>> stream_name_bits;
+    std::vector<int64_t> streams;               // distinct stream ids seen with kernels
+    std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
     std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (name, run)
+    uint64_t last_stream_name = ~0ULL;
     int64_t memops = 0;
     int64_t memop_ps = 0;
   };
@@ -219,7 +186,7 @@ struct FileAggregator::Impl {
   size_t IntervalsInMemory() const {
     size_t total = 0;
     for (const Device& d : devices) {
-      for (const StreamSpans& s : d.stream_spans) total += s.spans.size();
+      for (const auto& [name, n] : d.by_name) total += n.intervals.size();
     }
     return total;
   }
@@ -230,6 +197,11 @@ struct FileAggregator::Impl {
   void MaybeSpill(size_t keep) {
     adds_since_check = 0;
     if (IntervalsInMemory() <= keep) return;
+    for (Device& d : devices) {
+      for (auto& [name, n] : d.by_name) n.intervals.Normalize();
+    }
+    // Coalescing must win real room, or the next check would redo it at once.
+    if (IntervalsInMemory() <= keep / 2) return;
     if (spill_failed) return;
     if (!spill) {
       auto created = SpillFile::Create();
@@ -239,36 +211,18 @@ struct FileAggregator::Impl {
       }
       spill = std::move(*created);
     }
-    std::vector<Interval> run;  // one name's intervals of one stream, coalesced
     for (Device& d : devices) {
-      for (StreamSpans& s : d.stream_spans) {
-        auto& v = s.spans;
-        std::sort(v.begin(), v.end(), [](const KernelSpan& a, const KernelSpan& b) {
-          return a.name != b.name ? a.name < b.name : a.start < b.start;
-        });
-        for (size_t i = 0; i < v.size();) {
-          const size_t group = i;
-          const uint32_t name = v[i].name;
-          run.clear();
-          for (; i < v.size() && v[i].name == name; ++i) {
-            if (!run.empty() && v[i].start <= run.back().end) {
-              run.back().end = std::max(run.back().end, v[i].end);
-            } else {
-              run.push_back({v[i].start, v[i].end});
-            }
-          }
-          auto written = spill->Write(run.data(), run.size());
-          if (!written) {
-            // Runs written so far stay valid; the rest stays in memory.
-            spill_failed = true;
-            v.erase(v.begin(), v.begin() + static_cast<ptrdiff_t>(group));
-            s.sorted = false;  // by name now
-            return;
-          }
-          d.spilled.emplace_back(name, *written);
-          spilled_intervals += run.size();
+      for (auto& [name, n] : d.by_name) {
+        const auto& v = n.intervals.intervals();
+        if (v.empty()) continue;
+        auto run = spill->Write(v.data(), v.size());
+        if (!run) {
+          spill_failed = true;  // runs written so far stay valid
+          return;
         }
-        s.Clear();
+        d.spilled.emplace_back(name, *run);
+        spilled_intervals += v.size();
+        n.intervals.Clear();
       }
     }
   }
@@ -339,19 +293,17 @@ struct FileAggregator::Impl {
     n.total_ps += end - start;
     n.min_start = std::min(n.min_start, start);
     n.max_end = std::max(n.max_end, end);
-    size_t si = 0;
-    while (si < d.streams.size() && d.streams[si] != stream) ++si;
-    if (si == d.streams.size()) {
-      d.streams.push_back(stream);
-      d.stream_spans.emplace_back();
-      d.stream_name_bits.emplace_back();
-    }
-    d.stream_spans[si].Add(name, start, end);
-    std::vector<uint64_t>& bits = d.stream_name_bits[si];
-    if (bits.size() <= name / 64) bits.resize(names.size() / 64 + 1, 0);
-    bits[name / 64] |= uint64_t{1} << (name % 64);
+    n.intervals.Add(start, end);
     if (++adds_since_check >= std::min<size_t>(65536, interval_budget / 4 + 1))
       MaybeSpill(interval_budget);
+    size_t si = 0;
+    while (si < d.streams.size() && d.streams[si] != stream) ++si;
+    if (si == d.streams.size()) d.streams.push_back(stream);
+    const uint64_t key = (static_cast<uint64_t>(si) << 32) | name;
+    if (key != d.last_stream_name) {
+      d.stream_names.insert(key);
+      d.last_stream_name = key;
+    }
   }
 
   void AddMemop(int dev, int64_t start, int64_t end) {
@@ -620,7 +572,6 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     int64_t first = std::numeric_limits<int64_t>::max();
     int64_t last = std::numeric_limits<int64_t>::min();
     std::vector<uint8_t> memory_name(im.names.size(), 0);
-    std::vector<uint8_t> comm_name(im.names.size(), 0);
     for (auto& [name, n] : d.by_name) {
       const FamilyKind kind = classifier.KindOf(family[name]);
       if (kind == FamilyKind::kMemory) {
@@ -633,30 +584,10 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       ds.kernel_ps += n.total_ps;
       first = std::min(first, n.min_start);
       last = std::max(last, n.max_end);
-      if (kind == FamilyKind::kComm) {
-        comm_name[name] = 1;
-        ds.comm_ps += n.total_ps;
-      }
-    }
-    // Each stream's spans, split by kind into sorted, coalesced lists (the
-    // spans go as they are split: memory stays at one copy).
-    std::vector<IntervalList> split(2 * d.stream_spans.size());
-    for (size_t si = 0; si < d.stream_spans.size(); ++si) {
-      Impl::StreamSpans& s = d.stream_spans[si];
-      if (!s.sorted) {
-        std::sort(
-            s.spans.begin(), s.spans.end(),
-            [](const Impl::KernelSpan& a, const Impl::KernelSpan& b) { return a.start < b.start; });
-      }
-      IntervalList& compute = split[2 * si];
-      IntervalList& comm = split[2 * si + 1];
-      for (const Impl::KernelSpan& k : s.spans) {
-        if (memory_name[k.name]) continue;
-        (comm_name[k.name] ? comm : compute).Add(k.start, k.end);
-      }
-      s.Clear();
-      if (compute.size() > 0) compute_runs.push_back(RunCursor::Memory(&compute.intervals()));
-      if (comm.size() > 0) comm_runs.push_back(RunCursor::Memory(&comm.intervals()));
+      if (kind == FamilyKind::kComm) ds.comm_ps += n.total_ps;
+      n.intervals.Normalize();
+      (kind == FamilyKind::kComm ? comm_runs : compute_runs)
+          .push_back(RunCursor::Memory(&n.intervals.intervals()));
     }
     for (const auto& [name, run] : d.spilled) {
       const FamilyKind kind = classifier.KindOf(family[name]);
@@ -666,17 +597,11 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     }
     if (ds.kernels == 0) return;  // not a GPU: no kernel on it
     results[index].gpu = true;
-    // Streams that ran a kernel that is not a memory op.
-    ds.streams = 0;
-    for (const std::vector<uint64_t>& bits : d.stream_name_bits) {
-      bool kernel = false;
-      for (size_t w = 0; w < bits.size() && !kernel; ++w) {
-        for (uint64_t b = bits[w]; b != 0 && !kernel; b &= b - 1) {
-          kernel = !memory_name[64 * w + static_cast<size_t>(__builtin_ctzll(b))];
-        }
-      }
-      if (kernel) ++ds.streams;
+    std::set<uint32_t> kernel_streams;
+    for (uint64_t key : d.stream_names) {
+      if (!memory_name[key & 0xffffffffu]) kernel_streams.insert(static_cast<uint32_t>(key >> 32));
     }
+    ds.streams = static_cast<int>(kernel_streams.size());
     ds.span_ps = last - first;
     UnionStream compute(std::move(compute_runs), im.spill.get(), kMergeFanIn,
                         kMergeBufferIntervals);
