@@ -296,6 +296,39 @@ TEST(FileAggregatorSpillTest, BusyMatchesAnIndependentUnionWhenSpilled) {
   EXPECT_EQ(w.devices[1].busy_ps, all.Length());
 }
 
+// In memory, for every device and both rule sets: busy and exposed comm
+// equal unions computed straight from the events. RandomTrace puts every
+// name on every stream, out of order at times, with zero-length kernels.
+TEST(FileAggregatorSpillTest, InMemoryFiguresMatchIndependentUnions) {
+  for (std::string_view rules : {"drill", "nvidia"}) {
+    auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet(rules));
+    const auto ev = RandomTrace(7, 30000);
+    uint64_t spilled = 0;
+    auto stats = RunFile(ev, FileAggregator::kDefaultIntervalBudget, *c, &spilled);
+    EXPECT_EQ(spilled, 0u);
+    WindowStats w = MergeWindow({stats}, *c, AggregateOptions{});
+    ASSERT_EQ(w.devices.size(), 3u);
+    for (int64_t pid = 1; pid <= 3; ++pid) {
+      IntervalList compute, comm, all;
+      for (const auto& e : ev) {
+        if (e.ph != 'X' || e.pid.num != pid) continue;
+        const auto kind = c->KindOf(c->Classify(e.name));
+        if (kind == classify::FamilyKind::kMemory) continue;
+        (kind == classify::FamilyKind::kComm ? comm : compute).Add(e.ts_ps, e.ts_ps + e.dur_ps);
+        all.Add(e.ts_ps, e.ts_ps + e.dur_ps);
+      }
+      compute.Normalize();
+      comm.Normalize();
+      all.Normalize();
+      const DeviceSummary& d = w.devices[static_cast<size_t>(pid - 1)];
+      EXPECT_GT(comm.Length(), 0) << rules;
+      EXPECT_EQ(d.busy_ps, all.Length()) << rules << " " << d.device;
+      EXPECT_EQ(d.exposed_comm_ps, DifferenceLength(comm, compute)) << rules << " " << d.device;
+      EXPECT_EQ(d.streams, 3);
+    }
+  }
+}
+
 TEST(FileAggregatorSpillTest, ParkMovesIntervalsOutAndKeepsResults) {
   auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet("drill"));
   const auto ev = RandomTrace(5, 3 * FileAggregator::kParkedIntervals);
