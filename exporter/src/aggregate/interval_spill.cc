@@ -100,7 +100,7 @@ RunCursor RunCursor::File(const SpillFile* file, SpillFile::Run run, size_t buff
   c.file_offset_ = run.offset;
   c.end_ = run.count;
   // Never larger than the run: many short runs must not cost full buffers.
-  c.buf_.resize(std::max<size_t>(1, std::min<uint64_t>(buffer_intervals, run.count)));
+  c.buffer_intervals_ = std::max<size_t>(1, std::min<uint64_t>(buffer_intervals, run.count));
   return c;
 }
 
@@ -111,6 +111,10 @@ bool RunCursor::Next(Interval* out) {
     return true;
   }
   if (buf_pos_ == buf_len_) {
+    // Allocated at the first read, not with the cursor: a merge holds all its
+    // runs' cursors but reads at most max_fan_in of them at a time, so memory
+    // stays bounded however many runs a huge trace spilled.
+    if (buf_.empty()) buf_.resize(buffer_intervals_);
     const size_t n = static_cast<size_t>(std::min<uint64_t>(buf_.size(), end_ - pos_));
     if (auto st = file_->Read(file_offset_ + pos_, buf_.data(), n); !st) {
       error_ = st.error();

@@ -64,6 +64,8 @@ class RunCursor {
   // Intervals not yet returned.
   uint64_t remaining() const { return end_ - pos_; }
   const std::optional<Error>& error() const { return error_; }
+  // Intervals of read buffer held now (file runs allocate it at the first read).
+  size_t buffered() const { return buf_.size(); }
 
  private:
   const std::vector<Interval>* mem_ = nullptr;
@@ -71,6 +73,7 @@ class RunCursor {
   uint64_t pos_ = 0;  // next interval of the run
   uint64_t end_ = 0;  // run length
   uint64_t file_offset_ = 0;
+  size_t buffer_intervals_ = 0;  // file runs: the read buffer's size
   std::vector<Interval> buf_;
   size_t buf_pos_ = 0;
   size_t buf_len_ = 0;

@@ -71,6 +71,26 @@ TEST(SpillFileTest, RunsReadBackExactly) {
   EXPECT_FALSE(c.error().has_value());
 }
 
+// A merge holds a cursor per spilled run but reads max_fan_in at a time: a
+// file cursor's buffer comes with its first read, sized at most to its run.
+TEST(SpillFileTest, FileCursorsBufferFromTheirFirstReadOn) {
+  auto file = SpillFile::Create();
+  ASSERT_TRUE(file.has_value());
+  std::vector<Interval> a = {{1, 2}, {5, 9}, {10, 11}};
+  auto ra = (*file)->Write(a.data(), a.size());
+  ASSERT_TRUE(ra);
+  std::vector<RunCursor> cursors;
+  for (int k = 0; k < 1000; ++k) cursors.push_back(RunCursor::File(file->get(), *ra, 4096));
+  size_t held = 0;
+  for (const RunCursor& c : cursors) held += c.buffered();
+  EXPECT_EQ(held, 0u);
+  Interval i;
+  ASSERT_TRUE(cursors[7].Next(&i));
+  EXPECT_EQ(i.start, 1);
+  EXPECT_EQ(cursors[7].buffered(), 3u);  // the run, not 4096
+  EXPECT_EQ(cursors[8].buffered(), 0u);
+}
+
 TEST(SpillFileTest, ReadingPastTheEndIsAnIoError) {
   auto file = SpillFile::Create();
   ASSERT_TRUE(file.has_value());
