@@ -147,26 +147,12 @@ class PrefetchSource final : public ByteSource {
       ready_.notify_one();
       if (last) {
         // The reader still has the ring's buffers to parse: help with that
-        // rather than end (the end of a file is otherwise one thread's).
-        LendUntilStop();
+        // until stopped rather than end (the end of a file is otherwise one
+        // thread's).
+        if (share_) LendUntil([] { return false; });
         return;
       }
       tail = (tail + 1) % slots_.size();
-    }
-  }
-
-  // After the last buffer: runs the reader's offered chores until stopped.
-  void LendUntilStop() {
-    if (!share_) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      const uint64_t seen = share_->generation();
-      lock.unlock();
-      bool worked = false;
-      while (!stop_.load(std::memory_order_relaxed) && share_->RunOne()) worked = true;
-      lock.lock();
-      if (worked) continue;
-      space_.wait(lock, [&] { return stop_ || share_->generation() != seen; });
     }
   }
 
@@ -175,12 +161,19 @@ class PrefetchSource final : public ByteSource {
   // as a slot frees: inflating is the one stage nothing else can do. False
   // on stop.
   bool AwaitSpace() {
+    return LendUntil([this] { return filled_ < slots_.size(); });
+  }
+
+  // Runs the reader's offered chores (or, without a WorkShare, sleeps) until
+  // `ready()` holds, checked under mu_ between chores. False on stop.
+  template <class Ready>
+  bool LendUntil(Ready ready) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       if (stop_) return false;
-      if (filled_ < slots_.size()) return true;
+      if (ready()) return true;
       if (!share_) {
-        space_.wait(lock, [&] { return stop_ || filled_ < slots_.size(); });
+        space_.wait(lock, [&] { return stop_ || ready(); });
         continue;
       }
       const uint64_t seen = share_->generation();
@@ -189,12 +182,11 @@ class PrefetchSource final : public ByteSource {
       while (share_->RunOne()) {
         worked = true;
         std::lock_guard<std::mutex> check(mu_);
-        if (stop_ || filled_ < slots_.size()) break;
+        if (stop_ || ready()) break;
       }
       lock.lock();
       if (worked) continue;
-      space_.wait(lock,
-                  [&] { return stop_ || filled_ < slots_.size() || share_->generation() != seen; });
+      space_.wait(lock, [&] { return stop_ || ready() || share_->generation() != seen; });
     }
   }
 

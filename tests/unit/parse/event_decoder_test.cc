@@ -113,23 +113,35 @@ const std::string kBadDur = R"({"ph":"X","name":"y","ts":108,"dur":12abc})";
 const std::string kStringDur = R"({"ph":"X","name":"z","ts":109,"dur":"3"})";
 const std::string kEmpty = "{}";
 
+// DecodeRun over all of `b`'s entries with a fresh decoder.
+struct RunResult {
+  size_t done = 0;
+  size_t kept = 0;
+  DecodeCounts counts;
+  std::vector<TraceEvent> events;
+};
+
+RunResult DecodeWholeRun(Buffer& b, EventDecoder& decoder) {
+  RunResult r;
+  TimeBase base{true, 100};
+  r.events.resize(b.entries.size());
+  r.done = decoder.DecodeRun(b.bytes.data(), b.bytes.size(), b.entries.data(), b.entries.size(),
+                             base, r.counts, r.events.data(), r.kept);
+  return r;
+}
+
 TEST(EventDecoderTest, RunOfPlainEntriesDecodesWhole) {
   Buffer b = Build({kX1, kX2, kX1, kX2}, {",", ",\n  ", " , "});
   EventDecoder decoder(true);
-  TimeBase base{true, 100};
-  DecodeCounts counts;
-  std::vector<TraceEvent> events(4);
-  size_t kept = 0;
-  EXPECT_EQ(decoder.DecodeRun(b.bytes.data(), b.bytes.size(), b.entries.data(), 4, base, counts,
-                              events.data(), kept),
-            4u);
-  ASSERT_EQ(kept, 4u);
-  EXPECT_EQ(events[0].name, "gemm_a");
-  EXPECT_EQ(events[0].ts_ps, 1'500'000);  // 101.5 us - base 100 us
-  EXPECT_EQ(events[0].dur_ps, 2'250'000);
-  EXPECT_EQ(events[1].name, "ncclAllReduce");
-  EXPECT_EQ(events[3].ts_ps, 4'000'000);
-  EXPECT_EQ(counts.events, 4u);
+  const RunResult r = DecodeWholeRun(b, decoder);
+  EXPECT_EQ(r.done, 4u);
+  ASSERT_EQ(r.kept, 4u);
+  EXPECT_EQ(r.events[0].name, "gemm_a");
+  EXPECT_EQ(r.events[0].ts_ps, 1'500'000);  // 101.5 us - base 100 us
+  EXPECT_EQ(r.events[0].dur_ps, 2'250'000);
+  EXPECT_EQ(r.events[1].name, "ncclAllReduce");
+  EXPECT_EQ(r.events[3].ts_ps, 4'000'000);
+  EXPECT_EQ(r.counts.events, 4u);
   ExpectSameAsAlone(b);
 }
 
@@ -138,15 +150,10 @@ TEST(EventDecoderTest, RunStopsAtAnEntryItCannotDecodeExactly) {
     SCOPED_TRACE(bad);
     Buffer b = Build({kX1, kX2, bad, kX1}, {",", ",", ","});
     EventDecoder decoder(true);
-    TimeBase base{true, 100};
-    DecodeCounts counts;
-    std::vector<TraceEvent> events(4);
-    size_t kept = 0;
-    EXPECT_EQ(decoder.DecodeRun(b.bytes.data(), b.bytes.size(), b.entries.data(), 4, base, counts,
-                                events.data(), kept),
-              2u);
-    EXPECT_EQ(kept, 2u);
-    EXPECT_TRUE(counts.drops.empty());  // the stopping entry is not counted here
+    const RunResult r = DecodeWholeRun(b, decoder);
+    EXPECT_EQ(r.done, 2u);
+    EXPECT_EQ(r.kept, 2u);
+    EXPECT_TRUE(r.counts.drops.empty());  // the stopping entry is not counted here
     ExpectSameAsAlone(b);
   }
 }
