@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/build_revision.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   if (verb == "serve") return profwatch::cli::RunServe(args);
   if (verb == "compare") return profwatch::cli::RunCompare(args);
   if (verb == "version" || verb == "--version") {
-    std::printf("profwatch %s (revision %s)\n", PROFWATCH_VERSION, PROFWATCH_REVISION);
+    std::printf("profwatch %s (revision %s)\n", PROFWATCH_VERSION, profwatch::BuildRevision());
     return 0;
   }
   if (verb == "help" || verb == "--help" || verb == "-h") {

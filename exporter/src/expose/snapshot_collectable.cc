@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/build_revision.h"
 #include "expose/metric_names.h"
 
 namespace profwatch::expose {
@@ -276,7 +277,7 @@ std::string ValidUtf8(std::string_view s) {
   return out;
 }
 
-BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, PROFWATCH_REVISION}; }
+BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, BuildRevision()}; }
 
 std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
                                                      const BuildInfo& build) {

@@ -22,8 +22,8 @@
 
 namespace profwatch::expose {
 
-// Labels of profwatch_build_info. Defaults are the compile definitions
-// PROFWATCH_VERSION / PROFWATCH_REVISION; tests pin them for goldens.
+// Labels of profwatch_build_info. Defaults are the compile definition
+// PROFWATCH_VERSION and BuildRevision(); tests pin them for goldens.
 struct BuildInfo {
   std::string version;
   std::string revision;
