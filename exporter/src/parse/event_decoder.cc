@@ -7,6 +7,10 @@
 #include <cstring>
 #include <optional>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -53,6 +57,25 @@ std::string_view DropReason(simdjson::error_code err) {
 
 void DropError(DecodeCounts& counts, simdjson::error_code err) { counts.Drop(DropReason(err)); }
 
+// Whether s[0, n) holds a backslash. Values are views into simdjson-padded
+// input, so whole 32-byte blocks may be read past n (an inline compare
+// instead of a call to memchr for every name).
+static_assert(simdjson::SIMDJSON_PADDING >= 32);
+inline bool HasBackslash(const char* s, size_t n) {
+#if defined(__AVX2__)
+  const __m256i backslash = _mm256_set1_epi8('\\');
+  for (size_t i = 0; i < n; i += 32) {
+    const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+    auto hits = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(block, backslash)));
+    if (n - i < 32) hits &= (uint32_t{1} << (n - i)) - 1;
+    if (hits != 0) return true;
+  }
+  return false;
+#else
+  return std::memchr(s, '\\', n) != nullptr;
+#endif
+}
+
 // A string value. Without escapes it is a view of the input itself (stage 1
 // already validated its UTF-8), which saves simdjson's unescaping copy;
 // with escapes simdjson unescapes it into its string buffer. Both views live
@@ -64,8 +87,7 @@ simdjson::error_code GetString(od::value& v, std::string_view& out, bool& is_str
     return simdjson::SUCCESS;
   }
   is_string = true;
-  if (tok.size() >= 2 && tok.back() == '"' &&
-      std::memchr(tok.data() + 1, '\\', tok.size() - 2) == nullptr) {
+  if (tok.size() >= 2 && tok.back() == '"' && !HasBackslash(tok.data() + 1, tok.size() - 2)) {
     out = tok.substr(1, tok.size() - 2);
     return simdjson::SUCCESS;
   }
@@ -141,8 +163,21 @@ bool PlainInt(std::string_view tok, int64_t& out) {
   const char* b = tok.data();
   const char* e = b + tok.size();
   const char* digits = b < e && *b == '-' ? b + 1 : b;
-  if (digits == e || *digits < '0' || *digits > '9') return false;
-  if (*digits == '0' && digits + 1 < e && digits[1] >= '0' && digits[1] <= '9') return false;
+  // Up to 18 digits cannot overflow: read them here (ids are 1-3 digits;
+  // std::from_chars cost ~100 instructions an id). Longer ones go to
+  // from_chars for its range check.
+  const char* p = digits;
+  uint64_t value = 0;
+  while (p < e && p - digits < 18 && static_cast<unsigned>(*p - '0') < 10) {
+    value = value * 10 + static_cast<unsigned>(*p++ - '0');
+  }
+  if (p == digits) return false;
+  if (*digits == '0' && p - digits > 1) return false;  // leading zero: not JSON
+  if (p == e || static_cast<unsigned>(*p - '0') >= 10) {
+    if (p != e && !IsSpace(*p)) return false;  // a fraction, exponent or junk
+    out = digits == b ? static_cast<int64_t>(value) : -static_cast<int64_t>(value);
+    return true;
+  }
   const auto [end, ec] = std::from_chars(b, e, out);
   if (ec != std::errc()) return false;
   return end == e || IsSpace(*end);

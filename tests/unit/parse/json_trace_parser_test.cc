@@ -653,6 +653,31 @@ TEST(JsonTraceParserTest, PlainIntegerIdsAndTheirNeighbours) {
   EXPECT_EQ(ev[5].pid.str, "-");
 }
 
+// The fast path reads up to 18 digits itself; the 19th goes to from_chars.
+TEST(JsonTraceParserTest, IdDigitCountsAroundTheFastPathLimit) {
+  const std::string json = R"({"traceEvents":[)"
+                           R"({"pid":123456789012345678,"tid":-123456789012345678},)"
+                           R"({"pid":1234567890123456789,"tid":-1234567890123456789},)"
+                           R"({"pid":99999999999999999999,"tid":1e2},)"
+                           R"({"pid":10,"tid":1.5}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].pid.num, 123456789012345678);
+  EXPECT_EQ(ev[0].tid.num, -123456789012345678);
+  EXPECT_EQ(ev[1].pid.kind, IdKind::kInt);
+  EXPECT_EQ(ev[1].pid.num, 1234567890123456789);
+  EXPECT_EQ(ev[1].tid.num, -1234567890123456789);
+  EXPECT_EQ(ev[2].pid.kind, IdKind::kOther);  // beyond int64 and not an integral double
+  EXPECT_EQ(ev[2].pid.str, "99999999999999999999");
+  EXPECT_EQ(ev[2].tid.kind, IdKind::kInt);  // 1e2 == 100, as for Python's ==
+  EXPECT_EQ(ev[2].tid.num, 100);
+  EXPECT_EQ(ev[3].pid.num, 10);
+  EXPECT_EQ(ev[3].tid.kind, IdKind::kOther);
+  EXPECT_EQ(ev[3].tid.str, "1.5");
+}
+
 // ---------------------------------------------------------------- decode threads
 
 // A document with thousands of entries of every kind, escapes in names and
