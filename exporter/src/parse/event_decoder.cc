@@ -61,6 +61,7 @@ void DropError(DecodeCounts& counts, simdjson::error_code err) { counts.Drop(Dro
 // input, so whole 32-byte blocks may be read past n (an inline compare
 // instead of a call to memchr for every name).
 static_assert(simdjson::SIMDJSON_PADDING >= 32);
+static_assert(simdjson::SIMDJSON_PADDING >= kMicrosTextReadAhead);
 inline bool HasBackslash(const char* s, size_t n) {
 #if defined(__AVX2__)
   const __m256i backslash = _mm256_set1_epi8('\\');
@@ -407,7 +408,7 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
             // Same outcomes as below without the double: a number that does
             // not fit int64 picoseconds is a dur, just not an exact one.
             int64_t ps = 0;
-            const bool exact = MicrosTextToPicos(text, 0, ps);
+            const bool exact = MicrosTextToPicosPadded(text, 0, ps);
             if (!exact && !IsJsonNumber(text)) {
               ok = false;
               break;
@@ -431,7 +432,7 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
           ev.has_dur = true;
           ev.dur_us = d;
           int64_t ps = 0;
-          ev.dur_exact = MicrosTextToPicos(text, 0, ps);
+          ev.dur_exact = MicrosTextToPicosPadded(text, 0, ps);
           ev.dur_ps = ev.dur_exact ? ps : 0;
         }
         break;
@@ -479,7 +480,7 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
       }
     }
     if (base.known) {
-      if (int64_t ps; MicrosTextToPicos(ts_text, base.us, ps)) {
+      if (int64_t ps; MicrosTextToPicosPadded(ts_text, base.us, ps)) {
         ev.has_ts = true;
         ev.ts_ps = ps;
       }
