@@ -178,6 +178,37 @@ TEST(EventDecoderTest, EntriesOfEveryKindDecodeAsAlone) {
   ExpectSameAsAlone(b);
 }
 
+// Keys are matched as raw bytes plus the closing quote, in one word: a key
+// that extends, shortens or escapes a known one is another key. The near
+// keys come after the real ones, so a false match would overwrite a field.
+TEST(EventDecoderTest, KeysMatchOnlyExactly) {
+  const std::string near_keys =
+      R"({"ph":"X","pid":1,"tid":2,"ts":101.5,"dur":2,"name":"k","phx":"B","p":"C",)"
+      R"("pidd":5,"pi":6,"tid ":7,"ts2":9,"t":8,"du":4,"durr":5,"names":"no","nam":"no",)"
+      R"("p\u0068":"B","name\u0000":"no","ar":{},"argsx":{},"cats":"c","ca":"c",)"
+      R"("args":{"name":"a","device":3,"stream":5,"names":"no","devices":1,"stream ":4}})";
+  const std::string meta =
+      R"({"ph":"M","args":{"name":"a","device":3,"stream":5,"names":"no","devices":1,)"
+      R"("stream ":4,"nam":"no","device\u0000":7}})";
+  Buffer b = Build({near_keys, meta}, {","});
+  const Decoded alone = DecodeAll(b, false);
+  ASSERT_EQ(alone.events.size(), 2u);
+  const Seen& e = alone.events[0];
+  EXPECT_EQ(e.ph, 'X');
+  EXPECT_EQ(e.pid, 1);
+  EXPECT_EQ(e.tid, 2);
+  EXPECT_EQ(e.ts_ps, 1500000);
+  EXPECT_EQ(e.dur_ps, 2000000);
+  EXPECT_EQ(e.name, "k");
+  EXPECT_EQ(e.cat, "");
+  EXPECT_FALSE(alone.counts.saw_cat);
+  const Seen& m = alone.events[1];
+  EXPECT_EQ(m.args_name, "a");
+  EXPECT_EQ(m.args_device, 3);
+  EXPECT_EQ(m.args_stream, 5);
+  ExpectSameAsAlone(b);
+}
+
 TEST(EventDecoderTest, InvalidUtf8AnywhereInARunDropsOnlyItsEntry) {
   const std::string bad_utf8 = "{\"ph\":\"X\",\"name\":\"a\xff\",\"ts\":110}";
   Buffer b = Build({kX1, kX2, bad_utf8, kX2}, {",", ",", ","});
