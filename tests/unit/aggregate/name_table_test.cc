@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace profwatch::aggregate {
 namespace {
@@ -45,6 +46,34 @@ TEST(NameTableTest, PrefixesEmptyAndNulNamesAreDistinct) {
   EXPECT_EQ(t.Intern("a", added), a);
   EXPECT_EQ(t.Intern("ab", added), ab);
   EXPECT_NE(a, ab);
+}
+
+// The lookup cache keys on the length and the first and last 8 bytes: names
+// that agree on all three share a cache slot and must still get their own
+// ids, whichever was seen last; so must short names (fewer than 8 bytes).
+TEST(NameTableTest, NamesThatShareTheCacheKeyStayDistinct) {
+  NameTable t;
+  bool added = false;
+  std::vector<std::string> names;
+  for (char middle = 'A'; middle <= 'Z'; ++middle) {
+    names.push_back(std::string("fusion_a") + middle + "_kernel.kd");  // same length, head, tail
+  }
+  for (const char* s : {"x", "xy", "xyz", "xyzw1", "xyzw12", "xyzw123", "xyzw1234"})
+    names.push_back(s);
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(t.Intern(names[i], added), static_cast<uint32_t>(i));
+    EXPECT_TRUE(added);
+  }
+  // Alternating lookups: each evicts the other from the shared slot.
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const size_t j = (i * 7 + static_cast<size_t>(round)) % names.size();
+      EXPECT_EQ(t.Intern(names[j], added), static_cast<uint32_t>(j)) << names[j];
+      EXPECT_FALSE(added);
+      EXPECT_EQ(t.Intern(names[j], added), static_cast<uint32_t>(j)) << names[j];  // a cache hit
+    }
+  }
+  EXPECT_EQ(t.size(), names.size());
 }
 
 }  // namespace
