@@ -282,31 +282,23 @@ Fast Avx2MicrosToPicos(const char* s, size_t n, int64_t base_us, int64_t& out) {
 }
 #endif
 
+// Whether a fast path settled the text; `ok` is then the answer.
+bool Settled(Fast outcome, bool& ok) {
+  ok = outcome == Fast::kPicos;
+  return outcome != Fast::kOtherShape;
+}
+
 }  // namespace
 
 bool MicrosTextToPicosPadded(std::string_view text, int64_t base_us, int64_t& ps) {
 #ifdef PROFWATCH_NUMBER_AVX2
-  switch (Avx2MicrosToPicos(text.data(), text.size(), base_us, ps)) {
-    case Fast::kPicos:
-      return true;
-    case Fast::kOutOfRange:
-      return false;
-    case Fast::kOtherShape:
-      break;
-  }
+  if (bool ok; Settled(Avx2MicrosToPicos(text.data(), text.size(), base_us, ps), ok)) return ok;
 #endif
   return MicrosTextToPicos(text, base_us, ps);
 }
 
 bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps) {
-  switch (FastMicrosToPicos(text, base_us, ps)) {
-    case Fast::kPicos:
-      return true;
-    case Fast::kOutOfRange:
-      return false;
-    case Fast::kOtherShape:
-      break;
-  }
+  if (bool ok; Settled(FastMicrosToPicos(text, base_us, ps), ok)) return ok;
   const std::optional<int64_t> general = detail::MicrosTextToPicosGeneral(text, base_us);
   if (general) ps = *general;
   return general.has_value();
