@@ -150,13 +150,31 @@ std::optional<u128> ScaleRoundHalfEven(const Decimal& d, int64_t scale) {
   return q;
 }
 
+// What a fast path found: an answer, an answer out of int64 range, or a shape
+// it leaves to a slower path.
+enum class Fast { kOtherShape, kPicos, kOutOfRange };
+
+// The fast paths' last step: +-(whole microseconds + the first six fraction
+// digits), rounded half-even on the digits after them (`above_half`, or an
+// exact `half`), minus the base, in picoseconds.
+Fast ToPicos(bool negative, uint64_t whole, uint64_t frac, bool above_half, bool half,
+             int64_t base_us, int64_t& out) {
+  // 10^6 is even, so the magnitude's parity is frac's.
+  const bool round_up = above_half || (half && (frac & 1) != 0);
+  i128 ps = static_cast<i128>(whole) * 1000000 + static_cast<i128>(frac + (round_up ? 1 : 0));
+  if (negative) ps = -ps;
+  ps -= static_cast<i128>(base_us) * 1000000;
+  if (ps > INT64_MAX || ps < INT64_MIN) return Fast::kOutOfRange;
+  out = static_cast<int64_t>(ps);
+  return Fast::kPicos;
+}
+
 // The shape nearly every trace time has, -?D{1,18}(.D+)? without exponent,
 // converted without the general Decimal: picoseconds are the integer part
 // times 10^6 plus the first six fraction digits, rounded half-even on the
 // rest. Returns kOtherShape for any other shape (the general path decides
 // those). Not an optional out-parameter: GCC built that in memory a byte at a
 // time and read it back whole, a store-forwarding stall on every number.
-enum class Fast { kOtherShape, kPicos, kOutOfRange };
 Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   const char* p = s.data();
   const char* const e = p + s.size();
@@ -186,14 +204,7 @@ Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   }
   if (p != e) return Fast::kOtherShape;  // exponent (or junk): general path
   for (; kept < 6; ++kept) frac *= 10;
-  // 10^6 is even, so the magnitude's parity is frac's.
-  const bool round_up = above_half || (half && (frac & 1) != 0);
-  i128 ps = static_cast<i128>(whole) * 1000000 + static_cast<i128>(frac + (round_up ? 1 : 0));
-  if (negative) ps = -ps;
-  ps -= static_cast<i128>(base_us) * 1000000;
-  if (ps > INT64_MAX || ps < INT64_MIN) return Fast::kOutOfRange;
-  out = static_cast<int64_t>(ps);
-  return Fast::kPicos;
+  return ToPicos(negative, whole, frac, above_half, half, base_us, out);
 }
 
 #ifdef PROFWATCH_NUMBER_AVX2
@@ -271,14 +282,7 @@ Fast Avx2MicrosToPicos(const char* s, size_t n, int64_t base_us, int64_t& out) {
     above_half = first > 5 || (first == 5 && nonzero);
     half = first == 5 && !nonzero;
   }
-  // 10^6 is even, so the magnitude's parity is frac's.
-  const bool round_up = above_half || (half && (frac & 1) != 0);
-  i128 ps = static_cast<i128>(whole) * 1000000 + static_cast<i128>(frac + (round_up ? 1 : 0));
-  if (start == 1) ps = -ps;
-  ps -= static_cast<i128>(base_us) * 1000000;
-  if (ps > INT64_MAX || ps < INT64_MIN) return Fast::kOutOfRange;
-  out = static_cast<int64_t>(ps);
-  return Fast::kPicos;
+  return ToPicos(start == 1, whole, frac, above_half, half, base_us, out);
 }
 #endif
 
