@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/heap_tuning.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 
@@ -29,6 +30,7 @@ class NullSink final : public profwatch::parse::EventSink {
 
 int main(int argc, char** argv) {
   using namespace profwatch;
+  KeepBuffersInHeap();  // as profwatch does: both pay the same for memory
   if (argc < 3) {
     std::fprintf(stderr, "usage: stage_bench inflate|parse [--inflate zlib|isal] FILE...\n");
     return 2;

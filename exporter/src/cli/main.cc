@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/build_revision.h"
+#include "core/heap_tuning.h"
 
 namespace {
 
@@ -24,6 +25,7 @@ constexpr const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  profwatch::KeepBuffersInHeap();  // see core/heap_tuning.h
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return 2;
