@@ -89,7 +89,8 @@ Status SpillFile::Read(uint64_t index, Interval* out, size_t n) const {
 
 RunCursor RunCursor::Memory(const std::vector<Interval>* v) {
   RunCursor c;
-  c.mem_ = v;
+  c.in_memory_ = true;
+  c.mem_ = v->data();
   c.end_ = v->size();
   return c;
 }
@@ -104,12 +105,8 @@ RunCursor RunCursor::File(const SpillFile* file, SpillFile::Run run, size_t buff
   return c;
 }
 
-bool RunCursor::Next(Interval* out) {
+bool RunCursor::NextFromFile(Interval* out) {
   if (pos_ >= end_ || error_) return false;
-  if (mem_ != nullptr) {
-    *out = (*mem_)[pos_++];
-    return true;
-  }
   if (buf_pos_ == buf_len_) {
     // Allocated at the first read, not with the cursor: a merge holds all its
     // runs' cursors but reads at most max_fan_in of them at a time, so memory
@@ -223,8 +220,9 @@ void UnionStream::SiftDownTop() {
   for (;;) {
     size_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
-    if (!(heap_[child] < moving)) break;
+    // By start alone: which of two equal starts comes first does not change a union.
+    if (child + 1 < n && heap_[child + 1].first < heap_[child].first) ++child;
+    if (!(heap_[child].first < moving.first)) break;
     heap_[i] = heap_[child];
     i = child;
   }

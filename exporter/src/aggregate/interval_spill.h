@@ -60,7 +60,14 @@ class RunCursor {
   static RunCursor File(const SpillFile* file, SpillFile::Run run, size_t buffer_intervals);
 
   // False at the end of the run or on a read error (see error()).
-  bool Next(Interval* out);
+  bool Next(Interval* out) {
+    if (in_memory_) {  // inline: Finish reads every interval of a file through here
+      if (pos_ >= end_) return false;
+      *out = mem_[pos_++];
+      return true;
+    }
+    return NextFromFile(out);
+  }
   // Intervals not yet returned.
   uint64_t remaining() const { return end_ - pos_; }
   const std::optional<Error>& error() const { return error_; }
@@ -68,7 +75,10 @@ class RunCursor {
   size_t buffered() const { return buf_.size(); }
 
  private:
-  const std::vector<Interval>* mem_ = nullptr;
+  bool NextFromFile(Interval* out);
+
+  bool in_memory_ = false;
+  const Interval* mem_ = nullptr;
   const SpillFile* file_ = nullptr;
   uint64_t pos_ = 0;  // next interval of the run
   uint64_t end_ = 0;  // run length
