@@ -22,22 +22,24 @@ namespace {
 
 #if defined(__GLIBC__) && !defined(PROFWATCH_SANITIZER_MALLOC)
 
-// A buffer of the sizes the analysis frees per file (a 528 KiB decode batch,
-// a 4 MiB outsized-event buffer) is neither mapped on its own nor, once
-// freed, handed back to the system.
+// A buffer of the sizes the analysis frees per file (a 528 KiB decode batch)
+// is neither mapped on its own nor, once freed, handed back to the system; a
+// block beyond the threshold (a long interval list) still is mapped.
 TEST(HeapTuningTest, BuffersComeFromTheHeapAndStayThere) {
   ASSERT_TRUE(KeepBuffersInHeap());
-  for (size_t size : {size_t{528} << 10, size_t{4} << 20}) {
-    const struct mallinfo2 before = mallinfo2();
-    auto block = std::make_unique<char[]>(size);
-    std::memset(block.get(), 1, size);
-    const struct mallinfo2 held = mallinfo2();
-    EXPECT_EQ(held.hblks, before.hblks) << size << " bytes got a mapping of their own";
-    EXPECT_GE(held.uordblks, before.uordblks + size);
-    block.reset();
-    const struct mallinfo2 after = mallinfo2();
-    EXPECT_EQ(after.arena, held.arena) << size << " bytes were trimmed off the heap";
-  }
+  const size_t buffer = size_t{528} << 10;
+  ASSERT_LT(buffer, kHeapMmapThreshold);
+  const struct mallinfo2 before = mallinfo2();
+  auto block = std::make_unique<char[]>(buffer);
+  std::memset(block.get(), 1, buffer);
+  const struct mallinfo2 held = mallinfo2();
+  EXPECT_EQ(held.hblks, before.hblks) << "the buffer got a mapping of its own";
+  EXPECT_GE(held.uordblks, before.uordblks + buffer);
+  block.reset();
+  EXPECT_EQ(mallinfo2().arena, held.arena) << "the freed buffer was trimmed off the heap";
+
+  auto list = std::make_unique<char[]>(kHeapMmapThreshold * 2);
+  EXPECT_EQ(mallinfo2().hblks, before.hblks + 1) << "a block past the threshold is mapped";
 }
 
 #else
