@@ -51,6 +51,10 @@ namespace {
 // through 64 KiB, so 8 MiB per union stream (two at a time).
 constexpr size_t kMergeFanIn = 128;
 constexpr size_t kMergeBufferIntervals = 4096;
+// A device with no spilled runs and at most this many intervals in memory
+// has them copied out and sorted (SortByStart) rather than its per-name
+// lists merged: twice as fast, for at most 4 MiB more per Finish thread.
+constexpr size_t kSortMaxIntervals = size_t{1} << 17;
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
@@ -572,6 +576,18 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     int64_t first = std::numeric_limits<int64_t>::max();
     int64_t last = std::numeric_limits<int64_t>::min();
     std::vector<uint8_t> memory_name(im.names.size(), 0);
+    size_t compute_n = 0, comm_n = 0;
+    for (const auto& [name, n] : d.by_name) {
+      const FamilyKind kind = classifier.KindOf(family[name]);
+      if (kind != FamilyKind::kMemory)
+        (kind == FamilyKind::kComm ? comm_n : compute_n) += n.intervals.size();
+    }
+    const bool sort_all = d.spilled.empty() && compute_n + comm_n <= kSortMaxIntervals;
+    std::vector<Interval> compute_all, comm_all;  // sort_all: every interval of each kind
+    if (sort_all) {
+      compute_all.reserve(compute_n);
+      comm_all.reserve(comm_n);
+    }
     for (auto& [name, n] : d.by_name) {
       const FamilyKind kind = classifier.KindOf(family[name]);
       if (kind == FamilyKind::kMemory) {
@@ -585,9 +601,22 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       first = std::min(first, n.min_start);
       last = std::max(last, n.max_end);
       if (kind == FamilyKind::kComm) ds.comm_ps += n.total_ps;
+      if (sort_all) {
+        const std::vector<Interval>& v = n.intervals.intervals();
+        std::vector<Interval>& all = kind == FamilyKind::kComm ? comm_all : compute_all;
+        all.insert(all.end(), v.begin(), v.end());
+        continue;
+      }
       n.intervals.Normalize();
       (kind == FamilyKind::kComm ? comm_runs : compute_runs)
           .push_back(RunCursor::Memory(&n.intervals.intervals()));
+    }
+    if (sort_all) {
+      std::vector<Interval> scratch;
+      SortByStart(compute_all, scratch);
+      SortByStart(comm_all, scratch);
+      compute_runs.push_back(RunCursor::Memory(&compute_all));
+      comm_runs.push_back(RunCursor::Memory(&comm_all));
     }
     for (const auto& [name, run] : d.spilled) {
       const FamilyKind kind = classifier.KindOf(family[name]);

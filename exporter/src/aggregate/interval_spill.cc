@@ -208,7 +208,7 @@ bool UnionStream::NextRaw(Interval* out) {
     heap_.front() = heap_.back();
     heap_.pop_back();
   }
-  SiftDownTop();
+  if (heap_.size() > 1) SiftDownTop();
   return true;
 }
 
