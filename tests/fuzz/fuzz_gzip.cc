@@ -1,7 +1,9 @@
 // Fuzzes the gzip layer: the input is fed through MemorySource + gzip source
 // with every compiled-in backend; they must agree (same success or failure,
 // same bytes on success, same error class on failure) and never crash. Also
-// exercises sniffing.
+// exercises sniffing, and the read-ahead source, which takes zlib's CRC-32
+// and length checks over (HandOverGzipChecks): it must end exactly as the
+// gzip layer does on its own (same error code and message).
 //
 // One tolerated difference: on garbage deflate data cut short, one library
 // may reject a malformed Huffman table at once (kCorrupt) while the other
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "read/byte_source.h"
+#include "read/prefetch_source.h"
 
 namespace {
 
@@ -26,6 +29,7 @@ constexpr size_t kMaxOutput = 32 << 20;  // stop gzip bombs early
 struct Outcome {
   bool ok = false;
   ErrorCode code = ErrorCode::kInternal;
+  std::string context;
   std::string out;
 };
 
@@ -36,6 +40,7 @@ Outcome Run(std::unique_ptr<profwatch::read::ByteSource> src, size_t chunk) {
     auto got = src->Read(buf.data(), buf.size());
     if (!got) {
       o.code = got.error().code;
+      o.context = got.error().context;
       return o;
     }
     if (*got == 0) break;
@@ -50,6 +55,14 @@ Outcome Inflate(const std::string& data, InflateBackend backend, size_t inner_ch
   auto mem = std::make_unique<profwatch::read::MemorySource>(data, "fuzz");
   mem->SetMaxChunk(inner_chunk);
   return Run(profwatch::read::MakeGzipSource(std::move(mem), backend), outer_chunk);
+}
+
+Outcome InflateAhead(const std::string& data, size_t inner_chunk, size_t outer_chunk) {
+  auto mem = std::make_unique<profwatch::read::MemorySource>(data, "fuzz");
+  mem->SetMaxChunk(inner_chunk);
+  return Run(profwatch::read::MakePrefetchSource(
+                 profwatch::read::MakeGzipSource(std::move(mem), InflateBackend::kZlib), 4096, 2),
+             outer_chunk);
 }
 
 void Check(bool cond, const char* what) {
@@ -70,6 +83,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(z.ok == z_small.ok && z.code == z_small.code, "zlib outcome depends on chunking");
   Check(z.out.substr(0, kMaxOutput) == z_small.out.substr(0, kMaxOutput) || !z.ok,
         "zlib bytes depend on chunking");
+  // The read-ahead source checks CRC-32 and length itself; same inner reads,
+  // so the same error message (offset) too. Before an error it may deliver
+  // more of the member (up to its end) than zlib's own check lets through.
+  Outcome ahead = InflateAhead(input, inner, 4096);
+  Outcome z_same_reads = Inflate(input, InflateBackend::kZlib, inner, 4096);
+  Check(ahead.ok == z_same_reads.ok && ahead.code == z_same_reads.code,
+        "read-ahead outcome (checks handed over)");
+  Check(ahead.ok || ahead.context == z_same_reads.context, "read-ahead error message");
+  Check(!ahead.ok || ahead.out.substr(0, kMaxOutput) == z_same_reads.out.substr(0, kMaxOutput),
+        "read-ahead bytes");
   if (profwatch::read::IsalAvailable()) {
     Outcome i = Inflate(input, InflateBackend::kIsal, inner, 4096);
     Check(z.ok == i.ok, "success/failure");

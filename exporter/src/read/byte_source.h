@@ -7,14 +7,41 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
 namespace profwatch::read {
 
+// The integrity check of one gzip member, handed from the gzip layer to the
+// thread that consumes its bytes (see ByteSource::HandOverGzipChecks).
+struct GzipMemberCheck {
+  uint64_t end = 0;       // output offset just past the member's bytes
+  bool complete = true;   // false: the input ended inside this member's trailer
+  bool has_crc = true;    // the trailer's CRC-32 arrived (always when complete)
+  uint32_t crc = 0;       // CRC-32 of the member's bytes, from the trailer
+  uint32_t isize = 0;     // their length mod 2^32, from the trailer (complete only)
+  std::string crc_error;  // the errors' contexts, as the gzip layer words them,
+  std::string length_error;
+  uint64_t raw = 0;  // and RawBytesRead() when it would report them
+  uint64_t length_raw = 0;
+};
+
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
+
+  // Asks a gzip stack to leave the CRC-32 and length checks of its members to
+  // the reader of its bytes (read/prefetch_source: the read-ahead thread then
+  // only inflates, and the parsing thread checks). True when this source (or
+  // the one it wraps) is such a stack and agreed; it then still ends with the
+  // same errors, except that a mismatch is not reported by its Read: the
+  // reader gets a GzipMemberCheck from TakeGzipChecks and must apply it. Call
+  // before the first Read.
+  virtual bool HandOverGzipChecks() { return false; }
+  // Appends the checks of the members that ended in the bytes returned so
+  // far, in order (after HandOverGzipChecks returned true).
+  virtual void TakeGzipChecks(std::vector<GzipMemberCheck>& /*out*/) {}
 
   // Reads up to `n` bytes into `buf` (REQUIRES: n > 0). Returns the count
   // read; 0 means clean EOF. Errors: kIo (read failed), kTruncated (stream

@@ -17,6 +17,7 @@
 // and kCorrupt under zlib.
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "read/byte_source.h"
@@ -35,6 +36,17 @@ class GzipSource final : public ByteSource {
         inflater_(std::move(inflater)),
         backend_(backend),
         in_(kInputBufferSize) {}
+
+  bool HandOverGzipChecks() override {
+    if (state_ != State::kStart || in_len_ != 0 || !inflater_->SkipDataCheck()) return false;
+    hand_over_ = true;
+    return true;
+  }
+
+  void TakeGzipChecks(std::vector<GzipMemberCheck>& out) override {
+    for (GzipMemberCheck& c : checks_) out.push_back(std::move(c));
+    checks_.clear();
+  }
 
   Result<size_t> Read(char* buf, size_t n) override {
     if (error_) return tl::unexpected(*error_);
@@ -77,10 +89,12 @@ class GzipSource final : public ByteSource {
       internal::InflateStep step =
           inflater_->Inflate(in_.data() + in_pos_, in_len_ - in_pos_, out, n);
       in_pos_ += step.consumed;
+      out_total_ += step.produced;
       switch (step.status) {
         case internal::InflateStep::Status::kError:
           return Fail(ErrorCode::kCorrupt, "invalid gzip data: " + step.error);
         case internal::InflateStep::Status::kMemberEnd:
+          if (hand_over_) HandOverMemberEnd();
           state_ = State::kBetween;
           saw_padding_ = false;
           break;
@@ -92,6 +106,7 @@ class GzipSource final : public ByteSource {
               return Fail(ErrorCode::kCorrupt, "inflate made no progress");
             }
             if (inner_eof_) {
+              if (hand_over_) HandOverPartialTrailer();
               if (inflater_->PartialTrailerShowsBadCrc()) {
                 return Fail(ErrorCode::kCorrupt, "invalid gzip data: incorrect data check");
               }
@@ -111,7 +126,63 @@ class GzipSource final : public ByteSource {
  private:
   enum class State { kStart, kInMember, kBetween };
 
+  // The check of the member whose trailer ends at the current input position.
+  void HandOverMemberEnd() {
+    const uint64_t end = in_base_ + in_pos_;
+    GzipMemberCheck c;
+    c.end = out_total_;
+    c.crc = InputWord(end - 8);
+    c.isize = InputWord(end - 4);
+    c.raw = RawAfterReading(end - 5);  // zlib's CRC-32 check ends there
+    c.length_raw = inner_->RawBytesRead();
+    // Where zlib's own checks would have stopped: after the CRC-32, after ISIZE.
+    c.crc_error = Context(end - 4, "invalid gzip data: incorrect data check");
+    c.length_error = Context(end, "invalid gzip data: incorrect length check");
+    checks_.push_back(std::move(c));
+  }
+
+  // At the end of the input inside a member: if its trailer's CRC-32 arrived,
+  // the reader decides between truncated (it matches) and corrupt.
+  void HandOverPartialTrailer() {
+    const int present = inflater_->TrailerBytesAtEnd();
+    if (present < 4) return;
+    const uint64_t trailer = in_base_ + in_len_ - static_cast<uint64_t>(present);
+    GzipMemberCheck c;
+    c.end = out_total_;
+    c.complete = false;
+    c.crc = InputWord(trailer);
+    c.raw = RawAfterReading(trailer + 3);
+    c.crc_error = Context(trailer + 4, "invalid gzip data: incorrect data check");
+    checks_.push_back(std::move(c));
+  }
+
+  // The little-endian word at compressed offset `at`, at most 8 bytes before
+  // the end of the input read so far (a trailer may straddle two reads).
+  uint32_t InputWord(uint64_t at) const {
+    uint32_t w = 0;
+    for (int i = 3; i >= 0; --i) {
+      const uint64_t abs = at + static_cast<uint64_t>(i);
+      const uint8_t b = abs >= in_base_ ? in_[abs - in_base_] : tail_[8 - (in_base_ - abs)];
+      w = (w << 8) | b;
+    }
+    return w;
+  }
+
+  // RawBytesRead() as of the read that brought compressed offset `at` (one of
+  // the last 8 read), where the gzip layer would have stopped with an error.
+  uint64_t RawAfterReading(uint64_t at) const {
+    for (size_t i = fills_.size(); i-- > 0;) {
+      if (fills_[i].first <= at) return fills_[i].second;
+    }
+    return inner_->RawBytesRead();
+  }
+
   bool Fill() {
+    // Keep the last 8 bytes before the next buffer's first (see InputWord).
+    for (size_t i = in_len_ > 8 ? in_len_ - 8 : 0; i < in_len_; ++i) {
+      std::memmove(tail_, tail_ + 1, sizeof tail_ - 1);
+      tail_[sizeof tail_ - 1] = in_[i];
+    }
     in_base_ += in_len_;
     in_pos_ = in_len_ = 0;
     Result<size_t> got = inner_->Read(reinterpret_cast<char*>(in_.data()), in_.size());
@@ -121,6 +192,11 @@ class GzipSource final : public ByteSource {
     }
     if (*got == 0) inner_eof_ = true;
     in_len_ = *got;
+    if (hand_over_ && in_len_ > 0) {
+      // Enough reads to hold a trailer, even of 1-byte reads (RawAfterReading).
+      if (fills_.size() == 9) fills_.erase(fills_.begin());
+      fills_.emplace_back(in_base_, inner_->RawBytesRead());
+    }
     return true;
   }
 
@@ -157,10 +233,13 @@ class GzipSource final : public ByteSource {
     return std::nullopt;
   }
 
+  std::string Context(uint64_t offset, const std::string& what) const {
+    return std::string(inner_->Name()) + ": compressed offset " + std::to_string(offset) + ": " +
+           what + " [" + backend_ + "]";
+  }
+
   tl::unexpected<Error> Fail(ErrorCode code, const std::string& what) {
-    error_ =
-        Error{code, std::string(inner_->Name()) + ": compressed offset " +
-                        std::to_string(in_base_ + in_pos_) + ": " + what + " [" + backend_ + "]"};
+    error_ = Error{code, Context(in_base_ + in_pos_, what)};
     return tl::unexpected(*error_);
   }
 
@@ -178,6 +257,11 @@ class GzipSource final : public ByteSource {
   int header_checked_ = 4;     // bytes of the member's fixed prefix checked
   bool done_ = false;
   std::optional<Error> error_;
+  uint64_t out_total_ = 0;  // bytes inflated so far
+  uint8_t tail_[8] = {};    // the 8 compressed bytes before in_[0]
+  bool hand_over_ = false;  // HandOverGzipChecks: members' checks go to the reader
+  std::vector<GzipMemberCheck> checks_;
+  std::vector<std::pair<uint64_t, uint64_t>> fills_;  // (offset, RawBytesRead) of the last reads
 };
 
 }  // namespace

@@ -32,6 +32,14 @@ class Inflater {
   // does not match). zlib checks the CRC as soon as its 4 bytes arrive, ISA-L
   // only once all 8 trailer bytes are there; this keeps them in agreement.
   virtual bool PartialTrailerShowsBadCrc() const { return false; }
+
+  // Stops computing and checking the CRC-32 and length of members' data (the
+  // header's own CRC is still checked): the caller checks them from the
+  // trailer. False when the backend cannot. Call before the first member.
+  virtual bool SkipDataCheck() { return false; }
+  // With SkipDataCheck, when the input ended inside a member: how many of its
+  // 8 trailer bytes arrived, or -1 when its compressed data did not end.
+  virtual int TrailerBytesAtEnd() { return -1; }
 };
 
 std::unique_ptr<Inflater> MakeZlibInflater();

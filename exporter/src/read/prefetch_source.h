@@ -12,6 +12,14 @@
 // ring is full (the reader is behind) rather than sleeping, and returns to
 // inflating as soon as a buffer frees.
 //
+// Over a zlib gzip stack, the CRC-32 and length of each gzip member are
+// checked on the reader's thread (ByteSource::HandOverGzipChecks), as it
+// takes each buffer: zlib's CRC was a fifth of the producer's inflating, the
+// one stage nothing else can do, and the reader has time to spare there.
+// The end stays the same (code, message, RawBytesRead); only before a CRC or
+// length mismatch may the reader get the rest of the failing member's bytes,
+// which zlib's own check would have held back.
+//
 // Memory: `buffers` x `buffer_bytes`, fixed. Thread-safety: like any
 // ByteSource, one reader thread; the producer thread is private. Destroying
 // the source early stops the producer (after at most one inner Read) and

@@ -23,6 +23,8 @@ class ReplaySource final : public ByteSource {
     }
     return inner_->Read(buf, n);
   }
+  bool HandOverGzipChecks() override { return inner_->HandOverGzipChecks(); }
+  void TakeGzipChecks(std::vector<GzipMemberCheck>& out) override { inner_->TakeGzipChecks(out); }
   // The prefix was already counted by `inner` when it was peeked.
   uint64_t RawBytesRead() const override { return inner_->RawBytesRead(); }
   std::string_view Name() const override { return inner_->Name(); }

@@ -3,6 +3,7 @@
 #include "read/prefetch_source.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <atomic>
 #include <filesystem>
@@ -208,6 +209,134 @@ TEST(PrefetchSourceTest, FullRingRunsOfferedChoresAndKeepsTheBytes) {
   EXPECT_TRUE(o.data == text);
   share->Offer({});
   EXPECT_GE(chores.load(), 11);  // the 11th call found no work
+}
+
+// With zlib, the prefetch source takes over the gzip layer's CRC-32 and
+// length checks (HandOverGzipChecks) and applies them on the reading thread.
+// Every way a trailer can be wrong or cut must end as the gzip source ends
+// on its own: same code, same message and offset, same RawBytesRead.
+std::string TwoMembers(const std::string& a, const std::string& b) { return Gzip(a) + Gzip(b); }
+
+void FlipByte(std::string& s, size_t at) { s[at] = static_cast<char>(s[at] ^ 0x5a); }
+
+TEST(PrefetchSourceTest, HandedOverGzipChecksEndLikeTheGzipLayer) {
+  const std::string good = Gzip(TestText(300000, 7));
+  const size_t n = good.size();
+  for (size_t at = n - 8; at < n; ++at) {  // every trailer byte: CRC-32, then ISIZE
+    std::string bad = good;
+    FlipByte(bad, at);
+    CompareOnGzip(bad, "trailer byte " + std::to_string(at - (n - 8)) + " flipped", 8192, 5000, 3);
+    // ... and cut short after it: with the CRC-32 in, a wrong one is corrupt.
+    for (size_t cut = at + 1; cut < n; ++cut) {
+      CompareOnGzip(
+          bad.substr(0, cut),
+          "byte " + std::to_string(at - (n - 8)) + " flipped, cut at -" + std::to_string(n - cut),
+          8192, 5000, 3);
+    }
+  }
+  for (size_t cut = n - 12; cut < n; ++cut) {
+    CompareOnGzip(good.substr(0, cut), "good, cut at -" + std::to_string(n - cut), 8192, 5000, 3);
+  }
+  // A trailer split over two reads of the file (1-byte and 3-byte chunks).
+  for (size_t chunk : {size_t{1}, size_t{3}}) {
+    for (InflateBackend backend : testutil::Backends()) {
+      std::string bad = good;
+      FlipByte(bad, n - 7);
+      auto make = [&] {
+        auto m = std::make_unique<MemorySource>(bad, "t.gz");
+        m->SetMaxChunk(chunk);
+        return MakeGzipSource(std::move(m), backend);
+      };
+      auto plain = make();
+      auto pre = MakePrefetchSource(make(), 4096, 2);
+      ExpectSameOutcome(Drain(*plain, 4096), Drain(*pre, 4096),
+                        "trailer read in " + std::to_string(chunk) + "-byte pieces");
+    }
+  }
+}
+
+TEST(PrefetchSourceTest, HandedOverChecksFollowEveryMember) {
+  const std::string a = TestText(200000, 1), b = TestText(150000, 2);
+  CompareOnGzip(TwoMembers(a, b), "two good members", 8192, 5000, 3);
+  CompareOnGzip(TwoMembers(a, b) + std::string(100, '\0'), "two members and padding", 8192);
+  std::string bad_first = TwoMembers(a, b);
+  FlipByte(bad_first, Gzip(a).size() - 6);  // the first member's CRC-32
+  CompareOnGzip(bad_first, "first member's CRC wrong", 8192, 5000, 3);
+  std::string bad_second = TwoMembers(a, b);
+  FlipByte(bad_second, bad_second.size() - 2);  // the second member's ISIZE
+  CompareOnGzip(bad_second, "second member's length wrong", 8192, 5000, 3);
+  CompareOnGzip(TwoMembers("", a), "an empty member first", 8192, 5000, 3);
+  // Members smaller than a ring buffer: several end in one buffer.
+  std::string many;
+  for (int i = 0; i < 20; ++i) many += Gzip(TestText(700 + 13 * static_cast<size_t>(i), i));
+  CompareOnGzip(many, "20 small members", 8192, 65536, 2);
+  FlipByte(many, many.size() / 2);
+  CompareOnGzip(many, "20 small members, one byte flipped", 8192, 65536, 2);
+}
+
+TEST(PrefetchSourceTest, OnlyZlibHandsItsChecksOver) {
+  const std::string gz = Gzip(TestText(50000, 4));
+  auto zlib = MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), InflateBackend::kZlib);
+  ASSERT_TRUE(zlib->HandOverGzipChecks());
+  std::string bad = gz;
+  FlipByte(bad, gz.size() - 8);
+  auto handed = MakeGzipSource(std::make_unique<MemorySource>(bad, "t.gz"), InflateBackend::kZlib);
+  ASSERT_TRUE(handed->HandOverGzipChecks());
+  // The gzip layer itself now ends cleanly: the check is the reader's.
+  auto bytes = testutil::ReadAll(*handed);
+  ASSERT_TRUE(bytes.has_value()) << bytes.error().context;
+  EXPECT_EQ(*bytes, TestText(50000, 4));
+  std::vector<GzipMemberCheck> checks;
+  handed->TakeGzipChecks(checks);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_TRUE(checks[0].complete);
+  EXPECT_EQ(checks[0].end, 50000u);
+  EXPECT_EQ(checks[0].isize, 50000u);
+  const uLong crc = crc32_z(0, reinterpret_cast<const Bytef*>(bytes->data()), bytes->size());
+  EXPECT_EQ(checks[0].crc, static_cast<uint32_t>(crc) ^ 0x5au);  // the flipped low byte
+  EXPECT_NE(checks[0].crc_error.find("incorrect data check [zlib]"), std::string::npos);
+  // Not after the first read, and not by ISA-L (its CRC is fast and its own).
+  auto started = MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), InflateBackend::kZlib);
+  char c;
+  ASSERT_TRUE(started->Read(&c, 1).has_value());
+  EXPECT_FALSE(started->HandOverGzipChecks());
+  if (IsalAvailable()) {
+    auto isal = MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), InflateBackend::kIsal);
+    EXPECT_FALSE(isal->HandOverGzipChecks());
+  }
+  // Through sniffing (a replay source in front of the gzip layer) too.
+  auto sniffed = SniffAndWrap(std::make_unique<MemorySource>(gz, "t.gz"));
+  ASSERT_TRUE(sniffed.has_value());
+  EXPECT_TRUE((*sniffed)->HandOverGzipChecks());
+}
+
+TEST(PrefetchSourceTest, HandedOverChecksKeepTheHeaderCrcCheck) {
+  // FHCRC: a header with its own CRC-16, checked by zlib while it reads the
+  // header; the hand-over turns only the data's check off.
+  z_stream zs{};
+  ASSERT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  gz_header hdr{};
+  char name[] = "host0.trace.json";
+  hdr.name = reinterpret_cast<Bytef*>(name);
+  hdr.hcrc = 1;
+  ASSERT_EQ(deflateSetHeader(&zs, &hdr), Z_OK);
+  const std::string text = TestText(100000, 8);
+  std::string gz(deflateBound(&zs, text.size()) + 128, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(gz.data());
+  zs.avail_out = static_cast<uInt>(gz.size());
+  ASSERT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  gz.resize(zs.total_out);
+  deflateEnd(&zs);
+  CompareOnGzip(gz, "FHCRC header", 8192, 5000, 3);
+  const size_t header_crc = 10 + sizeof name;  // fixed header, FNAME with its NUL
+  std::string bad = gz;
+  FlipByte(bad, header_crc);
+  CompareOnGzip(bad, "FHCRC header with a wrong CRC-16", 8192, 5000, 3);
+  std::string bad_data = gz;
+  FlipByte(bad_data, gz.size() - 5);
+  CompareOnGzip(bad_data, "FHCRC header, wrong data CRC-32", 8192, 5000, 3);
 }
 
 }  // namespace
