@@ -313,24 +313,9 @@ TEST(PrefetchSourceTest, OnlyZlibHandsItsChecksOver) {
 TEST(PrefetchSourceTest, HandedOverChecksKeepTheHeaderCrcCheck) {
   // FHCRC: a header with its own CRC-16, checked by zlib while it reads the
   // header; the hand-over turns only the data's check off.
-  z_stream zs{};
-  ASSERT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  gz_header hdr{};
-  char name[] = "host0.trace.json";
-  hdr.name = reinterpret_cast<Bytef*>(name);
-  hdr.hcrc = 1;
-  ASSERT_EQ(deflateSetHeader(&zs, &hdr), Z_OK);
-  const std::string text = TestText(100000, 8);
-  std::string gz(deflateBound(&zs, text.size()) + 128, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(gz.data());
-  zs.avail_out = static_cast<uInt>(gz.size());
-  ASSERT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  gz.resize(zs.total_out);
-  deflateEnd(&zs);
+  const std::string gz = testutil::GzipWithHeader(TestText(100000, 8), 6, true);
   CompareOnGzip(gz, "FHCRC header", 8192, 5000, 3);
-  const size_t header_crc = 10 + sizeof name;  // fixed header, FNAME with its NUL
+  const size_t header_crc = 10 + sizeof "host0.trace.json";  // fixed header, FNAME, NUL
   std::string bad = gz;
   FlipByte(bad, header_crc);
   CompareOnGzip(bad, "FHCRC header with a wrong CRC-16", 8192, 5000, 3);
