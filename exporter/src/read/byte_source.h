@@ -16,15 +16,16 @@ namespace profwatch::read {
 // The integrity check of one gzip member, handed from the gzip layer to the
 // thread that consumes its bytes (see ByteSource::HandOverGzipChecks).
 struct GzipMemberCheck {
-  uint64_t end = 0;       // output offset just past the member's bytes
-  bool complete = true;   // false: the input ended inside this member's trailer
-  bool has_crc = true;    // the trailer's CRC-32 arrived (always when complete)
-  uint32_t crc = 0;       // CRC-32 of the member's bytes, from the trailer
-  uint32_t isize = 0;     // their length mod 2^32, from the trailer (complete only)
-  std::string crc_error;  // the errors' contexts, as the gzip layer words them,
+  uint64_t end = 0;      // output offset just past the member's bytes
+  bool complete = true;  // false: the input ended in the trailer, after its CRC-32
+  uint32_t crc = 0;      // CRC-32 of the member's bytes, from the trailer
+  uint32_t isize = 0;    // their length mod 2^32, from the trailer (complete only)
+  // The errors a mismatch ends the stream with, worded as the gzip layer's
+  // own, and RawBytesRead() as that layer would have reported it then.
+  std::string crc_error;
+  uint64_t crc_error_raw = 0;
   std::string length_error;
-  uint64_t raw = 0;  // and RawBytesRead() when it would report them
-  uint64_t length_raw = 0;
+  uint64_t length_error_raw = 0;
 };
 
 class ByteSource {

@@ -133,8 +133,8 @@ class GzipSource final : public ByteSource {
     c.end = out_total_;
     c.crc = InputWord(end - 8);
     c.isize = InputWord(end - 4);
-    c.raw = RawAfterReading(end - 5);  // zlib's CRC-32 check ends there
-    c.length_raw = inner_->RawBytesRead();
+    c.crc_error_raw = RawAfterReading(end - 5);  // zlib's CRC-32 check ends there
+    c.length_error_raw = inner_->RawBytesRead();
     // Where zlib's own checks would have stopped: after the CRC-32, after ISIZE.
     c.crc_error = Context(end - 4, "invalid gzip data: incorrect data check");
     c.length_error = Context(end, "invalid gzip data: incorrect length check");
@@ -151,7 +151,7 @@ class GzipSource final : public ByteSource {
     c.end = out_total_;
     c.complete = false;
     c.crc = InputWord(trailer);
-    c.raw = RawAfterReading(trailer + 3);
+    c.crc_error_raw = RawAfterReading(trailer + 3);
     c.crc_error = Context(trailer + 4, "invalid gzip data: incorrect data check");
     checks_.push_back(std::move(c));
   }

@@ -141,14 +141,14 @@ class PrefetchSource final : public ByteSource {
           s.len = at;
           s.eof = false;
           s.error = Error{ErrorCode::kCorrupt, crc_ok ? c.length_error : c.crc_error};
-          s.raw_after = crc_ok ? c.length_raw : c.raw;
+          s.raw_after = crc_ok ? c.length_error_raw : c.crc_error_raw;
           return;
         }
         member_crc_ = 0;
         member_len_ = 0;
-      } else if (c.has_crc && !crc_ok && s.error) {
+      } else if (!crc_ok && s.error) {
         s.error = Error{ErrorCode::kCorrupt, c.crc_error};  // truncated, but already wrong
-        s.raw_after = c.raw;
+        s.raw_after = c.crc_error_raw;
       }
     }
     digest(s.len);
