@@ -44,9 +44,11 @@ TEST(HeapTuningTest, BuffersComeFromTheHeapAndStayThere) {
 
 #else
 
-TEST(HeapTuningTest, OnlyGlibcsOwnAllocatorTakesTheSettings) {
-  // Sanitizers replace malloc (and ignore mallopt); other C libraries lack it.
-  EXPECT_FALSE(KeepBuffersInHeap());
+TEST(HeapTuningTest, BuffersComeFromTheHeapAndStayThere) {
+  // Sanitizers replace malloc (glibc's mallopt then has no effect to observe,
+  // and ASan's returns 0), and other C libraries have no mallopt.
+  KeepBuffersInHeap();
+  GTEST_SKIP() << "not glibc's own allocator: nothing to observe";
 }
 
 #endif
