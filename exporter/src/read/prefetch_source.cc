@@ -1,7 +1,5 @@
 #include "read/prefetch_source.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -15,6 +13,7 @@
 
 #include "core/byte_buffer.h"
 #include "core/cpu_spread.h"
+#include "read/gzip_crc.h"
 
 namespace profwatch::read {
 namespace {
@@ -123,19 +122,19 @@ class PrefetchSource final : public ByteSource {
 
   // The reader's side of HandOverGzipChecks: the CRC-32 and length of each
   // member, computed here on the parsing thread (zlib's CRC was ~1/5 of the
-  // read-ahead thread's inflating). A mismatch cuts the slot at the member's
-  // end and ends the stream with the error the gzip layer would have given.
+  // read-ahead thread's inflating), with GzipCrc32 (ISA-L's when built in).
+  // A mismatch cuts the slot at the member's end and ends the stream with the
+  // error the gzip layer would have given.
   void CheckGzipMembers(Slot& s) {
     size_t at = 0;
     auto digest = [&](size_t to) {
-      member_crc_ =
-          crc32_z(member_crc_, reinterpret_cast<const Bytef*>(s.data.data() + at), to - at);
+      member_crc_ = GzipCrc32(member_crc_, s.data.data() + at, to - at);
       member_len_ += to - at;
       at = to;
     };
     for (const GzipMemberCheck& c : s.checks) {
       digest(static_cast<size_t>(c.end - s.out_before));
-      const bool crc_ok = static_cast<uint32_t>(member_crc_) == c.crc;
+      const bool crc_ok = member_crc_ == c.crc;
       if (c.complete) {
         if (!crc_ok || static_cast<uint32_t>(member_len_) != c.isize) {
           s.len = at;
@@ -260,7 +259,7 @@ class PrefetchSource final : public ByteSource {
   uint64_t raw_ = 0;
   bool terminal_eof_ = false;
   std::optional<Error> terminal_error_;
-  uLong member_crc_ = 0;     // CRC-32 of the current gzip member's bytes so far
+  uint32_t member_crc_ = 0;  // CRC-32 of the current gzip member's bytes so far
   uint64_t member_len_ = 0;  // ... and their count
 };
 
