@@ -30,7 +30,9 @@ class NullSink final : public profwatch::parse::EventSink {
 
 int main(int argc, char** argv) {
   using namespace profwatch;
-  KeepBuffersInHeap();  // as profwatch does: both pay the same for memory
+  // As `profwatch analyze` does: both pay the same for memory.
+  KeepBuffersInHeap();
+  BackHeapWithHugePages();
   if (argc < 3) {
     std::fprintf(stderr, "usage: stage_bench inflate|parse [--inflate zlib|isal] FILE...\n");
     return 2;

@@ -32,9 +32,11 @@ int main(int argc, char** argv) {
   }
   std::string_view verb = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (verb == "analyze") return profwatch::cli::RunAnalyze(args);
   if (verb == "serve") return profwatch::cli::RunServe(args);
-  if (verb == "compare") return profwatch::cli::RunCompare(args);
+  if (verb == "analyze" || verb == "compare") {
+    profwatch::BackHeapWithHugePages();  // one-shot runs only: see core/heap_tuning.h
+    return verb == "analyze" ? profwatch::cli::RunAnalyze(args) : profwatch::cli::RunCompare(args);
+  }
   if (verb == "version" || verb == "--version") {
     std::printf("profwatch %s (revision %s)\n", PROFWATCH_VERSION, profwatch::BuildRevision());
     return 0;
