@@ -404,6 +404,20 @@ class DockerfileTest(unittest.TestCase):
         # the header says it is not built here
         self.assertIn("it cannot be built here", text.split("FROM")[0].lower())
 
+    def test_runtime_gets_both_binaries_in_one_directory(self):
+        # `profwatch serve` (the image's CMD) execs profwatch-serve from the
+        # directory profwatch is in.
+        text = read(os.path.join(DEPLOY, "docker", "Dockerfile"))
+        runtime = text.split("FROM debian:12-slim", 1)[1]
+        copies = re.findall(r"(?m)^COPY --from=build (.+)$", runtime)
+        self.assertEqual(len(copies), 1, copies)
+        *sources, dest = copies[0].split()
+        self.assertEqual(dest, "/usr/bin/")
+        self.assertEqual(sorted(os.path.basename(p) for p in sources),
+                         ["profwatch", "profwatch-serve"])
+        for name in ("profwatch", "profwatch-serve"):
+            self.assertIn(f"install -D -m 0755 /build/exporter/{name} /out/usr/bin/{name}", text)
+
 
 # ------------------------------------------------------- flags vs daemon
 def deploy_serve_flags():
