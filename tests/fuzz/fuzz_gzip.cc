@@ -1,9 +1,9 @@
 // Fuzzes the gzip layer: the input is fed through MemorySource + gzip source
 // with every compiled-in backend; they must agree (same success or failure,
 // same bytes on success, same error class on failure) and never crash. Also
-// exercises sniffing, and the read-ahead source, which takes zlib's CRC-32
-// and length checks over (HandOverGzipChecks): it must end exactly as the
-// gzip layer does on its own (same error code and message).
+// exercises sniffing, and the read-ahead and check sources, which take
+// zlib's CRC-32 and length checks over (HandOverGzipChecks): they must end
+// exactly as the gzip layer does on its own (same error code and message).
 //
 // One tolerated difference: on garbage deflate data cut short, one library
 // may reject a malformed Huffman table at once (kCorrupt) while the other
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "read/byte_source.h"
+#include "read/gzip_check.h"
 #include "read/prefetch_source.h"
 
 namespace {
@@ -65,6 +66,14 @@ Outcome InflateAhead(const std::string& data, size_t inner_chunk, size_t outer_c
              outer_chunk);
 }
 
+Outcome InflateChecked(const std::string& data, size_t inner_chunk, size_t outer_chunk) {
+  auto mem = std::make_unique<profwatch::read::MemorySource>(data, "fuzz");
+  mem->SetMaxChunk(inner_chunk);
+  return Run(profwatch::read::MakeGzipCheckSource(
+                 profwatch::read::MakeGzipSource(std::move(mem), InflateBackend::kZlib)),
+             outer_chunk);
+}
+
 void Check(bool cond, const char* what) {
   if (!cond) {
     std::fprintf(stderr, "fuzz_gzip: backends disagree: %s\n", what);
@@ -93,6 +102,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(ahead.ok || ahead.context == z_same_reads.context, "read-ahead error message");
   Check(!ahead.ok || ahead.out.substr(0, kMaxOutput) == z_same_reads.out.substr(0, kMaxOutput),
         "read-ahead bytes");
+  Outcome checked = InflateChecked(input, inner, 4096);
+  Check(checked.ok == z_same_reads.ok && checked.code == z_same_reads.code,
+        "checked outcome (checks handed over)");
+  Check(checked.ok || checked.context == z_same_reads.context, "checked error message");
+  Check(!checked.ok || checked.out.substr(0, kMaxOutput) == z_same_reads.out.substr(0, kMaxOutput),
+        "checked bytes");
   if (profwatch::read::IsalAvailable()) {
     Outcome i = Inflate(input, InflateBackend::kIsal, inner, 4096);
     Check(z.ok == i.ok, "success/failure");

@@ -12,6 +12,7 @@
 
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
+#include "read/gzip_check.h"
 #include "read/prefetch_source.h"
 #include "window/grouping.h"
 
@@ -113,6 +114,9 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   if (PrefetchWanted(options.prefetch, true)) {
     if (DecodeShareWanted(true)) share = std::make_shared<WorkShare>();
     *source = read::MakePrefetchSource(std::move(*source), options.parse.chunk_bytes, 4, share);
+  } else {
+    // One thread: the gzip CRC-32 by GzipCrc32 here rather than zlib's.
+    *source = read::MakeGzipCheckSource(std::move(*source));
   }
   // Sniff the decompressed head so the content, not the name, picks the parser.
   std::string head(64, '\0');

@@ -13,7 +13,7 @@
 
 #include "core/byte_buffer.h"
 #include "core/cpu_spread.h"
-#include "read/gzip_crc.h"
+#include "read/gzip_check.h"
 
 namespace profwatch::read {
 namespace {
@@ -120,37 +120,10 @@ class PrefetchSource final : public ByteSource {
     std::vector<GzipMemberCheck> checks;
   };
 
-  // The reader's side of HandOverGzipChecks: the CRC-32 and length of each
-  // member, computed here on the parsing thread (zlib's CRC was ~1/5 of the
-  // read-ahead thread's inflating), with GzipCrc32 (ISA-L's when built in).
-  // A mismatch cuts the slot at the member's end and ends the stream with the
-  // error the gzip layer would have given.
+  // The reader's side of HandOverGzipChecks (read/gzip_check.h), on the
+  // parsing thread: zlib's CRC was ~1/5 of the read-ahead thread's inflating.
   void CheckGzipMembers(Slot& s) {
-    size_t at = 0;
-    auto digest = [&](size_t to) {
-      member_crc_ = GzipCrc32(member_crc_, s.data.data() + at, to - at);
-      member_len_ += to - at;
-      at = to;
-    };
-    for (const GzipMemberCheck& c : s.checks) {
-      digest(static_cast<size_t>(c.end - s.out_before));
-      const bool crc_ok = member_crc_ == c.crc;
-      if (c.complete) {
-        if (!crc_ok || static_cast<uint32_t>(member_len_) != c.isize) {
-          s.len = at;
-          s.eof = false;
-          s.error = Error{ErrorCode::kCorrupt, crc_ok ? c.length_error : c.crc_error};
-          s.raw_after = crc_ok ? c.length_error_raw : c.crc_error_raw;
-          return;
-        }
-        member_crc_ = 0;
-        member_len_ = 0;
-      } else if (!crc_ok && s.error) {
-        s.error = Error{ErrorCode::kCorrupt, c.crc_error};  // truncated, but already wrong
-        s.raw_after = c.crc_error_raw;
-      }
-    }
-    digest(s.len);
+    checker_.Check(s.data.data(), s.out_before, s.checks, s.len, s.eof, s.error, s.raw_after);
   }
 
   void Produce() {
@@ -259,8 +232,7 @@ class PrefetchSource final : public ByteSource {
   uint64_t raw_ = 0;
   bool terminal_eof_ = false;
   std::optional<Error> terminal_error_;
-  uint32_t member_crc_ = 0;  // CRC-32 of the current gzip member's bytes so far
-  uint64_t member_len_ = 0;  // ... and their count
+  GzipMemberChecker checker_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 target_sources(profwatch_lib PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/memory_source.cc
   ${CMAKE_CURRENT_LIST_DIR}/file_source.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gzip_check.cc
   ${CMAKE_CURRENT_LIST_DIR}/gzip_crc.cc
   ${CMAKE_CURRENT_LIST_DIR}/gzip_source.cc
   ${CMAKE_CURRENT_LIST_DIR}/zlib_inflater.cc

@@ -11,6 +11,7 @@
 #include <future>
 
 #include "read/byte_source.h"
+#include "read/gzip_check.h"
 #include "read_test_util.h"
 #include "testing/test_util.h"
 
@@ -73,16 +74,22 @@ void ExpectSameOutcome(const Outcome& a, const Outcome& b, const std::string& wh
   EXPECT_EQ(a.raw, b.raw) << what;
 }
 
-// Unwrapped vs prefetched gzip stack over the same compressed bytes.
+// Unwrapped vs prefetched gzip stack over the same compressed bytes, and vs
+// the same stack checked on the reader's thread (read/gzip_check.h).
 void CompareOnGzip(const std::string& gz, const std::string& what, size_t chunk,
                    size_t buffer_bytes = 1 << 20, size_t buffers = 4) {
   for (InflateBackend backend : testutil::Backends()) {
-    auto plain = MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), backend);
+    const std::string label = what + " [" + testutil::BackendName(backend) + "]";
+    const Outcome plain =
+        Drain(*MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), backend), chunk);
     auto pre = MakePrefetchSource(
         MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), backend), buffer_bytes, buffers);
     EXPECT_EQ(pre->Name(), "t.gz");
-    ExpectSameOutcome(Drain(*plain, chunk), Drain(*pre, chunk),
-                      what + " [" + testutil::BackendName(backend) + "]");
+    ExpectSameOutcome(plain, Drain(*pre, chunk), label);
+    auto checked =
+        MakeGzipCheckSource(MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), backend));
+    EXPECT_EQ(checked->Name(), "t.gz");
+    ExpectSameOutcome(plain, Drain(*checked, chunk), label + " checked by the reader");
   }
 }
 
@@ -247,10 +254,11 @@ TEST(PrefetchSourceTest, HandedOverGzipChecksEndLikeTheGzipLayer) {
         m->SetMaxChunk(chunk);
         return MakeGzipSource(std::move(m), backend);
       };
-      auto plain = make();
+      const Outcome plain = Drain(*make(), 4096);
       auto pre = MakePrefetchSource(make(), 4096, 2);
-      ExpectSameOutcome(Drain(*plain, 4096), Drain(*pre, 4096),
-                        "trailer read in " + std::to_string(chunk) + "-byte pieces");
+      const std::string label = "trailer read in " + std::to_string(chunk) + "-byte pieces";
+      ExpectSameOutcome(plain, Drain(*pre, 4096), label);
+      ExpectSameOutcome(plain, Drain(*MakeGzipCheckSource(make()), 4096), label + ", checked");
     }
   }
 }
@@ -308,6 +316,30 @@ TEST(PrefetchSourceTest, OnlyZlibHandsItsChecksOver) {
   auto sniffed = SniffAndWrap(std::make_unique<MemorySource>(gz, "t.gz"));
   ASSERT_TRUE(sniffed.has_value());
   EXPECT_TRUE((*sniffed)->HandOverGzipChecks());
+}
+
+TEST(PrefetchSourceTest, CheckSourceWrapsOnlyWhatHandsOver) {
+  const std::string gz = Gzip(TestText(50000, 4));
+  // Plain bytes and an ISA-L stack are returned as they are.
+  auto plain = std::make_unique<MemorySource>("{}", "plain");
+  ByteSource* plain_ptr = plain.get();
+  EXPECT_EQ(MakeGzipCheckSource(std::move(plain)).get(), plain_ptr);
+  if (IsalAvailable()) {
+    auto isal = MakeGzipSource(std::make_unique<MemorySource>(gz, "t.gz"), InflateBackend::kIsal);
+    ByteSource* isal_ptr = isal.get();
+    EXPECT_EQ(MakeGzipCheckSource(std::move(isal)).get(), isal_ptr);
+  }
+  // A zlib stack is wrapped, and the wrapper catches what zlib no longer does.
+  std::string bad = gz;
+  FlipByte(bad, gz.size() - 8);
+  auto zlib = MakeGzipSource(std::make_unique<MemorySource>(bad, "t.gz"), InflateBackend::kZlib);
+  ByteSource* zlib_ptr = zlib.get();
+  auto checked = MakeGzipCheckSource(std::move(zlib));
+  EXPECT_NE(checked.get(), zlib_ptr);
+  auto all = testutil::ReadAll(*checked);
+  ASSERT_FALSE(all.has_value());
+  EXPECT_EQ(all.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(all.error().context.find("incorrect data check"), std::string::npos);
 }
 
 TEST(PrefetchSourceTest, HandedOverChecksKeepTheHeaderCrcCheck) {
