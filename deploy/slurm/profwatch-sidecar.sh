@@ -14,7 +14,8 @@
 #   PROFWATCH_FILE_SD_DIR  directory Prometheus reads file_sd targets from
 #                          (shared file system; required for start/stop)
 #   PROFWATCH_PORT         /metrics port on every node (default 19474)
-#   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH)
+#   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH; its
+#                          `serve` runs profwatch-serve from the same directory)
 #   PROFWATCH_TRAINING_JOB value of the training_job target label
 #                          (default: $SLURM_JOB_NAME)
 #   PROFWATCH_STATE_DIR    node-local state dir (default /tmp/profwatch-$SLURM_JOB_ID)
