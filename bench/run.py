@@ -380,6 +380,7 @@ def idle(args, bins, work, results):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def main():
