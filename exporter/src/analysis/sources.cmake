@@ -1,1 +1,3 @@
-target_sources(profwatch_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/analyze.cc)
+target_sources(profwatch_analysis PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/analyze.cc
+)

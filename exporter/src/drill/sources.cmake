@@ -1,1 +1,3 @@
-target_sources(profwatch_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/drill_report.cc)
+target_sources(profwatch_drill PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/drill_report.cc
+)

@@ -1,4 +1,4 @@
-target_sources(profwatch_lib PRIVATE
+target_sources(profwatch_parse PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/decode_pipeline.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_decoder.cc
   ${CMAKE_CURRENT_LIST_DIR}/json_trace_parser.cc

@@ -1,4 +1,4 @@
-target_sources(profwatch_lib PRIVATE
+target_sources(profwatch_read PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/memory_source.cc
   ${CMAKE_CURRENT_LIST_DIR}/file_source.cc
   ${CMAKE_CURRENT_LIST_DIR}/gzip_check.cc
@@ -7,4 +7,5 @@ target_sources(profwatch_lib PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/zlib_inflater.cc
   ${CMAKE_CURRENT_LIST_DIR}/isal_inflater.cc
   ${CMAKE_CURRENT_LIST_DIR}/sniff_source.cc
-  ${CMAKE_CURRENT_LIST_DIR}/prefetch_source.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/prefetch_source.cc
+)

@@ -1,2 +1,3 @@
-target_sources(profwatch_lib PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/snapshot.cc)
+target_sources(profwatch_snapshot PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot.cc
+)
