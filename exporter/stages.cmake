@@ -13,10 +13,10 @@
 profwatch_stage(core      LIBS Threads::Threads spdlog::spdlog)
 profwatch_stage(watch     DEPS core LIBS spdlog::spdlog)
 profwatch_stage(window    DEPS watch)
-profwatch_stage(read      DEPS core LIBS ZLIB::ZLIB)
+profwatch_stage(read      DEPS core LIBS ZLIB::ZLIB profwatch_isal)
 profwatch_stage(parse     DEPS read LIBS simdjson::simdjson)
 profwatch_stage(classify  DEPS core LIBS yaml-cpp)
-profwatch_stage(aggregate DEPS parse classify)
+profwatch_stage(aggregate DEPS parse classify watch)
 # The drill-compatible report reads parsed events and their categories only.
 profwatch_stage(drill     DEPS parse classify)
 profwatch_stage(analysis  DEPS aggregate window)

@@ -26,6 +26,7 @@
 #include "aggregate/interval_spill.h"
 #include "aggregate/interval_union.h"
 #include "aggregate/name_table.h"
+#include "watch/layout.h"
 
 namespace profwatch::aggregate {
 
@@ -47,13 +48,14 @@ struct FileStats {
 
 namespace {
 
-// Finish's external merge: at most 128 spilled runs open at once, each read
-// through 64 KiB, so 8 MiB per union stream (two at a time).
+// Finish's external merge: at most kMergeFanIn spilled runs open at once, each
+// read through a buffer of kMergeBufferIntervals, which bounds the memory of a
+// union stream (two run at a time).
 constexpr size_t kMergeFanIn = 128;
 constexpr size_t kMergeBufferIntervals = 4096;
 // A device with no spilled runs and at most this many intervals in memory
 // has them copied out and sorted (SortByStart) rather than its per-name
-// lists merged: twice as fast, for at most 4 MiB more per Finish thread.
+// lists merged: faster, for a bounded amount of memory per Finish thread.
 constexpr size_t kSortMaxIntervals = size_t{1} << 17;
 
 struct PairHash {
@@ -112,16 +114,6 @@ bool NaturalLess(std::string_view a, std::string_view b) {
   }
   if ((a.size() - i) != (b.size() - j)) return (a.size() - i) < (b.size() - j);
   return a < b;
-}
-
-bool IsTimestampDirName(std::string_view n) {
-  // YYYY_MM_DD_HH_MM_SS
-  if (n.size() != 19) return false;
-  for (size_t i = 0; i < n.size(); ++i) {
-    const bool sep = (i == 4 || i == 7 || i == 10 || i == 13 || i == 16);
-    if (sep ? n[i] != '_' : (n[i] < '0' || n[i] > '9')) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -334,29 +326,6 @@ struct FileAggregator::Impl {
     steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
   }
 
-  // Judges a JAX event whose pid and thread metadata are both known.
-  // Returns false when the metadata is still missing.
-  bool JudgeJax(int64_t pid, int64_t tid, const Held& h) {
-    auto t = jax_threads.find({pid, tid});
-    if (t == jax_threads.end()) return false;
-    if (t->second == ThreadKind::kSteps) {
-      StepsThreadEvent(h);
-      return true;
-    }
-    if (t->second != ThreadKind::kStream && t->second != ThreadKind::kXlaOps) {
-      return true;  // host, overhead or annotation thread
-    }
-    auto p = jax_pid_device.find(pid);
-    if (p == jax_pid_device.end()) return false;
-    if (p->second < 0) return true;
-    if (t->second == ThreadKind::kXlaOps &&
-        !devices[static_cast<size_t>(p->second)].name.starts_with("/device:TPU:")) {
-      return true;
-    }
-    JaxStreamEvent(p->second, tid, h);
-    return true;
-  }
-
   void OnMetadata(const parse::TraceEvent& e) {
     last_route.valid = false;
     if (e.pid.kind != parse::IdKind::kInt) return;
@@ -421,24 +390,21 @@ struct FileAggregator::Impl {
     }
   }
 
-  // What JudgeJax would do with an event of (pid, tid), given the metadata so
-  // far. JAX writes a thread's events together, so OnJaxX keeps the last
-  // answer; any metadata event clears it.
+  // The one decision on a JAX complete event of (pid, tid), from the metadata
+  // seen so far: device work on *dev (kStream), a step marker (kSteps),
+  // neither (kIgnore), or not known yet (kHold: a thread or process not
+  // declared yet).
   enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream };
-  Route RouteOf(int64_t pid, int64_t tid, int* dev) {
-    auto p = jax_pid_device.find(pid);
+  Route RouteOf(int64_t pid, int64_t tid, int* dev) const {
     auto t = jax_threads.find({pid, tid});
-    const bool known_thread = t != jax_threads.end();
-    if (p != jax_pid_device.end() && p->second < 0) {
-      // Host pid: only a Steps thread matters there.
-      return known_thread && t->second == ThreadKind::kSteps ? Route::kSteps : Route::kIgnore;
-    }
-    if (!known_thread) return Route::kHold;
+    if (t == jax_threads.end()) return Route::kHold;
     if (t->second == ThreadKind::kSteps) return Route::kSteps;
     if (t->second != ThreadKind::kStream && t->second != ThreadKind::kXlaOps) {
       return Route::kIgnore;  // host, overhead or annotation thread
     }
+    auto p = jax_pid_device.find(pid);
     if (p == jax_pid_device.end()) return Route::kHold;
+    if (p->second < 0) return Route::kIgnore;  // a host process
     if (t->second == ThreadKind::kXlaOps &&
         !devices[static_cast<size_t>(p->second)].name.starts_with("/device:TPU:")) {
       return Route::kIgnore;
@@ -446,6 +412,17 @@ struct FileAggregator::Impl {
     *dev = p->second;
     return Route::kStream;
   }
+  bool IsHostPid(int64_t pid) const {
+    auto p = jax_pid_device.find(pid);
+    return p != jax_pid_device.end() && p->second < 0;
+  }
+  // Applies a decided route to one event (kIgnore and kHold: nothing).
+  void Take(Route route, int dev, int64_t tid, const Held& h) {
+    if (route == Route::kSteps) StepsThreadEvent(h);
+    if (route == Route::kStream) JaxStreamEvent(dev, tid, h);
+  }
+  // JAX writes a thread's events together, so OnJaxX keeps the last route;
+  // any metadata event clears it.
   struct LastRoute {
     bool valid = false;
     int64_t pid = 0, tid = 0;
@@ -460,32 +437,33 @@ struct FileAggregator::Impl {
     if (!r.valid || r.pid != pid || r.tid != tid) {
       r = LastRoute{true, pid, tid, Route::kIgnore, -1};
       r.route = RouteOf(pid, tid, &r.dev);
+      // A host process's events are never device work, so they are not held
+      // for a thread declared later (only a Steps thread would count there).
+      if (r.route == Route::kHold && IsHostPid(pid)) r.route = Route::kIgnore;
     }
     if (r.route == Route::kIgnore) return;
     Held h{Intern(e.name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps, e.dur_ps};
-    if (r.route == Route::kSteps) {
-      StepsThreadEvent(h);
+    if (r.route != Route::kHold) {
+      Take(r.route, r.dev, tid, h);
       return;
     }
-    if (r.route == Route::kStream) {
-      JaxStreamEvent(r.dev, tid, h);
+    if (saw_cat) return;  // a Kineto file: cat-less events are never kernels
+    if (held_count >= FileAggregator::kMaxHeldEvents) {
+      ++drops["no_metadata_held_limit"];
       return;
     }
-    if (!JudgeJax(pid, tid, h) && !saw_cat) {
-      if (held_count >= FileAggregator::kMaxHeldEvents) {
-        ++drops["no_metadata_held_limit"];
-        return;
-      }
-      ++held_count;
-      held[{pid, tid}].push_back(h);
-    }
+    ++held_count;
+    held[{pid, tid}].push_back(h);
   }
 
   void ResolveHeld() {
     if (saw_cat) held.clear();
     for (auto& [key, events] : held) {
       for (const Held& h : events) {
-        if (!JudgeJax(key.first, key.second, h)) ++drops["no_metadata"];
+        int dev = -1;
+        const Route route = RouteOf(key.first, key.second, &dev);
+        if (route == Route::kHold) ++drops["no_metadata"];
+        Take(route, dev, key.second, h);
       }
     }
     held.clear();
@@ -693,7 +671,8 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
     w.events += fs->summary.events;
     w.truncated = w.truncated || fs->summary.suspected_truncated || fs->summary.partial;
     const std::filesystem::path parent = std::filesystem::path(fs->summary.path).parent_path();
-    if (IsTimestampDirName(parent.filename().string())) ts_dirs.insert(parent.string());
+    // A file directly in a <ts> dir names it; the profile layout owns the test.
+    if (watch::ParseTimestampDirName(parent.filename().string())) ts_dirs.insert(parent.string());
     for (const auto& d : fs->devices) devices.emplace_back(fi, d);
     for (const auto& s : fs->steps) w.trace_steps.push_back(s);
     for (const auto& k : fs->kernels) {

@@ -14,7 +14,7 @@
 #include "parse/xplane_parser.h"
 #include "read/gzip_check.h"
 #include "read/prefetch_source.h"
-#include "window/grouping.h"
+#include "watch/layout.h"
 
 namespace profwatch::analysis {
 namespace {
@@ -65,7 +65,7 @@ std::vector<FileJob> SelectSources(const std::vector<std::string>& files, Source
   for (const auto& f : files) {
     std::string dir = std::filesystem::path(f).parent_path().string();
     std::string key =
-        dir + "/" + window::ProcessKeyOfTraceFile(std::filesystem::path(f).filename().string());
+        dir + "/" + watch::ProcessKeyOfTraceFile(std::filesystem::path(f).filename().string());
     auto [it, inserted] = by_key.try_emplace(key);
     if (inserted) order.push_back(key);
     (IsXplaneName(f) ? it->second.second : it->second.first) = f;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "watch/layout.h"
 #include "window/grouping.h"
 
 namespace profwatch::cli {
@@ -15,7 +16,7 @@ std::vector<std::string> TraceFilesIn(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && window::IsTraceFileName(entry.path().filename().string())) {
+    if (entry.is_regular_file(ec) && watch::IsTraceFileName(entry.path().filename().string())) {
       out.push_back(entry.path().string());
     }
   }
@@ -82,7 +83,7 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
     fs::path dir(arg);
     std::string name = dir.filename().string();
     if (name.empty()) name = dir.parent_path().filename().string();
-    if (window::ParseTimestampDirName(name)) {
+    if (watch::ParseTimestampDirName(name)) {
       InputWindow w{arg, TraceFilesIn(dir), {dir.string()}};
       windows.push_back(std::move(w));
       continue;

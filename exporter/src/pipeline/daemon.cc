@@ -10,6 +10,7 @@
 
 #include "expose/metric_names.h"
 #include "pipeline/state_file.h"
+#include "watch/layout.h"
 #include "window/grouping.h"
 
 namespace profwatch::pipeline {
@@ -262,8 +263,8 @@ void Daemon::ScanLoop() {
     auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
     timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
     // A log left behind its byte budget (a restart, or a log bound late)
-    // goes on at once: sleeping here made catch-up 1 MiB a second, so a 1 GB
-    // log took a quarter of an hour with the step gauges meanwhile old. The
+    // goes on at once: sleeping here paced catch-up to one read budget per
+    // wake-up, so a large log left the step gauges old for a long time. The
     // hints are still collected, without waiting.
     if (training_logs_->behind()) timeout = milliseconds(0);
     if (stop_) break;
@@ -364,7 +365,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       auto exported = exported_serial_.find(key);
       const bool same_window =
           exported != exported_serial_.end() && exported->second == task.serial;
-      std::optional<int64_t> prev_time = window::ParseTimestampDirName(prev->second.window_id);
+      std::optional<int64_t> prev_time = watch::ParseTimestampDirName(prev->second.window_id);
       if (!same_window && prev_time && *prev_time > task.first_time) replace = false;
     }
     if (!replace) {

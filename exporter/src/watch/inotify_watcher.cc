@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "watch/layout.h"
 #include "watch/watcher.h"
-#include "window/grouping.h"
 
 namespace profwatch::watch {
 namespace {
@@ -58,7 +58,7 @@ class InotifyWatcher final : public Watcher {
       // Writers produce bursts (create, many modifies, close): coalesce a
       // short burst into one hint set so the daemon rescans once. Not when
       // the caller has work waiting (a log catching up): a writer appending
-      // all the while would hold each of its 1 MiB reads up to 100 ms.
+      // all the while would hold each of its reads for the whole burst wait.
       pollfd more = {fd_, POLLIN, 0};
       for (int i = 0; timeout.count() > 0 && i < 5 && poll(&more, 1, 20) > 0; ++i) {
         Drain(&hints, &dirs, &content_dirs);
@@ -105,7 +105,7 @@ class InotifyWatcher final : public Watcher {
         // A write to a file that cannot be a trace leaves the scan as it was.
         const bool content_only = (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0 &&
                                   (ev->mask & IN_ISDIR) == 0 && ev->len > 0 &&
-                                  !window::IsTraceFileName(ev->name);
+                                  !IsTraceFileName(ev->name);
         if (content_only) {
           content_dirs->insert(dir);
           continue;

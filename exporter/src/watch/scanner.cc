@@ -13,7 +13,7 @@
 #include <set>
 #include <utility>
 
-#include "window/grouping.h"
+#include "watch/layout.h"
 
 namespace profwatch::watch {
 namespace {
@@ -169,7 +169,7 @@ class Walker {
     RunLabels labels = LabelsForRunDir(root_, run_dir.string());
     for (const Entry& e : entries) {
       if (!e.is_dir) continue;
-      std::optional<int64_t> t = window::ParseTimestampDirName(e.name);
+      std::optional<int64_t> t = ParseTimestampDirName(e.name);
       if (!t) continue;
       std::string ts_dir = dir + "/" + e.name;
       const OpenDir ts(Enter(profile_fd, e.name));
@@ -177,7 +177,7 @@ class Walker {
       const std::vector<Entry> files = List(ts);
       out_->dirs.push_back(ts_dir);
       for (const Entry& f : files) {
-        if (f.is_dir || !window::IsTraceFileName(f.name)) continue;
+        if (f.is_dir || !IsTraceFileName(f.name)) continue;
         AddFile(ts.fd(), ts_dir, f.name, ts_dir, *t, labels, run_dir.string());
       }
     }

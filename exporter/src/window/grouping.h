@@ -19,18 +19,7 @@
 
 namespace profwatch::window {
 
-// Parses a profile dir name "YYYY_MM_DD_HH_MM_SS" into seconds since the
-// epoch (UTC; only differences matter). nullopt if the name is not of that form.
-std::optional<int64_t> ParseTimestampDirName(std::string_view name);
-
-// True for names the analysis reads: *.trace.json.gz, *.trace.json,
-// *.pt.trace.json[.gz], *.json.gz, *.xplane.pb.
-bool IsTraceFileName(std::string_view name);
-// The host part of a trace file name ("h0.proc3.trace.json.gz" -> "h0").
-std::string HostOfTraceFile(std::string_view name);
-// The window-identity key of a file: its name without the format suffix, so
-// h0.trace.json.gz and h0.xplane.pb of one window share it.
-std::string ProcessKeyOfTraceFile(std::string_view name);
+// The names of <ts> dirs and trace files: watch/layout.h.
 
 struct TimestampDir {
   std::string path;                // full path of the <ts> directory

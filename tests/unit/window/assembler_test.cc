@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "watch/layout.h"
 #include "window/grouping.h"
 
 namespace profwatch::window {
@@ -26,7 +27,7 @@ class AssemblerTest : public ::testing::Test {
 
   static std::string Ts(int64_t t) {
     // 2024_03_01_12_00_00 + t seconds, via the dir-name parser's inverse.
-    int64_t base = *ParseTimestampDirName("2024_03_01_12_00_00") + t;
+    int64_t base = *watch::ParseTimestampDirName("2024_03_01_12_00_00") + t;
     time_t tt = static_cast<time_t>(base);
     tm parts{};
     gmtime_r(&tt, &parts);
@@ -53,7 +54,7 @@ class AssemblerTest : public ::testing::Test {
     o.name = name;
     o.dir = dir;
     o.group_dir = dir;
-    o.group_time = *ParseTimestampDirName(Ts(t));
+    o.group_time = *watch::ParseTimestampDirName(Ts(t));
     o.labels = {"j", run};
     o.run_dir = "/jobs/j/" + run;
     o.dev = 1;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/test_util.h"
+#include "watch/layout.h"
 
 namespace profwatch::window {
 namespace {
@@ -13,51 +14,9 @@ using ::testing::ElementsAre;
 TimestampDir Dir(const std::string& name, std::vector<std::string> files) {
   TimestampDir d;
   d.path = "/run/plugins/profile/" + name;
-  d.time = *ParseTimestampDirName(name);
+  d.time = *watch::ParseTimestampDirName(name);
   d.files = std::move(files);
   return d;
-}
-
-TEST(ParseTimestampDirNameTest, ParsesUtcSecondsSinceEpoch) {
-  EXPECT_EQ(ParseTimestampDirName("1970_01_01_00_00_00"), 0);
-  EXPECT_EQ(ParseTimestampDirName("2024_03_01_12_30_05"), 1709296205);
-  EXPECT_EQ(
-      *ParseTimestampDirName("2024_03_01_12_30_05") - *ParseTimestampDirName("2024_02_29_12_30_05"),
-      86400);
-}
-
-TEST(ParseTimestampDirNameTest, RejectsOtherNames) {
-  EXPECT_FALSE(ParseTimestampDirName(""));
-  EXPECT_FALSE(ParseTimestampDirName("2024_03_01_12_30"));
-  EXPECT_FALSE(ParseTimestampDirName("2024-03-01_12_30_05"));
-  EXPECT_FALSE(ParseTimestampDirName("2024_13_01_12_30_05"));
-  EXPECT_FALSE(ParseTimestampDirName("2024_03_01_24_30_05"));
-  EXPECT_FALSE(ParseTimestampDirName("2024_03_01_12_30_0x"));
-  EXPECT_FALSE(ParseTimestampDirName("2024_03_01_12_30_055"));
-}
-
-TEST(TraceFileNameTest, RecognisesTraceSuffixes) {
-  EXPECT_TRUE(IsTraceFileName("h0.trace.json.gz"));
-  EXPECT_TRUE(IsTraceFileName("h0.trace.json"));
-  EXPECT_TRUE(IsTraceFileName("w0.123.1700000000000.pt.trace.json"));
-  EXPECT_TRUE(IsTraceFileName("w0.123.1700000000000.pt.trace.json.gz"));
-  EXPECT_TRUE(IsTraceFileName("data.json.gz"));
-  EXPECT_TRUE(IsTraceFileName("h0.xplane.pb"));
-  EXPECT_FALSE(IsTraceFileName("h0.trace.json.gz.tmp"));
-  EXPECT_FALSE(IsTraceFileName(".h0.trace.json.gz"));
-  EXPECT_FALSE(IsTraceFileName("events.out.tfevents.123"));
-  EXPECT_FALSE(IsTraceFileName(".json.gz"));
-  EXPECT_FALSE(IsTraceFileName(""));
-}
-
-TEST(TraceFileNameTest, HostAndProcessKey) {
-  EXPECT_EQ(HostOfTraceFile("h0.proc3.trace.json.gz"), "h0");
-  EXPECT_EQ(HostOfTraceFile("node-7.trace.json.gz"), "node-7");
-  EXPECT_EQ(HostOfTraceFile("34.83.195.179_6003.xplane.pb"), "34.83.195.179_6003");
-  EXPECT_EQ(HostOfTraceFile("worker0.1234.1623143089861.pt.trace.json.gz"), "worker0");
-  EXPECT_EQ(ProcessKeyOfTraceFile("h0.proc3.trace.json.gz"), "h0.proc3");
-  EXPECT_EQ(ProcessKeyOfTraceFile("h0.xplane.pb"), ProcessKeyOfTraceFile("h0.trace.json.gz"));
-  EXPECT_EQ(ProcessKeyOfTraceFile("worker0.1234.1623143089861.pt.trace.json"), "worker0.1234");
 }
 
 TEST(GroupWindowsTest, MergesSplitOverThreeAdjacentDirs) {

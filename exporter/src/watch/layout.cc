@@ -1,0 +1,116 @@
+#include "watch/layout.h"
+
+#include <algorithm>
+#include <array>
+
+namespace profwatch::watch {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// Format suffixes, longest first so ".pt.trace.json.gz" wins over ".json.gz".
+constexpr std::array<std::string_view, 6> kSuffixes = {".pt.trace.json.gz", ".pt.trace.json",
+                                                       ".trace.json.gz",    ".trace.json",
+                                                       ".xplane.pb",        ".json.gz"};
+
+std::string_view StripSuffix(std::string_view name, bool* kineto) {
+  for (std::string_view suffix : kSuffixes) {
+    if (EndsWith(name, suffix)) {
+      if (kineto != nullptr) *kineto = suffix.starts_with(".pt.");
+      return name.substr(0, name.size() - suffix.size());
+    }
+  }
+  if (kineto != nullptr) *kineto = false;
+  return name;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseTimestampDirName(std::string_view name) {
+  // YYYY_MM_DD_HH_MM_SS
+  if (name.size() != 19) return std::nullopt;
+  int fields[6];
+  size_t pos = 0;
+  for (int i = 0; i < 6; ++i) {
+    const size_t len = i == 0 ? 4 : 2;
+    std::string_view part = name.substr(pos, len);
+    if (!AllDigits(part)) return std::nullopt;
+    int v = 0;
+    for (char c : part) v = v * 10 + (c - '0');
+    fields[i] = v;
+    pos += len;
+    if (i < 5) {
+      if (name[pos] != '_') return std::nullopt;
+      ++pos;
+    }
+  }
+  const int month = fields[1], day = fields[2], hour = fields[3], minute = fields[4],
+            second = fields[5];
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return std::nullopt;
+  }
+  return DaysFromCivil(fields[0], static_cast<unsigned>(month), static_cast<unsigned>(day)) *
+             86400 +
+         hour * 3600 + minute * 60 + second;
+}
+
+bool IsTraceFileName(std::string_view name) {
+  // Hidden names are editors' and copy tools' temporaries, never a writer's output.
+  if (name.empty() || name.front() == '.') return false;
+  for (std::string_view suffix : kSuffixes) {
+    if (EndsWith(name, suffix) && name.size() > suffix.size()) return true;
+  }
+  return false;
+}
+
+std::string ProcessKeyOfTraceFile(std::string_view name) {
+  bool kineto = false;
+  std::string_view key = StripSuffix(name, &kineto);
+  if (kineto) {
+    // Kineto names are <worker>.<pid>.<ts_ms>: the timestamp differs per window
+    // of the same process, so it is not part of the process identity.
+    size_t dot = key.rfind('.');
+    if (dot != std::string_view::npos && dot > 0 && AllDigits(key.substr(dot + 1))) {
+      key = key.substr(0, dot);
+    }
+  }
+  return std::string(key);
+}
+
+std::string HostOfTraceFile(std::string_view name) {
+  bool kineto = false;
+  std::string_view key = StripSuffix(name, &kineto);
+  if (kineto) {
+    // <worker>.<pid>.<ts>: drop the numeric pid and timestamp components.
+    for (int i = 0; i < 2; ++i) {
+      size_t dot = key.rfind('.');
+      if (dot == std::string_view::npos || dot == 0 || !AllDigits(key.substr(dot + 1))) break;
+      key = key.substr(0, dot);
+    }
+    return std::string(key);
+  }
+  // <host>.proc<N>: one file per GPU process.
+  size_t dot = key.rfind(".proc");
+  if (dot != std::string_view::npos && dot > 0 && AllDigits(key.substr(dot + 5))) {
+    key = key.substr(0, dot);
+  }
+  return std::string(key);
+}
+
+}  // namespace profwatch::watch

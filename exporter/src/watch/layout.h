@@ -1,0 +1,26 @@
+// Profile directory layout: which names are <ts> directories and trace files,
+// and what a trace file name says about its writer. Pure functions on names,
+// used by the scanner and the watchers here and by window grouping after them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace profwatch::watch {
+
+// Parses a profile dir name "YYYY_MM_DD_HH_MM_SS" into seconds since the
+// epoch (UTC; only differences matter). nullopt if the name is not of that form.
+std::optional<int64_t> ParseTimestampDirName(std::string_view name);
+
+// True for names the analysis reads: *.trace.json.gz, *.trace.json,
+// *.pt.trace.json[.gz], *.json.gz, *.xplane.pb.
+bool IsTraceFileName(std::string_view name);
+// The host part of a trace file name ("h0.proc3.trace.json.gz" -> "h0").
+std::string HostOfTraceFile(std::string_view name);
+// The window-identity key of a file: its name without the format suffix, so
+// h0.trace.json.gz and h0.xplane.pb of one window share it.
+std::string ProcessKeyOfTraceFile(std::string_view name);
+
+}  // namespace profwatch::watch
