@@ -10,25 +10,38 @@
 #   LIBS      third-party libraries this stage uses (linked PUBLIC).
 #   OPTIONAL  the stage exists only when src/<stage>/sources.cmake does; a
 #             missing optional stage is dropped from the DEPS of later ones.
+# Result, errors, Clock, logging: what every stage may use.
 profwatch_stage(core      LIBS Threads::Threads spdlog::spdlog)
+# Finding trace files: scanner, inotify/poll watchers, and the profile
+# directory layout (<ts> dir and trace file names, watch/layout.h).
 profwatch_stage(watch     DEPS core LIBS spdlog::spdlog)
+# Which files form one profiling window; the window assembler.
 profwatch_stage(window    DEPS watch)
+# Bytes of a trace: files, gzip (zlib / ISA-L), read-ahead.
 profwatch_stage(read      DEPS core LIBS ZLIB::ZLIB profwatch_isal)
+# Trace events from bytes: the JSON and xplane parsers.
 profwatch_stage(parse     DEPS read LIBS simdjson::simdjson)
+# Kernel families: rule sets and the rules file.
 profwatch_stage(classify  DEPS core LIBS yaml-cpp)
+# Events of one window into WindowStats (uses watch's <ts> dir name test).
 profwatch_stage(aggregate DEPS parse classify watch)
-# The drill-compatible report reads parsed events and their categories only.
+# The profile_drill-compatible report: parsed events and their families only.
 profwatch_stage(drill     DEPS parse classify)
+# read -> parse -> aggregate for one window, shared by the CLI and the daemon.
 profwatch_stage(analysis  DEPS aggregate window)
+# Immutable per-run Snapshot and its store.
 profwatch_stage(snapshot  DEPS aggregate)
+# Metric names, Prometheus collectables, reports.
 profwatch_stage(expose    DEPS snapshot
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)
 # Step times from training logs, beside the trace flow.
 profwatch_stage(steplog   DEPS core LIBS ZLIB::ZLIB)
-# Persistence (state file, window history).
+# Persistence: state file, window history, what compare reads back.
 profwatch_stage(store     OPTIONAL DEPS expose analysis window LIBS nlohmann_json::nlohmann_json)
+# The daemon: every stage wired together.
 profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)
+# Commands (analyze, compare, serve) and flags; the profwatch executable.
 profwatch_stage(cli       DEPS pipeline drill
                 LIBS CLI11::CLI11 yaml-cpp nlohmann_json::nlohmann_json
                      prometheus-cpp::core prometheus-cpp::pull spdlog::spdlog)
