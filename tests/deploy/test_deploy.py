@@ -273,9 +273,36 @@ class SlurmTest(unittest.TestCase):
         with open(out) as f:
             groups = json.load(f)
         self.assertEqual(groups, [{"targets": ["gpu-001:9555", "gpu-002:9555"],
-                                   "labels": {"training_job": 'llama "7b"', "slurm_job_id": "4242",
+                                   "labels": {"slurm_job_name": 'llama "7b"', "slurm_job_id": "4242",
                                               "slurm_cluster": ""}}])
         self.assertEqual([n for n in os.listdir(self.tmp)], ["t.json"])  # no temp file left
+
+    def test_file_sd_never_sets_the_exporters_training_job_label(self):
+        # A target label training_job would rename the exporter's own
+        # training_job (the job directory) to exported_training_job.
+        out = os.path.join(self.tmp, "t.json")
+        env = dict(os.environ, SLURM_JOB_ID="4242", SLURM_JOB_NAME="llama")
+        env.pop("PROFWATCH_PORT", None)
+        proc = subprocess.run([self.SCRIPT, "file-sd", out, "gpu-001"], env=env,
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            labels = json.load(f)[0]["labels"]
+        self.assertNotIn("training_job", labels)
+        self.assertEqual(labels["slurm_job_name"], "llama")
+
+    def test_port_is_derived_from_the_job_id_so_jobs_on_a_node_differ(self):
+        ports = []
+        for job_id in ("4242", "4243"):
+            out = os.path.join(self.tmp, f"{job_id}.json")
+            env = dict(os.environ, SLURM_JOB_ID=job_id)
+            env.pop("PROFWATCH_PORT", None)
+            proc = subprocess.run([self.SCRIPT, "file-sd", out, "gpu-001"], env=env,
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out) as f:
+                ports.append(json.load(f)[0]["targets"][0])
+        self.assertEqual(ports, ["gpu-001:24242", "gpu-001:24243"])
 
     def test_file_sd_without_nodes_fails(self):
         proc = subprocess.run([self.SCRIPT, "file-sd", os.path.join(self.tmp, "t.json")],
@@ -319,7 +346,8 @@ class SlurmTest(unittest.TestCase):
             self.assertIn("--host-filter", cmd)
             self.assertEqual(cmd[-2:], ["--expected-gpus", "8"])
             with open(os.path.join(sd_dir, "slurm-77.json")) as f:
-                self.assertEqual(json.load(f)[0]["targets"], ["gpu-001:19474", "gpu-002:19474"])
+                self.assertEqual(json.load(f)[0]["targets"], ["gpu-001:20077", "gpu-002:20077"])
+            self.assertIn("0.0.0.0:20077", cmd)
             # a second start while running is refused
             again = subprocess.run([self.SCRIPT, "start"], env=env, capture_output=True, text=True, timeout=30)
             self.assertNotEqual(again.returncode, 0)
