@@ -159,6 +159,12 @@ class SystemdUnitTest(unittest.TestCase):
 
 # ------------------------------------------------------------ kubernetes
 @unittest.skipIf(yaml is None, "python3-yaml not installed")
+def project_version():
+    """VERSION of project() in the top-level CMakeLists.txt."""
+    m = re.search(r"project\(profwatch VERSION ([0-9.]+)", read(os.path.join(ROOT, "CMakeLists.txt")))
+    return m.group(1)
+
+
 class KubernetesTest(unittest.TestCase):
     def load(self, name):
         docs = [d for d in yaml.safe_load_all(read(os.path.join(DEPLOY, "kubernetes", name))) if d]
@@ -170,6 +176,8 @@ class KubernetesTest(unittest.TestCase):
 
     def check_profwatch_container(self, c, where):
         self.assertEqual(c["args"][0], "serve", where)
+        # a pinned release tag, the project's version, never :latest
+        self.assertEqual(c["image"].rsplit(":", 1)[1], project_version(), where)
         self.assertTrue(any(a.startswith("--watch=") for a in c["args"]), where)
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         self.assertIn("metrics", ports, where)
@@ -220,12 +228,27 @@ class KubernetesTest(unittest.TestCase):
         self.assertIn("hostPath", vols["outputs"])
         self.assertIs(self.mount(c, "outputs").get("readOnly"), True)
 
+    def test_daemonset_runs_on_gpu_nodes_of_every_vendor_it_tolerates(self):
+        (ds,) = self.load("daemonset.yaml")
+        spec = ds["spec"]["template"]["spec"]
+        self.assertNotIn("nodeSelector", spec)  # a nodeSelector cannot say "NVIDIA or AMD"
+        terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]
+        selected = {e["key"].split("/")[0] for t in terms for e in t["matchExpressions"]}
+        vendors = {"nvidia": "nvidia.com", "amd": "feature.node.kubernetes.io"}
+        tolerated = {t["key"].split(".")[0] for t in spec["tolerations"]}
+        self.assertEqual(tolerated, {"nvidia", "amd"})
+        for vendor in tolerated:
+            self.assertIn(vendors[vendor], selected, f"{vendor} is tolerated but never selected")
+
     def test_podmonitor_and_service_select_both_pod_kinds(self):
         docs = {d["kind"]: d for d in self.load("podmonitor.yaml")}
         pm, svc = docs["PodMonitor"], docs["Service"]
         self.assertEqual(pm["apiVersion"], "monitoring.coreos.com/v1")
         self.assertEqual(svc["apiVersion"], "v1")
         self.assertIn("profwatch", pm["metadata"]["name"])  # ProfwatchExporterDown's job match
+        # sidecars live in the training jobs' namespaces
+        self.assertEqual(pm["spec"]["namespaceSelector"], {"any": True})
         (endpoint,) = pm["spec"]["podMetricsEndpoints"]
         self.assertEqual(endpoint["port"], "metrics")
         self.assertEqual(endpoint["path"], "/metrics")
