@@ -13,11 +13,17 @@
 #   PROFWATCH_WATCH        directory to watch (default: $SLURM_SUBMIT_DIR/outputs)
 #   PROFWATCH_FILE_SD_DIR  directory Prometheus reads file_sd targets from
 #                          (shared file system; required for start/stop)
-#   PROFWATCH_PORT         /metrics port on every node (default 19474)
+#   PROFWATCH_PORT         /metrics port on every node (default: derived from
+#                          the job id, 20000 + SLURM_JOB_ID % 10000, so two
+#                          jobs sharing a node do not collide)
 #   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH; its
 #                          `serve` runs profwatch-serve from the same directory)
-#   PROFWATCH_TRAINING_JOB value of the training_job target label
-#                          (default: $SLURM_JOB_NAME)
+#   PROFWATCH_SLURM_JOB_NAME  value of the slurm_job_name target label
+#                          (default: $SLURM_JOB_NAME). The target labels never
+#                          include training_job: the exporter sets that label
+#                          on every series from the job directory's name, and
+#                          a target label of the same name would rename the
+#                          exporter's to exported_training_job.
 #   PROFWATCH_STATE_DIR    node-local state dir (default /tmp/profwatch-$SLURM_JOB_ID)
 #   PROFWATCH_EXTRA_ARGS   more `serve` flags, e.g. "--expected-gpus 8"
 #
@@ -45,8 +51,9 @@ write_file_sd() {
   local out=$1
   shift
   [ "$#" -gt 0 ] || die "file-sd: no nodes given"
-  local port=${PROFWATCH_PORT:-19474}
-  local training_job=${PROFWATCH_TRAINING_JOB:-${SLURM_JOB_NAME:-unknown}}
+  local port
+  port=$(job_port)
+  local job_name=${PROFWATCH_SLURM_JOB_NAME:-${SLURM_JOB_NAME:-}}
   local targets="" node
   for node in "$@"; do
     [ -n "$targets" ] && targets+=", "
@@ -56,13 +63,23 @@ write_file_sd() {
   tmp=$(mktemp "$(dirname "$out")/.profwatch-file-sd.XXXXXX")
   {
     printf '[\n  {\n    "targets": [%s],\n    "labels": {\n' "$targets"
-    printf '      "training_job": "%s",\n' "$(json_escape "$training_job")"
+    printf '      "slurm_job_name": "%s",\n' "$(json_escape "$job_name")"
     printf '      "slurm_job_id": "%s",\n' "$(json_escape "${SLURM_JOB_ID:-}")"
     printf '      "slurm_cluster": "%s"\n' "$(json_escape "${SLURM_CLUSTER_NAME:-}")"
     printf '    }\n  }\n]\n'
   } >"$tmp"
   chmod 0644 "$tmp"
   mv -f "$tmp" "$out"
+}
+
+# The port of this job's daemons: PROFWATCH_PORT, else one derived from the
+# job id (outside Linux's default ephemeral range 32768-60999).
+job_port() {
+  if [ -n "${PROFWATCH_PORT:-}" ]; then
+    echo "$PROFWATCH_PORT"
+  else
+    echo $((20000 + ${SLURM_JOB_ID:?not inside a Slurm job} % 10000))
+  fi
 }
 
 run_dir() { echo "${TMPDIR:-/tmp}/profwatch-sidecar-${SLURM_JOB_ID:?not inside a Slurm job}"; }
@@ -72,7 +89,8 @@ start() {
   : "${SLURM_JOB_ID:?not inside a Slurm job}"
   : "${SLURM_JOB_NODELIST:?not inside a Slurm allocation}"
   local watch=${PROFWATCH_WATCH:-${SLURM_SUBMIT_DIR:-$PWD}/outputs}
-  local port=${PROFWATCH_PORT:-19474}
+  local port
+  port=$(job_port)
   local bin=${PROFWATCH_BIN:-profwatch}
   local state_dir=${PROFWATCH_STATE_DIR:-/tmp/profwatch-${SLURM_JOB_ID}}
   local rd

@@ -159,6 +159,12 @@ class SystemdUnitTest(unittest.TestCase):
 
 # ------------------------------------------------------------ kubernetes
 @unittest.skipIf(yaml is None, "python3-yaml not installed")
+def project_version():
+    """VERSION of project() in the top-level CMakeLists.txt."""
+    m = re.search(r"project\(profwatch VERSION ([0-9.]+)", read(os.path.join(ROOT, "CMakeLists.txt")))
+    return m.group(1)
+
+
 class KubernetesTest(unittest.TestCase):
     def load(self, name):
         docs = [d for d in yaml.safe_load_all(read(os.path.join(DEPLOY, "kubernetes", name))) if d]
@@ -170,6 +176,8 @@ class KubernetesTest(unittest.TestCase):
 
     def check_profwatch_container(self, c, where):
         self.assertEqual(c["args"][0], "serve", where)
+        # a pinned release tag, the project's version, never :latest
+        self.assertEqual(c["image"].rsplit(":", 1)[1], project_version(), where)
         self.assertTrue(any(a.startswith("--watch=") for a in c["args"]), where)
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         self.assertIn("metrics", ports, where)
@@ -220,12 +228,27 @@ class KubernetesTest(unittest.TestCase):
         self.assertIn("hostPath", vols["outputs"])
         self.assertIs(self.mount(c, "outputs").get("readOnly"), True)
 
+    def test_daemonset_runs_on_gpu_nodes_of_every_vendor_it_tolerates(self):
+        (ds,) = self.load("daemonset.yaml")
+        spec = ds["spec"]["template"]["spec"]
+        self.assertNotIn("nodeSelector", spec)  # a nodeSelector cannot say "NVIDIA or AMD"
+        terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]
+        selected = {e["key"].split("/")[0] for t in terms for e in t["matchExpressions"]}
+        vendors = {"nvidia": "nvidia.com", "amd": "feature.node.kubernetes.io"}
+        tolerated = {t["key"].split(".")[0] for t in spec["tolerations"]}
+        self.assertEqual(tolerated, {"nvidia", "amd"})
+        for vendor in tolerated:
+            self.assertIn(vendors[vendor], selected, f"{vendor} is tolerated but never selected")
+
     def test_podmonitor_and_service_select_both_pod_kinds(self):
         docs = {d["kind"]: d for d in self.load("podmonitor.yaml")}
         pm, svc = docs["PodMonitor"], docs["Service"]
         self.assertEqual(pm["apiVersion"], "monitoring.coreos.com/v1")
         self.assertEqual(svc["apiVersion"], "v1")
         self.assertIn("profwatch", pm["metadata"]["name"])  # ProfwatchExporterDown's job match
+        # sidecars live in the training jobs' namespaces
+        self.assertEqual(pm["spec"]["namespaceSelector"], {"any": True})
         (endpoint,) = pm["spec"]["podMetricsEndpoints"]
         self.assertEqual(endpoint["port"], "metrics")
         self.assertEqual(endpoint["path"], "/metrics")
@@ -273,9 +296,36 @@ class SlurmTest(unittest.TestCase):
         with open(out) as f:
             groups = json.load(f)
         self.assertEqual(groups, [{"targets": ["gpu-001:9555", "gpu-002:9555"],
-                                   "labels": {"training_job": 'llama "7b"', "slurm_job_id": "4242",
+                                   "labels": {"slurm_job_name": 'llama "7b"', "slurm_job_id": "4242",
                                               "slurm_cluster": ""}}])
         self.assertEqual([n for n in os.listdir(self.tmp)], ["t.json"])  # no temp file left
+
+    def test_file_sd_never_sets_the_exporters_training_job_label(self):
+        # A target label training_job would rename the exporter's own
+        # training_job (the job directory) to exported_training_job.
+        out = os.path.join(self.tmp, "t.json")
+        env = dict(os.environ, SLURM_JOB_ID="4242", SLURM_JOB_NAME="llama")
+        env.pop("PROFWATCH_PORT", None)
+        proc = subprocess.run([self.SCRIPT, "file-sd", out, "gpu-001"], env=env,
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            labels = json.load(f)[0]["labels"]
+        self.assertNotIn("training_job", labels)
+        self.assertEqual(labels["slurm_job_name"], "llama")
+
+    def test_port_is_derived_from_the_job_id_so_jobs_on_a_node_differ(self):
+        ports = []
+        for job_id in ("4242", "4243"):
+            out = os.path.join(self.tmp, f"{job_id}.json")
+            env = dict(os.environ, SLURM_JOB_ID=job_id)
+            env.pop("PROFWATCH_PORT", None)
+            proc = subprocess.run([self.SCRIPT, "file-sd", out, "gpu-001"], env=env,
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out) as f:
+                ports.append(json.load(f)[0]["targets"][0])
+        self.assertEqual(ports, ["gpu-001:24242", "gpu-001:24243"])
 
     def test_file_sd_without_nodes_fails(self):
         proc = subprocess.run([self.SCRIPT, "file-sd", os.path.join(self.tmp, "t.json")],
@@ -319,7 +369,8 @@ class SlurmTest(unittest.TestCase):
             self.assertIn("--host-filter", cmd)
             self.assertEqual(cmd[-2:], ["--expected-gpus", "8"])
             with open(os.path.join(sd_dir, "slurm-77.json")) as f:
-                self.assertEqual(json.load(f)[0]["targets"], ["gpu-001:19474", "gpu-002:19474"])
+                self.assertEqual(json.load(f)[0]["targets"], ["gpu-001:20077", "gpu-002:20077"])
+            self.assertIn("0.0.0.0:20077", cmd)
             # a second start while running is refused
             again = subprocess.run([self.SCRIPT, "start"], env=env, capture_output=True, text=True, timeout=30)
             self.assertNotEqual(again.returncode, 0)
@@ -362,7 +413,7 @@ class PrometheusConfigTest(unittest.TestCase):
         out = proc.stdout + proc.stderr
         self.assertEqual(proc.returncode, 0, out)
         self.assertNotIn("WARNING", out)
-        self.assertIn("SUCCESS: 24 rules found", out)
+        self.assertIn("SUCCESS: 26 rules found", out)
 
 
 # ---------------------------------------------------------------- docker

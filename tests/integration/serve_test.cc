@@ -211,8 +211,9 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
     return errors(t) >= 1 && Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value();
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  EXPECT_TRUE(Sample(*m, "profwatch_window_errors_total", {{"reason", "corrupt"}}).has_value())
+  EXPECT_GE(Sample(*m, "profwatch_window_errors_total", {{"reason", "corrupt"}}).value_or(0), 1.0)
       << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "give_up"}}), 0.0) << *m;
   Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
   EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2);
   EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 1);
@@ -220,6 +221,25 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
   // Still serving: a new run appears.
   WriteTrace(ProfileDir(jobs, "jobA", "run2") + "/2024_03_01_13_00_00/h0.trace.json.gz", 3);
   EXPECT_TRUE(serve.WaitFor(HasGpus("jobA", "run2", 3))) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Alert rules take increase() of the error counter: every reason exists at 0
+// from the first scrape, before any error (a first error is then an increase).
+TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  std::filesystem::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  std::optional<std::string> m = serve.Metrics();
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  for (const char* reason : {"not_found", "permission", "io", "truncated", "corrupt", "unsupported",
+                             "too_large", "config", "internal", "give_up"}) {
+    EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", reason}}), 0.0)
+        << reason << "\n"
+        << *m;
+  }
   EXPECT_EQ(serve.Stop(), 0);
 }
 

@@ -43,7 +43,7 @@ inline constexpr MetricSpec kMetrics[] = {
     // --- families (per GPU per step) ---
     {"profwatch_family_kernel_seconds", MetricType::kGauge, "Kernel time of a family, seconds per GPU per step.", {"family"}, true},
     {"profwatch_family_kernel_launches", MetricType::kGauge, "Kernel launches of a family per GPU per step.", {"family"}, true},
-    {"profwatch_kernel_seconds", MetricType::kGauge, "Kernel time of one of the top kernels of a family, seconds per GPU per step.", {"family", "kernel"}, true},
+    {"profwatch_kernel_seconds", MetricType::kGauge, "Kernel time of one of the top kernels of a family, seconds per GPU per step; kernel is the short name (no template arguments or parameters, at most 128 bytes), equal short names summed.", {"family", "kernel"}, true},
     {"profwatch_total_kernel_seconds", MetricType::kGauge, "Total kernel time, seconds per GPU per step (sum over families).", {}, true},
     // --- measured decomposition (per GPU per step) ---
     {"profwatch_gpu_busy_seconds", MetricType::kGauge, "Union of kernel intervals over all streams, seconds per GPU per step.", {}, true},

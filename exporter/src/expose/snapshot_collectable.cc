@@ -3,6 +3,7 @@
 #include <prometheus/metric_type.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "core/build_revision.h"
+#include "expose/kernel_label.h"
 #include "expose/metric_names.h"
 
 namespace profwatch::expose {
@@ -182,9 +184,23 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
           {{"family", f.family}});
   }
   for (const aggregate::FamilySummary& f : st.families) {
+    // Kernels whose short forms are equal are one series (their sum), largest first.
+    std::vector<std::pair<std::string, int64_t>> kernels;
     for (const aggregate::KernelSummary& k : f.top_kernels) {
-      b.Add("profwatch_kernel_seconds", st.PerGpuStepSeconds(k.total_ps),
-            {{"family", f.family}, {"kernel", k.name}});
+      std::string label = ShortKernelName(k.name);
+      auto same = std::find_if(kernels.begin(), kernels.end(),
+                               [&](const auto& e) { return e.first == label; });
+      if (same == kernels.end()) {
+        kernels.emplace_back(std::move(label), k.total_ps);
+      } else {
+        same->second += k.total_ps;
+      }
+    }
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [label, ps] : kernels) {
+      b.Add("profwatch_kernel_seconds", st.PerGpuStepSeconds(ps),
+            {{"family", f.family}, {"kernel", label}});
     }
   }
   const int64_t busy_ps = st.SumBusyPs();

@@ -82,6 +82,12 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
                         .Name("profwatch_window_errors_total")
                         .Help(HelpOf("profwatch_window_errors_total"))
                         .Register(*registry_);
+  // Every reason exists from the start at 0, so alert rules see a reason's
+  // first error as an increase (no `offset` trick that re-fires after a
+  // Prometheus restart).
+  for (ErrorCode code : kAllErrorCodes)
+    errors_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
+  errors_family_->Add({{"reason", std::string(kGiveUpReason)}});
   scans_total_ = &prometheus::BuildCounter()
                       .Name("profwatch_scans_total")
                       .Help(HelpOf("profwatch_scans_total"))
@@ -353,7 +359,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     }
   }
   for (const window::FileFailure& f : decision.gave_up) {
-    CountError("give_up");
+    CountError(kGiveUpReason);
     spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
                  f.error.ToString());
   }

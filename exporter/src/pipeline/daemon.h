@@ -45,6 +45,10 @@
 
 namespace profwatch::pipeline {
 
+// The `reason` of profwatch_window_errors_total for a file given up after
+// --max-retries; the other reasons are core/result.h's ErrorCodeName values.
+inline constexpr std::string_view kGiveUpReason = "give_up";
+
 struct DaemonOptions {
   std::vector<std::string> roots;
   bool use_inotify = true;

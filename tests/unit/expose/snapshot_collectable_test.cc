@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/build_revision.h"
+#include "expose/kernel_label.h"
 #include "expose/metric_names.h"
 #include "sample_snapshot.h"
 #include "testing/test_util.h"
@@ -369,6 +370,29 @@ Families RenderWithTopKernelNames(const std::string& first, const std::string& s
   st.families[0].top_kernels[1].name = second;
   s.runs.emplace(r.key, r);
   return RenderSnapshot(s, kTestBuild);
+}
+
+TEST(SnapshotCollectableTest, KernelLabelIsTheShortFormAndEqualShortFormsAreSummed) {
+  // 0.15 and 0.05 s per GPU per step: two instantiations of one template.
+  const Families f = RenderWithTopKernelNames("void ns::gemm<128, float>(float*, int)",
+                                              "void ns::gemm<64, half>(half*, int)");
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "ns::gemm"}}), 0.2);
+  for (const auto& fam : f) {
+    for (const auto& m : fam.metric) {
+      for (const auto& l : m.label) {
+        if (l.name == "kernel") {
+          EXPECT_LE(l.value.size(), kMaxKernelLabelBytes) << l.value;
+        }
+      }
+    }
+  }
+}
+
+TEST(SnapshotCollectableTest, KernelLabelsKeepTheLargestFirstAfterSumming) {
+  // The two renamed kernels shorten to distinct labels and keep their values.
+  const Families f = RenderWithTopKernelNames("void b<1>()", "a(int)");
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "b"}}), 0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "a"}}), 0.05);
 }
 
 TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) {

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""`cmake --install` into a temporary DESTDIR, under the prefixes users pick
+(/usr for a distribution-style install, /usr/local, CMake's default): every
+path the installed systemd unit names exists in the install, the unit runs
+the installed binary, and the rules, dashboards and docs are where the README
+says.
+
+Usage: test_install.py --build BUILD_DIR
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+OPTS = {"build": None}
+
+
+def install(prefix, destdir):
+    env = dict(os.environ, DESTDIR=destdir)
+    proc = subprocess.run(["cmake", "--install", OPTS["build"], "--prefix", prefix], env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(proc.stdout + proc.stderr)
+
+
+def unit_paths(unit_text):
+    """Absolute paths the unit names for files that must exist: the
+    ExecStart binary and the Documentation= file:// targets."""
+    paths = []
+    for line in unit_text.splitlines():
+        if line.startswith("ExecStart="):
+            paths.append(line.split("=", 1)[1].split()[0])
+        if line.startswith("Documentation="):
+            for url in line.split("=", 1)[1].split():
+                if url.startswith("file://"):
+                    paths.append(url[len("file://"):])
+    return paths
+
+
+class InstallTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="profwatch-install-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def check_prefix(self, prefix):
+        dest = os.path.join(self.tmp, prefix.strip("/").replace("/", "_"))
+        install(prefix, dest)
+        root = dest + prefix
+        unit = os.path.join(root, "lib", "systemd", "system", "profwatch@.service")
+        with open(unit, encoding="utf-8") as f:
+            text = f.read()
+        paths = unit_paths(text)
+        self.assertIn(f"{prefix}/bin/profwatch", paths)
+        self.assertIn(f"{prefix}/share/doc/profwatch/README.md", paths)
+        for p in paths:
+            self.assertTrue(os.path.isfile(dest + p), f"the unit names {p}, which is not installed")
+        self.assertTrue(os.access(dest + f"{prefix}/bin/profwatch", os.X_OK))
+        # the installed binary is the product: it answers --version
+        out = subprocess.run([dest + f"{prefix}/bin/profwatch", "version"], capture_output=True,
+                             text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        for rel in ("share/profwatch/rules/profwatch.rules.yml",
+                    "share/profwatch/dashboards/profwatch-job-overview.json",
+                    "share/doc/profwatch/docs/alerts-and-dashboards.md",
+                    "share/doc/profwatch/examples/profwatch.env.example"):
+            self.assertTrue(os.path.isfile(os.path.join(root, rel)), rel)
+        # only the install prefix changed: the rest of the unit is the repository's,
+        # which test_deploy.py checks with systemd-analyze verify
+        repo_unit = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "systemd",
+                                 "profwatch@.service")
+        with open(repo_unit, encoding="utf-8") as f:
+            expected = f.read().replace("/usr/bin/profwatch ", f"{prefix}/bin/profwatch ")
+            expected = expected.replace("file:///usr/share/doc/profwatch/",
+                                        f"file://{prefix}/share/doc/profwatch/")
+        self.assertEqual(text, expected)
+        return dest, text
+
+    def test_usr_prefix(self):
+        self.check_prefix("/usr")
+
+    def test_usr_local_prefix(self):
+        _, text = self.check_prefix("/usr/local")
+        self.assertNotRegex(text, r"ExecStart=/usr/bin/")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    args, rest = ap.parse_known_args()
+    OPTS["build"] = os.path.abspath(args.build)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
