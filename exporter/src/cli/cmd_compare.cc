@@ -183,9 +183,13 @@ int RunCompare(const std::vector<std::string>& args) {
   app.add_option("paths", paths,
                  "One window per variant: files, a <ts> dir, or a run dir (latest window)")
       ->required();
-  app.add_option("--label", labels, "Column name per variant, in order (repeatable)");
+  // Repeatable options take one value per occurrence (allow_extra_args(false)):
+  // otherwise `--label a --label b DIR1 DIR2` would read DIR1 and DIR2 as labels.
+  app.add_option("--label", labels, "Column name per variant, in order (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--step-time", step_times,
                  "Step seconds per variant, in order (repeatable; one value applies to all)")
+      ->allow_extra_args(false)
       ->check(CLI::PositiveNumber);
   app.add_option("--format", format, "text | markdown | json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))

@@ -18,7 +18,8 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--watch", f.watch,
                  "Directory to watch (repeatable): a directory of jobs, one job dir or one run "
                  "dir. Default: the bundled demo job directory (kept whatever its age unless "
-                 "--retention is given)");
+                 "--retention is given)")
+      ->allow_extra_args(false);  // one value per occurrence: never swallow what follows
   app.add_option("--listen,--web.listen-address", f.listen,
                  "HTTP address for /metrics (host:port; port 0 picks a free port)")
       ->capture_default_str();
@@ -72,10 +73,12 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log", f.log,
                  "Training log to tail for step times (repeatable): FILE (the only watched "
-                 "run), RUN=FILE or JOB/RUN=FILE");
+                 "run), RUN=FILE or JOB/RUN=FILE")
+      ->allow_extra_args(false);
   app.add_option("--log-glob", f.log_glob,
                  "Training-log glob tried per run, in order (repeatable; replaces the "
-                 "defaults); {jobs_root}, {job}, {run} are replaced");
+                 "defaults); {jobs_root}, {job}, {run} are replaced")
+      ->allow_extra_args(false);
   app.add_option("--history", f.history,
                  "Append every analysed window's summary to this JSON Lines file");
   app.add_option("--history-max-bytes", f.history_max_bytes,

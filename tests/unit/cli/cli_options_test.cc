@@ -1,0 +1,109 @@
+// Option parsing as a user types it: every repeatable option takes exactly one
+// value per occurrence, before, between or after the positional arguments.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/serve_flags.h"
+#include "testing/test_util.h"
+
+namespace profwatch::cli {
+namespace {
+
+using testing::RunCommand;
+using testing::TempDir;
+
+// Two small generated trace files (one 2-GPU window each) in `tmp`.
+std::vector<std::string> TwoTraces(const TempDir& tmp) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = tmp.Sub("v" + std::to_string(i) + ".trace.json.gz");
+    const auto r = RunCommand("'" + testing::BinaryPath("profwatch-tracegen") + "' file --out '" +
+                              p + "' --events 200 --gpus 2 --seed " + std::to_string(3 + i));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    paths.push_back(p);
+  }
+  return paths;
+}
+
+// `profwatch compare ARGS --format json`: the variant labels, in order.
+std::vector<std::string> CompareLabels(const std::string& args, int* exit_code) {
+  const auto r =
+      RunCommand("'" + testing::BinaryPath("profwatch") + "' compare --format json " + args);
+  *exit_code = r.exit_code;
+  std::vector<std::string> labels;
+  if (r.exit_code != 0) return labels;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& v : j.at("variants")) labels.push_back(v.at("label").get<std::string>());
+  return labels;
+}
+
+TEST(CliOptionsTest, CompareLabelsInEveryOrderAUserTypes) {
+  TempDir tmp;
+  const std::vector<std::string> p = TwoTraces(tmp);
+  const std::string a = "'" + p[0] + "'", b = "'" + p[1] + "'";
+  const std::vector<std::string> want = {"base", "new"};
+  for (const std::string& args :
+       {"--label base --label new " + a + " " + b, a + " " + b + " --label base --label new",
+        "--label base " + a + " --label new " + b, "--label=base --label=new " + a + " " + b}) {
+    int code = -1;
+    EXPECT_EQ(CompareLabels(args, &code), want) << args;
+    EXPECT_EQ(code, 0) << args;
+  }
+  // Without labels the paths name the columns.
+  int code = -1;
+  EXPECT_EQ(CompareLabels(a + " " + b, &code), p);
+}
+
+TEST(CliOptionsTest, CompareStepTimesAreOnePerOccurrence) {
+  TempDir tmp;
+  const std::vector<std::string> p = TwoTraces(tmp);
+  const auto r = RunCommand("'" + testing::BinaryPath("profwatch") +
+                            "' compare --format json --step-time 1.5 --step-time 2.5 '" + p[0] +
+                            "' '" + p[1] + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("variants").at(0).at("step"), 1.5);
+  EXPECT_EQ(j.at("variants").at(1).at("step"), 2.5);
+  EXPECT_EQ(j.at("variants").at(1).at("step_source"), "config");
+}
+
+TEST(CliOptionsTest, RepeatableOptionWithoutValueIsAClearError) {
+  const auto r = RunCommand("'" + testing::BinaryPath("profwatch") + "' compare a b --label");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--label"), std::string::npos) << r.err;
+}
+
+TEST(CliOptionsTest, AnalyzeOptionsBeforeAndAfterThePaths) {
+  TempDir tmp;
+  const std::vector<std::string> p = TwoTraces(tmp);
+  const std::string bin = "'" + testing::BinaryPath("profwatch") + "' analyze ";
+  const auto before = RunCommand(bin + "--format json --step-time 2 '" + p[0] + "'");
+  const auto after = RunCommand(bin + "'" + p[0] + "' --format json --step-time 2");
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(before.out, after.out);
+  EXPECT_EQ(nlohmann::json::parse(before.out).at("step").at("seconds"), 2.0);
+}
+
+TEST(CliOptionsTest, ServeRepeatableOptionsTakeOneValueEach) {
+  ParsedServeFlags p = ParseServeFlags({"--watch", "/a", "--log", "j/r=/l.log", "--watch", "/b",
+                                        "--log-glob", "{jobs_root}/x", "--log-glob", "y"});
+  ASSERT_TRUE(p.flags.has_value());
+  EXPECT_EQ(p.flags->watch, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(p.flags->log, (std::vector<std::string>{"j/r=/l.log"}));
+  EXPECT_EQ(p.flags->log_glob, (std::vector<std::string>{"{jobs_root}/x", "y"}));
+  // A second value after one --watch is not a watch root: serve takes no
+  // positional arguments, so it is an error rather than a silent extra root.
+  ParsedServeFlags extra = ParseServeFlags({"--watch", "/a", "/b"});
+  EXPECT_FALSE(extra.flags.has_value());
+  EXPECT_EQ(extra.exit_code, 2);
+  ParsedServeFlags missing = ParseServeFlags({"--watch"});
+  EXPECT_FALSE(missing.flags.has_value());
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace profwatch::cli
