@@ -16,8 +16,7 @@
 #   PROFWATCH_PORT         /metrics port on every node (default: derived from
 #                          the job id, 20000 + SLURM_JOB_ID % 10000, so two
 #                          jobs sharing a node do not collide)
-#   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH; its
-#                          `serve` runs profwatch-serve from the same directory)
+#   PROFWATCH_BIN          profwatch binary (default: profwatch in PATH)
 #   PROFWATCH_SLURM_JOB_NAME  value of the slurm_job_name target label
 #                          (default: $SLURM_JOB_NAME). The target labels never
 #                          include training_job: the exporter sets that label

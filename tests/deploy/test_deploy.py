@@ -455,19 +455,15 @@ class DockerfileTest(unittest.TestCase):
         # the header says it is not built here
         self.assertIn("it cannot be built here", text.split("FROM")[0].lower())
 
-    def test_runtime_gets_both_binaries_in_one_directory(self):
-        # `profwatch serve` (the image's CMD) execs profwatch-serve from the
-        # directory profwatch is in.
+    def test_runtime_gets_the_one_binary(self):
+        # profwatch is one program: `profwatch serve` (the image's CMD) runs in it.
         text = read(os.path.join(DEPLOY, "docker", "Dockerfile"))
         runtime = text.split("FROM debian:12-slim", 1)[1]
         copies = re.findall(r"(?m)^COPY --from=build (.+)$", runtime)
-        self.assertEqual(len(copies), 1, copies)
-        *sources, dest = copies[0].split()
-        self.assertEqual(dest, "/usr/bin/")
-        self.assertEqual(sorted(os.path.basename(p) for p in sources),
-                         ["profwatch", "profwatch-serve"])
-        for name in ("profwatch", "profwatch-serve"):
-            self.assertIn(f"install -D -m 0755 /build/exporter/{name} /out/usr/bin/{name}", text)
+        self.assertEqual(copies, ["/out/usr/bin/profwatch /usr/bin/"])
+        self.assertIn("--target profwatch \\\n", text)
+        self.assertIn("install -D -m 0755 /build/exporter/profwatch /out/usr/bin/profwatch", text)
+        self.assertNotIn("profwatch-serve", text)
 
 
 # ------------------------------------------------------- flags vs daemon

@@ -60,6 +60,8 @@ class InstallTest(unittest.TestCase):
         for p in paths:
             self.assertTrue(os.path.isfile(dest + p), f"the unit names {p}, which is not installed")
         self.assertTrue(os.access(dest + f"{prefix}/bin/profwatch", os.X_OK))
+        # one program: nothing else goes to bin/
+        self.assertEqual(os.listdir(dest + f"{prefix}/bin"), ["profwatch"])
         # the installed binary is the product: it answers --version
         out = subprocess.run([dest + f"{prefix}/bin/profwatch", "version"], capture_output=True,
                              text=True)
