@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/heap_tuning.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 
@@ -30,9 +29,6 @@ class NullSink final : public profwatch::parse::EventSink {
 
 int main(int argc, char** argv) {
   using namespace profwatch;
-  // As `profwatch analyze` does: both pay the same for memory.
-  KeepBuffersInHeap();
-  BackHeapWithHugePages();
   if (argc < 3) {
     std::fprintf(stderr, "usage: stage_bench inflate|parse [--inflate zlib|isal] FILE...\n");
     return 2;

@@ -8,7 +8,6 @@
 
 #include "cli/commands.h"
 #include "core/build_revision.h"
-#include "core/heap_tuning.h"
 
 namespace {
 
@@ -31,7 +30,6 @@ int PrintVersion() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  profwatch::KeepBuffersInHeap();  // see core/heap_tuning.h
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -45,7 +43,6 @@ int main(int argc, char** argv) {
   }
   if (verb == "serve") return profwatch::cli::RunServe(args);
   if (verb == "analyze" || verb == "compare") {
-    profwatch::BackHeapWithHugePages();  // one-shot runs only: see core/heap_tuning.h
     return verb == "analyze" ? profwatch::cli::RunAnalyze(args) : profwatch::cli::RunCompare(args);
   }
   if (verb == "help" || verb == "--help" || verb == "-h") {
