@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "core/byte_buffer.h"
-#include "core/cpu_spread.h"
 #include "read/gzip_check.h"
 
 namespace profwatch::read {
@@ -46,12 +45,8 @@ class PrefetchSource final : public ByteSource {
         space_.notify_all();
       });
     }
-    const int starter_cpu = CurrentCpu();
     try {
-      producer_ = std::thread([this, starter_cpu] {
-        MoveOffCpu(starter_cpu);  // see core/cpu_spread.h
-        Produce();
-      });
+      producer_ = std::thread([this] { Produce(); });
     } catch (const std::system_error&) {
       if (share_) share_->SetWake({});
       return false;
