@@ -41,7 +41,7 @@ def main():
     if rows:
         r = rows[0]
         for key in ("floor_zlib_s", "floor_pair_s", "gzip_dc_s", "parse_s", "analyze_s",
-                    "analyze_1thread_s", "analyze_noshare_s", "analyze_cpu_s",
+                    "analyze_1thread_s", "analyze_cpu_s",
                     "analyze_1thread_cpu_s", "python_s"):
             check(isinstance(r.get(key), float) and r[key] > 0, f"{key} measured (> 0)")
         check(r.get("json_bytes", 0) > r.get("gz_bytes", 0) > 0, "JSON larger than its gzip")

@@ -8,8 +8,7 @@ Measures, in ONE run on the SAME generated files, side by side:
   analyze    `profwatch analyze --format json` wall time and peak RSS, with the
              default thread budget (one per core: inflating on a read-ahead
              thread that also decodes JSON when it is ahead), and on one
-             thread (--threads 1) and with read-ahead but no decode sharing
-             (PROFWATCH_DECODE_SHARE=off), to show what each part buys
+             thread (--threads 1), to show what the read-ahead thread buys
   isal       the same with --inflate isal (when built with ISA-L)
   python     the reference approach users run today: gzip + json.load
 and prints ratios (analyze / floor, python / analyze) and MB/s of decompressed
@@ -157,10 +156,8 @@ def single_file(args, bins, work, results):
                 ("gzip", ["gzip", "-dc", path], {"stdout": False}),
                 ("parse", [bins["stage"], "parse", path], {}),
                 ("analyze", an + [path], {}),
-                # What each part buys: everything on one thread; read-ahead
-                # (inflating on its own thread) without it decoding JSON.
-                ("analyze_1thread", an + ["--threads", "1", path], {}),
-                ("analyze_noshare", an + [path], {"env": {"PROFWATCH_DECODE_SHARE": "off"}})]
+                # What the read-ahead thread buys: everything on one thread.
+                ("analyze_1thread", an + ["--threads", "1", path], {})]
         if bins["isal"]:
             cmds += [("floor_isal", [bins["stage"], "inflate", "--inflate", "isal", path], {}),
                      ("analyze_isal", an + ["--inflate", "isal", path], {})]
@@ -176,8 +173,7 @@ def single_file(args, bins, work, results):
                "analyze_s": an_s, "analyze_rss": an_rss,
                "analyze_1thread_s": m["analyze_1thread"][0],
                "floor_pair_s": m["floor_pair"][0], "analyze_cpu_s": m["analyze/cpu"],
-               "analyze_1thread_cpu_s": m["analyze_1thread/cpu"],
-               "analyze_noshare_s": m["analyze_noshare"][0]}
+               "analyze_1thread_cpu_s": m["analyze_1thread/cpu"]}
         if bins["isal"]:
             row["floor_isal_s"] = m["floor_isal"][0]
             row["analyze_isal_s"], row["analyze_isal_rss"], _ = m["analyze_isal"]
@@ -194,9 +190,9 @@ def single_file(args, bins, work, results):
     print("\n## Single file (JAX GPU format, AMD mix, 8 GPUs, 3 streams, gzip -6), zlib")
     print("| events | JSON MB | gz MB | floor s (inflate only) | gzip -dc s | parse-only s |"
           " analyze s | analyze / floor | analyze MB/s | analyze peak RSS MB |"
-          " --threads 1 s | read-ahead, no decode sharing s |"
+          " --threads 1 s |"
           " python s | python / analyze | python peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         py = r.get("python_s")
         py_s = f"{py:.2f}" if py else "skipped"
@@ -206,7 +202,7 @@ def single_file(args, bins, work, results):
               f" {r['floor_zlib_s']:.3f} | {r['gzip_dc_s']:.3f} | {r['parse_s']:.3f} |"
               f" {r['analyze_s']:.3f} | {r['analyze_s'] / r['floor_zlib_s']:.2f} |"
               f" {mb(r['json_bytes']) / r['analyze_s']:.0f} | {mb(r['analyze_rss']):.0f} |"
-              f" {r['analyze_1thread_s']:.3f} | {r['analyze_noshare_s']:.3f} |"
+              f" {r['analyze_1thread_s']:.3f} |"
               f" {py_s} | {py_ratio} | {py_rss} |")
     print("\n## Two cores, or less? (same rounds as above)")
     print("Two floors started at once should take as long as one when the two vCPUs are two cores;"
@@ -246,23 +242,17 @@ def multi_file(args, bins, work, results):
     # --threads is the thread budget: 1 = one thread in all; 2 = two workers
     # (8 files > 2, so no read-ahead threads).
     m = interleaved([("t1", base + ["--threads", "1"] + files, {}),
-                     ("t2", base + ["--threads", "2"] + files, {}),
-                     # Oversubscribed for comparison: 2 workers, each with a read-ahead thread.
-                     ("t2_on", base + ["--threads", "2"] + files,
-                      {"env": {"PROFWATCH_PREFETCH": "on"}})], args.repeat)
+                     ("t2", base + ["--threads", "2"] + files, {})], args.repeat)
     t1, rss1, _ = m["t1"]
     t2, rss2, _ = m["t2"]
-    t2_on = m["t2_on"][0]
     results["multi_file"] = {"files": 8, "events_per_file": args.multi_events,
                              "threads1_s": t1, "threads2_s": t2, "speedup": t1 / t2,
-                             "threads2_prefetch_s": t2_on, "rss1": rss1, "rss2": rss2}
+                             "rss1": rss1, "rss2": rss2}
     print(f"\n## Window of 8 files ({args.multi_events:,} events each, 1-GPU/proc), zlib")
     print("| run | wall s | speed-up over --threads 1 | peak RSS MB |")
     print("|---|---|---|---|")
     print(f"| --threads 1 (one thread) | {t1:.3f} | 1.00 | {mb(rss1):.0f} |")
     print(f"| --threads 2 (two workers) | {t2:.3f} | {t1 / t2:.2f} | {mb(rss2):.0f} |")
-    print(f"| --threads 2 + PROFWATCH_PREFETCH=on (2 workers + 2 read-ahead threads) |"
-          f" {t2_on:.3f} | {t1 / t2_on:.2f} | - |")
 
 def huge(args, bins, work, results):
     # Same file as bench/huge_trace_test.py (same name, seed and level): reused.

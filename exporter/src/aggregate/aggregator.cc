@@ -173,6 +173,7 @@ struct FileAggregator::Impl {
   bool saw_cat = false;
 
   size_t interval_budget = FileAggregator::kDefaultIntervalBudget;
+  std::string spill_dir = "/tmp";
   size_t adds_since_check = 0;
   size_t held_count = 0;
   std::unique_ptr<SpillFile> spill;
@@ -200,7 +201,7 @@ struct FileAggregator::Impl {
     if (IntervalsInMemory() <= keep / 2) return;
     if (spill_failed) return;
     if (!spill) {
-      auto created = SpillFile::Create();
+      auto created = SpillFile::Create(spill_dir);
       if (!created) {
         spill_failed = true;
         return;
@@ -471,10 +472,11 @@ struct FileAggregator::Impl {
   }
 };
 
-FileAggregator::FileAggregator(std::string path, size_t interval_budget)
+FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::string spill_dir)
     : impl_(std::make_unique<Impl>()) {
   impl_->path = std::move(path);
   impl_->interval_budget = std::max<size_t>(1, interval_budget);
+  impl_->spill_dir = std::move(spill_dir);
 }
 
 uint64_t FileAggregator::SpilledIntervals() const { return impl_->spilled_intervals; }
@@ -643,9 +645,11 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   out->steps = std::move(im.steps);
   // Free per-file state: the aggregator is done.
   const size_t budget = im.interval_budget;
+  std::string spill_dir = std::move(im.spill_dir);
   impl_ = std::make_unique<Impl>();
   impl_->path = fs.path;
   impl_->interval_budget = budget;
+  impl_->spill_dir = std::move(spill_dir);
   return out;
 }
 

@@ -58,7 +58,9 @@ class FileAggregator final : public parse::EventSink {
   // ones are dropped as "no_metadata_held_limit".
   static constexpr size_t kMaxHeldEvents = size_t{1} << 19;
 
-  explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget);
+  // `spill_dir`: where the spill file goes (an unlinked temp file).
+  explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget,
+                          std::string spill_dir = "/tmp");
   ~FileAggregator() override;
   void OnEvent(const parse::TraceEvent& e) override;
 

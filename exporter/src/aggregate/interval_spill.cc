@@ -15,15 +15,9 @@ namespace {
 constexpr size_t kIntervalBytes = sizeof(Interval);
 static_assert(kIntervalBytes == 16);
 
-std::string TempDir() {
-  const char* d = std::getenv("TMPDIR");
-  return d != nullptr && *d != '\0' ? std::string(d) : std::string("/tmp");
-}
-
 }  // namespace
 
-Result<std::unique_ptr<SpillFile>> SpillFile::Create() {
-  const std::string dir = TempDir();
+Result<std::unique_ptr<SpillFile>> SpillFile::Create(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
     // Filesystems without O_TMPFILE: create, then unlink at once.

@@ -30,7 +30,8 @@ class SpillFile {
     uint64_t count = 0;
   };
 
-  static Result<std::unique_ptr<SpillFile>> Create();
+  // An unlinked file in `dir` (the CLI's --spill-dir).
+  static Result<std::unique_ptr<SpillFile>> Create(const std::string& dir = "/tmp");
   ~SpillFile();
   SpillFile(const SpillFile&) = delete;
   SpillFile& operator=(const SpillFile&) = delete;

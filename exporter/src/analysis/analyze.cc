@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -19,23 +18,10 @@
 namespace profwatch::analysis {
 namespace {
 
-// kAuto resolved by the environment override, else `fallback`.
+// kAuto resolved to `fallback`.
 bool PrefetchWanted(AnalyzeOptions::Prefetch p, bool fallback) {
   if (p == AnalyzeOptions::Prefetch::kOn) return true;
   if (p == AnalyzeOptions::Prefetch::kOff) return false;
-  if (const char* env = std::getenv("PROFWATCH_PREFETCH")) {
-    if (std::string_view(env) == "on") return true;
-    if (std::string_view(env) == "off") return false;
-  }
-  return fallback;
-}
-
-// PROFWATCH_DECODE_SHARE=on|off overrides `fallback` (for benchmarks).
-bool DecodeShareWanted(bool fallback) {
-  if (const char* env = std::getenv("PROFWATCH_DECODE_SHARE")) {
-    if (std::string_view(env) == "on") return true;
-    if (std::string_view(env) == "off") return false;
-  }
   return fallback;
 }
 
@@ -109,10 +95,11 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   auto source = read::OpenTraceSource(path, options.inflate);
   if (!source) return tl::unexpected(source.error());
   // The read-ahead thread decodes JSON events while its buffers are full
-  // (the parsing thread is behind), instead of sleeping.
+  // (the parsing thread is behind), instead of sleeping: docs/performance.md
+  // says what this buys.
   std::shared_ptr<WorkShare> share;
   if (PrefetchWanted(options.prefetch, true)) {
-    if (DecodeShareWanted(true)) share = std::make_shared<WorkShare>();
+    share = std::make_shared<WorkShare>();
     *source = read::MakePrefetchSource(std::move(*source), options.parse.chunk_bytes, 4, share);
   } else {
     // One thread: the gzip CRC-32 by GzipCrc32 here rather than zlib's.
@@ -183,7 +170,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   auto run_one = [&](size_t i) {
     FileOutcome& out = outcomes[i];
     auto parse_into = [&](const std::string& path) {
-      out.aggregator = std::make_unique<aggregate::FileAggregator>(path);
+      out.aggregator = std::make_unique<aggregate::FileAggregator>(
+          path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir);
       uint64_t raw = 0;
       auto summary = ParseFile(path, *out.aggregator, file_options, &raw);
       out.raw_bytes += raw;

@@ -35,11 +35,12 @@ struct AnalyzeOptions {
   // A read-ahead thread per file (read::MakePrefetchSource) so inflating
   // overlaps parsing; while it is ahead it decodes JSON events for the parser
   // (WorkShare). kAuto: on when the budget leaves a thread per worker over
-  // (ParseFile alone: on). The environment variable PROFWATCH_PREFETCH=on|off
-  // overrides kAuto, and PROFWATCH_DECODE_SHARE=off keeps the read-ahead
-  // thread to inflating (both for benchmarks).
+  // (ParseFile alone: on).
   enum class Prefetch { kAuto, kOn, kOff };
   Prefetch prefetch = Prefetch::kAuto;
+  // Directory of the unlinked spill files that bound memory on large traces
+  // (the CLI's --spill-dir).
+  std::string spill_dir = "/tmp";
   // "drill", "nvidia", "auto" (pick by the kernel names seen), or a loaded set.
   std::string rules = "auto";
   std::shared_ptr<const classify::Classifier> classifier;  // overrides `rules` when set

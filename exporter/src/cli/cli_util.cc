@@ -1,8 +1,21 @@
 #include "cli/cli_util.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace profwatch::cli {
+
+std::string DefaultSpillDir() {
+  const char* d = std::getenv("TMPDIR");
+  return d != nullptr && *d != '\0' ? std::string(d) : std::string("/tmp");
+}
+
+void AddSpillDirOption(CLI::App& app, std::string& dir) {
+  app.add_option("--spill-dir", dir,
+                 "Directory for the unlinked temp files that keep memory bounded on large "
+                 "traces (default: $TMPDIR, else /tmp)")
+      ->capture_default_str();
+}
 
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args) {

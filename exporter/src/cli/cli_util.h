@@ -17,6 +17,13 @@ namespace profwatch::cli {
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args);
 
+// Default of --spill-dir: $TMPDIR when set and not empty, else /tmp. The one
+// place the environment chooses a directory; the engine gets the value.
+std::string DefaultSpillDir();
+
+// Adds --spill-dir (bound to `dir`) to a verb.
+void AddSpillDirOption(CLI::App& app, std::string& dir);
+
 // Builds a classifier from a built-in set plus an optional user rules file.
 Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,
                                                                    const std::string& rules_file);

@@ -124,6 +124,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
          "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  std::string spill_dir = DefaultSpillDir();
+  AddSpillDirOption(app, spill_dir);
   app.add_option("--log", log_file,
                  "MaxText training log: steady step time (source log) and profiler_steps");
 
@@ -154,6 +156,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
 
   analysis::AnalyzeOptions options;
   options.threads = threads;
+  options.spill_dir = spill_dir;
   options.aggregate.profile_steps = static_cast<int>(profile_steps);  // may come from --log
   options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
   auto backend = read::ParseInflateBackend(inflate);

@@ -210,6 +210,8 @@ int RunCompare(const std::vector<std::string>& args) {
          "--threads", threads,
          "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
       ->check(CLI::PositiveNumber);
+  std::string spill_dir = DefaultSpillDir();
+  AddSpillDirOption(app, spill_dir);
   std::string history;
   app.add_option("--history", history,
                  "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "
@@ -232,6 +234,7 @@ int RunCompare(const std::vector<std::string>& args) {
 
   analysis::AnalyzeOptions options;
   options.threads = threads;
+  options.spill_dir = spill_dir;
   options.aggregate.profile_steps = static_cast<int>(profile_steps);
   options.source = *analysis::ParseSourcePreference(source);
   // One classifier for all variants so family rows line up.

@@ -79,6 +79,7 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
                  "Training-log glob tried per run, in order (repeatable; replaces the "
                  "defaults); {jobs_root}, {job}, {run} are replaced")
       ->allow_extra_args(false);
+  AddSpillDirOption(app, f.spill_dir);
   app.add_option("--history", f.history,
                  "Append every analysed window's summary to this JSON Lines file");
   app.add_option("--history-max-bytes", f.history_max_bytes,
@@ -266,6 +267,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
       std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) /
                       std::max(1, f.workers));
   o.state_file = f.state;
+  o.analyze.spill_dir = f.spill_dir;
   o.analyze.aggregate.profile_steps = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   auto source = analysis::ParseSourcePreference(f.source);

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "core/result.h"
 #include "pipeline/daemon.h"
 
@@ -54,6 +55,7 @@ struct ServeFlags {
   std::vector<std::string> log_glob;    // empty: pipeline::kDefaultLogGlobs
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
+  std::string spill_dir = DefaultSpillDir();
   uint64_t history_max_bytes = 64ull << 20;
   std::string log_level = "info";
   std::string log_format = "text";

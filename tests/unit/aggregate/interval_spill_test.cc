@@ -8,6 +8,7 @@
 
 #include "aggregate/aggregator.h"
 #include "aggregate/interval_union.h"
+#include "testing/test_util.h"
 
 namespace profwatch::aggregate {
 namespace {
@@ -50,6 +51,22 @@ void ExpectSame(const std::vector<Interval>& a, const std::vector<Interval>& b) 
     EXPECT_EQ(a[i].start, b[i].start) << i;
     EXPECT_EQ(a[i].end, b[i].end) << i;
   }
+}
+
+// The spill file goes where the caller says (the CLI's --spill-dir), and a
+// directory that cannot take one is a clear error naming it.
+TEST(SpillFileTest, IsCreatedInTheGivenDirectoryOrNamesIt) {
+  profwatch::testing::TempDir tmp;
+  auto file = SpillFile::Create(tmp.path().string());
+  ASSERT_TRUE(file.has_value()) << file.error().ToString();
+  std::vector<Interval> a = {{3, 4}};
+  ASSERT_TRUE((*file)->Write(a.data(), a.size()));
+  EXPECT_EQ((*file)->size(), 1u);
+  auto missing = SpillFile::Create(tmp.Sub("no/such/dir"));
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, ErrorCode::kIo);
+  EXPECT_NE(missing.error().context.find(tmp.Sub("no/such/dir")), std::string::npos)
+      << missing.error().context;
 }
 
 TEST(SpillFileTest, RunsReadBackExactly) {

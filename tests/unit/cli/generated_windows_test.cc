@@ -92,8 +92,8 @@ TEST(GeneratedWindowsTest, OneNodePerProcessWindowMatchesManifest) {
 // Every thread budget gives the same, manifest-exact report (byte for byte:
 // it has no timings): one thread;
 // read-ahead that decodes while it is ahead; read-ahead plus decode helper
-// threads; several workers; and read-ahead without decode sharing. Traces
-// large enough for many decode batches (256 KiB reads).
+// threads; several workers. Traces large enough for many decode batches
+// (256 KiB reads).
 TEST(GeneratedWindowsTest, EveryThreadBudgetGivesTheSameExactReport) {
   testing::TempDir tmp;
   auto gen = testing::RunCommand(Tracegen("job --out " + tmp.Sub("jobs") +
@@ -119,10 +119,6 @@ TEST(GeneratedWindowsTest, EveryThreadBudgetGivesTheSameExactReport) {
       json j = RunJson(Analyze(variant + " '" + target + "'"));
       EXPECT_EQ(j.dump(), reference.dump());
     }
-    auto off = testing::RunCommand("PROFWATCH_DECODE_SHARE=off " +
-                                   Analyze("--threads 2 '" + target + "'"));
-    ASSERT_EQ(off.exit_code, 0) << off.err;
-    EXPECT_EQ(json::parse(off.out.substr(0, off.out.find('\n'))).dump(), reference.dump());
   }
 }
 

@@ -35,6 +35,15 @@ TEST(ServeFlagsTest, ParsesDurations) {
   EXPECT_EQ(ParseDuration("3w").error().code, ErrorCode::kConfig);
 }
 
+TEST(ServeFlagsTest, SpillDirIsAFlagPassedDownToTheAnalysis) {
+  ParsedServeFlags p = ParseServeFlags({"--spill-dir", "/var/tmp/pw"});
+  ASSERT_TRUE(p.flags.has_value());
+  EXPECT_EQ(p.flags->spill_dir, "/var/tmp/pw");
+  auto options = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(options.has_value());
+  EXPECT_EQ(options->analyze.spill_dir, "/var/tmp/pw");
+}
+
 TEST(ServeFlagsTest, DefaultsMatchTheContract) {
   ParsedServeFlags p = ParseServeFlags({});
   ASSERT_TRUE(p.flags.has_value());
