@@ -46,13 +46,8 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#elif defined(__SSE2__)
+#if defined(__SSE2__)
 #include <emmintrin.h>
-#endif
-#if defined(__PCLMUL__)
-#include <wmmintrin.h>
 #endif
 
 #include "parse/decode_pipeline.h"
@@ -98,31 +93,10 @@ struct BlockMasks {
   uint64_t comma = 0;
 };
 
-#if defined(__AVX2__)
-inline BlockMasks ScanBlock(const char* p) {
-  const __m256i q = _mm256_set1_epi8('"');
-  const __m256i bs = _mm256_set1_epi8('\\');
-  const __m256i lower = _mm256_set1_epi8(0x20);
-  const __m256i open = _mm256_set1_epi8('{');   // '[' | 0x20 == '{'
-  const __m256i close = _mm256_set1_epi8('}');  // ']' | 0x20 == '}'
-  const __m256i comma = _mm256_set1_epi8(',');
-  BlockMasks m;
-  for (int k = 0; k < 2; ++k) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
-    const __m256i vl = _mm256_or_si256(v, lower);
-    const int shift = 32 * k;
-    auto bits = [](__m256i x) {
-      return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(x)));
-    };
-    m.quote |= bits(_mm256_cmpeq_epi8(v, q)) << shift;
-    m.backslash |= bits(_mm256_cmpeq_epi8(v, bs)) << shift;
-    m.bracket |= bits(_mm256_or_si256(_mm256_cmpeq_epi8(vl, open), _mm256_cmpeq_epi8(vl, close)))
-                 << shift;
-    m.comma |= bits(_mm256_cmpeq_epi8(v, comma)) << shift;
-  }
-  return m;
-}
-#elif defined(__SSE2__)
+// One SIMD path, SSE2, which every x86-64 CPU has (no dispatch on CPU
+// features); the plain loop serves other architectures. docs/performance.md
+// says what each buys.
+#if defined(__SSE2__)
 inline uint64_t Movemask16(__m128i v) { return static_cast<uint32_t>(_mm_movemask_epi8(v)); }
 
 inline BlockMasks ScanBlock(const char* p) {
@@ -161,15 +135,6 @@ inline BlockMasks ScanBlock(const char* p) {
 #endif
 
 // Bit i = XOR of bits 0..i: turns quote positions into an in-string mask.
-#if defined(__PCLMUL__)
-// A carry-less multiply by all ones is that prefix XOR in one instruction
-// (as simdjson's stage 1 does it).
-inline uint64_t PrefixXor(uint64_t x) {
-  const __m128i product =
-      _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)), _mm_set1_epi8(-1), 0);
-  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
-}
-#else
 inline uint64_t PrefixXor(uint64_t x) {
   x ^= x << 1;
   x ^= x << 2;
@@ -179,7 +144,6 @@ inline uint64_t PrefixXor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
-#endif
 
 // Bits i..63 set (none for i == 64).
 inline uint64_t BitsFrom(int i) { return i >= 64 ? 0 : ~uint64_t{0} << i; }
