@@ -9,10 +9,6 @@
 #include <cstring>
 #include <optional>
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -91,25 +87,8 @@ inline bool KeyIs(const od::raw_json_string& key, KeyWord k) {
   return (w & k.mask) == k.word;
 }
 
-// Whether s[0, n) holds a backslash. Values are views into simdjson-padded
-// input, so whole 32-byte blocks may be read past n (an inline compare
-// instead of a call to memchr for every name).
-static_assert(simdjson::SIMDJSON_PADDING >= 32);
-static_assert(simdjson::SIMDJSON_PADDING >= kMicrosTextReadAhead);
-inline bool HasBackslash(const char* s, size_t n) {
-#if defined(__AVX2__)
-  const __m256i backslash = _mm256_set1_epi8('\\');
-  for (size_t i = 0; i < n; i += 32) {
-    const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
-    auto hits = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(block, backslash)));
-    if (n - i < 32) hits &= (uint32_t{1} << (n - i)) - 1;
-    if (hits != 0) return true;
-  }
-  return false;
-#else
-  return std::memchr(s, '\\', n) != nullptr;
-#endif
-}
+// Whether s[0, n) holds a backslash.
+inline bool HasBackslash(const char* s, size_t n) { return std::memchr(s, '\\', n) != nullptr; }
 
 // A string value. Without escapes it is a view of the input itself (stage 1
 // already validated its UTF-8), which saves simdjson's unescaping copy;
@@ -442,7 +421,7 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
             // Same outcomes as below without the double: a number that does
             // not fit int64 picoseconds is a dur, just not an exact one.
             int64_t ps = 0;
-            const bool exact = MicrosTextToPicosPadded(text, 0, ps);
+            const bool exact = MicrosTextToPicos(text, 0, ps);
             if (!exact && !IsJsonNumber(text)) {
               ok = false;
               break;
@@ -466,7 +445,7 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
           ev.has_dur = true;
           ev.dur_us = d;
           int64_t ps = 0;
-          ev.dur_exact = MicrosTextToPicosPadded(text, 0, ps);
+          ev.dur_exact = MicrosTextToPicos(text, 0, ps);
           ev.dur_ps = ev.dur_exact ? ps : 0;
         }
         break;
@@ -514,7 +493,7 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
       }
     }
     if (base.known) {
-      if (int64_t ps; MicrosTextToPicosPadded(ts_text, base.us, ps)) {
+      if (int64_t ps; MicrosTextToPicos(ts_text, base.us, ps)) {
         ev.has_ts = true;
         ev.ts_ps = ps;
       }

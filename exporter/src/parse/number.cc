@@ -7,11 +7,6 @@
 #include <optional>
 #include <string_view>
 
-#if defined(__AVX2__) && defined(__BMI__)
-#include <immintrin.h>
-#define PROFWATCH_NUMBER_AVX2 1
-#endif
-
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -207,85 +202,6 @@ Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   return ToPicos(negative, whole, frac, above_half, half, base_us, out);
 }
 
-#ifdef PROFWATCH_NUMBER_AVX2
-// The value of 16 digit bytes (each 0-9, most significant first).
-inline uint64_t SixteenDigits(__m128i d) {
-  const __m128i pairs =
-      _mm_maddubs_epi16(d, _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
-  const __m128i quads = _mm_madd_epi16(pairs, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
-  const __m128i packed = _mm_packus_epi32(quads, quads);
-  const __m128i eights =
-      _mm_madd_epi16(packed, _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
-  const auto hi = static_cast<uint64_t>(static_cast<uint32_t>(_mm_cvtsi128_si32(eights)));
-  const auto lo = static_cast<uint64_t>(static_cast<uint32_t>(_mm_extract_epi32(eights, 1)));
-  return hi * 100000000 + lo;
-}
-
-// pshufb masks moving bytes 0..k-1 to the top k of 16 lanes, zeroing the rest.
-struct RightAlignTable {
-  alignas(16) uint8_t m[17][16];
-  constexpr RightAlignTable() : m() {
-    for (int k = 0; k <= 16; ++k) {
-      for (int i = 0; i < 16; ++i) {
-        m[k][i] = i >= 16 - k ? static_cast<uint8_t>(i - (16 - k)) : 0x80;
-      }
-    }
-  }
-};
-constexpr RightAlignTable kRightAlign;
-
-// FastMicrosToPicos for -?D{1,16}(.D+)? within 32 bytes, 32 bytes at a time:
-// where the digits end comes from byte masks (tzcnt) rather than a loop per
-// digit. Any other shape is kOtherShape (the scalar paths decide it).
-// REQUIRES: 32 readable bytes from s and 16 from s + n (the padding).
-Fast Avx2MicrosToPicos(const char* s, size_t n, int64_t base_us, int64_t& out) {
-  if (n == 0 || n > 32) return Fast::kOtherShape;
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-  const __m256i zero = _mm256_set1_epi8('0');
-  const __m256i d = _mm256_sub_epi8(v, zero);
-  const __m256i is_digit = _mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(9)), d);
-  const uint32_t valid = n == 32 ? ~0u : (1u << n) - 1;
-  const uint32_t digit = static_cast<uint32_t>(_mm256_movemask_epi8(is_digit)) & valid;
-  const unsigned start = s[0] == '-' ? 1 : 0;
-  // Bits past n are clear, so a run of digits ends at n at the latest.
-  const unsigned int_end = start + static_cast<unsigned>(_tzcnt_u32(~(digit >> start)));
-  const unsigned int_digits = int_end - start;
-  if (int_digits == 0 || int_end > 16) return Fast::kOtherShape;
-  if (int_digits > 1 && s[start] == '0') return Fast::kOtherShape;  // not JSON: rejected there
-  unsigned frac_start = int_end, frac_digits = 0;
-  if (int_end < n) {
-    if (s[int_end] != '.') return Fast::kOtherShape;  // exponent (or junk): general path
-    frac_start = int_end + 1;
-    frac_digits = frac_start >= 32 ? 0 : static_cast<unsigned>(_tzcnt_u32(~(digit >> frac_start)));
-    if (frac_digits == 0 || frac_start + frac_digits != n) return Fast::kOtherShape;
-  }
-  // The integer digits right-aligned in 16 lanes ('-' and the rest zeroed).
-  const __m128i digits_only =
-      _mm_and_si128(_mm256_castsi256_si128(d), _mm256_castsi256_si128(is_digit));
-  const uint64_t whole = SixteenDigits(_mm_shuffle_epi8(
-      digits_only, _mm_load_si128(reinterpret_cast<const __m128i*>(kRightAlign.m[int_end]))));
-  // The first six fraction digits, zero-filled, in lanes 10-15.
-  const unsigned kept = frac_digits < 6 ? frac_digits : 6;
-  const __m128i f = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + frac_start)),
-                                 _mm_set1_epi8('0'));
-  const __m128i keep =
-      _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(kept)),
-                     _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  const uint64_t frac = SixteenDigits(_mm_slli_si128(_mm_and_si128(f, keep), 10));
-  bool above_half = false, half = false;
-  if (frac_digits > 6) {
-    const unsigned first = static_cast<unsigned>(s[frac_start + 6] - '0');
-    const unsigned rest = frac_start + 7;
-    const uint32_t not_zero =
-        ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, zero))) & valid;
-    const bool nonzero = rest < 32 && (not_zero >> rest) != 0;
-    above_half = first > 5 || (first == 5 && nonzero);
-    half = first == 5 && !nonzero;
-  }
-  return ToPicos(start == 1, whole, frac, above_half, half, base_us, out);
-}
-#endif
-
 // Whether a fast path settled the text; `ok` is then the answer.
 bool Settled(Fast outcome, bool& ok) {
   ok = outcome == Fast::kPicos;
@@ -293,13 +209,6 @@ bool Settled(Fast outcome, bool& ok) {
 }
 
 }  // namespace
-
-bool MicrosTextToPicosPadded(std::string_view text, int64_t base_us, int64_t& ps) {
-#ifdef PROFWATCH_NUMBER_AVX2
-  if (bool ok; Settled(Avx2MicrosToPicos(text.data(), text.size(), base_us, ps), ok)) return ok;
-#endif
-  return MicrosTextToPicos(text, base_us, ps);
-}
 
 bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps) {
   if (bool ok; Settled(FastMicrosToPicos(text, base_us, ps), ok)) return ok;

@@ -93,11 +93,6 @@ std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us)
 // The same as a flag and an out-parameter, for the per-event path: GCC
 // returns an optional<int64_t> through memory and stalls reading it back.
 bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps);
-// The same for text followed by at least kMicrosTextReadAhead readable bytes
-// (any content), as in simdjson-padded input: with AVX2 it reads the common
-// shapes 32 bytes at a time. Same results.
-constexpr size_t kMicrosTextReadAhead = 64;
-bool MicrosTextToPicosPadded(std::string_view text, int64_t base_us, int64_t& ps);
 
 namespace detail {
 // MicrosTextToPicos without its fast path for plain decimals (for tests).
