@@ -54,8 +54,8 @@ namespace {
 constexpr size_t kMergeFanIn = 128;
 constexpr size_t kMergeBufferIntervals = 4096;
 // A device with no spilled runs and at most this many intervals in memory
-// has them copied out and sorted (SortByStart) rather than its per-name
-// lists merged: faster, for a bounded amount of memory per Finish thread.
+// has them copied out and sorted by start rather than its per-name lists
+// merged through a heap, for a bounded amount of memory per Finish thread.
 constexpr size_t kSortMaxIntervals = size_t{1} << 17;
 
 struct PairHash {
@@ -592,9 +592,9 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
           .push_back(RunCursor::Memory(&n.intervals.intervals()));
     }
     if (sort_all) {
-      std::vector<Interval> scratch;
-      SortByStart(compute_all, scratch);
-      SortByStart(comm_all, scratch);
+      auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+      std::sort(compute_all.begin(), compute_all.end(), by_start);
+      std::sort(comm_all.begin(), comm_all.end(), by_start);
       compute_runs.push_back(RunCursor::Memory(&compute_all));
       comm_runs.push_back(RunCursor::Memory(&comm_all));
     }

@@ -78,39 +78,4 @@ int64_t DifferenceLength(const IntervalList& a, const IntervalList& b) {
   return total;
 }
 
-void SortByStart(std::vector<Interval>& v, std::vector<Interval>& scratch) {
-  auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
-  // Below a few thousand, the digit tables cost more than a comparison sort.
-  if (v.size() < 2048) {
-    std::sort(v.begin(), v.end(), by_start);
-    return;
-  }
-  int64_t lo = v.front().start, hi = lo;
-  for (const Interval& i : v) {
-    lo = std::min(lo, i.start);
-    hi = std::max(hi, i.start);
-  }
-  // Offsets from the smallest start as unsigned: exact for any two int64s.
-  const auto base = static_cast<uint64_t>(lo);
-  const uint64_t range = static_cast<uint64_t>(hi) - base;
-  const int bits = range == 0 ? 0 : 64 - __builtin_clzll(range);
-  constexpr int kDigitBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kDigitBits;
-  scratch.resize(v.size());
-  std::vector<Interval>* from = &v;
-  std::vector<Interval>* to = &scratch;
-  for (int shift = 0; shift < bits; shift += kDigitBits) {
-    std::array<size_t, kBuckets> next{};
-    auto digit = [&](const Interval& i) {
-      return ((static_cast<uint64_t>(i.start) - base) >> shift) & (kBuckets - 1);
-    };
-    for (const Interval& i : *from) ++next[digit(i)];
-    size_t sum = 0;
-    for (size_t& n : next) sum += std::exchange(n, sum);
-    for (const Interval& i : *from) (*to)[next[digit(i)]++] = i;
-    std::swap(from, to);
-  }
-  if (from != &v) v.swap(*from);
-}
-
 }  // namespace profwatch::aggregate

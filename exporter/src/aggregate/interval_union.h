@@ -41,11 +41,4 @@ class IntervalList {
 // Length of a \ b. REQUIRES: both normalized.
 int64_t DifferenceLength(const IntervalList& a, const IntervalList& b);
 
-// Sorts `v` by start (intervals of equal start in any order), using
-// `scratch` as a buffer of v.size(). A radix sort on the start's offset from
-// the smallest: Finish sorts a device's intervals in a handful of linear
-// passes instead of merging its per-name lists through a heap (2x faster for
-// a device of 12,000 intervals in 18 lists).
-void SortByStart(std::vector<Interval>& v, std::vector<Interval>& scratch);
-
 }  // namespace profwatch::aggregate

@@ -82,53 +82,5 @@ TEST(DifferenceLengthTest, OneBIntervalCoveringSeveralA) {
   EXPECT_EQ(DifferenceLength(a, b), 5 + 5);
 }
 
-// SortByStart against std::sort: the same intervals, starts in order. Sizes
-// on both sides of the comparison-sort cut-over, starts from a narrow range
-// (many ties) to the whole int64 range (offsets past 2^63).
-TEST(SortByStartTest, SortsLikeAComparisonSort) {
-  std::mt19937_64 rng(11);
-  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  struct Shape {
-    size_t n;
-    int64_t lo, hi;
-  };
-  const Shape shapes[] = {{0, 0, 10},
-                          {1, -5, 5},
-                          {2047, 0, 1 << 20},
-                          {2048, 0, 1 << 20},
-                          {5000, 0, 3},
-                          {5000, -1000000, 1000000},
-                          {6000, 0, int64_t{6} << 40},  // a 1e5 trace's picoseconds
-                          {7000, kMin, kMax},
-                          {3000, 42, 42}};
-  std::vector<Interval> scratch;
-  for (const Shape& shape : shapes) {
-    std::uniform_int_distribution<int64_t> start(shape.lo, shape.hi);
-    std::vector<Interval> v(shape.n);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = {start(rng), static_cast<int64_t>(i)};
-    if (shape.n > 2 && shape.lo == kMin) {
-      v[0].start = kMax;
-      v[1].start = kMin;
-    }
-    std::vector<Interval> expected = v;
-    auto by_start_then_end = [](const Interval& a, const Interval& b) {
-      return a.start != b.start ? a.start < b.start : a.end < b.end;
-    };
-    std::sort(expected.begin(), expected.end(), by_start_then_end);
-    SortByStart(v, scratch);
-    ASSERT_EQ(v.size(), expected.size());
-    EXPECT_TRUE(std::is_sorted(
-        v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; }))
-        << "n=" << shape.n << " range [" << shape.lo << ", " << shape.hi << "]";
-    // Equal starts may come in any order: compare as sorted multisets.
-    std::sort(v.begin(), v.end(), by_start_then_end);
-    for (size_t i = 0; i < v.size(); ++i) {
-      ASSERT_EQ(v[i].start, expected[i].start) << "n=" << shape.n << " at " << i;
-      ASSERT_EQ(v[i].end, expected[i].end) << "n=" << shape.n << " at " << i;
-    }
-  }
-}
-
 }  // namespace
 }  // namespace profwatch::aggregate
