@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# Installs every build, test and runtime dependency of profwatch from Debian 12
-# packages. Idempotent; run as root (or via sudo). Kept in lockstep with
-# deploy/docker/Dockerfile.
+# Installs profwatch's dependencies from Debian 12 packages. Idempotent; run as
+# root (or via sudo).
+#   bash scripts/install-deps.sh          what building and running need
+#   bash scripts/install-deps.sh --test   that, plus the test toolchain
+# It installs packages and nothing else: it never starts, stops or
+# reconfigures a service (the tests run their own Prometheus on loopback, on
+# a port of their own). `packages` is kept in lockstep with the build stage of
+# deploy/docker/Dockerfile (a test checks it).
 set -euo pipefail
 
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config git ca-certificates curl
-  clang libclang-rt-14-dev clang-format
   # libraries (see README "Dependencies" for why each is here)
   prometheus-cpp-dev libsimdjson-dev zlib1g-dev libspdlog-dev libfmt-dev
   libexpected-dev libyaml-cpp-dev libisal-dev nlohmann-json3-dev libcli11-dev
+)
+test_packages=(
+  # sanitizer + libFuzzer build, formatting
+  clang libclang-rt-14-dev clang-format
+  # unit tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # tests: the real Prometheus server and promtool, python3 for tiny helpers
+  # the real Prometheus server and promtool, python3 for small test helpers
   prometheus python3 python3-yaml gzip procps systemd
 )
+
+case "${1:-}" in
+  "") ;;
+  --test) packages+=("${test_packages[@]}") ;;
+  *) echo "usage: $0 [--test]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -28,12 +43,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# --no-install-recommends keeps the image small; prometheus does not need its
-# recommended node-exporter or web assets for our use.
+# --no-install-recommends keeps the install small; prometheus does not need
+# its recommended node-exporter or web assets for the tests.
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# The Debian prometheus package starts a system service on install where an
-# init system runs; profwatch's tests start their own instance on loopback.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
-  $SUDO systemctl stop prometheus || true
-fi
 echo "install-deps: installed ${missing[*]}"

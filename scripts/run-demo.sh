@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Newcomer's first command (Debian 12, as root): installs the Debian packages,
-# builds profwatch, and runs `profwatch serve` on its embedded default (a demo
+# Newcomer's first command (Debian 12, as root): installs the Debian packages
+# that building and running need (not the test toolchain; no service is
+# started, stopped or reconfigured), builds profwatch, and runs `profwatch serve` on its embedded default (a demo
 # job directory generated at build time), so
 #   curl -s http://127.0.0.1:19474/metrics | grep profwatch_
 # shows real family, gap and window metrics at once. Extra arguments are
@@ -8,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Tests off: their packages (GoogleTest, Prometheus, ...) are not installed here.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFWATCH_TESTS=OFF
 cmake --build build -j "$(nproc)" --target profwatch profwatch_demo
 exec ./build/exporter/profwatch serve "$@"

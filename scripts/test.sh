@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone on Debian 12 (run as root or with
 # sudo for the apt step):
-#   1. installs the Debian packages (scripts/install-deps.sh),
+#   1. installs the Debian packages (scripts/install-deps.sh --test),
 #   2. builds with g++ (RelWithDebInfo) and runs every test under ctest
 #      (unit, drill byte-identity, integration with real prometheus/promtool,
 #      fuzz-corpus replays),
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 JOBS="${JOBS:-$(nproc)}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --test
 
 echo "== build (g++, RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo

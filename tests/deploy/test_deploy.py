@@ -447,6 +447,17 @@ class DockerfileTest(unittest.TestCase):
                          f"packages: only in Dockerfile {sorted(set(docker) - set(script))}, only in "
                          f"install-deps.sh {sorted(set(script) - set(docker))}")
 
+    def test_quick_start_installs_no_test_toolchain_and_touches_no_service(self):
+        # The demo command must not install the test toolchain nor stop the
+        # Prometheus a monitoring host already runs.
+        script = install_deps_packages()
+        for test_only in ("prometheus", "clang", "libgtest-dev", "systemd"):
+            self.assertNotIn(test_only, script)
+        for name in ("install-deps.sh", "run-demo.sh", "test.sh"):
+            text = read(os.path.join(ROOT, "scripts", name))
+            self.assertNotRegex(text, r"(?m)^[^#]*\bsystemctl\b", name)
+        self.assertIn("install-deps.sh --test", read(os.path.join(ROOT, "scripts", "test.sh")))
+
     def test_debian_12_base_and_non_root_runtime(self):
         text = read(os.path.join(DEPLOY, "docker", "Dockerfile"))
         froms = re.findall(r"^FROM (\S+)", text, re.M)
