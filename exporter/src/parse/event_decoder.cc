@@ -177,9 +177,9 @@ bool PlainInt(std::string_view tok, int64_t& out) {
   const char* b = tok.data();
   const char* e = b + tok.size();
   const char* digits = b < e && *b == '-' ? b + 1 : b;
-  // Up to 18 digits cannot overflow: read them here (ids are 1-3 digits;
-  // std::from_chars cost ~100 instructions an id). Longer ones go to
-  // from_chars for its range check.
+  // Up to 18 digits cannot overflow: read them here (ids are 1-3 digits, for
+  // which from_chars's generality is wasted). Longer ones go to from_chars
+  // for its range check.
   const char* p = digits;
   uint64_t value = 0;
   while (p < e && p - digits < 18 && static_cast<unsigned>(*p - '0') < 10) {
@@ -366,8 +366,8 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
   bool args_skipped = false;
   std::string_view ts_text;
   for (auto field_res : obj) {
-    // A reference, not a copy: copying the field made GCC stall on a
-    // store-to-load forward for every field (~15% of Decode).
+    // A reference, not a copy: a copy of the field makes GCC stall on a
+    // store-to-load forward for every field.
     if ((err = field_res.error())) {
       return Fields::Drop(err);
     }

@@ -46,7 +46,7 @@ struct TraceEvent {
   bool has_args_stream = false;
 
   // Back to the defaults above, field by field: GCC compiles
-  // `*this = TraceEvent{}` to a `rep stos`, which cost ~8% of decoding. No
+  // `*this = TraceEvent{}` to a `rep stos` over the whole event. No
   // chained `a = b = {}` either: that reads back what it just stored.
   void Reset() {
     name = {};

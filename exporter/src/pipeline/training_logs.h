@@ -119,8 +119,8 @@ class TrainingLogs {
   // every followed log once and returns one entry per run that read lines or
   // changed. Without discovery it only reads logs already followed: the
   // answer to a write hint, which cannot make a new log appear (creating one
-  // is a directory change, answered by a scan), and with 1,000 runs without
-  // a log it saves ~4,000 glob calls per poll.
+  // is a directory change, answered by a scan), and it spares a glob per
+  // pattern for every run without a log.
   std::vector<LogUpdate> Poll(bool discover = true);
 
   // True when a log stopped at its byte budget in the last Poll().

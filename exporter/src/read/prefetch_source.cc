@@ -116,7 +116,8 @@ class PrefetchSource final : public ByteSource {
   };
 
   // The reader's side of HandOverGzipChecks (read/gzip_check.h), on the
-  // parsing thread: zlib's CRC was ~1/5 of the read-ahead thread's inflating.
+  // parsing thread, which has time to spare, rather than on the read-ahead
+  // thread, whose inflating is the one stage nothing else can do.
   void CheckGzipMembers(Slot& s) {
     checker_.Check(s.data.data(), s.out_before, s.checks, s.len, s.eof, s.error, s.raw_after);
   }

@@ -14,8 +14,8 @@
 //
 // Over a zlib gzip stack, the CRC-32 and length of each gzip member are
 // checked on the reader's thread (ByteSource::HandOverGzipChecks), as it
-// takes each buffer: zlib's CRC was a fifth of the producer's inflating, the
-// one stage nothing else can do, and the reader has time to spare there.
+// takes each buffer: inflating is the one stage nothing else can do, and
+// the reader has time to spare there (docs/performance.md: what it buys).
 // The end stays the same (code, message, RawBytesRead); only before a CRC or
 // length mismatch may the reader get the rest of the failing member's bytes,
 // which zlib's own check would have held back.
