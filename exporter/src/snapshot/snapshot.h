@@ -43,9 +43,8 @@ struct RunState {
   std::string window_id;  // first <ts> dir name of the window
   // Never null. Immutable and shared: the daemon's working copy and every
   // published Snapshot point at the same stats, so publishing copies a
-  // pointer per run instead of the window (1,000 runs' windows copied per
-  // poll were most of the daemon's CPU while a long log caught up). A new
-  // window replaces the pointer.
+  // pointer per run instead of the window, however many runs there are. A
+  // new window replaces the pointer.
   std::shared_ptr<const aggregate::WindowStats> stats = NoWindowStats();
   std::string format = "json";  // json | xplane | mixed
   int expected_gpus = 0;        // 0 = unknown
