@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "watch/layout.h"
+
 namespace profwatch::expose {
 namespace {
 
@@ -115,6 +117,7 @@ json ToJson(const RunState& r) {
   json j = {{"training_job", r.key.training_job},
             {"run", r.key.run},
             {"window_id", r.window_id},
+            {"window_start", r.window_start},
             {"stats", ToJson(*r.stats)},
             {"format", r.format},
             {"expected_gpus", r.expected_gpus},
@@ -406,6 +409,15 @@ bool ReadRun(Reader& r, const json& j, RunState& rs) {
         r.Double(j, "last_activity_unix", rs.last_activity_unix) &&
         r.Bool(j, "has_window", rs.has_window))) {
     return false;
+  }
+  // Files written before window_start existed: the window's start is its
+  // first <ts> dir's time, read once here from the name it was saved under.
+  std::optional<int64_t> start;
+  if (!r.Optional(j, "window_start", start)) return false;
+  if (start) {
+    rs.window_start = *start;
+  } else if (auto from_name = watch::ParseTimestampDirName(rs.window_id)) {
+    rs.window_start = *from_name;
   }
   const json* training = r.Field(j, "training");
   if (training == nullptr || !ReadTraining(r, *training, rs.training)) return false;

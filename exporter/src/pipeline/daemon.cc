@@ -371,8 +371,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       auto exported = exported_serial_.find(key);
       const bool same_window =
           exported != exported_serial_.end() && exported->second == task.serial;
-      std::optional<int64_t> prev_time = watch::ParseTimestampDirName(prev->second.window_id);
-      if (!same_window && prev_time && *prev_time > task.first_time) replace = false;
+      if (!same_window && prev->second.window_start > task.first_time) replace = false;
     }
     if (!replace) {
       spdlog::info(
@@ -384,6 +383,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       if (prev != runs_.end()) rs = prev->second;  // keeps training-log figures
       rs.key = key;
       rs.window_id = task.window_id;
+      rs.window_start = task.first_time;
       rs.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
       rs.format = result->format.empty() ? "json" : result->format;
       const int learned =

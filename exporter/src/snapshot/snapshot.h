@@ -40,7 +40,11 @@ std::shared_ptr<const aggregate::WindowStats> NoWindowStats();
 // The latest complete window of one run plus everything derived for it.
 struct RunState {
   RunKey key;
-  std::string window_id;  // first <ts> dir name of the window
+  std::string window_id;  // first <ts> dir name of the window (the `window` label)
+  // When the window started: its first <ts> dir's time, seconds since the
+  // epoch (UTC). Which of two windows is newer is decided on this value, never
+  // on window_id.
+  int64_t window_start = 0;
   // Never null. Immutable and shared: the daemon's working copy and every
   // published Snapshot point at the same stats, so publishing copies a
   // pointer per run instead of the window, however many runs there are. A

@@ -17,6 +17,7 @@ inline snapshot::RunState RunWithEverything() {
   snapshot::RunState r;
   r.key = {"1234-llama", "run-1"};
   r.window_id = "2026_11_22_01_00_00";
+  r.window_start = 1795309200;  // 2026-11-22 01:00:00 UTC
   r.has_window = true;
   r.format = "json";
   r.expected_gpus = 2;
@@ -98,6 +99,7 @@ inline snapshot::RunState RunWithoutStepTime() {
   snapshot::RunState r;
   r.key = {"1234-llama", "run-2"};
   r.window_id = "2026_11_22_02_00_00";
+  r.window_start = 1795312800;
   r.has_window = true;
   r.format = "xplane";
   r.expected_gpus = 0;

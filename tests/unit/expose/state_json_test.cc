@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sample_snapshot.h"
@@ -85,6 +86,7 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
 void ExpectSameRun(const snapshot::RunState& a, const snapshot::RunState& b) {
   EXPECT_EQ(a.key, b.key);
   EXPECT_EQ(a.window_id, b.window_id);
+  EXPECT_EQ(a.window_start, b.window_start);
   ExpectSameStats(*a.stats, *b.stats);
   EXPECT_EQ(a.format, b.format);
   EXPECT_EQ(a.expected_gpus, b.expected_gpus);
@@ -152,6 +154,22 @@ TEST(StateJsonTest, RunStateRoundTrips) {
     ASSERT_TRUE(out) << out.error().ToString();
     ExpectSameRun(in, *out);
   }
+}
+
+// A state file written before window_start existed: the start comes from the
+// window's first <ts> dir name, once, at load.
+TEST(StateJsonTest, WindowStartMissingInAnOlderFileComesFromTheWindowName) {
+  snapshot::RunState in = testing::RunWithEverything();
+  nlohmann::json j = nlohmann::json::parse(SerializeRunState(in));
+  ASSERT_EQ(j.at("window_start"), 1795309200);
+  j.erase("window_start");
+  auto out = ParseRunState(j.dump());
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->window_start, 1795309200);
+  j["window_start"] = "soon";
+  auto bad = ParseRunState(j.dump());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().context.find("window_start"), std::string::npos) << bad.error().context;
 }
 
 TEST(StateJsonTest, EmptySnapshotRoundTrips) {
