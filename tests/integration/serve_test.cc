@@ -243,6 +243,45 @@ TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// A root that does not exist yet is a warning naming it and a 0 gauge, not a
+// healthy-looking daemon; once created it is walked and the gauge turns 1.
+TEST(ServeTest, MissingWatchRootIsReportedUntilItAppears) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto readable = [&](double want) {
+    return [=](const std::string& m) {
+      return Sample(m, "profwatch_watch_root_readable", {{"root", jobs}}) == want;
+    };
+  };
+  ASSERT_TRUE(serve.WaitFor(readable(0))) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog("watch root missing path=" + jobs)) << serve.Log();
+  WriteTrace(ProfileDir(jobs, "jobM", "runM") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  ASSERT_TRUE(serve.WaitFor(readable(1))) << serve.Log();
+  EXPECT_TRUE(serve.WaitFor(HasGpus("jobM", "runM", 2))) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog("watch root readable path=" + jobs)) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// --log-format json: the key=value fields are JSON keys a log store can
+// filter on (training_job, run, window, path), not text inside "msg".
+TEST(ServeTest, JsonLogsCarryFieldsAsKeys) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--log-format", "json"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog(R"("msg":"watch root missing","path":")" + jobs + "\""))
+      << serve.Log();
+  WriteTrace(ProfileDir(jobs, "jobJ", "runJ") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  EXPECT_TRUE(serve.WaitForLog(
+      R"("msg":"window analysed","training_job":"jobJ","run":"runJ","window":"2024_03_01_12_00_00")"))
+      << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");

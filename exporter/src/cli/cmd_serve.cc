@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/listen_address.h"
 #include "cli/serve_flags.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -61,6 +62,10 @@ int RunServe(const std::vector<std::string>& args) {
     std::fprintf(stderr, "profwatch serve: %s\n", logging.error().context.c_str());
     return 2;
   }
+  if (Result<ListenAddress> listen = ParseListenAddress(flags.listen); !listen) {
+    spdlog::error("cannot listen address={} error={}", flags.listen, listen.error().context);
+    return 2;
+  }
   Result<pipeline::DaemonOptions> options = ToDaemonOptions(flags);
   if (!options) {
     spdlog::error("bad configuration error={}", options.error().context);
@@ -92,8 +97,10 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
     exposer = std::make_unique<prometheus::Exposer>(flags.listen);
-  } catch (const std::exception& e) {
-    spdlog::error("cannot listen address={} error={}", flags.listen, e.what());
+  } catch (const std::exception&) {
+    // The server's own text only says binding failed; find out why.
+    spdlog::error("cannot listen address={} error={}", flags.listen,
+                  DescribeBindFailure(flags.listen));
     return 1;
   }
   exposer->RegisterCollectable(collectable);

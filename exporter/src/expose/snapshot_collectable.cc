@@ -305,6 +305,9 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
   if (snap.last_scan_unix > 0) {
     b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);
   }
+  for (const auto& [root, readable] : snap.watch_roots) {
+    b.Add("profwatch_watch_root_readable", readable ? 1.0 : 0.0, {{"root", root}});
+  }
   for (const auto& [key, rs] : snap.runs) {
     b.SetRun(&key);
     if (rs.has_window) AddWindow(rs, b);

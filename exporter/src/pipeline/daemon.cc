@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <system_error>
 
 #include "expose/metric_names.h"
 #include "pipeline/state_file.h"
@@ -105,6 +106,28 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
 }
 
 Daemon::~Daemon() { Stop(); }
+
+void Daemon::ReportRootsLocked(const watch::ScanResult& result) {
+  std::map<std::string, bool> readable;
+  for (const watch::RootStatus& root : result.roots) {
+    const bool ok = root.condition == watch::RootCondition::kOk;
+    readable[root.path] = ok;
+    auto before = root_conditions_.find(root.path);
+    if (before != root_conditions_.end() && before->second == root.condition) continue;
+    if (ok) {
+      // Silent on a healthy start; a recovery is worth a line.
+      if (before != root_conditions_.end()) spdlog::info("watch root readable path={}", root.path);
+    } else {
+      spdlog::warn("watch root {} path={} error={} stage=watch",
+                   watch::RootConditionName(root.condition), root.path,
+                   std::error_code(root.error, std::generic_category()).message());
+    }
+    root_conditions_[root.path] = root.condition;
+  }
+  // Roots dropped by a reload leave the exposition.
+  std::erase_if(root_conditions_, [&](const auto& kv) { return readable.count(kv.first) == 0; });
+  watch_roots_ = std::move(readable);
+}
 
 void Daemon::CountError(std::string_view reason, double n) {
   errors_family_->Add({{"reason", std::string(reason)}}).Increment(n);
@@ -224,11 +247,12 @@ void Daemon::ScanLoop() {
       last_scan = now;
       std::lock_guard<std::mutex> lock(mu_);
       assembler_.ObserveScan(result.files, now);
+      ReportRootsLocked(result);
       last_scan_unix_ = ToUnixSeconds(now);
       if (result.permission_errors != last_permission_errors_) {
         if (result.permission_errors > 0) {
-          spdlog::warn("scan skipped unreadable entries count={} stage=watch",
-                       result.permission_errors);
+          spdlog::warn("scan skipped unreadable entries count={} paths={} stage=watch",
+                       result.permission_errors, JoinPaths(result.permission_error_paths));
         }
         last_permission_errors_ = result.permission_errors;
       }
@@ -466,6 +490,7 @@ void Daemon::PublishLocked(TimePoint now) {
   next->runs = runs_;
   next->last_scan_unix = last_scan_unix_;
   next->pending_windows = assembler_.PendingCount();
+  next->watch_roots = watch_roots_;
   store_->Publish(std::move(next));
 }
 

@@ -115,6 +115,10 @@ class Daemon {
   void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const;
   // Under mu_: picks the step source, logging a missing one once per run.
   void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options);
+  // Under mu_: records each root's readability for the next snapshot and
+  // logs each root whose condition changed (a warning naming it while it
+  // cannot be walked).
+  void ReportRootsLocked(const watch::ScanResult& result);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
@@ -156,6 +160,10 @@ class Daemon {
   std::unique_ptr<HistoryWriter> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
   prometheus::Counter* scans_total_ = nullptr;
+  // Under mu_: the last condition seen per configured root, and what the
+  // snapshot exports of it.
+  std::map<std::string, watch::RootCondition> root_conditions_;
+  std::map<std::string, bool> watch_roots_;
 };
 
 }  // namespace profwatch::pipeline

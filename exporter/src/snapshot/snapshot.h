@@ -70,6 +70,9 @@ struct Snapshot {
   std::map<RunKey, RunState> runs;
   double last_scan_unix = 0;
   int64_t pending_windows = 0;
+  // Each --watch root as of the last scan: true when it is a readable
+  // directory (profwatch_watch_root_readable).
+  std::map<std::string, bool> watch_roots;
 };
 
 class SnapshotStore {

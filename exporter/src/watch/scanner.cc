@@ -87,13 +87,44 @@ class Walker {
     std::string root = fs::absolute(fs::path(root_in)).lexically_normal().string();
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     root_ = root;
+    out_->roots.push_back(CheckRoot(root_in, root));
+    if (out_->roots.back().condition != RootCondition::kOk) return;
     Walk(AT_FDCWD, root, root, fs::path(root).parent_path().filename().string(), 0);
   }
 
  private:
-  void CountError(int err) {
+  static RootStatus CheckRoot(const std::string& configured, const std::string& root) {
+    RootStatus status{configured, RootCondition::kOk, 0};
+    const int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      close(fd);
+      return status;
+    }
+    status.error = errno;
+    switch (status.error) {
+      case ENOENT:
+        status.condition = RootCondition::kMissing;
+        break;
+      case EACCES:
+      case EPERM:
+        status.condition = RootCondition::kUnreadable;
+        break;
+      case ENOTDIR:
+        status.condition = RootCondition::kNotDirectory;
+        break;
+      default:
+        status.condition = RootCondition::kError;
+    }
+    return status;
+  }
+
+  void CountError(int err, const std::string& path) {
     if (err == EACCES || err == EPERM) {
       ++out_->permission_errors;
+      constexpr size_t kNamedPaths = 5;
+      if (out_->permission_error_paths.size() < kNamedPaths) {
+        out_->permission_error_paths.push_back(path);
+      }
     } else if (err != ENOENT && err != ENOTDIR) {
       ++out_->other_errors;  // ENOENT: vanished; ENOTDIR: not a directory
     }
@@ -102,10 +133,11 @@ class Walker {
   // Opens `name` (relative to `parent_fd`) as a directory not walked yet;
   // null when it cannot be read (counted), is no directory, or was walked
   // already (a symlink loop or a second path to it).
-  DIR* Enter(int parent_fd, const std::string& name) {
+  // `path` is the full path, for naming it in errors.
+  DIR* Enter(int parent_fd, const std::string& name, const std::string& path) {
     const int fd = openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-      CountError(errno);
+      CountError(errno, path);
       return nullptr;
     }
     struct stat st;
@@ -115,7 +147,7 @@ class Walker {
     }
     DIR* d = fdopendir(fd);
     if (d == nullptr) {
-      CountError(errno);
+      CountError(errno, path);
       close(fd);
     }
     return d;
@@ -144,7 +176,7 @@ class Walker {
   void Walk(int parent_fd, const std::string& name, const std::string& dir,
             const std::string& parent_name, int depth) {
     if (depth > options_.max_depth) return;
-    const OpenDir d(Enter(parent_fd, name));
+    const OpenDir d(Enter(parent_fd, name, dir));
     if (d.get() == nullptr) return;
     const std::vector<Entry> entries = List(d);
     out_->dirs.push_back(dir);
@@ -172,7 +204,7 @@ class Walker {
       std::optional<int64_t> t = ParseTimestampDirName(e.name);
       if (!t) continue;
       std::string ts_dir = dir + "/" + e.name;
-      const OpenDir ts(Enter(profile_fd, e.name));
+      const OpenDir ts(Enter(profile_fd, e.name, ts_dir));
       if (ts.get() == nullptr) continue;
       const std::vector<Entry> files = List(ts);
       out_->dirs.push_back(ts_dir);
@@ -212,7 +244,7 @@ class Walker {
     std::string path = dir + "/" + name;
     struct stat st;
     if (fstatat(dir_fd, name.c_str(), &st, 0) != 0) {
-      CountError(errno);
+      CountError(errno, path);
       return nullptr;
     }
     if (!S_ISREG(st.st_mode)) return nullptr;
@@ -290,6 +322,22 @@ std::string ShortHostName() {
   if (gethostname(buf, sizeof buf - 1) != 0) return "";
   std::string name = buf;
   return name.substr(0, name.find('.'));
+}
+
+std::string_view RootConditionName(RootCondition c) {
+  switch (c) {
+    case RootCondition::kOk:
+      return "ok";
+    case RootCondition::kMissing:
+      return "missing";
+    case RootCondition::kUnreadable:
+      return "unreadable";
+    case RootCondition::kNotDirectory:
+      return "not a directory";
+    case RootCondition::kError:
+      return "error";
+  }
+  return "error";
 }
 
 ScanResult Scan(const ScanOptions& options) {

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace profwatch::watch {
@@ -62,12 +63,26 @@ struct ScanOptions {
   int max_depth = 16;
 };
 
+// What a watched root is at scan time. Anything but kOk means no file under
+// it can be found until it is fixed (the daemon warns and exports it).
+enum class RootCondition { kOk, kMissing, kUnreadable, kNotDirectory, kError };
+std::string_view RootConditionName(RootCondition c);
+
+struct RootStatus {
+  std::string path;  // as configured
+  RootCondition condition = RootCondition::kOk;
+  int error = 0;  // errno of the failed open, 0 when kOk
+};
+
 struct ScanResult {
+  std::vector<RootStatus> roots;       // one per ScanOptions::roots, same order
   std::vector<FileObservation> files;  // sorted by path
   std::vector<std::string> dirs;       // every directory walked (for watches)
   int64_t permission_errors = 0;       // directories or files we may not read
-  int64_t other_errors = 0;            // vanished mid-scan, I/O errors
-  int64_t filtered_files = 0;          // trace files skipped by the host filter
+  // The first few of those, so a warning can name them.
+  std::vector<std::string> permission_error_paths;
+  int64_t other_errors = 0;    // vanished mid-scan, I/O errors
+  int64_t filtered_files = 0;  // trace files skipped by the host filter
 };
 
 ScanResult Scan(const ScanOptions& options);

@@ -164,6 +164,7 @@ inline snapshot::Snapshot SampleSnapshot() {
     s.runs.emplace(r.key, r);
   }
   s.last_scan_unix = 1795003700;
+  s.watch_roots = {{"/data/jobs", true}, {"/data/missing", false}};
   s.pending_windows = 2;
   return s;
 }

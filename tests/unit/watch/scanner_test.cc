@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 
 #include "testing/test_util.h"
@@ -158,6 +159,29 @@ TEST(ScannerTest, UnreadableDirectoryIsCountedAndSkipped) {
   ScanResult r = Scan(Roots(root));
   EXPECT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.permission_errors, 1);
+  EXPECT_EQ(r.permission_error_paths, std::vector<std::string>{root + "/j/secret"});
+}
+
+TEST(ScannerTest, EachRootReportsWhetherItCanBeWalked) {
+  TempDir tmp;
+  WriteFile(tmp.Sub("ok/j/r/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz"),
+            "x");
+  WriteFile(tmp.Sub("plain_file"), "x");
+  ScanResult r =
+      Scan(ScanOptions{.roots = {tmp.Sub("ok"), tmp.Sub("missing"), tmp.Sub("plain_file")},
+                       .host_filter = "",
+                       .max_depth = 16});
+  ASSERT_EQ(r.roots.size(), 3u);
+  EXPECT_EQ(r.roots[0].path, tmp.Sub("ok"));
+  EXPECT_EQ(r.roots[0].condition, RootCondition::kOk);
+  EXPECT_EQ(r.roots[0].error, 0);
+  EXPECT_EQ(r.roots[1].path, tmp.Sub("missing"));
+  EXPECT_EQ(r.roots[1].condition, RootCondition::kMissing);
+  EXPECT_EQ(r.roots[1].error, ENOENT);
+  EXPECT_EQ(r.roots[2].condition, RootCondition::kNotDirectory);
+  EXPECT_EQ(RootConditionName(r.roots[2].condition), "not a directory");
+  EXPECT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.permission_errors + r.other_errors, 0);
 }
 
 TEST(ScannerTest, HostFilterKeepsOnlyThisHostsFiles) {
