@@ -83,8 +83,16 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
     fs::path dir(arg);
     std::string name = dir.filename().string();
     if (name.empty()) name = dir.parent_path().filename().string();
+    fs::path absolute = fs::absolute(dir).lexically_normal();
+    if (absolute.filename().empty()) absolute = absolute.parent_path();  // "dir/"
     if (watch::ParseTimestampDirName(name)) {
-      InputWindow w{arg, TraceFilesIn(dir), {dir.string()}};
+      const fs::path profile = absolute.parent_path();
+      const bool in_profile =
+          profile.filename() == "profile" && profile.parent_path().filename() == "plugins";
+      InputWindow w{arg,
+                    TraceFilesIn(dir),
+                    {dir.string()},
+                    in_profile ? watch::RunDirOfProfileDir(profile.string()) : ""};
       windows.push_back(std::move(w));
       continue;
     }
@@ -96,14 +104,16 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
         return MakeError(ErrorCode::kNotFound,
                          arg + ": no trace files and no plugins/profile/<ts> directories below it");
       }
-      windows.push_back({arg, std::move(files), {}});
+      windows.push_back({arg, std::move(files), {}, watch::RunDirOfKinetoDir(absolute.string())});
       continue;
     }
     for (const auto& pd : profile_dirs) {
       auto ts_dirs = window::ListTimestampDirs(pd.string());
       if (!ts_dirs) return tl::unexpected(ts_dirs.error());
       for (auto& w : window::GroupWindows(std::move(*ts_dirs), skew_seconds)) {
-        windows.push_back({RunLabel(pd) + "/" + w.id, w.files, w.timestamp_dirs});
+        windows.push_back(
+            {RunLabel(pd) + "/" + w.id, w.files, w.timestamp_dirs,
+             watch::RunDirOfProfileDir(fs::absolute(pd).lexically_normal().string())});
       }
     }
   }

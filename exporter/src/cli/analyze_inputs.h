@@ -14,6 +14,9 @@ struct InputWindow {
   std::string label;               // "job/run/<first ts dir>" or the path given
   std::vector<std::string> files;  // in window order
   std::vector<std::string> timestamp_dirs;
+  // The run directory the window belongs to (serve's rule, watch/layout.h);
+  // "" for plain file arguments. Its training log is looked up from it.
+  std::string run_dir;
 };
 
 // `skew_seconds`: largest gap between adjacent <ts> dirs of one window.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "analysis/analyze.h"
@@ -12,6 +14,7 @@
 #include "cli/commands.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
+#include "pipeline/training_logs.h"
 #include "steplog/log_tailer.h"
 #include "steplog/step_time_source.h"
 
@@ -67,6 +70,75 @@ Result<std::unique_ptr<steplog::StepTimeSource>> ReadTrainingLog(
   } while (!tailer.at_eof());
   return source;
 }
+
+// What a training log gives the report.
+struct LogFigures {
+  std::optional<double> step_seconds;    // steady step time (source "log")
+  std::optional<int64_t> profile_steps;  // profiler_steps (divisor)
+};
+
+// Reads `path` once, printing its warnings.
+Result<LogFigures> ReadLogFigures(const std::string& path,
+                                  std::optional<int64_t> profile_steps_flag) {
+  SystemClock clock;
+  auto log = ReadTrainingLog(path, profile_steps_flag, clock);
+  if (!log) return tl::unexpected(log.error());
+  for (const auto& w : (*log)->warnings()) {
+    std::fprintf(stderr, "profwatch analyze: WARNING: %s: %s\n", path.c_str(), w.c_str());
+  }
+  LogFigures figures{(*log)->steady_step_seconds(), (*log)->profile_steps()};
+  if (!figures.step_seconds) {
+    std::fprintf(stderr, "profwatch analyze: WARNING: %s: no steady steps in the log yet\n",
+                 path.c_str());
+  }
+  return figures;
+}
+
+// The training log of each window: --log for all of them, else the log of
+// the window's run found the way serve finds it (pipeline::FindLogByGlobs).
+class WindowLogs {
+ public:
+  WindowLogs(std::string explicit_log, std::optional<int64_t> profile_steps_flag)
+      : explicit_log_(std::move(explicit_log)), profile_steps_flag_(profile_steps_flag) {}
+
+  // Reads --log up front: a bad explicit log is an input error.
+  Status Preload() {
+    if (explicit_log_.empty()) return {};
+    auto figures = ReadLogFigures(explicit_log_, profile_steps_flag_);
+    if (!figures) return tl::unexpected(figures.error());
+    cache_[explicit_log_] = *figures;
+    return {};
+  }
+
+  // Figures of `w`'s log; empty when it has none. A found log that cannot be
+  // read is a warning (the report goes on without it).
+  LogFigures For(const InputWindow& w) {
+    std::string path = explicit_log_;
+    if (path.empty() && !w.run_dir.empty()) {
+      path =
+          pipeline::FindLogByGlobs(pipeline::LocateRunDir(w.run_dir), pipeline::kDefaultLogGlobs);
+      if (!path.empty() && cache_.count(path) == 0) {
+        std::fprintf(
+            stderr, "profwatch analyze: %s: training log %s (found for the run; --log overrides)\n",
+            w.label.c_str(), path.c_str());
+      }
+    }
+    if (path.empty()) return {};
+    auto cached = cache_.find(path);
+    if (cached != cache_.end()) return cached->second;
+    auto figures = ReadLogFigures(path, profile_steps_flag_);
+    if (!figures) {
+      std::fprintf(stderr, "profwatch analyze: WARNING: %s\n", figures.error().ToString().c_str());
+      figures = LogFigures{};
+    }
+    return cache_[path] = *figures;
+  }
+
+ private:
+  std::string explicit_log_;
+  std::optional<int64_t> profile_steps_flag_;
+  std::map<std::string, LogFigures> cache_;
+};
 
 }  // namespace
 
@@ -127,37 +199,24 @@ int RunAnalyze(const std::vector<std::string>& args) {
   std::string spill_dir = DefaultSpillDir();
   AddSpillDirOption(app, spill_dir);
   app.add_option("--log", log_file,
-                 "MaxText training log: steady step time (source log) and profiler_steps");
+                 "MaxText training log: steady step time (source log) and profiler_steps "
+                 "(default: each run dir's or <ts> dir's log, found as serve finds it)");
 
   if (auto code = ParseArgs(app, "analyze", args)) return *code;
   const bool profile_steps_given = app.count("--profile-steps") > 0;
 
   // The training log knows the steady step time and the profiler settings.
-  std::optional<double> log_step_seconds;
-  if (!log_file.empty()) {
-    SystemClock clock;
-    auto log = ReadTrainingLog(
-        log_file, profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt,
-        clock);
-    if (!log) {
-      std::fprintf(stderr, "profwatch analyze: %s\n", log.error().ToString().c_str());
-      return kExitBadInput;
-    }
-    for (const auto& w : (*log)->warnings()) {
-      std::fprintf(stderr, "profwatch analyze: WARNING: %s: %s\n", log_file.c_str(), w.c_str());
-    }
-    if (!profile_steps_given && (*log)->profile_steps()) profile_steps = *(*log)->profile_steps();
-    log_step_seconds = (*log)->steady_step_seconds();
-    if (!log_step_seconds) {
-      std::fprintf(stderr, "profwatch analyze: WARNING: %s: no steady steps in the log yet\n",
-                   log_file.c_str());
-    }
+  WindowLogs logs(log_file,
+                  profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt);
+  if (Status s = logs.Preload(); !s) {
+    std::fprintf(stderr, "profwatch analyze: %s\n", s.error().ToString().c_str());
+    return kExitBadInput;
   }
 
   analysis::AnalyzeOptions options;
   options.threads = threads;
   options.spill_dir = spill_dir;
-  options.aggregate.profile_steps = static_cast<int>(profile_steps);  // may come from --log
+  options.aggregate.profile_steps = static_cast<int>(profile_steps);
   options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
   auto backend = read::ParseInflateBackend(inflate);
   if (!backend) {
@@ -196,11 +255,20 @@ int RunAnalyze(const std::vector<std::string>& args) {
   if (format == "drill") {
     if (window_sel == "all" && windows->size() > 1)
       windows->erase(windows->begin(), windows->end() - 1);
-    return RunDrill(*windows, profile_steps, family_top_n, options);
+    const LogFigures log = windows->empty() ? LogFigures{} : logs.For(windows->back());
+    const int64_t steps =
+        profile_steps_given ? profile_steps : log.profile_steps.value_or(profile_steps);
+    return RunDrill(*windows, steps, family_top_n, options);
   }
 
   int exit_code = kExitOk;
   for (const auto& w : *windows) {
+    const LogFigures log = logs.For(w);
+    if (!profile_steps_given && log.profile_steps) {
+      options.aggregate.profile_steps = static_cast<int>(*log.profile_steps);
+    } else {
+      options.aggregate.profile_steps = static_cast<int>(profile_steps);
+    }
     auto analysis = analysis::AnalyzeFiles(w.files, options);
     if (!analysis) {
       std::fprintf(stderr, "profwatch analyze: %s: %s\n", w.label.c_str(),
@@ -214,8 +282,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
     ctx.expected_gpus = expected_gpus;
     ctx.analysis_seconds = analysis->seconds;
     // Step-time sources in order: training log, in-trace markers, configuration.
-    if (log_step_seconds) {
-      ctx.step_seconds = log_step_seconds;
+    if (log.step_seconds) {
+      ctx.step_seconds = log.step_seconds;
       ctx.step_source = "log";
     } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
       ctx.step_seconds = ts;

@@ -126,14 +126,37 @@ std::string ExpandLogGlob(std::string_view pattern, const std::string& jobs_root
   return out;
 }
 
-RunLocation LocateRun(const watch::FileObservation& file) {
+namespace {
+
+RunLocation LocationOf(const watch::RunLabels& labels, const std::string& run_dir) {
   RunLocation loc;
-  loc.key = {file.labels.training_job, file.labels.run};
-  fs::path job_dir = fs::path(file.run_dir);
-  const auto parts = std::count(file.labels.run.begin(), file.labels.run.end(), '/') + 1;
+  loc.key = {labels.training_job, labels.run};
+  fs::path job_dir = fs::path(run_dir);
+  const auto parts = std::count(labels.run.begin(), labels.run.end(), '/') + 1;
   for (long i = 0; i < parts && job_dir.has_parent_path(); ++i) job_dir = job_dir.parent_path();
   loc.jobs_root = job_dir.parent_path().string();
   return loc;
+}
+
+}  // namespace
+
+RunLocation LocateRun(const watch::FileObservation& file) {
+  return LocationOf(file.labels, file.run_dir);
+}
+
+RunLocation LocateRunDir(const std::string& run_dir) {
+  std::string dir = fs::absolute(run_dir).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return LocationOf(watch::LabelsForRunDir(dir, dir), dir);
+}
+
+std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs) {
+  for (const std::string& pattern : globs) {
+    std::vector<std::string> hits =
+        GlobFiles(ExpandLogGlob(pattern, loc.jobs_root, loc.key.training_job, loc.key.run));
+    if (!hits.empty()) return hits.front();
+  }
+  return "";
 }
 
 TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
@@ -191,12 +214,7 @@ std::string TrainingLogs::Resolve(const RunLocation& loc) {
       warned_ambiguous_ = true;
     }
   }
-  for (const std::string& pattern : options_.globs) {
-    std::vector<std::string> hits =
-        GlobFiles(ExpandLogGlob(pattern, loc.jobs_root, loc.key.training_job, loc.key.run));
-    if (!hits.empty()) return hits.front();
-  }
-  return "";
+  return FindLogByGlobs(loc, options_.globs);
 }
 
 std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {

@@ -75,6 +75,15 @@ struct RunLocation {
 // From a scanned trace file: the run dir minus the run's path components is
 // the job dir; its parent is the jobs root.
 RunLocation LocateRun(const watch::FileObservation& file);
+// A run directory met without a watch root (`analyze <run dir>`): the run is
+// the directory, its job the parent, the jobs root the parent's parent (the
+// MaxText `<jobs_root>/<job>/<run>` layout, labelled as serve labels it).
+RunLocation LocateRunDir(const std::string& run_dir);
+
+// Discovery step 2 for one run: the lexically first match of the first of
+// `globs` that matches anything; "" when none does. serve and analyze both
+// find a run's log with it.
+std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs);
 
 struct TrainingLogsOptions {
   std::vector<LogBinding> bindings;

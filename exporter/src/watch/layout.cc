@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 
 namespace profwatch::watch {
 namespace {
@@ -111,6 +112,21 @@ std::string HostOfTraceFile(std::string_view name) {
     key = key.substr(0, dot);
   }
   return std::string(key);
+}
+
+std::string RunDirOfProfileDir(const std::string& profile_dir) {
+  namespace fs = std::filesystem;
+  const fs::path logdir = fs::path(profile_dir).parent_path().parent_path();
+  return (logdir.filename() == "tensorboard" ? logdir.parent_path() : logdir).string();
+}
+
+std::string RunDirOfKinetoDir(const std::string& kineto_dir) {
+  namespace fs = std::filesystem;
+  const fs::path p(kineto_dir);
+  const std::string base = p.filename().string();
+  const bool output_dir =
+      base == "tensorboard" || base == "traces" || base == "profiler" || base == "profile";
+  return (output_dir ? p.parent_path() : p).string();
 }
 
 }  // namespace profwatch::watch

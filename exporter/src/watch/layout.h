@@ -23,4 +23,12 @@ std::string HostOfTraceFile(std::string_view name);
 // h0.trace.json.gz and h0.xplane.pb of one window share it.
 std::string ProcessKeyOfTraceFile(std::string_view name);
 
+// The run directory of a `.../plugins/profile` directory: the profiler's
+// logdir (the parent of `plugins/`), or the logdir's parent when it is named
+// `tensorboard` (MaxText: `<job>/<run>/tensorboard/plugins/profile`).
+std::string RunDirOfProfileDir(const std::string& profile_dir);
+// The run directory of a directory of Kineto traces: the directory, or its
+// parent when it is named tensorboard, traces, profiler or profile.
+std::string RunDirOfKinetoDir(const std::string& kineto_dir);
+
 }  // namespace profwatch::watch

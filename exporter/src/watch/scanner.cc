@@ -196,9 +196,8 @@ class Walker {
   }
 
   void ScanProfileDir(int profile_fd, const std::string& dir, const std::vector<Entry>& entries) {
-    fs::path logdir = fs::path(dir).parent_path().parent_path();
-    fs::path run_dir = logdir.filename() == "tensorboard" ? logdir.parent_path() : logdir;
-    RunLabels labels = LabelsForRunDir(root_, run_dir.string());
+    const std::string run_dir = RunDirOfProfileDir(dir);
+    RunLabels labels = LabelsForRunDir(root_, run_dir);
     for (const Entry& e : entries) {
       if (!e.is_dir) continue;
       std::optional<int64_t> t = ParseTimestampDirName(e.name);
@@ -210,23 +209,18 @@ class Walker {
       out_->dirs.push_back(ts_dir);
       for (const Entry& f : files) {
         if (f.is_dir || !IsTraceFileName(f.name)) continue;
-        AddFile(ts.fd(), ts_dir, f.name, ts_dir, *t, labels, run_dir.string());
+        AddFile(ts.fd(), ts_dir, f.name, ts_dir, *t, labels, run_dir);
       }
     }
   }
 
   void ScanKinetoDir(int dir_fd, const std::string& dir, const std::vector<Entry>& entries) {
-    fs::path p(dir);
-    const std::string base = p.filename().string();
-    fs::path run_dir =
-        (base == "tensorboard" || base == "traces" || base == "profiler" || base == "profile")
-            ? p.parent_path()
-            : p;
-    RunLabels labels = LabelsForRunDir(root_, run_dir.string());
+    const std::string run_dir = RunDirOfKinetoDir(dir);
+    RunLabels labels = LabelsForRunDir(root_, run_dir);
     for (const Entry& f : entries) {
       if (f.is_dir || !IsKinetoName(f.name)) continue;
       std::optional<int64_t> t = KinetoTime(f.name);
-      FileObservation* obs = AddFile(dir_fd, dir, f.name, "", 0, labels, run_dir.string());
+      FileObservation* obs = AddFile(dir_fd, dir, f.name, "", 0, labels, run_dir);
       if (obs == nullptr) continue;
       // Without a time in the name, the file's mtime stands in for it.
       obs->group_time = t ? *t : obs->mtime_ns / 1'000'000'000;

@@ -174,25 +174,32 @@ TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
 // 3 profiled steps = 0.5 s kernel per GPU per step. The log's steady steps
 // (warm-up 0-4, profiled 5-7 and write-back 8 excluded) are 0.8 s, so the gap
 // is +0.3 s, and profiler_steps=3 comes from the log's config dump.
-TEST(AnalyzeCliTest, TrainingLogGivesSteadyStepAndGap) {
-  testing::TempDir tmp;
-  const std::string trace =
-      R"J({"displayTimeUnit":"ns","traceEvents":[)J"
-      R"J({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
-      R"J({"ph":"M","pid":1,"tid":5,"name":"thread_name","args":{"name":"Stream #5(Kernel)"}},)J"
-      R"J({"ph":"X","pid":1,"tid":5,"ts":0,"dur":500000,"name":"a.kd"},)J"
-      R"J({"ph":"X","pid":1,"tid":5,"ts":800000,"dur":500000,"name":"a.kd"},)J"
-      R"J({"ph":"X","pid":1,"tid":5,"ts":1600000,"dur":500000,"name":"a.kd"},{}]})J";
-  testing::WriteFile(tmp.Sub("h0.trace.json.gz"), testing::Gzip(trace));
+// The window and log of TrainingLogGivesSteadyStepAndGap: three 0.5 s kernels
+// over profiler_steps=3 and a log whose steady steps are `steady` seconds.
+const std::string kOneGpuTrace =
+    R"J({"displayTimeUnit":"ns","traceEvents":[)J"
+    R"J({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+    R"J({"ph":"M","pid":1,"tid":5,"name":"thread_name","args":{"name":"Stream #5(Kernel)"}},)J"
+    R"J({"ph":"X","pid":1,"tid":5,"ts":0,"dur":500000,"name":"a.kd"},)J"
+    R"J({"ph":"X","pid":1,"tid":5,"ts":800000,"dur":500000,"name":"a.kd"},)J"
+    R"J({"ph":"X","pid":1,"tid":5,"ts":1600000,"dur":500000,"name":"a.kd"},{}]})J";
+
+std::string MaxTextLog(double steady) {
   std::string log =
       "Config param profiler: xplane\nConfig param profiler_steps: 3\n"
       "Config param skip_first_n_steps_for_profiler: 5\n";
   for (int step = 0; step < 20; ++step) {
-    double seconds = step < 5 ? 9.0 : (step <= 7 ? 0.3 : (step == 8 ? 2.0 : 0.8));
+    double seconds = step < 5 ? 9.0 : (step <= 7 ? 0.3 : (step == 8 ? 2.0 : steady));
     log += "completed step: " + std::to_string(step) + ", seconds: " + std::to_string(seconds) +
            ", TFLOP/s/device: 100.0, Tokens/s/device: 5000.0, total_weights: 1, loss: 3.0\n";
   }
-  testing::WriteFile(tmp.Sub("job.log"), log);
+  return log;
+}
+
+TEST(AnalyzeCliTest, TrainingLogGivesSteadyStepAndGap) {
+  testing::TempDir tmp;
+  testing::WriteFile(tmp.Sub("h0.trace.json.gz"), testing::Gzip(kOneGpuTrace));
+  testing::WriteFile(tmp.Sub("job.log"), MaxTextLog(0.8));
   json j = AnalyzeJson("--log '" + tmp.Sub("job.log") + "' '" + tmp.Sub("h0.trace.json.gz") + "'");
   ASSERT_TRUE(j["step"].is_object()) << j.dump();
   EXPECT_EQ(j["step"]["source"], "log");
@@ -203,6 +210,35 @@ TEST(AnalyzeCliTest, TrainingLogGivesSteadyStepAndGap) {
   auto table = Analyze("--log '" + tmp.Sub("job.log") + "' '" + tmp.Sub("h0.trace.json.gz") + "'");
   EXPECT_NE(table.out.find("Step time composition (source: log)"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("positive gap"), std::string::npos);
+}
+
+// `analyze <run dir>` and `analyze <ts dir>` find the run's log where serve
+// finds it (here <jobs>/<job>.<run>.log); --log still wins.
+TEST(AnalyzeCliTest, RunAndTsDirsFindTheTrainingLogLikeServe) {
+  testing::TempDir tmp;
+  const std::string run = tmp.Sub("jobs/jobA/run1");
+  const std::string ts = run + "/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  testing::WriteFile(ts + "/h0.trace.json.gz", testing::Gzip(kOneGpuTrace));
+  testing::WriteFile(tmp.Sub("jobs/jobA.run1.log"), MaxTextLog(0.8));
+  testing::WriteFile(tmp.Sub("other.log"), MaxTextLog(0.6));
+  for (const std::string& dir : {run, ts, run + "/"}) {
+    SCOPED_TRACE(dir);
+    auto r = Analyze("--format json '" + dir + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out.substr(0, r.out.find('\n')));
+    ASSERT_TRUE(j["step"].is_object()) << j.dump();
+    EXPECT_EQ(j["step"]["source"], "log");
+    EXPECT_NEAR(j["step"]["seconds"].get<double>(), 0.8, 1e-12);
+    EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.3, 1e-12);
+    EXPECT_EQ(j["profile_steps"], 3);
+    EXPECT_NE(r.err.find("training log " + tmp.Sub("jobs/jobA.run1.log")), std::string::npos)
+        << r.err;
+  }
+  json over = AnalyzeJson("--log '" + tmp.Sub("other.log") + "' '" + run + "'");
+  EXPECT_NEAR(over["step"]["seconds"].get<double>(), 0.6, 1e-12);
+  // A plain file has no run: no log is looked for.
+  json plain = AnalyzeJson("'" + ts + "/h0.trace.json.gz'");
+  EXPECT_TRUE(plain["step"].is_null() || plain["step"]["source"] != "log") << plain.dump();
 }
 
 TEST(AnalyzeCliTest, UsageErrorsExitTwo) {
