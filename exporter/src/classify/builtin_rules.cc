@@ -32,6 +32,10 @@
 //   elementwise       compute  contains elementwise / Elementwise
 //   reduce            compute  reduce / Reduce / reduction
 //   other                      everything else
+// "amd" has the same families and order; its comm_other adds XLA's
+// RaggedAllToAll, DeepEP and rocSHMEM, gemm takes hipBLASLt/Tensile (Cijk_), CK (ck_tile::, ck::),
+// Primus-Turbo, rocBLAS. Attention (fmha, flash, mha, sdpa) comes before
+// gemm in both, so CK and CUTLASS attention kernels are attention.
 // "cutlass" alone is not a GEMM marker: many non-GEMM kernels carry
 // cutlass::bfloat16_t template arguments.
 #include <algorithm>
@@ -81,32 +85,52 @@ RuleSet DrillSet() {
   return s;
 }
 
-RuleSet NvidiaSet() {
+// Attention kernels, whatever library wrote them: FlashAttention (CUDA and
+// ROCm ports), cuDNN/PyTorch SDPA, xFormers, CUTLASS and CK fmha, aiter.
+// Before gemm: CK and CUTLASS attention kernels also carry GEMM markers.
+const std::vector<std::string> kAttentionMarkers = {
+    "flash_fwd", "flash_bwd", "flash_attn", "flash::",   "fmha",
+    "Fmha",      "FMHA",      "mha_fwd",    "mha_bwd",   "MhaFwd",
+    "MhaBwd",    "sdpa",      "attention",  "Attention", "xformers"};
+
+// What differs between the native sets: the vendor's collectives and GEMM
+// libraries. The family names are shared, so dashboards and rules work for
+// either vendor.
+struct VendorMarkers {
+  std::string_view set;
+  std::vector<std::string> comm_other;  // besides the portable collectives
+  std::vector<std::string> gemm;        // besides gemm/Gemm/GEMM/matmul/bmm_
+};
+
+RuleSet NativeSet(const VendorMarkers& v) {
   RuleSet s;
-  s.name = "nvidia";
+  s.name = std::string(v.set);
   s.other_family = "other";
   const auto C = FamilyKind::kCompute;
-  auto add = [&s](std::string family, FamilyKind kind, std::vector<Condition> all_of) {
-    s.rules.push_back(MakeRule(std::move(family), kind, std::move(all_of), "nvidia"));
+  auto add = [&](std::string family, FamilyKind kind, std::vector<Condition> all_of) {
+    s.rules.push_back(MakeRule(std::move(family), kind, std::move(all_of), v.set));
   };
+  auto with = [](std::vector<std::string> base, const std::vector<std::string>& more) {
+    base.insert(base.end(), more.begin(), more.end());
+    return base;
+  };
+  // RCCL keeps NCCL's kernel names.
   add("nccl", FamilyKind::kComm, {Cond(MatchOp::kContains, {"ncclDevKernel", "ncclKernel"})});
   add("comm_other", FamilyKind::kComm,
       {Cond(MatchOp::kContains,
-            {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
-             "reducescatter", "all_to_all", "alltoall", "cross_device_reduce", "nvshmem"})});
+            with({"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
+                  "reducescatter", "all_to_all", "alltoall", "cross_device_reduce"},
+                 v.comm_other))});
   add("memory", FamilyKind::kMemory,
       {Cond(MatchOp::kContains,
             {"Memcpy", "memcpy", "Memset", "memset", "CopyDeviceTo", "CopyHostTo", "FillBuffer"})});
-  add("attention", C,
-      {Cond(MatchOp::kContains, {"flash_fwd", "flash_bwd", "flash_attn", "flash::", "fmha", "sdpa",
-                                 "attention", "Attention", "xformers"})});
+  add("attention", C, {Cond(MatchOp::kContains, kAttentionMarkers)});
   add("conv", C,
-      {Cond(MatchOp::kContains, {"convolve", "Convolution", "conv2d", "winograd", "fft2d_", "fprop",
-                                 "dgrad", "wgrad"})});
-  add("gemm", C,
       {Cond(MatchOp::kContains,
-            {"gemm", "Gemm", "GEMM", "cutlass::Kernel", "cutlass::device_kernel", "cutlass_",
-             "cublas", "cuBLAS", "nvjet", "xmma", "bmm_", "matmul"})});
+            {"convolve", "Convolution", "conv2d", "winograd", "fft2d_", "fprop", "dgrad", "wgrad",
+             "naive_conv", "igemm_fwd", "igemm_bwd", "igemm_wrw"})});
+  add("gemm", C,
+      {Cond(MatchOp::kContains, with({"gemm", "Gemm", "GEMM", "matmul", "bmm_"}, v.gemm))});
   add("xla_fusion_loop", C,
       {Cond(MatchOp::kPrefix, {"loop_"}), Cond(MatchOp::kContains, {"fusion"})});
   add("xla_fusion_input", C,
@@ -123,6 +147,23 @@ RuleSet NvidiaSet() {
   return s;
 }
 
+RuleSet NvidiaSet() {
+  return NativeSet({.set = "nvidia",
+                    .comm_other = {"nvshmem"},
+                    .gemm = {"cutlass::Kernel", "cutlass::device_kernel", "cutlass_", "cublas",
+                             "cuBLAS", "nvjet", "xmma"}});
+}
+
+// "primus_turbo::" is a GEMM marker only after deep_ep (comm) took its own.
+// ROCclr's blit kernels (__amd_rocclr_copyBuffer, ...) are GPU kernels, as
+// in the drill set: they stay kernels ("other"), not memory operations.
+RuleSet AmdSet() {
+  return NativeSet(
+      {.set = "amd",
+       .comm_other = {"RaggedAllToAllKernelImpl", "primus_turbo::deep_ep", "rocshmem"},
+       .gemm = {"Cijk_", "ck_tile::", "ck::", "primus_turbo::", "hipblaslt", "rocblas"}});
+}
+
 bool ContainsAny(std::string_view name, std::initializer_list<std::string_view> needles) {
   return std::any_of(needles.begin(), needles.end(),
                      [name](std::string_view n) { return name.find(n) != std::string_view::npos; });
@@ -133,14 +174,15 @@ bool ContainsAny(std::string_view name, std::initializer_list<std::string_view> 
 Result<RuleSet> BuiltinRuleSet(std::string_view name) {
   if (name == "drill") return DrillSet();
   if (name == "nvidia") return NvidiaSet();
-  return MakeError(ErrorCode::kConfig,
-                   "unknown rule set '" + std::string(name) + "' (built-in sets: drill, nvidia)");
+  if (name == "amd") return AmdSet();
+  return MakeError(ErrorCode::kConfig, "unknown rule set '" + std::string(name) +
+                                           "' (built-in sets: drill, nvidia, amd)");
 }
 
-std::vector<std::string> BuiltinRuleSetNames() { return {"drill", "nvidia"}; }
+std::vector<std::string> BuiltinRuleSetNames() { return {"drill", "nvidia", "amd"}; }
 
 // Counts names carrying a strong vendor marker. The set with more marked names
-// wins; a tie (including no marker at all) keeps "drill", the reference
+// wins ("amd" or "nvidia"); no marker at all keeps "drill", the reference
 // report's set, unless only the weak NVIDIA hint is present: a "void "-prefixed
 // demangled template. That hint is weak because ROCm PyTorch (HIP) kernels
 // demangle to the same "void at::native::..." names, so it only decides when
@@ -160,7 +202,8 @@ std::string_view AutoRuleSetName(const std::vector<std::string_view>& sample_nam
     }
   }
   if (nvidia > amd) return "nvidia";
-  if (amd == 0 && nvidia == 0 && weak_nvidia > 0) return "nvidia";
+  if (amd > 0 && amd >= nvidia) return "amd";
+  if (weak_nvidia > 0) return "nvidia";
   return "drill";
 }
 

@@ -44,19 +44,20 @@ struct RuleSet {
 };
 
 // Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
-// `nvidia` covers cuBLAS/cutlass/nvjet/sm90 GEMMs, NCCL, attention, XLA
-// fusions by kind. Unknown name: kConfig.
-// nvidia families, in rule order (Prometheus label values): nccl, comm_other
+// the native sets `nvidia` (cuBLAS/cutlass/nvjet GEMMs) and `amd`
+// (hipBLASLt/CK/Primus GEMMs, ROCclr copies) class kernels by what they do,
+// attention from any library included. Unknown name: kConfig.
+// Native families (both sets), in rule order (Prometheus label values): nccl, comm_other
 // (comm); memory (memory); attention, conv, gemm, xla_fusion_loop,
 // xla_fusion_input, xla_fusion_other, triton, norm, elementwise, reduce
 // (compute); Other is "other". Patterns: builtin_rules.cc.
 Result<RuleSet> BuiltinRuleSet(std::string_view name);
 std::vector<std::string> BuiltinRuleSetNames();
 
-// Picks "drill" or "nvidia" from the kernel names seen (vendor markers such as
+// Picks "amd" or "nvidia" from the kernel names seen (vendor markers such as
 // Cijk_/.kd/ck_tile vs cutlass/sm90/nvjet/cublas). Used by `--rules auto`.
-// The set with more marked names wins; a tie (or no marker) gives "drill",
-// except that "void "-prefixed names alone (no strong marker) give "nvidia".
+// The set with more marked names wins, a tie goes to "amd"; no marker gives
+// "drill", except that "void "-prefixed names alone give "nvidia".
 std::string_view AutoRuleSetName(const std::vector<std::string_view>& sample_names);
 
 // Loads user rules (YAML or JSON, see README "Family rules file"). The file's

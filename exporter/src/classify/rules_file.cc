@@ -2,7 +2,7 @@
 //
 // Schema (every key below is the whole vocabulary; any other key is an error):
 //
-//   base: nvidia          # optional: drill | nvidia | none. Replaces the base
+//   base: nvidia          # optional: drill | nvidia | amd | none. Replaces the base
 //                         # set passed by the caller (default: keep it).
 //   other: unmatched      # optional: name of the family of unmatched names
 //                         # (default: the base set's, e.g. "Other kernels").
@@ -241,7 +241,7 @@ class Parser {
           base.name = "none";
         } else {
           auto set = BuiltinRuleSet(name);
-          if (!set) Fail(value, "base must be drill, nvidia or none, got '" + name + "'");
+          if (!set) Fail(value, "base must be drill, nvidia, amd or none, got '" + name + "'");
           base = std::move(*set);
         }
       } else if (k == "other") {

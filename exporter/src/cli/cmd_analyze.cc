@@ -173,8 +173,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--families", families_file,
                  "Family rules file (YAML/JSON) added before the base set");
-  app.add_option("--rules", rules, "Base family rule set: drill | nvidia | auto")
-      ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
+  app.add_option("--rules", rules, "Base family rule set: drill | nvidia | amd | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
       ->capture_default_str();
   app.add_option("--expected-gpus", expected_gpus,
                  "Warn loudly when the window has a different GPU count")

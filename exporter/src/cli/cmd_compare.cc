@@ -197,8 +197,8 @@ int RunCompare(const std::vector<std::string>& args) {
   app.add_flag("--force", force, "Print the table even when the variants are not comparable");
   app.add_option("--profile-steps", profile_steps, "Profiled steps per window")
       ->capture_default_str();
-  app.add_option("--rules", rules, "drill | nvidia | auto")
-      ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
+  app.add_option("--rules", rules, "drill | nvidia | amd | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
       ->capture_default_str();
   app.add_option("--families", families_file, "Family rules file");
   app.add_option("--source", source, "auto | json | xplane")

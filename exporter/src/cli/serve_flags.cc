@@ -62,8 +62,8 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | auto")
-      ->check(CLI::IsMember({"drill", "nvidia", "auto"}))
+  app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
       ->capture_default_str();
   app.add_option("--families", f.families, "Family rules file added before the base set");
   app.add_option("--source", f.source, "auto | json | xplane")

@@ -41,7 +41,7 @@ TEST(RealFixtureTest, ConvertedJsonAndItsXplaneAgreePerDevice) {
   std::vector<std::string> names;
   WindowStats a = AnalyzeOne(json, false, "drill", &names);
   WindowStats b = AnalyzeOne(pb, true, "drill");
-  EXPECT_EQ(AutoFor(names), "drill");
+  EXPECT_EQ(AutoFor(names), "amd");
   ASSERT_EQ(a.gpus(), 1);
   ASSERT_EQ(b.gpus(), 1);
   const DeviceSummary& x = a.devices[0];
@@ -104,8 +104,8 @@ TEST(RealFixtureTest, KinetoSamplesOfEverySchema) {
                 10'793'638'000},
            Case{"real/kineto/v100_resnet50_worker0.1623143089861.pt.trace.json.gz", "nvidia", 1,
                 8772, 591'532'000'000, 591'532'000'000},
-           Case{"real/kineto/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "drill", 1, 14,
-                110'881'000, 110'881'000},
+           Case{"real/kineto/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "amd", 1, 14, 110'881'000,
+                110'881'000},
            Case{"real/kineto/cpu_only_rank-34.pt.trace.json.gz", "drill", 0, 0, 0, 0},
        }) {
     PROFWATCH_REQUIRE_SHARED_FIXTURE(path, c.file);

@@ -198,11 +198,11 @@ TEST(NvidiaRuleSetTest, FamilyNamesAreLabelFriendly) {
 }
 
 TEST(BuiltinRuleSetTest, UnknownNameIsConfigError) {
-  auto s = BuiltinRuleSet("amd");
+  auto s = BuiltinRuleSet("intel");
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code, ErrorCode::kConfig);
-  EXPECT_EQ(s.error().context, "unknown rule set 'amd' (built-in sets: drill, nvidia)");
-  EXPECT_EQ(BuiltinRuleSetNames(), (std::vector<std::string>{"drill", "nvidia"}));
+  EXPECT_EQ(s.error().context, "unknown rule set 'intel' (built-in sets: drill, nvidia, amd)");
+  EXPECT_EQ(BuiltinRuleSetNames(), (std::vector<std::string>{"drill", "nvidia", "amd"}));
 }
 
 TEST(AutoRuleSetTest, PicksNvidiaForCudaKernelNames) {
@@ -211,25 +211,76 @@ TEST(AutoRuleSetTest, PicksNvidiaForCudaKernelNames) {
   EXPECT_EQ(AutoRuleSetName({"sm90_xmma_gemm_bf16"}), "nvidia");
 }
 
-TEST(AutoRuleSetTest, PicksDrillForRocmKernelNames) {
+TEST(AutoRuleSetTest, PicksAmdForRocmKernelNames) {
   EXPECT_EQ(AutoRuleSetName({"input_scatter_fusion_2.kd", "Cijk_Ailk", "ncclDevKernel_Generic"}),
-            "drill");
+            "amd");
   // ROCm PyTorch: HIP kernels demangle like CUDA ones, Cijk_ decides.
   EXPECT_EQ(AutoRuleSetName({"void at::native::vectorized_elementwise_kernel<4>",
                              "void at::native::reduce_kernel<512>", "Cijk_Alik_Bljk_SB"}),
-            "drill");
+            "amd");
 }
 
-TEST(AutoRuleSetTest, MajorityOfMarkedNamesWinsAndTiesStayDrill) {
+TEST(AutoRuleSetTest, MajorityOfMarkedNamesWinsTiesGoToAmdNoMarkerStaysDrill) {
   EXPECT_EQ(AutoRuleSetName({"Cijk_a", "nvjet_b", "cutlass_c"}), "nvidia");
-  EXPECT_EQ(AutoRuleSetName({"Cijk_a", "nvjet_b"}), "drill");
+  EXPECT_EQ(AutoRuleSetName({"Cijk_a", "nvjet_b"}), "amd");
   EXPECT_EQ(AutoRuleSetName({}), "drill");
   EXPECT_EQ(AutoRuleSetName({"loop_add_fusion", "ncclDevKernel_x"}), "drill");
 }
 
 TEST(AutoRuleSetTest, VoidPrefixDecidesOnlyWithoutStrongMarkers) {
   EXPECT_EQ(AutoRuleSetName({"void at::native::vectorized_elementwise_kernel<4>"}), "nvidia");
-  EXPECT_EQ(AutoRuleSetName({"void at::native::x", "x.kd"}), "drill");
+  EXPECT_EQ(AutoRuleSetName({"void at::native::x", "x.kd"}), "amd");
+}
+
+// Attention is attention whatever library wrote it; the GEMM markers many of
+// these names also carry (ck_tile::, cutlass::) must not win.
+TEST(NativeRuleSetTest, AttentionKernelsOfEachVendorAreAttention) {
+  const std::vector<std::string> amd = {
+      "_ZN7ck_tile6kentryILi1ENS_13FmhaFwdKernelINS_27BlockFmhaPipelineQRKSVSAsyncE",
+      "ck_tile::FmhaBwdDQDKDVKernel<ck_tile::BlockFmhaBwdPipeline<bf16>>",
+      "aiter::fmha_fwd_hd128_bf16_causal",
+      "_ZN5aiter17mha_bwd_odo_kernelILi128EEEvv",
+      "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>, true>",
+      "void at::native::(anonymous namespace)::cunn_SoftMaxForward<sdpa>"};
+  const std::vector<std::string> nvidia = {
+      "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+      "cutlass::bfloat16_t>>",
+      "void flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128>>",
+      "fmha_cutlassF_bf16_aligned_64x128_rf_sm80",
+      "cudnn_generated_fort_native_sdpa_sm90_knob_7_64x128x128_4x1x1_kernel0_0",
+      "void cutlass::device_kernel<cutlass::fmha::kernel::Sm100FmhaFwdKernelTmaWarpspecialized>",
+      "xformers::fmha_cutlassB_f16_aligned_128x64_k128_sm80"};
+  auto amd_set = Make("amd");
+  auto nvidia_set = Make("nvidia");
+  for (const std::string& n : amd) EXPECT_EQ(FamilyOf(*amd_set, n), "attention") << n;
+  for (const std::string& n : nvidia) EXPECT_EQ(FamilyOf(*nvidia_set, n), "attention") << n;
+  // profile_drill's classes stay: its attention family needs "aiter" and
+  // "fmha"; a CK FmhaFwd kernel is one of its GEMMs.
+  auto drill = Make("drill");
+  EXPECT_EQ(FamilyOf(*drill, amd[1]), "CK+primus GEMM (non-DeepEP)");
+  EXPECT_EQ(FamilyOf(*drill, amd[2]), "flash_attn (fmha)");
+}
+
+TEST(NativeRuleSetTest, AmdSetClassesRocmKernelsByWhatTheyDo) {
+  auto c = Make("amd");
+  EXPECT_EQ(c->RuleSetName(), "amd");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ncclDevKernel_Generic_1(ncclDevComm*, unsigned long, ncclWork*)", "nccl"},
+      {"stream_executor::gpu::RaggedAllToAllKernelImpl<8>", "comm_other"},
+      {"primus_turbo::deep_ep::intranode::dispatch<8>", "comm_other"},
+      {"__amd_rocclr_copyBuffer.kd", "other"},
+      {"hipMemcpyDtoDAsync", "memory"},
+      {"Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI32x32x8x1_SN_1LDSB0", "gemm"},
+      {"_ZN7ck_tile6kentryILi1ENS_10GemmKernelINS_19GemmPipelineAgBgCrE", "gemm"},
+      {"primus_turbo::grouped_gemm_kernel<bf16>", "gemm"},
+      {"loop_select_fusion_1.kd", "xla_fusion_loop"},
+      {"input_scatter_fusion_2.kd", "xla_fusion_input"},
+      {"void at::native::vectorized_elementwise_kernel<4>", "elementwise"},
+      {"something_else.kd", "other"}};
+  for (const auto& [name, family] : cases) EXPECT_EQ(FamilyOf(*c, name), family) << name;
+  EXPECT_EQ(c->KindOf(c->Classify("hipMemcpyDtoDAsync")), FamilyKind::kMemory);
+  EXPECT_EQ(c->KindOf(c->Classify("primus_turbo::deep_ep::intranode::dispatch<8>")),
+            FamilyKind::kComm);
 }
 
 RuleSet OneRule(std::string family, FamilyKind kind, MatchOp op,

@@ -136,7 +136,8 @@ TEST(RulesFileTest, ErrorsNameFileAndLine) {
       {"rules: []\nrulez: []\n",
        "rules.yaml:2: unknown top-level key 'rulez' (expected base, "
        "other, rules)"},
-      {"base: amd\nrules: []\n", "rules.yaml:1: base must be drill, nvidia or none, got 'amd'"},
+      {"base: intel\nrules: []\n",
+       "rules.yaml:1: base must be drill, nvidia, amd or none, got 'intel'"},
       {"rules: {family: a}\n", "rules.yaml:1: rules must be a list"},
       {"rules:\n  - family: a\n    match: {contains: x}\n    kind: network\n",
        "rules.yaml:4: kind must be compute, comm or memory, got 'network'"},

@@ -81,7 +81,7 @@ TEST(GeneratedWindowsTest, OneNodePerProcessWindowMatchesManifest) {
   EXPECT_EQ(j["launcher_mode"], "1-node/proc");
   EXPECT_EQ(j["files"].size(), 2u);
   EXPECT_EQ(j["truncated"], false);
-  EXPECT_EQ(j["rule_set"], "drill");
+  EXPECT_EQ(j["rule_set"], "amd");
   ExpectDevicesMatchManifest(j, manifest);
   // Overlapping comm and compute streams: the union is below the sum.
   EXPECT_LT(j["busy_seconds_per_gpu_step"].get<double>(),
