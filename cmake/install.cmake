@@ -8,6 +8,9 @@
 #   ${DOCDIR}/README.md, ${DOCDIR}/docs/*.md    the manual and the docs the
 #                                               rules' runbook_url links name
 #   ${DOCDIR}/examples/profwatch.env.example    the unit's environment file
+#   ${DATADIR}/profwatch/demo/                  the demo job directory `serve`
+#                                               uses without --watch
+#                                               (tools/tracegen/CMakeLists.txt)
 # The repository's unit names /usr/bin and /usr/share/doc/profwatch (a
 # distribution install); the installed copy names wherever this prefix put
 # the files, so `systemctl enable profwatch@NAME` runs what was installed.

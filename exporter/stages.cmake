@@ -44,4 +44,5 @@ profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
 # Commands (analyze, compare, serve) and flags; the profwatch executable.
 profwatch_stage(cli       DEPS pipeline drill
                 LIBS CLI11::CLI11 yaml-cpp nlohmann_json::nlohmann_json
-                     prometheus-cpp::core prometheus-cpp::pull spdlog::spdlog)
+                     prometheus-cpp::core prometheus-cpp::pull spdlog::spdlog
+                     civetweb::civetweb civetweb::civetweb-cpp)

@@ -190,6 +190,11 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(sc["capabilities"]["drop"], ["ALL"], where)
         self.assertIn("memory", c["resources"]["limits"], where)
         self.assertIn("cpu", c["resources"]["limits"], where)
+        # probes on the daemon's health endpoints, not on a full scrape
+        self.assertEqual(c["readinessProbe"]["httpGet"], {"path": "/-/ready", "port": "metrics"},
+                         where)
+        self.assertEqual(c["livenessProbe"]["httpGet"], {"path": "/-/healthy", "port": "metrics"},
+                         where)
         return ports["metrics"]
 
     def mount(self, container, volume):
@@ -463,18 +468,23 @@ class DockerfileTest(unittest.TestCase):
         froms = re.findall(r"^FROM (\S+)", text, re.M)
         self.assertEqual(froms, ["debian:12", "debian:12-slim"])
         self.assertRegex(text, r"(?m)^USER 65534")
-        # the header says it is not built here
-        self.assertIn("it cannot be built here", text.split("FROM")[0].lower())
 
-    def test_runtime_gets_the_one_binary(self):
-        # profwatch is one program: `profwatch serve` (the image's CMD) runs in it.
+    def test_image_gets_the_cmake_install_and_serves_the_demo_by_default(self):
+        # The build stage installs what the README's install does (cmake
+        # --install, with the demo the default command serves); the runtime
+        # copies that tree, so the image and an install cannot drift apart.
         text = read(os.path.join(DEPLOY, "docker", "Dockerfile"))
-        runtime = text.split("FROM debian:12-slim", 1)[1]
+        build, runtime = text.split("FROM debian:12-slim", 1)
+        self.assertIn("-DPROFWATCH_TESTS=OFF", build)
+        self.assertIn("DESTDIR=/out cmake --install /build --prefix /usr", build)
         copies = re.findall(r"(?m)^COPY --from=build (.+)$", runtime)
-        self.assertEqual(copies, ["/out/usr/bin/profwatch /usr/bin/"])
-        self.assertIn("--target profwatch \\\n", text)
-        self.assertIn("install -D -m 0755 /build/exporter/profwatch /out/usr/bin/profwatch", text)
+        self.assertEqual(copies, ["/out/usr/ /usr/"])
+        self.assertEqual(re.findall(r"(?m)^ENTRYPOINT (.+)$", runtime), ['["/usr/bin/profwatch"]'])
+        self.assertEqual(re.findall(r"(?m)^CMD (.+)$", runtime), ['["serve"]'])
         self.assertNotIn("profwatch-serve", text)
+        install_rules = read(os.path.join(ROOT, "tools", "tracegen", "CMakeLists.txt"))
+        self.assertRegex(install_rules, r"install\(DIRECTORY \$\{PROFWATCH_DEMO_DIR\}/ DESTINATION "
+                                        r"\$\{CMAKE_INSTALL_DATADIR\}/profwatch/demo\)")
 
 
 # ------------------------------------------------------- flags vs daemon

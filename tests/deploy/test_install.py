@@ -13,7 +13,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+import urllib.request
 
 OPTS = {"build": None}
 
@@ -24,6 +26,35 @@ def install(prefix, destdir):
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise AssertionError(proc.stdout + proc.stderr)
+
+
+def serve_installed_demo(binary, workdir):
+    """Starts the installed `profwatch serve` without --watch; returns its
+    log and the first /metrics text showing a demo window (or None when
+    none came before the deadline)."""
+    port_file = os.path.join(workdir, "port")
+    log_path = os.path.join(workdir, "serve.log")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--settle", "1s",
+                                 "--listen-port-file", port_file], stdout=log, stderr=log)
+    metrics = None
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if os.path.exists(port_file):
+                with open(port_file) as f:
+                    port = int(f.read())
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                              timeout=5).read().decode()
+                if "profwatch_window_gpus{" in text:
+                    metrics = text
+                    break
+            time.sleep(0.2)  # polling interval of a deadline-bounded wait
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with open(log_path) as f:
+        return f.read(), metrics
 
 
 def unit_paths(unit_text):
@@ -66,6 +97,15 @@ class InstallTest(unittest.TestCase):
         out = subprocess.run([dest + f"{prefix}/bin/profwatch", "version"], capture_output=True,
                              text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
+        # the demo `serve` uses without --watch is installed, and the
+        # installed binary serves it (not the build tree's copy)
+        demo = os.path.join(root, "share", "profwatch", "demo")
+        traces = [f for _, _, files in os.walk(demo) for f in files if f.endswith(".trace.json.gz")]
+        self.assertGreater(len(traces), 0, demo)
+        log, metrics = serve_installed_demo(dest + f"{prefix}/bin/profwatch", self.tmp)
+        self.assertIn(f"serving the bundled demo job directory path={demo}", log)
+        self.assertIsNotNone(metrics, log)
+        self.assertIn('training_job="demo-llama-8b"', metrics)
         for rel in ("share/profwatch/rules/profwatch.rules.yml",
                     "share/profwatch/dashboards/profwatch-job-overview.json",
                     "share/doc/profwatch/docs/alerts-and-dashboards.md",

@@ -16,7 +16,9 @@ set(header_libs
   "nlohmann/=nlohmann_json::nlohmann_json"
   "spdlog/=spdlog::spdlog"
   "zlib.h=ZLIB::ZLIB"
-  "isa-l/=profwatch_isal")
+  "isa-l/=profwatch_isal"
+  "civetweb.h=civetweb::civetweb"
+  "CivetServer.h=civetweb::civetweb-cpp")
 
 # Read the stage table: the same file the build reads.
 set(stages "")

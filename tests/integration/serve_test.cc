@@ -282,6 +282,26 @@ TEST(ServeTest, JsonLogsCarryFieldsAsKeys) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Beside /metrics: a landing page, liveness and readiness for probes.
+TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  EXPECT_EQ(testing::HttpGet(serve.port(), "/-/healthy"), "OK\n");
+  // Ready once the first scan is published (bounded wait).
+  ASSERT_TRUE(serve.WaitFor([](const std::string& m) {
+    return Sample(m, "profwatch_last_scan_timestamp_seconds").has_value();
+  })) << serve.Log();
+  EXPECT_EQ(testing::HttpGet(serve.port(), "/-/ready"), "OK\n");
+  std::optional<std::string> landing = testing::HttpGet(serve.port(), "/");
+  ASSERT_TRUE(landing.has_value());
+  EXPECT_NE(landing->find("href=\"/metrics\""), std::string::npos) << *landing;
+  EXPECT_FALSE(testing::HttpGet(serve.port(), "/no-such-page").has_value());
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");

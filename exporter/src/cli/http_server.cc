@@ -1,0 +1,91 @@
+#include "cli/http_server.h"
+
+#include <CivetServer.h>
+#include <civetweb.h>
+
+#include <atomic>
+#include <string>
+
+#include "cli/listen_address.h"
+
+namespace profwatch::cli {
+namespace {
+
+// civetweb hooks are plain function pointers without a context argument we
+// own, so the hook finds the store here. Set while a server runs.
+std::atomic<const snapshot::SnapshotStore*> g_store{nullptr};
+
+int BeginRequest(mg_connection* conn) {
+  const snapshot::SnapshotStore* store = g_store.load();
+  const mg_request_info* request = mg_get_request_info(conn);
+  if (store == nullptr || request == nullptr || request->local_uri == nullptr) return 0;
+  std::optional<HttpAnswer> answer = OperationalAnswer(request->local_uri, *store->Current());
+  if (!answer) return 0;
+  const char* reason = answer->status == 200 ? "OK" : "Service Unavailable";
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+            answer->status, reason, answer->content_type.c_str(), answer->body.size());
+  if (std::string_view(request->request_method) != "HEAD") {
+    mg_write(conn, answer->body.data(), answer->body.size());
+  }
+  return answer->status;
+}
+
+const CivetCallbacks& Callbacks() {
+  static const CivetCallbacks callbacks = [] {
+    CivetCallbacks c{};
+    c.begin_request = &BeginRequest;
+    return c;
+  }();
+  return callbacks;
+}
+
+}  // namespace
+
+std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap) {
+  if (uri == "/-/healthy") return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
+  if (uri == "/-/ready") {
+    if (snap.last_scan_unix > 0) return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
+    return HttpAnswer{503, "text/plain; charset=utf-8",
+                      "not ready: no scan of the watch roots yet\n"};
+  }
+  if (uri == "/") {
+    return HttpAnswer{200, "text/html; charset=utf-8",
+                      "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
+                      "<h1>profwatch</h1>\n<p>GPU profile window exporter.</p>\n<ul>\n"
+                      "<li><a href=\"/metrics\">/metrics</a></li>\n"
+                      "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
+                      "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
+                      "</ul>\n</body></html>\n"};
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store) {
+  std::unique_ptr<HttpServer> server(new HttpServer());
+  server->store_ = std::move(store);
+  g_store.store(server->store_.get());
+  try {
+    server->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2, &Callbacks());
+  } catch (const std::exception&) {
+    g_store.store(nullptr);
+    // The server's own text only says binding failed; find out why.
+    return MakeError(ErrorCode::kConfig, DescribeBindFailure(listen));
+  }
+  return server;
+}
+
+HttpServer::~HttpServer() {
+  exposer_.reset();  // stops the HTTP threads before the hook loses its store
+  g_store.store(nullptr);
+}
+
+void HttpServer::RegisterCollectable(const std::shared_ptr<prometheus::Collectable>& collectable) {
+  exposer_->RegisterCollectable(collectable);
+}
+
+std::vector<int> HttpServer::ListeningPorts() const { return exposer_->GetListeningPorts(); }
+
+}  // namespace profwatch::cli

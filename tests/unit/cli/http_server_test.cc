@@ -1,0 +1,42 @@
+#include "cli/http_server.h"
+
+#include <gtest/gtest.h>
+
+namespace profwatch::cli {
+namespace {
+
+TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
+  snapshot::Snapshot before;
+  std::optional<HttpAnswer> healthy = OperationalAnswer("/-/healthy", before);
+  ASSERT_TRUE(healthy);
+  EXPECT_EQ(healthy->status, 200);
+  EXPECT_EQ(healthy->body, "OK\n");
+  std::optional<HttpAnswer> not_ready = OperationalAnswer("/-/ready", before);
+  ASSERT_TRUE(not_ready);
+  EXPECT_EQ(not_ready->status, 503);
+  EXPECT_EQ(not_ready->body, "not ready: no scan of the watch roots yet\n");
+
+  snapshot::Snapshot scanned;
+  scanned.last_scan_unix = 1795003700;
+  std::optional<HttpAnswer> ready = OperationalAnswer("/-/ready", scanned);
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(ready->body, "OK\n");
+}
+
+TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsLeftToTheExposer) {
+  snapshot::Snapshot snap;
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);
+  ASSERT_TRUE(landing);
+  EXPECT_EQ(landing->status, 200);
+  EXPECT_EQ(landing->content_type, "text/html; charset=utf-8");
+  for (const char* link : {"href=\"/metrics\"", "href=\"/-/healthy\"", "href=\"/-/ready\""}) {
+    EXPECT_NE(landing->body.find(link), std::string::npos) << link;
+  }
+  EXPECT_FALSE(OperationalAnswer("/metrics", snap));
+  EXPECT_FALSE(OperationalAnswer("/nope", snap));
+  EXPECT_FALSE(OperationalAnswer("/-/healthyX", snap));
+}
+
+}  // namespace
+}  // namespace profwatch::cli
