@@ -469,6 +469,31 @@ class DockerfileTest(unittest.TestCase):
         self.assertEqual(froms, ["debian:12", "debian:12-slim"])
         self.assertRegex(text, r"(?m)^USER 65534")
 
+    def test_runtime_stage_installs_the_package_of_every_linked_library(self):
+        # The slim runtime gets only the listed libraries: each shared library
+        # the built binary links must come from one of them (or the base image).
+        binary = OPTS["profwatch"]
+        if not binary or shutil.which("ldd") is None or shutil.which("dpkg") is None:
+            self.skipTest("needs the built binary, ldd and dpkg")
+        ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+        libs = re.findall(r"=> (/\S+)", ldd)
+        if any(re.search(r"lib[at]san|libubsan", lib) for lib in libs):
+            self.skipTest("sanitizer build: links the sanitizer runtimes, not the release set")
+        text = read(os.path.join(DEPLOY, "docker", "Dockerfile"))
+        runtime = text.split("FROM debian:12-slim", 1)[1].replace("\\\n", " ")
+        m = re.search(r"--no-install-recommends(.*?)&&", runtime, re.S)
+        self.assertIsNotNone(m, "no apt-get install in the runtime stage")
+        listed = set(m.group(1).split()) | {"libc6", "libstdc++6", "libgcc-s1"}  # in the base
+        for lib in libs:
+            owner = subprocess.run(["dpkg", "-S", os.path.realpath(lib)], capture_output=True,
+                                   text=True)
+            if owner.returncode != 0:  # /usr/lib vs /lib: ask for the merged-/usr path too
+                owner = subprocess.run(["dpkg", "-S", lib], capture_output=True, text=True)
+            self.assertEqual(owner.returncode, 0, f"{lib}: {owner.stderr}")
+            package = owner.stdout.split(":", 1)[0]
+            self.assertIn(package, listed, f"{binary} links {lib} from {package}, which the "
+                          "Dockerfile's runtime stage does not install")
+
     def test_image_gets_the_cmake_install_and_serves_the_demo_by_default(self):
         # The build stage installs what the README's install does (cmake
         # --install, with the demo the default command serves); the runtime
