@@ -449,7 +449,8 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       }
       if (history_) {
         if (Status s = history_->Append(HistoryLine(rs, ToUnixSeconds(now))); !s) {
-          spdlog::warn("history not written error={}", s.error().ToString());
+          spdlog::warn("history not written path={} error={}", history_->path(),
+                       s.error().ToString());
         }
       }
       runs_[key] = std::move(rs);
