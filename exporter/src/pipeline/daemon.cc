@@ -361,7 +361,14 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   }
   const TimePoint now = clock_.Now();
   std::lock_guard<std::mutex> lock(mu_);
-  window::AnalysisDecision decision = assembler_.OnAnalyzed(task, outcome, now);
+  const snapshot::RunKey key{task.run.training_job, task.run.run};
+  std::optional<window::ExportedWindow> exported;
+  if (auto prev = runs_.find(key); prev != runs_.end() && prev->second.has_window) {
+    auto serial = exported_serial_.find(key);
+    exported = window::ExportedWindow{serial == exported_serial_.end() ? 0 : serial->second,
+                                      prev->second.window_start, prev->second.stats->gpus()};
+  }
+  window::AnalysisDecision decision = assembler_.OnAnalyzed(task, outcome, now, exported);
   ++windows_analyzed_;
 
   const std::string& job = task.run.training_job;
@@ -387,22 +394,15 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
                  f.error.ToString());
   }
+  if (decision.superseded) {
+    spdlog::info(
+        "older window analysed after a newer one, not exported training_job={} run={} window={} "
+        "exported={}",
+        job, run, task.window_id, runs_[key].window_id);
+  }
   if (decision.publish && result) {
-    const snapshot::RunKey key{job, run};
     auto prev = runs_.find(key);
-    bool replace = true;
-    if (prev != runs_.end() && prev->second.has_window) {
-      auto exported = exported_serial_.find(key);
-      const bool same_window =
-          exported != exported_serial_.end() && exported->second == task.serial;
-      if (!same_window && prev->second.window_start > task.first_time) replace = false;
-    }
-    if (!replace) {
-      spdlog::info(
-          "older window analysed after a newer one, not exported training_job={} run={} "
-          "window={} exported={}",
-          job, run, task.window_id, prev->second.window_id);
-    } else {
+    {
       snapshot::RunState rs;
       if (prev != runs_.end()) rs = prev->second;  // keeps training-log figures
       rs.key = key;
@@ -410,12 +410,9 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       rs.window_start = task.first_time;
       rs.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
       rs.format = result->format.empty() ? "json" : result->format;
-      const int learned =
-          prev != runs_.end() && prev->second.has_window ? prev->second.stats->gpus() : 0;
-      rs.expected_gpus =
-          options.assembler.expected_gpus > 0 ? options.assembler.expected_gpus : learned;
+      rs.expected_gpus = decision.expected_gpus;
       const int gpus = rs.stats->gpus();
-      rs.incomplete = decision.incomplete || (rs.expected_gpus > 0 && gpus < rs.expected_gpus);
+      rs.incomplete = decision.incomplete;
       rs.analyzed_unix = ToUnixSeconds(now);
       // Retention counts from the window's own newest file, not from when we
       // happened to analyse it (a restart must not revive an old run).
@@ -466,14 +463,9 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
-double Daemon::RetentionCutoff(TimePoint now) const {
-  return ToUnixSeconds(now) - std::chrono::duration<double>(options_.assembler.retention).count();
-}
-
 void Daemon::RetentionSweepLocked(TimePoint now) {
-  const double cutoff = RetentionCutoff(now);
   for (auto it = runs_.begin(); it != runs_.end();) {
-    if (it->second.last_activity_unix < cutoff) {
+    if (assembler_.RunExpired(it->second.last_activity_unix, now)) {
       spdlog::info("run expired training_job={} run={} last_activity_unix={:.0f}",
                    it->first.training_job, it->first.run, it->second.last_activity_unix);
       exported_serial_.erase(it->first);
@@ -532,7 +524,7 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
     auto it = runs_.find(u.key);
     if (it == runs_.end()) {
       if (!u.changed) continue;  // an expired run comes back only with news
-      if (u.new_lines && written < RetentionCutoff(now)) continue;  // and only with recent news
+      if (u.new_lines && assembler_.RunExpired(written, now)) continue;  // and only recent news
       snapshot::RunState fresh;
       fresh.key = u.key;
       it = runs_.emplace(u.key, std::move(fresh)).first;

@@ -96,8 +96,6 @@ class Daemon {
   // Under mu_: builds and publishes the next snapshot from runs_.
   void PublishLocked(TimePoint now);
   void RetentionSweepLocked(TimePoint now);
-  // Runs whose last activity is older than this expire. REQUIRES: mu_ held.
-  double RetentionCutoff(TimePoint now) const;
   void PersistLocked(TimePoint now);
   // Under mu_: PersistLocked now, or within kPersistGap when it ran less
   // than that ago (the scan loop, which wakes at least every second, saves

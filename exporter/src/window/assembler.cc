@@ -284,7 +284,26 @@ std::vector<WindowTask> Assembler::TakeReady(TimePoint now, size_t max) {
 }
 
 AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOutcome& outcome,
-                                       TimePoint now) {
+                                       TimePoint now,
+                                       const std::optional<ExportedWindow>& exported) {
+  AnalysisDecision d = RetryDecision(task, outcome, now);
+  if (!d.publish) return d;
+  // Only the newest window of a run is exported: an older one that finished
+  // late (a slow worker, a re-analysis) does not replace it.
+  if (exported && exported->serial != task.serial && exported->first_time > task.first_time) {
+    d.publish = false;
+    d.superseded = true;
+    return d;
+  }
+  d.expected_gpus = options_.expected_gpus > 0 ? options_.expected_gpus
+                    : exported                 ? exported->gpus
+                                               : 0;
+  if (d.expected_gpus > 0 && outcome.gpus < d.expected_gpus) d.incomplete = true;
+  return d;
+}
+
+AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const AnalysisOutcome& outcome,
+                                          TimePoint now) {
   AnalysisDecision d;
   auto it = tracked_.find(task.serial);
   if (it == tracked_.end()) {
@@ -361,6 +380,11 @@ AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOut
   t.ready_since.reset();
   if (!t.seen_in_last_scan && t.state != State::kQueued) tracked_.erase(it);
   return d;
+}
+
+bool Assembler::RunExpired(double last_activity_unix, TimePoint now) const {
+  return last_activity_unix <
+         ToUnixSeconds(now) - std::chrono::duration<double>(options_.retention).count();
 }
 
 std::optional<TimePoint> Assembler::NextDeadline() const {

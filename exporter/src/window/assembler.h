@@ -1,7 +1,10 @@
-// Window assembler: a pure state machine that turns file observations (from
-// watch/scanner.h) plus the time into analysis tasks for complete windows, and
-// decides from analysis outcomes whether to publish, retry or give up. It
-// never opens a file and never reads a clock: the caller passes `now`.
+// Window assembler: the serve daemon's policy as one pure state machine. It
+// turns file observations (from watch/scanner.h) plus the time into analysis
+// tasks for complete windows; decides from analysis outcomes whether to
+// publish, retry or give up, whether a result replaces the run's exported
+// window and which GPU count it is held to; and when a run expires. It never
+// opens a file and never reads a clock: the caller passes `now`, so the
+// policy is unit tested on a fake clock (tests/unit/window/assembler_test.cc).
 //
 // Per run (training_job, run), the files are grouped into windows with
 // GroupWindows (adjacent <ts> dirs within `skew`, a repeated process key
@@ -110,10 +113,24 @@ struct AnalysisOutcome {
   int gpus = 0;                     // GPUs found (to learn GPUs per file)
 };
 
+// The window a run exports now, as the caller's snapshot has it.
+struct ExportedWindow {
+  uint64_t serial = 0;     // WindowTask::serial it came from; 0: restored from --state
+  int64_t first_time = 0;  // seconds of its first <ts> dir
+  int gpus = 0;
+};
+
 struct AnalysisDecision {
   bool publish = false;     // publish this result as the run's latest window
   bool incomplete = false;  // flag the published window incomplete
   bool retry = false;       // held back; the window will be emitted again
+  // Not published because the run already exports a newer window (an older
+  // window finished after it): log it, keep the newer one.
+  bool superseded = false;
+  // GPUs the published window should have: --expected-gpus, else the GPUs of
+  // the window it replaces (learned); 0 = no expectation. Fewer GPUs than
+  // this make it incomplete.
+  int expected_gpus = 0;
   // Files given up by this outcome: log once with path and reason, count
   // reason="give_up".
   std::vector<FileFailure> gave_up;
@@ -138,14 +155,21 @@ class Assembler {
   // in flight until OnAnalyzed().
   std::vector<WindowTask> TakeReady(TimePoint now, size_t max);
 
-  // The result of a task from TakeReady().
-  AnalysisDecision OnAnalyzed(const WindowTask& task, const AnalysisOutcome& outcome,
-                              TimePoint now);
+  // The result of a task from TakeReady(). `exported`: the window the run
+  // exports now (nullopt: none yet); it decides superseding and the learned
+  // GPU expectation.
+  AnalysisDecision OnAnalyzed(const WindowTask& task, const AnalysisOutcome& outcome, TimePoint now,
+                              const std::optional<ExportedWindow>& exported = std::nullopt);
 
   // When a pending window could next become ready (a settle period ends, a
   // retry or timeout is due): the caller should rescan then. nullopt: nothing
   // pending.
   std::optional<TimePoint> NextDeadline() const;
+
+  // True when a run whose newest window or training-log line is from
+  // `last_activity_unix` has been quiet longer than `retention` at `now`: it
+  // leaves the exposition.
+  bool RunExpired(double last_activity_unix, TimePoint now) const;
 
   // Windows waiting for completeness, a retry or a worker (newest per run only).
   int64_t PendingCount() const;
@@ -187,6 +211,10 @@ class Assembler {
     double last_activity_unix = 0;
   };
 
+  // Retry, give-up and publish from the files' outcomes (OnAnalyzed without
+  // the run's exported window).
+  AnalysisDecision RetryDecision(const WindowTask& task, const AnalysisOutcome& outcome,
+                                 TimePoint now);
   std::vector<FileFingerprint> Fingerprints(const Tracked& t) const;
   bool IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) const;
   int ExpectedFiles(const Tracked& t) const;

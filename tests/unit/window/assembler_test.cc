@@ -440,3 +440,105 @@ TEST_F(AssemblerTest, VanishedWindowIsForgotten) {
 
 }  // namespace
 }  // namespace profwatch::window
+
+namespace profwatch::window {
+namespace {
+
+// The export policy on a fake clock: which result replaces the run's
+// exported window, and the GPU expectation a published window is held to.
+class ExportPolicyTest : public AssemblerTest {
+ protected:
+  static AnalysisOutcome Gpus(int gpus) {
+    AnalysisOutcome o;
+    o.gpus = gpus;
+    return o;
+  }
+  // Emits the window of run "r" at <ts> offset `t` (one file) and returns it.
+  WindowTask Emit(Assembler& a, int64_t t, const std::string& name) {
+    Put("r", t, name, 100);
+    Step(a, seconds(0));
+    auto tasks = Step(a, seconds(11));
+    EXPECT_EQ(tasks.size(), 1u);
+    return tasks.empty() ? WindowTask{} : tasks[0];
+  }
+};
+
+TEST_F(ExportPolicyTest, AnOlderWindowFinishingLateDoesNotReplaceTheNewerOne) {
+  Assembler a(options_);
+  WindowTask old_window = Emit(a, 0, "h0.trace.json.gz");
+  // The newer window (10 min later) is exported first.
+  const ExportedWindow newer{old_window.serial + 1, old_window.first_time + 600, 8};
+  AnalysisDecision d = a.OnAnalyzed(old_window, Gpus(8), clock_.Now(), newer);
+  EXPECT_FALSE(d.publish);
+  EXPECT_TRUE(d.superseded);
+  // A restored (serial 0) newer window is not replaced either.
+  WindowTask again = Emit(a, 1, "h1.trace.json.gz");
+  d = a.OnAnalyzed(again, Gpus(8), clock_.Now(), ExportedWindow{0, again.first_time + 1, 8});
+  EXPECT_FALSE(d.publish);
+  EXPECT_TRUE(d.superseded);
+}
+
+TEST_F(ExportPolicyTest, ANewerWindowOrARerunOfTheExportedOneReplacesIt) {
+  Assembler a(options_);
+  WindowTask w = Emit(a, 0, "h0.trace.json.gz");
+  AnalysisDecision d =
+      a.OnAnalyzed(w, Gpus(4), clock_.Now(), ExportedWindow{0, w.first_time - 600, 4});
+  EXPECT_TRUE(d.publish);
+  EXPECT_FALSE(d.superseded);
+  // Re-analysis of the exported window itself (same serial, same start).
+  Put("r", 0, "h0.trace.json.gz", 200);
+  Step(a, seconds(0));
+  auto rerun = Step(a, seconds(11));
+  ASSERT_EQ(rerun.size(), 1u);
+  EXPECT_TRUE(rerun[0].reanalysis);
+  d = a.OnAnalyzed(rerun[0], Gpus(4), clock_.Now(), ExportedWindow{w.serial, w.first_time, 4});
+  EXPECT_TRUE(d.publish);
+}
+
+TEST_F(ExportPolicyTest, ExpectedGpusAreConfiguredElseLearnedFromTheReplacedWindow) {
+  Assembler a(options_);
+  WindowTask w = Emit(a, 0, "h0.trace.json.gz");
+  // Nothing exported before and nothing configured: no expectation.
+  AnalysisDecision d = a.OnAnalyzed(w, Gpus(6), clock_.Now(), std::nullopt);
+  EXPECT_EQ(d.expected_gpus, 0);
+  EXPECT_FALSE(d.incomplete);
+  // Learned from the exported window: fewer GPUs make the new one incomplete.
+  WindowTask next = Emit(a, 600, "h0.trace.json.gz");
+  d = a.OnAnalyzed(next, Gpus(6), clock_.Now(), ExportedWindow{w.serial, w.first_time, 8});
+  EXPECT_TRUE(d.publish);
+  EXPECT_EQ(d.expected_gpus, 8);
+  EXPECT_TRUE(d.incomplete);
+  // Configured wins over learned.
+  options_.expected_gpus = 4;
+  a.SetOptions(options_);
+  WindowTask third = Emit(a, 1200, "h0.trace.json.gz");
+  d = a.OnAnalyzed(third, Gpus(6), clock_.Now(), ExportedWindow{next.serial, next.first_time, 8});
+  EXPECT_EQ(d.expected_gpus, 4);
+  EXPECT_FALSE(d.incomplete);
+}
+
+}  // namespace
+}  // namespace profwatch::window
+
+namespace profwatch::window {
+namespace {
+
+TEST(RunRetentionTest, ARunExpiresOnceQuietLongerThanRetention) {
+  AssemblerOptions options;
+  options.retention = std::chrono::hours(24);
+  Assembler a(options);
+  FakeClock clock;
+  const double now = ToUnixSeconds(clock.Now());
+  EXPECT_FALSE(a.RunExpired(now - 3600, clock.Now()));
+  EXPECT_FALSE(a.RunExpired(now - 24 * 3600, clock.Now()));
+  EXPECT_TRUE(a.RunExpired(now - 24 * 3600 - 1, clock.Now()));
+  clock.Advance(std::chrono::hours(23) + std::chrono::seconds(1));
+  EXPECT_TRUE(a.RunExpired(now - 3600, clock.Now()));
+  // A reload with a longer retention keeps it.
+  options.retention = std::chrono::hours(48);
+  a.SetOptions(options);
+  EXPECT_FALSE(a.RunExpired(now - 3600, clock.Now()));
+}
+
+}  // namespace
+}  // namespace profwatch::window
