@@ -36,8 +36,9 @@ profwatch_stage(expose    DEPS snapshot
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)
 # Step times from training logs, beside the trace flow.
 profwatch_stage(steplog   DEPS core LIBS ZLIB::ZLIB)
-# Persistence: state file, window history, what compare reads back.
-profwatch_stage(store     OPTIONAL DEPS expose analysis window LIBS nlohmann_json::nlohmann_json)
+# Persistence: the run-state JSON, the --state file, the --history file and
+# what compare reads back from it (docs/on-disk-formats.md).
+profwatch_stage(store     DEPS expose window LIBS nlohmann_json::nlohmann_json)
 # The daemon: every stage wired together.
 profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)

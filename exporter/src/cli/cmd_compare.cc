@@ -8,23 +8,60 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
+#include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/history_reader.h"
-#include "expose/report.h"
+#include "store/history.h"
 
 namespace profwatch::cli {
 namespace {
 
 constexpr int kExitIncomparable = 4;
 
-// Rows come from the summary, which is built the same way for an analysed
-// path (its window report) and for a --history entry.
+struct SummaryFamily {
+  std::string family;
+  double seconds = 0;  // per GPU per step
+};
+
+// What compare shows of one window (seconds per GPU per step), built from
+// analysis results: a path's analysis, or the run state of a --history line.
+struct WindowSummary {
+  std::vector<SummaryFamily> families;  // rule order
+  double total_kernel = 0;
+  double busy = 0;
+  double idle = 0;
+  double overlap = 0;
+  double exposed_comm = 0;
+  int gpus = 0;
+  std::string launcher_mode;
+  int64_t profile_steps = 0;
+  double trace_step_seconds = 0;  // 0: no in-trace step markers
+};
+
+WindowSummary Summarize(const aggregate::WindowStats& s) {
+  WindowSummary w;
+  for (const auto& f : s.families)
+    w.families.push_back({f.family, s.PerGpuStepSeconds(f.total_ps)});
+  const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
+  w.total_kernel = s.PerGpuStepSeconds(s.total_kernel_ps);
+  w.busy = s.PerGpuStepSeconds(busy);
+  w.idle = s.PerGpuStepSeconds(span - busy);
+  w.overlap = s.PerGpuStepSeconds(s.total_kernel_ps - busy);
+  w.exposed_comm = s.PerGpuStepSeconds(s.SumExposedCommPs());
+  w.gpus = s.gpus();
+  w.launcher_mode = std::string(aggregate::LauncherModeName(s.launcher_mode));
+  w.profile_steps = s.profile_steps;
+  w.trace_step_seconds = s.TraceStepSeconds();
+  return w;
+}
+
+// One column of the table.
 struct Variant {
   std::string label;
   WindowSummary summary;
@@ -242,12 +279,12 @@ int RunCompare(const std::vector<std::string>& args) {
   std::vector<Variant> variants;
   std::vector<std::vector<std::string>> files_per_variant;
   // Variants read from --history (index -> entry); their files stay empty.
-  std::map<size_t, WindowSummary> from_history;
+  std::map<size_t, snapshot::RunState> from_history;
   for (const auto& p : paths) {
     std::error_code exists_ec;
     if (!history.empty() && !std::filesystem::exists(p, exists_ec)) {
-      if (auto query = ParseHistoryQuery(p)) {
-        auto entry = FindInHistory(history, *query);
+      if (auto query = store::ParseHistoryQuery(p)) {
+        auto entry = store::FindInHistory(history, *query);
         if (!entry) {
           std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
                        entry.error().context.c_str());
@@ -290,13 +327,13 @@ int RunCompare(const std::vector<std::string>& args) {
     if (auto h = from_history.find(i); h != from_history.end()) {
       Variant v;
       v.label = labels.empty() ? paths[i] : labels[i];
-      v.summary = h->second;
+      v.summary = Summarize(*h->second.stats);
       if (!step_times.empty()) {
         v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
         v.step_source = "config";
-      } else {
-        v.step_seconds = v.summary.step_seconds;  // as the daemon chose it
-        v.step_source = v.summary.step_source;
+      } else if (h->second.step_seconds) {
+        v.step_seconds = h->second.step_seconds;  // as the daemon chose it
+        v.step_source = h->second.step_source;
       }
       variants.push_back(std::move(v));
       continue;
@@ -309,16 +346,7 @@ int RunCompare(const std::vector<std::string>& args) {
     }
     Variant v;
     v.label = labels.empty() ? paths[i] : labels[i];
-    expose::ReportContext ctx;
-    ctx.window = paths[i];
-    auto summary =
-        SummaryFromReport(nlohmann::json::parse(expose::WindowToJson(a->stats, ctx).dump()));
-    if (!summary) {
-      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(),
-                   summary.error().ToString().c_str());
-      return 3;
-    }
-    v.summary = std::move(*summary);
+    v.summary = Summarize(a->stats);
     if (!step_times.empty()) {
       v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
       v.step_source = "config";

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "expose/metric_names.h"
-#include "pipeline/state_file.h"
+#include "store/state_file.h"
 #include "watch/layout.h"
 #include "window/grouping.h"
 
@@ -101,7 +101,8 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
                            .Add({});
   training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
   if (!options_.history_file.empty()) {
-    history_ = std::make_unique<HistoryWriter>(options_.history_file, options_.history_max_bytes);
+    history_ =
+        std::make_unique<store::HistoryWriter>(options_.history_file, options_.history_max_bytes);
   }
 }
 
@@ -139,8 +140,8 @@ Status Daemon::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!options_.state_file.empty()) {
       std::string warning;
-      DaemonState state =
-          LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
+      store::DaemonState state =
+          store::LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
       if (!warning.empty()) spdlog::warn("{}", warning);
       runs_ = std::move(state.snapshot.runs);
       assembler_.Restore(state.windows);
@@ -445,7 +446,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
             outcome.failed.size());
       }
       if (history_) {
-        if (Status s = history_->Append(HistoryLine(rs, ToUnixSeconds(now))); !s) {
+        if (Status s = history_->Append(store::HistoryLine(rs, ToUnixSeconds(now))); !s) {
           spdlog::warn("history not written path={} error={}", history_->path(),
                        s.error().ToString());
         }
@@ -572,14 +573,14 @@ void Daemon::PersistLocked(TimePoint now) {
   last_persist_ = now;
   persist_pending_ = false;
   if (options_.state_file.empty()) return;
-  DaemonState state;
+  store::DaemonState state;
   state.snapshot.runs = runs_;
   state.snapshot.last_scan_unix = last_scan_unix_;
   state.windows = assembler_.Analysed();
-  const std::string data = SerializeDaemonState(state, ToUnixSeconds(now));
+  const std::string data = store::SerializeDaemonState(state, ToUnixSeconds(now));
   // Written under mu_ so saves cannot land out of order; the file is small.
   std::lock_guard<std::mutex> lock(persist_mu_);
-  Status s = WriteFileAtomic(options_.state_file, data);
+  Status s = store::WriteFileAtomic(options_.state_file, data);
   if (!s)
     spdlog::warn("state not saved path={} error={}", options_.state_file, s.error().ToString());
 }

@@ -36,9 +36,9 @@
 #include "analysis/analyze.h"
 #include "core/clock.h"
 #include "core/result.h"
-#include "pipeline/history.h"
 #include "pipeline/training_logs.h"
 #include "snapshot/snapshot.h"
+#include "store/history.h"
 #include "watch/scanner.h"
 #include "watch/watcher.h"
 #include "window/assembler.h"
@@ -66,7 +66,7 @@ struct DaemonOptions {
   // --profile-steps given explicitly: wins over the log's profiler_steps.
   bool profile_steps_explicit = false;
   std::string history_file;  // --history; empty: none. Restart to change.
-  uint64_t history_max_bytes = kDefaultHistoryMaxBytes;
+  uint64_t history_max_bytes = store::kDefaultHistoryMaxBytes;
 };
 
 class Daemon {
@@ -155,7 +155,7 @@ class Daemon {
   std::unique_ptr<TrainingLogs> training_logs_;
   std::map<snapshot::RunKey, int64_t> log_profile_steps_;  // under mu_
   std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
-  std::unique_ptr<HistoryWriter> history_;
+  std::unique_ptr<store::HistoryWriter> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
   prometheus::Counter* scans_total_ = nullptr;
   // Under mu_: the last condition seen per configured root, and what the

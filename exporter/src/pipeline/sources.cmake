@@ -1,6 +1,4 @@
 target_sources(profwatch_pipeline PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/state_file.cc
   ${CMAKE_CURRENT_LIST_DIR}/daemon.cc
   ${CMAKE_CURRENT_LIST_DIR}/training_logs.cc
-  ${CMAKE_CURRENT_LIST_DIR}/history.cc
 )

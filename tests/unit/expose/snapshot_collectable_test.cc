@@ -17,7 +17,7 @@
 #include "core/build_revision.h"
 #include "expose/kernel_label.h"
 #include "expose/metric_names.h"
-#include "sample_snapshot.h"
+#include "testing/sample_snapshot.h"
 #include "testing/test_util.h"
 
 namespace profwatch::expose {

@@ -1,7 +1,13 @@
-// HistoryWriter: the daemon's --history file. Every analysed window becomes
-// one JSON line (JSON Lines):
+// The daemon's --history file, written by HistoryWriter and read back by
+// `profwatch compare` (FindInHistory). Every analysed window becomes one JSON
+// line (JSON Lines):
 //   {"schema":"profwatch.history.v1","time":<unix s>,"training_job":..,
-//    "run":..,"window":..,"report":<profwatch.window.v1 object>}
+//    "run":..,"window":..,"incomplete":..,
+//    "state":<the run's RunState, as in the state file (state_json.h)>,
+//    "report":<profwatch.window.v1 object, for people and jq>}
+// compare reads "state": the analysis result itself, never the report.
+// Lines without "state" (written before it existed) are skipped by the
+// reader; unknown keys are ignored.
 // Each line goes out with a single write() on an O_APPEND descriptor, so a
 // reader never sees half a line from a completed write. Size is bounded:
 // before a write that would take the file past max_bytes (and the file is
@@ -13,13 +19,14 @@
 
 #include <cstdint>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 
-namespace profwatch::pipeline {
+namespace profwatch::store {
 
 inline constexpr std::string_view kHistorySchema = "profwatch.history.v1";
 inline constexpr uint64_t kDefaultHistoryMaxBytes = 64ull << 20;
@@ -49,4 +56,17 @@ class HistoryWriter {
   int fd_ = -1;
 };
 
-}  // namespace profwatch::pipeline
+struct HistoryQuery {
+  std::string training_job;
+  std::string run;
+  std::optional<std::string> window;
+};
+// "JOB/RUN" or "JOB/RUN@WINDOW" (RUN may contain '/'); nullopt otherwise.
+std::optional<HistoryQuery> ParseHistoryQuery(std::string_view text);
+
+// The run state of the latest matching line, looked up in FILE.1 then FILE
+// (oldest first). kNotFound (naming the query and the file) when no line
+// matches; unreadable lines are skipped; kIo when neither file can be read.
+Result<snapshot::RunState> FindInHistory(const std::string& file, const HistoryQuery& query);
+
+}  // namespace profwatch::store

@@ -1,4 +1,4 @@
-#include "pipeline/state_file.h"
+#include "store/state_file.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "testing/test_util.h"
 
-namespace profwatch::pipeline {
+namespace profwatch::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -118,4 +118,4 @@ TEST(StateFileTest, SavedStateLoadsBack) {
 }
 
 }  // namespace
-}  // namespace profwatch::pipeline
+}  // namespace profwatch::store

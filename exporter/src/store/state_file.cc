@@ -1,4 +1,4 @@
-#include "pipeline/state_file.h"
+#include "store/state_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "expose/state_json.h"
+#include "store/state_json.h"
 
-namespace profwatch::pipeline {
+namespace profwatch::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -25,7 +25,7 @@ std::string SerializeDaemonState(const DaemonState& state, double saved_unix) {
   doc["schema"] = kDaemonStateSchema;
   doc["saved_unix"] = saved_unix;
   // The snapshot part is expose's lossless format, embedded as a sub-document.
-  doc["snapshot"] = json::parse(expose::SerializeState(state.snapshot), nullptr, false);
+  doc["snapshot"] = json::parse(SerializeState(state.snapshot), nullptr, false);
   json windows = json::array();
   for (const window::AnalysedWindow& w : state.windows) {
     json jw;
@@ -68,7 +68,7 @@ Result<DaemonState> ParseDaemonState(std::string_view text) {
   if (snap == doc.end() || !snap->is_object()) {
     return MakeError(ErrorCode::kCorrupt, "snapshot: missing");
   }
-  auto parsed = expose::ParseState(snap->dump());
+  auto parsed = ParseState(snap->dump());
   if (!parsed) {
     Error e = parsed.error();
     e.Wrap("snapshot");
@@ -181,4 +181,4 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
   return {};
 }
 
-}  // namespace profwatch::pipeline
+}  // namespace profwatch::store

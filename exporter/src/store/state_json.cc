@@ -1,4 +1,4 @@
-#include "expose/state_json.h"
+#include "store/state_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "watch/layout.h"
 
-namespace profwatch::expose {
+namespace profwatch::store {
 namespace {
 
 using nlohmann::json;
@@ -501,4 +501,4 @@ Result<RunState> ParseRunState(std::string_view text) {
   }
 }
 
-}  // namespace profwatch::expose
+}  // namespace profwatch::store

@@ -1,16 +1,18 @@
 // HistoryWriter (serve --history) and the compare-side reader: one JSON line
-// per window, rotation to FILE.1, latest-entry lookup by JOB/RUN[@WINDOW].
-#include "pipeline/history.h"
+// per window carrying the run state, rotation to FILE.1, latest-entry lookup
+// by JOB/RUN[@WINDOW].
+#include "store/history.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/history_reader.h"
+#include "store/state_json.h"
 #include "testing/test_util.h"
 
-namespace profwatch::pipeline {
+namespace profwatch::store {
 namespace {
 
 using testing::TempDir;
@@ -45,7 +47,7 @@ snapshot::RunState MakeRun(const std::string& job, const std::string& run,
   return rs;
 }
 
-TEST(HistoryLineTest, CarriesSchemaRunWindowAndTheWindowReport) {
+TEST(HistoryLineTest, CarriesSchemaRunWindowTheRunStateAndTheWindowReport) {
   const std::string line =
       HistoryLine(MakeRun("jobA", "run1", "2024_01_01_00_00_00", 1'000'000'000'000), 1700000000.5);
   auto j = nlohmann::json::parse(line);
@@ -57,6 +59,9 @@ TEST(HistoryLineTest, CarriesSchemaRunWindowAndTheWindowReport) {
   EXPECT_EQ(j["report"]["schema"], "profwatch.window.v1");
   EXPECT_EQ(j["report"]["total_kernel_seconds_per_gpu_step"], 0.5);  // 1 s / (1 GPU x 2 steps)
   EXPECT_EQ(j["report"]["step"]["source"], "log");
+  // The run state is the state file's encoding of the same run.
+  const snapshot::RunState rs = MakeRun("jobA", "run1", "2024_01_01_00_00_00", 1'000'000'000'000);
+  EXPECT_EQ(j["state"], nlohmann::json::parse(SerializeRunState(rs)));
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
@@ -106,19 +111,19 @@ TEST(HistoryWriterTest, UnwritableDirectoryIsAnIoError) {
 }
 
 TEST(HistoryReaderTest, ParsesQueries) {
-  auto q = cli::ParseHistoryQuery("jobA/run1");
+  auto q = ParseHistoryQuery("jobA/run1");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->training_job, "jobA");
   EXPECT_EQ(q->run, "run1");
   EXPECT_FALSE(q->window);
-  q = cli::ParseHistoryQuery("jobA/sweep/run1@2024_01_01_00_00_00");
+  q = ParseHistoryQuery("jobA/sweep/run1@2024_01_01_00_00_00");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->run, "sweep/run1");
   EXPECT_EQ(q->window, "2024_01_01_00_00_00");
-  EXPECT_FALSE(cli::ParseHistoryQuery("run1"));
-  EXPECT_FALSE(cli::ParseHistoryQuery("/jobA"));
-  EXPECT_FALSE(cli::ParseHistoryQuery("jobA/"));
-  EXPECT_FALSE(cli::ParseHistoryQuery("jobA/run1@"));
+  EXPECT_FALSE(ParseHistoryQuery("run1"));
+  EXPECT_FALSE(ParseHistoryQuery("/jobA"));
+  EXPECT_FALSE(ParseHistoryQuery("jobA/"));
+  EXPECT_FALSE(ParseHistoryQuery("jobA/run1@"));
 }
 
 TEST(HistoryReaderTest, FindsTheLatestMatchingWindowAcrossRotation) {
@@ -136,24 +141,47 @@ TEST(HistoryReaderTest, FindsTheLatestMatchingWindowAcrossRotation) {
     cur << HistoryLine(MakeRun("jobA", "run1", "w2", 2'000'000'000'000), 2) << "\n";
     cur << HistoryLine(MakeRun("jobA", "run10", "w3", 4'000'000'000'000), 3) << "\n";
   }
-  auto latest = cli::FindInHistory(path, {"jobA", "run1", std::nullopt});
+  auto latest = FindInHistory(path, {"jobA", "run1", std::nullopt});
   ASSERT_TRUE(latest) << latest.error().ToString();
-  EXPECT_EQ(latest->window, "w2");
-  EXPECT_DOUBLE_EQ(latest->total_kernel, 1.0);
-  EXPECT_EQ(latest->gpus, 1);
-  EXPECT_EQ(latest->profile_steps, 2);
-  EXPECT_EQ(latest->launcher_mode, "1-GPU/proc");
+  EXPECT_EQ(latest->window_id, "w2");
+  EXPECT_EQ(latest->stats->total_kernel_ps, 2'000'000'000'000);
+  EXPECT_DOUBLE_EQ(latest->stats->PerGpuStepSeconds(latest->stats->total_kernel_ps), 1.0);
+  EXPECT_EQ(latest->stats->gpus(), 1);
+  EXPECT_EQ(latest->stats->profile_steps, 2);
+  EXPECT_EQ(latest->stats->launcher_mode, aggregate::LauncherMode::kOneGpuPerProcess);
   EXPECT_EQ(latest->step_seconds, 0.8);
   EXPECT_EQ(latest->step_source, "log");
-  auto older = cli::FindInHistory(path, {"jobA", "run1", "w1"});
+  auto older = FindInHistory(path, {"jobA", "run1", "w1"});
   ASSERT_TRUE(older);
-  EXPECT_DOUBLE_EQ(older->total_kernel, 0.5);
-  auto missing = cli::FindInHistory(path, {"jobA", "run2", std::nullopt});
+  EXPECT_EQ(older->stats->total_kernel_ps, 1'000'000'000'000);
+  auto missing = FindInHistory(path, {"jobA", "run2", std::nullopt});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(cli::FindInHistory(tmp.Sub("absent.jsonl"), {"a", "b", std::nullopt}).error().code,
+  EXPECT_EQ(FindInHistory(tmp.Sub("absent.jsonl"), {"a", "b", std::nullopt}).error().code,
             ErrorCode::kIo);
 }
 
+// Lines from before the run state was written carry only a report: compare
+// does not re-parse reports, and the error says why nothing matched.
+TEST(HistoryReaderTest, LinesWithoutRunStateAreSkippedAndNamedInTheError) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  {
+    std::ofstream out(path);
+    nlohmann::json old =
+        nlohmann::json::parse(HistoryLine(MakeRun("jobA", "run1", "w1", 1'000'000'000'000), 1));
+    old.erase("state");
+    out << old.dump() << "\n";
+    out << R"({"training_job":"jobA","run":"run1","state":{"garbage":true}})"
+        << "\n";
+  }
+  auto r = FindInHistory(path, {"jobA", "run1", std::nullopt});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(r.error().context.find("1 matching lines predate the analysis state"),
+            std::string::npos)
+      << r.error().context;
+}
+
 }  // namespace
-}  // namespace profwatch::pipeline
+}  // namespace profwatch::store

@@ -1,4 +1,4 @@
-#include "expose/state_json.h"
+#include "store/state_json.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sample_snapshot.h"
+#include "testing/sample_snapshot.h"
 
-namespace profwatch::expose {
+namespace profwatch::store {
 namespace {
 
 using ::testing::HasSubstr;
@@ -279,4 +279,4 @@ TEST(StateJsonTest, ParseRunStateRejectsGarbage) {
 }
 
 }  // namespace
-}  // namespace profwatch::expose
+}  // namespace profwatch::store

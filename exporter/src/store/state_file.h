@@ -24,7 +24,7 @@
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
 
-namespace profwatch::pipeline {
+namespace profwatch::store {
 
 inline constexpr std::string_view kDaemonStateSchema = "profwatch.daemon.v1";
 
@@ -46,4 +46,4 @@ Status WriteFileAtomic(const std::string& path, std::string_view data);
 DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
                                       std::string* warning);
 
-}  // namespace profwatch::pipeline
+}  // namespace profwatch::store

@@ -26,7 +26,7 @@
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 
-namespace profwatch::expose {
+namespace profwatch::store {
 
 inline constexpr std::string_view kStateSchema = "profwatch.state.v1";
 
@@ -39,4 +39,4 @@ Result<snapshot::Snapshot> ParseState(std::string_view text);
 std::string SerializeRunState(const snapshot::RunState& run);
 Result<snapshot::RunState> ParseRunState(std::string_view text);
 
-}  // namespace profwatch::expose
+}  // namespace profwatch::store

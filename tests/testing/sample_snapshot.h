@@ -9,7 +9,7 @@
 
 #include "snapshot/snapshot.h"
 
-namespace profwatch::expose::testing {
+namespace profwatch::testing {
 
 // 2 GPUs, 3 steps. GEMM 1.2 s (600 launches), NCCL 0.6 s (60), Other 0.
 // Busy 0.75+0.75 s, span 0.9+1.05 s, exposed comm 0.06+0.12 s. Step 0.4 s.
@@ -169,4 +169,4 @@ inline snapshot::Snapshot SampleSnapshot() {
   return s;
 }
 
-}  // namespace profwatch::expose::testing
+}  // namespace profwatch::testing

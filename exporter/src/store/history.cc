@@ -1,0 +1,166 @@
+#include "store/history.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "expose/report.h"
+#include "store/state_json.h"
+
+namespace profwatch::store {
+namespace {
+
+Error IoError(const std::string& what, const std::string& path) {
+  return Error{ErrorCode::kIo, what + " " + path + ": " + std::strerror(errno)};
+}
+
+}  // namespace
+
+std::string HistoryLine(const snapshot::RunState& rs, double now_unix) {
+  expose::ReportContext ctx;
+  ctx.window = rs.window_id;
+  ctx.format = rs.format;
+  ctx.expected_gpus = rs.expected_gpus;
+  ctx.step_seconds = rs.step_seconds;
+  ctx.step_source = rs.step_source;
+  nlohmann::ordered_json j;
+  j["schema"] = kHistorySchema;
+  j["time"] = now_unix;
+  j["training_job"] = rs.key.training_job;
+  j["run"] = rs.key.run;
+  j["window"] = rs.window_id;
+  j["incomplete"] = rs.incomplete;
+  j["state"] = nlohmann::ordered_json::parse(SerializeRunState(rs));
+  j["report"] = expose::WindowToJson(*rs.stats, ctx);
+  // Replace invalid UTF-8 (kernel names are arbitrary bytes) instead of throwing.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+HistoryWriter::HistoryWriter(std::string path, uint64_t max_bytes)
+    : path_(std::move(path)), max_bytes_(max_bytes) {}
+
+HistoryWriter::~HistoryWriter() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CloseLocked();
+}
+
+void HistoryWriter::CloseLocked() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+Status HistoryWriter::OpenLocked() {
+  fd_ = open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return tl::unexpected(IoError("cannot open history file", path_));
+  return {};
+}
+
+Status HistoryWriter::Append(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Someone renamed or removed the file: follow the path, not the old inode.
+  if (fd_ >= 0) {
+    struct stat at_path {
+    }, open_file{};
+    if (stat(path_.c_str(), &at_path) != 0 || fstat(fd_, &open_file) != 0 ||
+        at_path.st_dev != open_file.st_dev || at_path.st_ino != open_file.st_ino) {
+      CloseLocked();
+    }
+  }
+  if (fd_ < 0) {
+    if (Status s = OpenLocked(); !s) return s;
+  }
+  const std::string data = line + "\n";
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) return tl::unexpected(IoError("cannot stat history file", path_));
+  if (st.st_size > 0 && static_cast<uint64_t>(st.st_size) + data.size() > max_bytes_) {
+    const std::string old = path_ + ".1";
+    if (std::rename(path_.c_str(), old.c_str()) != 0) {
+      return tl::unexpected(IoError("cannot rotate history file", path_));
+    }
+    CloseLocked();
+    if (Status s = OpenLocked(); !s) return s;
+  }
+  const ssize_t n = write(fd_, data.data(), data.size());
+  if (n != static_cast<ssize_t>(data.size())) {
+    Error e = IoError("short write to history file", path_);
+    CloseLocked();
+    return tl::unexpected(e);
+  }
+  return {};
+}
+
+std::optional<HistoryQuery> ParseHistoryQuery(std::string_view text) {
+  HistoryQuery q;
+  const size_t at = text.rfind('@');
+  std::string_view name = text;
+  if (at != std::string_view::npos) {
+    q.window = std::string(text.substr(at + 1));
+    name = text.substr(0, at);
+    if (q.window->empty()) return std::nullopt;
+  }
+  const size_t slash = name.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 >= name.size()) {
+    return std::nullopt;
+  }
+  q.training_job = std::string(name.substr(0, slash));
+  q.run = std::string(name.substr(slash + 1));
+  return q;
+}
+
+Result<snapshot::RunState> FindInHistory(const std::string& file, const HistoryQuery& query) {
+  std::optional<snapshot::RunState> found;
+  int64_t without_state = 0;  // lines written before "state" existed
+  bool readable = false;
+  for (const std::string& path : {file + ".1", file}) {
+    std::ifstream in(path);
+    if (!in) continue;
+    readable = true;
+    std::string line;
+    while (std::getline(in, line)) {
+      // Cheap filter before parsing: the run name must appear in the line.
+      if (line.find(query.run) == std::string::npos) continue;
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object()) continue;
+      auto job = j.find("training_job");
+      auto run = j.find("run");
+      auto window = j.find("window");
+      if (job == j.end() || run == j.end() || !job->is_string() || !run->is_string() ||
+          *job != query.training_job || *run != query.run) {
+        continue;
+      }
+      if (query.window && (window == j.end() || !window->is_string() || *window != *query.window)) {
+        continue;
+      }
+      auto state = j.find("state");
+      if (state == j.end() || !state->is_object()) {
+        ++without_state;
+        continue;
+      }
+      auto rs = ParseRunState(state->dump());
+      if (rs && rs->has_window) found = std::move(*rs);
+    }
+  }
+  if (!readable) {
+    return MakeError(ErrorCode::kIo, "cannot read history file " + file + " (nor " + file + ".1)");
+  }
+  if (!found) {
+    std::string name = query.training_job + "/" + query.run;
+    if (query.window) name += "@" + *query.window;
+    std::string why = "no window of " + name + " in history " + file;
+    if (without_state > 0) {
+      why += " (" + std::to_string(without_state) +
+             " matching lines predate the analysis state in history lines: they have only a "
+             "report, which compare does not read)";
+    }
+    return MakeError(ErrorCode::kNotFound, why);
+  }
+  return *found;
+}
+
+}  // namespace profwatch::store
