@@ -483,10 +483,19 @@ TEST(ServeTest, ConfigFileIsReadAndReloadedOnSighup) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   const std::string cfg = tmp.Sub("profwatch.yaml");
-  WriteFile(cfg, "watch: [" + jobs + "]\nsettle: 1s\npoll-interval: 1s\nexpected-gpus: 4\n");
+  WriteFile(cfg, "watch: [" + jobs +
+                     "]\nsettle: 1s\npoll-interval: 1s\nexpected-gpus: 4\nwindow-timeout: 3s\n");
   WriteTrace(ProfileDir(jobs, "jobC", "runC") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
   Serve serve(tmp, {"--config", cfg});
   ASSERT_GT(serve.port(), 0) << serve.Log();
+  // 2 of 4 GPUs: held (not exported) until the window timeout, then exported
+  // incomplete.
+  ASSERT_TRUE(serve.WaitForLog("window held: fewer gpus than --expected-gpus")) << serve.Log();
+  {
+    auto held = serve.Metrics();
+    ASSERT_TRUE(held.has_value());
+    EXPECT_FALSE(Sample(*held, "profwatch_window_gpus", {{"run", "runC"}}).has_value()) << *held;
+  }
   auto m = serve.WaitFor(HasGpus("jobC", "runC", 2));
   ASSERT_TRUE(m.has_value()) << serve.Log();
   Labels run = {{"training_job", "jobC"}, {"run", "runC"}};
@@ -494,7 +503,8 @@ TEST(ServeTest, ConfigFileIsReadAndReloadedOnSighup) {
   EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 1);
   EXPECT_NE(serve.Log().find("gpu count differs from expected"), std::string::npos);
   // Reload with another expectation; a new window is judged by it.
-  WriteFile(cfg, "watch: [" + jobs + "]\nsettle: 1s\npoll-interval: 1s\nexpected-gpus: 2\n");
+  WriteFile(cfg, "watch: [" + jobs +
+                     "]\nsettle: 1s\npoll-interval: 1s\nexpected-gpus: 2\nwindow-timeout: 3s\n");
   serve.Signal(SIGHUP);
   ASSERT_TRUE(serve.WaitForLog("configuration reloaded")) << serve.Log();
   WriteTrace(ProfileDir(jobs, "jobC", "runC") + "/2024_03_01_13_00_00/h0.trace.json.gz", 2);

@@ -3,9 +3,9 @@
 // an operator and an orchestrator expect:
 //   /           a landing page linking the others (like node_exporter's)
 //   /-/healthy  200 "OK" while the process serves HTTP (liveness)
-//   /-/ready    200 once there is a scan to serve: this process's first
-//               scan of the roots, or the one restored from --state; 503
-//               before (the daemon starts the server before it scans)
+//   /-/ready    200 once the --state file is loaded and this process's
+//               first scan of the roots is published (a restored snapshot
+//               has no scan time); 503 before: the server starts first
 // Every other path goes to the Exposer (/metrics) or is civetweb's 404.
 #pragma once
 

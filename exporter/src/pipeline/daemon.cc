@@ -367,7 +367,8 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (auto prev = runs_.find(key); prev != runs_.end() && prev->second.has_window) {
     auto serial = exported_serial_.find(key);
     exported = window::ExportedWindow{serial == exported_serial_.end() ? 0 : serial->second,
-                                      prev->second.window_start, prev->second.stats->gpus()};
+                                      prev->second.window_start, prev->second.stats->gpus(),
+                                      prev->second.expected_gpus, prev->second.incomplete};
   }
   window::AnalysisDecision decision = assembler_.OnAnalyzed(task, outcome, now, exported);
   ++windows_analyzed_;
@@ -394,6 +395,12 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     CountError(kGiveUpReason);
     spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
                  f.error.ToString());
+  }
+  if (decision.waiting_for_gpus) {
+    spdlog::info(
+        "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
+        "timeout training_job={} run={} window={} gpus={} expected_gpus={}",
+        job, run, task.window_id, outcome.gpus, decision.expected_gpus);
   }
   if (decision.superseded) {
     spdlog::info(

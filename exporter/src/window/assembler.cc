@@ -88,6 +88,7 @@ void Assembler::ObserveScan(const std::vector<watch::FileObservation>& files, Ti
           t->analysed_before = true;
           t->analysed_fp = rit->second.files;
           t->analyzed_unix = rit->second.analyzed_unix;
+          t->taught = true;
           // Decided below once the tracks are filled in.
           t->state = State::kDone;
         }
@@ -121,6 +122,13 @@ void Assembler::ObserveScan(const std::vector<watch::FileObservation>& files, Ti
           if (!(ft.fp == fp)) {
             ft.last_change = now;
             changed = true;
+            // A given-up file is read again once it changes: the writer may
+            // have finished it after all.
+            if (ft.gave_up) {
+              ft.gave_up = false;
+              ft.tries = 0;
+              ft.last_error.reset();
+            }
           }
         } else {
           ft.first_seen = now;
@@ -191,10 +199,10 @@ int Assembler::ExpectedFiles(const Tracked& t) const {
     }
     return 0;
   }
-  // Learned: the previous window of the same run.
+  // Learned: the previous complete window of the same run.
   const Tracked* prev = nullptr;
   for (const auto& [serial, cand] : tracked_) {
-    if (cand.run_dir != t.run_dir || cand.first_time >= t.first_time) continue;
+    if (cand.run_dir != t.run_dir || cand.first_time >= t.first_time || !cand.taught) continue;
     if (prev == nullptr || cand.first_time > prev->first_time) prev = &cand;
   }
   return prev == nullptr ? 0 : static_cast<int>(prev->files.size());
@@ -209,6 +217,14 @@ std::chrono::milliseconds Assembler::Backoff(int tries) const {
 bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) const {
   *gate = 0;
   *short_of_expected = false;
+  // A published window with an unreadable file, or short of the expected
+  // GPUs, is tried again at its recheck time (permissions fixed later, the
+  // missing hosts' files landed, or the window timeout reached).
+  if (t.state == State::kDone && t.recheck_at && now >= *t.recheck_at) {
+    t.recheck_at.reset();
+    t.state = State::kAssembling;
+    t.force_ready = true;
+  }
   if (t.state == State::kAssembling || t.state == State::kRetryWait) {
     const double cutoff = ToUnixSeconds(now) - Seconds(options_.retention).count();
     if (t.last_activity_unix < cutoff) {
@@ -295,10 +311,27 @@ AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOut
     d.superseded = true;
     return d;
   }
-  d.expected_gpus = options_.expected_gpus > 0 ? options_.expected_gpus
-                    : exported                 ? exported->gpus
-                                               : 0;
-  if (d.expected_gpus > 0 && outcome.gpus < d.expected_gpus) d.incomplete = true;
+  int learned = 0;
+  if (exported) learned = exported->incomplete ? exported->expected_gpus : exported->gpus;
+  d.expected_gpus = options_.expected_gpus > 0 ? options_.expected_gpus : learned;
+  auto it = tracked_.find(task.serial);
+  // GPUs per file is a property of the files, learned from any result.
+  if (outcome.gpus > 0 && !task.files.empty()) {
+    gpus_per_file_[task.run] =
+        static_cast<double>(outcome.gpus) / static_cast<double>(task.files.size());
+  }
+  if (d.expected_gpus > 0 && outcome.gpus < d.expected_gpus) {
+    // Configured: wait for the missing hosts until the window timeout.
+    if (options_.expected_gpus > 0 && it != tracked_.end() &&
+        now - it->second.first_seen < options_.window_timeout) {
+      d.publish = false;
+      d.waiting_for_gpus = true;
+      it->second.recheck_at = it->second.first_seen + options_.window_timeout;
+      return d;
+    }
+    d.incomplete = true;
+  }
+  if (it != tracked_.end()) it->second.taught = !d.incomplete;
   return d;
 }
 
@@ -315,6 +348,7 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
   Tracked& t = it->second;
   bool retry_soon = false;
   int soon_tries = 0;
+  int unreadable_tries = 0;  // kPermission files still tried: recheck later
   auto handle = [&](const std::string& path, const Error& error) {
     auto ft_it = t.tracks.find(path);
     if (ft_it == t.tracks.end() || ft_it->second.gave_up) return;
@@ -333,6 +367,8 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
       retry_soon = true;
       soon_tries = std::max(soon_tries, ft.tries);
     }
+    if (error.code == ErrorCode::kPermission)
+      unreadable_tries = std::max(unreadable_tries, ft.tries);
   };
   if (outcome.window_error) {
     for (const std::string& f : task.files) handle(f, *outcome.window_error);
@@ -369,11 +405,9 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
       d.publish = true;
       d.incomplete = task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty() ||
                      !d.gave_up.empty();
-      if (outcome.gpus > 0 && !task.files.empty()) {
-        gpus_per_file_[t.run] =
-            static_cast<double>(outcome.gpus) / static_cast<double>(task.files.size());
-      }
     }
+    t.recheck_at.reset();
+    if (unreadable_tries > 0) t.recheck_at = now + Backoff(unreadable_tries);
   }
   if (t.changed_in_flight && t.state == State::kDone) t.state = State::kAssembling;
   t.changed_in_flight = false;
@@ -393,6 +427,7 @@ std::optional<TimePoint> Assembler::NextDeadline() const {
     if (!best || tp < *best) best = tp;
   };
   for (const auto& [serial, t] : tracked_) {
+    if (t.state == State::kDone && t.recheck_at) consider(*t.recheck_at);
     if (t.state != State::kAssembling && t.state != State::kRetryWait) continue;
     if (t.force_ready) {
       consider(last_scan_);

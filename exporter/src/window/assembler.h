@@ -27,8 +27,14 @@
 //    settles again); after `max_retries` tries the file is given up and the
 //    window analysed without it, flagged incomplete;
 //  - kCorrupt, kPermission: the rest of the window is published at once; the
-//    window is retried only when the file's (inode, size, mtime) changes, and
-//    the file is given up after `max_retries` tries;
+//    window is retried when the file's (inode, size, mtime) changes, and an
+//    unreadable (kPermission) file also with backoff, since fixing
+//    permissions changes none of those; the file is given up after
+//    `max_retries` tries;
+// A given-up file that changes is read again (its tries start anew).
+// With --expected-gpus, a window with fewer GPUs is held (the run keeps its
+// exported window) until a file joins or the window timeout, then published
+// incomplete. Only complete windows teach the learned expectations.
 //  - others (kUnsupported, kTooLarge, ...): published as they are, never retried.
 //
 // Thread-safety: none; the daemon serialises all calls under its mutex.
@@ -118,6 +124,8 @@ struct ExportedWindow {
   uint64_t serial = 0;     // WindowTask::serial it came from; 0: restored from --state
   int64_t first_time = 0;  // seconds of its first <ts> dir
   int gpus = 0;
+  int expected_gpus = 0;  // the expectation it was held to
+  bool incomplete = false;
 };
 
 struct AnalysisDecision {
@@ -128,9 +136,14 @@ struct AnalysisDecision {
   // window finished after it): log it, keep the newer one.
   bool superseded = false;
   // GPUs the published window should have: --expected-gpus, else the GPUs of
-  // the window it replaces (learned); 0 = no expectation. Fewer GPUs than
-  // this make it incomplete.
+  // the complete window it replaces (learned; an incomplete one passes its
+  // own expectation on); 0 = no expectation. Fewer GPUs than this make it
+  // incomplete.
   int expected_gpus = 0;
+  // Held back: fewer GPUs than --expected-gpus before the window timeout.
+  // The run keeps its exported window; this one is analysed again when a
+  // file joins or changes, or at the timeout (then published incomplete).
+  bool waiting_for_gpus = false;
   // Files given up by this outcome: log once with path and reason, count
   // reason="give_up".
   std::vector<FileFailure> gave_up;
@@ -202,9 +215,15 @@ class Assembler {
     TimePoint last_change;  // a file joined or changed
     std::optional<TimePoint> ready_since;
     std::optional<TimePoint> next_retry;
+    // kDone: analyse again at this time (an unreadable file, or short of
+    // --expected-gpus until the window timeout).
+    std::optional<TimePoint> recheck_at;
     bool force_ready = false;  // re-run at once (a file was just given up)
     bool changed_in_flight = false;
     bool analysed_before = false;
+    // Its last result was complete (or restored from --state): it may teach
+    // the next window of the run how many files to expect.
+    bool taught = false;
     std::vector<FileFingerprint> analysed_fp;  // fingerprints of the last published analysis
     double analyzed_unix = 0;
     bool seen_in_last_scan = false;

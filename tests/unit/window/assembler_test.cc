@@ -542,3 +542,140 @@ TEST(RunRetentionTest, ARunExpiresOnceQuietLongerThanRetention) {
 
 }  // namespace
 }  // namespace profwatch::window
+
+namespace profwatch::window {
+namespace {
+
+// Faults the daemon must recover from, decided here on a fake clock.
+class FaultPolicyTest : public AssemblerTest {};
+
+TEST_F(FaultPolicyTest, AGivenUpFileIsReadAgainWhenItChanges) {
+  options_.max_retries = 2;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 0, "h1.trace.json.gz", 50);  // half written
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome truncated;
+  truncated.gpus = 1;
+  truncated.failed.push_back({t1[0].files[1], Error{ErrorCode::kTruncated, "cut"}});
+  EXPECT_TRUE(a.OnAnalyzed(t1[0], truncated, clock_.Now()).retry);
+  auto t2 = Step(a, minutes(5));  // backoff over, unchanged: second try
+  ASSERT_EQ(t2.size(), 1u);
+  AnalysisDecision gave_up = a.OnAnalyzed(t2[0], truncated, clock_.Now());
+  ASSERT_EQ(gave_up.gave_up.size(), 1u);
+  auto t3 = Step(a, seconds(0));  // the rest at once, without it
+  ASSERT_EQ(t3.size(), 1u);
+  EXPECT_EQ(t3[0].excluded.size(), 1u);
+  AnalysisOutcome one;
+  one.gpus = 1;
+  AnalysisDecision partial = a.OnAnalyzed(t3[0], one, clock_.Now());
+  EXPECT_TRUE(partial.publish);
+  EXPECT_TRUE(partial.incomplete);
+  EXPECT_TRUE(Step(a, minutes(30)).empty());  // unchanged: stays given up
+  // The writer finishes the file: it is read again and the window replaced.
+  Put("r", 0, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t4 = Step(a, seconds(10));
+  ASSERT_EQ(t4.size(), 1u);
+  EXPECT_TRUE(t4[0].reanalysis);
+  EXPECT_EQ(t4[0].files.size(), 2u);
+  EXPECT_TRUE(t4[0].excluded.empty());
+  AnalysisOutcome both;
+  both.gpus = 2;
+  AnalysisDecision whole = a.OnAnalyzed(t4[0], both, clock_.Now());
+  EXPECT_TRUE(whole.publish);
+  EXPECT_FALSE(whole.incomplete);
+}
+
+TEST_F(FaultPolicyTest, ExpectedGpusHoldTheWindowUntilTheMissingHostLands) {
+  options_.expected_gpus = 8;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome half;
+  half.gpus = 4;
+  AnalysisDecision held = a.OnAnalyzed(t1[0], half, clock_.Now());
+  EXPECT_FALSE(held.publish);
+  EXPECT_TRUE(held.waiting_for_gpus);
+  EXPECT_EQ(held.expected_gpus, 8);
+  EXPECT_TRUE(Step(a, minutes(2)).empty());  // nothing new: still held
+  Put("r", 1, "h1.trace.json.gz", 100);      // the other host lands
+  Step(a, seconds(0));
+  auto t2 = Step(a, seconds(10));
+  ASSERT_EQ(t2.size(), 1u);
+  EXPECT_EQ(t2[0].files.size(), 2u);
+  AnalysisOutcome all;
+  all.gpus = 8;
+  AnalysisDecision d = a.OnAnalyzed(t2[0], all, clock_.Now());
+  EXPECT_TRUE(d.publish);
+  EXPECT_FALSE(d.incomplete);
+}
+
+TEST_F(FaultPolicyTest, ExpectedGpusExportAShortWindowIncompleteAtTheTimeout) {
+  options_.expected_gpus = 8;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome half;
+  half.gpus = 4;
+  EXPECT_TRUE(a.OnAnalyzed(t1[0], half, clock_.Now()).waiting_for_gpus);
+  ASSERT_TRUE(a.NextDeadline().has_value());  // the daemon wakes for the timeout
+  EXPECT_TRUE(Step(a, minutes(9)).empty());
+  auto t2 = Step(a, minutes(1));  // 10 min after first seen
+  ASSERT_EQ(t2.size(), 1u);
+  AnalysisDecision d = a.OnAnalyzed(t2[0], half, clock_.Now());
+  EXPECT_TRUE(d.publish);
+  EXPECT_TRUE(d.incomplete);
+  EXPECT_EQ(d.expected_gpus, 8);
+}
+
+TEST_F(FaultPolicyTest, AnIncompleteWindowDoesNotTeachTheExpectation) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome four;
+  four.gpus = 4;
+  // The exported window had 4 of its expected 8 GPUs: 8 stays the expectation.
+  AnalysisDecision d = a.OnAnalyzed(t1[0], four, clock_.Now(),
+                                    ExportedWindow{0, t1[0].first_time - 600, 4, 8, true});
+  EXPECT_EQ(d.expected_gpus, 8);
+  EXPECT_TRUE(d.incomplete);
+}
+
+TEST_F(FaultPolicyTest, AnUnreadableFileIsRetriedOnLaterPollsUntilItReads) {
+  options_.max_retries = 5;
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 0, "h1.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto t1 = Step(a, seconds(10));
+  ASSERT_EQ(t1.size(), 1u);
+  AnalysisOutcome denied;
+  denied.gpus = 1;
+  denied.failed.push_back({t1[0].files[1], Error{ErrorCode::kPermission, "EACCES"}});
+  AnalysisDecision d = a.OnAnalyzed(t1[0], denied, clock_.Now());
+  EXPECT_TRUE(d.publish);  // the rest at once
+  EXPECT_TRUE(d.incomplete);
+  // chmod changes no fingerprint: the retry comes from the clock.
+  ASSERT_TRUE(a.NextDeadline().has_value());
+  auto t2 = Step(a, minutes(1));
+  ASSERT_EQ(t2.size(), 1u);
+  EXPECT_EQ(t2[0].files.size(), 2u);
+  AnalysisOutcome readable;
+  readable.gpus = 2;
+  AnalysisDecision ok = a.OnAnalyzed(t2[0], readable, clock_.Now());
+  EXPECT_TRUE(ok.publish);
+  EXPECT_FALSE(ok.incomplete);
+  EXPECT_TRUE(Step(a, minutes(30)).empty());  // read: no more retries
+}
+
+}  // namespace
+}  // namespace profwatch::window
