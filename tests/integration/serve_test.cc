@@ -278,6 +278,34 @@ TEST(ServeTest, JsonLogsCarryFieldsAsKeys) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Idle clients (port scanners, half-open load balancer checks) must not block
+// a scrape: with a dozen silent connections open, /metrics still answers
+// within HttpGet's 5 s receive timeout (the old 2-worker server took 30 s).
+TEST(ServeTest, IdleConnectionsDoNotBlockTheScrape) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  std::vector<int> idle;
+  for (int i = 0; i < 12; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(serve.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    idle.push_back(fd);
+  }
+  std::optional<std::string> m = serve.Metrics();
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_NE(m->find("profwatch_build_info"), std::string::npos);
+  EXPECT_EQ(testing::HttpGet(serve.port(), "/-/healthy"), "OK\n");
+  for (int fd : idle) close(fd);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Beside /metrics: a landing page, liveness and readiness for probes.
 TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
   TempDir tmp;

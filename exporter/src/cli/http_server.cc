@@ -15,6 +15,10 @@ namespace {
 // own, so the hook finds the store here. Set while a server runs.
 std::atomic<const snapshot::SnapshotStore*> g_store{nullptr};
 
+// HTTP workers, and how long one waits for a client's request.
+constexpr int kHttpWorkers = 16;
+constexpr int kRequestTimeoutMs = 5000;
+
 int BeginRequest(mg_connection* conn) {
   const snapshot::SnapshotStore* store = g_store.load();
   const mg_request_info* request = mg_get_request_info(conn);
@@ -68,7 +72,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->store_ = std::move(store);
   g_store.store(server->store_.get());
   try {
-    server->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2, &Callbacks());
+    // Each connection holds a civetweb worker until its request is read, so
+    // idle or slow clients (port scanners, half-open health checks) must
+    // neither outnumber the workers nor hold one for long.
+    server->exposer_ = std::make_unique<prometheus::Exposer>(
+        std::vector<std::string>{"listening_ports", listen, "num_threads",
+                                 std::to_string(kHttpWorkers), "request_timeout_ms",
+                                 std::to_string(kRequestTimeoutMs)},
+        &Callbacks());
   } catch (const std::exception&) {
     g_store.store(nullptr);
     // The server's own text only says binding failed; find out why.
