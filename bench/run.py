@@ -339,8 +339,8 @@ def idle(args, bins, work, results):
         while time.time() < deadline:
             try:
                 text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-                m = re.search(r"^profwatch_windows_analyzed_total (\S+)", text, re.M)
-                analysed = float(m.group(1)) if m else 0
+                analysed = sum(float(v) for v in re.findall(
+                    r"^profwatch_windows_analyzed_total\{[^}]*\} (\S+)", text, re.M))
             except Exception:
                 pass
             if analysed >= args.idle_jobs:

@@ -399,7 +399,9 @@ TEST(ServeStepsTest, HistoryRotatesAndFeedsCompareByRunName) {
   };
   std::vector<Kernel> two_gpus = per_gpu(0);
   for (const Kernel& k : per_gpu(1)) two_gpus.push_back(k);
-  auto analysed = [&](double n) { return Equals("profwatch_windows_analyzed_total", {}, n); };
+  auto analysed = [&](double n) {
+    return Equals("profwatch_windows_analyzed_total", {{"result", "ok"}}, n);
+  };
 
   const std::string a = ProfileDir(jobs, "jobH", "runA") + "/2024_03_01_12_00_00/";
   WriteFile(a + "h0.trace.json.gz", testing::Gzip(JaxTrace(1, per_gpu(0))));

@@ -213,6 +213,10 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
   Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
   EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2);
   EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 1);
+  // Counted by outcome: the window was published incomplete.
+  EXPECT_GE(Sample(*m, "profwatch_windows_analyzed_total", {{"result", "incomplete"}}).value_or(0),
+            1.0)
+      << *m;
   EXPECT_NE(serve.Log().find("h1.trace.json.gz"), std::string::npos);
   // Still serving: a new run appears.
   WriteTrace(ProfileDir(jobs, "jobA", "run2") + "/2024_03_01_13_00_00/h0.trace.json.gz", 3);
@@ -361,7 +365,10 @@ TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {
     return scan && *scan >= start_unix + 2.0;
   });
   ASSERT_TRUE(later.has_value()) << again.Log();
-  EXPECT_EQ(Sample(*later, "profwatch_windows_analyzed_total"), 0) << again.Log();
+  for (const char* result : {"ok", "incomplete", "error"}) {
+    EXPECT_EQ(Sample(*later, "profwatch_windows_analyzed_total", {{"result", result}}), 0)
+        << result << again.Log();
+  }
   EXPECT_EQ(RunLines(*later), before);
   EXPECT_EQ(again.Stop(), 0);
 }
@@ -384,7 +391,7 @@ TEST(ServeTest, StateIsSavedWhileRunningSoAKillLosesNothing) {
     Serve serve(tmp, flags, "first");
     ASSERT_GT(serve.port(), 0) << serve.Log();
     auto m = serve.WaitFor([](const std::string& t) {
-      auto n = Sample(t, "profwatch_windows_analyzed_total");
+      auto n = Sample(t, "profwatch_windows_analyzed_total", {{"result", "ok"}});
       return n && *n == 5;
     });
     ASSERT_TRUE(m.has_value()) << serve.Log();
@@ -407,11 +414,34 @@ TEST(ServeTest, StateIsSavedWhileRunningSoAKillLosesNothing) {
   ASSERT_TRUE(again.WaitScans(2)) << again.Log();
   auto m = again.Metrics();
   ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(Sample(*m, "profwatch_windows_analyzed_total"), 0) << again.Log();
+  for (const char* result : {"ok", "incomplete", "error"}) {
+    EXPECT_EQ(Sample(*m, "profwatch_windows_analyzed_total", {{"result", result}}), 0)
+        << result << again.Log();
+  }
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(HasGpus("job" + std::to_string(i), "run1", 1)(*m)) << i;
   }
   EXPECT_EQ(again.Stop(), 0);
+}
+
+// A state file that cannot be written is counted and logged; serving goes on.
+TEST(ServeTest, FailedStateSaveIsCountedAndServingGoesOn) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteTrace(ProfileDir(jobs, "jobS", "runS") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteFile(tmp.Sub("not_a_dir"), "x");  // the state file's parent is a file
+  const std::string state = tmp.Sub("not_a_dir/state.json");
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", state});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return Sample(t, "profwatch_state_save_errors_total").value_or(0) >= 1 &&
+           HasGpus("jobS", "runS", 2)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog("state not saved path=" + state)) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
 }
 
 TEST(ServeTest, CorruptStateFileIsSetAsideNotFatal) {

@@ -74,7 +74,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_training_last_step_timestamp_seconds", MetricType::kGauge, "Unix time the last step line was read.", {}, true},
     // --- self-metrics ---
     {"profwatch_build_info", MetricType::kGauge, "Always 1; build version and revision.", {"version", "revision"}, false},
-    {"profwatch_windows_analyzed_total", MetricType::kCounter, "Windows analysed (including re-analyses).", {}, false},
+    {"profwatch_windows_analyzed_total", MetricType::kCounter, "Window analyses (including re-analyses) by result: ok, incomplete (published or held short of files or GPUs), error (failed, or a file is retried).", {"result"}, false},
     {"profwatch_windows_reanalyzed_total", MetricType::kCounter, "Windows analysed again because a late file joined.", {}, false},
     {"profwatch_window_errors_total", MetricType::kCounter, "Errors while reading or analysing windows, by reason.", {"reason"}, false},
     {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
@@ -83,6 +83,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_scans_total", MetricType::kCounter, "Full scans of the watched roots: at start, every poll interval, on change hints and when a window's settle time ends.", {}, false},
     {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},
     {"profwatch_watch_root_readable", MetricType::kGauge, "1 when the watched root exists and is a readable directory, 0 while it cannot be walked (missing, unreadable, not a directory).", {"root"}, false},
+    {"profwatch_state_save_errors_total", MetricType::kCounter, "Failed saves of the --state file (the daemon keeps serving; the next save retries).", {}, false},
     {"profwatch_log_parse_errors_total", MetricType::kCounter, "Training log lines that looked like step lines but did not parse.", {}, false},
 };
 

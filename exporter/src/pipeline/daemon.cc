@@ -58,11 +58,18 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
-  analyzed_total_ = &prometheus::BuildCounter()
-                         .Name("profwatch_windows_analyzed_total")
-                         .Help(HelpOf("profwatch_windows_analyzed_total"))
-                         .Register(*registry_)
-                         .Add({});
+  auto& analyzed = prometheus::BuildCounter()
+                       .Name("profwatch_windows_analyzed_total")
+                       .Help(HelpOf("profwatch_windows_analyzed_total"))
+                       .Register(*registry_);
+  analyzed_ok_ = &analyzed.Add({{"result", "ok"}});
+  analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
+  analyzed_error_ = &analyzed.Add({{"result", "error"}});
+  state_save_errors_ = &prometheus::BuildCounter()
+                            .Name("profwatch_state_save_errors_total")
+                            .Help(HelpOf("profwatch_state_save_errors_total"))
+                            .Register(*registry_)
+                            .Add({});
   reanalyzed_total_ = &prometheus::BuildCounter()
                            .Name("profwatch_windows_reanalyzed_total")
                            .Help(HelpOf("profwatch_windows_reanalyzed_total"))
@@ -466,7 +473,17 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   PersistSoonLocked(now);
   // Counted last: scrapes read counters without mu_, so a client that sees
   // the count go up must also find the window's snapshot and history line.
-  analyzed_total_->Increment();
+  // error: nothing usable (the analysis failed, or a file is retried);
+  // incomplete: published or held short of files or GPUs; ok: the rest.
+  const bool failed =
+      outcome.window_error.has_value() || (decision.retry && !outcome.failed.empty());
+  if (failed) {
+    analyzed_error_->Increment();
+  } else if (decision.waiting_for_gpus || (decision.publish && decision.incomplete)) {
+    analyzed_incomplete_->Increment();
+  } else {
+    analyzed_ok_->Increment();
+  }
   duration_->Observe(seconds);
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
@@ -588,8 +605,10 @@ void Daemon::PersistLocked(TimePoint now) {
   // Written under mu_ so saves cannot land out of order; the file is small.
   std::lock_guard<std::mutex> lock(persist_mu_);
   Status s = store::WriteFileAtomic(options_.state_file, data);
-  if (!s)
+  if (!s) {
+    state_save_errors_->Increment();
     spdlog::warn("state not saved path={} error={}", options_.state_file, s.error().ToString());
+  }
 }
 
 }  // namespace profwatch::pipeline

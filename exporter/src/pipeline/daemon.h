@@ -144,7 +144,10 @@ class Daemon {
   std::atomic<bool> rescan_requested_{false};
   std::atomic<int64_t> windows_analyzed_{0};
 
-  prometheus::Counter* analyzed_total_ = nullptr;
+  prometheus::Counter* analyzed_ok_ = nullptr;  // profwatch_windows_analyzed_total{result}
+  prometheus::Counter* analyzed_incomplete_ = nullptr;
+  prometheus::Counter* analyzed_error_ = nullptr;
+  prometheus::Counter* state_save_errors_ = nullptr;
   prometheus::Counter* reanalyzed_total_ = nullptr;
   prometheus::Counter* bytes_total_ = nullptr;
   prometheus::Histogram* duration_ = nullptr;
