@@ -310,6 +310,24 @@ TEST(ServeTest, IdleConnectionsDoNotBlockTheScrape) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// An idle daemon stops promptly on SIGTERM (exit 0, state saved): an
+// orchestrator's stop or restart does not wait on it.
+TEST(ServeTest, SigtermStopsAnIdleDaemonPromptly) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", tmp.Sub("state.json")});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(serve.Stop(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms) << serve.Log();
+  EXPECT_TRUE(fs::exists(tmp.Sub("state.json")));
+  EXPECT_NE(serve.Log().find("stopped abandoned_windows=0"), std::string::npos) << serve.Log();
+}
+
 // Beside /metrics: a landing page, liveness and readiness for probes.
 TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
   TempDir tmp;
