@@ -590,6 +590,14 @@ TEST(ServeTest, ConfigFileIsReadAndReloadedOnSighup) {
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(Sample(*m, "profwatch_window_expected_gpus", run), 2);
   EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 0);
+  // A broken file on reload: one warning naming it, the daemon keeps going.
+  WriteFile(cfg, "watch: [" + jobs + "]\ncolour: blue\n");
+  serve.Signal(SIGHUP);
+  EXPECT_TRUE(
+      serve.WaitForLog("reload failed, keeping the running configuration error=config file " + cfg +
+                       ": unknown flag 'colour'"))
+      << serve.Log();
+  EXPECT_EQ(serve.Log().find("profwatch serve: config file"), std::string::npos) << serve.Log();
   EXPECT_EQ(serve.Stop(), 0);
 }
 

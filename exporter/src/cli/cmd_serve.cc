@@ -56,6 +56,9 @@ std::string HostOf(const std::string& listen) {
 
 int RunServe(const std::vector<std::string>& args) {
   ParsedServeFlags parsed = ParseServeFlags(args);
+  if (!parsed.config_error.empty()) {
+    std::fprintf(stderr, "profwatch serve: %s\n", parsed.config_error.c_str());
+  }
   if (!parsed.flags) return parsed.exit_code;
   ServeFlags flags = *parsed.flags;
   Status logging = SetupLogging(flags.log_level,
@@ -135,7 +138,7 @@ int RunServe(const std::vector<std::string>& args) {
     }
     ParsedServeFlags again = ParseServeFlags(args);
     if (!again.flags) {
-      spdlog::warn("reload failed, keeping the running configuration");
+      spdlog::warn("reload failed, keeping the running configuration error={}", again.config_error);
       continue;
     }
     Result<pipeline::DaemonOptions> next = ToDaemonOptions(*again.flags);

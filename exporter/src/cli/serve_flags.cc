@@ -99,6 +99,13 @@ Result<std::vector<std::string>> ConfigArgs(const std::string& path, CLI::App& a
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return MakeError(ErrorCode::kConfig, "config file " + path + ": cannot be read");
+  } catch (const YAML::Exception& e) {
+    // e.msg without yaml-cpp's "yaml-cpp: error at" prefix: line, column, what.
+    return MakeError(ErrorCode::kConfig, "config file " + path + ": line " +
+                                             std::to_string(e.mark.line + 1) + ", column " +
+                                             std::to_string(e.mark.column + 1) + ": " + e.msg);
   } catch (const std::exception& e) {
     return MakeError(ErrorCode::kConfig, "config file " + path + ": " + e.what());
   }
@@ -158,18 +165,24 @@ ParsedServeFlags ParseServeFlags(const std::vector<std::string>& args) {
   }
   auto extra = ConfigArgs(first.config, app);
   if (!extra) {
-    std::fprintf(stderr, "profwatch serve: %s\n", extra.error().context.c_str());
+    result.config_error = extra.error().context;
     result.exit_code = 2;
     return result;
   }
-  // Second pass: the file's flags first, then the command line.
+  // Second pass: the file's flags first, then the command line (which
+  // parsed already, so an error here is the file's).
   ServeFlags merged;
   CLI::App app2("profwatch serve");
   AddServeOptions(app2, merged);
   std::vector<std::string> all = *extra;
   all.insert(all.end(), args.begin(), args.end());
-  if (std::optional<int> code = ParseArgs(app2, "serve", all)) {
-    result.exit_code = *code == 0 ? 0 : 2;
+  std::vector<const char*> argv{"profwatch serve"};
+  for (const auto& a : all) argv.push_back(a.c_str());
+  try {
+    app2.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    result.config_error = "config file " + first.config + ": " + e.what();
+    result.exit_code = 2;
     return result;
   }
   result.flags = std::move(merged);

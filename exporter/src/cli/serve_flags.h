@@ -64,6 +64,10 @@ struct ServeFlags {
 struct ParsedServeFlags {
   std::optional<ServeFlags> flags;  // nullopt: stop with exit_code
   int exit_code = 0;                // 0 after --help, 2 on a usage/config error
+  // A --config file error, one line naming the file ("config file F: line
+  // 2, column 7: ..."); not printed, so a reload can log it as one line.
+  // Command-line usage errors are printed by CLI11 as usual.
+  std::string config_error;
 };
 
 // Parses `args` (after the verb) and the --config file they name.

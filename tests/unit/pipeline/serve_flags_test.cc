@@ -132,5 +132,31 @@ TEST(ServeFlagsTest, JsonConfigAndUnknownKey) {
   EXPECT_EQ(ParseServeFlags({"--config", tmp.Sub("missing.yaml")}).exit_code, 2);
 }
 
+// Config errors are one line naming the file and the problem (a reload logs
+// it as one warning), never raw parser output.
+TEST(ServeFlagsTest, ConfigErrorsAreOneLineNamingFileAndProblem) {
+  TempDir tmp;
+  const std::string cfg = tmp.Sub("c.yaml");
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  for (const Case& c : {
+           Case{"watch: [/a\nsettle: 1s\n",
+                "config file " + cfg + ": line 2, column 7: end of sequence flow not found"},
+           Case{"colour: blue\n", "config file " + cfg + ": unknown flag 'colour'"},
+           Case{"workers: many\n", "config file " + cfg + ": --workers: Value many not"},
+       }) {
+    WriteFile(cfg, c.text);
+    ParsedServeFlags p = ParseServeFlags({"--config", cfg});
+    EXPECT_FALSE(p.flags.has_value()) << c.text;
+    EXPECT_EQ(p.exit_code, 2);
+    EXPECT_EQ(p.config_error.rfind(c.error, 0), 0u) << p.config_error;
+    EXPECT_EQ(p.config_error.find('\n'), std::string::npos) << p.config_error;
+  }
+  EXPECT_EQ(ParseServeFlags({"--config", tmp.Sub("missing.yaml")}).config_error,
+            "config file " + tmp.Sub("missing.yaml") + ": cannot be read");
+}
+
 }  // namespace
 }  // namespace profwatch::cli
