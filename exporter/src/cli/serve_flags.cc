@@ -28,6 +28,8 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--poll-interval", f.poll_interval, "Full rescan period (always runs)")
       ->capture_default_str();
   app.add_flag("--no-inotify", f.no_inotify, "Poll only (no inotify hints)");
+  app.add_flag("--follow-symlinks", f.follow_symlinks,
+               "Walk directory symlinks that lead out of the watch root (default: skip them)");
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
@@ -256,6 +258,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
 
   o.roots = f.watch;
   o.use_inotify = !f.no_inotify;
+  o.follow_symlinks = f.follow_symlinks;
   o.poll_interval = *poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();

@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string listen_port_file;
   std::string poll_interval = "15s";
   bool no_inotify = false;
+  bool follow_symlinks = false;
   std::string host_filter;  // "", a host name, or "auto"
   std::string skew = "120s";
   std::string settle = "10s";

@@ -234,6 +234,7 @@ void Daemon::ScanLoop() {
       std::lock_guard<std::mutex> lock(mu_);
       scan_options.roots = options_.roots;
       scan_options.host_filter = options_.host_filter;
+      scan_options.follow_symlinks = options_.follow_symlinks;
       poll_interval = options_.poll_interval;
       deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     }
@@ -263,6 +264,15 @@ void Daemon::ScanLoop() {
                        result.permission_errors, JoinPaths(result.permission_error_paths));
         }
         last_permission_errors_ = result.permission_errors;
+      }
+      if (result.symlinks_skipped != last_symlinks_skipped_) {
+        if (result.symlinks_skipped > 0) {
+          spdlog::warn(
+              "scan skipped directory links out of the watch root count={} stage=watch "
+              "hint=pass --follow-symlinks to walk them",
+              result.symlinks_skipped);
+        }
+        last_symlinks_skipped_ = result.symlinks_skipped;
       }
       changed = true;
     }

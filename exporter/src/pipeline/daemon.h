@@ -53,7 +53,8 @@ struct DaemonOptions {
   std::vector<std::string> roots;
   bool use_inotify = true;
   std::chrono::milliseconds poll_interval{15'000};
-  std::string host_filter;  // resolved (not "auto")
+  std::string host_filter;       // resolved (not "auto")
+  bool follow_symlinks = false;  // walk directory links out of the roots
   window::AssemblerOptions assembler;
   int workers = 1;
   size_t queue_capacity = 0;  // 0: 2 x workers
@@ -129,6 +130,7 @@ class Daemon {
   std::map<snapshot::RunKey, uint64_t> exported_serial_;
   double last_scan_unix_ = 0;
   int64_t last_permission_errors_ = 0;
+  int64_t last_symlinks_skipped_ = 0;
   std::deque<window::WindowTask> queue_;
   std::condition_variable queue_cv_;
   int in_flight_ = 0;

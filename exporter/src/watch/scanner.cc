@@ -57,6 +57,7 @@ using Visited = std::set<std::pair<dev_t, ino_t>>;
 struct Entry {
   std::string name;
   bool is_dir = false;
+  bool is_link = false;
 };
 
 // An open directory stream, closed on scope exit (null: none).
@@ -89,10 +90,20 @@ class Walker {
     root_ = root;
     out_->roots.push_back(CheckRoot(root_in, root));
     if (out_->roots.back().condition != RootCondition::kOk) return;
+    std::error_code ec;
+    root_real_ = fs::canonical(root, ec).string();
     Walk(AT_FDCWD, root, root, fs::path(root).parent_path().filename().string(), 0);
   }
 
  private:
+  // True when the directory link at `path` resolves outside the root.
+  bool LeavesRoot(const std::string& path) const {
+    std::error_code ec;
+    const std::string target = fs::canonical(path, ec).string();
+    if (ec || root_real_.empty()) return true;
+    return target != root_real_ && !target.starts_with(root_real_ + "/");
+  }
+
   static RootStatus CheckRoot(const std::string& configured, const std::string& root) {
     RootStatus status{configured, RootCondition::kOk, 0};
     const int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -160,11 +171,18 @@ class Walker {
       std::string name = e->d_name;
       if (name == "." || name == "..") continue;
       bool is_dir = e->d_type == DT_DIR;
-      if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
+      bool is_link = e->d_type == DT_LNK;
+      if (e->d_type == DT_UNKNOWN) {
+        struct stat lst;
+        is_link =
+            fstatat(dir.fd(), name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+        is_dir = !is_link && fstatat(dir.fd(), name.c_str(), &lst, 0) == 0 && S_ISDIR(lst.st_mode);
+      }
+      if (is_link) {
         struct stat st;
         is_dir = fstatat(dir.fd(), name.c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode);
       }
-      entries.push_back({std::move(name), is_dir});
+      entries.push_back({std::move(name), is_dir, is_link});
     }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.name < b.name; });
@@ -189,9 +207,12 @@ class Walker {
                               [](const Entry& e) { return !e.is_dir && IsKinetoName(e.name); });
     if (kineto) ScanKinetoDir(d.fd(), dir, entries);
     for (const Entry& e : entries) {
-      if (e.is_dir && e.name.front() != '.') {
-        Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1);
+      if (!e.is_dir || e.name.front() == '.') continue;
+      if (e.is_link && !options_.follow_symlinks && LeavesRoot(dir + "/" + e.name)) {
+        ++out_->symlinks_skipped;
+        continue;
       }
+      Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1);
     }
   }
 
@@ -261,6 +282,7 @@ class Walker {
   const ScanOptions& options_;
   ScanResult* out_;
   std::string root_;
+  std::string root_real_;  // the root with every symlink resolved
   Visited visited_;
 };
 

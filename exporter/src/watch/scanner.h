@@ -21,6 +21,8 @@
 //      training_job = name of the run dir's parent, run = run dir's name.
 //
 // Robustness: directories are identified by dev+inode so symlink loops end;
+// directory symlinks leading out of the root are skipped unless
+// ScanOptions::follow_symlinks (file symlinks are read where they point);
 // unreadable directories are counted and skipped; hidden entries ('.x') are
 // not walked; depth is bounded.
 //
@@ -61,6 +63,10 @@ struct ScanOptions {
   // non-alphanumeric character or the end) are reported. Empty: all files.
   std::string host_filter;
   int max_depth = 16;
+  // Directory symlinks whose target lies outside the root they were found
+  // under are skipped (counted) unless this is set; a symlink at /usr must
+  // not make every poll walk /usr. Loops end either way (dev+inode).
+  bool follow_symlinks = false;
 };
 
 // What a watched root is at scan time. Anything but kOk means no file under
@@ -81,8 +87,9 @@ struct ScanResult {
   int64_t permission_errors = 0;       // directories or files we may not read
   // The first few of those, so a warning can name them.
   std::vector<std::string> permission_error_paths;
-  int64_t other_errors = 0;    // vanished mid-scan, I/O errors
-  int64_t filtered_files = 0;  // trace files skipped by the host filter
+  int64_t other_errors = 0;      // vanished mid-scan, I/O errors
+  int64_t filtered_files = 0;    // trace files skipped by the host filter
+  int64_t symlinks_skipped = 0;  // directory links leading out of their root
 };
 
 ScanResult Scan(const ScanOptions& options);

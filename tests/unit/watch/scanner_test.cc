@@ -123,7 +123,7 @@ TEST(ScannerTest, SymlinkLoopTerminates) {
 // to a directory elsewhere is walked under its link's path, files that are
 // symlinks are reported with their target's size, and a dangling link is
 // skipped without an error.
-TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowed) {
+TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowedWithFollowSymlinks) {
   TempDir tmp;
   const std::string root = tmp.Sub("root");
   const std::string elsewhere = tmp.Sub("elsewhere");
@@ -135,8 +135,10 @@ TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowed) {
   WriteFile(root + "/jobM" + ts + "/h0.trace.json.gz", "x");
   fs::create_symlink(elsewhere + "/data.gz", root + "/jobM" + ts + "/h1.trace.json.gz");
   fs::create_symlink(elsewhere + "/gone", root + "/jobM" + ts + "/h2.trace.json.gz");
-  ScanResult r = Scan(Roots(root));
+  ScanResult r = Scan(
+      ScanOptions{.roots = {root}, .host_filter = "", .max_depth = 16, .follow_symlinks = true});
   ASSERT_EQ(r.files.size(), 3u);
+  EXPECT_EQ(r.symlinks_skipped, 0);
   const FileObservation* linked = Find(r, "/jobL" + ts + "/h0.trace.json.gz");
   ASSERT_NE(linked, nullptr);
   EXPECT_EQ(linked->path, root + "/jobL" + ts + "/h0.trace.json.gz");
@@ -146,6 +148,24 @@ TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowed) {
   ASSERT_NE(file_link, nullptr);
   EXPECT_EQ(file_link->size, 3u);
   EXPECT_EQ(r.permission_errors + r.other_errors, 0);
+}
+
+// By default a directory link out of the root is not walked (a link to /usr
+// must not make every poll walk /usr); links inside the root are.
+TEST(ScannerTest, DirectoryLinksOutOfTheRootAreSkippedByDefault) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  const std::string ts = "/r/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  WriteFile(tmp.Sub("elsewhere/jobL") + ts + "/h0.trace.json.gz", "x");
+  WriteFile(root + "/jobA" + ts + "/h0.trace.json.gz", "x");
+  fs::create_directory_symlink(tmp.Sub("elsewhere/jobL"), root + "/jobL");
+  fs::create_directory_symlink(root + "/jobA", root + "/jobAlias");  // inside the root
+  fs::create_directory_symlink("/usr", root + "/usr");
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 1u);  // jobAlias is jobA again (same inode): walked once
+  EXPECT_EQ(r.files[0].labels.training_job, "jobA");
+  EXPECT_EQ(r.symlinks_skipped, 2);
+  for (const std::string& d : r.dirs) EXPECT_FALSE(d.starts_with(root + "/usr")) << d;
 }
 
 TEST(ScannerTest, UnreadableDirectoryIsCountedAndSkipped) {
