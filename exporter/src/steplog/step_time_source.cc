@@ -246,6 +246,18 @@ void StepTimeSource::AddStepLine(const StepLine& line, std::optional<TimePoint> 
     return;
   }
   ++step_lines_;
+  // Training restarted from an earlier checkpoint without a new config dump
+  // (or the log was truncated and rewritten): the series start again, so the
+  // step gauges follow the new run instead of freezing at the old highest
+  // step. Nodes of one job may report a step a little out of order; that is
+  // not a restart.
+  if (!steps_.empty() && line.step + kRestartBackSteps < steps_.rbegin()->first) {
+    steps_.clear();
+    last_step_time_.reset();
+    steps_seen_in_segment_ = false;
+    config_seen_in_segment_ = true;  // the new segment starts at this step
+    ++restarts_;
+  }
   if (!steps_seen_in_segment_) {
     steps_seen_in_segment_ = true;
     // A config dump precedes a run's first step line; without one the log is

@@ -117,6 +117,11 @@ class StepTimeSource {
   std::optional<double> steady_step_seconds() const;
   size_t steady_step_count() const;
 
+  // A step more than this far below the latest starts the series anew.
+  static constexpr int64_t kRestartBackSteps = 10;
+  // Times the series started anew because the steps went backwards.
+  uint64_t restarts() const { return restarts_; }
+
   uint64_t parse_errors() const { return parse_errors_; }
   uint64_t step_lines() const { return step_lines_; }
 
@@ -164,6 +169,7 @@ class StepTimeSource {
   std::optional<TimePoint> last_step_time_;
   uint64_t parse_errors_ = 0;
   uint64_t step_lines_ = 0;
+  uint64_t restarts_ = 0;
   std::vector<std::string> warnings_;
   std::set<std::string> warned_;
 };

@@ -328,9 +328,12 @@ TEST(StepTimeSourceTest, RetainsBoundedNumberOfSteps) {
   ASSERT_EQ(steps.size(), 50u);
   EXPECT_EQ(steps.front().step, 950);
   EXPECT_EQ(steps.back().step, 999);
-  s.AddLine(Step(3, 99.0));  // forgotten long ago: ignored
-  EXPECT_EQ(s.Steps().front().step, 950);
   EXPECT_DOUBLE_EQ(*s.steady_step_seconds(), 1.5);
+  // Far below the retained steps is a restart (issue 23: it used to be
+  // ignored, which froze the gauges), not an old line.
+  s.AddLine(Step(3, 99.0));
+  EXPECT_EQ(s.last_step(), 3);
+  EXPECT_EQ(s.Steps().size(), 1u);
 }
 
 TEST(StepKindTest, NamesAreStable) {
@@ -338,6 +341,32 @@ TEST(StepKindTest, NamesAreStable) {
   EXPECT_EQ(StepKindName(StepKind::kProfiled), "profiled");
   EXPECT_EQ(StepKindName(StepKind::kWriteBack), "write_back");
   EXPECT_EQ(StepKindName(StepKind::kSteady), "steady");
+}
+
+// A training job restarted from an earlier checkpoint (no new config dump):
+// the step gauges follow the new run instead of freezing at the old highest
+// step, and the steady median uses the new run's steps only.
+TEST(StepTimeSourceTest, StepsGoingBackwardsStartTheSeriesAgain) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  for (int64_t step = 0; step <= 200; ++step) s.AddLine(Step(step, 0.5));
+  ASSERT_EQ(s.last_step(), 200);
+  for (int64_t step = 100; step <= 160; ++step) s.AddLine(Step(step, 0.9));
+  EXPECT_EQ(s.last_step(), 160);
+  EXPECT_DOUBLE_EQ(*s.last_step_seconds(), 0.9);
+  ASSERT_TRUE(s.steady_step_seconds().has_value());
+  EXPECT_DOUBLE_EQ(*s.steady_step_seconds(), 0.9);
+  EXPECT_EQ(s.restarts(), 1u);
+  EXPECT_EQ(s.run_start_step(), 100);
+}
+
+TEST(StepTimeSourceTest, NodesReportingAStepLateIsNotARestart) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  for (int64_t step = 0; step <= 50; ++step) s.AddLine(Step(step, 0.5, "[node0] "));
+  s.AddLine(Step(45, 0.6, "[node1] "));  // a slow node catching up
+  EXPECT_EQ(s.last_step(), 50);
+  EXPECT_EQ(s.restarts(), 0u);
 }
 
 }  // namespace
