@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <set>
 #include <thread>
 
@@ -44,6 +45,10 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--window-timeout", f.window_timeout,
                  "Analyse a window short of its expectation after this long, flagged incomplete")
+      ->capture_default_str();
+  app.add_option("--future-tolerance", f.future_tolerance,
+                 "Skip <ts> dirs dated further than this ahead of the wall clock (clock skew, "
+                 "copied trees) until the clock catches up")
       ->capture_default_str();
   app.add_option("--max-retries", f.max_retries, "Tries before a failing file is given up")
       ->check(CLI::PositiveNumber)
@@ -235,6 +240,16 @@ void UseBundledDemo(const std::string& demo_dir, const ServeFlags& flags,
   }
 }
 
+// <ts> names are wall-clock times, written in UTC or in the writer's local
+// time: this host's local offset, when ahead of UTC, widens "now" for the
+// future-dated check so local-time names are not taken for future ones.
+std::chrono::seconds LocalTimeAheadOfUtc() {
+  const time_t now = time(nullptr);
+  tm local{};
+  localtime_r(&now, &local);
+  return std::chrono::seconds(std::max<long>(0, local.tm_gmtoff));
+}
+
 Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   pipeline::DaemonOptions o;
   auto dur = [](const char* flag, const std::string& text) -> Result<std::chrono::milliseconds> {
@@ -251,6 +266,8 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   if (!skew) return tl::unexpected(skew.error());
   auto settle = dur("--settle", f.settle);
   if (!settle) return tl::unexpected(settle.error());
+  auto future = dur("--future-tolerance", f.future_tolerance);
+  if (!future) return tl::unexpected(future.error());
   auto timeout = dur("--window-timeout", f.window_timeout);
   if (!timeout) return tl::unexpected(timeout.error());
   auto retention = dur("--retention", f.retention);
@@ -271,6 +288,8 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.assembler.skew = std::chrono::duration_cast<std::chrono::seconds>(*skew);
   o.assembler.settle = *settle;
   o.assembler.window_timeout = *timeout;
+  o.assembler.future_tolerance = *future;
+  o.assembler.wall_clock_ahead = LocalTimeAheadOfUtc();
   o.assembler.expected_files = f.expected_files;
   o.assembler.expected_gpus = f.expected_gpus;
   o.assembler.max_retries = f.max_retries;

@@ -65,6 +65,11 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   analyzed_ok_ = &analyzed.Add({{"result", "ok"}});
   analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
   analyzed_error_ = &analyzed.Add({{"result", "error"}});
+  future_dirs_total_ = &prometheus::BuildCounter()
+                            .Name("profwatch_future_dirs_skipped_total")
+                            .Help(HelpOf("profwatch_future_dirs_skipped_total"))
+                            .Register(*registry_)
+                            .Add({});
   state_save_errors_ = &prometheus::BuildCounter()
                             .Name("profwatch_state_save_errors_total")
                             .Help(HelpOf("profwatch_state_save_errors_total"))
@@ -255,7 +260,14 @@ void Daemon::ScanLoop() {
       now = clock_.Now();
       last_scan = now;
       std::lock_guard<std::mutex> lock(mu_);
-      assembler_.ObserveScan(result.files, now);
+      for (const std::string& dir : assembler_.ObserveScan(result.files, now)) {
+        future_dirs_total_->Increment();
+        spdlog::warn(
+            "profile dir dated in the future skipped path={} stage=window "
+            "hint=clock skew or a copied tree; it is analysed once the clock reaches it "
+            "(--future-tolerance)",
+            dir);
+      }
       ReportRootsLocked(result);
       last_scan_unix_ = ToUnixSeconds(now);
       if (result.permission_errors != last_permission_errors_) {

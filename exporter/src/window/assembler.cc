@@ -34,13 +34,27 @@ std::vector<FileFingerprint> Assembler::Fingerprints(const Tracked& t) const {
   return out;
 }
 
-void Assembler::ObserveScan(const std::vector<watch::FileObservation>& files, TimePoint now) {
+std::vector<std::string> Assembler::ObserveScan(const std::vector<watch::FileObservation>& files,
+                                                TimePoint now) {
   last_scan_ = now;
   for (auto& [serial, t] : tracked_) t.seen_in_last_scan = false;
 
-  // run_dir -> observations
+  // run_dir -> observations, future-dated <ts> dirs left out
+  const double latest_ok = ToUnixSeconds(now) + Seconds(options_.wall_clock_ahead).count() +
+                           Seconds(options_.future_tolerance).count();
+  std::vector<std::string> new_future;
+  std::set<std::string> future_now;
   std::map<std::string, std::vector<const watch::FileObservation*>> by_run;
-  for (const watch::FileObservation& o : files) by_run[o.run_dir].push_back(&o);
+  for (const watch::FileObservation& o : files) {
+    if (static_cast<double>(o.group_time) > latest_ok) {
+      future_now.insert(o.group_dir);
+      if (future_dirs_.insert(o.group_dir).second) new_future.push_back(o.group_dir);
+      continue;
+    }
+    by_run[o.run_dir].push_back(&o);
+  }
+  // A dir that is no longer future (or gone) may be reported again later.
+  std::erase_if(future_dirs_, [&](const std::string& d) { return future_now.count(d) == 0; });
 
   for (auto& [run_dir, obs] : by_run) {
     std::map<std::string, TimestampDir> dirs;
@@ -188,6 +202,7 @@ void Assembler::ObserveScan(const std::vector<watch::FileObservation>& files, Ti
       ++it;
     }
   }
+  return new_future;
 }
 
 int Assembler::ExpectedFiles(const Tracked& t) const {

@@ -64,6 +64,12 @@ struct AssemblerOptions {
   int max_retries = 5;
   std::chrono::milliseconds retention{24LL * 3600 * 1000};
   std::chrono::milliseconds max_backoff{300'000};
+  // <ts> dirs dated more than this ahead of the wall clock are skipped until
+  // the clock catches up (one host's clock skew or a copied tree must not
+  // become the latest window and hide the real ones).
+  std::chrono::milliseconds future_tolerance{3'600'000};
+  // How far the wall clock <ts> names may use (local time) is ahead of UTC.
+  std::chrono::seconds wall_clock_ahead{0};
 };
 
 struct RunId {
@@ -161,8 +167,10 @@ class Assembler {
   void Restore(const std::vector<AnalysedWindow>& windows);
 
   // A complete scan of all roots taken at `now`. Files absent from it are
-  // gone (their windows are forgotten unless in flight).
-  void ObserveScan(const std::vector<watch::FileObservation>& files, TimePoint now);
+  // gone (their windows are forgotten unless in flight). Returns the <ts>
+  // dirs newly skipped as future-dated (each reported once).
+  std::vector<std::string> ObserveScan(const std::vector<watch::FileObservation>& files,
+                                       TimePoint now);
 
   // Windows ready at `now`, oldest ready first, at most `max`; they become
   // in flight until OnAnalyzed().
@@ -244,6 +252,7 @@ class Assembler {
   std::map<uint64_t, Tracked> tracked_;
   std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
   std::map<RunId, double> gpus_per_file_;
+  std::set<std::string> future_dirs_;  // reported future-dated <ts> dirs
   TimePoint last_scan_{};
 };
 

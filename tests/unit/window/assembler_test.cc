@@ -23,6 +23,8 @@ class AssemblerTest : public ::testing::Test {
     options_.window_timeout = minutes(10);
     options_.skew = seconds(120);
     options_.retention = std::chrono::hours(24);
+    // The fake clock starts in 2020, the <ts> dirs in 2024.
+    options_.future_tolerance = std::chrono::hours(24 * 365 * 10);
   }
 
   static std::string Ts(int64_t t) {
@@ -675,6 +677,39 @@ TEST_F(FaultPolicyTest, AnUnreadableFileIsRetriedOnLaterPollsUntilItReads) {
   EXPECT_TRUE(ok.publish);
   EXPECT_FALSE(ok.incomplete);
   EXPECT_TRUE(Step(a, minutes(30)).empty());  // read: no more retries
+}
+
+TEST_F(FaultPolicyTest, AFutureDatedDirIsSkippedUntilTheClockReachesIt) {
+  options_.future_tolerance = std::chrono::hours(1);
+  // The clock at the <ts> base time (Ts(0)).
+  clock_.Set(TimePoint{} + seconds(*watch::ParseTimestampDirName(Ts(0))));
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);         // now
+  Put("r", 3 * 3600, "h0.trace.json.gz", 100);  // 3 h ahead: skew
+  std::vector<std::string> skipped = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_TRUE(skipped[0].ends_with(Ts(3 * 3600))) << skipped[0];
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).empty());  // reported once
+  // The real window is the run's newest and is analysed.
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(0));
+  a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  // Once the clock reaches it (within the tolerance) it is a window again.
+  clock_.Advance(std::chrono::hours(2) + seconds(1));
+  Step(a, seconds(0));
+  auto later = Step(a, seconds(10));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].window_id, Ts(3 * 3600));
+}
+
+TEST_F(FaultPolicyTest, LocalTimeNamesAheadOfUtcAreNotFutureDated) {
+  options_.future_tolerance = std::chrono::hours(1);
+  options_.wall_clock_ahead = std::chrono::hours(9);  // the host runs at UTC+9
+  clock_.Set(TimePoint{} + seconds(*watch::ParseTimestampDirName(Ts(0))));
+  Assembler a(options_);
+  Put("r", 9 * 3600, "h0.trace.json.gz", 100);  // named in local time
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).empty());
 }
 
 }  // namespace
