@@ -65,6 +65,11 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   analyzed_ok_ = &analyzed.Add({{"result", "ok"}});
   analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
   analyzed_error_ = &analyzed.Add({{"result", "error"}});
+  run_clashes_total_ = &prometheus::BuildCounter()
+                            .Name("profwatch_run_label_clashes_total")
+                            .Help(HelpOf("profwatch_run_label_clashes_total"))
+                            .Register(*registry_)
+                            .Add({});
   future_dirs_total_ = &prometheus::BuildCounter()
                             .Name("profwatch_future_dirs_skipped_total")
                             .Help(HelpOf("profwatch_future_dirs_skipped_total"))
@@ -260,13 +265,22 @@ void Daemon::ScanLoop() {
       now = clock_.Now();
       last_scan = now;
       std::lock_guard<std::mutex> lock(mu_);
-      for (const std::string& dir : assembler_.ObserveScan(result.files, now)) {
+      const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
+      for (const std::string& dir : notes.future_dirs) {
         future_dirs_total_->Increment();
         spdlog::warn(
             "profile dir dated in the future skipped path={} stage=window "
             "hint=clock skew or a copied tree; it is analysed once the clock reaches it "
             "(--future-tolerance)",
             dir);
+      }
+      for (const window::Assembler::RunClash& c : notes.clashes) {
+        run_clashes_total_->Increment();
+        spdlog::error(
+            "two run dirs have the same labels, the second is not analysed training_job={} "
+            "run={} kept={} path={} stage=window hint=watch them under roots that give "
+            "distinct job names",
+            c.run.training_job, c.run.run, c.kept_dir, c.skipped_dir);
       }
       ReportRootsLocked(result);
       last_scan_unix_ = ToUnixSeconds(now);

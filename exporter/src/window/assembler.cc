@@ -34,27 +34,46 @@ std::vector<FileFingerprint> Assembler::Fingerprints(const Tracked& t) const {
   return out;
 }
 
-std::vector<std::string> Assembler::ObserveScan(const std::vector<watch::FileObservation>& files,
-                                                TimePoint now) {
+Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObservation>& files,
+                                            TimePoint now) {
+  ScanNotes notes;
   last_scan_ = now;
   for (auto& [serial, t] : tracked_) t.seen_in_last_scan = false;
 
   // run_dir -> observations, future-dated <ts> dirs left out
   const double latest_ok = ToUnixSeconds(now) + Seconds(options_.wall_clock_ahead).count() +
                            Seconds(options_.future_tolerance).count();
-  std::vector<std::string> new_future;
   std::set<std::string> future_now;
   std::map<std::string, std::vector<const watch::FileObservation*>> by_run;
   for (const watch::FileObservation& o : files) {
     if (static_cast<double>(o.group_time) > latest_ok) {
       future_now.insert(o.group_dir);
-      if (future_dirs_.insert(o.group_dir).second) new_future.push_back(o.group_dir);
+      if (future_dirs_.insert(o.group_dir).second) notes.future_dirs.push_back(o.group_dir);
       continue;
     }
     by_run[o.run_dir].push_back(&o);
   }
   // A dir that is no longer future (or gone) may be reported again later.
   std::erase_if(future_dirs_, [&](const std::string& d) { return future_now.count(d) == 0; });
+
+  // One run dir per (training_job, run): series of two would overwrite each
+  // other. by_run is ordered, so the lexically first dir keeps the run.
+  std::map<RunId, std::string> owner;
+  std::set<std::string> clashed_now;
+  for (auto it = by_run.begin(); it != by_run.end();) {
+    const watch::RunLabels& l = it->second.front()->labels;
+    auto [own, fresh] = owner.emplace(RunId{l.training_job, l.run}, it->first);
+    if (fresh) {
+      ++it;
+      continue;
+    }
+    clashed_now.insert(it->first);
+    if (clashed_dirs_.insert(it->first).second) {
+      notes.clashes.push_back({own->first, own->second, it->first});
+    }
+    it = by_run.erase(it);
+  }
+  std::erase_if(clashed_dirs_, [&](const std::string& d) { return clashed_now.count(d) == 0; });
 
   for (auto& [run_dir, obs] : by_run) {
     std::map<std::string, TimestampDir> dirs;
@@ -202,7 +221,7 @@ std::vector<std::string> Assembler::ObserveScan(const std::vector<watch::FileObs
       ++it;
     }
   }
-  return new_future;
+  return notes;
 }
 
 int Assembler::ExpectedFiles(const Tracked& t) const {

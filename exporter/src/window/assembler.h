@@ -166,11 +166,22 @@ class Assembler {
   // files are seen unchanged they are not analysed again.
   void Restore(const std::vector<AnalysedWindow>& windows);
 
+  // What a scan skipped, each reported once: <ts> dirs dated in the future,
+  // and run dirs whose (training_job, run) another run dir already has (two
+  // roots labelling two runs alike; the lexically first dir is kept).
+  struct RunClash {
+    RunId run;
+    std::string kept_dir;
+    std::string skipped_dir;
+  };
+  struct ScanNotes {
+    std::vector<std::string> future_dirs;
+    std::vector<RunClash> clashes;
+  };
+
   // A complete scan of all roots taken at `now`. Files absent from it are
-  // gone (their windows are forgotten unless in flight). Returns the <ts>
-  // dirs newly skipped as future-dated (each reported once).
-  std::vector<std::string> ObserveScan(const std::vector<watch::FileObservation>& files,
-                                       TimePoint now);
+  // gone (their windows are forgotten unless in flight).
+  ScanNotes ObserveScan(const std::vector<watch::FileObservation>& files, TimePoint now);
 
   // Windows ready at `now`, oldest ready first, at most `max`; they become
   // in flight until OnAnalyzed().
@@ -252,7 +263,8 @@ class Assembler {
   std::map<uint64_t, Tracked> tracked_;
   std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
   std::map<RunId, double> gpus_per_file_;
-  std::set<std::string> future_dirs_;  // reported future-dated <ts> dirs
+  std::set<std::string> future_dirs_;   // reported future-dated <ts> dirs
+  std::set<std::string> clashed_dirs_;  // reported run dirs skipped for a clash
   TimePoint last_scan_{};
 };
 

@@ -686,10 +686,10 @@ TEST_F(FaultPolicyTest, AFutureDatedDirIsSkippedUntilTheClockReachesIt) {
   Assembler a(options_);
   Put("r", 0, "h0.trace.json.gz", 100);         // now
   Put("r", 3 * 3600, "h0.trace.json.gz", 100);  // 3 h ahead: skew
-  std::vector<std::string> skipped = a.ObserveScan(files_, clock_.Now());
+  std::vector<std::string> skipped = a.ObserveScan(files_, clock_.Now()).future_dirs;
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_TRUE(skipped[0].ends_with(Ts(3 * 3600))) << skipped[0];
-  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).empty());  // reported once
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).future_dirs.empty());  // reported once
   // The real window is the run's newest and is analysed.
   auto tasks = Step(a, seconds(10));
   ASSERT_EQ(tasks.size(), 1u);
@@ -709,7 +709,30 @@ TEST_F(FaultPolicyTest, LocalTimeNamesAheadOfUtcAreNotFutureDated) {
   clock_.Set(TimePoint{} + seconds(*watch::ParseTimestampDirName(Ts(0))));
   Assembler a(options_);
   Put("r", 9 * 3600, "h0.trace.json.gz", 100);  // named in local time
-  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).empty());
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).future_dirs.empty());
+}
+
+// Two roots whose layouts give two run dirs the same (training_job, run):
+// their series would overwrite each other. The first dir keeps the run, the
+// other is reported once and not analysed.
+TEST_F(FaultPolicyTest, TwoRunDirsWithTheSameLabelsDoNotShareSeries) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);  // /jobs/j/r, labels j/r
+  watch::FileObservation other = files_.back();
+  other.path = "/mnt/other/j/r/tensorboard/plugins/profile/" + Ts(0) + "/h0.trace.json.gz";
+  other.dir = other.group_dir = "/mnt/other/j/r/tensorboard/plugins/profile/" + Ts(0);
+  other.run_dir = "/mnt/other/j/r";
+  other.ino = 999;
+  files_.push_back(other);
+  Assembler::ScanNotes notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.clashes.size(), 1u);
+  EXPECT_EQ(notes.clashes[0].run.training_job, "j");
+  EXPECT_EQ(notes.clashes[0].kept_dir, "/jobs/j/r");
+  EXPECT_EQ(notes.clashes[0].skipped_dir, "/mnt/other/j/r");
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).clashes.empty());  // reported once
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].run_dir, "/jobs/j/r");
 }
 
 }  // namespace
