@@ -40,15 +40,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-std::string CutUtf8(std::string s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t n = max_bytes;
-  // Step back over continuation bytes (10xxxxxx) to a character boundary.
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  s.resize(n);
-  return s;
-}
-
 // Appends the name without template arguments and parameter list to `out`;
 // false when the brackets do not balance.
 bool Shorten(std::string_view s, std::string* out) {
@@ -97,6 +88,15 @@ std::string ShortKernelName(std::string_view name) {
     return CutUtf8(std::string(name), kMaxKernelLabelBytes);
   }
   return CutUtf8(std::string(Trim(shortened)), kMaxKernelLabelBytes);
+}
+
+std::string CutUtf8(std::string s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t n = max_bytes;
+  // Step back over continuation bytes (10xxxxxx) to a character boundary.
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  s.resize(n);
+  return s;
 }
 
 }  // namespace profwatch::expose

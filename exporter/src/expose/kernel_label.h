@@ -26,4 +26,7 @@ inline constexpr size_t kMaxKernelLabelBytes = 128;
 // same value are one series: the caller sums them.
 std::string ShortKernelName(std::string_view name);
 
+// `s` cut to at most `max_bytes` on a UTF-8 character boundary.
+std::string CutUtf8(std::string s, size_t max_bytes);
+
 }  // namespace profwatch::expose

@@ -70,6 +70,8 @@ class Builder {
     f->metric.push_back(std::move(m));
   }
 
+  int64_t capped() const { return capped_; }
+
   std::vector<prometheus::MetricFamily> Finish() && {
     if (repaired_) DropDuplicateSeries();
     std::vector<prometheus::MetricFamily> out;
@@ -92,9 +94,16 @@ class Builder {
     return nullptr;
   }
 
+  // Valid UTF-8, at most kMaxLabelValueBytes (a 100,000-byte directory
+  // name must not reach Prometheus whole); shortened values are counted.
   std::string Repaired(std::string_view v) {
     std::string out;
     if (ValidUtf8Into(v, out)) repaired_ = true;
+    if (out.size() > kMaxLabelValueBytes) {
+      out = CutUtf8(std::move(out), kMaxLabelValueBytes);
+      repaired_ = true;  // two long values may now be one
+      ++capped_;
+    }
     return out;
   }
 
@@ -123,7 +132,8 @@ class Builder {
 
   std::vector<prometheus::MetricFamily> families_;
   size_t last_ = 0;        // index of the family Find() returned last
-  bool repaired_ = false;  // some label value had bad UTF-8 replaced
+  bool repaired_ = false;  // some label value had bad UTF-8 replaced or was cut
+  int64_t capped_ = 0;     // label values cut to kMaxLabelValueBytes
   std::string job_, run_;
   bool per_run_ = false;
 };
@@ -314,6 +324,8 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
     AddStep(rs, b);
     AddTraining(rs.training, b);
   }
+  b.SetRun(nullptr);
+  b.Add("profwatch_label_values_capped", static_cast<double>(b.capped()));
   return std::move(b).Finish();
 }
 

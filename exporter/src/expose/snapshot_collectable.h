@@ -36,6 +36,10 @@ BuildInfo DefaultBuildInfo();
 // then the metric's own labels. Label values that are not valid UTF-8 (kernel
 // or directory names) get each bad byte replaced by U+FFFD, because the text
 // format requires UTF-8; escaping is left to the serializer.
+// Longest label value in bytes; longer ones are cut (on a UTF-8 boundary)
+// and counted in profwatch_label_values_capped.
+inline constexpr size_t kMaxLabelValueBytes = 256;
+
 std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
                                                      const BuildInfo& build);
 

@@ -339,7 +339,33 @@ TEST(SnapshotCollectableTest, EmptySnapshotExportsOnlySelfMetrics) {
   std::vector<std::string> names;
   for (const auto& f : c.Collect()) names.push_back(f.name);
   // No last scan yet: no 1970 timestamp.
-  EXPECT_EQ(names, (std::vector<std::string>{"profwatch_build_info", "profwatch_pending_windows"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"profwatch_build_info", "profwatch_pending_windows",
+                                             "profwatch_label_values_capped"}));
+}
+
+// A 100,000-byte run name (a runaway directory name) is cut to the label
+// bound on a UTF-8 boundary, and the cut is counted.
+TEST(SnapshotCollectableTest, LongLabelValuesAreCutAndCounted) {
+  snapshot::Snapshot s;
+  snapshot::RunState rs;
+  rs.key = {"job", std::string(99'999, 'r') + "\xC3\xA9"};
+  rs.training.last_step = 7;
+  s.runs.emplace(rs.key, rs);
+  const Families f = RenderSnapshot(s, kTestBuild);
+  bool found = false;
+  for (const auto& fam : f) {
+    if (fam.name != "profwatch_training_step") continue;
+    for (const auto& m : fam.metric) {
+      for (const auto& l : m.label) {
+        if (l.name != "run") continue;
+        found = true;
+        EXPECT_LE(l.value.size(), kMaxLabelValueBytes);
+        EXPECT_EQ(l.value, std::string(kMaxLabelValueBytes, 'r'));
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_GE(Value(f, "profwatch_label_values_capped", {}), 1);
 }
 
 TEST(SnapshotCollectableTest, DefaultBuildInfoComesFromTheBuild) {
