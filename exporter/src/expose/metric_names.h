@@ -81,7 +81,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
     {"profwatch_pending_windows", MetricType::kGauge, "Windows waiting for completeness or for a worker.", {}, false},
     {"profwatch_scans_total", MetricType::kCounter, "Full scans of the watched roots: at start, every poll interval, on change hints and when a window's settle time ends.", {}, false},
-    {"profwatch_label_values_capped", MetricType::kGauge, "Label values cut to 256 bytes in this exposition (per series; 0 normally).", {}, false},
+    {"profwatch_label_values_rewritten", MetricType::kGauge, "Label values rewritten in this exposition, per series, by reason: invalid_utf8 (bad bytes replaced by U+FFFD), too_long (cut to 256 bytes). 0 normally.", {"reason"}, false},
     {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},
     {"profwatch_watch_root_readable", MetricType::kGauge, "1 when the watched root exists and is a readable directory, 0 while it cannot be walked (missing, unreadable, not a directory).", {"root"}, false},
     {"profwatch_run_label_clashes_total", MetricType::kCounter, "Run dirs not analysed because another run dir (under another root) has the same training_job and run (each counted once; the log names both).", {}, false},

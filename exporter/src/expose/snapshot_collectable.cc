@@ -71,6 +71,7 @@ class Builder {
   }
 
   int64_t capped() const { return capped_; }
+  int64_t invalid_utf8() const { return invalid_utf8_; }
 
   std::vector<prometheus::MetricFamily> Finish() && {
     if (repaired_) DropDuplicateSeries();
@@ -98,7 +99,10 @@ class Builder {
   // name must not reach Prometheus whole); shortened values are counted.
   std::string Repaired(std::string_view v) {
     std::string out;
-    if (ValidUtf8Into(v, out)) repaired_ = true;
+    if (ValidUtf8Into(v, out)) {
+      repaired_ = true;
+      ++invalid_utf8_;
+    }
     if (out.size() > kMaxLabelValueBytes) {
       out = CutUtf8(std::move(out), kMaxLabelValueBytes);
       repaired_ = true;  // two long values may now be one
@@ -131,9 +135,10 @@ class Builder {
   }
 
   std::vector<prometheus::MetricFamily> families_;
-  size_t last_ = 0;        // index of the family Find() returned last
-  bool repaired_ = false;  // some label value had bad UTF-8 replaced or was cut
-  int64_t capped_ = 0;     // label values cut to kMaxLabelValueBytes
+  size_t last_ = 0;           // index of the family Find() returned last
+  bool repaired_ = false;     // some label value had bad UTF-8 replaced or was cut
+  int64_t capped_ = 0;        // label values cut to kMaxLabelValueBytes
+  int64_t invalid_utf8_ = 0;  // label values whose bad UTF-8 was replaced
   std::string job_, run_;
   bool per_run_ = false;
 };
@@ -325,7 +330,10 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
     AddTraining(rs.training, b);
   }
   b.SetRun(nullptr);
-  b.Add("profwatch_label_values_capped", static_cast<double>(b.capped()));
+  const double too_long = static_cast<double>(b.capped());
+  const double invalid = static_cast<double>(b.invalid_utf8());
+  b.Add("profwatch_label_values_rewritten", invalid, {{"reason", "invalid_utf8"}});
+  b.Add("profwatch_label_values_rewritten", too_long, {{"reason", "too_long"}});
   return std::move(b).Finish();
 }
 

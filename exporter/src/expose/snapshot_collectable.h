@@ -37,7 +37,7 @@ BuildInfo DefaultBuildInfo();
 // or directory names) get each bad byte replaced by U+FFFD, because the text
 // format requires UTF-8; escaping is left to the serializer.
 // Longest label value in bytes; longer ones are cut (on a UTF-8 boundary)
-// and counted in profwatch_label_values_capped.
+// and counted in profwatch_label_values_rewritten{reason="too_long"}.
 inline constexpr size_t kMaxLabelValueBytes = 256;
 
 std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,

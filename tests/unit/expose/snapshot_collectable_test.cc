@@ -340,7 +340,7 @@ TEST(SnapshotCollectableTest, EmptySnapshotExportsOnlySelfMetrics) {
   for (const auto& f : c.Collect()) names.push_back(f.name);
   // No last scan yet: no 1970 timestamp.
   EXPECT_EQ(names, (std::vector<std::string>{"profwatch_build_info", "profwatch_pending_windows",
-                                             "profwatch_label_values_capped"}));
+                                             "profwatch_label_values_rewritten"}));
 }
 
 // A 100,000-byte run name (a runaway directory name) is cut to the label
@@ -365,7 +365,8 @@ TEST(SnapshotCollectableTest, LongLabelValuesAreCutAndCounted) {
     }
   }
   EXPECT_TRUE(found);
-  EXPECT_GE(Value(f, "profwatch_label_values_capped", {}), 1);
+  EXPECT_GE(Value(f, "profwatch_label_values_rewritten", {{"reason", "too_long"}}), 1);
+  EXPECT_EQ(Value(f, "profwatch_label_values_rewritten", {{"reason", "invalid_utf8"}}), 0);
 }
 
 TEST(SnapshotCollectableTest, DefaultBuildInfoComesFromTheBuild) {
@@ -425,6 +426,8 @@ TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) 
   const Families f = RenderWithTopKernelNames("k\xff", "k\xfe");
   // The first (largest) kernel keeps the series.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
+  // The rewrites are counted, not silent.
+  EXPECT_GE(Value(f, "profwatch_label_values_rewritten", {{"reason", "invalid_utf8"}}), 2);
 }
 
 TEST(SnapshotCollectableTest, RepairedNameCollidingWithAValidOneKeepsTheFirst) {
