@@ -195,6 +195,8 @@ class KubernetesTest(unittest.TestCase):
                          where)
         self.assertEqual(c["livenessProbe"]["httpGet"], {"path": "/-/healthy", "port": "metrics"},
                          where)
+        self.assertEqual(c["startupProbe"]["httpGet"], {"path": "/-/ready", "port": "metrics"},
+                         where)
         return ports["metrics"]
 
     def mount(self, container, volume):
@@ -506,6 +508,9 @@ class DockerfileTest(unittest.TestCase):
         self.assertEqual(copies, ["/out/usr/ /usr/"])
         self.assertEqual(re.findall(r"(?m)^ENTRYPOINT (.+)$", runtime), ['["/usr/bin/profwatch"]'])
         self.assertEqual(re.findall(r"(?m)^CMD (.+)$", runtime), ['["serve"]'])
+        # the health check probes the liveness endpoint with a tool it installs
+        self.assertRegex(runtime, r"HEALTHCHECK .*\\\n\s+CMD curl -fsS http://127.0.0.1:19474/-/healthy")
+        self.assertRegex(runtime, r"--no-install-recommends[^&]*\bcurl\b")
         self.assertNotIn("profwatch-serve", text)
         install_rules = read(os.path.join(ROOT, "tools", "tracegen", "CMakeLists.txt"))
         self.assertRegex(install_rules, r"install\(DIRECTORY \$\{PROFWATCH_DEMO_DIR\}/ DESTINATION "
