@@ -489,7 +489,11 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
     impl_->OnMetadata(e);
     return;
   }
-  if (e.ph != 'X' || !e.has_name || e.name.empty()) return;
+  if (e.ph != 'X') return;
+  if (!e.has_name || e.name.empty()) {
+    ++impl_->drops["empty_name"];  // counted: a kernel must not vanish silently
+    return;
+  }
   if (!e.cat.empty()) {
     impl_->saw_cat = true;
     impl_->OnKineto(e);

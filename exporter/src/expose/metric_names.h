@@ -36,6 +36,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_timestamp_dirs", MetricType::kGauge, "Profile <ts> directories merged into the latest window.", {}, true},
     {"profwatch_window_profile_steps", MetricType::kGauge, "Profiled steps the window covers (the per-step divisor).", {}, true},
     {"profwatch_window_events", MetricType::kGauge, "Trace events parsed in the latest window.", {}, true},
+    {"profwatch_window_dropped_events", MetricType::kGauge, "Trace events of the latest window that were dropped, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...); only reasons that occurred.", {"reason"}, true},
     {"profwatch_window_truncated", MetricType::kGauge, "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true},
     {"profwatch_window_incomplete", MetricType::kGauge, "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true},
     {"profwatch_window_info", MetricType::kGauge, "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true},

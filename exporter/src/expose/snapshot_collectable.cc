@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <map>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
@@ -183,6 +184,13 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
   b.Add("profwatch_window_profile_steps", st.profile_steps);
   b.Add("profwatch_window_events", static_cast<double>(st.events));
   b.Add("profwatch_window_truncated", Bool(st.truncated));
+  std::map<std::string, uint64_t> dropped;
+  for (const auto& f : st.files) {
+    for (const auto& [reason, n] : f.drops) dropped[reason] += n;
+  }
+  for (const auto& [reason, n] : dropped) {
+    b.Add("profwatch_window_dropped_events", static_cast<double>(n), {{"reason", reason}});
+  }
   b.Add("profwatch_window_incomplete", Bool(rs.incomplete));
   b.Add("profwatch_window_info", 1.0,
         {{"launcher_mode", aggregate::LauncherModeName(st.launcher_mode)},

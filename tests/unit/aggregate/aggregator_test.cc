@@ -316,6 +316,21 @@ TEST(FileAggregatorTest, BadDurationsAndMissingTimestampsAreDroppedAndCounted) {
   EXPECT_EQ(w.files[0].drops.at("bad_json"), 2u);  // parser drops carried over
 }
 
+// A kernel event without a name cannot be classified: it is dropped, and
+// counted (it used to vanish without a trace).
+TEST(FileAggregatorTest, KernelEventsWithoutANameAreCountedAsDropped) {
+  FileSpec f{"n.json", OneGpu(), {}, false};
+  f.events.push_back(Jx(1, 1, "", 0, 10));
+  TraceEvent unnamed = Jx(1, 1, "x.kd", 20, 10);
+  unnamed.has_name = false;
+  f.events.push_back(unnamed);
+  f.events.push_back(Jx(1, 1, "ok.kd", 40, 10));
+  WindowStats w = Aggregate({f}, *Builtin("drill"));
+  ASSERT_EQ(w.gpus(), 1);
+  EXPECT_EQ(w.devices[0].kernels, 1);
+  EXPECT_EQ(w.files[0].drops.at("empty_name"), 2u);
+}
+
 TEST(FileAggregatorTest, ExposedCommIsCommNotCoveredByCompute) {
   FileSpec f{"c.json", OneGpu(), {}, false};
   f.events.push_back(Jx(1, 1, "Cijk_gemm", 0, 100));                  // compute [0,100)
