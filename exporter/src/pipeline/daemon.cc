@@ -58,64 +58,36 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
-  auto& analyzed = prometheus::BuildCounter()
-                       .Name("profwatch_windows_analyzed_total")
-                       .Help(HelpOf("profwatch_windows_analyzed_total"))
-                       .Register(*registry_);
+  auto CounterFamily = [this](std::string_view name) -> prometheus::Family<prometheus::Counter>& {
+    return prometheus::BuildCounter()
+        .Name(std::string(name))
+        .Help(HelpOf(name))
+        .Register(*registry_);
+  };
+  auto& analyzed = CounterFamily("profwatch_windows_analyzed_total");
   analyzed_ok_ = &analyzed.Add({{"result", "ok"}});
   analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
   analyzed_error_ = &analyzed.Add({{"result", "error"}});
-  run_clashes_total_ = &prometheus::BuildCounter()
-                            .Name("profwatch_run_label_clashes_total")
-                            .Help(HelpOf("profwatch_run_label_clashes_total"))
-                            .Register(*registry_)
-                            .Add({});
-  future_dirs_total_ = &prometheus::BuildCounter()
-                            .Name("profwatch_future_dirs_skipped_total")
-                            .Help(HelpOf("profwatch_future_dirs_skipped_total"))
-                            .Register(*registry_)
-                            .Add({});
-  state_save_errors_ = &prometheus::BuildCounter()
-                            .Name("profwatch_state_save_errors_total")
-                            .Help(HelpOf("profwatch_state_save_errors_total"))
-                            .Register(*registry_)
-                            .Add({});
-  reanalyzed_total_ = &prometheus::BuildCounter()
-                           .Name("profwatch_windows_reanalyzed_total")
-                           .Help(HelpOf("profwatch_windows_reanalyzed_total"))
-                           .Register(*registry_)
-                           .Add({});
-  bytes_total_ = &prometheus::BuildCounter()
-                      .Name("profwatch_trace_bytes_read_total")
-                      .Help(HelpOf("profwatch_trace_bytes_read_total"))
-                      .Register(*registry_)
-                      .Add({});
+  run_clashes_total_ = &CounterFamily("profwatch_run_label_clashes_total").Add({});
+  future_dirs_total_ = &CounterFamily("profwatch_future_dirs_skipped_total").Add({});
+  state_save_errors_ = &CounterFamily("profwatch_state_save_errors_total").Add({});
+  reanalyzed_total_ = &CounterFamily("profwatch_windows_reanalyzed_total").Add({});
+  bytes_total_ = &CounterFamily("profwatch_trace_bytes_read_total").Add({});
   duration_ = &prometheus::BuildHistogram()
                    .Name("profwatch_analysis_duration_seconds")
                    .Help(HelpOf("profwatch_analysis_duration_seconds"))
                    .Register(*registry_)
                    .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.05, 0.1, 0.25, 0.5, 1,
                                                                     2.5, 5, 10, 30, 60, 120, 300});
-  errors_family_ = &prometheus::BuildCounter()
-                        .Name("profwatch_window_errors_total")
-                        .Help(HelpOf("profwatch_window_errors_total"))
-                        .Register(*registry_);
+  errors_family_ = &CounterFamily("profwatch_window_errors_total");
   // Every reason exists from the start at 0, so alert rules see a reason's
   // first error as an increase (no `offset` trick that re-fires after a
   // Prometheus restart).
   for (ErrorCode code : kAllErrorCodes)
     errors_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
   errors_family_->Add({{"reason", std::string(kGiveUpReason)}});
-  scans_total_ = &prometheus::BuildCounter()
-                      .Name("profwatch_scans_total")
-                      .Help(HelpOf("profwatch_scans_total"))
-                      .Register(*registry_)
-                      .Add({});
-  log_parse_errors_ = &prometheus::BuildCounter()
-                           .Name("profwatch_log_parse_errors_total")
-                           .Help(HelpOf("profwatch_log_parse_errors_total"))
-                           .Register(*registry_)
-                           .Add({});
+  scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
+  log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
   training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
   if (!options_.history_file.empty()) {
     history_ =
