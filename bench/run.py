@@ -303,6 +303,46 @@ def devices_match(report, manifest):
     return True
 
 
+def scrape_load(port, args, results):
+    """Concurrent scrapers against the idle daemon (every run exported), plus
+    a dozen idle connections held open: each scrape's latency, and failures."""
+    import socket
+    import threading
+    idle_socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]
+    latencies, failures, lock = [], [0], threading.Lock()
+
+    def scraper():
+        for _ in range(args.scrapes):
+            t = time.time()
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read()
+                ok = b"profwatch_window_gpus{" in body
+            except Exception:
+                ok = False
+            with lock:
+                latencies.append(time.time() - t)
+                if not ok:
+                    failures[0] += 1
+    threads = [threading.Thread(target=scraper) for _ in range(args.scrapers)]
+    t0 = time.time()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    wall = time.time() - t0
+    for s in idle_socks:
+        s.close()
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2]
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    results["scrapes"] = {"scrapers": args.scrapers, "scrapes": len(latencies),
+                          "failures": failures[0], "p50_seconds": p50, "p99_seconds": p99,
+                          "max_seconds": latencies[-1], "wall_seconds": wall}
+    print(f"\n## {args.scrapers} concurrent scrapers x {args.scrapes} scrapes, 12 idle connections open")
+    print(f"{len(latencies)} scrapes in {wall:.1f} s, {failures[0]} failed; latency p50 "
+          f"{p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+
+
 def idle(args, bins, work, results):
     root = os.path.join(work, "idle_jobs")
     if not os.path.exists(root):
@@ -367,6 +407,8 @@ def idle(args, bins, work, results):
         print(f"{analysed:.0f} windows analysed at start; {args.idle_warmup:.0f} s later "
               f"{c1 - c0:.2f} CPU s over "
               f"{t1 - t0:.0f} s idle = {share * 100:.2f}% of one core")
+        if args.scrapers > 0:
+            scrape_load(port, args, results)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -390,6 +432,9 @@ def main():
                     help="address-space limit (RLIMIT_AS) for the huge analyze runs")
     ap.add_argument("--idle-seconds", type=float, default=0, help="0 skips the idle measurement")
     ap.add_argument("--idle-jobs", type=int, default=1000)
+    ap.add_argument("--scrapers", type=int, default=0,
+                    help="with --idle-seconds: this many concurrent scrapers afterwards")
+    ap.add_argument("--scrapes", type=int, default=50, help="scrapes per scraper")
     ap.add_argument("--idle-warmup", type=float, default=17,
                     help="seconds between the last start-up window and the idle measurement")
     ap.add_argument("--skip", default="", help="comma list of: single,multi")
