@@ -344,15 +344,17 @@ def scrape_load(port, args, results):
 
 
 def idle(args, bins, work, results):
-    root = os.path.join(work, "idle_jobs")
+    root = os.path.join(work, f"idle_jobs_{args.idle_jobs}x{args.idle_runs}")
     if not os.path.exists(root):
         tiny = os.path.join(work, "tiny.trace.json.gz")
         generate(bins["tracegen"], tiny, 50, gpus=1)
         for j in range(args.idle_jobs):
-            d = os.path.join(root, f"job{j:04d}", "run", "tensorboard", "plugins", "profile",
-                             "2025_01_15_10_00_00")
-            os.makedirs(d)
-            shutil.copy(tiny, os.path.join(d, "host0.trace.json.gz"))
+            for r in range(args.idle_runs):
+                run = "run" if args.idle_runs == 1 else f"run{r}"
+                d = os.path.join(root, f"job{j:04d}", run, "tensorboard", "plugins", "profile",
+                                 "2025_01_15_10_00_00")
+                os.makedirs(d)
+                shutil.copy(tiny, os.path.join(d, "host0.trace.json.gz"))
     port_file = os.path.join(work, "idle.port")
     if os.path.exists(port_file):
         os.unlink(port_file)
@@ -383,7 +385,7 @@ def idle(args, bins, work, results):
                     r"^profwatch_windows_analyzed_total\{[^}]*\} (\S+)", text, re.M))
             except Exception:
                 pass
-            if analysed >= args.idle_jobs:
+            if analysed >= args.idle_jobs * args.idle_runs:
                 break
             time.sleep(1)
 
@@ -400,10 +402,12 @@ def idle(args, bins, work, results):
         time.sleep(args.idle_seconds)
         c1, t1 = cpu(), time.time()
         share = (c1 - c0) / (t1 - t0)
-        results["idle"] = {"jobs": args.idle_jobs, "windows_analysed": analysed,
+        results["idle"] = {"jobs": args.idle_jobs, "runs_per_job": args.idle_runs,
+                           "windows_analysed": analysed,
                            "warmup_seconds": args.idle_warmup,
                            "seconds": t1 - t0, "cpu_seconds": c1 - c0, "core_share": share}
-        print(f"\n## Idle daemon, {args.idle_jobs} job dirs, --no-inotify (polling at the default interval)")
+        print(f"\n## Idle daemon, {args.idle_jobs} job dirs x {args.idle_runs} runs, --no-inotify "
+              "(polling at the default interval)")
         print(f"{analysed:.0f} windows analysed at start; {args.idle_warmup:.0f} s later "
               f"{c1 - c0:.2f} CPU s over "
               f"{t1 - t0:.0f} s idle = {share * 100:.2f}% of one core")
@@ -432,6 +436,7 @@ def main():
                     help="address-space limit (RLIMIT_AS) for the huge analyze runs")
     ap.add_argument("--idle-seconds", type=float, default=0, help="0 skips the idle measurement")
     ap.add_argument("--idle-jobs", type=int, default=1000)
+    ap.add_argument("--idle-runs", type=int, default=1, help="runs per idle job dir")
     ap.add_argument("--scrapers", type=int, default=0,
                     help="with --idle-seconds: this many concurrent scrapers afterwards")
     ap.add_argument("--scrapes", type=int, default=50, help="scrapes per scraper")
