@@ -377,17 +377,19 @@ def idle(args, bins, work, results):
         if port is None:
             sys.exit("idle: the daemon did not report its port")
         analysed = 0
+        start = time.time()
         deadline = time.time() + 600
         while time.time() < deadline:
             try:
                 text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
                 analysed = sum(float(v) for v in re.findall(
-                    r"^profwatch_windows_analyzed_total\{[^}]*\} (\S+)", text, re.M))
+                    r"^profwatch_windows_analyzed_total(?:\{[^}]*\})? (\S+)", text, re.M))
             except Exception:
                 pass
             if analysed >= args.idle_jobs * args.idle_runs:
                 break
-            time.sleep(1)
+            time.sleep(0.5)  # polling interval of a deadline-bounded wait
+        startup_seconds = time.time() - start
 
         # Steady state: the start-up burst ends with a deferred save of the
         # state file (every run serialised, ~0.3 CPU s for 1,000 runs) and a
@@ -402,17 +404,26 @@ def idle(args, bins, work, results):
         time.sleep(args.idle_seconds)
         c1, t1 = cpu(), time.time()
         share = (c1 - c0) / (t1 - t0)
+        def peak_rss_mb():
+            with open(f"/proc/{proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+            return 0.0
         results["idle"] = {"jobs": args.idle_jobs, "runs_per_job": args.idle_runs,
-                           "windows_analysed": analysed,
+                           "windows_analysed": analysed, "startup_seconds": startup_seconds,
                            "warmup_seconds": args.idle_warmup,
                            "seconds": t1 - t0, "cpu_seconds": c1 - c0, "core_share": share}
         print(f"\n## Idle daemon, {args.idle_jobs} job dirs x {args.idle_runs} runs, --no-inotify "
               "(polling at the default interval)")
+        print(f"{analysed:.0f} windows analysed {startup_seconds:.1f} s after the port was up")
         print(f"{analysed:.0f} windows analysed at start; {args.idle_warmup:.0f} s later "
               f"{c1 - c0:.2f} CPU s over "
               f"{t1 - t0:.0f} s idle = {share * 100:.2f}% of one core")
         if args.scrapers > 0:
             scrape_load(port, args, results)
+        results["idle"]["peak_rss_mb"] = peak_rss_mb()
+        print(f"daemon peak RSS {results['idle']['peak_rss_mb']:.0f} MB")
     finally:
         proc.terminate()
         proc.wait(timeout=30)

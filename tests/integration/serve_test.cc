@@ -284,7 +284,8 @@ TEST(ServeTest, JsonLogsCarryFieldsAsKeys) {
 
 // Idle clients (port scanners, half-open load balancer checks) must not block
 // a scrape: with a dozen silent connections open, /metrics still answers
-// within HttpGet's 5 s receive timeout (the old 2-worker server took 30 s).
+// within HttpGet's 5 s receive timeout (the old 2-worker server with 30 s
+// request timeouts took 30 s).
 TEST(ServeTest, IdleConnectionsDoNotBlockTheScrape) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");

@@ -15,9 +15,11 @@ namespace {
 // own, so the hook finds the store here. Set while a server runs.
 std::atomic<const snapshot::SnapshotStore*> g_store{nullptr};
 
-// HTTP workers, and how long one waits for a client's request.
-constexpr int kHttpWorkers = 16;
-constexpr int kRequestTimeoutMs = 5000;
+// HTTP workers, and how long one waits for a client's request. Each worker
+// that renders a scrape keeps its own heap arena, so more workers cost
+// memory; a short request timeout frees workers held by idle clients.
+constexpr int kHttpWorkers = 4;
+constexpr int kRequestTimeoutMs = 1000;
 
 int BeginRequest(mg_connection* conn) {
   const snapshot::SnapshotStore* store = g_store.load();
