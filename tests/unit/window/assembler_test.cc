@@ -549,7 +549,7 @@ namespace profwatch::window {
 namespace {
 
 // Faults the daemon must recover from, decided here on a fake clock.
-class FaultPolicyTest : public AssemblerTest {};
+class FaultPolicyTest : public ExportPolicyTest {};
 
 TEST_F(FaultPolicyTest, AGivenUpFileIsReadAgainWhenItChanges) {
   options_.max_retries = 2;
@@ -594,13 +594,9 @@ TEST_F(FaultPolicyTest, AGivenUpFileIsReadAgainWhenItChanges) {
 TEST_F(FaultPolicyTest, ExpectedGpusHoldTheWindowUntilTheMissingHostLands) {
   options_.expected_gpus = 8;
   Assembler a(options_);
-  Put("r", 0, "h0.trace.json.gz", 100);
-  Step(a, seconds(0));
-  auto t1 = Step(a, seconds(10));
-  ASSERT_EQ(t1.size(), 1u);
-  AnalysisOutcome half;
-  half.gpus = 4;
-  AnalysisDecision held = a.OnAnalyzed(t1[0], half, clock_.Now());
+  const WindowTask t1 = Emit(a, 0, "h0.trace.json.gz");
+  const AnalysisOutcome half = Gpus(4);
+  AnalysisDecision held = a.OnAnalyzed(t1, half, clock_.Now());
   EXPECT_FALSE(held.publish);
   EXPECT_TRUE(held.waiting_for_gpus);
   EXPECT_EQ(held.expected_gpus, 8);
@@ -610,9 +606,7 @@ TEST_F(FaultPolicyTest, ExpectedGpusHoldTheWindowUntilTheMissingHostLands) {
   auto t2 = Step(a, seconds(10));
   ASSERT_EQ(t2.size(), 1u);
   EXPECT_EQ(t2[0].files.size(), 2u);
-  AnalysisOutcome all;
-  all.gpus = 8;
-  AnalysisDecision d = a.OnAnalyzed(t2[0], all, clock_.Now());
+  AnalysisDecision d = a.OnAnalyzed(t2[0], Gpus(8), clock_.Now());
   EXPECT_TRUE(d.publish);
   EXPECT_FALSE(d.incomplete);
 }
@@ -620,13 +614,9 @@ TEST_F(FaultPolicyTest, ExpectedGpusHoldTheWindowUntilTheMissingHostLands) {
 TEST_F(FaultPolicyTest, ExpectedGpusExportAShortWindowIncompleteAtTheTimeout) {
   options_.expected_gpus = 8;
   Assembler a(options_);
-  Put("r", 0, "h0.trace.json.gz", 100);
-  Step(a, seconds(0));
-  auto t1 = Step(a, seconds(10));
-  ASSERT_EQ(t1.size(), 1u);
-  AnalysisOutcome half;
-  half.gpus = 4;
-  EXPECT_TRUE(a.OnAnalyzed(t1[0], half, clock_.Now()).waiting_for_gpus);
+  const WindowTask t1 = Emit(a, 0, "h0.trace.json.gz");
+  const AnalysisOutcome half = Gpus(4);
+  EXPECT_TRUE(a.OnAnalyzed(t1, half, clock_.Now()).waiting_for_gpus);
   ASSERT_TRUE(a.NextDeadline().has_value());  // the daemon wakes for the timeout
   EXPECT_TRUE(Step(a, minutes(9)).empty());
   auto t2 = Step(a, minutes(1));  // 10 min after first seen
@@ -639,15 +629,10 @@ TEST_F(FaultPolicyTest, ExpectedGpusExportAShortWindowIncompleteAtTheTimeout) {
 
 TEST_F(FaultPolicyTest, AnIncompleteWindowDoesNotTeachTheExpectation) {
   Assembler a(options_);
-  Put("r", 0, "h0.trace.json.gz", 100);
-  Step(a, seconds(0));
-  auto t1 = Step(a, seconds(10));
-  ASSERT_EQ(t1.size(), 1u);
-  AnalysisOutcome four;
-  four.gpus = 4;
+  const WindowTask t1 = Emit(a, 0, "h0.trace.json.gz");
   // The exported window had 4 of its expected 8 GPUs: 8 stays the expectation.
-  AnalysisDecision d = a.OnAnalyzed(t1[0], four, clock_.Now(),
-                                    ExportedWindow{0, t1[0].first_time - 600, 4, 8, true});
+  AnalysisDecision d =
+      a.OnAnalyzed(t1, Gpus(4), clock_.Now(), ExportedWindow{0, t1.first_time - 600, 4, 8, true});
   EXPECT_EQ(d.expected_gpus, 8);
   EXPECT_TRUE(d.incomplete);
 }
