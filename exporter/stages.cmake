@@ -19,8 +19,9 @@ profwatch_stage(watch     DEPS core LIBS spdlog::spdlog)
 profwatch_stage(window    DEPS watch)
 # Bytes of a trace: files, gzip (zlib / ISA-L), read-ahead.
 profwatch_stage(read      DEPS core LIBS ZLIB::ZLIB profwatch_isal)
-# Trace events from bytes: the JSON and xplane parsers.
-profwatch_stage(parse     DEPS read LIBS simdjson::simdjson)
+# Trace events from bytes: the JSON and xplane parsers, and the Nsight
+# Systems SQLite export reader (through the system SQLite library).
+profwatch_stage(parse     DEPS read LIBS simdjson::simdjson SQLite::SQLite3)
 # Kernel families: rule sets and the rules file.
 profwatch_stage(classify  DEPS core LIBS yaml-cpp)
 # Events of one window into WindowStats (uses watch's <ts> dir name test).

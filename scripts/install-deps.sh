@@ -15,12 +15,15 @@ packages=(
   # libraries (see README "Dependencies" for why each is here)
   prometheus-cpp-dev libsimdjson-dev zlib1g-dev libspdlog-dev libfmt-dev
   libexpected-dev libyaml-cpp-dev libisal-dev nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev
 )
 test_packages=(
   # sanitizer + libFuzzer build, formatting
   clang libclang-rt-14-dev clang-format
   # unit tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the sqlite3 command-line tool: the nsys benchmark's side-by-side baseline
+  sqlite3
   # the real Prometheus server and promtool, python3 for small test helpers
   prometheus python3 python3-yaml gzip procps systemd
 )

@@ -139,6 +139,7 @@ struct FileAggregator::Impl {
     uint64_t last_stream_name = ~0ULL;
     int64_t memops = 0;
     int64_t memop_ps = 0;
+    std::optional<int64_t> pid, device_id;  // nsys devices only
   };
   // kXlaOps: the "XLA Ops" line, which is where a TPU plane's ops are (TPU
   // planes have no "Stream #" lines); on GPU planes it would duplicate the
@@ -166,6 +167,7 @@ struct FileAggregator::Impl {
   std::unordered_map<int64_t, std::string> jax_pid_names;  // device pids, for late creation
 
   std::unordered_map<int64_t, int> kineto_devices;  // ordinal -> device index
+  std::unordered_map<std::pair<int64_t, int64_t>, int, PairHash> nsys_devices;  // (pid, device)
   std::vector<Device> devices;
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
@@ -391,6 +393,27 @@ struct FileAggregator::Impl {
     }
   }
 
+  int NsysDevice(int64_t pid, int64_t device_id) {
+    auto [it, added] = nsys_devices.try_emplace({pid, device_id}, 0);
+    if (added) {
+      it->second = NewDevice("pid " + std::to_string(pid) + " GPU " + std::to_string(device_id));
+      devices.back().pid = pid;
+      devices.back().device_id = device_id;
+    }
+    return it->second;
+  }
+
+  void OnNsys(const parse::TraceEvent& e) {
+    int64_t start = 0, end = 0;
+    if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
+    if (e.cat == parse::kNsysStepCat) {
+      const auto n = ParseInt(e.name);
+      steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
+      return;
+    }
+    AddKernel(NsysDevice(e.pid.num, e.args_device), e.tid.num, Intern(e.name), start, end);
+  }
+
   // The one decision on a JAX complete event of (pid, tid), from the metadata
   // seen so far: device work on *dev (kStream), a step marker (kSteps),
   // neither (kIgnore), or not known yet (kHold: a thread or process not
@@ -496,7 +519,11 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
   }
   if (!e.cat.empty()) {
     impl_->saw_cat = true;
-    impl_->OnKineto(e);
+    if (e.cat == parse::kNsysKernelCat || e.cat == parse::kNsysStepCat) {
+      impl_->OnNsys(e);
+    } else {
+      impl_->OnKineto(e);
+    }
   } else {
     impl_->OnJaxX(e);
   }
@@ -556,6 +583,12 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     ds.device = d.name;
     ds.memops = d.memops;
     ds.memop_ps = d.memop_ps;
+    ds.pid = d.pid;
+    ds.device_id = d.device_id;
+    if (d.pid) {
+      auto rank = summary.process_ranks.find(*d.pid);
+      if (rank != summary.process_ranks.end()) ds.rank = rank->second;
+    }
     std::vector<RunCursor> compute_runs, comm_runs;
     int64_t first = std::numeric_limits<int64_t>::max();
     int64_t last = std::numeric_limits<int64_t>::min();
@@ -719,6 +752,16 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
   });
   for (auto& [fi, d] : devices) w.devices.push_back(std::move(d));
   w.timestamp_dirs.assign(ts_dirs.begin(), ts_dirs.end());
+  if (options.profile_steps_from_nvtx) {
+    std::set<int64_t> nvtx_steps;
+    for (const StepSpan& s : w.trace_steps) {
+      if (s.step >= 0) nvtx_steps.insert(s.step);
+    }
+    const bool nsys = std::any_of(w.files.begin(), w.files.end(), [](const FileSummary& f) {
+      return f.schema == parse::TraceSchema::kNsys;
+    });
+    if (nsys && !nvtx_steps.empty()) w.profile_steps = static_cast<int>(nvtx_steps.size());
+  }
   const int nfiles = static_cast<int>(w.files.size());
   w.launcher_mode = LauncherModeFor(w.gpus(), nfiles);
   w.gpus_per_file = nfiles > 0 ? static_cast<double>(w.gpus()) / nfiles : 0.0;

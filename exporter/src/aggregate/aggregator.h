@@ -13,6 +13,10 @@
 //  - JAX memory ops on streams (Memcpy*, Memset*, Copy*To*, FillBuffer) and
 //    kernels classified into a kMemory family are counted as memory ops, not
 //    kernels.
+//  - nsys exports (parse/nsys_reader.h): an X event with cat
+//    kNsysKernelCat; the device is (pid, args.device), named
+//    "pid <pid> GPU <device>", the stream tid. NVTX step ranges (cat
+//    kNsysStepCat, name = the step number) become StepSpans.
 //  - TPU planes have no streams: their "XLA Ops" line is the op line (only
 //    on /device:TPU:N, never on GPU planes).
 // Step markers: Kineto ProfilerStep#N X events (any cat but
@@ -41,6 +45,10 @@ namespace profwatch::aggregate {
 
 struct AggregateOptions {
   int profile_steps = 3;
+  // When set, a window with nsys NVTX step ranges takes the number of
+  // distinct steps there as its profile steps (the flag or log value was
+  // not given explicitly).
+  bool profile_steps_from_nvtx = false;
   size_t top_kernels = 5;  // per family; 0 = all
 };
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,11 @@ struct DeviceSummary {
   int64_t exposed_comm_ps = 0;  // comm union not covered by the compute union
   int64_t memops = 0;           // memcpy/memset operations (not kernels)
   int64_t memop_ps = 0;
+  // nsys exports: the device is (process, CUDA device); the rank is the
+  // process's NVTX "rank=N" when it has one. Unset for other inputs.
+  std::optional<int64_t> pid;
+  std::optional<int64_t> device_id;
+  std::optional<int64_t> rank;
 };
 
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).

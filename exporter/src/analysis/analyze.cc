@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "parse/nsys_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
 #include "read/gzip_check.h"
@@ -120,6 +121,12 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   }
   head.resize(got);
   parse::FileFormat format = parse::SniffFormat(head);
+  if (format == parse::FileFormat::kSqlite) {
+    // SQLite reads the database file itself (pages, not a byte stream).
+    if (raw_bytes) *raw_bytes = (*source)->RawBytesRead();
+    source->reset();
+    return parse::ReadNsysExport(path, sink);
+  }
   auto replay_source = read::MakeReplaySource(head, std::move(*source));
   read::ByteSource& replay = *replay_source;
   std::unique_ptr<parse::TraceParser> parser;
@@ -176,6 +183,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
       auto summary = ParseFile(path, *out.aggregator, file_options, &raw);
       out.raw_bytes += raw;
       out.format = IsXplaneName(path) ? "xplane" : "json";
+      if (summary && summary->schema == parse::TraceSchema::kNsys) out.format = "nsys";
       if (summary) {
         out.summary = *summary;
         out.ok = true;
@@ -223,6 +231,11 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   std::shared_ptr<const classify::Classifier> classifier = options.classifier;
   if (!classifier) {
     std::string set_name = options.rules;
+    const bool nsys = std::any_of(outcomes.begin(), outcomes.end(), [](const FileOutcome& o) {
+      return o.ok && o.summary.schema == parse::TraceSchema::kNsys;
+    });
+    // An nsys export holds CUDA kernels only: the NVIDIA set.
+    if (set_name == "auto" && nsys) set_name = "nvidia";
     if (set_name == "auto") {
       std::vector<std::string> names;
       for (const auto& o : outcomes) {

@@ -6,7 +6,7 @@
 //
 // "nvidia" families (the names are Prometheus label values, so they are short,
 // lower-case and stable; first match wins, in this order):
-//   nccl              comm     contains ncclDevKernel / ncclKernel
+//   nccl              comm     contains ncclDevKernel / ncclKernel, or starts with nccl
 //   comm_other        comm     custom collectives: all_reduce, allreduce,
 //                              all_gather, allgather, reduce_scatter,
 //                              reducescatter, all_to_all, alltoall,
@@ -116,6 +116,9 @@ RuleSet NativeSet(const VendorMarkers& v) {
   };
   // RCCL keeps NCCL's kernel names.
   add("nccl", FamilyKind::kComm, {Cond(MatchOp::kContains, {"ncclDevKernel", "ncclKernel"})});
+  // Older NCCL names (ncclAllReduceRingLLKernel_sum_f32, ...): a name that
+  // starts with nccl is NCCL's (nsys' definition of a comm kernel).
+  add("nccl", FamilyKind::kComm, {Cond(MatchOp::kPrefix, {"nccl"})});
   add("comm_other", FamilyKind::kComm,
       {Cond(MatchOp::kContains,
             with({"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",

@@ -16,7 +16,9 @@ std::vector<std::string> TraceFilesIn(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && watch::IsTraceFileName(entry.path().filename().string())) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file(ec) &&
+        (watch::IsTraceFileName(name) || watch::IsNsysExportName(name))) {
       out.push_back(entry.path().string());
     }
   }
@@ -94,6 +96,19 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
                     {dir.string()},
                     in_profile ? watch::RunDirOfProfileDir(profile.string()) : ""};
       windows.push_back(std::move(w));
+      continue;
+    }
+    // A run dir of nsys exports: its capture-nsys-profile dir is the window.
+    if (name != watch::kNsysCaptureDirName &&
+        fs::is_directory(absolute / watch::kNsysCaptureDirName, ec)) {
+      absolute /= watch::kNsysCaptureDirName;
+      dir = absolute;
+      name = watch::kNsysCaptureDirName;
+    }
+    if (name == watch::kNsysCaptureDirName) {
+      auto files = TraceFilesIn(dir);
+      if (files.empty()) return MakeError(ErrorCode::kNotFound, arg + ": no *.sqlite exports");
+      windows.push_back({arg, std::move(files), {}, watch::RunDirOfNsysDir(absolute.string())});
       continue;
     }
     auto profile_dirs = ProfileDirsBelow(dir);

@@ -269,6 +269,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
     } else {
       options.aggregate.profile_steps = static_cast<int>(profile_steps);
     }
+    // Neither flag nor log: an nsys export's NVTX step ranges count the steps.
+    options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
     auto analysis = analysis::AnalyzeFiles(w.files, options);
     if (!analysis) {
       std::fprintf(stderr, "profwatch analyze: %s: %s\n", w.label.c_str(),

@@ -273,6 +273,7 @@ int RunCompare(const std::vector<std::string>& args) {
   options.threads = threads;
   options.spill_dir = spill_dir;
   options.aggregate.profile_steps = static_cast<int>(profile_steps);
+  options.aggregate.profile_steps_from_nvtx = app.count("--profile-steps") == 0;
   options.source = *analysis::ParseSourcePreference(source);
   // One classifier for all variants so family rows line up.
   std::string base = rules;

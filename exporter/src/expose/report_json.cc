@@ -72,6 +72,11 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
     nlohmann::ordered_json dj;
     dj["file"] = d.file;
     dj["device"] = d.device;
+    if (d.pid) {  // nsys: the device is (pid, CUDA device); rank from NVTX
+      dj["pid"] = *d.pid;
+      dj["device_id"] = d.device_id ? nlohmann::ordered_json(*d.device_id) : nullptr;
+      dj["rank"] = d.rank ? nlohmann::ordered_json(*d.rank) : nullptr;
+    }
     dj["kernels"] = d.kernels;
     dj["kernel_seconds"] = PsToSeconds(d.kernel_ps);
     dj["busy_seconds"] = PsToSeconds(d.busy_ps);

@@ -15,6 +15,7 @@ FileFormat SniffFormat(std::string_view head) {
     ++i;
   }
   if (i < head.size() && (head[i] == '{' || head[i] == '[')) return FileFormat::kJson;
+  if (head.starts_with(std::string_view{"SQLite format 3\0", 16})) return FileFormat::kSqlite;
 
   // XSpace: the first field is planes(1), errors(2), warnings(3) or
   // hostnames(4), all length-delimited (wire type 2), so the first byte is the

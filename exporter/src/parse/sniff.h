@@ -6,11 +6,12 @@
 
 namespace profwatch::parse {
 
-enum class FileFormat { kUnknown, kJson, kXplane };
+enum class FileFormat { kUnknown, kJson, kXplane, kSqlite };
 
 // `head` = the first bytes of the (decompressed) content, any length.
 // JSON: first non-whitespace byte is '{' or '['. XPlane: a protobuf XSpace
-// (first tag is a length-delimited field 1..4).
+// (first tag is a length-delimited field 1..4). SQLite (an nsys export): the
+// 16-byte "SQLite format 3" header.
 FileFormat SniffFormat(std::string_view head);
 
 }  // namespace profwatch::parse

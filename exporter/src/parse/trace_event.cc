@@ -11,6 +11,8 @@ std::string_view TraceSchemaName(TraceSchema s) {
       return "kineto";
     case TraceSchema::kXPlane:
       return "xplane";
+    case TraceSchema::kNsys:
+      return "nsys";
     case TraceSchema::kUnknown:
       return "unknown";
   }

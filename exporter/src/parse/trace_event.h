@@ -77,7 +77,14 @@ enum class TraceSchema : uint8_t {
   kJaxTraceEvents,  // XLA trace-events JSON (no "cat"; process_name /device:GPU:N)
   kKineto,          // PyTorch profiler (schemaVersion / "cat" on events)
   kXPlane,          // XSpace protobuf
+  kNsys,            // Nsight Systems SQLite export (parse/nsys_reader.h)
 };
-std::string_view TraceSchemaName(TraceSchema s);  // "jax", "kineto", "xplane", "unknown"
+std::string_view TraceSchemaName(TraceSchema s);  // "jax", "kineto", "xplane", "nsys", "unknown"
+
+// The categories of the events the nsys reader emits: a kernel on device
+// (pid, args_device), stream tid; an NVTX step range of process pid whose
+// name is the step number.
+inline constexpr std::string_view kNsysKernelCat = "nsys_kernel";
+inline constexpr std::string_view kNsysStepCat = "nsys_step";
 
 }  // namespace profwatch::parse

@@ -70,6 +70,7 @@ struct ParseSummary {
   std::optional<int64_t> base_time_ns;  // Kineto baseTimeNanoseconds
   std::optional<int64_t> rank;          // Kineto distributedInfo.rank
   std::optional<int64_t> world_size;    // Kineto distributedInfo.world_size
+  std::map<int64_t, int64_t> process_ranks;  // nsys: pid -> rank (NVTX "rank=N")
   uint64_t json_bytes = 0;              // bytes of JSON consumed (decompressed)
 };
 

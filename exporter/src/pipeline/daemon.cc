@@ -574,9 +574,13 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
 
 void Daemon::ApplyRunProfileStepsLocked(const window::WindowTask& task,
                                         DaemonOptions& options) const {
+  options.analyze.aggregate.profile_steps_from_nvtx = false;
   if (options.profile_steps_explicit) return;
   auto it = log_profile_steps_.find({task.run.training_job, task.run.run});
-  if (it == log_profile_steps_.end()) return;
+  if (it == log_profile_steps_.end()) {
+    options.analyze.aggregate.profile_steps_from_nvtx = true;  // nsys step ranges, if any
+    return;
+  }
   options.analyze.aggregate.profile_steps =
       static_cast<int>(std::min<int64_t>(it->second, 1'000'000));
 }

@@ -23,7 +23,7 @@ using snapshot::Snapshot;
 constexpr std::string_view kLauncherModes[] = {"unknown", "one_node_per_process",
                                                "one_gpu_per_process", "mixed"};
 constexpr std::string_view kFamilyKinds[] = {"compute", "comm", "memory"};
-constexpr std::string_view kSchemas[] = {"unknown", "jax", "kineto", "xplane"};
+constexpr std::string_view kSchemas[] = {"unknown", "jax", "kineto", "xplane", "nsys"};
 
 template <class E, size_t N>
 std::string EnumName(E e, const std::string_view (&names)[N]) {

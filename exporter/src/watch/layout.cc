@@ -129,4 +129,12 @@ std::string RunDirOfKinetoDir(const std::string& kineto_dir) {
   return (output_dir ? p.parent_path() : p).string();
 }
 
+bool IsNsysExportName(std::string_view name) {
+  return !name.empty() && name.front() != '.' && name.size() > 7 && EndsWith(name, ".sqlite");
+}
+
+std::string RunDirOfNsysDir(const std::string& nsys_dir) {
+  return std::filesystem::path(nsys_dir).parent_path().string();
+}
+
 }  // namespace profwatch::watch

@@ -31,4 +31,12 @@ std::string RunDirOfProfileDir(const std::string& profile_dir);
 // parent when it is named tensorboard, traces, profiler or profile.
 std::string RunDirOfKinetoDir(const std::string& kineto_dir);
 
+// Nsight Systems exports: `<run>/capture-nsys-profile/<name>.sqlite`, one file
+// per node; every export in that directory is one window.
+inline constexpr std::string_view kNsysCaptureDirName = "capture-nsys-profile";
+// True for *.sqlite names (not hidden).
+bool IsNsysExportName(std::string_view name);
+// The run directory of a capture-nsys-profile directory: its parent.
+std::string RunDirOfNsysDir(const std::string& nsys_dir);
+
 }  // namespace profwatch::watch

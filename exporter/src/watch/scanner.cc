@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -203,6 +204,10 @@ class Walker {
       ScanProfileDir(d.fd(), dir, entries);
       return;
     }
+    if (base == kNsysCaptureDirName) {
+      ScanNsysDir(d.fd(), dir, entries);
+      return;
+    }
     bool kineto = std::any_of(entries.begin(), entries.end(),
                               [](const Entry& e) { return !e.is_dir && IsKinetoName(e.name); });
     if (kineto) ScanKinetoDir(d.fd(), dir, entries);
@@ -246,6 +251,29 @@ class Walker {
       // Without a time in the name, the file's mtime stands in for it.
       obs->group_time = t ? *t : obs->mtime_ns / 1'000'000'000;
       obs->group_dir = dir + "/" + FormatTs(obs->group_time);
+    }
+  }
+
+  // Every export of the directory is one window, dated by the oldest
+  // export's mtime: a node's file landing later joins it, and an export
+  // rewritten in place (nsys export --force-overwrite) changes and is
+  // analysed again.
+  void ScanNsysDir(int dir_fd, const std::string& dir, const std::vector<Entry>& entries) {
+    const std::string run_dir = RunDirOfNsysDir(dir);
+    RunLabels labels = LabelsForRunDir(root_, run_dir);
+    const size_t first = out_->files.size();
+    for (const Entry& f : entries) {
+      if (f.is_dir || !IsNsysExportName(f.name)) continue;
+      AddFile(dir_fd, dir, f.name, "", 0, labels, run_dir);
+    }
+    if (out_->files.size() == first) return;
+    int64_t oldest = std::numeric_limits<int64_t>::max();
+    for (size_t i = first; i < out_->files.size(); ++i) {
+      oldest = std::min(oldest, out_->files[i].mtime_ns / 1'000'000'000);
+    }
+    for (size_t i = first; i < out_->files.size(); ++i) {
+      out_->files[i].group_time = oldest;
+      out_->files[i].group_dir = dir + "/" + FormatTs(oldest);
     }
   }
 

@@ -6,7 +6,10 @@
 //  - any `plugins/profile/<ts>/` directory below a root (MaxText puts it at
 //    `<job>/<run>/tensorboard/plugins/profile/<ts>/`); a root may itself be a
 //    profile dir or lie inside a run;
-//  - any directory holding Kineto `*.pt.trace.json[.gz]` files.
+//  - any directory holding Kineto `*.pt.trace.json[.gz]` files;
+//  - any `capture-nsys-profile/` directory of Nsight Systems `*.sqlite`
+//    exports (the run dir is its parent; all its exports are one window,
+//    dated by the oldest export's mtime).
 //
 // Labels (`training_job`, `run`). The run directory is the profiler's logdir
 // (the parent of `plugins/`), or the parent of that logdir when it is named

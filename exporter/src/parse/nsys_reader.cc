@@ -1,0 +1,363 @@
+// Nsight Systems SQLite export reader: see nsys_reader.h.
+#include "parse/nsys_reader.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+namespace profwatch::parse {
+
+namespace {
+
+constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
+
+// "file:" URI of a path, with the characters URIs reserve percent-encoded.
+std::string FileUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#' || static_cast<unsigned char>(c) < 0x21) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+ErrorCode CodeOfSqlite(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+    case SQLITE_FORMAT:
+      return ErrorCode::kCorrupt;
+    case SQLITE_CANTOPEN:
+      return ErrorCode::kNotFound;
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return ErrorCode::kPermission;
+    case SQLITE_NOMEM:
+    case SQLITE_TOOBIG:
+      return ErrorCode::kTooLarge;
+    default:
+      return ErrorCode::kIo;
+  }
+}
+
+struct Db {
+  sqlite3* db = nullptr;
+  ~Db() { sqlite3_close(db); }
+};
+
+struct Statement {
+  sqlite3_stmt* stmt = nullptr;
+  Statement() = default;
+  Statement(Statement&& o) noexcept : stmt(std::exchange(o.stmt, nullptr)) {}
+  Statement& operator=(Statement&& o) noexcept {
+    std::swap(stmt, o.stmt);
+    return *this;
+  }
+  ~Statement() { sqlite3_finalize(stmt); }
+};
+
+class Reader {
+ public:
+  Reader(const std::string& path, EventSink& sink) : path_(path), sink_(sink) {}
+
+  Result<ParseSummary> Run() {
+    summary_.schema = TraceSchema::kNsys;
+    if (auto s = CheckNotBeingWritten(); !s) return tl::unexpected(s.error());
+    if (auto s = Open(); !s) return tl::unexpected(s.error());
+    auto kernel_columns = Columns(kKernelTable);
+    if (!kernel_columns) return tl::unexpected(kernel_columns.error());
+    if (kernel_columns->empty()) {
+      return MakeError(ErrorCode::kUnsupported,
+                       "no " + std::string(kKernelTable) +
+                           " table: not an nsys export, or exported without CUDA trace "
+                           "(nsys profile --trace=cuda)");
+    }
+    auto nvtx_columns = Columns(kNvtxTable);
+    if (!nvtx_columns) return tl::unexpected(nvtx_columns.error());
+    if (!nvtx_columns->empty()) {
+      if (auto s = ReadNvtx(*nvtx_columns); !s) return tl::unexpected(s.error());
+    }
+    if (auto s = ReadKernels(*kernel_columns); !s) return tl::unexpected(s.error());
+    return summary_;
+  }
+
+ private:
+  // A rollback journal or WAL beside the file means a writer is (or was) in
+  // the middle of a transaction: immutable reads would see its half-written
+  // pages.
+  Status CheckNotBeingWritten() {
+    for (const char* suffix : {"-journal", "-wal"}) {
+      struct stat st;
+      const std::string side = path_ + suffix;
+      if (::stat(side.c_str(), &st) == 0) {
+        return MakeError(ErrorCode::kIo, "still being written (" + side +
+                                                    " exists): an export in progress or an "
+                                                    "interrupted one");
+      }
+    }
+    return {};
+  }
+
+  Status Open() {
+    struct stat st;
+    if (::stat(path_.c_str(), &st) != 0) {
+      const int e = errno;
+      return MakeError(e == EACCES || e == EPERM ? ErrorCode::kPermission : ErrorCode::kNotFound,
+                       "cannot open: " + std::string(std::strerror(e)));
+    }
+    const int rc = sqlite3_open_v2(FileUri(path_).c_str(), &db_.db,
+                                   SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
+    // Sorting or large joins would spill to temp files; keep any in memory.
+    sqlite3_exec(db_.db, "PRAGMA temp_store=MEMORY", nullptr, nullptr, nullptr);
+    return {};
+  }
+
+  tl::unexpected<Error> Fail(int rc, std::string_view what) {
+    std::string msg = std::string(what);
+    if (db_.db != nullptr) {
+      msg += ": ";
+      msg += sqlite3_errmsg(db_.db);
+    }
+    if ((rc & 0xff) == SQLITE_NOTADB) msg += " (not an SQLite database)";
+    return MakeError(CodeOfSqlite(rc), std::move(msg));
+  }
+
+  Result<Statement> Prepare(const std::string& sql) {
+    Statement s;
+    const int rc = sqlite3_prepare_v2(db_.db, sql.c_str(), -1, &s.stmt, nullptr);
+    if (rc != SQLITE_OK) return Fail(rc, "query failed");
+    return s;
+  }
+
+  // The column names of `table`; empty when there is no such table.
+  Result<std::set<std::string>> Columns(std::string_view table) {
+    auto stmt = Prepare("SELECT name FROM pragma_table_info('" + std::string(table) + "')");
+    if (!stmt) return tl::unexpected(stmt.error());
+    std::set<std::string> out;
+    int rc;
+    while ((rc = sqlite3_step(stmt->stmt)) == SQLITE_ROW) {
+      const auto* text = sqlite3_column_text(stmt->stmt, 0);
+      if (text != nullptr) out.emplace(reinterpret_cast<const char*>(text));
+    }
+    if (rc != SQLITE_DONE) return Fail(rc, "reading the schema of " + std::string(table));
+    return out;
+  }
+
+  // The text of a StringIds id, looked up once per id.
+  Result<const std::string*> StringOf(int64_t id) {
+    auto it = strings_.find(id);
+    if (it != strings_.end()) return &it->second;
+    if (string_stmt_.stmt == nullptr) {
+      auto s = Prepare("SELECT value FROM StringIds WHERE id = ?");
+      if (!s) return tl::unexpected(s.error());
+      string_stmt_ = std::move(*s);
+    }
+    sqlite3_stmt* st = string_stmt_.stmt;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    std::string value;
+    const int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      const auto* text = sqlite3_column_text(st, 0);
+      if (text != nullptr) value = reinterpret_cast<const char*>(text);
+    } else if (rc != SQLITE_DONE) {
+      return Fail(rc, "reading StringIds");
+    }
+    return &strings_.emplace(id, std::move(value)).first->second;
+  }
+
+  Status ReadNvtx(const std::set<std::string>& cols) {
+    for (const char* need : {"start", "end", "globalTid"}) {
+      if (!cols.contains(need)) return {};  // ranks and steps are optional
+    }
+    const std::string text = cols.contains("text") ? "text" : "NULL";
+    const std::string text_id = cols.contains("textId") ? "textId" : "NULL";
+    auto stmt = Prepare("SELECT start, end, globalTid, " + text + ", " + text_id + " FROM " +
+                        std::string(kNvtxTable));
+    if (!stmt) return tl::unexpected(stmt.error());
+    sqlite3_stmt* st = stmt->stmt;
+    std::map<int64_t, std::pair<int64_t, int64_t>> rank_at;  // pid -> (start, rank)
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL)
+        continue;
+      const int64_t start = sqlite3_column_int64(st, 0);
+      if (start < 0) continue;
+      std::string_view label;
+      if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+        label = {reinterpret_cast<const char*>(sqlite3_column_text(st, 3)),
+                 static_cast<size_t>(sqlite3_column_bytes(st, 3))};
+      } else if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+        auto s = StringOf(sqlite3_column_int64(st, 4));
+        if (!s) return tl::unexpected(s.error());
+        label = **s;
+      }
+      if (label.empty()) continue;
+      const int64_t pid = ProcessOfGlobalId(sqlite3_column_int64(st, 2));
+      if (auto rank = RankOfNvtxText(label)) {
+        auto [it, added] = rank_at.try_emplace(pid, start, *rank);
+        if (!added && start < it->second.first) it->second = {start, *rank};
+        continue;
+      }
+      auto step = StepOfNvtxText(label);
+      if (!step || sqlite3_column_type(st, 1) == SQLITE_NULL) continue;
+      const int64_t end = sqlite3_column_int64(st, 1);
+      const std::string name = std::to_string(*step);
+      TraceEvent e;
+      e.ph = 'X';
+      e.cat = kNsysStepCat;
+      e.name = name;
+      e.has_name = true;
+      e.pid = Id{IdKind::kInt, pid, {}};
+      Times(start, end, e);
+      ++summary_.events;
+      sink_.OnEvent(e);
+    }
+    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kNvtxTable));
+    for (const auto& [pid, at] : rank_at) summary_.process_ranks[pid] = at.second;
+    return {};
+  }
+
+  // Exact ps times of an ns row; an overflowing one gets has_ts false, which
+  // the aggregator drops and counts.
+  static void Times(int64_t start_ns, int64_t end_ns, TraceEvent& e) {
+    int64_t ts = 0, end = 0;
+    e.has_ts = !__builtin_mul_overflow(start_ns, 1000, &ts);
+    e.has_dur = true;
+    e.dur_exact = !__builtin_mul_overflow(end_ns, 1000, &end) && e.has_ts &&
+                  !__builtin_sub_overflow(end, ts, &e.dur_ps);
+    e.ts_ps = ts;
+  }
+
+  Status ReadKernels(const std::set<std::string>& cols) {
+    for (const char* need : {"start", "end", "deviceId", "streamId", "globalPid"}) {
+      if (!cols.contains(need)) {
+        return MakeError(ErrorCode::kUnsupported, std::string(kKernelTable) +
+                                                      " has no column '" + need +
+                                                      "': not an nsys export this reader knows");
+      }
+    }
+    const bool demangled = cols.contains("demangledName");
+    const bool short_name = cols.contains("shortName");
+    if (!demangled && !short_name) {
+      return MakeError(ErrorCode::kUnsupported,
+                       std::string(kKernelTable) + " has neither demangledName nor shortName");
+    }
+    auto stmt = Prepare("SELECT start, end, deviceId, streamId, globalPid, " +
+                        std::string(demangled ? "demangledName" : "NULL") + ", " +
+                        std::string(short_name ? "shortName" : "NULL") + " FROM " +
+                        std::string(kKernelTable));
+    if (!stmt) return tl::unexpected(stmt.error());
+    sqlite3_stmt* st = stmt->stmt;
+    TraceEvent e;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+          sqlite3_column_type(st, 2) == SQLITE_NULL) {
+        ++summary_.drops["bad_row"];
+        continue;
+      }
+      const int64_t start = sqlite3_column_int64(st, 0);
+      if (start < 0) {
+        ++summary_.drops["before_profiler_start"];
+        continue;
+      }
+      // The demangled name is what the classifier's rules are written for
+      // (Kineto shows the same); the short name stands in when it is missing.
+      const std::string* name = nullptr;
+      for (int col : {5, 6}) {
+        if (sqlite3_column_type(st, col) == SQLITE_NULL) continue;
+        auto s = StringOf(sqlite3_column_int64(st, col));
+        if (!s) return tl::unexpected(s.error());
+        if (!(*s)->empty()) {
+          name = *s;
+          break;
+        }
+      }
+      e.Reset();
+      e.ph = 'X';
+      e.cat = kNsysKernelCat;
+      if (name != nullptr) {
+        e.name = *name;
+        e.has_name = true;
+      }
+      e.pid = Id{IdKind::kInt, ProcessOfGlobalId(sqlite3_column_int64(st, 4)), {}};
+      e.tid = Id{IdKind::kInt, sqlite3_column_int64(st, 3), {}};
+      e.args_device = sqlite3_column_int64(st, 2);
+      e.has_args_device = true;
+      Times(start, sqlite3_column_int64(st, 1), e);
+      ++summary_.events;
+      sink_.OnEvent(e);
+    }
+    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kKernelTable));
+    return {};
+  }
+
+  const std::string& path_;
+  EventSink& sink_;
+  ParseSummary summary_;
+  Db db_;
+  Statement string_stmt_;
+  std::unordered_map<int64_t, std::string> strings_;
+};
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::optional<int64_t> Digits(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (!IsDigit(c)) return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink) {
+  Reader reader(path, sink);
+  auto out = reader.Run();
+  if (!out) return tl::unexpected(out.error().Wrap(path));
+  return out;
+}
+
+std::optional<int64_t> RankOfNvtxText(std::string_view text) {
+  for (size_t at = text.find("rank="); at != std::string_view::npos;
+       at = text.find("rank=", at + 1)) {
+    if (at > 0 && text[at - 1] != ' ' && text[at - 1] != ';' && text[at - 1] != ',') continue;
+    size_t end = at + 5;
+    while (end < text.size() && IsDigit(text[end])) ++end;
+    if (end < text.size() && text[end] != ';' && text[end] != ',' && text[end] != ' ') continue;
+    if (auto v = Digits(text.substr(at + 5, end - at - 5))) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> StepOfNvtxText(std::string_view text) {
+  if (text.size() < 5) return std::nullopt;
+  for (size_t i = 0; i < 4; ++i) {
+    if ((text[i] | 0x20) != "step"[i]) return std::nullopt;
+  }
+  std::string_view rest = text.substr(4);
+  if (!rest.empty() && std::string_view(" _#:=").find(rest[0]) != std::string_view::npos) {
+    rest.remove_prefix(1);
+  }
+  return Digits(rest);
+}
+
+}  // namespace profwatch::parse
