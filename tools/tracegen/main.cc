@@ -6,15 +6,18 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "nsys_export.h"
 #include "trace_model.h"
 
 namespace fs = std::filesystem;
@@ -28,6 +31,8 @@ namespace {
 constexpr const char* kUsage = R"(usage:
   profwatch-tracegen file --out PATH [options] [--manifest FILE]
   profwatch-tracegen job --out JOBS_ROOT --job NAME --run NAME [options] [--manifest FILE]
+  profwatch-tracegen nsys --out FILE.sqlite [--schema 2020|2024] [--ranks R] [--first-rank N]
+                          [--steps K] [--kernels N] [--seed N]
 
 trace options (both subcommands):
   --vendor amd|nvidia        kernel names and stream naming (default amd)
@@ -60,6 +65,12 @@ job options:
   --log-path FILE            write the log there instead
   --skip-steps N             skip_first_n_steps_for_profiler (default 5)
   --log-step-seconds S       steady step time in the log (default: --step-seconds)
+
+nsys options (an Nsight Systems SQLite export of one node, one GPU per rank):
+  --schema 2020|2024         export schema generation (default 2024)
+  --ranks R                  processes, one GPU each (default 8)
+  --first-rank N             rank of the first process (default 0)
+  --kernels N                kernel rows in all (default 1000)
 )";
 
 struct Args {
@@ -98,7 +109,11 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "skip-steps",
                                                "log-step-seconds",
                                                "job",
-                                               "run"};
+                                               "run",
+                                               "schema",
+                                               "ranks",
+                                               "first-rank",
+                                               "kernels"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -516,6 +531,43 @@ int CmdJob(const Args& args) {
   return 0;
 }
 
+int CmdNsys(const Args& args) {
+  profwatch::tracegen::NsysSynthetic p;
+  auto number = [&](const char* name, int64_t fallback) -> std::optional<int64_t> {
+    auto it = args.values.find(name);
+    if (it == args.values.end()) return fallback;
+    char* end = nullptr;
+    const long long v = std::strtoll(it->second.c_str(), &end, 10);
+    if (end == it->second.c_str() || *end != '\0' || v < 0) return std::nullopt;
+    return v;
+  };
+  const auto out = args.values.find("out");
+  if (out == args.values.end()) return Fail("nsys needs --out FILE.sqlite");
+  const std::string schema = args.values.count("schema") ? args.values.at("schema") : "2024";
+  if (schema != "2020" && schema != "2024") return Fail("--schema must be 2020 or 2024");
+  p.schema = schema == "2020" ? profwatch::tracegen::NsysSchema::k2020
+                              : profwatch::tracegen::NsysSchema::k2024;
+  const auto ranks = number("ranks", 8), first = number("first-rank", 0),
+             steps = number("steps", 3), kernels = number("kernels", 1000),
+             seed = number("seed", 1);
+  if (!ranks || !first || !steps || !kernels || !seed || *ranks < 1 || *steps < 1) {
+    return Fail("--ranks, --first-rank, --steps, --kernels and --seed take non-negative numbers");
+  }
+  p.ranks = static_cast<int>(*ranks);
+  p.first_rank = static_cast<int>(*first);
+  p.steps = static_cast<int>(*steps);
+  p.kernels = *kernels;
+  p.seed = static_cast<uint64_t>(*seed);
+  std::error_code ec;
+  if (fs::path(out->second).has_parent_path()) {
+    fs::create_directories(fs::path(out->second).parent_path(), ec);
+  }
+  std::string error;
+  if (!profwatch::tracegen::WriteSyntheticNsysExport(p, out->second, &error)) return Fail(error);
+  std::fprintf(stderr, "wrote %s\n", out->second.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -536,6 +588,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "file") return CmdFile(args);
   if (cmd == "job") return CmdJob(args);
+  if (cmd == "nsys") return CmdNsys(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }

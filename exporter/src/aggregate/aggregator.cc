@@ -763,7 +763,16 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
     if (nsys && !nvtx_steps.empty()) w.profile_steps = static_cast<int>(nvtx_steps.size());
   }
   const int nfiles = static_cast<int>(w.files.size());
-  w.launcher_mode = LauncherModeFor(w.gpus(), nfiles);
+  // A process per file, except in nsys exports: a file per node holding
+  // several processes, told apart by the devices' pids.
+  std::set<std::pair<std::string, int64_t>> nsys_processes;
+  int processes = 0;
+  for (const FileSummary& f : w.files) processes += f.schema == parse::TraceSchema::kNsys ? 0 : 1;
+  for (const DeviceSummary& d : w.devices) {
+    if (d.pid) nsys_processes.emplace(d.file, *d.pid);
+  }
+  processes += static_cast<int>(nsys_processes.size());
+  w.launcher_mode = LauncherModeFor(w.gpus(), processes);
   w.gpus_per_file = nfiles > 0 ? static_cast<double>(w.gpus()) / nfiles : 0.0;
   return w;
 }

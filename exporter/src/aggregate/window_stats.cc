@@ -19,10 +19,10 @@ std::string_view LauncherModeName(LauncherMode m) {
   return "unknown";
 }
 
-LauncherMode LauncherModeFor(int gpus, int files) {
-  if (gpus <= 0 || files <= 0) return LauncherMode::kUnknown;
-  if (gpus >= 2 * files) return LauncherMode::kOneNodePerProcess;
-  if (gpus == files) return LauncherMode::kOneGpuPerProcess;
+LauncherMode LauncherModeFor(int gpus, int processes) {
+  if (gpus <= 0 || processes <= 0) return LauncherMode::kUnknown;
+  if (gpus >= 2 * processes) return LauncherMode::kOneNodePerProcess;
+  if (gpus == processes) return LauncherMode::kOneGpuPerProcess;
   return LauncherMode::kMixed;
 }
 

@@ -20,8 +20,10 @@ namespace profwatch::aggregate {
 enum class LauncherMode : uint8_t { kUnknown, kOneNodePerProcess, kOneGpuPerProcess, kMixed };
 // "1-node/proc", "1-GPU/proc", "mixed", "unknown": the label values used everywhere.
 std::string_view LauncherModeName(LauncherMode m);
-// >= 2 GPUs/file: 1-node/proc; exactly 1: 1-GPU/proc; otherwise mixed; no GPUs: unknown.
-LauncherMode LauncherModeFor(int gpus, int files);
+// >= 2 GPUs/process: 1-node/proc; exactly 1: 1-GPU/proc; otherwise mixed; no
+// GPUs: unknown. A trace file is one process, except an nsys export (one
+// per node): there each pid with kernels is one.
+LauncherMode LauncherModeFor(int gpus, int processes);
 
 struct KernelSummary {
   std::string name;
