@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -23,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "nsys_export.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
 
@@ -502,6 +506,86 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
     if (l.rfind("profwatch_window_gpus{", 0) == 0) gpu_lines.insert(l);
   }
   EXPECT_EQ(gpu_lines.size(), 4u);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// --- Nsight Systems exports ------------------------------------------------
+
+// `profwatch analyze --format json <dir>` of the same files, for comparison.
+nlohmann::json AnalyzeJson(const std::string& dir) {
+  auto r = testing::RunCommand(testing::BinaryPath("profwatch") + " analyze --format json " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
+void WriteNsysNode(const std::string& path, int first_rank, int64_t kernels) {
+  tracegen::NsysSynthetic p;
+  p.ranks = 8;
+  p.first_rank = first_rank;
+  p.kernels = kernels;
+  p.seed = static_cast<uint64_t>(first_rank + kernels);
+  std::string error;
+  ASSERT_TRUE(tracegen::WriteSyntheticNsysExport(p, path, &error)) << error;
+}
+
+TEST(ServeTest, NsysNodeExportsFormOneWindowGarbageIsCountedAndRewritesAreReanalysed) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string capture = jobs + "/llm-70b/run-7/capture-nsys-profile";
+  std::filesystem::create_directories(capture);
+  WriteNsysNode(capture + "/profile_node0.sqlite", 0, 4000);
+  WriteNsysNode(capture + "/profile_node1.sqlite", 8, 4000);
+  const nlohmann::json want = AnalyzeJson(capture);
+  ASSERT_EQ(want["gpus"], 16) << want.dump();
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "llm-70b"}, {"run", "run-7"}};
+  auto m = serve.WaitFor(HasGpus("llm-70b", "run-7", 16));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  // Two node files of 8 ranks each: one window of 16 GPUs, one per process.
+  EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", run), 2);
+  EXPECT_EQ(Sample(*m, "profwatch_window_info",
+                   {{"training_job", "llm-70b"}, {"launcher_mode", "1-GPU/proc"}, {"format", "nsys"}}),
+            1)
+      << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_profile_steps", run), 3);  // NVTX "step K" ranges
+  auto near = [](std::optional<double> got, double expected) {
+    return got && std::abs(*got - expected) <= 1e-9 * std::max(1.0, std::abs(expected));
+  };
+  EXPECT_TRUE(near(Sample(*m, "profwatch_total_kernel_seconds", run),
+                   want["total_kernel_seconds_per_gpu_step"].get<double>()))
+      << *m;
+  EXPECT_TRUE(near(Sample(*m, "profwatch_exposed_comm_seconds", run),
+                   want["exposed_comm_seconds_per_gpu_step"].get<double>()))
+      << *m;
+  EXPECT_GT(want["exposed_comm_seconds_per_gpu_step"].get<double>(), 0);
+  EXPECT_TRUE(near(Sample(*m, "profwatch_family_kernel_seconds",
+                          {{"training_job", "llm-70b"}, {"family", "nccl"}}),
+                   want["families"][0]["seconds_per_gpu_step"].get<double>()))
+      << *m << want["families"][0].dump();
+
+  // A non-SQLite file named .sqlite joins the window: counted, named in the
+  // log, and the 16 GPUs already exported stay.
+  WriteFile(capture + "/profile_node2.sqlite", "not a database, just text\n");
+  m = serve.WaitFor([](const std::string& t) {
+    return Sample(t, "profwatch_window_errors_total", {{"reason", "corrupt"}}).value_or(0) >= 1;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 16);
+  EXPECT_TRUE(serve.WaitForLog("profile_node2.sqlite")) << serve.Log();
+
+  // nsys export --force-overwrite rewrites node 1 in place: analysed again.
+  std::filesystem::remove(capture + "/profile_node2.sqlite");
+  WriteNsysNode(capture + "/profile_node1.sqlite", 8, 8000);
+  const nlohmann::json again = AnalyzeJson(capture);
+  ASSERT_NE(again["total_kernel_seconds_per_gpu_step"], want["total_kernel_seconds_per_gpu_step"]);
+  m = serve.WaitFor([&](const std::string& t) {
+    return near(Sample(t, "profwatch_total_kernel_seconds", run),
+                again["total_kernel_seconds_per_gpu_step"].get<double>()) &&
+           Sample(t, "profwatch_window_incomplete", run) == 0.0;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log() << again.dump();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 16);
   EXPECT_EQ(serve.Stop(), 0);
 }
 

@@ -17,8 +17,7 @@ std::vector<std::string> TraceFilesIn(const fs::path& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file(ec) &&
-        (watch::IsTraceFileName(name) || watch::IsNsysExportName(name))) {
+    if (entry.is_regular_file(ec) && watch::IsTraceFileName(name)) {
       out.push_back(entry.path().string());
     }
   }

@@ -26,9 +26,9 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
 }
 
 // Format suffixes, longest first so ".pt.trace.json.gz" wins over ".json.gz".
-constexpr std::array<std::string_view, 6> kSuffixes = {".pt.trace.json.gz", ".pt.trace.json",
-                                                       ".trace.json.gz",    ".trace.json",
-                                                       ".xplane.pb",        ".json.gz"};
+constexpr std::array<std::string_view, 7> kSuffixes = {
+    ".pt.trace.json.gz", ".pt.trace.json", ".trace.json.gz", ".trace.json",
+    ".xplane.pb",        ".json.gz",       ".sqlite"};
 
 std::string_view StripSuffix(std::string_view name, bool* kineto) {
   for (std::string_view suffix : kSuffixes) {

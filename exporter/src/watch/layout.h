@@ -15,7 +15,8 @@ namespace profwatch::watch {
 std::optional<int64_t> ParseTimestampDirName(std::string_view name);
 
 // True for names the analysis reads: *.trace.json.gz, *.trace.json,
-// *.pt.trace.json[.gz], *.json.gz, *.xplane.pb.
+// *.pt.trace.json[.gz], *.json.gz, *.xplane.pb, *.sqlite (nsys exports; the
+// scanner looks for those in capture-nsys-profile dirs only).
 bool IsTraceFileName(std::string_view name);
 // The host part of a trace file name ("h0.proc3.trace.json.gz" -> "h0").
 std::string HostOfTraceFile(std::string_view name);

@@ -1,0 +1,179 @@
+// nsys exports through the whole analysis: generated exports of both schema
+// generations (several ranks per file, rows in shuffled order, NCCL init
+// rows before the profiler started, NVTX ranks and steps, one slow rank)
+// give per-device kernels, kernel/busy/exposed-comm time and rank equal to
+// values computed here, independently, from the rows written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "nsys_export.h"
+#include "testing/test_util.h"
+
+namespace profwatch::analysis {
+namespace {
+
+using testing::TempDir;
+using tracegen::NsysExportWriter;
+using tracegen::NsysKernel;
+using tracegen::NsysRange;
+using tracegen::NsysSchema;
+
+struct Expected {
+  int64_t kernels = 0;
+  int64_t kernel_ns = 0;
+  int64_t busy_ns = 0;
+  int64_t exposed_comm_ns = 0;
+  int64_t rank = -1;
+};
+
+bool IsComm(const NsysKernel& k) { return k.short_name.starts_with("nccl"); }
+
+// Busy and exposed communication by brute force: every elementary segment
+// between two consecutive interval ends is busy when a kernel covers it, and
+// exposed communication when a comm kernel covers it and no compute kernel.
+void Measure(const std::vector<NsysKernel>& ks, Expected& e) {
+  std::set<int64_t> points;
+  for (const auto& k : ks) {
+    points.insert(k.start_ns);
+    points.insert(k.end_ns);
+    ++e.kernels;
+    e.kernel_ns += k.end_ns - k.start_ns;
+  }
+  for (auto it = points.begin(); it != points.end() && std::next(it) != points.end(); ++it) {
+    const int64_t a = *it, b = *std::next(it);
+    bool compute = false, comm = false;
+    for (const auto& k : ks) {
+      if (k.start_ns <= a && k.end_ns >= b) (IsComm(k) ? comm : compute) = true;
+    }
+    if (compute || comm) e.busy_ns += b - a;
+    if (comm && !compute) e.exposed_comm_ns += b - a;
+  }
+}
+
+struct Node {
+  std::string path;
+  std::map<int64_t, Expected> by_pid;  // pid -> expected figures of its one GPU
+};
+
+// One node file: `ranks` processes (pids 100*node + r, device r), each with
+// compute kernels on two streams and NCCL kernels on a third, written in a
+// shuffled order. The `slow_rank` runs its compute kernels 1.5x longer.
+Node WriteNode(const TempDir& tmp, int node, NsysSchema schema, int ranks, int slow_rank,
+               uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> start(0, 2'000'000), len(1, 60'000);
+  std::vector<NsysKernel> rows;
+  std::vector<NsysRange> ranges;
+  Node out{tmp.Sub("capture-nsys-profile/job_node" + std::to_string(node) + ".sqlite"), {}};
+  for (int r = 0; r < ranks; ++r) {
+    const int64_t pid = 100 * node + r;
+    const int rank = (node - 1) * ranks + r;
+    std::vector<NsysKernel> mine;
+    for (int i = 0; i < 120; ++i) {
+      const int64_t s = start(rng);
+      int64_t l = len(rng);
+      NsysKernel k{s, s, pid, r, 7 + (i % 3) * 13, "", ""};
+      if (i % 3 == 2) {
+        k.short_name = "ncclDevKernel_AllGather_RING_LL";
+        k.demangled_name = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+      } else {
+        if (rank == slow_rank) l = l * 3 / 2;
+        k.short_name = i % 2 ? "gemm" : "elementwise";
+        k.demangled_name = i % 2 ? "void cutlass::Kernel<sm80_gemm>(Params)"
+                                 : "void at::native::vectorized_elementwise_kernel<4>(int)";
+      }
+      k.end_ns = s + l;
+      mine.push_back(k);
+    }
+    Measure(mine, out.by_pid[pid]);
+    out.by_pid[pid].rank = rank;
+    rows.insert(rows.end(), mine.begin(), mine.end());
+    // NCCL setup before cudaProfilerStart: negative times, never counted.
+    rows.push_back({-3'000'000, -2'000'000, pid, r, 27, "ncclDevKernel_Init", ""});
+    ranges.push_back({1, 2, pid, "rank=" + std::to_string(rank) + "; pp=0 dp=" + std::to_string(rank),
+                      r % 2 == 1});
+    for (int step = 0; step < 4; ++step) {
+      ranges.push_back({step * 500'000, step * 500'000 + 400'000, pid,
+                        "step " + std::to_string(10 + step), false});
+    }
+  }
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::shuffle(ranges.begin(), ranges.end(), rng);
+  std::string error;
+  auto w = NsysExportWriter::Create(out.path, schema, &error);
+  EXPECT_TRUE(w) << error;
+  for (const auto& k : rows) EXPECT_TRUE(w->AddKernel(k));
+  for (const auto& r : ranges) EXPECT_TRUE(w->AddRange(r));
+  EXPECT_TRUE(w->Finish(&error)) << error;
+  return out;
+}
+
+TEST(NsysAnalysisTest, TwoNodesOfBothSchemasGiveExactPerDeviceFigures) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.Sub("capture-nsys-profile"));
+  const Node a = WriteNode(tmp, 1, NsysSchema::k2020, 4, /*slow_rank=*/2, 7);
+  const Node b = WriteNode(tmp, 2, NsysSchema::k2024, 4, /*slow_rank=*/-1, 8);
+  AnalyzeOptions options;
+  options.aggregate.profile_steps_from_nvtx = true;
+  auto result = AnalyzeFiles({a.path, b.path}, options);
+  ASSERT_TRUE(result) << result.error().ToString();
+  const aggregate::WindowStats& w = result->stats;
+  EXPECT_TRUE(result->errors.empty());
+  EXPECT_EQ(result->format, "nsys");
+  EXPECT_EQ(w.rule_set, "nvidia");
+  ASSERT_EQ(w.gpus(), 8);
+  EXPECT_EQ(w.launcher_mode, aggregate::LauncherMode::kOneGpuPerProcess);
+  EXPECT_EQ(w.profile_steps, 4);  // NVTX steps 10..13
+  int64_t kernel_ns = 0, exposed_ns = 0;
+  for (const Node* node : {&a, &b}) {
+    for (const auto& [pid, want] : node->by_pid) {
+      SCOPED_TRACE("pid " + std::to_string(pid));
+      auto d = std::find_if(w.devices.begin(), w.devices.end(), [&](const auto& d) {
+        return d.file == node->path && d.pid == pid;
+      });
+      ASSERT_NE(d, w.devices.end());
+      EXPECT_EQ(d->device, "pid " + std::to_string(pid) + " GPU " + std::to_string(pid % 100));
+      EXPECT_EQ(d->device_id, pid % 100);
+      EXPECT_EQ(d->rank, want.rank);
+      EXPECT_EQ(d->kernels, want.kernels);
+      EXPECT_EQ(d->kernel_ps, want.kernel_ns * 1000);
+      EXPECT_EQ(d->busy_ps, want.busy_ns * 1000);
+      EXPECT_EQ(d->exposed_comm_ps, want.exposed_comm_ns * 1000);
+      EXPECT_EQ(d->streams, 3);
+      kernel_ns += want.kernel_ns;
+      exposed_ns += want.exposed_comm_ns;
+    }
+  }
+  EXPECT_GT(exposed_ns, 0);  // the comm kernels are partly exposed
+  EXPECT_EQ(w.total_kernel_ps, kernel_ns * 1000);
+  EXPECT_EQ(w.SumExposedCommPs(), exposed_ns * 1000);
+  // The slow rank (2) has the most compute kernel time of all devices.
+  auto slow = std::max_element(w.devices.begin(), w.devices.end(), [](const auto& x, const auto& y) {
+    return x.kernel_ps - x.comm_ps < y.kernel_ps - y.comm_ps;
+  });
+  EXPECT_EQ(slow->rank, 2);
+  // Each file's NCCL init row was dropped and counted.
+  for (const auto& f : w.files) EXPECT_EQ(f.drops.at("before_profiler_start"), 4u) << f.path;
+}
+
+TEST(NsysAnalysisTest, ExplicitProfileStepsWinOverNvtxSteps) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.Sub("capture-nsys-profile"));
+  const Node a = WriteNode(tmp, 1, NsysSchema::k2024, 2, -1, 3);
+  AnalyzeOptions options;
+  options.aggregate.profile_steps = 5;
+  auto result = AnalyzeFiles({a.path}, options);
+  ASSERT_TRUE(result) << result.error().ToString();
+  EXPECT_EQ(result->stats.profile_steps, 5);
+  EXPECT_EQ(result->stats.gpus(), 2);
+}
+
+}  // namespace
+}  // namespace profwatch::analysis
