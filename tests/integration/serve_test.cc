@@ -17,14 +17,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "nsys_export.h"
 #include "testing/serve_harness.h"
@@ -544,9 +543,10 @@ TEST(ServeTest, NsysNodeExportsFormOneWindowGarbageIsCountedAndRewritesAreReanal
   ASSERT_TRUE(m.has_value()) << serve.Log();
   // Two node files of 8 ranks each: one window of 16 GPUs, one per process.
   EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", run), 2);
-  EXPECT_EQ(Sample(*m, "profwatch_window_info",
-                   {{"training_job", "llm-70b"}, {"launcher_mode", "1-GPU/proc"}, {"format", "nsys"}}),
-            1)
+  EXPECT_EQ(
+      Sample(*m, "profwatch_window_info",
+             {{"training_job", "llm-70b"}, {"launcher_mode", "1-GPU/proc"}, {"format", "nsys"}}),
+      1)
       << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_profile_steps", run), 3);  // NVTX "step K" ranges
   auto near = [](std::optional<double> got, double expected) {

@@ -61,9 +61,10 @@ std::unique_ptr<NsysExportWriter> NsysExportWriter::Create(const std::string& pa
     if (error) *error = "cannot create " + path;
     return nullptr;
   }
-  bool ok = w->Exec("PRAGMA journal_mode=DELETE") &&
-            w->Exec("CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)") &&
-            w->Exec("CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT)");
+  bool ok =
+      w->Exec("PRAGMA journal_mode=DELETE") &&
+      w->Exec("CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)") &&
+      w->Exec("CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT)");
   if (ok && schema == NsysSchema::k2024) {
     ok = w->Exec("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)") &&
          w->Exec("INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.1')");
@@ -162,8 +163,7 @@ bool NsysExportWriter::Finish(std::string* error) {
   return true;
 }
 
-bool WriteSyntheticNsysExport(const NsysSynthetic& p, const std::string& path,
-                              std::string* error) {
+bool WriteSyntheticNsysExport(const NsysSynthetic& p, const std::string& path, std::string* error) {
   auto w = NsysExportWriter::Create(path, p.schema, error);
   if (!w) return false;
   static const char* kCompute[] = {
@@ -184,24 +184,24 @@ bool WriteSyntheticNsysExport(const NsysSynthetic& p, const std::string& path,
   for (int r = 0; r < ranks && ok; ++r) {
     const int rank = p.first_rank + r;
     const int64_t pid = 4000 + rank;
-    ok = w->AddRange({1'000, 2'000, pid, "rank=" + std::to_string(rank) + "; pp=0 dp=" +
-                                             std::to_string(rank) + " tp=0",
-                      false});
+    ok = w->AddRange(
+        {1'000, 2'000, pid,
+         "rank=" + std::to_string(rank) + "; pp=0 dp=" + std::to_string(rank) + " tp=0", false});
     // NCCL init before cudaProfilerStart: negative start, never counted.
     ok = ok && w->AddKernel({-5'000'000, -4'000'000, pid, rank, 20,
                              "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ""});
     for (int s = 0; s < steps && ok; ++s) {
       const int64_t step_start = 10'000'000 + s * p.step_ns;
-      ok = w->AddRange({step_start, step_start + p.step_ns - 1'000, pid,
-                        "step " + std::to_string(s), true});
+      ok = w->AddRange(
+          {step_start, step_start + p.step_ns - 1'000, pid, "step " + std::to_string(s), true});
       const int64_t slot = p.step_ns / (per_step + 1);
       for (int64_t k = 0; k < per_step && ok; ++k) {
         const int64_t start = step_start + k * slot + static_cast<int64_t>(next(slot / 4 + 1));
         const int64_t len = slot / 2 + static_cast<int64_t>(next(slot / 3 + 1));
         if (k % 8 == 7) {  // a collective on its own stream, overlapping compute
-          ok = w->AddKernel({start, start + len, pid, rank, 20,
-                             "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
-                             "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"});
+          ok = w->AddKernel(
+              {start, start + len, pid, rank, 20, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+               "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"});
         } else {
           ok = w->AddKernel({start, start + len, pid, rank, 7, "kernel", kCompute[next(5)]});
         }

@@ -137,8 +137,7 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
     std::string file = d.file;
     if (auto slash = file.find_last_of('/'); slash != std::string::npos)
       file = file.substr(slash + 1);
-    const std::string device =
-        d.rank ? d.device + " rank " + std::to_string(*d.rank) : d.device;
+    const std::string device = d.rank ? d.device + " rank " + std::to_string(*d.rank) : d.device;
     o += Format("  %-40s %-16s %9lld %12.6f %12.6f %12.6f %7d\n", Shorten(file, 40).c_str(),
                 device.c_str(), static_cast<long long>(d.kernels), PsToSeconds(d.kernel_ps),
                 PsToSeconds(d.busy_ps), PsToSeconds(d.span_ps), d.streams);

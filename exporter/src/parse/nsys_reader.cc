@@ -104,8 +104,8 @@ class Reader {
       const std::string side = path_ + suffix;
       if (::stat(side.c_str(), &st) == 0) {
         return MakeError(ErrorCode::kIo, "still being written (" + side +
-                                                    " exists): an export in progress or an "
-                                                    "interrupted one");
+                                             " exists): an export in progress or an "
+                                             "interrupted one");
       }
     }
     return {};
@@ -246,8 +246,8 @@ class Reader {
   Status ReadKernels(const std::set<std::string>& cols) {
     for (const char* need : {"start", "end", "deviceId", "streamId", "globalPid"}) {
       if (!cols.contains(need)) {
-        return MakeError(ErrorCode::kUnsupported, std::string(kKernelTable) +
-                                                      " has no column '" + need +
+        return MakeError(ErrorCode::kUnsupported, std::string(kKernelTable) + " has no column '" +
+                                                      need +
                                                       "': not an nsys export this reader knows");
       }
     }

@@ -32,7 +32,8 @@
 // (an SQLite database without CUPTI_ACTIVITY_KIND_KERNEL: "not an nsys
 // export, or exported without CUDA trace", or a kernel table lacking a
 // needed column), kIo (still being written, or a read error),
-// kNotFound/kPermission (cannot open), kTooLarge (out of memory). Events delivered before an error stay delivered.
+// kNotFound/kPermission (cannot open), kTooLarge (out of memory). Events delivered before an error
+// stay delivered.
 #pragma once
 
 #include <cstdint>
@@ -59,8 +60,6 @@ std::optional<int64_t> RankOfNvtxText(std::string_view text);
 // ' ', '_', '#', ':', '=' then digits, and nothing else. nullopt otherwise.
 std::optional<int64_t> StepOfNvtxText(std::string_view text);
 // The process id in an nsys global id (globalPid, globalTid).
-inline int64_t ProcessOfGlobalId(int64_t global_id) {
-  return global_id / 0x1000000 % 0x1000000;
-}
+inline int64_t ProcessOfGlobalId(int64_t global_id) { return global_id / 0x1000000 % 0x1000000; }
 
 }  // namespace profwatch::parse

@@ -65,13 +65,13 @@ struct ParseSummary {
   // events - metadata_events == kJaxEventCap: the converter keeps the first
   // 1,000,000 trace events (metadata is written apart and not capped).
   bool suspected_truncated = false;
-  bool has_trace_events = false;        // the key was present
-  int64_t time_base_us = 0;             // ts_ps of events are relative to this
-  std::optional<int64_t> base_time_ns;  // Kineto baseTimeNanoseconds
-  std::optional<int64_t> rank;          // Kineto distributedInfo.rank
-  std::optional<int64_t> world_size;    // Kineto distributedInfo.world_size
+  bool has_trace_events = false;             // the key was present
+  int64_t time_base_us = 0;                  // ts_ps of events are relative to this
+  std::optional<int64_t> base_time_ns;       // Kineto baseTimeNanoseconds
+  std::optional<int64_t> rank;               // Kineto distributedInfo.rank
+  std::optional<int64_t> world_size;         // Kineto distributedInfo.world_size
   std::map<int64_t, int64_t> process_ranks;  // nsys: pid -> rank (NVTX "rank=N")
-  uint64_t json_bytes = 0;              // bytes of JSON consumed (decompressed)
+  uint64_t json_bytes = 0;                   // bytes of JSON consumed (decompressed)
 };
 
 class TraceParser {

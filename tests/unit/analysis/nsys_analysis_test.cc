@@ -97,7 +97,8 @@ Node WriteNode(const TempDir& tmp, int node, NsysSchema schema, int ranks, int s
     rows.insert(rows.end(), mine.begin(), mine.end());
     // NCCL setup before cudaProfilerStart: negative times, never counted.
     rows.push_back({-3'000'000, -2'000'000, pid, r, 27, "ncclDevKernel_Init", ""});
-    ranges.push_back({1, 2, pid, "rank=" + std::to_string(rank) + "; pp=0 dp=" + std::to_string(rank),
+    ranges.push_back({1, 2, pid,
+                      "rank=" + std::to_string(rank) + "; pp=0 dp=" + std::to_string(rank),
                       r % 2 == 1});
     for (int step = 0; step < 4; ++step) {
       ranges.push_back({step * 500'000, step * 500'000 + 400'000, pid,
@@ -135,9 +136,8 @@ TEST(NsysAnalysisTest, TwoNodesOfBothSchemasGiveExactPerDeviceFigures) {
   for (const Node* node : {&a, &b}) {
     for (const auto& [pid, want] : node->by_pid) {
       SCOPED_TRACE("pid " + std::to_string(pid));
-      auto d = std::find_if(w.devices.begin(), w.devices.end(), [&](const auto& d) {
-        return d.file == node->path && d.pid == pid;
-      });
+      auto d = std::find_if(w.devices.begin(), w.devices.end(),
+                            [&](const auto& d) { return d.file == node->path && d.pid == pid; });
       ASSERT_NE(d, w.devices.end());
       EXPECT_EQ(d->device, "pid " + std::to_string(pid) + " GPU " + std::to_string(pid % 100));
       EXPECT_EQ(d->device_id, pid % 100);
@@ -155,9 +155,10 @@ TEST(NsysAnalysisTest, TwoNodesOfBothSchemasGiveExactPerDeviceFigures) {
   EXPECT_EQ(w.total_kernel_ps, kernel_ns * 1000);
   EXPECT_EQ(w.SumExposedCommPs(), exposed_ns * 1000);
   // The slow rank (2) has the most compute kernel time of all devices.
-  auto slow = std::max_element(w.devices.begin(), w.devices.end(), [](const auto& x, const auto& y) {
-    return x.kernel_ps - x.comm_ps < y.kernel_ps - y.comm_ps;
-  });
+  auto slow =
+      std::max_element(w.devices.begin(), w.devices.end(), [](const auto& x, const auto& y) {
+        return x.kernel_ps - x.comm_ps < y.kernel_ps - y.comm_ps;
+      });
   EXPECT_EQ(slow->rank, 2);
   // Each file's NCCL init row was dropped and counted.
   for (const auto& f : w.files) EXPECT_EQ(f.drops.at("before_profiler_start"), 4u) << f.path;

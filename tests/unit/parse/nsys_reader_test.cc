@@ -121,7 +121,8 @@ TEST(NsysReaderTest, BothSchemaGenerationsReadAlikeWithRanksStepsAndNoInitRows) 
     EXPECT_EQ(summary->events, 6u);  // 4 kernels + 2 step ranges
     EXPECT_EQ(summary->drops.at("before_profiler_start"), 1u);
     EXPECT_EQ(summary->process_ranks, (std::map<int64_t, int64_t>{{11, 4}, {12, 5}}));
-    EXPECT_EQ(sink.steps, (std::multiset<Step>{{11, "7", 100000, 400000}, {12, "7", 100000, 350000}}));
+    EXPECT_EQ(sink.steps,
+              (std::multiset<Step>{{11, "7", 100000, 400000}, {12, "7", 100000, 350000}}));
     kernels.push_back(sink.kernels);
   }
   const std::multiset<Kernel> want = {{"void gemm_a<float>(int)", 11, 0, 7, 100000, 200000},
@@ -194,8 +195,8 @@ TEST_F(NsysBadInputTest, NotSqliteTruncatedAndGarbage) {
 
 TEST_F(NsysBadInputTest, DatabaseWithoutKernelsOrAColumnIsNamed) {
   std::string error;
-  auto w = NsysExportWriter::Create(tmp_.Sub("nocuda.sqlite"), NsysSchema::k2024, &error, true,
-                                    false);
+  auto w =
+      NsysExportWriter::Create(tmp_.Sub("nocuda.sqlite"), NsysSchema::k2024, &error, true, false);
   ASSERT_TRUE(w && w->Finish(&error)) << error;
   w.reset();
   ExpectError(tmp_.Sub("nocuda.sqlite"), ErrorCode::kUnsupported,
