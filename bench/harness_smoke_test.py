@@ -24,6 +24,7 @@ def main():
         run = subprocess.run(
             [sys.executable, os.path.join(here, "run.py"), "--build", args.build, "--work", work,
              "--sizes", "3000", "--short-repeat", "2", "--repeat", "1", "--multi-events", "2000",
+             "--nsys-kernels", "2000",
              "--json-out", out], capture_output=True, text=True, timeout=600)
         if run.returncode != 0:
             print(run.stdout, run.stderr)
@@ -46,6 +47,10 @@ def main():
             check(isinstance(r.get(key), float) and r[key] > 0, f"{key} measured (> 0)")
         check(r.get("json_bytes", 0) > r.get("gz_bytes", 0) > 0, "JSON larger than its gzip")
         check(r.get("analyze_rss", 0) > 1 << 20, "analyze peak RSS read from the wrapper")
+    ns = res.get("nsys", {})
+    check(ns.get("kernel_rows") == 2008 and ns.get("gpus") == 8,
+          "nsys export of 2,000 rows (+8 init rows) read with its 8 GPUs")
+    check(ns.get("sqlite3_s", 0) > 0 and ns.get("analyze_s", 0) > 0, "nsys timings measured")
     multi = res.get("multi_file", {})
     check(multi.get("files") == 8 and multi.get("threads1_s", 0) > 0 and multi.get("threads2_s", 0) > 0,
           "8-file window timed with 1 and 2 threads")

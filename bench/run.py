@@ -17,7 +17,8 @@ files of at most --short-max-events events, whose tens of milliseconds a host
 hiccup distorts most), and the commands of a row run interleaved within each
 round (a slow spell of a shared machine then
 hits the floor and the analysis alike). Also: a window of 8 files
-with 1 vs 2 threads, an optional >4 GiB trace under a memory limit (--huge),
+with 1 vs 2 threads, an nsys SQLite export beside the sqlite3 tool's own
+scan of its kernel table, an optional >4 GiB trace under a memory limit (--huge),
 and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
@@ -254,6 +255,38 @@ def multi_file(args, bins, work, results):
     print(f"| --threads 1 (one thread) | {t1:.3f} | 1.00 | {mb(rss1):.0f} |")
     print(f"| --threads 2 (two workers) | {t2:.3f} | {t1 / t2:.2f} | {mb(rss2):.0f} |")
 
+def nsys(args, bins, work, results):
+    """An nsys SQLite export of --nsys-kernels kernel rows (8 ranks): analyze
+    beside the sqlite3 command-line tool's own aggregate scan of the kernel
+    table, interleaved, so the ratio says what reading and analysing every
+    row costs over SQLite merely summing them."""
+    path = os.path.join(work, f"nsys_{args.nsys_kernels}.sqlite")
+    if not os.path.exists(path):
+        subprocess.run([bins["tracegen"], "nsys", "--out", path, "--ranks", "8", "--steps", "10",
+                        "--kernels", str(args.nsys_kernels)], check=True, capture_output=True)
+    sqlite3 = shutil.which("sqlite3")
+    if sqlite3 is None:
+        print("\n## nsys export: skipped (no sqlite3 command-line tool; apt-get install sqlite3)")
+        return
+    query = "SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL"
+    m = interleaved([("sqlite3", [sqlite3, path, query], {}),
+                     ("analyze", [bins["profwatch"], "analyze", "--format", "json", path], {})],
+                    args.repeat)
+    base, rss_base, out_base = m["sqlite3"]
+    t, rss, out = m["analyze"]
+    report = json.loads(out)
+    rows = int(out_base.split("|")[0])
+    results["nsys"] = {"kernel_rows": rows, "bytes": os.path.getsize(path), "sqlite3_s": base,
+                       "analyze_s": t, "ratio": t / base, "analyze_rss": rss,
+                       "sqlite3_rss": rss_base, "gpus": report["gpus"]}
+    print(f"\n## nsys SQLite export ({rows:,} kernel rows, {mb(os.path.getsize(path)):.0f} MB, "
+          f"{report['gpus']} GPUs)")
+    print("| run | wall s | / sqlite3 | peak RSS MB |")
+    print("|---|---|---|---|")
+    print(f"| sqlite3 `{query}` | {base:.3f} | 1.00 | {mb(rss_base):.0f} |")
+    print(f"| profwatch analyze --format json | {t:.3f} | {t / base:.2f} | {mb(rss):.0f} |")
+
+
 def huge(args, bins, work, results):
     # Same file as bench/huge_trace_test.py (same name, seed and level): reused.
     path = os.path.join(work, f"huge_{args.huge_events}.trace.json.gz")
@@ -453,7 +486,9 @@ def main():
     ap.add_argument("--scrapes", type=int, default=50, help="scrapes per scraper")
     ap.add_argument("--idle-warmup", type=float, default=17,
                     help="seconds between the last start-up window and the idle measurement")
-    ap.add_argument("--skip", default="", help="comma list of: single,multi")
+    ap.add_argument("--nsys-kernels", type=int, default=1000000,
+                    help="kernel rows of the nsys export benchmark")
+    ap.add_argument("--skip", default="", help="comma list of: single,multi,nsys")
     ap.add_argument("--direct", action="store_true",
                     help="spawn each timed command directly, without the peak_rss wrapper "
                          "(peak RSS then reads 0, except under --huge's memory limit); the "
@@ -495,6 +530,8 @@ def main():
         single_file(args, bins, args.work, results)
     if "multi" not in skip:
         multi_file(args, bins, args.work, results)
+    if "nsys" not in skip:
+        nsys(args, bins, args.work, results)
     if args.huge:
         huge(args, bins, args.work, results)
     if args.idle_seconds > 0:

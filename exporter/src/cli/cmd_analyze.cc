@@ -39,6 +39,13 @@ int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int
   for (const auto& f : files) {
     uint64_t raw = 0;
     auto summary = analysis::ParseFile(f, tally.BeginFile(f), options, &raw);
+    if (summary && summary->schema == parse::TraceSchema::kNsys) {
+      std::fprintf(stderr,
+                   "profwatch: %s is an Nsight Systems export; --format drill reproduces "
+                   "profile_drill.py, which reads JAX traces only (use --format table or json)\n",
+                   f.c_str());
+      return kExitUsage;
+    }
     if (!summary) {
       std::fprintf(stderr, "profwatch: cannot read %s: %s\n", f.c_str(),
                    summary.error().ToString().c_str());

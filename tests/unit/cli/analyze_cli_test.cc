@@ -247,5 +247,58 @@ TEST(AnalyzeCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Analyze("--profile-steps -1 x").exit_code, 2);
 }
 
+// nsys exports: the real 2020 export and a generated node of 4 ranks, as
+// files and as the run's capture-nsys-profile dir; garbage named .sqlite and
+// the drill format are refused with a message naming the file.
+TEST(AnalyzeCliTest, NsysExportsReportProcessDeviceAndRank) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(real, "real/nsys/a100_saxpy_mpi_2020.sqlite");
+  json j = AnalyzeJson("'" + real + "'");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["format"], "nsys");
+  ASSERT_EQ(j["devices"].size(), 1u);
+  const json& d = j["devices"][0];
+  EXPECT_EQ(d["pid"], 1230493);
+  EXPECT_EQ(d["device_id"], 0);
+  EXPECT_TRUE(d["rank"].is_null());  // its NVTX says "MPI Rank 0", not rank=N
+  EXPECT_EQ(d["kernels"], 5);
+  // sum(end - start) of its 5 rows = 88,573,480 ns, one stream, no overlap.
+  EXPECT_NEAR(d["kernel_seconds"].get<double>(), 0.08857348, 1e-12);
+  EXPECT_NEAR(d["busy_seconds"].get<double>(), 0.08857348, 1e-12);
+  EXPECT_EQ(d["exposed_comm_seconds"], 0.0);
+
+  testing::TempDir tmp;
+  const std::string run = tmp.Sub("job/run-1");
+  const std::string capture = run + "/capture-nsys-profile";
+  auto gen = testing::RunCommand("'" + testing::BinaryPath("profwatch-tracegen") + "' nsys --out " +
+                                 capture +
+                                 "/n0.sqlite --ranks 4 --first-rank 4 "
+                                 "--kernels 400 --steps 2 --schema 2020");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  for (const std::string& arg : {capture, run, capture + "/n0.sqlite"}) {
+    SCOPED_TRACE(arg);
+    j = AnalyzeJson(arg);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["gpus"], 4);
+    EXPECT_EQ(j["launcher_mode"], "1-GPU/proc");
+    EXPECT_EQ(j["profile_steps"], 2);  // NVTX "step 0", "step 1"
+    ASSERT_EQ(j["devices"].size(), 4u);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(j["devices"][i]["pid"], 4004 + i);
+      EXPECT_EQ(j["devices"][i]["device_id"], 4 + i);
+      EXPECT_EQ(j["devices"][i]["rank"], 4 + i);
+    }
+  }
+  j = AnalyzeJson("--profile-steps 5 " + capture);
+  EXPECT_EQ(j["profile_steps"], 5);
+
+  testing::WriteFile(tmp.Sub("garbage.sqlite"), "SQLite format 3 but not really");
+  auto bad = Analyze(tmp.Sub("garbage.sqlite"));
+  EXPECT_EQ(bad.exit_code, 3) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("garbage.sqlite"), std::string::npos) << bad.err;
+  auto drill = Analyze("--format drill " + capture + "/n0.sqlite");
+  EXPECT_EQ(drill.exit_code, 2);
+  EXPECT_NE(drill.err.find("Nsight Systems export"), std::string::npos) << drill.err;
+}
+
 }  // namespace
 }  // namespace profwatch

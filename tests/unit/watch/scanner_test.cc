@@ -1,5 +1,6 @@
 #include "watch/scanner.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,6 +108,35 @@ TEST(ScannerTest, GenericPluginsProfileAndKinetoDirs) {
   EXPECT_EQ(k->group_time, 1709294401);
   EXPECT_EQ(fs::path(k->group_dir).filename(), "2024_03_01_12_00_01");
   EXPECT_EQ(k->dir, root + "/jobY/torch1/traces");
+}
+
+TEST(ScannerTest, NsysCaptureDirIsOneWindowDatedByItsOldestExport) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  const std::string capture = root + "/llm/run-3/capture-nsys-profile";
+  WriteFile(capture + "/prof_node0.sqlite", "x");
+  WriteFile(capture + "/prof_node1.sqlite", "x");
+  WriteFile(capture + "/prof_node1.nsys-rep", "x");        // the report itself: not read
+  WriteFile(capture + "/.prof_node2.sqlite", "x");         // hidden: a copy in progress
+  WriteFile(root + "/llm/run-3/other/stray.sqlite", "x");  // outside a capture dir
+  const auto set_mtime = [](const std::string& path, time_t t) {
+    struct timespec times[2] = {{t, 0}, {t, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << errno;
+  };
+  set_mtime(capture + "/prof_node0.sqlite", 1709294405);  // 2024-03-01 12:00:05
+  set_mtime(capture + "/prof_node1.sqlite", 1709294400);  // 2024-03-01 12:00:00
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 2u);
+  for (const FileObservation& f : r.files) {
+    EXPECT_EQ(f.labels.training_job, "llm") << f.path;
+    EXPECT_EQ(f.labels.run, "run-3") << f.path;
+    EXPECT_EQ(f.run_dir, root + "/llm/run-3") << f.path;
+    EXPECT_EQ(f.dir, capture);
+    EXPECT_EQ(f.group_time, 1709294400) << f.path;
+    EXPECT_EQ(f.group_dir, capture + "/2024_03_01_12_00_00") << f.path;
+  }
+  EXPECT_NE(Find(r, "/prof_node0.sqlite"), nullptr);
+  EXPECT_NE(Find(r, "/prof_node1.sqlite"), nullptr);
 }
 
 TEST(ScannerTest, SymlinkLoopTerminates) {
