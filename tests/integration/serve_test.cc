@@ -549,6 +549,10 @@ TEST(ServeTest, NsysNodeExportsFormOneWindowGarbageIsCountedAndRewritesAreReanal
       1)
       << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_profile_steps", run), 3);  // NVTX "step K" ranges
+  // Each rank's NCCL init row before cudaProfilerStart: dropped and counted.
+  EXPECT_EQ(Sample(*m, "profwatch_window_dropped_events",
+                   {{"training_job", "llm-70b"}, {"reason", "before_profiler_start"}}),
+            16);
   auto near = [](std::optional<double> got, double expected) {
     return got && std::abs(*got - expected) <= 1e-9 * std::max(1.0, std::abs(expected));
   };
