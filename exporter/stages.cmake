@@ -32,9 +32,9 @@ profwatch_stage(drill     DEPS parse classify)
 profwatch_stage(analysis  DEPS aggregate window)
 # Immutable per-run Snapshot and its store.
 profwatch_stage(snapshot  DEPS aggregate)
-# Metric names, Prometheus collectables, reports.
+# Metric names, Prometheus collectables, the /metrics body (gzip), reports.
 profwatch_stage(expose    DEPS snapshot
-                LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)
+                LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog ZLIB::ZLIB)
 # Step times from training logs, beside the trace flow.
 profwatch_stage(steplog   DEPS core LIBS ZLIB::ZLIB)
 # Persistence: the run-state JSON, the --state file, the --history file and

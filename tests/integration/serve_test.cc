@@ -349,6 +349,14 @@ TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
   ASSERT_TRUE(landing.has_value());
   EXPECT_NE(landing->find("href=\"/metrics\""), std::string::npos) << *landing;
   EXPECT_FALSE(testing::HttpGet(serve.port(), "/no-such-page").has_value());
+  // /metrics gzip-compressed for a client that accepts it (as Prometheus
+  // does): curl decodes the two gzip members into the plain exposition.
+  const std::string url = "http://127.0.0.1:" + std::to_string(serve.port()) + "/metrics";
+  auto gz = testing::RunCommand("curl -sS -D " + tmp.Sub("headers") + " --compressed " + url);
+  ASSERT_EQ(gz.exit_code, 0) << gz.err;
+  EXPECT_NE(ReadFile(tmp.Sub("headers")).find("Content-Encoding: gzip"), std::string::npos);
+  EXPECT_TRUE(Sample(gz.out, "profwatch_last_scan_timestamp_seconds").has_value()) << gz.out;
+  EXPECT_TRUE(Sample(gz.out, "process_resident_memory_bytes").has_value()) << gz.out;
   EXPECT_EQ(serve.Stop(), 0);
 }
 

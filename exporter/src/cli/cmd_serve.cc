@@ -18,6 +18,7 @@
 #include "cli/serve_flags.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "expose/exposition.h"
 #include "expose/process_collectable.h"
 #include "expose/snapshot_collectable.h"
 #include "pipeline/daemon.h"
@@ -100,17 +101,16 @@ int RunServe(const std::vector<std::string>& args) {
 
   auto store = std::make_shared<snapshot::SnapshotStore>();
   auto registry = std::make_shared<prometheus::Registry>();
-  auto collectable = std::make_shared<expose::SnapshotCollectable>(store);
   auto process = std::make_shared<expose::ProcessCollectable>();
-  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(flags.listen, store);
+  auto exposition = std::make_shared<expose::Exposition>(store);
+  exposition->AddLive(registry);
+  exposition->AddLive(process);
+  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(flags.listen, store, exposition);
   if (!http) {
     spdlog::error("cannot listen address={} error={}", flags.listen, http.error().context);
     return 1;
   }
   std::unique_ptr<HttpServer> exposer = std::move(*http);
-  exposer->RegisterCollectable(collectable);
-  exposer->RegisterCollectable(registry);
-  exposer->RegisterCollectable(process);
   SystemClock clock;
   pipeline::Daemon daemon(*options, store, registry, clock);
   if (Status s = daemon.Start(); !s) {

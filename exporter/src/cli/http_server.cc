@@ -12,8 +12,9 @@ namespace profwatch::cli {
 namespace {
 
 // civetweb hooks are plain function pointers without a context argument we
-// own, so the hook finds the store here. Set while a server runs.
-std::atomic<const snapshot::SnapshotStore*> g_store{nullptr};
+// own, so the hook finds the server (its store and exposition) here. Set
+// while a server runs.
+std::atomic<const HttpServer*> g_server{nullptr};
 
 // HTTP workers, and how long one waits for a client's request. Each worker
 // that renders a scrape keeps its own heap arena, so more workers cost
@@ -21,11 +22,38 @@ std::atomic<const snapshot::SnapshotStore*> g_store{nullptr};
 constexpr int kHttpWorkers = 4;
 constexpr int kRequestTimeoutMs = 1000;
 
+bool AcceptsGzip(mg_connection* conn) {
+  const char* accept = mg_get_header(conn, "Accept-Encoding");
+  return accept != nullptr && std::string_view(accept).find("gzip") != std::string_view::npos;
+}
+
+// /metrics: the headers, then the body's parts as they are (the shared
+// snapshot part is not copied into one buffer).
+int ServeMetrics(mg_connection* conn, const mg_request_info& request,
+                 const expose::Exposition& exposition) {
+  const bool gzip = AcceptsGzip(conn);
+  const expose::Exposition::Body body = exposition.Render(gzip);
+  mg_printf(conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+            "%sContent-Length: %zu\r\nConnection: close\r\n\r\n",
+            gzip ? "Content-Encoding: gzip\r\n" : "", body.size());
+  if (std::string_view(request.request_method) != "HEAD") {
+    mg_write(conn, body.head.data(), body.head.size());
+    mg_write(conn, body.bulk->data(), body.bulk->size());
+    mg_write(conn, body.tail.data(), body.tail.size());
+  }
+  return 200;
+}
+
 int BeginRequest(mg_connection* conn) {
-  const snapshot::SnapshotStore* store = g_store.load();
+  const HttpServer* server = g_server.load();
   const mg_request_info* request = mg_get_request_info(conn);
-  if (store == nullptr || request == nullptr || request->local_uri == nullptr) return 0;
-  std::optional<HttpAnswer> answer = OperationalAnswer(request->local_uri, *store->Current());
+  if (server == nullptr || request == nullptr || request->local_uri == nullptr) return 0;
+  if (std::string_view(request->local_uri) == "/metrics") {
+    return ServeMetrics(conn, *request, server->exposition());
+  }
+  std::optional<HttpAnswer> answer =
+      OperationalAnswer(request->local_uri, *server->store().Current());
   if (!answer) return 0;
   const char* reason = answer->status == 200 ? "OK" : "Service Unavailable";
   mg_printf(conn,
@@ -69,10 +97,12 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store) {
+    const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
+    std::shared_ptr<const expose::Exposition> exposition) {
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->store_ = std::move(store);
-  g_store.store(server->store_.get());
+  server->exposition_ = std::move(exposition);
+  g_server.store(server.get());
   try {
     // Each connection holds a civetweb worker until its request is read, so
     // idle or slow clients (port scanners, half-open health checks) must
@@ -83,7 +113,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
                                  std::to_string(kRequestTimeoutMs)},
         &Callbacks());
   } catch (const std::exception&) {
-    g_store.store(nullptr);
+    g_server.store(nullptr);
     // The server's own text only says binding failed; find out why.
     return MakeError(ErrorCode::kConfig, DescribeBindFailure(listen));
   }
@@ -91,12 +121,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
 }
 
 HttpServer::~HttpServer() {
-  exposer_.reset();  // stops the HTTP threads before the hook loses its store
-  g_store.store(nullptr);
-}
-
-void HttpServer::RegisterCollectable(const std::shared_ptr<prometheus::Collectable>& collectable) {
-  exposer_->RegisterCollectable(collectable);
+  exposer_.reset();  // stops the HTTP threads before the hook loses the server
+  g_server.store(nullptr);
 }
 
 std::vector<int> HttpServer::ListeningPorts() const { return exposer_->GetListeningPorts(); }

@@ -1,15 +1,16 @@
-// The HTTP side of `profwatch serve`: prometheus-cpp's Exposer serves
-// /metrics; before it, civetweb's begin_request hook answers the endpoints
-// an operator and an orchestrator expect:
+// The HTTP side of `profwatch serve`: civetweb (through prometheus-cpp's
+// Exposer, which owns the server) with a begin_request hook that answers:
+//   /metrics    the exposition (expose/exposition.h: the snapshot's text is
+//               rendered once per snapshot and shared by concurrent scrapes;
+//               gzip when the client accepts it)
 //   /           a landing page linking the others (like node_exporter's)
 //   /-/healthy  200 "OK" while the process serves HTTP (liveness)
 //   /-/ready    200 once the --state file is loaded and this process's
 //               first scan of the roots is published (a restored snapshot
 //               has no scan time); 503 before: the server starts first
-// Every other path goes to the Exposer (/metrics) or is civetweb's 404.
+// Every other path is civetweb's 404.
 #pragma once
 
-#include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 
 #include <memory>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "expose/exposition.h"
 #include "snapshot/snapshot.h"
 
 namespace profwatch::cli {
@@ -29,8 +31,8 @@ struct HttpAnswer {
   std::string body;
 };
 
-// The answer for `uri` given the published snapshot; nullopt for paths the
-// Exposer (or civetweb's 404) handles. Pure: the hook's whole policy.
+// The answer for `uri` given the published snapshot; nullopt for /metrics
+// and for paths civetweb answers 404. Pure: the hook's policy but /metrics.
 std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap);
 
 class HttpServer {
@@ -39,17 +41,20 @@ class HttpServer {
   // error says why (DescribeBindFailure). One server per process: the hook
   // reads `store` through a process-wide pointer.
   static Result<std::unique_ptr<HttpServer>> Start(
-      const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store);
+      const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
+      std::shared_ptr<const expose::Exposition> exposition);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  void RegisterCollectable(const std::shared_ptr<prometheus::Collectable>& collectable);
   std::vector<int> ListeningPorts() const;
+  const snapshot::SnapshotStore& store() const { return *store_; }
+  const expose::Exposition& exposition() const { return *exposition_; }
 
  private:
   HttpServer() = default;
   std::shared_ptr<const snapshot::SnapshotStore> store_;
+  std::shared_ptr<const expose::Exposition> exposition_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -24,7 +24,7 @@ TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
   EXPECT_EQ(ready->body, "OK\n");
 }
 
-TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsLeftToTheExposer) {
+TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsServedApart) {
   snapshot::Snapshot snap;
   std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);
   ASSERT_TRUE(landing);
