@@ -134,7 +134,8 @@ TEST(NsysAnalysisTest, TwoNodesOfBothSchemasGiveExactPerDeviceFigures) {
   EXPECT_EQ(w.profile_steps, 4);  // NVTX steps 10..13
   int64_t kernel_ns = 0, exposed_ns = 0;
   for (const Node* node : {&a, &b}) {
-    for (const auto& [pid, want] : node->by_pid) {
+    for (const auto& [pid_key, want] : node->by_pid) {
+      const int64_t pid = pid_key;  // a plain variable: clang 14 lambdas cannot capture bindings
       SCOPED_TRACE("pid " + std::to_string(pid));
       auto d = std::find_if(w.devices.begin(), w.devices.end(),
                             [&](const auto& d) { return d.file == node->path && d.pid == pid; });
