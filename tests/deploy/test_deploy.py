@@ -108,6 +108,12 @@ class SystemdUnitTest(unittest.TestCase):
         self.assertLessEqual(int(s["CPUQuota"].rstrip("%")), 100)
         self.assertEqual(dict(self.unit["Install"]).get("WantedBy"), "multi-user.target")
 
+    def test_start_waits_for_the_health_endpoint_of_the_same_address(self):
+        post = self.service["ExecStartPost"]
+        self.assertTrue(post.startswith("/usr/bin/profwatch probe "), post)
+        self.assertIn("--listen ${PROFWATCH_LISTEN}", post)
+        self.assertIn("--listen ${PROFWATCH_LISTEN}", self.service["ExecStart"])
+
     def test_exec_start_uses_state_directory_and_env(self):
         exec_start = self.service["ExecStart"]
         self.assertTrue(exec_start.startswith("/usr/bin/profwatch serve "), exec_start)
@@ -508,9 +514,9 @@ class DockerfileTest(unittest.TestCase):
         self.assertEqual(copies, ["/out/usr/ /usr/"])
         self.assertEqual(re.findall(r"(?m)^ENTRYPOINT (.+)$", runtime), ['["/usr/bin/profwatch"]'])
         self.assertEqual(re.findall(r"(?m)^CMD (.+)$", runtime), ['["serve"]'])
-        # the health check probes the liveness endpoint with a tool it installs
-        self.assertRegex(runtime, r"HEALTHCHECK .*\\\n\s+CMD curl -fsS http://127.0.0.1:19474/-/healthy")
-        self.assertRegex(runtime, r"--no-install-recommends[^&]*\bcurl\b")
+        # the health check asks the liveness endpoint through the binary itself
+        self.assertRegex(runtime, r'HEALTHCHECK .*\\\n\s+CMD \["/usr/bin/profwatch", "probe", '
+                                  r'"--listen", "127.0.0.1:19474"')
         self.assertNotIn("profwatch-serve", text)
         install_rules = read(os.path.join(ROOT, "tools", "tracegen", "CMakeLists.txt"))
         self.assertRegex(install_rules, r"install\(DIRECTORY \$\{PROFWATCH_DEMO_DIR\}/ DESTINATION "

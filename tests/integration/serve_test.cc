@@ -357,7 +357,18 @@ TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
   EXPECT_NE(ReadFile(tmp.Sub("headers")).find("Content-Encoding: gzip"), std::string::npos);
   EXPECT_TRUE(Sample(gz.out, "profwatch_last_scan_timestamp_seconds").has_value()) << gz.out;
   EXPECT_TRUE(Sample(gz.out, "process_resident_memory_bytes").has_value()) << gz.out;
+  // `profwatch probe` (systemd's ExecStartPost): 0 on 200, else 1 naming why.
+  const std::string probe = "'" + testing::BinaryPath("profwatch") +
+                            "' probe --listen 0.0.0.0:" + std::to_string(serve.port());
+  EXPECT_EQ(testing::RunCommand(probe).exit_code, 0);
+  EXPECT_EQ(testing::RunCommand(probe + " --path /-/ready").exit_code, 0);
+  auto missing = testing::RunCommand(probe + " --path /nope --timeout 300ms");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nope: HTTP 404"), std::string::npos) << missing.err;
   EXPECT_EQ(serve.Stop(), 0);
+  auto stopped = testing::RunCommand(probe + " --timeout 300ms");
+  EXPECT_EQ(stopped.exit_code, 1);
+  EXPECT_NE(stopped.err.find("Connection refused"), std::string::npos) << stopped.err;
 }
 
 TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {

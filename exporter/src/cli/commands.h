@@ -1,4 +1,4 @@
-// The three verbs. Each takes its arguments (after the verb) and returns the
+// The verbs. Each takes its arguments (after the verb) and returns the
 // process exit code; main() only dispatches.
 #pragma once
 
@@ -10,5 +10,6 @@ namespace profwatch::cli {
 int RunAnalyze(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 int RunCompare(const std::vector<std::string>& args);
+int RunProbe(const std::vector<std::string>& args);
 
 }  // namespace profwatch::cli

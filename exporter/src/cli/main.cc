@@ -1,4 +1,4 @@
-// profwatch entry point: dispatches to the analyze / serve / compare verbs.
+// profwatch entry point: dispatches to the analyze / serve / compare / probe verbs.
 // Only this file (through the verbs' return values) picks exit codes.
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +18,7 @@ constexpr const char* kUsage =
     "  analyze PATH...   one-shot report for trace files, a <ts> dir, or a run/job dir\n"
     "  serve             watch job directories and expose Prometheus metrics\n"
     "  compare PATH...   variants side by side\n"
+    "  probe             exit 0 once a running daemon's /-/healthy (or --path) answers 200\n"
     "  version           print the version (also: --version, on any command)\n"
     "\n"
     "Run 'profwatch <command> --help' for the command's options.\n";
@@ -36,12 +37,13 @@ int main(int argc, char** argv) {
   }
   std::string_view verb = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  const bool is_verb = verb == "analyze" || verb == "compare" || verb == "serve";
+  const bool is_verb = verb == "analyze" || verb == "compare" || verb == "serve" || verb == "probe";
   if (verb == "version" || verb == "--version" ||
       (is_verb && std::find(args.begin(), args.end(), "--version") != args.end())) {
     return PrintVersion();
   }
   if (verb == "serve") return profwatch::cli::RunServe(args);
+  if (verb == "probe") return profwatch::cli::RunProbe(args);
   if (verb == "analyze" || verb == "compare") {
     return verb == "analyze" ? profwatch::cli::RunAnalyze(args) : profwatch::cli::RunCompare(args);
   }

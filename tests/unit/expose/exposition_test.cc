@@ -101,7 +101,7 @@ TEST_F(ExpositionTest, GzipBodyIsOneStreamOfTheSameText) {
   EXPECT_EQ(exposition_.BulkRenders(), 1u);  // compressing reuses the rendered text
   ASSERT_GT(gz.bulk->size(), 18u);
   EXPECT_EQ(gz.head.substr(0, 3), "\x1f\x8b\x08");  // gzip, deflate
-  EXPECT_EQ(gz.tail.size(), 8u);                     // CRC-32, length
+  EXPECT_EQ(gz.tail.size(), 8u);                    // CRC-32, length
   EXPECT_LT(gz.bulk->size(), plain.bulk->size());
   EXPECT_EQ(Gunzip(gz.head + *gz.bulk + gz.tail), plain.head + *plain.bulk);
   counter_->Increment();  // a new live part, the same cached snapshot stream
