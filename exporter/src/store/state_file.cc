@@ -21,12 +21,12 @@ using nlohmann::json;
 }  // namespace
 
 std::string SerializeDaemonState(const DaemonState& state, double saved_unix) {
-  json doc;
-  doc["schema"] = kDaemonStateSchema;
-  doc["saved_unix"] = saved_unix;
-  // The snapshot part is expose's lossless format, embedded as a sub-document.
-  doc["snapshot"] = json::parse(SerializeState(state.snapshot), nullptr, false);
-  json windows = json::array();
+  // Streamed like SerializeState, with the same bytes as the whole document
+  // dumped compactly (sorted keys): no DOM of every run and window.
+  std::string out = "{\"saved_unix\":" + json(saved_unix).dump() +
+                    ",\"schema\":" + json(kDaemonStateSchema).dump() +
+                    ",\"snapshot\":" + SerializeState(state.snapshot) + ",\"windows\":[";
+  bool first = true;
   for (const window::AnalysedWindow& w : state.windows) {
     json jw;
     jw["training_job"] = w.run.training_job;
@@ -43,10 +43,12 @@ std::string SerializeDaemonState(const DaemonState& state, double saved_unix) {
                        {"mtime_ns", f.mtime_ns}});
     }
     jw["files"] = std::move(files);
-    windows.push_back(std::move(jw));
+    if (!first) out += ',';
+    first = false;
+    out += jw.dump(-1, ' ', false, json::error_handler_t::replace);
   }
-  doc["windows"] = std::move(windows);
-  return doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  out += "]}\n";
+  return out;
 }
 
 Result<DaemonState> ParseDaemonState(std::string_view text) {

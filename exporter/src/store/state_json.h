@@ -30,8 +30,9 @@ namespace profwatch::store {
 
 inline constexpr std::string_view kStateSchema = "profwatch.state.v1";
 
-// Whole snapshot <-> state document (pretty = indented for humans).
-std::string SerializeState(const snapshot::Snapshot& snap, bool pretty = false);
+// Whole snapshot <-> state document (compact JSON, written run by run so
+// memory stays near the text's size).
+std::string SerializeState(const snapshot::Snapshot& snap);
 Result<snapshot::Snapshot> ParseState(std::string_view text);
 
 // One run as a standalone JSON object (no schema wrapper), e.g. for logs or a

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "testing/test_util.h"
 
@@ -40,7 +41,10 @@ DaemonState SampleState() {
 
 TEST(StateFileTest, RoundTripsRunsAndAnalysedWindows) {
   DaemonState in = SampleState();
-  auto out = ParseDaemonState(SerializeDaemonState(in, 1700000001));
+  const std::string text = SerializeDaemonState(in, 1700000001);
+  // Written piece by piece, it is byte for byte the whole document's dump.
+  EXPECT_EQ(nlohmann::json::parse(text).dump() + "\n", text);
+  auto out = ParseDaemonState(text);
   ASSERT_TRUE(out.has_value()) << out.error().ToString();
   ASSERT_EQ(out->snapshot.runs.size(), 1u);
   const snapshot::RunState& rs = out->snapshot.runs.begin()->second;
