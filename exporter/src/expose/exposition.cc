@@ -70,7 +70,7 @@ Exposition::Body Exposition::Render(bool gzip) const {
   std::shared_ptr<const snapshot::Snapshot> snap = store_->Current();
   std::lock_guard<std::mutex> lock(mu_);
   if (snap != rendered_for_ || !text_) {
-    text_ = std::make_shared<const std::string>(snap ? Serialize(RenderSnapshot(*snap, build_))
+    text_ = std::make_shared<const std::string>(snap ? RenderSnapshotText(*snap, build_)
                                                      : std::string());
     deflated_.reset();
     rendered_for_ = std::move(snap);

@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <initializer_list>
 #include <map>
@@ -34,12 +36,51 @@ prometheus::MetricType ToPrometheus(MetricType t) {
   return prometheus::MetricType::Gauge;
 }
 
+// A value as prometheus-cpp's TextSerializer writes it (%.16g; Nan, +Inf,
+// -Inf), so both renderings of a snapshot are the same bytes.
+void AppendValue(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "Nan";
+  } else if (std::isinf(v)) {
+    out += v < 0 ? "-Inf" : "+Inf";
+  } else {
+    char buf[32];
+    const int n = std::snprintf(buf, sizeof buf, "%.16g", v);
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Text-format escaping: `\` and newline always, `"` in label values only.
+void AppendEscaped(std::string& out, std::string_view v, bool quote) {
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+}
+
 // Collects samples per family name, then emits the non-empty families in
 // table order. Only gauges are rendered here (counters and the histogram live
-// in the daemon's registry).
+// in the daemon's registry). Two outputs: prometheus-cpp MetricFamily objects
+// (the Collectable, tests), or the exposition text directly, one buffer per
+// family, which needs a fraction of the objects' memory (the /metrics body).
 class Builder {
  public:
-  Builder() {
+  // kText with `dedupe`: drop repeated series while writing (the second pass
+  // of RenderSnapshotText, needed only after a label value was repaired).
+  enum class Output { kFamilies, kText };
+  explicit Builder(Output output = Output::kFamilies, bool dedupe = false)
+      : output_(output), dedupe_(dedupe) {
+    if (output_ == Output::kText) {
+      text_.resize(std::size(kMetrics));
+      seen_.resize(dedupe_ ? std::size(kMetrics) : 0);
+    }
     families_.reserve(std::size(kMetrics));
     for (const MetricSpec& spec : kMetrics) {
       prometheus::MetricFamily f;
@@ -60,6 +101,10 @@ class Builder {
   void Add(std::string_view name, double value, Labels labels = {}) {
     prometheus::MetricFamily* f = Find(name);
     if (f == nullptr) return;  // unreachable for names in kMetrics (tested)
+    if (output_ == Output::kText) {
+      AddText(last_, value, labels);
+      return;
+    }
     prometheus::ClientMetric m;
     m.label.reserve(labels.size() + 2);
     if (per_run_) {
@@ -73,6 +118,29 @@ class Builder {
 
   int64_t capped() const { return capped_; }
   int64_t invalid_utf8() const { return invalid_utf8_; }
+
+  bool repaired() const { return repaired_; }
+
+  // The exposition text: HELP, TYPE and the samples of each non-empty family.
+  std::string FinishText() && {
+    size_t size = 0;
+    for (const std::string& t : text_) size += t.size() + 256;
+    std::string out;
+    out.reserve(size);
+    for (size_t i = 0; i < families_.size(); ++i) {
+      if (text_[i].empty()) continue;
+      out += "# HELP ";
+      out += families_[i].name;
+      out += ' ';
+      AppendEscaped(out, families_[i].help, false);
+      out += "\n# TYPE ";
+      out += families_[i].name;
+      out += " gauge\n";
+      out += text_[i];
+      std::string().swap(text_[i]);  // free as we go
+    }
+    return out;
+  }
 
   std::vector<prometheus::MetricFamily> Finish() && {
     if (repaired_) DropDuplicateSeries();
@@ -135,6 +203,38 @@ class Builder {
     }
   }
 
+  void AddText(size_t family, double value, Labels labels) {
+    std::string& out = text_[family];
+    const size_t start = out.size();
+    out += families_[family].name;
+    bool any = false;
+    auto label = [&](std::string_view k, std::string_view v) {
+      out += any ? ',' : '{';
+      any = true;
+      out += k;
+      out += "=\"";
+      AppendEscaped(out, v, true);
+      out += '"';
+    };
+    if (per_run_) {
+      label(kJobLabel, job_);
+      label(kRunLabel, run_);
+    }
+    for (const auto& [k, v] : labels) label(k, Repaired(v));
+    if (any) out += '}';
+    if (dedupe_ && !seen_[family].insert(out.substr(start)).second) {
+      out.resize(start);  // a repeated series: the first one stays
+      return;
+    }
+    out += ' ';
+    AppendValue(out, value);
+    out += '\n';
+  }
+
+  Output output_;
+  bool dedupe_;
+  std::vector<std::string> text_;                      // kText: samples per family
+  std::vector<std::unordered_set<std::string>> seen_;  // kText + dedupe: series per family
   std::vector<prometheus::MetricFamily> families_;
   size_t last_ = 0;           // index of the family Find() returned last
   bool repaired_ = false;     // some label value had bad UTF-8 replaced or was cut
@@ -318,9 +418,9 @@ std::string ValidUtf8(std::string_view s) {
 
 BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, BuildRevision()}; }
 
-std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
-                                                     const BuildInfo& build) {
-  Builder b;
+namespace {
+
+void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) {
   b.SetRun(nullptr);
   b.Add("profwatch_build_info", 1.0, {{"version", build.version}, {"revision", build.revision}});
   b.Add("profwatch_pending_windows", static_cast<double>(snap.pending_windows));
@@ -342,7 +442,26 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
   const double invalid = static_cast<double>(b.invalid_utf8());
   b.Add("profwatch_label_values_rewritten", invalid, {{"reason", "invalid_utf8"}});
   b.Add("profwatch_label_values_rewritten", too_long, {{"reason", "too_long"}});
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
+                                                     const BuildInfo& build) {
+  Builder b;
+  Render(snap, build, b);
   return std::move(b).Finish();
+}
+
+std::string RenderSnapshotText(const snapshot::Snapshot& snap, const BuildInfo& build) {
+  Builder b(Builder::Output::kText);
+  Render(snap, build, b);
+  if (!b.repaired()) return std::move(b).FinishText();
+  // A repaired label value may now equal another series: write again,
+  // dropping repeats (kept apart so the common case keeps no series set).
+  Builder again(Builder::Output::kText, /*dedupe=*/true);
+  Render(snap, build, again);
+  return std::move(again).FinishText();
 }
 
 SnapshotCollectable::SnapshotCollectable(std::shared_ptr<const snapshot::SnapshotStore> store,

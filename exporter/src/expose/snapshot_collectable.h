@@ -42,6 +42,10 @@ inline constexpr size_t kMaxLabelValueBytes = 256;
 
 std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
                                                      const BuildInfo& build);
+// The same as exposition text, byte for byte what prometheus-cpp's
+// TextSerializer writes for RenderSnapshot's families, written directly
+// (without the objects, which take several times the text's memory).
+std::string RenderSnapshotText(const snapshot::Snapshot& snap, const BuildInfo& build);
 
 // `s` with every byte that does not start a well-formed UTF-8 sequence
 // replaced by U+FFFD. Used for label values.

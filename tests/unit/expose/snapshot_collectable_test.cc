@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -367,6 +368,41 @@ TEST(SnapshotCollectableTest, LongLabelValuesAreCutAndCounted) {
   EXPECT_TRUE(found);
   EXPECT_GE(Value(f, "profwatch_label_values_rewritten", {{"reason", "too_long"}}), 1);
   EXPECT_EQ(Value(f, "profwatch_label_values_rewritten", {{"reason", "invalid_utf8"}}), 0);
+}
+
+// The /metrics body is written as text directly (RenderSnapshotText); it must
+// be byte for byte what prometheus-cpp's serializer writes for the families:
+// escaping, repaired and repeated series, odd values.
+TEST(SnapshotCollectableTest, TextRenderingIsTheSerializersBytes) {
+  std::vector<snapshot::Snapshot> cases;
+  cases.push_back(testing::SampleSnapshot());
+  cases.push_back(snapshot::Snapshot{});
+  {
+    snapshot::Snapshot s = testing::SampleSnapshot();
+    snapshot::RunState r = testing::RunWithEverything();
+    r.key = {"job \"quoted\"\\back", "run\nnewline-\xff"};
+    aggregate::WindowStats& st = r.MutableStats();
+    st.families[0].top_kernels[0].name = "k\xff";  // both repair to k U+FFFD:
+    st.families[0].top_kernels[1].name = "k\xfe";  // one series stays
+    r.step_seconds = std::numeric_limits<double>::quiet_NaN();
+    r.training.loss = std::numeric_limits<double>::infinity();
+    r.training.tflops_per_device = -std::numeric_limits<double>::infinity();
+    r.training.tokens_per_second_per_device = 1.0e300;
+    r.training.mfu_ratio = 1.0 / 3.0;
+    r.training.last_step_seconds = 5e-324;
+    s.runs.emplace(r.key, r);
+    snapshot::RunState long_name;
+    long_name.key = {"job", std::string(99'999, 'r') + "\xC3\xA9"};
+    long_name.training.last_step = 7;
+    s.runs.emplace(long_name.key, long_name);
+    s.watch_roots["/data/\"odd\"\\root"] = false;
+    cases.push_back(s);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(RenderSnapshotText(cases[i], kTestBuild),
+              Render(RenderSnapshot(cases[i], kTestBuild)));
+  }
 }
 
 TEST(SnapshotCollectableTest, DefaultBuildInfoComesFromTheBuild) {
