@@ -70,7 +70,7 @@ Result<DaemonState> ParseDaemonState(std::string_view text) {
   if (snap == doc.end() || !snap->is_object()) {
     return MakeError(ErrorCode::kCorrupt, "snapshot: missing");
   }
-  auto parsed = ParseState(snap->dump());
+  auto parsed = ParseStateDocument(*snap);
   if (!parsed) {
     Error e = parsed.error();
     e.Wrap("snapshot");

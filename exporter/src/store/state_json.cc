@@ -466,9 +466,19 @@ std::string SerializeState(const Snapshot& snap) {
 std::string SerializeRunState(const RunState& run) { return Dump(ToJson(run), false); }
 
 Result<Snapshot> ParseState(std::string_view text) {
+  Result<json> doc;
   try {
-    Result<json> doc = ParseJson(text);
-    if (!doc) return tl::unexpected<Error>(doc.error());
+    doc = ParseJson(text);
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
+  }
+  if (!doc) return tl::unexpected<Error>(doc.error());
+  return ParseStateDocument(*doc);
+}
+
+Result<Snapshot> ParseStateDocument(const nlohmann::json& document) {
+  try {
+    const json* doc = &document;
     Reader r;
     std::string schema;
     if (!r.String(*doc, "schema", schema)) return Finish(r, Snapshot{}, false);

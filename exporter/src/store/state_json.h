@@ -20,6 +20,7 @@
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,9 @@ inline constexpr std::string_view kStateSchema = "profwatch.state.v1";
 // memory stays near the text's size).
 std::string SerializeState(const snapshot::Snapshot& snap);
 Result<snapshot::Snapshot> ParseState(std::string_view text);
+// The same from a parsed document (the daemon state file embeds one), so a
+// large state is not dumped and parsed a second time.
+Result<snapshot::Snapshot> ParseStateDocument(const nlohmann::json& doc);
 
 // One run as a standalone JSON object (no schema wrapper), e.g. for logs or a
 // per-run cache. ParseRunState accepts exactly what SerializeRunState writes.
