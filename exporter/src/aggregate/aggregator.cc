@@ -411,7 +411,12 @@ struct FileAggregator::Impl {
       steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
       return;
     }
-    AddKernel(NsysDevice(e.pid.num, e.args_device), e.tid.num, Intern(e.name), start, end);
+    const int dev = NsysDevice(e.pid.num, e.args_device);
+    if (e.cat == parse::kNsysMemopCat) {
+      AddMemop(dev, start, end);
+    } else {
+      AddKernel(dev, e.tid.num, Intern(e.name), start, end);
+    }
   }
 
   // The one decision on a JAX complete event of (pid, tid), from the metadata
@@ -519,7 +524,8 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
   }
   if (!e.cat.empty()) {
     impl_->saw_cat = true;
-    if (e.cat == parse::kNsysKernelCat || e.cat == parse::kNsysStepCat) {
+    if (e.cat == parse::kNsysKernelCat || e.cat == parse::kNsysMemopCat ||
+        e.cat == parse::kNsysStepCat) {
       impl_->OnNsys(e);
     } else {
       impl_->OnKineto(e);

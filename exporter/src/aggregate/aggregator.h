@@ -15,7 +15,8 @@
 //    kernels.
 //  - nsys exports (parse/nsys_reader.h): an X event with cat
 //    kNsysKernelCat; the device is (pid, args.device), named
-//    "pid <pid> GPU <device>", the stream tid. NVTX step ranges (cat
+//    "pid <pid> GPU <device>", the stream tid; cat kNsysMemopCat events there
+//    are memory operations. NVTX step ranges (cat
 //    kNsysStepCat, name = the step number) become StepSpans.
 //  - TPU planes have no streams: their "XLA Ops" line is the op line (only
 //    on /device:TPU:N, never on GPU planes).

@@ -18,6 +18,8 @@ namespace {
 
 constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
+constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
+constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
 
 // "file:" URI of a path, with the characters URIs reserve percent-encoded.
 std::string FileUri(const std::string& path) {
@@ -91,6 +93,10 @@ class Reader {
       if (auto s = ReadNvtx(*nvtx_columns); !s) return tl::unexpected(s.error());
     }
     if (auto s = ReadKernels(*kernel_columns); !s) return tl::unexpected(s.error());
+    for (const auto& [table, name] :
+         {std::pair{kMemcpyTable, "Memcpy"}, {kMemsetTable, "Memset"}}) {
+      if (auto s = ReadMemops(table, name); !s) return tl::unexpected(s.error());
+    }
     return summary_;
   }
 
@@ -307,6 +313,48 @@ class Reader {
       sink_.OnEvent(e);
     }
     if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kKernelTable));
+    return {};
+  }
+
+  // Memory copies and sets (optional tables): counted per device as memory
+  // operations, never as kernels.
+  Status ReadMemops(std::string_view table, const char* name) {
+    auto cols = Columns(table);
+    if (!cols) return tl::unexpected(cols.error());
+    for (const char* need : {"start", "end", "deviceId", "streamId", "globalPid"}) {
+      if (!cols->contains(need)) return {};
+    }
+    auto stmt =
+        Prepare("SELECT start, end, deviceId, streamId, globalPid FROM " + std::string(table));
+    if (!stmt) return tl::unexpected(stmt.error());
+    sqlite3_stmt* st = stmt->stmt;
+    TraceEvent e;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+          sqlite3_column_type(st, 2) == SQLITE_NULL) {
+        ++summary_.drops["bad_row"];
+        continue;
+      }
+      const int64_t start = sqlite3_column_int64(st, 0);
+      if (start < 0) {
+        ++summary_.drops["before_profiler_start"];
+        continue;
+      }
+      e.Reset();
+      e.ph = 'X';
+      e.cat = kNsysMemopCat;
+      e.name = name;
+      e.has_name = true;
+      e.pid = Id{IdKind::kInt, ProcessOfGlobalId(sqlite3_column_int64(st, 4)), {}};
+      e.tid = Id{IdKind::kInt, sqlite3_column_int64(st, 3), {}};
+      e.args_device = sqlite3_column_int64(st, 2);
+      e.has_args_device = true;
+      Times(start, sqlite3_column_int64(st, 1), e);
+      ++summary_.events;
+      sink_.OnEvent(e);
+    }
+    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(table));
     return {};
   }
 

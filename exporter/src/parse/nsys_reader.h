@@ -11,6 +11,9 @@
 //    name = the demangled name (the short name when that is missing), pid =
 //    the process (globalPid / 0x1000000 % 0x1000000), args_device =
 //    deviceId, tid = streamId, exact ps times (ns x 1000).
+//  - per row of CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET (optional tables): an X
+//    event with cat kNsysMemopCat named "Memcpy" / "Memset", on the same
+//    device and stream fields as a kernel (a memory operation, not a kernel).
 // Rows with start < 0 (before cudaProfilerStart: NCCL init) are skipped and
 // counted in drops["before_profiler_start"]; rows with a NULL time or device
 // in drops["bad_row"]. The rank of a process (NVTX text `rank=N`, the

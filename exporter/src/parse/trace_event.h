@@ -81,10 +81,11 @@ enum class TraceSchema : uint8_t {
 };
 std::string_view TraceSchemaName(TraceSchema s);  // "jax", "kineto", "xplane", "nsys", "unknown"
 
-// The categories of the events the nsys reader emits: a kernel on device
-// (pid, args_device), stream tid; an NVTX step range of process pid whose
+// The categories of the events the nsys reader emits: a kernel (or a memory
+// operation) on device (pid, args_device), stream tid; an NVTX step range of process pid whose
 // name is the step number.
 inline constexpr std::string_view kNsysKernelCat = "nsys_kernel";
+inline constexpr std::string_view kNsysMemopCat = "nsys_memop";  // memcpy/memset, same device
 inline constexpr std::string_view kNsysStepCat = "nsys_step";
 
 }  // namespace profwatch::parse

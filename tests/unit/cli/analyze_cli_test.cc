@@ -265,6 +265,8 @@ TEST(AnalyzeCliTest, NsysExportsReportProcessDeviceAndRank) {
   EXPECT_NEAR(d["kernel_seconds"].get<double>(), 0.08857348, 1e-12);
   EXPECT_NEAR(d["busy_seconds"].get<double>(), 0.08857348, 1e-12);
   EXPECT_EQ(d["exposed_comm_seconds"], 0.0);
+  EXPECT_EQ(d["memops"], 15);  // its memcpys: memory operations, not kernels
+  EXPECT_NEAR(d["memop_seconds"].get<double>(), 0.2846996, 1e-12);
 
   testing::TempDir tmp;
   const std::string run = tmp.Sub("job/run-1");

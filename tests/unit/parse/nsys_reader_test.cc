@@ -47,12 +47,16 @@ class Collect : public EventSink {
     if (e.cat == kNsysKernelCat) {
       ASSERT_TRUE(e.has_args_device);
       kernels.insert({std::string(e.name), e.pid.num, e.args_device, e.tid.num, e.ts_ps, e.dur_ps});
+    } else if (e.cat == kNsysMemopCat) {
+      ASSERT_TRUE(e.has_args_device);
+      memops.insert({std::string(e.name), e.pid.num, e.args_device, e.tid.num, e.ts_ps, e.dur_ps});
     } else {
       ASSERT_EQ(e.cat, kNsysStepCat);
       steps.insert({e.pid.num, std::string(e.name), e.ts_ps, e.dur_ps});
     }
   }
   std::multiset<Kernel> kernels;
+  std::multiset<Kernel> memops;
   std::multiset<Step> steps;
 };
 
@@ -80,7 +84,7 @@ TEST(NsysReaderTest, RealExportGivesItsFiveKernelsExactly) {
   auto summary = ReadNsysExport(path, sink);
   ASSERT_TRUE(summary) << summary.error().ToString();
   EXPECT_EQ(summary->schema, TraceSchema::kNsys);
-  EXPECT_EQ(summary->events, 5u);
+  EXPECT_EQ(summary->events, 20u);              // 5 kernels, 15 memcpys
   EXPECT_TRUE(summary->process_ranks.empty());  // "MPI Rank 0" is not rank=N
   EXPECT_TRUE(sink.steps.empty());
   // sqlite3 ... "SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL": pid
@@ -93,6 +97,15 @@ TEST(NsysReaderTest, RealExportGivesItsFiveKernelsExactly) {
       {saxpy, 1230493, 0, 7, 1696275954000, (1713996442 - 1696275954) * 1000LL},
       {saxpy, 1230493, 0, 7, 1947782617000, (1965496577 - 1947782617) * 1000LL}};
   EXPECT_EQ(sink.kernels, want);
+  // sqlite3 ... "SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY": 15, 284699600.
+  ASSERT_EQ(sink.memops.size(), 15u);
+  int64_t memop_ps = 0;
+  for (const Kernel& m : sink.memops) {
+    EXPECT_EQ(m.name, "Memcpy");
+    EXPECT_EQ(m.pid, 1230493);
+    memop_ps += m.dur_ps;
+  }
+  EXPECT_EQ(memop_ps, 284699600LL * 1000);
 }
 
 TEST(NsysReaderTest, BothSchemaGenerationsReadAlikeWithRanksStepsAndNoInitRows) {
