@@ -20,6 +20,10 @@ constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
 constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+// The columns every device table (kernels, memcpy, memset) is read by, in
+// the order DeviceRow expects them.
+constexpr const char* kDeviceColumns[] = {"start", "end", "deviceId", "streamId", "globalPid"};
+constexpr std::string_view kDeviceSelect = "SELECT start, end, deviceId, streamId, globalPid";
 
 // "file:" URI of a path, with the characters URIs reserve percent-encoded.
 std::string FileUri(const std::string& path) {
@@ -252,8 +256,34 @@ class Reader {
     e.ts_ps = ts;
   }
 
+  // A row of a device table selected with kDeviceSelect (then any more
+  // columns) into `e` with category `cat`; false (and counted) when
+  // the row is skipped: a NULL time or device, or a start before the
+  // profiler started.
+  bool DeviceRow(sqlite3_stmt* st, std::string_view cat, TraceEvent& e) {
+    if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+        sqlite3_column_type(st, 2) == SQLITE_NULL) {
+      ++summary_.drops["bad_row"];
+      return false;
+    }
+    const int64_t start = sqlite3_column_int64(st, 0);
+    if (start < 0) {
+      ++summary_.drops["before_profiler_start"];
+      return false;
+    }
+    e.Reset();
+    e.ph = 'X';
+    e.cat = cat;
+    e.pid = Id{IdKind::kInt, ProcessOfGlobalId(sqlite3_column_int64(st, 4)), {}};
+    e.tid = Id{IdKind::kInt, sqlite3_column_int64(st, 3), {}};
+    e.args_device = sqlite3_column_int64(st, 2);
+    e.has_args_device = true;
+    Times(start, sqlite3_column_int64(st, 1), e);
+    return true;
+  }
+
   Status ReadKernels(const std::set<std::string>& cols) {
-    for (const char* need : {"start", "end", "deviceId", "streamId", "globalPid"}) {
+    for (const char* need : kDeviceColumns) {
       if (!cols.contains(need)) {
         return MakeError(ErrorCode::kUnsupported, std::string(kKernelTable) + " has no column '" +
                                                       need +
@@ -266,7 +296,7 @@ class Reader {
       return MakeError(ErrorCode::kUnsupported,
                        std::string(kKernelTable) + " has neither demangledName nor shortName");
     }
-    auto stmt = Prepare("SELECT start, end, deviceId, streamId, globalPid, " +
+    auto stmt = Prepare(std::string(kDeviceSelect) + ", " +
                         std::string(demangled ? "demangledName" : "NULL") + ", " +
                         std::string(short_name ? "shortName" : "NULL") + " FROM " +
                         std::string(kKernelTable));
@@ -275,40 +305,19 @@ class Reader {
     TraceEvent e;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
-          sqlite3_column_type(st, 2) == SQLITE_NULL) {
-        ++summary_.drops["bad_row"];
-        continue;
-      }
-      const int64_t start = sqlite3_column_int64(st, 0);
-      if (start < 0) {
-        ++summary_.drops["before_profiler_start"];
-        continue;
-      }
+      if (!DeviceRow(st, kNsysKernelCat, e)) continue;
       // The demangled name is what the classifier's rules are written for
       // (Kineto shows the same); the short name stands in when it is missing.
-      const std::string* name = nullptr;
       for (int col : {5, 6}) {
         if (sqlite3_column_type(st, col) == SQLITE_NULL) continue;
         auto s = StringOf(sqlite3_column_int64(st, col));
         if (!s) return tl::unexpected(s.error());
         if (!(*s)->empty()) {
-          name = *s;
+          e.name = **s;
+          e.has_name = true;
           break;
         }
       }
-      e.Reset();
-      e.ph = 'X';
-      e.cat = kNsysKernelCat;
-      if (name != nullptr) {
-        e.name = *name;
-        e.has_name = true;
-      }
-      e.pid = Id{IdKind::kInt, ProcessOfGlobalId(sqlite3_column_int64(st, 4)), {}};
-      e.tid = Id{IdKind::kInt, sqlite3_column_int64(st, 3), {}};
-      e.args_device = sqlite3_column_int64(st, 2);
-      e.has_args_device = true;
-      Times(start, sqlite3_column_int64(st, 1), e);
       ++summary_.events;
       sink_.OnEvent(e);
     }
@@ -331,26 +340,9 @@ class Reader {
     TraceEvent e;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
-          sqlite3_column_type(st, 2) == SQLITE_NULL) {
-        ++summary_.drops["bad_row"];
-        continue;
-      }
-      const int64_t start = sqlite3_column_int64(st, 0);
-      if (start < 0) {
-        ++summary_.drops["before_profiler_start"];
-        continue;
-      }
-      e.Reset();
-      e.ph = 'X';
-      e.cat = kNsysMemopCat;
+      if (!DeviceRow(st, kNsysMemopCat, e)) continue;
       e.name = name;
       e.has_name = true;
-      e.pid = Id{IdKind::kInt, ProcessOfGlobalId(sqlite3_column_int64(st, 4)), {}};
-      e.tid = Id{IdKind::kInt, sqlite3_column_int64(st, 3), {}};
-      e.args_device = sqlite3_column_int64(st, 2);
-      e.has_args_device = true;
-      Times(start, sqlite3_column_int64(st, 1), e);
       ++summary_.events;
       sink_.OnEvent(e);
     }
