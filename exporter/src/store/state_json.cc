@@ -67,17 +67,16 @@ json ToJson(const aggregate::WindowStats& st) {
   }
   json devices = json::array();
   for (const auto& d : st.devices) {
-    devices.push_back({{"file", d.file},
-                       {"device", d.device},
-                       {"kernels", d.kernels},
-                       {"kernel_ps", d.kernel_ps},
-                       {"busy_ps", d.busy_ps},
-                       {"span_ps", d.span_ps},
-                       {"streams", d.streams},
-                       {"comm_ps", d.comm_ps},
-                       {"exposed_comm_ps", d.exposed_comm_ps},
-                       {"memops", d.memops},
-                       {"memop_ps", d.memop_ps}});
+    json jd = {
+        {"file", d.file},           {"device", d.device},    {"kernels", d.kernels},
+        {"kernel_ps", d.kernel_ps}, {"busy_ps", d.busy_ps},  {"span_ps", d.span_ps},
+        {"streams", d.streams},     {"comm_ps", d.comm_ps},  {"exposed_comm_ps", d.exposed_comm_ps},
+        {"memops", d.memops},       {"memop_ps", d.memop_ps}};
+    // nsys devices only: absent keys read back as unset.
+    if (d.pid) jd["pid"] = *d.pid;
+    if (d.device_id) jd["device_id"] = *d.device_id;
+    if (d.rank) jd["rank"] = *d.rank;
+    devices.push_back(std::move(jd));
   }
   json steps = json::array();
   for (const auto& s : st.trace_steps) {
@@ -339,7 +338,8 @@ bool ReadDevice(Reader& r, const json& j, aggregate::DeviceSummary& d) {
          r.Int64(j, "busy_ps", d.busy_ps) && r.Int64(j, "span_ps", d.span_ps) &&
          r.Int(j, "streams", d.streams) && r.Int64(j, "comm_ps", d.comm_ps) &&
          r.Int64(j, "exposed_comm_ps", d.exposed_comm_ps) && r.Int64(j, "memops", d.memops) &&
-         r.Int64(j, "memop_ps", d.memop_ps);
+         r.Int64(j, "memop_ps", d.memop_ps) && r.Optional(j, "pid", d.pid) &&
+         r.Optional(j, "device_id", d.device_id) && r.Optional(j, "rank", d.rank);
 }
 
 bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {

@@ -74,6 +74,9 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.exposed_comm_ps, y.exposed_comm_ps);
     EXPECT_EQ(x.memops, y.memops);
     EXPECT_EQ(x.memop_ps, y.memop_ps);
+    EXPECT_EQ(x.pid, y.pid);
+    EXPECT_EQ(x.device_id, y.device_id);
+    EXPECT_EQ(x.rank, y.rank);
   }
   ASSERT_EQ(a.trace_steps.size(), b.trace_steps.size());
   for (size_t i = 0; i < a.trace_steps.size(); ++i) {
@@ -122,7 +125,10 @@ snapshot::Snapshot Tricky() {
   st.events = std::numeric_limits<uint64_t>::max();
   st.launcher_mode = aggregate::LauncherMode::kMixed;
   st.families[1].kind = classify::FamilyKind::kMemory;
-  st.files[0].schema = parse::TraceSchema::kKineto;
+  st.files[0].schema = parse::TraceSchema::kNsys;
+  st.devices[0].pid = 4012;  // an nsys device: process, CUDA device, rank
+  st.devices[0].device_id = 3;
+  st.devices[0].rank = 11;
   r.key.run = "run \"1\"\n\\ é";
   s.runs.emplace(r.key, r);
   return s;
