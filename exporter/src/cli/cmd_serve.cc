@@ -20,7 +20,6 @@
 #include "core/log.h"
 #include "expose/exposition.h"
 #include "expose/process_collectable.h"
-#include "expose/snapshot_collectable.h"
 #include "pipeline/daemon.h"
 
 #ifndef PROFWATCH_DEMO_DIR

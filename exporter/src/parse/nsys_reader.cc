@@ -330,11 +330,10 @@ class Reader {
   Status ReadMemops(std::string_view table, const char* name) {
     auto cols = Columns(table);
     if (!cols) return tl::unexpected(cols.error());
-    for (const char* need : {"start", "end", "deviceId", "streamId", "globalPid"}) {
+    for (const char* need : kDeviceColumns) {
       if (!cols->contains(need)) return {};
     }
-    auto stmt =
-        Prepare("SELECT start, end, deviceId, streamId, globalPid FROM " + std::string(table));
+    auto stmt = Prepare(std::string(kDeviceSelect) + " FROM " + std::string(table));
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_stmt* st = stmt->stmt;
     TraceEvent e;
