@@ -426,7 +426,7 @@ class PrometheusConfigTest(unittest.TestCase):
         out = proc.stdout + proc.stderr
         self.assertEqual(proc.returncode, 0, out)
         self.assertNotIn("WARNING", out)
-        self.assertIn("SUCCESS: 27 rules found", out)
+        self.assertIn("SUCCESS: 29 rules found", out)
 
 
 # ---------------------------------------------------------------- docker

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "nsys_export.h"
+#include "testing/diagnosis_window.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
 
@@ -530,8 +531,9 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
 // --- Nsight Systems exports ------------------------------------------------
 
 // `profwatch analyze --format json <dir>` of the same files, for comparison.
-nlohmann::json AnalyzeJson(const std::string& dir) {
-  auto r = testing::RunCommand(testing::BinaryPath("profwatch") + " analyze --format json " + dir);
+nlohmann::json AnalyzeJson(const std::string& dir, const std::string& flags = "") {
+  auto r = testing::RunCommand(testing::BinaryPath("profwatch") + " analyze --format json " +
+                               flags + " " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out, nullptr, false);
 }
@@ -732,6 +734,58 @@ TEST(ServeTest, MetricsPassPromtoolCheck) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out + r.err, "");
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Issue #22: the daemon exports the diagnosis of a window with a serial
+// blocker and a stretched GPU with the values `analyze --format json` reports.
+TEST(ServeTest, DiagnosisMetricsEqualWhatAnalyzeReports) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string ts = ProfileDir(jobs, "diag", "r1") + "/2026_11_25_10_00_00";
+  std::filesystem::create_directories(ts);
+  const testing::DiagnosisWindow w = testing::WriteDiagnosisWindow(ts, 9);
+  const nlohmann::json want = AnalyzeJson(ts, "--rules nvidia");
+  ASSERT_EQ(want["gpus"], 8) << want.dump();
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--rules", "nvidia"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(HasGpus("diag", "r1", 8));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  auto near = [](std::optional<double> got, double expected) {
+    return got && std::abs(*got - expected) <= 1e-12 * std::max(1.0, std::abs(expected));
+  };
+  const Labels run = {{"training_job", "diag"}, {"run", "r1"}};
+  bool blocker_seen = false;
+  for (const auto& f : want["families"]) {
+    Labels l = run;
+    l["family"] = f["family"];
+    EXPECT_TRUE(near(Sample(*m, "profwatch_family_exclusive_seconds", l),
+                     f["exclusive_seconds_per_gpu_step"].get<double>()))
+        << f.dump();
+    EXPECT_TRUE(near(Sample(*m, "profwatch_family_idle_before_seconds", l),
+                     f["idle_before_seconds_per_gpu_step"].get<double>()))
+        << f.dump();
+    blocker_seen = blocker_seen ||
+                   (f["family"] == "nccl" && f["exclusive_seconds_per_gpu_step"].get<double>() > 0);
+  }
+  EXPECT_TRUE(blocker_seen) << want["families"].dump();
+  EXPECT_TRUE(
+      near(Sample(*m, "profwatch_straggler_ratio", run), want["straggler"]["ratio"].get<double>()))
+      << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_straggler_info",
+                   {{"training_job", "diag"}, {"host", w.slow_host}, {"device", w.slow_device}}),
+            1.0)
+      << *m;
+  for (const auto& [quantile, key] :
+       std::map<std::string, std::string>{{"0", "min"}, {"0.5", "median"}, {"1", "max"}}) {
+    Labels l = run;
+    l["quantile"] = quantile;
+    EXPECT_TRUE(near(Sample(*m, "profwatch_gpu_compute_busy_seconds", l),
+                     want["gpu_compute_busy_seconds"][key].get<double>()))
+        << quantile << "\n"
+        << *m;
+  }
 }
 
 }  // namespace

@@ -13,6 +13,8 @@ namespace profwatch::testing {
 
 // 2 GPUs, 3 steps. GEMM 1.2 s (600 launches), NCCL 0.6 s (60), Other 0.
 // Busy 0.75+0.75 s, span 0.9+1.05 s, exposed comm 0.06+0.12 s. Step 0.4 s.
+// Diagnosis: GEMM alone 0.3 s, idle before it 0.09 s; NCCL alone 0.12 s, idle
+// before it 0.06 s; compute busy 0.69 (GPU:0, the straggler) and 0.63 s.
 inline snapshot::RunState RunWithEverything() {
   snapshot::RunState r;
   r.key = {"1234-llama", "run-1"};
@@ -58,6 +60,8 @@ inline snapshot::RunState RunWithEverything() {
   gemm.launches = 600;
   gemm.total_ps = 1'200'000'000'000;
   gemm.distinct_kernels = 7;
+  gemm.exclusive_ps = 300'000'000'000;
+  gemm.idle_before_ps = 90'000'000'000;
   gemm.top_kernels = {{"Cijk_Alik_Bljk_gemm", 450, 900'000'000'000},
                       {"weird \"quoted\" back\\slash\nnewline", 150, 300'000'000'000}};
   aggregate::FamilySummary nccl;
@@ -66,6 +70,8 @@ inline snapshot::RunState RunWithEverything() {
   nccl.launches = 60;
   nccl.total_ps = 600'000'000'000;
   nccl.distinct_kernels = 1;
+  nccl.exclusive_ps = 120'000'000'000;
+  nccl.idle_before_ps = 60'000'000'000;
   nccl.top_kernels = {{"ncclDevKernel_AllReduce_Sum_bf16", 60, 600'000'000'000}};
   aggregate::FamilySummary other;
   other.family = "Other kernels";
@@ -85,12 +91,19 @@ inline snapshot::RunState RunWithEverything() {
   d0.exposed_comm_ps = 60'000'000'000;
   d0.memops = 4;
   d0.memop_ps = 1'000'000;
+  d0.compute_busy_ps = 690'000'000'000;
+  d0.exclusive_ps = 400'000'000'000;
   aggregate::DeviceSummary d1 = d0;
   d1.device = "/device:GPU:1";
   d1.span_ps = 1'050'000'000'000;
   d1.exposed_comm_ps = 120'000'000'000;
+  d1.compute_busy_ps = 630'000'000'000;
+  d1.exclusive_ps = 380'000'000'000;
   st.devices = {d0, d1};
   st.trace_steps = {{f.path, 7, 400'000'000'000}, {f.path, -1, 410'000'000'000}};
+  st.top_exclusive = {{"Cijk_Alik_Bljk_gemm", "GEMM", 250'000'000'000},
+                      {"ncclDevKernel_AllReduce_Sum_bf16", "NCCL", 120'000'000'000}};
+  st.top_idle_before = {{"Cijk_Alik_Bljk_gemm", "GEMM", 90'000'000'000}};
   return r;
 }
 

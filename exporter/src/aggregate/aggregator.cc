@@ -2,13 +2,13 @@
 //
 // Per file, kernel events are kept per (device, kernel name): launch count,
 // summed duration, first start / last end, and an IntervalList (16 B per
-// interval, coalesced on in-order appends). Keeping them per name lets
-// classification wait until Finish (for `--rules auto`) while still splitting
-// comm from compute and dropping kMemory kernels from busy time there.
-// Beyond the interval budget the lists are normalized in place and, if still
-// too long, written as sorted runs to a spill file; Finish computes the
-// unions with streaming k-way merges over memory lists and spilled runs, so
-// memory stays bounded and the integer results are the same.
+// interval). Keeping them per name lets classification wait until Finish
+// (for `--rules auto`) while still splitting comm from compute and dropping
+// kMemory kernels from the device figures there. Beyond the interval budget
+// the lists are sorted in place and written as sorted runs to a spill file;
+// Finish merges memory lists and spilled runs in start order into one
+// DeviceSweep per device (device_sweep.h), so memory stays bounded and the
+// integer results are the same.
 #include "aggregate/aggregator.h"
 
 #include <algorithm>
@@ -23,8 +23,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "aggregate/device_sweep.h"
 #include "aggregate/interval_spill.h"
-#include "aggregate/interval_union.h"
+#include "aggregate/intervals.h"
 #include "aggregate/name_table.h"
 #include "watch/layout.h"
 
@@ -41,6 +42,8 @@ struct FileStats {
     FamilyId family = 0;
     int64_t launches = 0;
     int64_t total_ps = 0;
+    int64_t exclusive_ps = 0;
+    int64_t idle_before_ps = 0;
   };
   std::vector<Name> kernels;  // distinct kernel names of the file
   std::vector<StepSpan> steps;
@@ -48,15 +51,10 @@ struct FileStats {
 
 namespace {
 
-// Finish's external merge: at most kMergeFanIn spilled runs open at once, each
-// read through a buffer of kMergeBufferIntervals, which bounds the memory of a
-// union stream (two run at a time).
+// Finish's external merge: about kMergeFanIn spilled runs' read buffers of
+// kMergeBufferIntervals each, which bounds the memory of a device's merge.
 constexpr size_t kMergeFanIn = 128;
 constexpr size_t kMergeBufferIntervals = 4096;
-// A device with no spilled runs and at most this many intervals in memory
-// has them copied out and sorted by start rather than its per-name lists
-// merged through a heap, for a bounded amount of memory per Finish thread.
-constexpr size_t kSortMaxIntervals = size_t{1} << 17;
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
@@ -116,6 +114,18 @@ bool NaturalLess(std::string_view a, std::string_view b) {
   return a < b;
 }
 
+// The `keep` largest (then by name) of `v`; all when keep is 0.
+std::vector<RankedKernel> TopRanked(std::vector<RankedKernel> v, size_t keep) {
+  auto larger = [](const RankedKernel& a, const RankedKernel& b) {
+    if (a.ps != b.ps) return a.ps > b.ps;
+    return a.name < b.name;
+  };
+  if (keep == 0 || keep > v.size()) keep = v.size();
+  std::partial_sort(v.begin(), v.begin() + static_cast<ptrdiff_t>(keep), v.end(), larger);
+  v.resize(keep);
+  return v;
+}
+
 }  // namespace
 
 struct FileAggregator::Impl {
@@ -135,7 +145,7 @@ struct FileAggregator::Impl {
     std::vector<uint32_t> slot_of;
     std::vector<int64_t> streams;               // distinct stream ids seen with kernels
     std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
-    std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (name, run)
+    std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (by_name index, run)
     uint64_t last_stream_name = ~0ULL;
     int64_t memops = 0;
     int64_t memop_ps = 0;
@@ -197,9 +207,9 @@ struct FileAggregator::Impl {
     adds_since_check = 0;
     if (IntervalsInMemory() <= keep) return;
     for (Device& d : devices) {
-      for (auto& [name, n] : d.by_name) n.intervals.Normalize();
+      for (auto& [name, n] : d.by_name) n.intervals.Sort();
     }
-    // Coalescing must win real room, or the next check would redo it at once.
+    // Joining must win real room, or the next check would redo it at once.
     if (IntervalsInMemory() <= keep / 2) return;
     if (spill_failed) return;
     if (!spill) {
@@ -211,17 +221,18 @@ struct FileAggregator::Impl {
       spill = std::move(*created);
     }
     for (Device& d : devices) {
-      for (auto& [name, n] : d.by_name) {
-        const auto& v = n.intervals.intervals();
+      for (size_t slot = 0; slot < d.by_name.size(); ++slot) {
+        IntervalList& list = d.by_name[slot].second.intervals;
+        const auto& v = list.intervals();
         if (v.empty()) continue;
         auto run = spill->Write(v.data(), v.size());
         if (!run) {
           spill_failed = true;  // runs written so far stay valid
           return;
         }
-        d.spilled.emplace_back(name, *run);
+        d.spilled.emplace_back(static_cast<uint32_t>(slot), *run);
         spilled_intervals += v.size();
-        n.intervals.Clear();
+        list.Clear();
       }
     }
   }
@@ -562,6 +573,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   constexpr FamilyId kUnset = std::numeric_limits<FamilyId>::max();
   std::vector<FamilyId> family(im.names.size(), kUnset);
   std::vector<int64_t> name_launches(im.names.size(), 0), name_ps(im.names.size(), 0);
+  std::vector<int64_t> name_exclusive(im.names.size(), 0), name_idle_before(im.names.size(), 0);
   for (size_t i = 0; i < im.names.size(); ++i) {
     if (im.name_is_kernel[i]) family[i] = classifier.Classify(im.names[i]);
   }
@@ -580,11 +592,13 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     bool gpu = false;
     bool spill_error = false;
     DeviceSummary ds;
+    std::vector<int64_t> exclusive, idle_before;  // by by_name index
   };
   std::vector<DeviceResult> results(im.devices.size());
   auto finish_device = [&](size_t index) {
     Impl::Device& d = im.devices[index];
-    DeviceSummary& ds = results[index].ds;
+    DeviceResult& result = results[index];
+    DeviceSummary& ds = result.ds;
     ds.file = im.path;
     ds.device = d.name;
     ds.memops = d.memops;
@@ -595,73 +609,58 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       auto rank = summary.process_ranks.find(*d.pid);
       if (rank != summary.process_ranks.end()) ds.rank = rank->second;
     }
-    std::vector<RunCursor> compute_runs, comm_runs;
     int64_t first = std::numeric_limits<int64_t>::max();
     int64_t last = std::numeric_limits<int64_t>::min();
     std::vector<uint8_t> memory_name(im.names.size(), 0);
-    size_t compute_n = 0, comm_n = 0;
-    for (const auto& [name, n] : d.by_name) {
-      const FamilyKind kind = classifier.KindOf(family[name]);
-      if (kind != FamilyKind::kMemory)
-        (kind == FamilyKind::kComm ? comm_n : compute_n) += n.intervals.size();
-    }
-    const bool sort_all = d.spilled.empty() && compute_n + comm_n <= kSortMaxIntervals;
-    std::vector<Interval> compute_all, comm_all;  // sort_all: every interval of each kind
-    if (sort_all) {
-      compute_all.reserve(compute_n);
-      comm_all.reserve(comm_n);
-    }
-    for (auto& [name, n] : d.by_name) {
+    std::vector<uint8_t> slot_is_comm(d.by_name.size(), 0), slot_is_memory(d.by_name.size(), 0);
+    std::vector<TaggedRun> runs;
+    for (size_t slot = 0; slot < d.by_name.size(); ++slot) {
+      auto& [name, n] = d.by_name[slot];
       const FamilyKind kind = classifier.KindOf(family[name]);
       if (kind == FamilyKind::kMemory) {
         memory_name[name] = 1;
+        slot_is_memory[slot] = 1;
         ds.memops += n.launches;
         ds.memop_ps += n.total_ps;
         continue;
       }
+      slot_is_comm[slot] = kind == FamilyKind::kComm ? 1 : 0;
       ds.kernels += n.launches;
       ds.kernel_ps += n.total_ps;
       first = std::min(first, n.min_start);
       last = std::max(last, n.max_end);
       if (kind == FamilyKind::kComm) ds.comm_ps += n.total_ps;
-      if (sort_all) {
-        const std::vector<Interval>& v = n.intervals.intervals();
-        std::vector<Interval>& all = kind == FamilyKind::kComm ? comm_all : compute_all;
-        all.insert(all.end(), v.begin(), v.end());
-        continue;
-      }
-      n.intervals.Normalize();
-      (kind == FamilyKind::kComm ? comm_runs : compute_runs)
-          .push_back(RunCursor::Memory(&n.intervals.intervals()));
+      n.intervals.Sort();
+      runs.push_back(
+          TaggedRun{RunCursor::Memory(&n.intervals.intervals()), static_cast<uint32_t>(slot)});
     }
-    if (sort_all) {
-      auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
-      std::sort(compute_all.begin(), compute_all.end(), by_start);
-      std::sort(comm_all.begin(), comm_all.end(), by_start);
-      compute_runs.push_back(RunCursor::Memory(&compute_all));
-      comm_runs.push_back(RunCursor::Memory(&comm_all));
-    }
-    for (const auto& [name, run] : d.spilled) {
-      const FamilyKind kind = classifier.KindOf(family[name]);
-      if (kind == FamilyKind::kMemory) continue;
-      (kind == FamilyKind::kComm ? comm_runs : compute_runs)
-          .push_back(RunCursor::File(im.spill.get(), run, kMergeBufferIntervals));
+    for (const auto& [slot, run] : d.spilled) {
+      if (slot_is_memory[slot]) continue;
+      runs.push_back(TaggedRun{RunCursor::File(im.spill.get(), run, kMergeBufferIntervals), slot});
     }
     if (ds.kernels == 0) return;  // not a GPU: no kernel on it
-    results[index].gpu = true;
+    result.gpu = true;
     std::set<uint32_t> kernel_streams;
     for (uint64_t key : d.stream_names) {
       if (!memory_name[key & 0xffffffffu]) kernel_streams.insert(static_cast<uint32_t>(key >> 32));
     }
     ds.streams = static_cast<int>(kernel_streams.size());
     ds.span_ps = last - first;
-    UnionStream compute(std::move(compute_runs), im.spill.get(), kMergeFanIn,
-                        kMergeBufferIntervals);
-    UnionStream comm(std::move(comm_runs), im.spill.get(), kMergeFanIn, kMergeBufferIntervals);
-    const BusyExposed be = BusyAndExposed(compute, comm);
-    ds.exposed_comm_ps = be.exposed;
-    ds.busy_ps = be.busy;
-    results[index].spill_error = compute.error() || comm.error();
+    MergeStream merged(std::move(runs), im.spill.get(), kMergeFanIn, kMergeBufferIntervals);
+    DeviceSweep sweep(std::move(slot_is_comm), [&](uint32_t a, uint32_t b) {
+      return im.names[d.by_name[a].first] < im.names[d.by_name[b].first];
+    });
+    Interval iv;
+    uint32_t slot = 0;
+    while (merged.Next(&iv, &slot)) sweep.Add(iv.start, iv.end, slot);
+    const SweepTotals t = sweep.Finish();
+    ds.busy_ps = t.busy;
+    ds.exposed_comm_ps = t.exposed_comm;
+    ds.compute_busy_ps = t.compute_busy;
+    ds.exclusive_ps = t.exclusive;
+    result.exclusive = sweep.exclusive();
+    result.idle_before = sweep.idle_before();
+    result.spill_error = merged.error().has_value();
   };
   const size_t workers = std::min<size_t>(std::max(1, threads), im.devices.size());
   if (workers <= 1) {
@@ -676,14 +675,22 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     work();
     for (std::thread& t : pool) t.join();
   }
-  for (DeviceResult& r : results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    DeviceResult& r = results[i];
     if (r.spill_error) ++fs.drops["interval_spill_error"];
-    if (r.gpu) out->devices.push_back(std::move(r.ds));
+    if (!r.gpu) continue;
+    const auto& by_name = im.devices[i].by_name;
+    for (size_t slot = 0; slot < r.exclusive.size(); ++slot) {
+      name_exclusive[by_name[slot].first] += r.exclusive[slot];
+      name_idle_before[by_name[slot].first] += r.idle_before[slot];
+    }
+    out->devices.push_back(std::move(r.ds));
   }
   fs.gpus = static_cast<int>(out->devices.size());
   for (size_t i = 0; i < im.names.size(); ++i) {
     if (!im.name_is_kernel[i]) continue;
-    out->kernels.push_back(FileStats::Name{im.names[i], family[i], name_launches[i], name_ps[i]});
+    out->kernels.push_back(FileStats::Name{im.names[i], family[i], name_launches[i], name_ps[i],
+                                           name_exclusive[i], name_idle_before[i]});
   }
   out->steps = std::move(im.steps);
   // Free per-file state: the aggregator is done.
@@ -728,12 +735,28 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
       FamilySummary& fam = w.families[id];
       fam.launches += k.launches;
       fam.total_ps += k.total_ps;
+      fam.exclusive_ps += k.exclusive_ps;
+      fam.idle_before_ps += k.idle_before_ps;
       auto [it, inserted] = index[id].emplace(k.name, kernels[id].size());
-      if (inserted) kernels[id].push_back(KernelSummary{k.name, 0, 0});
-      kernels[id][it->second].launches += k.launches;
-      kernels[id][it->second].total_ps += k.total_ps;
+      if (inserted) kernels[id].push_back(KernelSummary{k.name, 0, 0, 0, 0});
+      KernelSummary& ks = kernels[id][it->second];
+      ks.launches += k.launches;
+      ks.total_ps += k.total_ps;
+      ks.exclusive_ps += k.exclusive_ps;
+      ks.idle_before_ps += k.idle_before_ps;
     }
   }
+  // The diagnosis lists rank every kernel of every family (memory excluded).
+  std::vector<RankedKernel> by_exclusive, by_idle_before;
+  for (size_t f = 0; f < fam_names.size(); ++f) {
+    if (w.families[f].kind == FamilyKind::kMemory) continue;
+    for (const KernelSummary& k : kernels[f]) {
+      if (k.exclusive_ps > 0) by_exclusive.push_back({k.name, fam_names[f], k.exclusive_ps});
+      if (k.idle_before_ps > 0) by_idle_before.push_back({k.name, fam_names[f], k.idle_before_ps});
+    }
+  }
+  w.top_exclusive = TopRanked(std::move(by_exclusive), options.top_kernels);
+  w.top_idle_before = TopRanked(std::move(by_idle_before), options.top_kernels);
   for (size_t f = 0; f < fam_names.size(); ++f) {
     FamilySummary& fam = w.families[f];
     auto& ks = kernels[f];

@@ -119,32 +119,68 @@ bool RunCursor::NextFromFile(Interval* out) {
   return true;
 }
 
-UnionStream::UnionStream(std::vector<RunCursor> runs, SpillFile* file, size_t max_fan_in,
+void RunCursor::LimitBuffer(size_t intervals) {
+  if (!in_memory_ && buf_.empty()) {
+    buffer_intervals_ = std::max<size_t>(1, std::min(buffer_intervals_, intervals));
+  }
+}
+
+MergeStream::MergeStream(std::vector<TaggedRun> runs, SpillFile* file, size_t max_fan_in,
                          size_t buffer_intervals) {
   max_fan_in = std::max<size_t>(2, max_fan_in);
-  // External merge passes: only file-backed cursors cost buffers, but keep it
-  // simple and bound the number of runs open at once.
-  while (file != nullptr && runs.size() > max_fan_in) {
-    std::vector<RunCursor> next;
-    for (size_t i = 0; i < runs.size(); i += max_fan_in) {
-      const size_t end = std::min(runs.size(), i + max_fan_in);
-      if (end - i == 1) {
-        next.push_back(std::move(runs[i]));
-        continue;
-      }
-      // The union is never longer than its inputs: reserve that much, so the
-      // merged run is contiguous even while other threads append theirs.
-      uint64_t capacity = 0;
-      for (size_t k = i; k < end; ++k) capacity += runs[k].remaining();
-      std::vector<RunCursor> group(
+  if (file != nullptr && runs.size() > max_fan_in) {
+    // Merge passes only within a tag, so every interval keeps its tag.
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const TaggedRun& a, const TaggedRun& b) { return a.tag < b.tag; });
+    std::vector<TaggedRun> merged;
+    for (size_t i = 0; i < runs.size();) {
+      size_t end = i + 1;
+      while (end < runs.size() && runs[end].tag == runs[i].tag) ++end;
+      std::vector<TaggedRun> group(
           std::make_move_iterator(runs.begin() + static_cast<ptrdiff_t>(i)),
           std::make_move_iterator(runs.begin() + static_cast<ptrdiff_t>(end)));
-      UnionStream merged(std::move(group), nullptr, max_fan_in, buffer_intervals);
-      const uint64_t start = file->Reserve(capacity);
+      auto one = MergeGroup(std::move(group), file, max_fan_in, buffer_intervals);
+      if (!one) return;  // stream ends empty; error() tells
+      merged.push_back(std::move(*one));
+      i = end;
+    }
+    runs = std::move(merged);
+    // Still more runs than the fan-in (many tags): smaller buffers each, so
+    // the total stays bounded.
+    if (runs.size() > max_fan_in) {
+      const size_t each = max_fan_in * buffer_intervals / runs.size();
+      for (TaggedRun& r : runs) r.cursor.LimitBuffer(std::max<size_t>(64, each));
+    }
+  }
+  runs_ = std::move(runs);
+  Init();
+}
+
+std::optional<TaggedRun> MergeStream::MergeGroup(std::vector<TaggedRun> group, SpillFile* file,
+                                                 size_t fan_in, size_t buffer_intervals) {
+  const uint32_t tag = group.front().tag;
+  while (group.size() > 1) {
+    std::vector<TaggedRun> next;
+    for (size_t i = 0; i < group.size(); i += fan_in) {
+      const size_t end = std::min(group.size(), i + fan_in);
+      if (end - i == 1) {
+        next.push_back(std::move(group[i]));
+        continue;
+      }
+      uint64_t total = 0;
+      for (size_t k = i; k < end; ++k) total += group[k].cursor.remaining();
+      std::vector<TaggedRun> part(
+          std::make_move_iterator(group.begin() + static_cast<ptrdiff_t>(i)),
+          std::make_move_iterator(group.begin() + static_cast<ptrdiff_t>(end)));
+      MergeStream in(std::move(part), nullptr, fan_in, buffer_intervals);
+      // Reserved up front, so the run is contiguous while other threads
+      // append theirs.
+      const uint64_t start = file->Reserve(total);
       uint64_t written = 0;
       std::vector<Interval> out;
       out.reserve(buffer_intervals);
       Interval iv;
+      uint32_t unused = 0;
       auto flush = [&]() -> bool {
         if (out.empty()) return true;
         Status w = file->WriteAt(start + written, out.data(), out.size());
@@ -157,48 +193,45 @@ UnionStream::UnionStream(std::vector<RunCursor> runs, SpillFile* file, size_t ma
         return true;
       };
       bool ok = true;
-      while (ok && merged.Next(&iv)) {
+      while (ok && in.Next(&iv, &unused)) {
         out.push_back(iv);
         if (out.size() == buffer_intervals) ok = flush();
       }
       if (ok) ok = flush();
-      if (merged.error() && !error_) error_ = merged.error();
-      if (!ok || error_) {
-        runs_.clear();
-        return;  // stream ends empty; error() tells
-      }
-      next.push_back(RunCursor::File(file, {start, written}, buffer_intervals));
+      if (in.error() && !error_) error_ = in.error();
+      if (!ok || error_) return std::nullopt;
+      next.push_back(TaggedRun{RunCursor::File(file, {start, written}, buffer_intervals), tag});
     }
-    runs = std::move(next);
+    group = std::move(next);
   }
-  runs_ = std::move(runs);
-  Init();
+  return std::move(group.front());
 }
 
-void UnionStream::Init() {
+void MergeStream::Init() {
   head_.resize(runs_.size());
   heap_.clear();
   for (size_t i = 0; i < runs_.size(); ++i) {
-    if (runs_[i].Next(&head_[i])) {
+    if (runs_[i].cursor.Next(&head_[i])) {
       heap_.emplace_back(head_[i].start, static_cast<uint32_t>(i));
-    } else if (runs_[i].error() && !error_) {
-      error_ = runs_[i].error();
+    } else if (runs_[i].cursor.error() && !error_) {
+      error_ = runs_[i].cursor.error();
     }
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
 }
 
-bool UnionStream::NextRaw(Interval* out) {
+bool MergeStream::Next(Interval* out, uint32_t* tag) {
   if (heap_.empty()) return false;
   // The top run's next interval replaces it in place and sinks: a run often
   // stays on top for several intervals, and one sift costs half of a pop
-  // plus a push (a quarter of Finish went to this heap).
+  // plus a push.
   const uint32_t r = heap_.front().second;
   *out = head_[r];
-  if (runs_[r].Next(&head_[r])) {
+  *tag = runs_[r].tag;
+  if (runs_[r].cursor.Next(&head_[r])) {
     heap_.front().first = head_[r].start;
   } else {
-    if (runs_[r].error() && !error_) error_ = runs_[r].error();
+    if (runs_[r].cursor.error() && !error_) error_ = runs_[r].cursor.error();
     heap_.front() = heap_.back();
     heap_.pop_back();
   }
@@ -206,72 +239,20 @@ bool UnionStream::NextRaw(Interval* out) {
   return true;
 }
 
-void UnionStream::SiftDownTop() {
+void MergeStream::SiftDownTop() {
   const size_t n = heap_.size();
-  if (n < 2) return;
   const std::pair<int64_t, uint32_t> moving = heap_[0];
   size_t i = 0;
   for (;;) {
     size_t child = 2 * i + 1;
     if (child >= n) break;
-    // By start alone: which of two equal starts comes first does not change a union.
+    // By start alone: the sweep settles equal starts itself.
     if (child + 1 < n && heap_[child + 1].first < heap_[child].first) ++child;
     if (!(heap_[child].first < moving.first)) break;
     heap_[i] = heap_[child];
     i = child;
   }
   heap_[i] = moving;
-}
-
-bool UnionStream::Next(Interval* out) {
-  Interval iv;
-  while (NextRaw(&iv)) {
-    if (iv.end <= iv.start) continue;
-    if (!have_pending_) {
-      pending_ = iv;
-      have_pending_ = true;
-    } else if (iv.start <= pending_.end) {
-      pending_.end = std::max(pending_.end, iv.end);
-    } else {
-      *out = pending_;
-      pending_ = iv;
-      return true;
-    }
-  }
-  if (have_pending_) {
-    *out = pending_;
-    have_pending_ = false;
-    return true;
-  }
-  return false;
-}
-
-BusyExposed BusyAndExposed(UnionStream& compute, UnionStream& comm) {
-  BusyExposed r;
-  Interval c;
-  bool have_c = compute.Next(&c);
-  int64_t compute_len = 0;
-  if (have_c) compute_len += c.end - c.start;
-  auto advance = [&] {
-    have_c = compute.Next(&c);
-    if (have_c) compute_len += c.end - c.start;
-  };
-  Interval m;
-  while (comm.Next(&m)) {
-    int64_t cur = m.start;
-    while (cur < m.end) {
-      while (have_c && c.end <= cur) advance();
-      if (!have_c || c.start >= m.end) {
-        r.exposed += m.end - cur;
-        break;
-      }
-      if (c.start > cur) r.exposed += c.start - cur;
-      cur = c.end;
-    }
-  }
-  while (have_c) advance();  // the rest of compute counts towards busy
-  r.busy = compute_len + r.exposed;
-  return r;
 }
 
 }  // namespace profwatch::aggregate

@@ -1,7 +1,8 @@
-// Bounded-memory interval unions: sorted runs of intervals spilled to an
-// unlinked temp file, and streaming k-way merges over runs in memory or on
-// disk. Lets FileAggregator keep exact busy / exposed-comm figures for a
-// trace of any size while holding at most a budget of intervals in RAM.
+// Bounded-memory interval merging: sorted runs of intervals spilled to an
+// unlinked temp file, and a streaming k-way merge over runs in memory or on
+// disk. Lets FileAggregator sweep every kernel of a device in time order
+// (device_sweep.h) for a trace of any size while holding at most a budget of
+// intervals in RAM.
 //
 // Internal to aggregate/. SpillFile's Write and Read are thread-safe (a
 // written run never moves); cursors and streams are not, one per thread.
@@ -15,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "aggregate/interval_union.h"
+#include "aggregate/intervals.h"
 #include "core/result.h"
 
 namespace profwatch::aggregate {
@@ -74,6 +75,8 @@ class RunCursor {
   const std::optional<Error>& error() const { return error_; }
   // Intervals of read buffer held now (file runs allocate it at the first read).
   size_t buffered() const { return buf_.size(); }
+  // Caps the read buffer of a file run (before its first read).
+  void LimitBuffer(size_t intervals);
 
  private:
   bool NextFromFile(Interval* out);
@@ -91,37 +94,38 @@ class RunCursor {
   std::optional<Error> error_;
 };
 
-// The coalesced union (disjoint, increasing intervals) of several runs as one
-// stream. With more runs than `max_fan_in`, groups of runs are first merged
-// into new runs appended to `file` (external merge passes), so the buffers
-// held stay at most max_fan_in * buffer_intervals intervals.
-class UnionStream {
+// A run and its tag (the kernel name slot of its intervals).
+struct TaggedRun {
+  RunCursor cursor;
+  uint32_t tag = 0;
+};
+
+// Every interval of several tagged runs in start order, each with its run's
+// tag; nothing is joined or dropped. When more than `max_fan_in` runs are
+// given, runs of the same tag are first merged into one run appended to
+// `file` (external merge passes), and the read buffers are shrunk so all
+// open runs together hold about max_fan_in * buffer_intervals intervals.
+class MergeStream {
  public:
-  // `file` may be null when every run is in memory and fits the fan-in.
-  UnionStream(std::vector<RunCursor> runs, SpillFile* file, size_t max_fan_in = 128,
+  // `file` may be null when every run is in memory.
+  MergeStream(std::vector<TaggedRun> runs, SpillFile* file, size_t max_fan_in = 128,
               size_t buffer_intervals = 4096);
-  bool Next(Interval* out);
+  bool Next(Interval* out, uint32_t* tag);
   // First read/write error met, if any (the stream then ends early).
   const std::optional<Error>& error() const { return error_; }
 
  private:
+  // Merges `group` (one tag) into one run of `file`, in passes of at most
+  // `fan_in` runs.
+  std::optional<TaggedRun> MergeGroup(std::vector<TaggedRun> group, SpillFile* file, size_t fan_in,
+                                      size_t buffer_intervals);
   void Init();
-  bool NextRaw(Interval* out);
   void SiftDownTop();  // restores the heap after its top changed
 
-  std::vector<RunCursor> runs_;
+  std::vector<TaggedRun> runs_;
   std::vector<std::pair<int64_t, uint32_t>> heap_;  // (start, run) min-heap
   std::vector<Interval> head_;                      // current interval of each run
-  bool have_pending_ = false;
-  Interval pending_;
   std::optional<Error> error_;
 };
-
-// Busy time |C u M| and exposed comm |M \ C| of two coalesced streams.
-struct BusyExposed {
-  int64_t busy = 0;
-  int64_t exposed = 0;
-};
-BusyExposed BusyAndExposed(UnionStream& compute, UnionStream& comm);
 
 }  // namespace profwatch::aggregate

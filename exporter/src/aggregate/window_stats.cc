@@ -1,7 +1,10 @@
 #include "aggregate/window_stats.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+
+#include "watch/layout.h"
 
 namespace profwatch::aggregate {
 
@@ -38,6 +41,11 @@ double WindowStats::PerGpuStepCount(int64_t n) const {
   return static_cast<double>(n) / static_cast<double>(d);
 }
 
+double WindowStats::PerStepSeconds(double ps) const {
+  if (profile_steps <= 0) return 0.0;
+  return ps * 1e-12 / profile_steps;
+}
+
 int64_t WindowStats::SumBusyPs() const {
   int64_t s = 0;
   for (const auto& d : devices) s += d.busy_ps;
@@ -60,6 +68,60 @@ int64_t WindowStats::SumExposedCommPs() const {
   int64_t s = 0;
   for (const auto& d : devices) s += d.exposed_comm_ps;
   return s;
+}
+
+int64_t WindowStats::SumExclusivePs() const {
+  int64_t s = 0;
+  for (const auto& d : devices) s += d.exclusive_ps;
+  return s;
+}
+
+int64_t WindowStats::SumComputeBusyPs() const {
+  int64_t s = 0;
+  for (const auto& d : devices) s += d.compute_busy_ps;
+  return s;
+}
+
+namespace {
+
+// Median of a sorted, non-empty vector: the mean of the middle two if even.
+double MedianOfSorted(const std::vector<int64_t>& v) {
+  const size_t n = v.size();
+  if (n % 2 == 1) return static_cast<double>(v[n / 2]);
+  return (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2.0;
+}
+
+std::vector<int64_t> SortedComputeBusy(const std::vector<DeviceSummary>& devices) {
+  std::vector<int64_t> v;
+  v.reserve(devices.size());
+  for (const auto& d : devices) v.push_back(d.compute_busy_ps);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+std::optional<Straggler> WindowStats::FindStraggler() const {
+  if (devices.empty()) return std::nullopt;
+  Straggler s;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (devices[i].compute_busy_ps > devices[s.device].compute_busy_ps) s.device = i;
+  }
+  s.compute_busy_ps = devices[s.device].compute_busy_ps;
+  s.host =
+      watch::HostOfTraceFile(std::filesystem::path(devices[s.device].file).filename().string());
+  s.median_compute_busy_ps = MedianOfSorted(SortedComputeBusy(devices));
+  if (s.median_compute_busy_ps > 0) {
+    s.ratio = static_cast<double>(s.compute_busy_ps) / s.median_compute_busy_ps;
+  }
+  return s;
+}
+
+BusyQuantiles WindowStats::ComputeBusyQuantiles() const {
+  if (devices.empty()) return {};
+  const std::vector<int64_t> v = SortedComputeBusy(devices);
+  return BusyQuantiles{static_cast<double>(v.front()), MedianOfSorted(v),
+                       static_cast<double>(v.back())};
 }
 
 // Numbered spans are grouped by step number; unnumbered spans (-1) are grouped

@@ -29,6 +29,15 @@ struct KernelSummary {
   std::string name;
   int64_t launches = 0;
   int64_t total_ps = 0;
+  int64_t exclusive_ps = 0;    // time it ran alone on its device (device_sweep.h)
+  int64_t idle_before_ps = 0;  // idle gaps that ended when it started
+};
+
+// A kernel of a window-level diagnosis list, with its family.
+struct RankedKernel {
+  std::string name;
+  std::string family;
+  int64_t ps = 0;  // the ranked figure, summed over the window's devices
 };
 
 struct FamilySummary {
@@ -37,6 +46,8 @@ struct FamilySummary {
   int64_t launches = 0;
   int64_t total_ps = 0;
   int64_t distinct_kernels = 0;
+  int64_t exclusive_ps = 0;                // summed exclusive time of its kernels
+  int64_t idle_before_ps = 0;              // summed idle-before time of its kernels
   std::vector<KernelSummary> top_kernels;  // by total_ps desc, then name; bounded by top_n
 };
 
@@ -51,6 +62,8 @@ struct DeviceSummary {
   int streams = 0;              // streams with at least one kernel
   int64_t comm_ps = 0;          // summed comm-family kernel time
   int64_t exposed_comm_ps = 0;  // comm union not covered by the compute union
+  int64_t compute_busy_ps = 0;  // union of the non-communication kernels
+  int64_t exclusive_ps = 0;     // time exactly one kernel runs (busy - exclusive: overlapped)
   int64_t memops = 0;           // memcpy/memset operations (not kernels)
   int64_t memop_ps = 0;
   // nsys exports: the device is (process, CUDA device); the rank is the
@@ -58,6 +71,21 @@ struct DeviceSummary {
   std::optional<int64_t> pid;
   std::optional<int64_t> device_id;
   std::optional<int64_t> rank;
+};
+
+// The device with the largest compute busy time and how far it is above the
+// others' median (issue #22's definition).
+struct Straggler {
+  size_t device = 0;  // index into WindowStats::devices
+  std::string host;   // from the file name (watch::HostOfTraceFile)
+  int64_t compute_busy_ps = 0;
+  double median_compute_busy_ps = 0;  // over every device, the mean of the middle two if even
+  double ratio = 0;                   // compute_busy / median; 0 when the median is 0
+};
+
+// min, median and max compute busy time over the window's devices.
+struct BusyQuantiles {
+  double min_ps = 0, median_ps = 0, max_ps = 0;
 };
 
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
@@ -95,6 +123,10 @@ struct WindowStats {
   // as numbers ("/device:GPU:2" before "/device:GPU:10").
   std::vector<DeviceSummary> devices;
   std::vector<StepSpan> trace_steps;  // empty when the trace has no markers
+  // The kernels (over all families) with the most exclusive and idle-before
+  // time, largest first, then by name; bounded like the top kernels.
+  std::vector<RankedKernel> top_exclusive;
+  std::vector<RankedKernel> top_idle_before;
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).
@@ -103,11 +135,18 @@ struct WindowStats {
   // 0 when the divisor is 0.
   double PerGpuStepSeconds(int64_t ps) const;
   double PerGpuStepCount(int64_t n) const;
+  // One GPU's `ps` over the profiled steps -> seconds per step; 0 without steps.
+  double PerStepSeconds(double ps) const;
   // Sums over devices (for busy/idle/overlap/exposed comm).
   int64_t SumBusyPs() const;
   int64_t SumSpanPs() const;
   int64_t SumKernelPs() const;  // == total_kernel_ps
   int64_t SumExposedCommPs() const;
+  int64_t SumExclusivePs() const;
+  int64_t SumComputeBusyPs() const;
+  // Unset without devices; the first of equal largest devices otherwise.
+  std::optional<Straggler> FindStraggler() const;
+  BusyQuantiles ComputeBusyQuantiles() const;
   // Median in-trace step seconds (slowest file per step, median over steps); 0 if none.
   double TraceStepSeconds() const;
 };

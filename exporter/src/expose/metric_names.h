@@ -11,7 +11,7 @@
 
 namespace profwatch::expose {
 
-enum class MetricType { kGauge, kCounter, kHistogram };
+enum class MetricType { kGauge, kCounter, kHistogram, kSummary };
 
 struct MetricSpec {
   std::string_view name;
@@ -51,6 +51,12 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_gpu_idle_seconds", MetricType::kGauge, "Kernel span minus busy time (no kernel running), seconds per GPU per step.", {}, true},
     {"profwatch_kernel_overlap_seconds", MetricType::kGauge, "Summed kernel time minus busy time (streams overlapping), seconds per GPU per step.", {}, true},
     {"profwatch_exposed_comm_seconds", MetricType::kGauge, "Communication kernel time not covered by compute kernels, seconds per GPU per step.", {}, true},
+    // --- diagnosis (per GPU per step; issue #22 defines the terms) ---
+    {"profwatch_family_exclusive_seconds", MetricType::kGauge, "Time a family's kernels ran alone on their GPU (every other stream waiting on them), seconds per GPU per step.", {"family"}, true},
+    {"profwatch_family_idle_before_seconds", MetricType::kGauge, "GPU idle time that ended when a family's kernel started (the GPU waited for it: host, input or a collective), seconds per GPU per step.", {"family"}, true},
+    {"profwatch_gpu_compute_busy_seconds", MetricType::kSummary, "Compute busy time of the window's GPUs (union of their non-communication kernels), seconds per step, summarised over the GPUs: quantile 0 = least busy GPU, 0.5 = median, 1 = busiest; _sum over the GPUs, _count = GPUs.", {}, true},
+    {"profwatch_straggler_ratio", MetricType::kGauge, "Compute busy time of the busiest GPU over the median GPU's (1 = balanced).", {}, true},
+    {"profwatch_straggler_info", MetricType::kGauge, "Always 1; host and device of the window's busiest GPU by compute busy time (the straggler).", {"host", "device"}, true},
     // --- additive raw sums for cross-host aggregation ---
     {"profwatch_window_raw_family_kernel_seconds", MetricType::kGauge, "Kernel seconds of a family summed over the window's GPUs and steps.", {"family"}, true},
     {"profwatch_window_raw_family_kernel_launches", MetricType::kGauge, "Kernel launches of a family summed over the window's GPUs and steps.", {"family"}, true},

@@ -35,6 +35,8 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
     fj["total_seconds"] = PsToSeconds(f.total_ps);
     fj["launches"] = f.launches;
     fj["distinct_kernels"] = f.distinct_kernels;
+    fj["exclusive_seconds_per_gpu_step"] = s.PerGpuStepSeconds(f.exclusive_ps);
+    fj["idle_before_seconds_per_gpu_step"] = s.PerGpuStepSeconds(f.idle_before_ps);
     nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
     for (const auto& k : f.top_kernels) {
       nlohmann::ordered_json kj;
@@ -42,6 +44,8 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
       kj["seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.total_ps);
       kj["launches_per_gpu_step"] = s.PerGpuStepCount(k.launches);
       kj["launches"] = k.launches;
+      kj["exclusive_seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.exclusive_ps);
+      kj["idle_before_seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.idle_before_ps);
       kernels.push_back(std::move(kj));
     }
     fj["kernels"] = std::move(kernels);
@@ -54,6 +58,33 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
   j["idle_seconds_per_gpu_step"] = s.PerGpuStepSeconds(span - busy);
   j["overlap_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.total_kernel_ps - busy);
   j["exposed_comm_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.SumExposedCommPs());
+  auto ranked = [&](const std::vector<aggregate::RankedKernel>& v) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& k : v) {
+      out.push_back({{"name", k.name},
+                     {"family", k.family},
+                     {"seconds_per_gpu_step", s.PerGpuStepSeconds(k.ps)}});
+    }
+    return out;
+  };
+  j["top_exclusive_kernels"] = ranked(s.top_exclusive);
+  j["top_idle_before_kernels"] = ranked(s.top_idle_before);
+  if (auto st = s.FindStraggler()) {
+    const aggregate::DeviceSummary& d = s.devices[st->device];
+    j["straggler"] = {{"file", d.file},
+                      {"host", st->host},
+                      {"device", d.device},
+                      {"compute_busy_seconds", PsToSeconds(st->compute_busy_ps)},
+                      {"median_compute_busy_seconds", st->median_compute_busy_ps * 1e-12},
+                      {"ratio", st->ratio}};
+    const aggregate::BusyQuantiles q = s.ComputeBusyQuantiles();
+    j["gpu_compute_busy_seconds"] = {{"min", s.PerStepSeconds(q.min_ps)},
+                                     {"median", s.PerStepSeconds(q.median_ps)},
+                                     {"max", s.PerStepSeconds(q.max_ps)}};
+  } else {
+    j["straggler"] = nullptr;
+    j["gpu_compute_busy_seconds"] = nullptr;
+  }
   if (double ts = s.TraceStepSeconds(); ts > 0) {
     j["trace_step_seconds"] = ts;
   } else {
@@ -86,6 +117,9 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
     dj["streams"] = d.streams;
     dj["comm_seconds"] = PsToSeconds(d.comm_ps);
     dj["exposed_comm_seconds"] = PsToSeconds(d.exposed_comm_ps);
+    dj["compute_busy_seconds"] = PsToSeconds(d.compute_busy_ps);
+    dj["exclusive_seconds"] = PsToSeconds(d.exclusive_ps);
+    dj["overlapped_seconds"] = PsToSeconds(d.busy_ps - d.exclusive_ps);
     dj["memops"] = d.memops;
     dj["memop_seconds"] = PsToSeconds(d.memop_ps);
     devices.push_back(std::move(dj));

@@ -32,6 +32,58 @@ std::optional<StepGap> ComputeStepGap(const aggregate::WindowStats& stats,
   return g;
 }
 
+namespace {
+
+// The plain-words answers of issue #22: what blocks the main stream, what the
+// GPU waits for, which GPU straggles.
+std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext& ctx) {
+  // The step the 5% rule refers to: the given step time, else the trace's,
+  // else the kernel span per GPU per step.
+  double step = ctx.step_seconds.value_or(0.0);
+  if (step <= 0) step = s.TraceStepSeconds();
+  if (step <= 0) step = s.PerGpuStepSeconds(s.SumSpanPs());
+  std::string o = "\nDiagnosis (per GPU per step)\n";
+  const aggregate::FamilySummary* blocker = nullptr;
+  for (const auto& f : s.families) {
+    const double alone = s.PerGpuStepSeconds(f.exclusive_ps);
+    if (f.total_ps > 0 && 4 * f.exclusive_ps > f.total_ps && alone > 0.05 * step &&
+        (!blocker || f.exclusive_ps > blocker->exclusive_ps)) {
+      blocker = &f;
+    }
+  }
+  if (blocker) {
+    o += Format(
+        "  %-22s %s runs alone %.6f s (%.0f%% of its kernel time, %.1f%% of the step)\n",
+        "main-stream blocker", blocker->family.c_str(), s.PerGpuStepSeconds(blocker->exclusive_ps),
+        100.0 * static_cast<double>(blocker->exclusive_ps) / static_cast<double>(blocker->total_ps),
+        100.0 * s.PerGpuStepSeconds(blocker->exclusive_ps) / step);
+    for (const auto& k : s.top_exclusive) {
+      if (k.family != blocker->family) continue;
+      o += Format("  %-22s %s (%.6f s alone)\n", "", Shorten(k.name, 80).c_str(),
+                  s.PerGpuStepSeconds(k.ps));
+      break;
+    }
+  } else {
+    o += Format("  %-22s none (no family runs alone over 25%% of its time and 5%% of the step)\n",
+                "main-stream blocker");
+  }
+  if (!s.top_idle_before.empty()) {
+    const auto& k = s.top_idle_before.front();
+    o += Format("  %-22s %.6f s idle before %s (%s): the GPU waited for it\n", "biggest wait",
+                s.PerGpuStepSeconds(k.ps), Shorten(k.name, 60).c_str(), k.family.c_str());
+  }
+  if (auto st = s.FindStraggler(); st && s.gpus() > 1) {
+    const auto& d = s.devices[st->device];
+    o += Format("  %-22s %s %s: compute busy %.6f s, %.3fx the median GPU (%.6f s)\n", "straggler",
+                st->host.c_str(), d.device.c_str(),
+                s.PerStepSeconds(static_cast<double>(st->compute_busy_ps)), st->ratio,
+                s.PerStepSeconds(st->median_compute_busy_ps));
+  }
+  return o;
+}
+
+}  // namespace
+
 std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ctx) {
   using aggregate::PsToSeconds;
   std::string o;
@@ -129,6 +181,8 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
       o += "  => negative or zero gap: kernels fill the step (streams overlap when negative)\n";
     }
   }
+
+  o += RenderDiagnosis(s, ctx);
 
   o += "\nDevices\n";
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",

@@ -30,6 +30,8 @@ prometheus::MetricType ToPrometheus(MetricType t) {
       return prometheus::MetricType::Counter;
     case MetricType::kHistogram:
       return prometheus::MetricType::Histogram;
+    case MetricType::kSummary:
+      return prometheus::MetricType::Summary;
     case MetricType::kGauge:
       break;
   }
@@ -66,8 +68,8 @@ void AppendEscaped(std::string& out, std::string_view v, bool quote) {
 }
 
 // Collects samples per family name, then emits the non-empty families in
-// table order. Only gauges are rendered here (counters and the histogram live
-// in the daemon's registry). Two outputs: prometheus-cpp MetricFamily objects
+// table order. Only gauges and summaries are rendered here (counters and the
+// histogram live in the daemon's registry). Two outputs: prometheus-cpp MetricFamily objects
 // (the Collectable, tests), or the exposition text directly, one buffer per
 // family, which needs a fraction of the objects' memory (the /metrics body).
 class Builder {
@@ -102,7 +104,7 @@ class Builder {
     prometheus::MetricFamily* f = Find(name);
     if (f == nullptr) return;  // unreachable for names in kMetrics (tested)
     if (output_ == Output::kText) {
-      AddText(last_, value, labels);
+      AddText(last_, "", value, labels);
       return;
     }
     prometheus::ClientMetric m;
@@ -113,6 +115,33 @@ class Builder {
     }
     for (const auto& [k, v] : labels) m.label.push_back({std::string(k), Repaired(v)});
     m.gauge.value = value;
+    f->metric.push_back(std::move(m));
+  }
+
+  // A summary sample: quantiles (ascending), sum and count, written in the
+  // order prometheus-cpp's TextSerializer writes them.
+  void AddSummary(std::string_view name, std::initializer_list<std::pair<double, double>> quantiles,
+                  double sum, uint64_t count) {
+    prometheus::MetricFamily* f = Find(name);
+    if (f == nullptr) return;
+    if (output_ == Output::kText) {
+      AddText(last_, "_count", static_cast<double>(count), {});
+      AddText(last_, "_sum", sum, {});
+      for (const auto& [q, v] : quantiles) {
+        std::string qs;
+        AppendValue(qs, q);
+        AddText(last_, "", v, {{"quantile", qs}});
+      }
+      return;
+    }
+    prometheus::ClientMetric m;
+    if (per_run_) {
+      m.label.push_back({std::string(kJobLabel), job_});
+      m.label.push_back({std::string(kRunLabel), run_});
+    }
+    for (const auto& [q, v] : quantiles) m.summary.quantile.push_back({q, v});
+    m.summary.sample_sum = sum;
+    m.summary.sample_count = count;
     f->metric.push_back(std::move(m));
   }
 
@@ -135,7 +164,7 @@ class Builder {
       AppendEscaped(out, families_[i].help, false);
       out += "\n# TYPE ";
       out += families_[i].name;
-      out += " gauge\n";
+      out += families_[i].type == prometheus::MetricType::Summary ? " summary\n" : " gauge\n";
       out += text_[i];
       std::string().swap(text_[i]);  // free as we go
     }
@@ -203,10 +232,12 @@ class Builder {
     }
   }
 
-  void AddText(size_t family, double value, Labels labels) {
+  // `suffix`: "_sum" / "_count" of a summary, else empty.
+  void AddText(size_t family, std::string_view suffix, double value, Labels labels) {
     std::string& out = text_[family];
     const size_t start = out.size();
     out += families_[family].name;
+    out += suffix;
     bool any = false;
     auto label = [&](std::string_view k, std::string_view v) {
       out += any ? ',' : '{';
@@ -334,6 +365,27 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
   b.Add("profwatch_gpu_idle_seconds", st.PerGpuStepSeconds(span_ps - busy_ps));
   b.Add("profwatch_kernel_overlap_seconds", st.PerGpuStepSeconds(st.total_kernel_ps - busy_ps));
   b.Add("profwatch_exposed_comm_seconds", st.PerGpuStepSeconds(exposed_ps));
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_family_exclusive_seconds", st.PerGpuStepSeconds(f.exclusive_ps),
+          {{"family", f.family}});
+  }
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_family_idle_before_seconds", st.PerGpuStepSeconds(f.idle_before_ps),
+          {{"family", f.family}});
+  }
+  if (auto straggler = st.FindStraggler(); straggler && st.profile_steps > 0) {
+    // Per GPU already: only the steps divide.
+    const aggregate::BusyQuantiles q = st.ComputeBusyQuantiles();
+    b.AddSummary("profwatch_gpu_compute_busy_seconds",
+                 {{0.0, st.PerStepSeconds(q.min_ps)},
+                  {0.5, st.PerStepSeconds(q.median_ps)},
+                  {1.0, st.PerStepSeconds(q.max_ps)}},
+                 st.PerStepSeconds(static_cast<double>(st.SumComputeBusyPs())),
+                 static_cast<uint64_t>(st.gpus()));
+    b.Add("profwatch_straggler_ratio", straggler->ratio);
+    b.Add("profwatch_straggler_info", 1.0,
+          {{"host", straggler->host}, {"device", st.devices[straggler->device].device}});
+  }
 
   for (const aggregate::FamilySummary& f : st.families) {
     b.Add("profwatch_window_raw_family_kernel_seconds", PsToSeconds(f.total_ps),

@@ -56,22 +56,36 @@ json ToJson(const aggregate::WindowStats& st) {
   for (const auto& f : st.families) {
     json top = json::array();
     for (const auto& k : f.top_kernels) {
-      top.push_back({{"name", k.name}, {"launches", k.launches}, {"total_ps", k.total_ps}});
+      top.push_back({{"name", k.name},
+                     {"launches", k.launches},
+                     {"total_ps", k.total_ps},
+                     {"exclusive_ps", k.exclusive_ps},
+                     {"idle_before_ps", k.idle_before_ps}});
     }
     families.push_back({{"family", f.family},
                         {"kind", EnumName(f.kind, kFamilyKinds)},
                         {"launches", f.launches},
                         {"total_ps", f.total_ps},
                         {"distinct_kernels", f.distinct_kernels},
+                        {"exclusive_ps", f.exclusive_ps},
+                        {"idle_before_ps", f.idle_before_ps},
                         {"top_kernels", std::move(top)}});
   }
   json devices = json::array();
   for (const auto& d : st.devices) {
-    json jd = {
-        {"file", d.file},           {"device", d.device},    {"kernels", d.kernels},
-        {"kernel_ps", d.kernel_ps}, {"busy_ps", d.busy_ps},  {"span_ps", d.span_ps},
-        {"streams", d.streams},     {"comm_ps", d.comm_ps},  {"exposed_comm_ps", d.exposed_comm_ps},
-        {"memops", d.memops},       {"memop_ps", d.memop_ps}};
+    json jd = {{"file", d.file},
+               {"device", d.device},
+               {"kernels", d.kernels},
+               {"kernel_ps", d.kernel_ps},
+               {"busy_ps", d.busy_ps},
+               {"span_ps", d.span_ps},
+               {"streams", d.streams},
+               {"comm_ps", d.comm_ps},
+               {"exposed_comm_ps", d.exposed_comm_ps},
+               {"memops", d.memops},
+               {"memop_ps", d.memop_ps},
+               {"compute_busy_ps", d.compute_busy_ps},
+               {"exclusive_ps", d.exclusive_ps}};
     // nsys devices only: absent keys read back as unset.
     if (d.pid) jd["pid"] = *d.pid;
     if (d.device_id) jd["device_id"] = *d.device_id;
@@ -82,6 +96,11 @@ json ToJson(const aggregate::WindowStats& st) {
   for (const auto& s : st.trace_steps) {
     steps.push_back({{"file", s.file}, {"step", s.step}, {"dur_ps", s.dur_ps}});
   }
+  auto ranked = [](const std::vector<aggregate::RankedKernel>& v) {
+    json out = json::array();
+    for (const auto& k : v) out.push_back({{"name", k.name}, {"family", k.family}, {"ps", k.ps}});
+    return out;
+  };
   return {{"files", std::move(files)},
           {"timestamp_dirs", st.timestamp_dirs},
           {"rule_set", st.rule_set},
@@ -94,7 +113,9 @@ json ToJson(const aggregate::WindowStats& st) {
           {"total_kernel_ps", st.total_kernel_ps},
           {"total_launches", st.total_launches},
           {"devices", std::move(devices)},
-          {"trace_steps", std::move(steps)}};
+          {"trace_steps", std::move(steps)},
+          {"top_exclusive", ranked(st.top_exclusive)},
+          {"top_idle_before", ranked(st.top_idle_before)}};
 }
 
 json ToJson(const snapshot::TrainingInfo& t) {
@@ -317,14 +338,41 @@ bool ReadFile(Reader& r, const json& j, aggregate::FileSummary& f) {
   return true;
 }
 
+// The diagnosis figures (issue #22) are absent from state files written
+// before them: read as 0.
+bool Int64OrZero(Reader& r, const json& j, std::string_view key, int64_t& out) {
+  std::optional<int64_t> v;
+  if (!r.Optional(j, key, v)) return false;
+  out = v.value_or(0);
+  return true;
+}
+
+bool ReadRanked(Reader& r, const json& j, std::string_view key,
+                std::vector<aggregate::RankedKernel>& out) {
+  if (j.is_object() && !j.contains(key)) return true;
+  return r.Array(j, key, [&](const json& k) {
+    aggregate::RankedKernel rk;
+    if (!(r.String(k, "name", rk.name) && r.String(k, "family", rk.family) &&
+          r.Int64(k, "ps", rk.ps))) {
+      return false;
+    }
+    out.push_back(std::move(rk));
+    return true;
+  });
+}
+
 bool ReadFamily(Reader& r, const json& j, aggregate::FamilySummary& f) {
   return r.String(j, "family", f.family) && r.Enum(j, "kind", kFamilyKinds, f.kind) &&
          r.Int64(j, "launches", f.launches) && r.Int64(j, "total_ps", f.total_ps) &&
          r.Int64(j, "distinct_kernels", f.distinct_kernels) &&
+         Int64OrZero(r, j, "exclusive_ps", f.exclusive_ps) &&
+         Int64OrZero(r, j, "idle_before_ps", f.idle_before_ps) &&
          r.Array(j, "top_kernels", [&](const json& k) {
            aggregate::KernelSummary ks;
            if (!(r.String(k, "name", ks.name) && r.Int64(k, "launches", ks.launches) &&
-                 r.Int64(k, "total_ps", ks.total_ps))) {
+                 r.Int64(k, "total_ps", ks.total_ps) &&
+                 Int64OrZero(r, k, "exclusive_ps", ks.exclusive_ps) &&
+                 Int64OrZero(r, k, "idle_before_ps", ks.idle_before_ps))) {
              return false;
            }
            f.top_kernels.push_back(std::move(ks));
@@ -339,7 +387,9 @@ bool ReadDevice(Reader& r, const json& j, aggregate::DeviceSummary& d) {
          r.Int(j, "streams", d.streams) && r.Int64(j, "comm_ps", d.comm_ps) &&
          r.Int64(j, "exposed_comm_ps", d.exposed_comm_ps) && r.Int64(j, "memops", d.memops) &&
          r.Int64(j, "memop_ps", d.memop_ps) && r.Optional(j, "pid", d.pid) &&
-         r.Optional(j, "device_id", d.device_id) && r.Optional(j, "rank", d.rank);
+         r.Optional(j, "device_id", d.device_id) && r.Optional(j, "rank", d.rank) &&
+         Int64OrZero(r, j, "compute_busy_ps", d.compute_busy_ps) &&
+         Int64OrZero(r, j, "exclusive_ps", d.exclusive_ps);
 }
 
 bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
@@ -377,15 +427,18 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                    st.devices.push_back(std::move(d));
                    return true;
                  }) &&
-         r.Array(j, "trace_steps", [&](const json& e) {
-           aggregate::StepSpan s;
-           if (!(r.String(e, "file", s.file) && r.Int64(e, "step", s.step) &&
-                 r.Int64(e, "dur_ps", s.dur_ps))) {
-             return false;
-           }
-           st.trace_steps.push_back(std::move(s));
-           return true;
-         });
+         r.Array(j, "trace_steps",
+                 [&](const json& e) {
+                   aggregate::StepSpan s;
+                   if (!(r.String(e, "file", s.file) && r.Int64(e, "step", s.step) &&
+                         r.Int64(e, "dur_ps", s.dur_ps))) {
+                     return false;
+                   }
+                   st.trace_steps.push_back(std::move(s));
+                   return true;
+                 }) &&
+         ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
+         ReadRanked(r, j, "top_idle_before", st.top_idle_before);
 }
 
 bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {

@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "aggregate/aggregator.h"
-#include "aggregate/interval_union.h"
+#include "aggregate/intervals.h"
+#include "testing/interval_reference.h"
 #include "testing/test_util.h"
 
 namespace profwatch::aggregate {
@@ -17,40 +20,47 @@ using parse::Id;
 using parse::IdKind;
 using parse::TraceEvent;
 
+using profwatch::testing::DifferenceLength;
+using profwatch::testing::ReferenceUnion;
+
+// A sorted run of random intervals, overlaps and equal starts included.
 std::vector<Interval> RandomSortedRun(std::mt19937_64& rng, size_t n, int64_t horizon) {
-  std::uniform_int_distribution<int64_t> pos(0, horizon), len(0, horizon / 50 + 1);
-  IntervalList l;
+  std::uniform_int_distribution<int64_t> pos(0, horizon), len(1, horizon / 50 + 1);
+  std::vector<Interval> v;
   for (size_t i = 0; i < n; ++i) {
     const int64_t s = pos(rng);
-    l.Add(s, s + len(rng));
+    v.push_back({s, s + len(rng)});
   }
-  l.Normalize();
-  return l.intervals();
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  return v;
 }
 
-// Union of the runs the in-memory way.
-IntervalList Reference(const std::vector<std::vector<Interval>>& runs) {
-  IntervalList all;
-  for (const auto& r : runs) {
-    for (const auto& i : r) all.Add(i.start, i.end);
-  }
-  all.Normalize();
-  return all;
-}
+using Tagged = std::tuple<int64_t, int64_t, uint32_t>;
 
-std::vector<Interval> Drain(UnionStream& s) {
-  std::vector<Interval> out;
+// Every interval of the stream with its tag, checking start order on the way.
+std::vector<Tagged> Drain(MergeStream& s) {
+  std::vector<Tagged> out;
   Interval i;
-  while (s.Next(&i)) out.push_back(i);
+  uint32_t tag = 0;
+  while (s.Next(&i, &tag)) {
+    if (!out.empty()) {
+      EXPECT_LE(std::get<0>(out.back()), i.start);
+    }
+    out.emplace_back(i.start, i.end, tag);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
-void ExpectSame(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].start, b[i].start) << i;
-    EXPECT_EQ(a[i].end, b[i].end) << i;
+std::vector<Tagged> Expected(const std::vector<std::vector<Interval>>& runs,
+                             const std::vector<uint32_t>& tags) {
+  std::vector<Tagged> out;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (const Interval& i : runs[r]) out.emplace_back(i.start, i.end, tags[r]);
   }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // The spill file goes where the caller says (the CLI's --spill-dir), and a
@@ -120,85 +130,66 @@ TEST(SpillFileTest, ReadingPastTheEndIsAnIoError) {
   EXPECT_EQ(c.error()->code, ErrorCode::kIo);
 }
 
-TEST(UnionStreamTest, MatchesInMemoryUnionOnRandomRunsWithMergePasses) {
+// Many runs over few tags: merge passes within a tag through the file
+// (fan-in 3), then one merge; every interval comes out once, with its tag.
+TEST(MergeStreamTest, YieldsEveryIntervalWithItsTagThroughMergePasses) {
   std::mt19937_64 rng(42);
   for (int round = 0; round < 40; ++round) {
     auto file = SpillFile::Create();
     ASSERT_TRUE(file.has_value());
     const size_t nruns = 1 + rng() % 40;
     std::vector<std::vector<Interval>> runs;
-    std::vector<RunCursor> cursors;
+    std::vector<uint32_t> tags;
+    std::vector<TaggedRun> cursors;
     runs.reserve(nruns);
     for (size_t r = 0; r < nruns; ++r) {
       runs.push_back(RandomSortedRun(rng, rng() % 60, 10000));
+      tags.push_back(static_cast<uint32_t>(rng() % (round % 2 == 0 ? 3 : 30)));
     }
     for (size_t r = 0; r < nruns; ++r) {
       if (r % 2 == 0) {
-        cursors.push_back(RunCursor::Memory(&runs[r]));
+        cursors.push_back({RunCursor::Memory(&runs[r]), tags[r]});
       } else {
         auto run = (*file)->Write(runs[r].data(), runs[r].size());
         ASSERT_TRUE(run.has_value());
-        cursors.push_back(RunCursor::File(file->get(), *run, 3));
+        cursors.push_back({RunCursor::File(file->get(), *run, 3), tags[r]});
       }
     }
-    // Fan-in 3 forces several external merge passes through the file.
-    UnionStream s(std::move(cursors), file->get(), 3, 2);
-    ExpectSame(Drain(s), Reference(runs).intervals());
+    MergeStream s(std::move(cursors), file->get(), 3, 2);
+    EXPECT_EQ(Drain(s), Expected(runs, tags)) << round;
     EXPECT_FALSE(s.error().has_value());
   }
 }
 
-// One heap over hundreds of runs (the merge's in-place sift is deep), runs of
-// very different lengths ending at different times, and many equal starts.
-TEST(UnionStreamTest, MatchesInMemoryUnionOverAWideHeapWithTies) {
+// One heap over hundreds of runs (the in-place sift is deep), runs of very
+// different lengths, and many equal starts.
+TEST(MergeStreamTest, WideHeapWithEqualStarts) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 10; ++round) {
     const size_t nruns = 200 + rng() % 200;
     std::vector<std::vector<Interval>> runs;
-    runs.reserve(nruns);
+    std::vector<uint32_t> tags;
     for (size_t r = 0; r < nruns; ++r) {
-      // Coarse starts (multiples of 50) collide across runs.
       std::vector<Interval> run = RandomSortedRun(rng, rng() % (r % 7 == 0 ? 400 : 8), 200);
       for (Interval& i : run) {
-        i.start *= 50;
-        i.end = i.start + (i.end - i.start) % 120;
+        i.start *= 50;  // coarse starts collide across runs
+        i.end = i.start + 1 + (i.end - i.start) % 120;
       }
-      IntervalList l;
-      for (const Interval& i : run) l.Add(i.start, i.end);
-      l.Normalize();
-      runs.push_back(l.intervals());
+      runs.push_back(run);
+      tags.push_back(static_cast<uint32_t>(r));
     }
-    std::vector<RunCursor> cursors;
-    for (const auto& r : runs) cursors.push_back(RunCursor::Memory(&r));
-    UnionStream s(std::move(cursors), nullptr, 1024);
-    ExpectSame(Drain(s), Reference(runs).intervals());
+    std::vector<TaggedRun> cursors;
+    for (size_t r = 0; r < nruns; ++r) cursors.push_back({RunCursor::Memory(&runs[r]), tags[r]});
+    MergeStream s(std::move(cursors), nullptr, 1024);
+    EXPECT_EQ(Drain(s), Expected(runs, tags));
   }
 }
 
-TEST(UnionStreamTest, EmptyInputGivesEmptyUnion) {
-  UnionStream s({}, nullptr);
+TEST(MergeStreamTest, EmptyInputEndsAtOnce) {
+  MergeStream s({}, nullptr);
   Interval i;
-  EXPECT_FALSE(s.Next(&i));
-}
-
-TEST(BusyAndExposedTest, MatchesDifferenceLengthOnRandomInputs) {
-  std::mt19937_64 rng(7);
-  for (int round = 0; round < 200; ++round) {
-    std::vector<std::vector<Interval>> compute, comm;
-    for (size_t r = 0; r < rng() % 5; ++r)
-      compute.push_back(RandomSortedRun(rng, rng() % 50, 5000));
-    for (size_t r = 0; r < rng() % 5; ++r) comm.push_back(RandomSortedRun(rng, rng() % 50, 5000));
-    std::vector<RunCursor> cc, mc;
-    for (const auto& r : compute) cc.push_back(RunCursor::Memory(&r));
-    for (const auto& r : comm) mc.push_back(RunCursor::Memory(&r));
-    UnionStream cs(std::move(cc), nullptr), ms(std::move(mc), nullptr);
-    const BusyExposed got = BusyAndExposed(cs, ms);
-    IntervalList c = Reference(compute), m = Reference(comm), all = Reference(compute);
-    all.Append(m);
-    all.Normalize();
-    EXPECT_EQ(got.exposed, DifferenceLength(m, c)) << round;
-    EXPECT_EQ(got.busy, all.Length()) << round;
-  }
+  uint32_t tag = 0;
+  EXPECT_FALSE(s.Next(&i, &tag));
 }
 
 // ---- FileAggregator with a tiny budget vs the in-memory path ----
@@ -302,10 +293,17 @@ TEST(FileAggregatorSpillTest, TinyBudgetGivesTheSameDeviceFiguresAsInMemory) {
         EXPECT_EQ(x.streams, y.streams);
         EXPECT_EQ(x.comm_ps, y.comm_ps);
         EXPECT_EQ(x.exposed_comm_ps, y.exposed_comm_ps) << rules << " seed " << seed;
+        EXPECT_EQ(x.compute_busy_ps, y.compute_busy_ps) << rules << " seed " << seed;
+        EXPECT_EQ(x.exclusive_ps, y.exclusive_ps) << rules << " seed " << seed;
+        EXPECT_GT(x.exclusive_ps, 0);
         EXPECT_EQ(x.memops, y.memops);
         EXPECT_EQ(x.memop_ps, y.memop_ps);
         EXPECT_GT(x.busy_ps, 0);
         EXPECT_LT(x.busy_ps, x.kernel_ps);  // streams overlap: union < sum
+      }
+      for (size_t f = 0; f < a.families.size(); ++f) {
+        EXPECT_EQ(a.families[f].exclusive_ps, b.families[f].exclusive_ps) << a.families[f].family;
+        EXPECT_EQ(a.families[f].idle_before_ps, b.families[f].idle_before_ps);
       }
       EXPECT_EQ(b.files[0].drops.count("interval_spill_error"), 0u);
     }
@@ -316,14 +314,13 @@ TEST(FileAggregatorSpillTest, BusyMatchesAnIndependentUnionWhenSpilled) {
   auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet("drill"));
   const auto ev = RandomTrace(99, 30000);
   // Reference straight from the events: every non-memory kernel of GPU:1.
-  IntervalList all;
+  ReferenceUnion all;
   for (const auto& e : ev) {
     if (e.ph == 'X' && e.pid.num == 2 &&
         c->KindOf(c->Classify(e.name)) != classify::FamilyKind::kMemory) {
       all.Add(e.ts_ps, e.ts_ps + e.dur_ps);
     }
   }
-  all.Normalize();
   uint64_t spilled = 0;
   auto stats = RunFile(ev, 64, *c, &spilled);
   EXPECT_GT(spilled, 0u);
@@ -346,7 +343,7 @@ TEST(FileAggregatorSpillTest, InMemoryFiguresMatchIndependentUnions) {
     WindowStats w = MergeWindow({stats}, *c, AggregateOptions{});
     ASSERT_EQ(w.devices.size(), 3u);
     for (int64_t pid = 1; pid <= 3; ++pid) {
-      IntervalList compute, comm, all;
+      ReferenceUnion compute, comm, all;
       for (const auto& e : ev) {
         if (e.ph != 'X' || e.pid.num != pid) continue;
         const auto kind = c->KindOf(c->Classify(e.name));
@@ -354,9 +351,6 @@ TEST(FileAggregatorSpillTest, InMemoryFiguresMatchIndependentUnions) {
         (kind == classify::FamilyKind::kComm ? comm : compute).Add(e.ts_ps, e.ts_ps + e.dur_ps);
         all.Add(e.ts_ps, e.ts_ps + e.dur_ps);
       }
-      compute.Normalize();
-      comm.Normalize();
-      all.Normalize();
       const DeviceSummary& d = w.devices[static_cast<size_t>(pid - 1)];
       EXPECT_GT(comm.Length(), 0) << rules;
       EXPECT_EQ(d.busy_ps, all.Length()) << rules << " " << d.device;

@@ -176,8 +176,10 @@ TEST(SnapshotCollectableTest, NamesTypesHelpAndLabelsMatchContract) {
     ASSERT_NE(spec, nullptr) << f.name;
     EXPECT_TRUE(seen.insert(f.name).second) << "family twice: " << f.name;
     EXPECT_EQ(f.help, spec->help) << f.name;
-    EXPECT_EQ(spec->type, MetricType::kGauge) << f.name;
-    EXPECT_EQ(f.type, prometheus::MetricType::Gauge) << f.name;
+    const bool summary = spec->type == MetricType::kSummary;
+    EXPECT_TRUE(summary || spec->type == MetricType::kGauge) << f.name;
+    EXPECT_EQ(f.type, summary ? prometheus::MetricType::Summary : prometheus::MetricType::Gauge)
+        << f.name;
     std::vector<std::string> want;
     if (spec->per_run) want = {"training_job", "run"};
     for (std::string_view l : spec->labels) {
@@ -199,7 +201,7 @@ TEST(SnapshotCollectableTest, NamesTypesHelpAndLabelsMatchContract) {
   // contract must be present; counters and the histogram belong to the
   // daemon's registry and must not be.
   for (const MetricSpec& spec : kMetrics) {
-    if (spec.type == MetricType::kGauge) {
+    if (spec.type == MetricType::kGauge || spec.type == MetricType::kSummary) {
       EXPECT_TRUE(seen.count(std::string(spec.name))) << "missing " << spec.name;
     } else {
       EXPECT_FALSE(seen.count(std::string(spec.name))) << "unexpected " << spec.name;
@@ -244,6 +246,31 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_busy_seconds", kRun1), 1.5);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_span_seconds", kRun1), 1.95);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_exposed_comm_seconds", kRun1), 0.18);
+  // Diagnosis: per GPU per step like the families; compute busy per step.
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_family_exclusive_seconds", With(kRun1, {{"family", "GEMM"}})), 0.05);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_family_idle_before_seconds", With(kRun1, {{"family", "NCCL"}})), 0.01);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_straggler_ratio", kRun1), 0.69 / 0.66);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_straggler_info",
+                         With(kRun1, {{"host", "host0"}, {"device", "/device:GPU:0"}})),
+                   1);
+  const prometheus::ClientMetric::Summary* busy = nullptr;
+  for (const auto& fam : f) {
+    if (fam.name != "profwatch_gpu_compute_busy_seconds") continue;
+    for (const auto& m : fam.metric) {
+      if (LabelsOf(m) == kRun1) busy = &m.summary;
+    }
+  }
+  ASSERT_NE(busy, nullptr);
+  ASSERT_EQ(busy->quantile.size(), 3u);
+  EXPECT_DOUBLE_EQ(busy->quantile[0].quantile, 0);
+  EXPECT_DOUBLE_EQ(busy->quantile[0].value, 0.21);
+  EXPECT_DOUBLE_EQ(busy->quantile[1].quantile, 0.5);
+  EXPECT_DOUBLE_EQ(busy->quantile[1].value, 0.22);
+  EXPECT_DOUBLE_EQ(busy->quantile[2].value, 0.23);
+  EXPECT_DOUBLE_EQ(busy->sample_sum, 0.44);
+  EXPECT_EQ(busy->sample_count, 2u);
   // Window shape.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", kRun1), 2);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_expected_gpus", kRun1), 2);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -51,11 +52,15 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.launches, y.launches);
     EXPECT_EQ(x.total_ps, y.total_ps);
     EXPECT_EQ(x.distinct_kernels, y.distinct_kernels);
+    EXPECT_EQ(x.exclusive_ps, y.exclusive_ps);
+    EXPECT_EQ(x.idle_before_ps, y.idle_before_ps);
     ASSERT_EQ(x.top_kernels.size(), y.top_kernels.size());
     for (size_t k = 0; k < x.top_kernels.size(); ++k) {
       EXPECT_EQ(x.top_kernels[k].name, y.top_kernels[k].name);
       EXPECT_EQ(x.top_kernels[k].launches, y.top_kernels[k].launches);
       EXPECT_EQ(x.top_kernels[k].total_ps, y.top_kernels[k].total_ps);
+      EXPECT_EQ(x.top_kernels[k].exclusive_ps, y.top_kernels[k].exclusive_ps);
+      EXPECT_EQ(x.top_kernels[k].idle_before_ps, y.top_kernels[k].idle_before_ps);
     }
   }
   EXPECT_EQ(a.total_kernel_ps, b.total_kernel_ps);
@@ -77,7 +82,21 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.pid, y.pid);
     EXPECT_EQ(x.device_id, y.device_id);
     EXPECT_EQ(x.rank, y.rank);
+    EXPECT_EQ(x.compute_busy_ps, y.compute_busy_ps);
+    EXPECT_EQ(x.exclusive_ps, y.exclusive_ps);
   }
+  // The diagnosis lists (issue #22).
+  auto same_ranked = [](const std::vector<aggregate::RankedKernel>& x,
+                        const std::vector<aggregate::RankedKernel>& y) {
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].name, y[i].name);
+      EXPECT_EQ(x[i].family, y[i].family);
+      EXPECT_EQ(x[i].ps, y[i].ps);
+    }
+  };
+  same_ranked(a.top_exclusive, b.top_exclusive);
+  same_ranked(a.top_idle_before, b.top_idle_before);
   ASSERT_EQ(a.trace_steps.size(), b.trace_steps.size());
   for (size_t i = 0; i < a.trace_steps.size(); ++i) {
     EXPECT_EQ(a.trace_steps[i].file, b.trace_steps[i].file);
@@ -274,6 +293,35 @@ TEST(StateJsonTest, WrongFieldsNameTheirPath) {
     EXPECT_EQ(out.error().code, ErrorCode::kCorrupt) << c.want;
     EXPECT_THAT(out.error().context, HasSubstr(c.want));
   }
+}
+
+// A state file written before the diagnosis figures existed loads with
+// them at 0 (and no diagnosis lists), not as an error.
+TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
+  snapshot::Snapshot s = testing::SampleSnapshot();
+  nlohmann::json doc = nlohmann::json::parse(SerializeState(s));
+  size_t removed = 0;
+  std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& j) {
+    if (j.is_object()) {
+      for (const char* k : {"exclusive_ps", "idle_before_ps", "compute_busy_ps", "top_exclusive",
+                            "top_idle_before"}) {
+        removed += j.erase(k);
+      }
+      for (auto& [k, v] : j.items()) strip(v);
+    } else if (j.is_array()) {
+      for (auto& v : j) strip(v);
+    }
+  };
+  strip(doc);
+  EXPECT_GT(removed, 10u);
+  auto back = ParseState(doc.dump());
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  const auto& st = *back->runs.begin()->second.stats;
+  ASSERT_FALSE(st.devices.empty());
+  EXPECT_EQ(st.devices[0].compute_busy_ps, 0);
+  EXPECT_EQ(st.families[0].exclusive_ps, 0);
+  EXPECT_TRUE(st.top_exclusive.empty());
+  EXPECT_EQ(st.devices[0].busy_ps, s.runs.begin()->second.stats->devices[0].busy_ps);
 }
 
 TEST(StateJsonTest, UnknownKeysAreIgnored) {

@@ -1,0 +1,148 @@
+// `profwatch analyze --format json` on a generated window with a serial
+// blocker kernel and one stretched GPU (testing/diagnosis_window.h): every
+// diagnosis figure of issue #22 equals the one computed by brute force in
+// the generator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "testing/diagnosis_window.h"
+#include "testing/test_util.h"
+
+namespace profwatch {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kPs = 1e-12;
+
+json AnalyzeJson(const std::string& args) {
+  const std::string cmd = "'" + testing::BinaryPath("profwatch") +
+                          "' analyze --format json --rules nvidia --family-top-n 0 " + args;
+  auto r = testing::RunCommand(cmd);
+  EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.err;
+  return json::parse(r.out);
+}
+
+std::string Basename(const std::string& p) { return p.substr(p.find_last_of('/') + 1); }
+
+class DiagnosisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = tmp_.Sub("jobs/j/r/tensorboard/plugins/profile/2026_11_25_10_00_00");
+    std::filesystem::create_directories(dir_);
+    w_ = testing::WriteDiagnosisWindow(dir_, 5);
+    report_ = AnalyzeJson(dir_);
+  }
+  testing::TempDir tmp_;
+  std::string dir_;
+  testing::DiagnosisWindow w_;
+  json report_;
+};
+
+TEST_F(DiagnosisTest, DeviceFiguresEqualTheBruteForceOnes) {
+  ASSERT_EQ(report_["devices"].size(), w_.devices.size());
+  for (const auto& want : w_.devices) {
+    const json* got = nullptr;
+    for (const auto& d : report_["devices"]) {
+      if (Basename(d["file"]) == want.host + ".trace.json" && d["device"] == want.device) got = &d;
+    }
+    ASSERT_NE(got, nullptr) << want.host << " " << want.device;
+    SCOPED_TRACE(want.host + " " + want.device);
+    EXPECT_DOUBLE_EQ((*got)["busy_seconds"].get<double>(), want.busy_ps * kPs);
+    EXPECT_DOUBLE_EQ((*got)["compute_busy_seconds"].get<double>(), want.compute_busy_ps * kPs);
+    EXPECT_DOUBLE_EQ((*got)["exclusive_seconds"].get<double>(), want.exclusive_ps * kPs);
+    EXPECT_DOUBLE_EQ((*got)["overlapped_seconds"].get<double>(), want.overlapped_ps * kPs);
+    EXPECT_DOUBLE_EQ((*got)["idle_seconds"].get<double>(), want.idle_ps * kPs);
+    EXPECT_GT(want.overlapped_ps, 0);
+    EXPECT_GT(want.idle_ps, 0);
+  }
+}
+
+// Per kernel name and per family, summed over the devices and divided by
+// GPUs x steps; both top lists hold every kernel with time (top-n 0).
+TEST_F(DiagnosisTest, KernelAndFamilyFiguresAreTheSumsPerGpuStep) {
+  std::map<std::string, int64_t> exclusive, idle_before;
+  for (const auto& d : w_.devices) {
+    for (const auto& [n, ps] : d.exclusive_by_name) exclusive[n] += ps;
+    for (const auto& [n, ps] : d.idle_before_by_name) idle_before[n] += ps;
+  }
+  const double divisor = static_cast<double>(w_.devices.size() * w_.steps);
+  std::map<std::string, std::string> family_of;
+  auto check = [&](const json& list, const std::map<std::string, int64_t>& want) {
+    ASSERT_EQ(list.size(), want.size()) << list.dump();
+    for (const auto& k : list) {
+      const std::string name = k["name"];
+      ASSERT_TRUE(want.contains(name)) << name;
+      EXPECT_DOUBLE_EQ(k["seconds_per_gpu_step"].get<double>(), want.at(name) * kPs / divisor)
+          << name;
+      family_of[name] = k["family"];
+    }
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_GE(list[i - 1]["seconds_per_gpu_step"], list[i]["seconds_per_gpu_step"]);
+    }
+  };
+  check(report_["top_exclusive_kernels"], exclusive);
+  check(report_["top_idle_before_kernels"], idle_before);
+  // The blocker ran alone for its whole length, every step on every GPU.
+  EXPECT_EQ(report_["top_exclusive_kernels"][0]["name"], w_.blocker);
+  std::map<std::string, int64_t> family_exclusive, family_idle_before;
+  for (const auto& [n, ps] : exclusive) family_exclusive[family_of.at(n)] += ps;
+  for (const auto& [n, ps] : idle_before) family_idle_before[family_of.at(n)] += ps;
+  for (const auto& f : report_["families"]) {
+    const std::string fam = f["family"];
+    EXPECT_NEAR(f["exclusive_seconds_per_gpu_step"].get<double>(),
+                family_exclusive[fam] * kPs / divisor, 1e-15)
+        << fam;
+    EXPECT_NEAR(f["idle_before_seconds_per_gpu_step"].get<double>(),
+                family_idle_before[fam] * kPs / divisor, 1e-15)
+        << fam;
+  }
+}
+
+TEST_F(DiagnosisTest, TheStretchedGpuIsTheStraggler) {
+  std::vector<int64_t> busy;
+  int64_t slow = 0;
+  for (const auto& d : w_.devices) {
+    busy.push_back(d.compute_busy_ps);
+    if (d.host == w_.slow_host && d.device == w_.slow_device) slow = d.compute_busy_ps;
+  }
+  std::sort(busy.begin(), busy.end());
+  ASSERT_EQ(busy.size() % 2, 0u);
+  const double median = (static_cast<double>(busy[busy.size() / 2 - 1]) +
+                         static_cast<double>(busy[busy.size() / 2])) /
+                        2;
+  ASSERT_EQ(busy.back(), slow);
+  const json& s = report_["straggler"];
+  EXPECT_EQ(s["host"], w_.slow_host);
+  EXPECT_EQ(s["device"], w_.slow_device);
+  EXPECT_EQ(Basename(s["file"]), w_.slow_host + ".trace.json");
+  EXPECT_DOUBLE_EQ(s["compute_busy_seconds"].get<double>(), slow * kPs);
+  EXPECT_DOUBLE_EQ(s["median_compute_busy_seconds"].get<double>(), median * kPs);
+  EXPECT_DOUBLE_EQ(s["ratio"].get<double>(), static_cast<double>(slow) / median);
+  EXPECT_GT(s["ratio"].get<double>(), 1.1);
+  const json& q = report_["gpu_compute_busy_seconds"];
+  EXPECT_DOUBLE_EQ(q["min"].get<double>(), busy.front() * kPs / w_.steps);
+  EXPECT_DOUBLE_EQ(q["median"].get<double>(), median * kPs / w_.steps);
+  EXPECT_DOUBLE_EQ(q["max"].get<double>(), slow * kPs / w_.steps);
+}
+
+TEST_F(DiagnosisTest, TableSaysWhatBlocksWhoWaitsAndWhoStraggles) {
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                               "' analyze --format table --rules nvidia " + dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string& t = r.out;
+  ASSERT_NE(t.find("Diagnosis (per GPU per step)"), std::string::npos) << t;
+  EXPECT_NE(t.find("main-stream blocker    nccl runs alone"), std::string::npos) << t;
+  EXPECT_NE(t.find(w_.blocker), std::string::npos) << t;
+  EXPECT_NE(t.find("straggler              " + w_.slow_host + " " + w_.slow_device),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("biggest wait"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace profwatch
