@@ -161,7 +161,9 @@ def write_trace(path, kernels_per_step, gpus=GPUS):
                 events.append({"ph": "X", "pid": 1 + g, "tid": stream, "name": name,
                                "ts": round((step * STEP_SECONDS + start) * 1e6, 3),
                                "dur": round(dur * 1e6, 3),
-                               "args": {"correlation_id": str(corr), "hlo_module": "jit_train_step"}})
+                               "args": {"correlation_id": str(corr), "hlo_module": "jit_train_step",
+                                        # a JAX scope: region decoder/layers/mlp
+                                        "name": "jit(train_step)/jit(main)/transpose(jvp(decoder))/layers/mlp/op"}})
     events.append({})
     doc = {"displayTimeUnit": "ns", "metadata": {"highres-ticks": True}, "traceEvents": events}
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -770,6 +770,14 @@ TEST(ServeTest, DiagnosisMetricsEqualWhatAnalyzeReports) {
                    (f["family"] == "nccl" && f["exclusive_seconds_per_gpu_step"].get<double>() > 0);
   }
   EXPECT_TRUE(blocker_seen) << want["families"].dump();
+  ASSERT_EQ(want["regions"].size(), w.region_ps.size()) << want["regions"].dump();
+  for (const auto& r : want["regions"]) {
+    Labels l = run;
+    l["region"] = r["region"];
+    EXPECT_TRUE(near(Sample(*m, "profwatch_region_kernel_seconds", l),
+                     r["kernel_seconds_per_gpu_step"].get<double>()))
+        << r.dump();
+  }
   EXPECT_TRUE(
       near(Sample(*m, "profwatch_straggler_ratio", run), want["straggler"]["ratio"].get<double>()))
       << *m;

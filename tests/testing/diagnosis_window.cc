@@ -10,6 +10,7 @@ namespace {
 
 struct Kernel {
   std::string name;
+  int scope = -1;  // index into Scopes(), -1: none
   int stream = 1;
   int64_t start_us = 0, end_us = 0;
 };
@@ -19,6 +20,24 @@ const std::vector<std::string>& Names() {
       "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn", "loop_add_fusion", "input_reduce_fusion",
       "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "triton_softmax_kernel"};
   return names;
+}
+
+// JAX scopes and their regions at depth 3, written out by hand.
+struct Scope {
+  const char* path;
+  const char* region;
+};
+const std::vector<Scope>& Scopes() {
+  static const std::vector<Scope> scopes = {
+      {"jit(train_step)/jit(main)/transpose(jvp(decoder))/layers/mlp/dot_general",
+       "decoder/layers/mlp"},
+      {"jit(train_step)/jit(main)/jvp(decoder)/layers/attention/softmax",
+       "decoder/layers/attention"},
+      {"jit(train_step)/jit(main)/embed/gather", "embed/gather"},
+      {"jit(train_step)/jit(main)/optimizer/adam/update/mul", "optimizer/adam/update"},
+      {"jit(train_step)/jit(main)/vmap(remat(decoder))/norm", "decoder/norm"},
+  };
+  return scopes;
 }
 
 constexpr int64_t kPsPerUs = 1000000;
@@ -101,14 +120,15 @@ DiagnosisWindow WriteDiagnosisWindow(const std::string& dir, uint64_t seed, int 
           int64_t t = step_start + static_cast<int64_t>(rng() % 20);
           for (int i = 0; i < 8; ++i) {
             const int64_t len = static_cast<int64_t>(rng() % 40);  // zero-length sometimes
-            ks.push_back({Names()[rng() % Names().size()], s, t, t + len});
+            const int scope = static_cast<int>(rng() % (Scopes().size() + 1)) - 1;
+            ks.push_back({Names()[rng() % Names().size()], scope, s, t, t + len});
             t += len + static_cast<int64_t>(rng() % 30);  // gaps, sometimes none
           }
           end_of_streams = std::max(end_of_streams, t);
         }
         // The serial blocker: alone on the device, after every stream drained.
         const int64_t b = end_of_streams + 5;
-        ks.push_back({w.blocker, 1, b, b + 100});
+        ks.push_back({w.blocker, -1, 1, b, b + 100});
         step_start = b + 100 + 10;
       }
       const bool slow = host == w.slow_host && device == w.slow_device;
@@ -126,10 +146,16 @@ DiagnosisWindow WriteDiagnosisWindow(const std::string& dir, uint64_t seed, int 
       std::vector<Kernel> shuffled = ks;
       std::shuffle(shuffled.begin(), shuffled.end(), rng);  // row order is not promised
       for (const Kernel& k : shuffled) {
+        std::string args = "{\"correlation_id\":\"1\"";
+        if (k.scope >= 0) args += std::string(",\"name\":\"") + Scopes()[k.scope].path + "\"";
+        args += "}";
         event("{\"ph\":\"X\",\"pid\":" + std::to_string(pid) +
               ",\"tid\":" + std::to_string(k.stream) + ",\"ts\":" + std::to_string(k.start_us) +
               ",\"dur\":" + std::to_string(k.end_us - k.start_us) + ",\"name\":\"" + k.name +
-              "\"}");
+              "\",\"args\":" + args + "}");
+        if (k.scope >= 0) {
+          w.region_ps[Scopes()[k.scope].region] += (k.end_us - k.start_us) * kPsPerUs;
+        }
       }
       DiagnosisDevice d;
       d.host = host;

@@ -3,7 +3,8 @@
 // GPU and step that runs while no other kernel does, and one GPU whose
 // timeline is stretched by 5/4 (the straggler). The expected figures of
 // every device are computed here by brute force over elementary time
-// segments, independently of aggregate/'s sweep.
+// segments, independently of aggregate/'s sweep. Kernels carry JAX scopes
+// (args.name) whose regions are spelled out here by hand.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct DiagnosisWindow {
   int steps = 3;
   std::string blocker;  // the serial kernel's name
   std::string slow_host, slow_device;
+  // Kernel time per region (default depth 3) over every device; the
+  // blocker has no scope and belongs to none.
+  std::map<std::string, int64_t> region_ps;
   std::vector<DiagnosisDevice> devices;
 };
 

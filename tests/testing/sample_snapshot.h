@@ -104,6 +104,10 @@ inline snapshot::RunState RunWithEverything() {
   st.top_exclusive = {{"Cijk_Alik_Bljk_gemm", "GEMM", 250'000'000'000},
                       {"ncclDevKernel_AllReduce_Sum_bf16", "NCCL", 120'000'000'000}};
   st.top_idle_before = {{"Cijk_Alik_Bljk_gemm", "GEMM", 90'000'000'000}};
+  st.has_regions = true;
+  st.regions = {{"decoder/layers/mlp", 900'000'000'000},
+                {"decoder/layers/attention", 300'000'000'000}};
+  st.regions_other_ps = 60'000'000'000;
   return r;
 }
 

@@ -27,6 +27,7 @@
 #include "aggregate/interval_spill.h"
 #include "aggregate/intervals.h"
 #include "aggregate/name_table.h"
+#include "aggregate/region.h"
 #include "watch/layout.h"
 
 namespace profwatch::aggregate {
@@ -47,6 +48,11 @@ struct FileStats {
   };
   std::vector<Name> kernels;  // distinct kernel names of the file
   std::vector<StepSpan> steps;
+  struct ScopeTime {
+    std::string scope;
+    int64_t kernel_ps = 0;
+  };
+  std::vector<ScopeTime> scopes;  // kernel time per args.name scope (no memory kernels)
 };
 
 namespace {
@@ -158,6 +164,7 @@ struct FileAggregator::Impl {
   // An event of a thread whose metadata was not known when it arrived.
   struct Held {
     uint32_t name = 0;
+    uint32_t scope = 0;  // ScopeId(args.name): 0 = none
     bool has_ts = false;
     bool has_dur = false;
     bool dur_exact = false;
@@ -168,7 +175,9 @@ struct FileAggregator::Impl {
   std::string path;
   NameTable names;  // kernel names; the vectors below are indexed by name id
   std::vector<uint8_t> name_is_kernel;
-  std::vector<uint8_t> name_is_memop;  // IsJaxMemopName, decided once per name
+  std::vector<uint8_t> name_is_memop;                   // IsJaxMemopName, decided once per name
+  NameTable scopes;                                     // args.name scopes; ScopeId = index + 1
+  std::unordered_map<uint64_t, int64_t> scope_name_ps;  // (scope id << 32 | name) -> ps
 
   // JAX metadata.
   std::unordered_map<int64_t, int> jax_pid_device;  // pid -> device index, -1 = host
@@ -235,6 +244,12 @@ struct FileAggregator::Impl {
         list.Clear();
       }
     }
+  }
+
+  uint32_t ScopeId(std::string_view scope) {
+    if (scope.empty()) return 0;
+    bool added;
+    return scopes.Intern(scope, added) + 1;
   }
 
   uint32_t Intern(std::string_view n) {
@@ -330,6 +345,7 @@ struct FileAggregator::Impl {
       AddMemop(dev, start, end);
     } else {
       AddKernel(dev, tid, h.name, start, end);
+      if (h.scope != 0) scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
     }
   }
 
@@ -482,7 +498,8 @@ struct FileAggregator::Impl {
       if (r.route == Route::kHold && IsHostPid(pid)) r.route = Route::kIgnore;
     }
     if (r.route == Route::kIgnore) return;
-    Held h{Intern(e.name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps, e.dur_ps};
+    Held h{Intern(e.name), ScopeId(e.args_name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps,
+           e.dur_ps};
     if (r.route != Route::kHold) {
       Take(r.route, r.dev, tid, h);
       return;
@@ -693,6 +710,13 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
                                            name_exclusive[i], name_idle_before[i]});
   }
   out->steps = std::move(im.steps);
+  std::map<uint32_t, int64_t> scope_ps;  // by scope id, memory kernels left out
+  for (const auto& [key, ps] : im.scope_name_ps) {
+    const uint32_t name = static_cast<uint32_t>(key & 0xffffffffu);
+    if (classifier.KindOf(family[name]) == FamilyKind::kMemory) continue;
+    scope_ps[static_cast<uint32_t>(key >> 32)] += ps;
+  }
+  for (const auto& [id, ps] : scope_ps) out->scopes.push_back({im.scopes[id - 1], ps});
   // Free per-file state: the aggregator is done.
   const size_t budget = im.interval_budget;
   std::string spill_dir = std::move(im.spill_dir);
@@ -718,6 +742,7 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
   }
   std::set<std::string> ts_dirs;
   std::vector<std::pair<size_t, DeviceSummary>> devices;
+  std::map<std::string, int64_t> region_ps;
   for (size_t fi = 0; fi < files.size(); ++fi) {
     const FileStats* fs = files[fi].get();
     if (fs == nullptr) continue;
@@ -729,6 +754,11 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
     if (watch::ParseTimestampDirName(parent.filename().string())) ts_dirs.insert(parent.string());
     for (const auto& d : fs->devices) devices.emplace_back(fi, d);
     for (const auto& s : fs->steps) w.trace_steps.push_back(s);
+    for (const auto& sc : fs->scopes) {
+      w.has_regions = true;
+      std::string region = RegionOfScope(sc.scope, options.region_depth);
+      if (!region.empty()) region_ps[std::move(region)] += sc.kernel_ps;
+    }
     for (const auto& k : fs->kernels) {
       // REQUIRES: Finish used the same classifier; ids beyond it are reclassified.
       FamilyId id = k.family < fam_names.size() ? k.family : classifier.Classify(k.name);
@@ -781,6 +811,16 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
   });
   for (auto& [fi, d] : devices) w.devices.push_back(std::move(d));
   w.timestamp_dirs.assign(ts_dirs.begin(), ts_dirs.end());
+  for (const auto& [region, ps] : region_ps) w.regions.push_back({region, ps});
+  std::stable_sort(
+      w.regions.begin(), w.regions.end(),
+      [](const RegionSummary& a, const RegionSummary& b) { return a.kernel_ps > b.kernel_ps; });
+  if (options.top_regions > 0 && w.regions.size() > options.top_regions) {
+    for (size_t i = options.top_regions; i < w.regions.size(); ++i) {
+      w.regions_other_ps += w.regions[i].kernel_ps;
+    }
+    w.regions.resize(options.top_regions);
+  }
   if (options.profile_steps_from_nvtx) {
     std::set<int64_t> nvtx_steps;
     for (const StepSpan& s : w.trace_steps) {

@@ -30,8 +30,10 @@
 // "no_metadata_held_limit" (undeclared-thread events beyond kMaxHeldEvents),
 // "interval_spill_error" (a spill file read failed: busy/exposed figures of the
 // file's devices are then incomplete).
-// Memory: bounded by distinct names/streams/devices and the interval budget,
-// not by the number of events.
+// Regions: JAX stream kernels with an args.name scope add their time to
+// (scope, kernel name); MergeWindow turns scopes into regions (region.h).
+// Memory: bounded by distinct names/scopes/streams/devices and the interval
+// budget, not by the number of events.
 #pragma once
 
 #include <memory>
@@ -50,7 +52,9 @@ struct AggregateOptions {
   // distinct steps there as its profile steps (the flag or log value was
   // not given explicitly).
   bool profile_steps_from_nvtx = false;
-  size_t top_kernels = 5;  // per family; 0 = all
+  size_t top_kernels = 5;   // per family; 0 = all
+  int region_depth = 3;     // components of a region (region.h)
+  size_t top_regions = 10;  // regions listed; the rest are summed as other
 };
 
 // Opaque per-file partial result (kernel names with stats, per-device

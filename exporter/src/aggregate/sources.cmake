@@ -4,5 +4,6 @@ target_sources(profwatch_aggregate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/intervals.cc
   ${CMAKE_CURRENT_LIST_DIR}/interval_spill.cc
   ${CMAKE_CURRENT_LIST_DIR}/name_table.cc
+  ${CMAKE_CURRENT_LIST_DIR}/region.cc
   ${CMAKE_CURRENT_LIST_DIR}/window_stats.cc
 )

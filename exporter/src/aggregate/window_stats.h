@@ -88,6 +88,12 @@ struct BusyQuantiles {
   double min_ps = 0, median_ps = 0, max_ps = 0;
 };
 
+// Kernel time of one model region (region.h), summed over the window's GPUs.
+struct RegionSummary {
+  std::string region;
+  int64_t kernel_ps = 0;
+};
+
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
 struct StepSpan {
   std::string file;
@@ -127,6 +133,13 @@ struct WindowStats {
   // time, largest first, then by name; bounded like the top kernels.
   std::vector<RankedKernel> top_exclusive;
   std::vector<RankedKernel> top_idle_before;
+  // Regions by kernel time, largest first (then by name), at most
+  // --top-regions; the kernel time of the others is regions_other_ps.
+  // Kernels without a scope belong to no region. has_regions: some kernel
+  // of the window carried a scope (false: the input has none).
+  std::vector<RegionSummary> regions;
+  int64_t regions_other_ps = 0;
+  bool has_regions = false;
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).

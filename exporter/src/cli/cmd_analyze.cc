@@ -166,6 +166,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
   std::string inflate = "zlib";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string log_file;
+  int region_depth = 3;
+  int top_regions = 10;
 
   app.add_option("paths", paths, "Trace files, <ts> dirs, run or job dirs")->required();
   app.add_option("--format", format, "drill | table | json")
@@ -180,6 +182,13 @@ int RunAnalyze(const std::vector<std::string>& args) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--families", families_file,
                  "Family rules file (YAML/JSON) added before the base set");
+  app.add_option("--region-depth", region_depth,
+                 "Components of a model region (JAX scope path without jit frames)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--top-regions", top_regions, "Regions listed by kernel time; the rest as other")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--rules", rules, "Base family rule set: drill | nvidia | amd | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
       ->capture_default_str();
@@ -225,6 +234,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
   options.spill_dir = spill_dir;
   options.aggregate.profile_steps = static_cast<int>(profile_steps);
   options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
+  options.aggregate.region_depth = region_depth;
+  options.aggregate.top_regions = static_cast<size_t>(top_regions);
   auto backend = read::ParseInflateBackend(inflate);
   if (!backend) {
     std::fprintf(stderr, "profwatch analyze: %s\n", backend.error().context.c_str());

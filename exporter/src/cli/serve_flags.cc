@@ -69,6 +69,14 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--region-depth", f.region_depth,
+                 "Components of a model region (JAX scope path without jit frames)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--top-regions", f.top_regions,
+                 "Regions exported by kernel time; the rest as region=\"other\"")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
       ->capture_default_str();
@@ -305,6 +313,8 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.analyze.spill_dir = f.spill_dir;
   o.analyze.aggregate.profile_steps = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
+  o.analyze.aggregate.region_depth = f.region_depth;
+  o.analyze.aggregate.top_regions = static_cast<size_t>(f.top_regions);
   auto source = analysis::ParseSourcePreference(f.source);
   if (!source) return MakeError(ErrorCode::kConfig, "--source: " + source.error().context);
   o.analyze.source = *source;

@@ -48,6 +48,8 @@ struct ServeFlags {
   std::string config;
   int profile_steps = 3;
   int top_kernels = 5;
+  int region_depth = 3;  // components of a model region
+  int top_regions = 10;  // regions exported; the rest as region="other"
   std::string rules = "auto";
   std::string families;
   std::string source = "auto";

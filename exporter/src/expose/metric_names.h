@@ -56,6 +56,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_family_idle_before_seconds", MetricType::kGauge, "GPU idle time that ended when a family's kernel started (the GPU waited for it: host, input or a collective), seconds per GPU per step.", {"family"}, true},
     {"profwatch_gpu_compute_busy_seconds", MetricType::kSummary, "Compute busy time of the window's GPUs (union of their non-communication kernels), seconds per step, summarised over the GPUs: quantile 0 = least busy GPU, 0.5 = median, 1 = busiest; _sum over the GPUs, _count = GPUs.", {}, true},
     {"profwatch_straggler_ratio", MetricType::kGauge, "Compute busy time of the busiest GPU over the median GPU's (1 = balanced).", {}, true},
+    {"profwatch_region_kernel_seconds", MetricType::kGauge, "Kernel time of a model region (JAX scope path without jit frames and transformation wrappers, cut to --region-depth components), seconds per GPU per step; the top --top-regions regions, the rest as region=\"other\".", {"region"}, true},
     {"profwatch_straggler_info", MetricType::kGauge, "Always 1; host and device of the window's busiest GPU by compute busy time (the straggler).", {"host", "device"}, true},
     // --- additive raw sums for cross-host aggregation ---
     {"profwatch_window_raw_family_kernel_seconds", MetricType::kGauge, "Kernel seconds of a family summed over the window's GPUs and steps.", {"family"}, true},

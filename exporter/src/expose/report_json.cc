@@ -69,6 +69,20 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
   };
   j["top_exclusive_kernels"] = ranked(s.top_exclusive);
   j["top_idle_before_kernels"] = ranked(s.top_idle_before);
+  if (s.has_regions) {
+    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+    for (const auto& r : s.regions) {
+      regions.push_back({{"region", r.region},
+                         {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(r.kernel_ps)}});
+    }
+    if (s.regions_other_ps > 0) {
+      regions.push_back({{"region", "other"},
+                         {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(s.regions_other_ps)}});
+    }
+    j["regions"] = std::move(regions);
+  } else {
+    j["regions"] = nullptr;  // the input carries no scopes
+  }
   if (auto st = s.FindStraggler()) {
     const aggregate::DeviceSummary& d = s.devices[st->device];
     j["straggler"] = {{"file", d.file},

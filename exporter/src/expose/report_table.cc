@@ -79,6 +79,18 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
                 s.PerStepSeconds(static_cast<double>(st->compute_busy_ps)), st->ratio,
                 s.PerStepSeconds(st->median_compute_busy_ps));
   }
+  if (!s.has_regions) {
+    o += Format("  %-22s none: the input carries no scopes (JAX args.name)\n", "regions");
+  } else {
+    for (size_t i = 0; i < s.regions.size(); ++i) {
+      o += Format("  %-22s %.6f s  %s\n", i == 0 ? "top regions" : "",
+                  s.PerGpuStepSeconds(s.regions[i].kernel_ps),
+                  Shorten(s.regions[i].region, 80).c_str());
+    }
+    if (s.regions_other_ps > 0) {
+      o += Format("  %-22s %.6f s  other\n", "", s.PerGpuStepSeconds(s.regions_other_ps));
+    }
+  }
   return o;
 }
 

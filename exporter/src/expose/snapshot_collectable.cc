@@ -373,6 +373,14 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
     b.Add("profwatch_family_idle_before_seconds", st.PerGpuStepSeconds(f.idle_before_ps),
           {{"family", f.family}});
   }
+  for (const aggregate::RegionSummary& r : st.regions) {
+    b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(r.kernel_ps),
+          {{"region", r.region}});
+  }
+  if (st.regions_other_ps > 0) {
+    b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(st.regions_other_ps),
+          {{"region", "other"}});
+  }
   if (auto straggler = st.FindStraggler(); straggler && st.profile_steps > 0) {
     // Per GPU already: only the steps divide.
     const aggregate::BusyQuantiles q = st.ComputeBusyQuantiles();

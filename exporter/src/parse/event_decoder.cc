@@ -285,7 +285,7 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
     DropError(counts, err);
     return DecodeOutcome::kDrop;
   }
-  const Fields f = DecodeFields(obj, base, counts, ev, /*may_reread=*/true);
+  const Fields f = DecodeFields(obj, base, counts, ev);
   switch (f.outcome) {
     case Fields::kEvent:
       return DecodeOutcome::kEvent;
@@ -293,7 +293,6 @@ DecodeOutcome EventDecoder::Decode(const char* p, size_t len, size_t capacity, T
       ++counts.empty_events;
       return DecodeOutcome::kEmpty;
     case Fields::kDrop:
-    case Fields::kReread:  // not with may_reread
       counts.Drop(f.drop);
       return DecodeOutcome::kDrop;
   }
@@ -321,7 +320,7 @@ size_t EventDecoder::DecodeRun(char* buf, size_t capacity, const EntrySpan* entr
     for (auto element : array) {
       od::object obj;
       if (element.error() || element.value_unsafe().get_object().get(obj)) break;
-      const Fields f = DecodeFields(obj, base, counts, events[kept], /*may_reread=*/false);
+      const Fields f = DecodeFields(obj, base, counts, events[kept]);
       if (f.outcome == Fields::kEvent) {
         ++kept;
       } else if (f.outcome == Fields::kEmpty) {
@@ -357,13 +356,11 @@ size_t EventDecoder::RunLength(const char* buf, const EntrySpan* entries, size_t
 }
 
 EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
-                                                DecodeCounts& counts, TraceEvent& ev,
-                                                bool may_reread) {
+                                                DecodeCounts& counts, TraceEvent& ev) {
   simdjson::error_code err = simdjson::SUCCESS;
   ev.Reset();
   bool any = false;
   bool has_cat_key = false;
-  bool args_skipped = false;
   std::string_view ts_text;
   for (auto field_res : obj) {
     // A reference, not a copy: a copy of the field makes GCC stall on a
@@ -451,15 +448,9 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
         break;
       case 'a':
         if (KeyIs(key, kArgs)) {
-          // Only metadata and Kineto ('cat') events need args; the bulk of
-          // JAX X events skip theirs unparsed. If 'cat' turns up after
-          // 'args', a second pass below reads them.
-          if (ev.ph != 0 && ev.ph != 'M' && !has_cat_key) {
-            args_skipped = true;
-          } else {
-            args_skipped = false;
-            ok = ParseArgs(v, ev, err);
-          }
+          // Every event's args are read: metadata names, Kineto devices and
+          // streams, and the JAX scope (args.name) of kernels for regions.
+          ok = ParseArgs(v, ev, err);
         }
         break;
       default:
@@ -469,22 +460,6 @@ EventDecoder::Fields EventDecoder::DecodeFields(od::object& obj, TimeBase& base,
     if (!ok) return Fields::BadJson();
   }
   if (!any) return Fields{Fields::kEmpty, {}};
-  if (args_skipped && has_cat_key) {
-    // A second pass over the object: a run's array cannot rewind an element.
-    if (!may_reread) return Fields{Fields::kReread, {}};
-    bool ok = true;
-    bool reset;
-    if ((err = obj.reset().get(reset))) return Fields::Drop(err);
-    for (auto field_res : obj) {
-      od::field field;
-      if ((err = std::move(field_res).get(field))) break;
-      if (KeyIs(field.key(), kArgs)) ok = ParseArgs(field.value(), ev, err);
-      if (!ok || err) break;
-    }
-    if (err) return Fields::Drop(err);
-    if (!ok) return Fields::BadJson();
-  }
-
   if (!ts_text.empty()) {
     if (!base.known) {
       if (const std::optional<int64_t> floor = MicrosTextFloor(ts_text)) {

@@ -119,17 +119,16 @@ class EventDecoder {
   static size_t RunLength(const char* buf, const EntrySpan* entries, size_t count);
 
  private:
-  // What reading one object's fields found. On kDrop `drop` is the reason;
-  // kReread: the object needs a second pass, which was not allowed.
+  // What reading one object's fields found. On kDrop `drop` is the reason.
   struct Fields {
-    enum Outcome { kEvent, kEmpty, kDrop, kReread } outcome;
+    enum Outcome { kEvent, kEmpty, kDrop } outcome;
     std::string_view drop;
     static Fields Drop(simdjson::error_code err);
     static Fields BadJson() { return Fields{kDrop, "bad_json"}; }
   };
   // Counts only kEvent's outcome (events, metadata_events, saw_*).
   Fields DecodeFields(simdjson::ondemand::object& obj, TimeBase& base, DecodeCounts& counts,
-                      TraceEvent& ev, bool may_reread);
+                      TraceEvent& ev);
 
   simdjson::ondemand::parser parser_;
   bool dur_as_double_;

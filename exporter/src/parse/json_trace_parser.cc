@@ -20,9 +20,9 @@
 //
 // Choices for cases the format leaves open (all tested in
 // tests/unit/parse/json_trace_parser_test.cc):
-//  - args are read only for 'M' events, events with a "cat" (Kineto), and
-//    events whose "ph" comes after "args"; JAX X events' args are skipped, as
-//    the xplane parser emits none for X events.
+//  - args.name, args.device and args.stream are read for every event (other
+//    args are skipped unparsed): metadata names, Kineto devices and streams,
+//    and the JAX scope of kernels (regions).
 //  - invalid UTF-8 anywhere in an entry (simdjson's stage 1 validates it all)
 //    drops the entry as "bad_utf8"; other simdjson errors, text after the
 //    object, a stray comma or an unbalanced '}' drop it as "bad_json"; entries

@@ -34,7 +34,7 @@ struct TraceEvent {
   // the parser was asked not to compute it (ParseOptions::dur_as_double).
   double dur_us = 0.0;
   // Selected args (all other args are skipped unparsed):
-  std::string_view args_name;  // args.name when a string (M process_name/thread_name)
+  std::string_view args_name;  // args.name when a string (metadata names, JAX scopes)
   int64_t args_device = 0;     // Kineto args.device
   int64_t args_stream = 0;     // Kineto args.stream
   char ph = 0;                 // 'X', 'M', 'B', ...; 0 when missing

@@ -101,6 +101,9 @@ json ToJson(const aggregate::WindowStats& st) {
     for (const auto& k : v) out.push_back({{"name", k.name}, {"family", k.family}, {"ps", k.ps}});
     return out;
   };
+  json regions = json::array();
+  for (const auto& r : st.regions)
+    regions.push_back({{"region", r.region}, {"kernel_ps", r.kernel_ps}});
   return {{"files", std::move(files)},
           {"timestamp_dirs", st.timestamp_dirs},
           {"rule_set", st.rule_set},
@@ -115,7 +118,10 @@ json ToJson(const aggregate::WindowStats& st) {
           {"devices", std::move(devices)},
           {"trace_steps", std::move(steps)},
           {"top_exclusive", ranked(st.top_exclusive)},
-          {"top_idle_before", ranked(st.top_idle_before)}};
+          {"top_idle_before", ranked(st.top_idle_before)},
+          {"regions", regions},
+          {"regions_other_ps", st.regions_other_ps},
+          {"has_regions", st.has_regions}};
 }
 
 json ToJson(const snapshot::TrainingInfo& t) {
@@ -361,6 +367,20 @@ bool ReadRanked(Reader& r, const json& j, std::string_view key,
   });
 }
 
+bool ReadRegions(Reader& r, const json& j, aggregate::WindowStats& st) {
+  if (!j.is_object() || !j.contains("regions")) return true;  // written before regions
+  if (!r.Bool(j, "has_regions", st.has_regions) ||
+      !r.Int64(j, "regions_other_ps", st.regions_other_ps)) {
+    return false;
+  }
+  return r.Array(j, "regions", [&](const json& e) {
+    aggregate::RegionSummary rs;
+    if (!(r.String(e, "region", rs.region) && r.Int64(e, "kernel_ps", rs.kernel_ps))) return false;
+    st.regions.push_back(std::move(rs));
+    return true;
+  });
+}
+
 bool ReadFamily(Reader& r, const json& j, aggregate::FamilySummary& f) {
   return r.String(j, "family", f.family) && r.Enum(j, "kind", kFamilyKinds, f.kind) &&
          r.Int64(j, "launches", f.launches) && r.Int64(j, "total_ps", f.total_ps) &&
@@ -438,7 +458,7 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                    return true;
                  }) &&
          ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
-         ReadRanked(r, j, "top_idle_before", st.top_idle_before);
+         ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadRegions(r, j, st);
 }
 
 bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {

@@ -129,6 +129,59 @@ TEST(FileAggregatorTest, JaxKernelsAreEventsOnDeviceStreamsOnly) {
   EXPECT_EQ(w.launcher_mode, LauncherMode::kOneNodePerProcess);
 }
 
+TraceEvent Scoped(TraceEvent e, std::string_view scope) {
+  e.args_name = scope;
+  return e;
+}
+
+// Regions: stream kernels' scopes, summed over files and devices; memory
+// kernels, memops, host events and kernels without a scope belong to none;
+// events held for late metadata keep their scope; the rest beyond
+// top_regions is other; equal times are ordered by name.
+TEST(FileAggregatorTest, RegionsSumScopedStreamKernels) {
+  const std::string mlp = "jit(step)/jit(main)/transpose(jvp(decoder))/mlp/dot";
+  const std::string attn = "jit(step)/jvp(decoder)/attn/softmax";
+  const std::string embed = "jit(step)/embed/gather";
+  FileSpec a{"a.trace.json.gz", JaxHeader(), {}, false};
+  a.events.push_back(Scoped(Jx(1, 10, "gemm_kernel", 0, 10 * kUs), mlp));
+  a.events.push_back(Scoped(Jx(2, 20, "gemm_kernel", 0, 4 * kUs), mlp));
+  a.events.push_back(Scoped(Jx(1, 12, "softmax_kernel", 0, 6 * kUs), attn));
+  a.events.push_back(Scoped(Jx(1, 10, "vectorized_memcpy_kernel", 20 * kUs, 50 * kUs), mlp));
+  a.events.push_back(Scoped(Jx(1, 12, "MemcpyD2D", 20 * kUs, 50 * kUs), mlp));
+  a.events.push_back(Scoped(Jx(701, 1, "host_op", 0, 50 * kUs), mlp));
+  a.events.push_back(Jx(1, 10, "unscoped_kernel", 80 * kUs, 50 * kUs));
+  FileSpec b{"b.trace.json.gz", {}, {}, false};
+  b.events.push_back(Scoped(Jx(1, 10, "softmax_kernel", 0, 8 * kUs), attn));  // held
+  b.events.push_back(Scoped(Jx(1, 10, "gather_kernel", 10 * kUs, 8 * kUs), embed));
+  for (const auto& e : JaxHeader()) b.events.push_back(e);
+  auto c = Builtin("nvidia");
+  WindowStats w = Aggregate({a, b}, *c);
+  EXPECT_TRUE(w.has_regions);
+  ASSERT_EQ(w.regions.size(), 3u);
+  EXPECT_EQ(w.regions[0].region, "decoder/attn/softmax");  // 14 us each: by name
+  EXPECT_EQ(w.regions[0].kernel_ps, 14 * kUs);
+  EXPECT_EQ(w.regions[1].region, "decoder/mlp/dot");
+  EXPECT_EQ(w.regions[1].kernel_ps, 14 * kUs);
+  EXPECT_EQ(w.regions[2].region, "embed/gather");
+  EXPECT_EQ(w.regions[2].kernel_ps, 8 * kUs);
+  EXPECT_EQ(w.regions_other_ps, 0);
+
+  AggregateOptions top1;
+  top1.top_regions = 1;
+  top1.region_depth = 1;
+  WindowStats one = Aggregate({a, b}, *c, top1);
+  ASSERT_EQ(one.regions.size(), 1u);
+  EXPECT_EQ(one.regions[0].region, "decoder");
+  EXPECT_EQ(one.regions[0].kernel_ps, 28 * kUs);
+  EXPECT_EQ(one.regions_other_ps, 8 * kUs);
+
+  FileSpec plain{"p.trace.json.gz", JaxHeader(), {}, false};
+  plain.events.push_back(Jx(1, 10, "gemm_kernel", 0, 10 * kUs));
+  WindowStats none = Aggregate({plain}, *c);
+  EXPECT_FALSE(none.has_regions);
+  EXPECT_TRUE(none.regions.empty());
+}
+
 TEST(FileAggregatorTest, EventsBeforeTheirMetadataAreHeldAndCounted) {
   FileSpec f{"late.trace.json.gz", {}, {}, false};
   // Kernels first, metadata after (unusual but seen): judged at Finish.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -130,6 +131,56 @@ TEST_F(DiagnosisTest, TheStretchedGpuIsTheStraggler) {
   EXPECT_DOUBLE_EQ(q["max"].get<double>(), slow * kPs / w_.steps);
 }
 
+// Regions: the scopes' kernel time, jit frames dropped and wrappers
+// unwrapped, per GPU per step; --top-regions sums the rest as other,
+// --region-depth cuts the path.
+TEST_F(DiagnosisTest, RegionsAreTheScopesKernelTimePerGpuStep) {
+  const double divisor = static_cast<double>(w_.devices.size() * w_.steps);
+  std::vector<std::pair<int64_t, std::string>> want;
+  for (const auto& [region, ps] : w_.region_ps) want.emplace_back(ps, region);
+  std::sort(want.rbegin(), want.rend());
+  ASSERT_EQ(want.size(), 5u);
+  const json& all = report_["regions"];
+  ASSERT_EQ(all.size(), 5u) << all.dump();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(all[i]["region"], want[i].second);
+    EXPECT_DOUBLE_EQ(all[i]["kernel_seconds_per_gpu_step"].get<double>(),
+                     want[i].first * kPs / divisor);
+  }
+  const json two = AnalyzeJson("--top-regions 2 " + dir_)["regions"];
+  ASSERT_EQ(two.size(), 3u) << two.dump();
+  EXPECT_EQ(two[0]["region"], want[0].second);
+  EXPECT_EQ(two[1]["region"], want[1].second);
+  EXPECT_EQ(two[2]["region"], "other");
+  EXPECT_DOUBLE_EQ(two[2]["kernel_seconds_per_gpu_step"].get<double>(),
+                   (want[2].first + want[3].first + want[4].first) * kPs / divisor);
+  const json one = AnalyzeJson("--region-depth 1 " + dir_)["regions"];
+  std::map<std::string, double> top;
+  for (const auto& r : one) top[r["region"]] = r["kernel_seconds_per_gpu_step"];
+  const int64_t decoder = w_.region_ps.at("decoder/layers/mlp") +
+                          w_.region_ps.at("decoder/layers/attention") +
+                          w_.region_ps.at("decoder/norm");
+  ASSERT_EQ(top.size(), 3u) << one.dump();
+  EXPECT_DOUBLE_EQ(top["decoder"], decoder * kPs / divisor);
+  EXPECT_DOUBLE_EQ(top["embed"], w_.region_ps.at("embed/gather") * kPs / divisor);
+  EXPECT_DOUBLE_EQ(top["optimizer"], w_.region_ps.at("optimizer/adam/update") * kPs / divisor);
+}
+
+// An input without scopes has no regions, and the reports say so.
+TEST(DiagnosisNoScopeTest, NoScopesNoRegionsSaidInTheReport) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Sub("h0.trace.json");
+  testing::WriteFile(file, R"({"traceEvents":[
+    {"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},
+    {"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"Stream #1"}},
+    {"ph":"X","pid":1,"tid":1,"ts":10,"dur":5,"name":"gemm_kernel","args":{"hlo_op":"dot"}}]})");
+  EXPECT_TRUE(AnalyzeJson(file)["regions"].is_null());
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze " + file);
+  EXPECT_NE(r.out.find("regions                none: the input carries no scopes"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(DiagnosisTest, TableSaysWhatBlocksWhoWaitsAndWhoStraggles) {
   auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
                                "' analyze --format table --rules nvidia " + dir_);
@@ -142,6 +193,7 @@ TEST_F(DiagnosisTest, TableSaysWhatBlocksWhoWaitsAndWhoStraggles) {
             std::string::npos)
       << t;
   EXPECT_NE(t.find("biggest wait"), std::string::npos) << t;
+  EXPECT_NE(t.find("top regions"), std::string::npos) << t;
 }
 
 }  // namespace

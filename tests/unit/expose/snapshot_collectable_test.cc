@@ -252,6 +252,11 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_family_idle_before_seconds", With(kRun1, {{"family", "NCCL"}})), 0.01);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_straggler_ratio", kRun1), 0.69 / 0.66);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_region_kernel_seconds", With(kRun1, {{"region", "decoder/layers/mlp"}})),
+      0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_region_kernel_seconds", With(kRun1, {{"region", "other"}})),
+                   0.01);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_straggler_info",
                          With(kRun1, {{"host", "host0"}, {"device", "/device:GPU:0"}})),
                    1);

@@ -320,9 +320,9 @@ TEST(JsonTraceParserTest, DuplicateKeysLastWinsLikePython) {
   EXPECT_EQ(run.sink.events[0].pid.str, "x");
 }
 
-TEST(JsonTraceParserTest, ArgsAreReadForMetadataAndKinetoEventsOnly) {
-  // JAX X events' args (correlation_id, hlo_op, name, ...) are skipped
-  // unparsed, as the xplane parser emits none for X events either.
+TEST(JsonTraceParserTest, ArgsNameDeviceAndStreamAreReadForEveryEvent) {
+  // A JAX X event's scope (args.name) is read for regions; its other args
+  // (correlation_id, hlo_op, ...) are skipped.
   const std::string json =
       R"({"traceEvents":[)"
       R"({"ph":"X","name":"k","args":{"name":"jit(f)/dot","device":1}},)"
@@ -336,14 +336,14 @@ TEST(JsonTraceParserTest, ArgsAreReadForMetadataAndKinetoEventsOnly) {
   ASSERT_TRUE(run.result) << run.result.error().ToString();
   const auto& ev = run.sink.events;
   ASSERT_EQ(ev.size(), 7u);
-  EXPECT_TRUE(ev[0].args_name.empty());
-  EXPECT_FALSE(ev[0].has_args_device);
+  EXPECT_EQ(ev[0].args_name, "jit(f)/dot");
+  EXPECT_TRUE(ev[0].has_args_device);
   EXPECT_EQ(ev[1].args_name, "Stream #1");
   EXPECT_EQ(ev[2].args_name, "/device:GPU:1");  // args before ph: read
   EXPECT_TRUE(ev[3].has_args_device);
   EXPECT_EQ(ev[3].args_device, 2);
   EXPECT_EQ(ev[3].args_stream, 7);
-  EXPECT_EQ(ev[4].args_device, 3);  // cat after args: second pass
+  EXPECT_EQ(ev[4].args_device, 3);  // cat after args
   EXPECT_TRUE(ev[4].has_args_stream);
   EXPECT_EQ(ev[4].args_stream, 8);
   EXPECT_EQ(ev[4].args_name, "n");

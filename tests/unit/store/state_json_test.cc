@@ -97,6 +97,13 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
   };
   same_ranked(a.top_exclusive, b.top_exclusive);
   same_ranked(a.top_idle_before, b.top_idle_before);
+  EXPECT_EQ(a.has_regions, b.has_regions);
+  EXPECT_EQ(a.regions_other_ps, b.regions_other_ps);
+  ASSERT_EQ(a.regions.size(), b.regions.size());
+  for (size_t i = 0; i < a.regions.size(); ++i) {
+    EXPECT_EQ(a.regions[i].region, b.regions[i].region);
+    EXPECT_EQ(a.regions[i].kernel_ps, b.regions[i].kernel_ps);
+  }
   ASSERT_EQ(a.trace_steps.size(), b.trace_steps.size());
   for (size_t i = 0; i < a.trace_steps.size(); ++i) {
     EXPECT_EQ(a.trace_steps[i].file, b.trace_steps[i].file);
@@ -304,7 +311,7 @@ TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
   std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& j) {
     if (j.is_object()) {
       for (const char* k : {"exclusive_ps", "idle_before_ps", "compute_busy_ps", "top_exclusive",
-                            "top_idle_before"}) {
+                            "top_idle_before", "regions", "regions_other_ps", "has_regions"}) {
         removed += j.erase(k);
       }
       for (auto& [k, v] : j.items()) strip(v);
@@ -321,6 +328,8 @@ TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
   EXPECT_EQ(st.devices[0].compute_busy_ps, 0);
   EXPECT_EQ(st.families[0].exclusive_ps, 0);
   EXPECT_TRUE(st.top_exclusive.empty());
+  EXPECT_FALSE(st.has_regions);
+  EXPECT_TRUE(st.regions.empty());
   EXPECT_EQ(st.devices[0].busy_ps, s.runs.begin()->second.stats->devices[0].busy_ps);
 }
 
