@@ -3,6 +3,7 @@
 // steps or GPUs per window differ, since those numbers are not comparable,
 // unless --force.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -26,7 +27,8 @@ constexpr int kExitIncomparable = 4;
 
 struct SummaryFamily {
   std::string family;
-  double seconds = 0;  // per GPU per step
+  double seconds = 0;    // per GPU per step
+  double exclusive = 0;  // running alone on the GPU, per GPU per step
 };
 
 // What compare shows of one window (seconds per GPU per step), built from
@@ -42,12 +44,22 @@ struct WindowSummary {
   std::string launcher_mode;
   int64_t profile_steps = 0;
   double trace_step_seconds = 0;  // 0: no in-trace step markers
+  // Regions by kernel time (per GPU per step), "other" last; has_regions
+  // false when the input carries no scopes.
+  std::vector<std::pair<std::string, double>> regions;
+  bool has_regions = false;
 };
 
 WindowSummary Summarize(const aggregate::WindowStats& s) {
   WindowSummary w;
   for (const auto& f : s.families)
-    w.families.push_back({f.family, s.PerGpuStepSeconds(f.total_ps)});
+    w.families.push_back(
+        {f.family, s.PerGpuStepSeconds(f.total_ps), s.PerGpuStepSeconds(f.exclusive_ps)});
+  for (const auto& r : s.regions)
+    w.regions.emplace_back(r.region, s.PerGpuStepSeconds(r.kernel_ps));
+  if (s.regions_other_ps > 0)
+    w.regions.emplace_back("other", s.PerGpuStepSeconds(s.regions_other_ps));
+  w.has_regions = s.has_regions;
   const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
   w.total_kernel = s.PerGpuStepSeconds(s.total_kernel_ps);
   w.busy = s.PerGpuStepSeconds(busy);
@@ -120,6 +132,39 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   add("overlap", [](const Variant& v) -> std::optional<double> { return v.summary.overlap; });
   add("exposed comm",
       [](const Variant& v) -> std::optional<double> { return v.summary.exposed_comm; });
+  // Exclusive time (the family ran alone on the GPU), for families where
+  // some variant has any.
+  for (size_t f = 0; f < vs[0].summary.families.size(); ++f) {
+    const std::string& family = vs[0].summary.families[f].family;
+    auto exclusive = [&](const Variant& v) -> std::optional<double> {
+      for (const auto& fam : v.summary.families) {
+        if (fam.family == family) return fam.exclusive;
+      }
+      return 0.0;
+    };
+    bool any = false;
+    for (const auto& v : vs) any = any || exclusive(v).value_or(0) > 0;
+    if (any) add("exclusive " + family, exclusive);
+  }
+  // Regions: every region of any variant, in first-seen order (the
+  // baseline's first); n/a for a variant whose input has no scopes.
+  std::vector<std::string> regions;
+  for (const auto& v : vs) {
+    for (const auto& [region, seconds] : v.summary.regions) {
+      if (std::find(regions.begin(), regions.end(), region) == regions.end()) {
+        regions.push_back(region);
+      }
+    }
+  }
+  for (const std::string& region : regions) {
+    add("region " + region, [&](const Variant& v) -> std::optional<double> {
+      if (!v.summary.has_regions) return std::nullopt;
+      for (const auto& [name, seconds] : v.summary.regions) {
+        if (name == region) return seconds;
+      }
+      return 0.0;
+    });
+  }
   add("GPUs", [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
   add("profile steps", [](const Variant& v) -> std::optional<double> {
     return static_cast<double>(v.summary.profile_steps);

@@ -166,6 +166,42 @@ TEST_F(DiagnosisTest, RegionsAreTheScopesKernelTimePerGpuStep) {
   EXPECT_DOUBLE_EQ(top["optimizer"], w_.region_ps.at("optimizer/adam/update") * kPs / divisor);
 }
 
+// compare puts exclusive time per family and region time side by side,
+// each equal to what analyze reports for that variant.
+TEST_F(DiagnosisTest, CompareShowsExclusiveAndRegionTimePerVariant) {
+  const std::string other = tmp_.Sub("jobs/j/r2/tensorboard/plugins/profile/2026_11_25_11_00_00");
+  std::filesystem::create_directories(other);
+  testing::WriteDiagnosisWindow(other, 8);
+  const json second = AnalyzeJson(other);
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                               "' compare --format json --rules nvidia --label a --label b " +
+                               dir_ + " " + other);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json c = json::parse(r.out);
+  ASSERT_EQ(c["variants"].size(), 2u);
+  size_t checked = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    const json& v = c["variants"][i];
+    const json& report = i == 0 ? report_ : second;
+    for (const auto& f : report["families"]) {
+      const std::string row = "exclusive " + f["family"].get<std::string>();
+      if (f["exclusive_seconds_per_gpu_step"].get<double>() == 0) continue;
+      ASSERT_TRUE(v.contains(row)) << row << " " << v.dump();
+      EXPECT_DOUBLE_EQ(v[row].get<double>(), f["exclusive_seconds_per_gpu_step"].get<double>());
+      ++checked;
+    }
+    for (const auto& reg : report["regions"]) {
+      const std::string row = "region " + reg["region"].get<std::string>();
+      ASSERT_TRUE(v.contains(row)) << row << " " << v.dump();
+      EXPECT_DOUBLE_EQ(v[row].get<double>(), reg["kernel_seconds_per_gpu_step"].get<double>());
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2u * (1 + 5));  // nccl at least, and five regions each
+  EXPECT_NE(c["variants"][0]["region decoder/layers/mlp"],
+            c["variants"][1]["region decoder/layers/mlp"]);
+}
+
 // An input without scopes has no regions, and the reports say so.
 TEST(DiagnosisNoScopeTest, NoScopesNoRegionsSaidInTheReport) {
   testing::TempDir tmp;
