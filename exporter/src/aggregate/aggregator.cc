@@ -53,6 +53,9 @@ struct FileStats {
     int64_t kernel_ps = 0;
   };
   std::vector<ScopeTime> scopes;  // kernel time per args.name scope (no memory kernels)
+  // Kernel time per innermost gpu_user_annotation (the region itself).
+  std::vector<ScopeTime> annotations;
+  bool annotated = false;  // some device had gpu_user_annotation ranges
 };
 
 namespace {
@@ -156,6 +159,7 @@ struct FileAggregator::Impl {
     int64_t memops = 0;
     int64_t memop_ps = 0;
     std::optional<int64_t> pid, device_id;  // nsys devices only
+    std::vector<Annotation> annotations;    // PyTorch gpu_user_annotation ranges
   };
   // kXlaOps: the "XLA Ops" line, which is where a TPU plane's ops are (TPU
   // planes have no "Stream #" lines); on GPU planes it would duplicate the
@@ -197,6 +201,7 @@ struct FileAggregator::Impl {
   std::string spill_dir = "/tmp";
   size_t adds_since_check = 0;
   size_t held_count = 0;
+  size_t annotation_count = 0;
   std::unique_ptr<SpillFile> spill;
   bool spill_failed = false;  // no (more) spilling: kept in memory instead
   uint64_t spilled_intervals = 0;
@@ -215,12 +220,10 @@ struct FileAggregator::Impl {
   void MaybeSpill(size_t keep) {
     adds_since_check = 0;
     if (IntervalsInMemory() <= keep) return;
+    if (spill_failed) return;
     for (Device& d : devices) {
       for (auto& [name, n] : d.by_name) n.intervals.Sort();
     }
-    // Joining must win real room, or the next check would redo it at once.
-    if (IntervalsInMemory() <= keep / 2) return;
-    if (spill_failed) return;
     if (!spill) {
       auto created = SpillFile::Create(spill_dir);
       if (!created) {
@@ -381,11 +384,40 @@ struct FileAggregator::Impl {
     }
   }
 
+  // The device ordinal of a Kineto GPU event: args.device, else an integer pid.
+  std::optional<int64_t> KinetoOrdinal(const parse::TraceEvent& e) {
+    if (e.has_args_device) return e.args_device;
+    if (e.pid.kind == parse::IdKind::kInt) return e.pid.num;
+    ++drops["no_device"];
+    return std::nullopt;
+  }
+
+  // A gpu_user_annotation range: a region for the kernels inside it. Step
+  // markers (ProfilerStep#N) are steps, not model regions.
+  void OnAnnotation(const parse::TraceEvent& e) {
+    if (e.name.starts_with("ProfilerStep#")) return;
+    const auto ordinal = KinetoOrdinal(e);
+    if (!ordinal) return;
+    int64_t start = 0, end = 0;
+    if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
+    if (annotation_count >= FileAggregator::kMaxAnnotations) {
+      ++drops["annotation_limit"];
+      return;
+    }
+    ++annotation_count;
+    devices[static_cast<size_t>(KinetoDevice(*ordinal))].annotations.push_back(
+        Annotation{start, end, ScopeId(e.name) - 1});
+  }
+
   void OnKineto(const parse::TraceEvent& e) {
     const bool kernel = IsKinetoKernelCat(e.cat);
     const bool memop = !kernel && IsKinetoMemopCat(e.cat);
+    if (e.cat == "gpu_user_annotation") {
+      OnAnnotation(e);
+      return;
+    }
     if (!kernel && !memop) {
-      if (e.name.starts_with("ProfilerStep#") && e.cat != "gpu_user_annotation") {
+      if (e.name.starts_with("ProfilerStep#")) {
         int64_t start = 0, end = 0;
         if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
         const auto n = ParseInt(e.name.substr(13));
@@ -393,15 +425,8 @@ struct FileAggregator::Impl {
       }
       return;
     }
-    int64_t ordinal = 0;
-    if (e.has_args_device) {
-      ordinal = e.args_device;
-    } else if (e.pid.kind == parse::IdKind::kInt) {
-      ordinal = e.pid.num;
-    } else {
-      ++drops["no_device"];
-      return;
-    }
+    const auto ordinal = KinetoOrdinal(e);
+    if (!ordinal) return;
     int64_t stream = -1;
     if (e.has_args_stream) {
       stream = e.args_stream;
@@ -412,7 +437,7 @@ struct FileAggregator::Impl {
     }
     int64_t start = 0, end = 0;
     if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
-    const int dev = KinetoDevice(ordinal);
+    const int dev = KinetoDevice(*ordinal);
     if (memop) {
       AddMemop(dev, start, end);
     } else {
@@ -610,6 +635,8 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     bool spill_error = false;
     DeviceSummary ds;
     std::vector<int64_t> exclusive, idle_before;  // by by_name index
+    std::map<uint32_t, int64_t> annotation_ps;    // kernel time by annotation (scope id - 1)
+    bool annotated = false;                       // the device had annotations
   };
   std::vector<DeviceResult> results(im.devices.size());
   auto finish_device = [&](size_t index) {
@@ -667,9 +694,21 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     DeviceSweep sweep(std::move(slot_is_comm), [&](uint32_t a, uint32_t b) {
       return im.names[d.by_name[a].first] < im.names[d.by_name[b].first];
     });
+    std::optional<AnnotationMatcher> annotations;
+    if (!d.annotations.empty()) {
+      result.annotated = true;
+      annotations.emplace(std::move(d.annotations));
+    }
     Interval iv;
     uint32_t slot = 0;
-    while (merged.Next(&iv, &slot)) sweep.Add(iv.start, iv.end, slot);
+    while (merged.Next(&iv, &slot)) {
+      sweep.Add(iv.start, iv.end, slot);
+      if (annotations) {
+        if (auto region = annotations->RegionOf(iv.start, iv.end)) {
+          result.annotation_ps[*region] += iv.end - iv.start;
+        }
+      }
+    }
     const SweepTotals t = sweep.Finish();
     ds.busy_ps = t.busy;
     ds.exposed_comm_ps = t.exposed_comm;
@@ -692,9 +731,12 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     work();
     for (std::thread& t : pool) t.join();
   }
+  std::map<uint32_t, int64_t> annotation_ps;
   for (size_t i = 0; i < results.size(); ++i) {
     DeviceResult& r = results[i];
     if (r.spill_error) ++fs.drops["interval_spill_error"];
+    out->annotated = out->annotated || r.annotated;
+    for (const auto& [id, ps] : r.annotation_ps) annotation_ps[id] += ps;
     if (!r.gpu) continue;
     const auto& by_name = im.devices[i].by_name;
     for (size_t slot = 0; slot < r.exclusive.size(); ++slot) {
@@ -717,6 +759,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     scope_ps[static_cast<uint32_t>(key >> 32)] += ps;
   }
   for (const auto& [id, ps] : scope_ps) out->scopes.push_back({im.scopes[id - 1], ps});
+  for (const auto& [id, ps] : annotation_ps) out->annotations.push_back({im.scopes[id], ps});
   // Free per-file state: the aggregator is done.
   const size_t budget = im.interval_budget;
   std::string spill_dir = std::move(im.spill_dir);
@@ -759,6 +802,8 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
       std::string region = RegionOfScope(sc.scope, options.region_depth);
       if (!region.empty()) region_ps[std::move(region)] += sc.kernel_ps;
     }
+    w.has_regions = w.has_regions || fs->annotated;
+    for (const auto& a : fs->annotations) region_ps[a.scope] += a.kernel_ps;
     for (const auto& k : fs->kernels) {
       // REQUIRES: Finish used the same classifier; ids beyond it are reclassified.
       FamilyId id = k.family < fam_names.size() ? k.family : classifier.Classify(k.name);

@@ -29,9 +29,12 @@
 // "no_metadata" (JAX events whose pid/thread was never declared),
 // "no_metadata_held_limit" (undeclared-thread events beyond kMaxHeldEvents),
 // "interval_spill_error" (a spill file read failed: busy/exposed figures of the
-// file's devices are then incomplete).
+// file's devices are then incomplete), "annotation_limit" (annotations beyond
+// kMaxAnnotations).
 // Regions: JAX stream kernels with an args.name scope add their time to
 // (scope, kernel name); MergeWindow turns scopes into regions (region.h).
+// Kineto gpu_user_annotation ranges (ProfilerStep#N excepted) are kept per
+// device; Finish gives each kernel the innermost one containing it.
 // Memory: bounded by distinct names/scopes/streams/devices and the interval
 // budget, not by the number of events.
 #pragma once
@@ -70,6 +73,9 @@ class FileAggregator final : public parse::EventSink {
   // Events of not-yet-declared JAX threads held until the file ends; later
   // ones are dropped as "no_metadata_held_limit".
   static constexpr size_t kMaxHeldEvents = size_t{1} << 19;
+  // PyTorch gpu_user_annotation ranges kept per file (for regions); later
+  // ones are dropped as "annotation_limit".
+  static constexpr size_t kMaxAnnotations = size_t{1} << 20;
 
   // `spill_dir`: where the spill file goes (an unlinked temp file).
   explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget,

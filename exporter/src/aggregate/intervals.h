@@ -1,8 +1,7 @@
-// The kernel intervals of one (device, kernel name), kept as a multiset:
-// the per-device sweep (device_sweep.h) counts how many kernels run at each
-// instant, so overlapping intervals must stay apart. Only an append that
-// starts exactly where the previous one ended is joined to it (the count of
-// running kernels is the same either way).
+// The kernel intervals of one (device, kernel name), kept as they came: the
+// per-device sweep (device_sweep.h) counts how many kernels run at each
+// instant, and the PyTorch region of a kernel depends on its own bounds
+// (region.h), so intervals are neither merged nor joined.
 // Internal to aggregate/. Value type; not thread-safe (one owner).
 #pragma once
 
@@ -23,8 +22,7 @@ class IntervalList {
   // Empty intervals (end <= start) are ignored: they add no time and take no
   // part in the sweep.
   void Add(int64_t start, int64_t end);
-  // Sorts by start (stable for equal starts) and joins touching neighbours;
-  // idempotent.
+  // Sorts by start (stable for equal starts); idempotent.
   void Sort();
   // Sum of lengths (overlaps counted each time).
   int64_t Total() const;

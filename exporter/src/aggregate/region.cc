@@ -1,5 +1,6 @@
 #include "aggregate/region.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace profwatch::aggregate {
@@ -48,6 +49,29 @@ std::string RegionOfScope(std::string_view scope, int depth) {
     region += parts[i];
   }
   return region;
+}
+
+AnnotationMatcher::AnnotationMatcher(std::vector<Annotation> annotations)
+    : sorted_(std::move(annotations)) {
+  std::stable_sort(sorted_.begin(), sorted_.end(), [](const Annotation& a, const Annotation& b) {
+    if (a.start != b.start) return a.start < b.start;
+    return a.end > b.end;
+  });
+}
+
+std::optional<uint32_t> AnnotationMatcher::RegionOf(int64_t start, int64_t end) {
+  while (next_ < sorted_.size() && sorted_[next_].start <= start) open_.push_back(sorted_[next_++]);
+  // Annotations that ended by now contain no later kernel either. Nested
+  // ranges leave the ended ones on top; overlapping ones may leave some
+  // below, dropped once the list grows.
+  while (!open_.empty() && open_.back().end <= start) open_.pop_back();
+  if (open_.size() > 64) {
+    std::erase_if(open_, [&](const Annotation& a) { return a.end <= start; });
+  }
+  for (size_t i = open_.size(); i-- > 0;) {
+    if (open_[i].end >= end) return open_[i].region;
+  }
+  return std::nullopt;
 }
 
 }  // namespace profwatch::aggregate

@@ -80,7 +80,9 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
                 s.PerStepSeconds(st->median_compute_busy_ps));
   }
   if (!s.has_regions) {
-    o += Format("  %-22s none: the input carries no scopes (JAX args.name)\n", "regions");
+    o += Format(
+        "  %-22s none: the input carries no scopes (JAX args.name, PyTorch gpu_user_annotation)\n",
+        "regions");
   } else {
     for (size_t i = 0; i < s.regions.size(); ++i) {
       o += Format("  %-22s %.6f s  %s\n", i == 0 ? "top regions" : "",

@@ -230,6 +230,45 @@ TEST(FileAggregatorTest, TpuOpsLineCountsOnTpuOnly) {
   EXPECT_EQ(w.devices[1].kernel_ps, 50);
 }
 
+// PyTorch regions: each kernel's innermost gpu_user_annotation of its
+// device; ProfilerStep#N ranges are steps, not regions; kernels outside
+// every range and memory kernels belong to none; touching launches of one
+// kernel on each side of a range boundary fall on their own sides.
+TEST(FileAggregatorTest, KinetoRegionsAreTheInnermostAnnotation) {
+  FileSpec f{"rank0.pt.trace.json", {}, {}, false};
+  auto& ev = f.events;
+  auto ann = [](int64_t dev, std::string_view name, int64_t ts, int64_t dur) {
+    return X(Int(dev), Int(7), name, ts * kUs, dur * kUs, "gpu_user_annotation");
+  };
+  auto kernel = [](int64_t dev, std::string_view name, int64_t ts, int64_t dur) {
+    return X(Int(dev), Int(7), name, ts * kUs, dur * kUs, "kernel");
+  };
+  ev.push_back(kernel(0, "gemm_kernel", 12, 3));  // kernels may come before their ranges
+  ev.push_back(ann(0, "ProfilerStep#4", 0, 200));
+  ev.push_back(ann(0, "DistributedDataParallel.forward", 10, 40));
+  ev.push_back(ann(0, "## backward ##", 50, 50));
+  ev.push_back(kernel(0, "gemm_kernel", 45, 5));               // forward [45,50)
+  ev.push_back(kernel(0, "gemm_kernel", 50, 5));               // touching: backward [50,55)
+  ev.push_back(kernel(0, "softmax_kernel", 95, 10));           // straddles backward's end: none
+  ev.push_back(kernel(0, "vectorized_memcpy_kernel", 60, 5));  // memory: none
+  ev.push_back(kernel(0, "late_kernel", 150, 5));              // only in ProfilerStep: none
+  ev.push_back(ann(1, "## backward ##", 0, 100));
+  ev.push_back(kernel(1, "gemm_kernel", 10, 7));
+  auto c = Builtin("nvidia");
+  WindowStats w = Aggregate({f}, *c);
+  EXPECT_TRUE(w.has_regions);
+  ASSERT_EQ(w.regions.size(), 2u);
+  EXPECT_EQ(w.regions[0].region, "## backward ##");
+  EXPECT_EQ(w.regions[0].kernel_ps, 12 * kUs);
+  EXPECT_EQ(w.regions[1].region, "DistributedDataParallel.forward");
+  EXPECT_EQ(w.regions[1].kernel_ps, 8 * kUs);
+  EXPECT_TRUE(w.trace_steps.empty());  // the GPU copy of a step marker: steps come from the CPU one
+  // Only a step marker: no scopes at all.
+  FileSpec g{
+      "rank1.pt.trace.json", {ann(0, "ProfilerStep#4", 0, 200), kernel(0, "k", 1, 2)}, {}, false};
+  EXPECT_FALSE(Aggregate({g}, *c).has_regions);
+}
+
 TEST(FileAggregatorTest, KinetoKernelsWithIntAndStringTidsAndArgsDevice) {
   FileSpec f{"rank0.pt.trace.json", {}, {}, false};
   auto& ev = f.events;
