@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -472,6 +473,7 @@ class XPlaneParser final : public TraceParser {
     std::string_view name;
     lines_.clear();
     metadata_.Clear();
+    stat_names_.clear();
     bool known = false;
     while (!c.Done()) {
       uint32_t f = 0, wt = 0;
@@ -504,12 +506,17 @@ class XPlaneParser final : public TraceParser {
           known = true;
           break;
         }
-        case 5:
-        case 6:
-          if (!c.Expect(wt, kLen, f == 5 ? "XPlane.stat_metadata" : "XPlane.stats") ||
-              !c.Skip(wt)) {
+        case 5: {
+          std::string_view entry;
+          if (!c.Expect(wt, kLen, "XPlane.stat_metadata") || !c.Bytes(&entry)) {
             return Corrupt(c, "plane");
           }
+          if (auto s = DecodeStatMetadataEntry(entry); !s) return s;
+          known = true;
+          break;
+        }
+        case 6:
+          if (!c.Expect(wt, kLen, "XPlane.stats") || !c.Skip(wt)) return Corrupt(c, "plane");
           known = true;
           break;
         default:
@@ -520,6 +527,12 @@ class XPlaneParser final : public TraceParser {
       return MakeError(ErrorCode::kCorrupt, "not an XPlane: none of its fields are present");
     }
     metadata_.Finish();
+    // The JAX scope of a kernel is its stat named "name" (args.name in the
+    // JSON the converter writes): its id, if the plane has one.
+    scope_stat_.reset();
+    for (const auto& [stat_id, stat_name] : stat_names_) {
+      if (stat_name == "name") scope_stat_ = stat_id;
+    }
 
     const PlaneKind kind = KindOf(name);
     bool emit = kind == PlaneKind::kDevice || (kind == PlaneKind::kHost && xplane_.host_events);
@@ -549,6 +562,72 @@ class XPlaneParser final : public TraceParser {
       }
     }
     return {};
+  }
+
+  // map<int64, XStatMetadata> entry: key 1, value 2 = XStatMetadata{id=1, name=2}.
+  Status DecodeStatMetadataEntry(std::string_view entry) {
+    Cursor c(entry);
+    int64_t key = 0;
+    std::string_view name;
+    while (!c.Done()) {
+      uint32_t f = 0, wt = 0;
+      if (!c.Tag(&f, &wt)) return Corrupt(c, "stat metadata entry");
+      bool ok = true;
+      if (f == 1) {
+        uint64_t v = 0;
+        ok = c.Expect(wt, kVarint, "stat metadata key") && c.Varint(&v);
+        key = static_cast<int64_t>(v);
+      } else if (f == 2) {
+        std::string_view value;
+        ok = c.Expect(wt, kLen, "XStatMetadata") && c.Bytes(&value);
+        Cursor m(value);
+        while (ok && !m.Done()) {
+          uint32_t mf = 0, mwt = 0;
+          ok =
+              m.Tag(&mf, &mwt) &&
+              (mf == 2 ? m.Expect(mwt, kLen, "XStatMetadata.name") && m.Bytes(&name) : m.Skip(mwt));
+        }
+      } else {
+        ok = c.Skip(wt);
+      }
+      if (!ok) return Corrupt(c, "stat metadata entry");
+    }
+    stat_names_[key] = name;  // a later entry with the same key wins
+    return {};
+  }
+
+  // The scope carried by one XStat: its str_value, or the name of the stat
+  // metadata its ref_value points at. Empty when it is another stat.
+  bool ScopeOfStat(std::string_view stat, std::string_view* scope) {
+    Cursor c(stat);
+    int64_t metadata_id = -1;
+    std::string_view str;
+    int64_t ref = -1;
+    while (!c.Done()) {
+      uint32_t f = 0, wt = 0;
+      if (!c.Tag(&f, &wt)) return false;
+      uint64_t v = 0;
+      bool ok = true;
+      if (f == 1) {
+        ok = c.Expect(wt, kVarint, "XStat.metadata_id") && c.Varint(&v);
+        metadata_id = static_cast<int64_t>(v);
+      } else if (f == 5) {
+        ok = c.Expect(wt, kLen, "XStat.str_value") && c.Bytes(&str);
+      } else if (f == 7) {
+        ok = c.Expect(wt, kVarint, "XStat.ref_value") && c.Varint(&v);
+        ref = static_cast<int64_t>(v);
+      } else {
+        ok = c.Skip(wt);
+      }
+      if (!ok) return false;
+    }
+    if (metadata_id != *scope_stat_) return true;
+    if (!str.empty()) {
+      *scope = str;
+    } else if (auto it = stat_names_.find(ref); it != stat_names_.end()) {
+      *scope = it->second;
+    }
+    return true;
   }
 
   Status DecodeMetadataEntry(std::string_view entry) {
@@ -683,6 +762,7 @@ class XPlaneParser final : public TraceParser {
       if (!lc.Bytes(&ev)) return Corrupt(lc, "line");
       int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
       bool aggregated = false;
+      std::string_view scope;
       Cursor e(ev);
       while (!e.Done()) {
         uint32_t ef = 0, ewt = 0;
@@ -707,7 +787,16 @@ class XPlaneParser final : public TraceParser {
             ok = e.Expect(ewt, kVarint, "XEvent.num_occurrences") && e.Varint(&v);
             aggregated = true;
             break;
-          default:  // stats and unknown fields
+          case 4:
+            if (scope_stat_) {
+              std::string_view stat;
+              ok = e.Expect(ewt, kLen, "XEvent.stats") && e.Bytes(&stat) &&
+                   ScopeOfStat(stat, &scope);
+              break;
+            }
+            ok = e.Skip(ewt);
+            break;
+          default:  // unknown fields
             ok = e.Skip(ewt);
         }
         if (!ok) return Corrupt(e, "event");
@@ -725,6 +814,7 @@ class XPlaneParser final : public TraceParser {
       x.has_name = md != nullptr;
       x.name = md == nullptr ? std::string_view()
                              : (md->display_name.empty() ? md->name : md->display_name);
+      x.args_name = scope;
       x.has_ts = true;
       x.ts_ps = ts_ps;
       x.dur_ps = duration_ps;
@@ -746,6 +836,8 @@ class XPlaneParser final : public TraceParser {
   std::string scratch_;
   std::vector<std::string_view> lines_;
   MetadataTable metadata_;
+  std::unordered_map<int64_t, std::string_view> stat_names_;  // this plane's stat metadata
+  std::optional<int64_t> scope_stat_;                         // the id of the "name" stat
   // Per parse.
   ParseSummary* summary_ = nullptr;
   EventSink* sink_ = nullptr;

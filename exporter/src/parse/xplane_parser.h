@@ -4,7 +4,9 @@
 // name), per line a thread_name M event (tid = line display id or id, as
 // uint32 like XLA's converter; name = line display name or name), and per
 // event an X event with exact ps times (line.timestamp_ns*1000 + offset_ps,
-// duration_ps) and the metadata's display name (or name). Reads plane by
+// duration_ps) and the metadata's display name (or name); its args_name is
+// the event's stat named "name" (the JAX scope, a string or a reference to a
+// stat metadata name), as the JSON converter writes it. Reads plane by
 // plane: memory is bounded by the largest plane (plus one read chunk).
 //
 // Decisions (see the README "xplane" section for the measurements):

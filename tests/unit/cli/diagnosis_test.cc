@@ -202,6 +202,22 @@ TEST_F(DiagnosisTest, CompareShowsExclusiveAndRegionTimePerVariant) {
             c["variants"][1]["region decoder/layers/mlp"]);
 }
 
+// The same capture read from its JSON and from its .xplane.pb gives the same
+// regions: the xplane's "name" stat is what the converter writes as args.name.
+TEST(DiagnosisRealTest, XplaneAndJsonOfOneCaptureGiveTheSameRegions) {
+  const std::string xplane =
+      testing::SharedFixture("real/xplane/mi300x_jax08_gemm_tw003.xplane.pb");
+  const std::string json_trace =
+      testing::SharedFixture("converted/mi300x_jax08_gemm_tw003.trace.json.gz");
+  if (xplane.empty() || json_trace.empty()) GTEST_SKIP() << "shared fixtures absent";
+  const json a = AnalyzeJson(xplane)["regions"];
+  const json b = AnalyzeJson(json_trace)["regions"];
+  ASSERT_EQ(a.size(), 2u) << a.dump();
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a[0]["region"], "dot_general");  // jit(dot)/dot_general
+  EXPECT_EQ(a[1]["region"], "broadcast_in_dim");
+}
+
 // An input without scopes has no regions, and the reports say so.
 TEST(DiagnosisNoScopeTest, NoScopesNoRegionsSaidInTheReport) {
   testing::TempDir tmp;

@@ -337,6 +337,47 @@ TEST(XPlaneParserTest, EmitsProcessThreadAndExactPicosecondEvents) {
   EXPECT_EQ(summary->events, 6u);
 }
 
+// XPlane.stat_metadata entry: key -> XStatMetadata{id, name}.
+std::string StatMetadataEntry(int64_t key, std::string_view name) {
+  return LenField(5, VarintField(1, key) + LenField(2, VarintField(1, key) + LenField(2, name)));
+}
+
+// The JAX scope of an event is its stat named "name": a string value or a
+// reference to a stat metadata name (how XLA interns them). Other stats and
+// planes without a "name" stat give none; a malformed stat is corrupt.
+TEST(XPlaneParserTest, ScopeStatBecomesArgsName) {
+  const std::string stats = StatMetadataEntry(3, "hlo_op") + StatMetadataEntry(7, "name") +
+                            StatMetadataEntry(9, "jit(f)/jvp(decoder)/mlp/dot");
+  auto with = [](std::string event, const std::string& stat) { return event + LenField(4, stat); };
+  const std::string by_ref = with(Event(1, 0, 10), VarintField(1, 3) + VarintField(7, 9)) +
+                             LenField(4, VarintField(1, 7) + VarintField(7, 9));
+  const std::string by_str = with(Event(1, 20, 10), VarintField(1, 7) + LenField(5, "jit(g)/attn"));
+  const std::string other = with(Event(1, 40, 10), VarintField(1, 3) + LenField(5, "dot.1"));
+  const std::string gpu =
+      Plane(0, "/device:GPU:0", {Line(1, "Stream #1", 0, {by_ref, by_str, other})},
+            MetadataEntry(1, "gemm") + stats);
+  Collect sink;
+  auto summary = ParseBytes(Space({gpu}), sink);
+  ASSERT_TRUE(summary) << summary.error().ToString();
+  ASSERT_EQ(sink.events.size(), 5u);
+  EXPECT_EQ(sink.events[2].args_name, "jit(f)/jvp(decoder)/mlp/dot");
+  EXPECT_EQ(sink.events[3].args_name, "jit(g)/attn");
+  EXPECT_EQ(sink.events[4].args_name, "");
+
+  const std::string no_name_stat = Plane(0, "/device:GPU:0", {Line(1, "Stream #1", 0, {by_str})},
+                                         MetadataEntry(1, "gemm") + StatMetadataEntry(3, "hlo_op"));
+  Collect plain;
+  ASSERT_TRUE(ParseBytes(Space({no_name_stat}), plain));
+  EXPECT_EQ(plain.events.back().args_name, "");
+
+  const std::string bad = with(Event(1, 0, 10), VarintField(1, 7) + std::string("\x2a\xff"));
+  Collect corrupt;
+  auto r = ParseBytes(Space({Plane(0, "/device:GPU:0", {Line(1, "Stream #1", 0, {bad})}, stats)}),
+                      corrupt);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kCorrupt) << r.error().ToString();
+}
+
 TEST(XPlaneParserTest, DisplayIdBecomesTheThreadIdAsUint32) {
   const std::string line =
       Line(-559038737, "Steps", 1000, {Event(1, 0, 5)}, VarintField(10, -2));  // display_id
