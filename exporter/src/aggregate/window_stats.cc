@@ -46,40 +46,24 @@ double WindowStats::PerStepSeconds(double ps) const {
   return ps * 1e-12 / profile_steps;
 }
 
-int64_t WindowStats::SumBusyPs() const {
+namespace {
+
+int64_t SumOver(const std::vector<DeviceSummary>& devices, int64_t DeviceSummary::*field) {
   int64_t s = 0;
-  for (const auto& d : devices) s += d.busy_ps;
+  for (const auto& d : devices) s += d.*field;
   return s;
 }
 
-int64_t WindowStats::SumSpanPs() const {
-  int64_t s = 0;
-  for (const auto& d : devices) s += d.span_ps;
-  return s;
-}
+}  // namespace
 
-int64_t WindowStats::SumKernelPs() const {
-  int64_t s = 0;
-  for (const auto& d : devices) s += d.kernel_ps;
-  return s;
-}
-
+int64_t WindowStats::SumBusyPs() const { return SumOver(devices, &DeviceSummary::busy_ps); }
+int64_t WindowStats::SumSpanPs() const { return SumOver(devices, &DeviceSummary::span_ps); }
+int64_t WindowStats::SumKernelPs() const { return SumOver(devices, &DeviceSummary::kernel_ps); }
 int64_t WindowStats::SumExposedCommPs() const {
-  int64_t s = 0;
-  for (const auto& d : devices) s += d.exposed_comm_ps;
-  return s;
+  return SumOver(devices, &DeviceSummary::exposed_comm_ps);
 }
-
-int64_t WindowStats::SumExclusivePs() const {
-  int64_t s = 0;
-  for (const auto& d : devices) s += d.exclusive_ps;
-  return s;
-}
-
 int64_t WindowStats::SumComputeBusyPs() const {
-  int64_t s = 0;
-  for (const auto& d : devices) s += d.compute_busy_ps;
-  return s;
+  return SumOver(devices, &DeviceSummary::compute_busy_ps);
 }
 
 namespace {

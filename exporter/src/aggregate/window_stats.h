@@ -155,7 +155,6 @@ struct WindowStats {
   int64_t SumSpanPs() const;
   int64_t SumKernelPs() const;  // == total_kernel_ps
   int64_t SumExposedCommPs() const;
-  int64_t SumExclusivePs() const;
   int64_t SumComputeBusyPs() const;
   // Unset without devices; the first of equal largest devices otherwise.
   std::optional<Straggler> FindStraggler() const;
