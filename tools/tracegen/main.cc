@@ -22,6 +22,7 @@
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
+using profwatch::tracegen::BlockerKind;
 using profwatch::tracegen::FileParams;
 using profwatch::tracegen::FileStats;
 using profwatch::tracegen::Vendor;
@@ -48,6 +49,12 @@ trace options (both subcommands):
   --plain                    write uncompressed JSON (name keeps .gz only if you give it)
   --cap                      keep the first 1,000,000 events by time (XLA writer cap)
   --cap-events N             keep the first N events by time instead
+  --blocker-us U             per GPU and step, one U-microsecond kernel on the compute
+                             stream with every other stream drained (default 0: none)
+  --blocker-kind alltoall|scatter  that kernel: XLA's in-process ragged all-to-all or an
+                             atomic scatter fusion (default alltoall)
+  --host-stall-us U          U microseconds of idle GPU before each step's first kernel,
+                             from the second step on (default 0: none)
   --manifest FILE            write the expected values as JSON
 
 job options:
@@ -95,6 +102,9 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "seed",
                                                "gzip-level",
                                                "cap-events",
+                                               "blocker-us",
+                                               "blocker-kind",
+                                               "host-stall-us",
                                                "manifest",
                                                "mode",
                                                "hosts",
@@ -205,25 +215,61 @@ bool FileParamsFrom(Getter& g, const Args& args, FileParams* p) {
   p->plain = args.flags.count("plain") > 0;
   if (args.flags.count("cap")) p->cap = 1000000;
   if (args.values.count("cap-events")) p->cap = g.Int("cap-events", 1000000, 1, INT64_MAX);
+  // Microseconds on the command line, whole nanoseconds on the timeline.
+  auto whole_ns_ps = [&](const char* name) -> int64_t {
+    double us = g.Double(name, 0.0, 0.0, 3.6e9);
+    int64_t ps = std::llround(us * 1e3) * 1000;
+    if (us > 0 && ps == 0) g.error = std::string("--") + name + " must be 0 or at least 0.001";
+    return ps;
+  };
+  p->blocker_ps = whole_ns_ps("blocker-us");
+  p->host_stall_ps = whole_ns_ps("host-stall-us");
+  std::string kind = g.Str("blocker-kind", "alltoall");
+  if (kind == "alltoall") {
+    p->blocker_kind = BlockerKind::kAllToAll;
+  } else if (kind == "scatter") {
+    p->blocker_kind = BlockerKind::kScatter;
+  } else {
+    g.error = "--blocker-kind must be alltoall or scatter";
+  }
   return g.error.empty();
 }
 
-json DeviceJson(const profwatch::tracegen::DeviceStats& d) {
-  return json{{"pid", d.pid},
-              {"device", d.name},
-              {"kernel_launches", d.kernel_launches},
-              {"kernel_ps", d.kernel_ps},
-              {"busy_ps", d.busy_ps},
-              {"span_ps", d.span_ps},
-              {"first_ts_ps", d.first_ts_ps},
-              {"last_end_ps", d.last_end_ps},
-              {"streams", d.streams},
-              {"streams_with_events", d.streams_with_events}};
+json DeviceJson(const profwatch::tracegen::DeviceStats& d, const FileParams& p) {
+  json j{{"pid", d.pid},
+         {"device", d.name},
+         {"kernel_launches", d.kernel_launches},
+         {"kernel_ps", d.kernel_ps},
+         {"busy_ps", d.busy_ps},
+         {"span_ps", d.span_ps},
+         {"first_ts_ps", d.first_ts_ps},
+         {"last_end_ps", d.last_end_ps},
+         {"streams", d.streams},
+         {"streams_with_events", d.streams_with_events}};
+  if (p.blocker_ps > 0) {
+    json blockers = json::array();
+    for (const auto& b : d.blockers) {
+      blockers.push_back(
+          json{{"step", b.step}, {"tid", b.tid}, {"ts_ps", b.ts_ps}, {"dur_ps", b.dur_ps}});
+    }
+    j["blockers"] = blockers;
+  }
+  if (p.host_stall_ps > 0) {
+    json gaps = json::array();
+    for (const auto& gap : d.step_gaps) {
+      gaps.push_back(json{{"before_step", gap.step},
+                          {"start_ps", gap.start_ps},
+                          {"end_ps", gap.end_ps},
+                          {"idle_ps", gap.end_ps - gap.start_ps}});
+    }
+    j["step_gaps"] = gaps;
+  }
+  return j;
 }
 
-json FileJson(const std::string& rel_path, const FileStats& s) {
+json FileJson(const std::string& rel_path, const FileStats& s, const FileParams& p) {
   json devices = json::array();
-  for (const auto& d : s.devices) devices.push_back(DeviceJson(d));
+  for (const auto& d : s.devices) devices.push_back(DeviceJson(d, p));
   json kernels = json::object();
   for (const auto& [name, ns] : s.kernels) {
     kernels[name] = json{{"launches", ns.launches}, {"ps", ns.ps}};
@@ -262,7 +308,27 @@ json ParamsJson(const FileParams& p) {
               {"seed", p.seed},
               {"cap", p.cap},
               {"gzip_level", p.gzip_level},
-              {"plain", p.plain}};
+              {"plain", p.plain},
+              {"blocker_us", static_cast<double>(p.blocker_ps) * 1e-6},
+              {"blocker_kind", p.blocker_kind == BlockerKind::kAllToAll ? "alltoall" : "scatter"},
+              {"host_stall_us", static_cast<double>(p.host_stall_ps) * 1e-6}};
+}
+
+// Ground truth of --blocker-us and --host-stall-us at the manifest's top
+// level (absent when off); the per-device placements are in "devices".
+void AddInjected(json* m, const FileParams& p) {
+  if (p.blocker_ps > 0) {
+    (*m)["blocker"] =
+        json{{"kind", p.blocker_kind == BlockerKind::kAllToAll ? "alltoall" : "scatter"},
+             {"name", profwatch::tracegen::BlockerName(p.vendor, p.blocker_kind)},
+             {"hlo_op", profwatch::tracegen::BlockerHloOp(p.vendor, p.blocker_kind)},
+             {"per_gpu_per_step_us", static_cast<double>(p.blocker_ps) * 1e-6},
+             {"per_gpu_per_step_ps", p.blocker_ps}};
+  }
+  if (p.host_stall_ps > 0) {
+    (*m)["host_stall_us"] = static_cast<double>(p.host_stall_ps) * 1e-6;
+    (*m)["host_stall_ps"] = p.host_stall_ps;
+  }
 }
 
 bool WriteManifest(const std::string& path, const json& m) {
@@ -282,6 +348,7 @@ int CmdFile(const Args& args) {
   FileParamsFrom(g, args, &p);
   std::string out = g.Str("out", "");
   if (out.empty()) g.error = "file: --out PATH is required";
+  if (g.error.empty()) g.error = profwatch::tracegen::CheckParams(p);
   if (!g.error.empty()) return Fail(g.error);
   std::error_code ec;
   if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
@@ -301,8 +368,9 @@ int CmdFile(const Args& args) {
            {"schema", 1},
            {"command", "file"},
            {"params", ParamsJson(p)},
-           {"files", json::array({FileJson(out, stats)})},
+           {"files", json::array({FileJson(out, stats, p)})},
            {"kernels", kernels}};
+    AddInjected(&m, p);
     if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
   }
   return 0;
@@ -425,6 +493,11 @@ int CmdJob(const Args& args) {
     g.error = "job: --out, --job and --run are required";
   if (mode != "1node" && mode != "1gpu") g.error = "--mode must be 1node or 1gpu";
   if (args.values.count("gpus")) g.error = "job: use --gpus-per-host, not --gpus";
+  if (g.error.empty()) {
+    FileParams one_file = base;
+    one_file.gpus = mode == "1node" ? gpus : 1;
+    g.error = profwatch::tracegen::CheckParams(one_file);
+  }
   if (!g.error.empty()) return Fail(g.error);
 
   bool one_node = mode == "1node";
@@ -479,7 +552,7 @@ int CmdJob(const Args& args) {
       if (!profwatch::tracegen::WriteTraceFile(p, path.string(), &stats, &error)) {
         return Fail(error);
       }
-      json f = FileJson(fs::relative(path, root).string(), stats);
+      json f = FileJson(fs::relative(path, root).string(), stats, p);
       f["window"] = w.index;
       f["ts_dir"] = ts;
       f["host"] = wfiles[i].host;
@@ -514,6 +587,7 @@ int CmdJob(const Args& args) {
                 {"windows", window_list},
                 {"files", files},
                 {"kernels", kernels}};
+  AddInjected(&manifest, base);
   if (args.flags.count("log") || args.values.count("log-path")) {
     std::string log_path = args.values.count("log-path")
                                ? args.values.at("log-path")

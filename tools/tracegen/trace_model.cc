@@ -109,12 +109,31 @@ constexpr KernelName kNvHost[] = {
     {"ExecuteOnLocalDevices", "", 1.0},
 };
 
+// Serial main-stream blockers (--blocker-us), in the order amd all-to-all,
+// amd scatter, nvidia all-to-all, nvidia scatter. XLA's in-process ragged
+// all-to-all is the C++ template stream_executor::gpu::RaggedAllToAllKernelImpl
+// (ROCm traces show it demangled); for NVIDIA the name is the one XLA
+// registers that kernel under, which says all_to_all and is not NCCL's.
+// Distinct from the comm stream's names so the manifest's per-name figures
+// single the blocker out.
+constexpr KernelName kBlockers[] = {
+    {"stream_executor::gpu::RaggedAllToAllKernelImpl<8l>", "ragged-all-to-all.3", 1.0},
+    {"input_scatter_fusion.kd", "input_scatter_fusion", 1.0},
+    {"ragged_all_to_all_kernel_uint16", "ragged-all-to-all.3", 1.0},
+    {"input_scatter_fusion", "input_scatter_fusion", 1.0},
+};
+
+size_t BlockerIndex(Vendor vendor, BlockerKind kind) {
+  return (vendor == Vendor::kAmd ? 0 : 2) + (kind == BlockerKind::kAllToAll ? 0 : 1);
+}
+
 using Table = std::vector<uint32_t>;  // indices into Names().all
 
 // All names of both vendors in one index space (Event::name).
 struct NameIndex {
   std::vector<const KernelName*> all;
   Table amd_compute, amd_comm, amd_aux, amd_host, nv_compute, nv_comm, nv_memcpy, nv_aux, nv_host;
+  Table blockers;  // kBlockers, same order
   NameIndex() {
     Add(kAmdCompute, &amd_compute);
     Add(kAmdComm, &amd_comm);
@@ -125,6 +144,7 @@ struct NameIndex {
     Add(kNvMemcpy, &nv_memcpy);
     Add(kNvAux, &nv_aux);
     Add(kNvHost, &nv_host);
+    Add(kBlockers, &blockers);
   }
   template <size_t N>
   void Add(const KernelName (&a)[N], Table* t) {
@@ -169,7 +189,19 @@ struct StreamSpec {
   double busy_share = 0.0;  // of kernel_fraction * step time
   Table table;
   uint64_t seed = 0;
-  int64_t skew_ps = 0;  // device clock offset
+  int64_t skew_ps = 0;    // device clock offset
+  bool blockers = false;  // the device's compute stream: carries the blocker kernels
+};
+
+// A point on a stream's generated ("raw") timeline where everything at or
+// after it moves `shift_ps` later: a step boundary (host stall) or the middle
+// of a step (blocker). On device streams no event straddles a cut, so the
+// shifted timeline has `shift_ps` of idle device time there.
+struct Cut {
+  int64_t raw_ps = 0;
+  int64_t shift_ps = 0;
+  bool blocker = false;
+  int step = 0;
 };
 
 // Generates one stream's events in start order (starts never decrease).
@@ -181,10 +213,61 @@ class StreamGen {
     double mean = 0;
     for (uint32_t i : s.table) mean += Names().all[i]->weight;
     mean_weight_ = mean / static_cast<double>(s.table.size());
+    // Cuts in raw-time order: the boundary before step k (k >= 1), then the
+    // middle of step k. Host threads follow the same shifts (no drain).
+    const int64_t half = step_ps_ / 2 / kNs * kNs;
+    for (int k = 0; k < p.steps; ++k) {
+      const int64_t start = base_ps_ + s_.skew_ps + step_ps_ * k;
+      if (k > 0 && p.host_stall_ps > 0) cuts_.push_back({start, p.host_stall_ps, false, k});
+      if (p.blocker_ps > 0) cuts_.push_back({start + half, p.blocker_ps, true, k});
+    }
+    drain_ = s_.role != Role::kHost;
+    blocker_name_ = Names().blockers[BlockerIndex(p.vendor, p.blocker_kind)];
     StartStep(0);
   }
 
+  // The next event of the stream on the final timeline (blockers inserted,
+  // cuts applied), in start order.
   bool Next(Event* ev) {
+    if (!have_raw_ && !raw_done_) {
+      have_raw_ = NextRaw(&raw_);
+      raw_done_ = !have_raw_;
+    }
+    // The blocker of a cut comes before the first raw event at or after it.
+    if (s_.blockers) {
+      while (next_blocker_ < cuts_.size() && !cuts_[next_blocker_].blocker) ++next_blocker_;
+      if (next_blocker_ < cuts_.size() &&
+          (!have_raw_ || raw_.ts_ps >= cuts_[next_blocker_].raw_ps)) {
+        const Cut& c = cuts_[next_blocker_];
+        int64_t before = 0;  // shifts of the cuts before this one
+        for (size_t i = 0; i < next_blocker_; ++i) before += cuts_[i].shift_ps;
+        ev->ts_ps = c.raw_ps + before;
+        ev->dur_ps = c.shift_ps;
+        ev->name = blocker_name_;
+        ev->seq = seq_++;
+        ev->step = c.step;
+        ++next_blocker_;
+        return true;
+      }
+    }
+    if (!have_raw_) return false;
+    have_raw_ = false;
+    while (next_shift_ < cuts_.size() && cuts_[next_shift_].raw_ps <= raw_.ts_ps) {
+      shift_ += cuts_[next_shift_].shift_ps;
+      ++next_shift_;
+    }
+    *ev = raw_;
+    ev->ts_ps += shift_;
+    ev->seq = seq_++;
+    int64_t k = (raw_.ts_ps - base_ps_ - s_.skew_ps) / step_ps_;
+    ev->step = static_cast<int32_t>(std::clamp<int64_t>(k, 0, p_.steps - 1));
+    return true;
+  }
+
+ private:
+  // The generated timeline before cuts; on device streams an event that
+  // would straddle a cut starts at the cut instead.
+  bool NextRaw(Event* ev) {
     while (index_ == in_step_) {
       if (step_ + 1 >= p_.steps) return false;
       StartStep(step_ + 1);
@@ -205,17 +288,21 @@ class StreamGen {
       start = std::max(last_start_, cursor_ - static_cast<int64_t>(10 + rng_.Next() % 290) * kNs);
     }
     start = std::max(start, last_start_);
+    if (drain_) {
+      while (next_drain_ < cuts_.size() && cuts_[next_drain_].raw_ps <= start) ++next_drain_;
+      while (next_drain_ < cuts_.size() && cuts_[next_drain_].raw_ps < start + dur) {
+        start = cuts_[next_drain_++].raw_ps;
+      }
+    }
     ev->ts_ps = start;
     ev->dur_ps = dur;
     ev->name = name;
-    ev->seq = seq_++;
     last_start_ = start;
     cursor_ = std::max(cursor_, start + dur);
     ++index_;
     return true;
   }
 
- private:
   void StartStep(int k) {
     step_ = k;
     index_ = 0;
@@ -231,6 +318,14 @@ class StreamGen {
     double remaining = static_cast<double>(step_start + step_ps_ - cursor_) - busy;
     mean_gap_ = std::max(0.0, remaining) / static_cast<double>(in_step_ + 1);
   }
+
+  std::vector<Cut> cuts_;
+  bool drain_ = false;
+  uint32_t blocker_name_ = 0;
+  size_t next_blocker_ = 0, next_shift_ = 0, next_drain_ = 0;
+  int64_t shift_ = 0;
+  Event raw_;
+  bool have_raw_ = false, raw_done_ = false;
 
   const FileParams& p_;
   StreamSpec s_;
@@ -249,6 +344,10 @@ struct Layout {
   std::vector<StreamSpec> streams;  // host streams first, then devices, by pid/tid
   int64_t base_ps = 0;
 };
+
+int64_t BlockerEvents(const FileParams& p) {
+  return p.blocker_ps > 0 ? static_cast<int64_t>(p.gpus) * p.steps : 0;
+}
 
 Layout MakeLayout(const FileParams& p) {
   Layout layout;
@@ -287,7 +386,8 @@ Layout MakeLayout(const FileParams& p) {
   int64_t host_total, device_total;
   if (p.events >= 0) {
     host_total = p.events / 20;
-    device_total = p.events - host_total;
+    // The blocker kernels count towards the exact total (CheckParams: they fit).
+    device_total = p.events - host_total - BlockerEvents(p);
   } else {
     host_total = static_cast<int64_t>(p.steps) * std::max<int64_t>(2, p.kernels_per_step / 20);
     device_total = p.kernels_per_step * p.steps * p.gpus;
@@ -334,6 +434,7 @@ Layout MakeLayout(const FileParams& p) {
       s.table = roles[j].table;
       s.seed = Mix(p.seed, static_cast<uint64_t>(d) * 1000 + j + 1);
       s.skew_ps = skew;
+      s.blockers = j == 0 && p.blocker_ps > 0;
       layout.streams.push_back(s);
     }
     // The compute stream takes the remainder so the total is exact.
@@ -569,12 +670,20 @@ void DeviceStatsFor(const FileParams& p, const Layout& layout, int pid,
   bool any = false;
   int64_t cur_start = 0, cur_end = 0;
   const auto& names = Names().all;
+  const uint32_t blocker = Names().blockers[BlockerIndex(p.vendor, p.blocker_kind)];
+  // Per step: first start and last end of the device's kept events.
+  std::vector<int64_t> step_first(p.steps, INT64_MAX), step_last(p.steps, INT64_MIN);
   while (!heap.empty()) {
     HeapItem top = heap.top();
     heap.pop();
     const Event& ev = top.ev;
     has_events[top.stream] = true;
     int64_t end = ev.ts_ps + ev.dur_ps;
+    step_first[ev.step] = std::min(step_first[ev.step], ev.ts_ps);
+    step_last[ev.step] = std::max(step_last[ev.step], end);
+    if (p.blocker_ps > 0 && ev.name == blocker && layout.streams[idx[top.stream]].blockers) {
+      d.blockers.push_back({ev.step, layout.streams[idx[top.stream]].tid, ev.ts_ps, ev.dur_ps});
+    }
     ++d.kernel_launches;
     d.kernel_ps += ev.dur_ps;
     NameStats& ns = stats->kernels[names[ev.name]->name];
@@ -603,6 +712,19 @@ void DeviceStatsFor(const FileParams& p, const Layout& layout, int pid,
     d.span_ps = d.last_end_ps - d.first_ts_ps;
   }
   for (bool h : has_events) d.streams_with_events += h ? 1 : 0;
+  if (p.host_stall_ps > 0) {
+    // Gap before step k: last end of steps < k to first start of steps >= k.
+    std::vector<int64_t> first_from(p.steps + 1, INT64_MAX);
+    for (int k = p.steps - 1; k >= 0; --k)
+      first_from[k] = std::min(first_from[k + 1], step_first[k]);
+    int64_t last_before = INT64_MIN;
+    for (int k = 1; k < p.steps; ++k) {
+      last_before = std::max(last_before, step_last[k - 1]);
+      if (last_before != INT64_MIN && first_from[k] != INT64_MAX) {
+        d.step_gaps.push_back({k, last_before, first_from[k]});
+      }
+    }
+  }
   stats->device_events += d.kernel_launches;
   stats->devices.push_back(std::move(d));
 }
@@ -615,9 +737,31 @@ void AppendInt(std::string* out, int64_t v) {
 
 }  // namespace
 
+const char* BlockerName(Vendor vendor, BlockerKind kind) {
+  return kBlockers[BlockerIndex(vendor, kind)].name;
+}
+
+const char* BlockerHloOp(Vendor vendor, BlockerKind kind) {
+  return kBlockers[BlockerIndex(vendor, kind)].hlo_op;
+}
+
+std::string CheckParams(const FileParams& p) {
+  if (p.blocker_ps < 0 || p.host_stall_ps < 0)
+    return "--blocker-us and --host-stall-us must be >= 0";
+  if (p.events >= 0 && p.events - p.events / 20 < BlockerEvents(p)) {
+    return "--events " + std::to_string(p.events) + " leaves fewer device events than the " +
+           std::to_string(BlockerEvents(p)) + " blocker kernels (one per GPU per step)";
+  }
+  return "";
+}
+
 bool WriteTraceFile(const FileParams& p, const std::string& path, FileStats* stats,
                     std::string* error) {
   *stats = FileStats{};
+  if (std::string bad = CheckParams(p); !bad.empty()) {
+    *error = bad;
+    return false;
+  }
   Layout layout = MakeLayout(p);
   uint64_t total = 0;
   std::optional<Key> threshold = CapThreshold(p, layout, &total);

@@ -18,6 +18,8 @@ namespace profwatch::tracegen {
 
 enum class Vendor { kAmd, kNvidia };
 enum class Role { kCompute, kComm, kMemcpy, kAux, kHost };
+// What the serial main-stream blocker kernel (--blocker-us) is.
+enum class BlockerKind { kAllToAll, kScatter };
 
 struct FileParams {
   Vendor vendor = Vendor::kAmd;
@@ -32,6 +34,13 @@ struct FileParams {
   int64_t cap = -1;  // keep only the first `cap` events by time (XLA cap)
   int gzip_level = 6;
   bool plain = false;  // write uncompressed JSON
+  // Per GPU and step, one kernel of this length on the compute stream that
+  // runs with every other stream of its GPU drained (0: none). Whole ns.
+  int64_t blocker_ps = 0;
+  BlockerKind blocker_kind = BlockerKind::kAllToAll;
+  // Idle time on every GPU before each step's first kernel but the first
+  // step's (the GPU waits on the host). Whole ns.
+  int64_t host_stall_ps = 0;
 };
 
 struct Event {
@@ -39,11 +48,27 @@ struct Event {
   int64_t dur_ps = 0;
   uint32_t name = 0;  // index into the kernel name table
   uint32_t seq = 0;   // index within its stream
+  int32_t step = 0;   // profiled step (0..steps-1) the event belongs to
 };
 
 struct NameStats {
   uint64_t launches = 0;
   int64_t ps = 0;
+};
+
+struct BlockerStats {
+  int step = 0;
+  int64_t tid = 0;  // the compute stream
+  int64_t ts_ps = 0;
+  int64_t dur_ps = 0;
+};
+
+// The idle interval before step `step`'s first kernel: from the last end of
+// the device's earlier steps to the first start of this and later steps.
+struct StepGap {
+  int step = 0;
+  int64_t start_ps = 0;
+  int64_t end_ps = 0;
 };
 
 struct DeviceStats {
@@ -57,6 +82,8 @@ struct DeviceStats {
   int64_t last_end_ps = 0;
   int streams = 0;  // stream threads in the metadata
   int streams_with_events = 0;
+  std::vector<BlockerStats> blockers;  // kept blocker kernels, by step
+  std::vector<StepGap> step_gaps;      // only when host_stall_ps > 0
 };
 
 struct FileStats {
@@ -71,6 +98,14 @@ struct FileStats {
   std::vector<DeviceStats> devices;
   std::map<std::string, NameStats> kernels;  // device events by name
 };
+
+// The blocker kernel's name and hlo_op for a vendor and kind.
+const char* BlockerName(Vendor vendor, BlockerKind kind);
+const char* BlockerHloOp(Vendor vendor, BlockerKind kind);
+
+// Empty when the parameters can be generated, else why not (checked by the
+// command line before writing).
+std::string CheckParams(const FileParams& params);
 
 // Writes one trace file to `path`. Returns false and sets `error` on I/O failure.
 bool WriteTraceFile(const FileParams& params, const std::string& path, FileStats* stats,

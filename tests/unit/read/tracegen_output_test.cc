@@ -82,7 +82,7 @@ TEST(MicrosTextToPsTest, ConvertsTheWriterForms) {
 }
 
 struct XEvent {
-  int64_t pid;
+  int64_t pid, tid;
   std::string name;
   int64_t ts_ps, dur_ps;
 };
@@ -186,8 +186,10 @@ ParsedTrace ParseAndCheckShape(const std::string& text) {
       break;
     }
     EXPECT_EQ(std::strtod(std::string(ts_texts[k]).c_str(), nullptr), ts);
-    out.x.push_back(
-        XEvent{pid, std::string(name), MicrosTextToPs(ts_texts[k]), MicrosTextToPs(dur_texts[k])});
+    int64_t tid = -1;
+    EXPECT_EQ(obj["tid"].get(tid), simdjson::SUCCESS);
+    out.x.push_back(XEvent{pid, tid, std::string(name), MicrosTextToPs(ts_texts[k]),
+                           MicrosTextToPs(dur_texts[k])});
   }
   EXPECT_EQ(out.x.size(), ts_texts.size());
   return out;
@@ -463,6 +465,265 @@ TEST_F(TracegenTest, BadFlagsFailWithAMessage) {
   EXPECT_EQ(mode.exit_code, 1);
   EXPECT_EQ(Gen("nosuch").exit_code, 2);
   EXPECT_FALSE(fs::exists(dir_.Sub("x")));
+}
+
+// --blocker-us and --host-stall-us: the file itself must show what the
+// manifest claims, checked from the parsed events alone.
+
+// Device events of one pid, sorted by start.
+std::vector<XEvent> DeviceEvents(const ParsedTrace& t, int64_t pid) {
+  std::vector<XEvent> out;
+  for (const XEvent& e : t.x) {
+    if (e.pid == pid) out.push_back(e);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const XEvent& a, const XEvent& b) { return a.ts_ps < b.ts_ps; });
+  return out;
+}
+
+// Each device has one `name` kernel of exactly `u_ps` per step on its compute
+// stream, and no other kernel of that device runs while it runs.
+void ExpectBlockersRunAlone(const ParsedTrace& t, const nlohmann::json& file,
+                            const std::string& name, int steps, int64_t u_ps, int64_t compute_tid) {
+  for (const auto& d : file["devices"]) {
+    int64_t pid = d["pid"].get<int64_t>();
+    std::vector<XEvent> events = DeviceEvents(t, pid);
+    std::vector<XEvent> blockers;
+    for (const XEvent& e : events) {
+      if (e.name == name) blockers.push_back(e);
+    }
+    ASSERT_EQ(blockers.size(), static_cast<size_t>(steps)) << pid;
+    ASSERT_EQ(d["blockers"].size(), blockers.size()) << pid;
+    for (size_t k = 0; k < blockers.size(); ++k) {
+      const XEvent& b = blockers[k];
+      EXPECT_EQ(b.dur_ps, u_ps) << pid;
+      EXPECT_EQ(b.tid, compute_tid) << pid;
+      EXPECT_EQ(d["blockers"][k]["step"].get<int>(), static_cast<int>(k));
+      EXPECT_EQ(d["blockers"][k]["tid"].get<int64_t>(), compute_tid);
+      EXPECT_EQ(d["blockers"][k]["ts_ps"].get<int64_t>(), b.ts_ps);
+      EXPECT_EQ(d["blockers"][k]["dur_ps"].get<int64_t>(), u_ps);
+      size_t before = 0, after = 0;
+      for (const XEvent& e : events) {
+        if (e.ts_ps == b.ts_ps && e.name == name) continue;  // b itself
+        bool overlaps = e.ts_ps < b.ts_ps + b.dur_ps && e.ts_ps + e.dur_ps > b.ts_ps;
+        EXPECT_FALSE(overlaps) << "pid " << pid << ": " << e.name << " at " << e.ts_ps
+                               << " runs during the blocker at " << b.ts_ps;
+        before += e.ts_ps + e.dur_ps <= b.ts_ps ? 1 : 0;
+        after += e.ts_ps >= b.ts_ps + b.dur_ps ? 1 : 0;
+      }
+      EXPECT_EQ(before + after + 1, events.size());
+      EXPECT_GT(before, 0u);  // inside the step, not at its edge
+      EXPECT_GT(after, 0u);
+    }
+  }
+}
+
+// The idle stretches of at least `u_ps` on each device (from the union of
+// its kernels) are exactly the manifest's step gaps, one before each step but
+// the first.
+void ExpectStepGaps(const ParsedTrace& t, const nlohmann::json& file, int steps, int64_t u_ps) {
+  for (const auto& d : file["devices"]) {
+    int64_t pid = d["pid"].get<int64_t>();
+    std::vector<XEvent> events = DeviceEvents(t, pid);
+    ASSERT_FALSE(events.empty());
+    std::vector<std::pair<int64_t, int64_t>> idle;  // [end of busy, next start)
+    int64_t end = events.front().ts_ps + events.front().dur_ps;
+    for (const XEvent& e : events) {
+      if (e.ts_ps - end >= u_ps) idle.push_back({end, e.ts_ps});
+      end = std::max(end, e.ts_ps + e.dur_ps);
+    }
+    ASSERT_EQ(idle.size(), static_cast<size_t>(steps - 1)) << pid;
+    ASSERT_EQ(d["step_gaps"].size(), idle.size()) << pid;
+    for (size_t k = 0; k < idle.size(); ++k) {
+      const auto& g = d["step_gaps"][k];
+      EXPECT_EQ(g["before_step"].get<int>(), static_cast<int>(k + 1));
+      EXPECT_EQ(g["start_ps"].get<int64_t>(), idle[k].first) << pid;
+      EXPECT_EQ(g["end_ps"].get<int64_t>(), idle[k].second) << pid;
+      EXPECT_EQ(g["idle_ps"].get<int64_t>(), idle[k].second - idle[k].first);
+      EXPECT_GE(idle[k].second - idle[k].first, u_ps);
+    }
+  }
+}
+
+// (name, duration) of every device event but `skip`: what an injection must
+// leave unchanged.
+std::multiset<std::pair<std::string, int64_t>> WorkOf(const ParsedTrace& t,
+                                                      const std::string& skip) {
+  std::multiset<std::pair<std::string, int64_t>> out;
+  for (const XEvent& e : t.x) {
+    if (e.pid != 701 && e.name != skip) out.insert({e.name, e.dur_ps});
+  }
+  return out;
+}
+
+TEST_F(TracegenTest, AmdAllToAllBlockerRunsAloneOnTheComputeStream) {
+  std::string common =
+      " --plain --vendor amd --gpus 3 --streams 3 --steps 3"
+      " --kernels-per-step 300 --step-seconds 0.1 --seed 21";
+  ASSERT_EQ(
+      Gen("file --out " + dir_.Sub("base.json") + common + " --manifest " + dir_.Sub("base.m.json"))
+          .exit_code,
+      0);
+  auto r = Gen("file --out " + dir_.Sub("b.json") + common + " --blocker-us 1500 --manifest " +
+               dir_.Sub("m.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string name = "stream_executor::gpu::RaggedAllToAllKernelImpl<8l>";
+  nlohmann::json m = LoadJson(dir_.Sub("m.json"));
+  EXPECT_EQ(m["params"]["blocker_us"].get<double>(), 1500.0);
+  EXPECT_EQ(m["params"]["blocker_kind"].get<std::string>(), "alltoall");
+  EXPECT_EQ(m["blocker"]["name"].get<std::string>(), name);
+  EXPECT_EQ(m["blocker"]["kind"].get<std::string>(), "alltoall");
+  EXPECT_EQ(m["blocker"]["hlo_op"].get<std::string>(), "ragged-all-to-all.3");
+  EXPECT_EQ(m["blocker"]["per_gpu_per_step_us"].get<double>(), 1500.0);
+  EXPECT_EQ(m["blocker"]["per_gpu_per_step_ps"].get<int64_t>(), 1500000000);
+  EXPECT_FALSE(m.contains("host_stall_us"));
+  std::string text = ::profwatch::testing::ReadFile(dir_.Sub("b.json"));
+  ParsedTrace t = ParseAndCheckShape(text);
+  ExpectManifestMatches(t, m["files"][0]);
+  ExpectBlockersRunAlone(t, m["files"][0], name, 3, 1500000000, 16);
+  EXPECT_NE(text.find("\"name\":\"" + name + "\",\"args\":{\"correlation_id\":\""),
+            std::string::npos);
+  EXPECT_NE(text.find("\"hlo_module\":\"jit_train_step\",\"hlo_op\":\"ragged-all-to-all.3\""),
+            std::string::npos);
+  EXPECT_EQ(m["kernels"][name]["launches"].get<uint64_t>(), 9u);
+  EXPECT_EQ(m["kernels"][name]["ps"].get<int64_t>(), 9 * 1500000000LL);
+  // The rest of the work is the run without the blocker: same kernels, same
+  // durations; the blocker adds exactly 3 x 1.5 ms of kernel time per GPU.
+  ParsedTrace base = ParseAndCheckShape(::profwatch::testing::ReadFile(dir_.Sub("base.json")));
+  EXPECT_TRUE(WorkOf(t, name) == WorkOf(base, name));
+  nlohmann::json bm = LoadJson(dir_.Sub("base.m.json"));
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& d = m["files"][0]["devices"][i];
+    const auto& b = bm["files"][0]["devices"][i];
+    EXPECT_EQ(d["kernel_ps"].get<int64_t>(), b["kernel_ps"].get<int64_t>() + 3 * 1500000000LL);
+    EXPECT_EQ(d["kernel_launches"].get<uint64_t>(), b["kernel_launches"].get<uint64_t>() + 3);
+    EXPECT_FALSE(b.contains("blockers"));
+  }
+  EXPECT_FALSE(bm.contains("blocker"));
+}
+
+TEST_F(TracegenTest, HostStallLeavesAnIdleGapBeforeEveryStepButTheFirst) {
+  std::string common =
+      " --plain --vendor nvidia --gpus 2 --streams 4 --steps 4"
+      " --kernels-per-step 200 --step-seconds 0.1 --seed 8";
+  ASSERT_EQ(Gen("file --out " + dir_.Sub("base.json") + common).exit_code, 0);
+  auto r = Gen("file --out " + dir_.Sub("s.json") + common + " --host-stall-us 5000 --manifest " +
+               dir_.Sub("m.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json m = LoadJson(dir_.Sub("m.json"));
+  EXPECT_EQ(m["params"]["host_stall_us"].get<double>(), 5000.0);
+  EXPECT_EQ(m["host_stall_us"].get<double>(), 5000.0);
+  EXPECT_EQ(m["host_stall_ps"].get<int64_t>(), 5000000000);
+  EXPECT_FALSE(m.contains("blocker"));
+  ParsedTrace t = ParseAndCheckShape(::profwatch::testing::ReadFile(dir_.Sub("s.json")));
+  ExpectManifestMatches(t, m["files"][0]);
+  ExpectStepGaps(t, m["files"][0], 4, 5000000000);
+  // Without the stall no device idles that long; the kernels are the same.
+  ParsedTrace base = ParseAndCheckShape(::profwatch::testing::ReadFile(dir_.Sub("base.json")));
+  EXPECT_TRUE(WorkOf(t, "") == WorkOf(base, ""));
+  for (int64_t pid : {1, 2}) {
+    std::vector<XEvent> events = DeviceEvents(base, pid);
+    int64_t end = events.front().ts_ps, longest = 0;
+    for (const XEvent& e : events) {
+      longest = std::max(longest, e.ts_ps - end);
+      end = std::max(end, e.ts_ps + e.dur_ps);
+    }
+    EXPECT_LT(longest, 5000000000) << pid;
+  }
+}
+
+TEST_F(TracegenTest, BlockerAndHostStallComposeWithStreamsVendorsAndKinds) {
+  struct Case {
+    std::string args, name;
+    int steps;
+    int64_t tid;
+  };
+  const Case cases[] = {
+      {"--vendor nvidia --gpus 2 --streams 4 --steps 3 --blocker-kind scatter",
+       "input_scatter_fusion", 3, 7},
+      {"--vendor amd --gpus 3 --streams 1 --steps 4 --blocker-kind scatter",
+       "input_scatter_fusion.kd", 4, 16},
+      {"--vendor nvidia --gpus 1 --streams 2 --steps 2", "ragged_all_to_all_kernel_uint16", 2, 7},
+      {"--vendor amd --gpus 2 --streams 2 --steps 3 --blocker-kind alltoall",
+       "stream_executor::gpu::RaggedAllToAllKernelImpl<8l>", 3, 16},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    std::string out = dir_.Sub("c" + std::to_string(i) + ".json");
+    std::string man = dir_.Sub("c" + std::to_string(i++) + ".m.json");
+    auto r = Gen("file --plain --out " + out + " " + c.args +
+                 " --kernels-per-step 150 --step-seconds 0.05 --seed 4"
+                 " --blocker-us 700.5 --host-stall-us 4000 --manifest " +
+                 man);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json m = LoadJson(man);
+    EXPECT_EQ(m["blocker"]["name"].get<std::string>(), c.name);
+    EXPECT_EQ(m["blocker"]["per_gpu_per_step_ps"].get<int64_t>(), 700500000);
+    ParsedTrace t = ParseAndCheckShape(::profwatch::testing::ReadFile(out));
+    ExpectManifestMatches(t, m["files"][0]);
+    ExpectBlockersRunAlone(t, m["files"][0], c.name, c.steps, 700500000, c.tid);
+    ExpectStepGaps(t, m["files"][0], c.steps, 4000000000);
+  }
+}
+
+TEST_F(TracegenTest, BlockerAndHostStallInJobsAndWithAnExactEventCount) {
+  std::string root = dir_.Sub("jobs");
+  auto r = Gen("job --out " + root +
+               " --job j --run r --mode 1gpu --hosts 1 --gpus-per-host 2 --vendor nvidia"
+               " --streams 3 --kernels-per-step 100 --step-seconds 0.05 --blocker-us 300"
+               " --blocker-kind scatter --host-stall-us 2500 --manifest " +
+               dir_.Sub("m.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json m = LoadJson(dir_.Sub("m.json"));
+  EXPECT_EQ(m["blocker"]["name"].get<std::string>(), "input_scatter_fusion");
+  EXPECT_EQ(m["host_stall_us"].get<double>(), 2500.0);
+  ASSERT_EQ(m["files"].size(), 2u);
+  for (const auto& f : m["files"]) {
+    ParsedTrace t = ParseAndCheckShape(Inflated(root + "/" + f["path"].get<std::string>()));
+    ExpectManifestMatches(t, f);
+    ExpectBlockersRunAlone(t, f, "input_scatter_fusion", 3, 300000000, 7);
+    ExpectStepGaps(t, f, 3, 2500000000);
+  }
+
+  // --events stays exact: the blockers are part of the count.
+  r = Gen("file --plain --out " + dir_.Sub("e.json") +
+          " --gpus 2 --streams 3 --events 6000 --step-seconds 0.05 --blocker-us 250"
+          " --host-stall-us 3000 --manifest " +
+          dir_.Sub("e.m.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json em = LoadJson(dir_.Sub("e.m.json"));
+  ParsedTrace t = ParseAndCheckShape(::profwatch::testing::ReadFile(dir_.Sub("e.json")));
+  EXPECT_EQ(t.x.size(), 6000u);
+  ExpectManifestMatches(t, em["files"][0]);
+  ExpectBlockersRunAlone(t, em["files"][0], "stream_executor::gpu::RaggedAllToAllKernelImpl<8l>", 3,
+                         250000000, 16);
+  ExpectStepGaps(t, em["files"][0], 3, 3000000000);
+}
+
+TEST_F(TracegenTest, InjectionFlagsAreListedAndCheckedAndDeterministic) {
+  auto help = Gen("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"--blocker-us", "--blocker-kind alltoall|scatter", "--host-stall-us"}) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  }
+  auto kind = Gen("file --out " + dir_.Sub("x") + " --blocker-us 10 --blocker-kind gather");
+  EXPECT_EQ(kind.exit_code, 1);
+  EXPECT_NE(kind.err.find("--blocker-kind must be alltoall or scatter"), std::string::npos);
+  auto negative = Gen("file --out " + dir_.Sub("x") + " --host-stall-us -5");
+  EXPECT_EQ(negative.exit_code, 1);
+  EXPECT_NE(negative.err.find("--host-stall-us"), std::string::npos);
+  auto few = Gen("file --out " + dir_.Sub("x") + " --gpus 8 --steps 3 --events 20 --blocker-us 5");
+  EXPECT_EQ(few.exit_code, 1);
+  EXPECT_NE(few.err.find("blocker kernels"), std::string::npos) << few.err;
+  EXPECT_FALSE(fs::exists(dir_.Sub("x")));
+
+  std::string common =
+      " --gpus 2 --kernels-per-step 100 --blocker-us 40 --host-stall-us 90 --steps 3";
+  ASSERT_EQ(Gen("file --out " + dir_.Sub("a.gz") + common + " --seed 3").exit_code, 0);
+  ASSERT_EQ(Gen("file --out " + dir_.Sub("b.gz") + common + " --seed 3").exit_code, 0);
+  EXPECT_TRUE(::profwatch::testing::ReadFile(dir_.Sub("a.gz")) ==
+              ::profwatch::testing::ReadFile(dir_.Sub("b.gz")));
 }
 
 TEST_F(TracegenTest, BuiltDemoJobIsSmallAndComplete) {
