@@ -15,15 +15,19 @@ Checks (each failure names the dashboard and panel):
   * panel ids unique; gridPos inside the 24-column grid, panels not
     overlapping;
   * every PromQL expression parses: they are extracted (promql_extract.py)
-    into a generated rules file and `promtool check rules` must accept it.
+    into a generated rules file and `promtool check rules` must accept it;
+  * with --rules FILE: every panel that colours the step - kernel gap ratio
+    uses the ProfwatchStepKernelGapHigh thresholds of that rules file, so a
+    panel is orange or red exactly when the alert would fire.
 
 Python 3 standard library only.
-  lint_dashboards.py [--promtool PATH] [--work-dir DIR] DASHBOARD.json...
+  lint_dashboards.py [--promtool PATH] [--work-dir DIR] [--rules FILE] DASHBOARD.json...
 Exit status 0 when clean, 1 with one line per problem otherwise.
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,6 +174,30 @@ def lint_dashboard(path: str, dash: dict) -> List[str]:
     return errors
 
 
+def gap_alert_thresholds(rules_text: str) -> List[float]:
+    """The ProfwatchStepKernelGapHigh thresholds of a rules file, ascending."""
+    found = re.findall(r"alert: ProfwatchStepKernelGapHigh\s+expr: \|\s+.*?profwatch_step_minus_kernel_ratio\)\s*>\s*([0-9.]+)",
+                       rules_text)
+    return sorted(float(v) for v in found)
+
+
+def check_gap_colours(loaded, thresholds: List[float]) -> List[str]:
+    errors = []
+    if not thresholds:
+        return ["no ProfwatchStepKernelGapHigh thresholds found in the rules file"]
+    for path, dash in loaded:
+        for p in promql_extract.iter_panels(dash.get("panels", [])):
+            exprs = " ".join(t.get("expr") or "" for t in p.get("targets", []))
+            steps = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("thresholds", {}).get("steps")
+            if "step_minus_kernel_ratio" not in exprs or not steps:
+                continue
+            values = sorted(s["value"] for s in steps if s.get("value") is not None)
+            if values != thresholds:
+                errors.append(f"{os.path.basename(path)}: panel '{p.get('title')}' colours the gap at {values}, "
+                              f"the alert fires at {thresholds}")
+    return errors
+
+
 def check_promql(dashboards: List[dict], promtool: str, work_dir: str) -> List[str]:
     queries = []
     for dash in dashboards:
@@ -200,6 +228,7 @@ def main(argv: List[str]) -> int:
                     help="promtool binary (default: from PATH)")
     ap.add_argument("--work-dir", help="where to write the generated rules file")
     ap.add_argument("--no-promql", action="store_true", help="skip the promtool parse check")
+    ap.add_argument("--rules", help="rules file whose gap alert thresholds the gap panels must use")
     args = ap.parse_args(argv)
 
     errors: List[str] = []
@@ -221,6 +250,10 @@ def main(argv: List[str]) -> int:
                 errors.append(f"{os.path.basename(path)}: {key} '{v}' also used by {seen[v]}")
             seen[v] = os.path.basename(path)
 
+    if args.rules:
+        with open(args.rules, encoding="utf-8") as f:
+            errors.extend(check_gap_colours([(p, d) for p, d in loaded if isinstance(d, dict)],
+                                            gap_alert_thresholds(f.read())))
     if not args.no_promql:
         if not args.promtool:
             errors.append("promtool not found (apt-get install prometheus); use --no-promql to skip")

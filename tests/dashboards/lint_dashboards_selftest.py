@@ -42,7 +42,7 @@ class LintDashboardsTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def run_linter(self, *dashboards, promql=False):
+    def run_linter(self, *dashboards, promql=False, extra=()):
         paths = []
         for i, d in enumerate(dashboards):
             path = os.path.join(self.tmp, f"d{i}.json")
@@ -52,7 +52,7 @@ class LintDashboardsTest(unittest.TestCase):
                 else:
                     json.dump(d, f)
             paths.append(path)
-        args = paths + (["--promtool", PROMTOOL] if promql else ["--no-promql"])
+        args = paths + (["--promtool", PROMTOOL] if promql else ["--no-promql"]) + list(extra)
         out = io.StringIO()
         with redirect_stdout(out):
             rc = lint_dashboards.main(args)
@@ -123,6 +123,20 @@ class LintDashboardsTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("undefined variable '$cluster'", out)
         self.assertIn("variable 'unused_var' is defined but never used", out)
+
+    def test_gap_colours_follow_the_gap_alert(self):
+        rules = os.path.join(ROOT, "rules", "profwatch.rules.yml")
+        with open(rules) as f:
+            self.assertEqual(lint_dashboards.gap_alert_thresholds(f.read()), [0.15, 0.3])
+        rc, out = self.run_linter(self.base, extra=["--rules", rules])
+        self.assertEqual(rc, 0, out)
+        d = copy.deepcopy(self.base)
+        for p in promql_extract.iter_panels(d["panels"]):
+            if p.get("title") == "Step − kernel gap":
+                p["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"] = 0.05
+        rc, out = self.run_linter(d, extra=["--rules", rules])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("colours the gap at [0.05, 0.3], the alert fires at [0.15, 0.3]", out)
 
     def test_reports_duplicate_panel_ids(self):
         d = copy.deepcopy(self.base)

@@ -14,7 +14,8 @@ Steps (each wait bounded by a deadline; everything on 127.0.0.1):
      positive (kernels 0.6 s per GPU per step, steady step 1.0 s): the
      recording rules must give the exact per-GPU-per-step figures, and
      ProfwatchStepKernelGapHigh must go pending, then firing (warning and
-     critical), as must ProfwatchFamilyDominatesWithGap;
+     critical), as must ProfwatchFamilyDominatesWithGap (the collective
+     dominates) and ProfwatchMainStreamBlocker (it runs alone, 0.4 s a call);
   4. run every dashboard query (tests/dashboards/promql_extract.py) against
      this Prometheus and demand data, except the few listed in
      MAY_BE_EMPTY with the reason;
@@ -22,6 +23,10 @@ Steps (each wait bounded by a deadline; everything on 127.0.0.1):
      gap negative): the recording rules follow and the gap alerts resolve;
   6. land a corrupt trace in another run: ProfwatchWindowErrors fires and
      run1's figures stay as they were.
+`--scenario multihost`: two sidecars combined by the recording rules.
+`--scenario h200`: the real H200 runs of ../shared/fixtures (a healthy JAX
+run and a PyTorch run with a 20 ms host stall per step): nothing alerts on
+the first, only the gap alert (pointing at a host stall) on the second.
 Processes are stopped and the temp dir removed in `finally`, also on
 failure; on failure the tails of both processes' logs are printed.
 
@@ -29,6 +34,7 @@ Exit status: 0 pass, 1 fail, 77 skipped (prometheus missing, or the binary
 has no `serve` command yet).
 """
 import argparse
+import datetime
 import gzip
 import json
 import os
@@ -178,10 +184,12 @@ def write_trace(path, kernels_per_step, gpus=GPUS):
 GEMM = "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0"
 NCCL = "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)"
 
-# Window 1: gemm 0.4 s then nccl 0.2 s on one stream, per GPU per step:
-# total 0.6, busy 0.6, overlap 0, exposed comm 0.2; span per GPU over the
-# window 2 * 1.0 + 0.6 = 2.6 s -> idle (2.6 - 1.8) / 3 per GPU-step.
-WINDOW1 = [(GEMM, 16, 0.0, 0.4), (NCCL, 16, 0.4, 0.2)]
+# Window 1: gemm 0.2 s then nccl 0.4 s on one stream, per GPU per step:
+# total 0.6, busy 0.6, overlap 0, exposed comm 0.4; span per GPU over the
+# window 2 * 1.0 + 0.6 = 2.6 s -> idle (2.6 - 1.8) / 3 per GPU-step. The
+# collective dominates (67%) and runs alone in one 0.4 s call per step: a
+# main-stream blocker (40% of the step).
+WINDOW1 = [(GEMM, 16, 0.0, 0.2), (NCCL, 16, 0.2, 0.4)]
 # Window 2: gemm 0.7 s on stream 16 while nccl 0.5 s runs on stream 17:
 # total 1.2 > step 1.0 (negative gap), busy 0.7, overlap 0.5, exposed comm 0.
 WINDOW2 = [(GEMM, 16, 0.0, 0.7), (NCCL, 17, 0.1, 0.5)]
@@ -590,7 +598,8 @@ def run(args):
         log(f"ok  step time source is {args.step_source}")
         alerts = watch_alert_states(api, [("ProfwatchStepKernelGapHigh", "warning"),
                                           ("ProfwatchStepKernelGapHigh", "critical"),
-                                          ("ProfwatchFamilyDominatesWithGap", "warning")], 30)
+                                          ("ProfwatchFamilyDominatesWithGap", "warning"),
+                                          ("ProfwatchMainStreamBlocker", "warning")], 30)
         for a in alerts["ProfwatchStepKernelGapHigh"] + alerts["ProfwatchFamilyDominatesWithGap"]:
             if a["labels"].get("run") != RUN or not a["annotations"].get("summary"):
                 raise Failure(f"unexpected alert {a}")
@@ -618,7 +627,8 @@ def run(args):
         if windows != {ts_dir_name(t0 + 600)}:
             raise Failure(f"profwatch_window_info shows windows {windows}, want only window 2")
         wait_until("the gap alerts to resolve", lambda: not api.alerts("ProfwatchStepKernelGapHigh")
-                   and not api.alerts("ProfwatchFamilyDominatesWithGap"), 20)
+                   and not api.alerts("ProfwatchFamilyDominatesWithGap")
+                   and not api.alerts("ProfwatchMainStreamBlocker"), 20)
         log("ok  gap alerts resolved after the healthy window")
 
         # ---- a corrupt trace in another run: the error counter and its alert
@@ -707,6 +717,90 @@ def run_multihost(args):
         clean_up(procs, tmp, args.keep)
 
 
+# The real H200 runs (../shared/fixtures/real/h200, see its README): a
+# healthy JAX window (GPU ~94% busy) and a PyTorch window whose host sleeps
+# 20 ms before every step. Copied (fresh modification times: the runs are
+# live) with their training logs.
+H200_RUNS = {
+    "healthy": ("4242-llama-h200", "base", "tensorboard/plugins/profile/2026_11_26_00_29_00",
+                ["vm.trace.json.gz", "vm.xplane.pb"]),
+    "stalled": ("4343-gpt-h200-torch", "stall20", "profiler",
+                ["vm_1481.1795652969892807939.pt.trace.json.gz"]),
+}
+
+
+def run_h200(args):
+    """Nothing alerts on the healthy real run; the host-stalled one gets the
+    gap alert, pointing at a host stall, and no blocker or family alert."""
+    repo = os.path.abspath(args.repo)
+    pre = preflight(args)
+    if pre is None:
+        return SKIP
+    helptext, prometheus = pre
+    shared = os.path.join(repo, "..", "shared", "fixtures", "real", "h200", "jobs")
+    if not os.path.isdir(shared):
+        log(f"SKIP: shared fixtures absent ({shared})")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="profwatch-e2e-h200-")
+    procs = []
+    try:
+        jobs = os.path.join(tmp, "jobs")
+        for job, run, sub, files in H200_RUNS.values():
+            os.makedirs(os.path.join(jobs, job, run, sub))
+            for name in files:
+                shutil.copy(os.path.join(shared, job, run, sub, name), os.path.join(jobs, job, run, sub))
+            shutil.copy(os.path.join(shared, job, run, "log.txt"), os.path.join(jobs, job, run))
+        daemon, target = start_daemon(args, helptext, tmp, procs, "profwatch", jobs, [])
+        prom, api = start_prometheus(prometheus, repo, tmp, procs, [target])
+        healthy, stalled = H200_RUNS["healthy"][0], H200_RUNS["stalled"][0]
+
+        def ratio(job):
+            v = api.values(f'training_job_run:profwatch_step_minus_kernel_ratio:per_gpu_step{{training_job="{job}"}}')
+            return next(iter(v.values())) if v else None
+        wait_until("both runs' gap ratios in Prometheus",
+                   lambda: (daemon.check_alive(), ratio(healthy) is not None and ratio(stalled) is not None)[1], 90)
+        log(f"    gap ratio: healthy {ratio(healthy):.4f}, stalled {ratio(stalled):.4f}")
+        stall = api.values(f'profwatch_host_stall_seconds{{training_job="{stalled}"}}')
+        if not stall or not 0.019 < next(iter(stall.values())) < 0.023:
+            raise Failure(f"host stall of the stalled run: want ~0.021 s per step, got {stall}")
+        alerts = watch_alert_states(api, [("ProfwatchStepKernelGapHigh", "warning")], 60)
+        gap = alerts["ProfwatchStepKernelGapHigh"]
+        if [a["labels"]["training_job"] for a in gap] != [stalled]:
+            raise Failure(f"want the gap alert for {stalled} only, got {[a['labels'] for a in gap]}")
+        if "host or input stall" not in gap[0]["annotations"]["description"]:
+            raise Failure(f"the gap alert does not point at a host stall: {gap[0]['annotations']}")
+        log(f"ok  {stalled}: {gap[0]['annotations']['summary']}")
+        # A false alarm on a real run would be pending or firing by the time
+        # the gap alert has been active for 3 * `for:` (every rule is
+        # evaluated each second over both runs' series).
+        def others():
+            return [a["labels"] for a in api.get("/api/v1/alerts")["alerts"]
+                    if a["labels"].get("alertname") != "ProfwatchStepKernelGapHigh"
+                    or a["labels"].get("training_job") != stalled]
+
+        def gap_active_for():
+            daemon.check_alive()
+            for a in api.get("/api/v1/alerts")["alerts"]:
+                if a["labels"].get("alertname") == "ProfwatchStepKernelGapHigh":
+                    # RFC 3339 with up to 9 fraction digits: keep whole seconds.
+                    active = re.sub(r"\.\d+", "", a["activeAt"]).replace("Z", "+00:00")
+                    return time.time() - datetime.datetime.fromisoformat(active).timestamp()
+            return 0
+        wait_until(f"the gap alert to be active for {3 * FOR_SECONDS} s",
+                   lambda: gap_active_for() >= 3 * FOR_SECONDS or others(), 60)
+        if others():
+            raise Failure(f"alerts on real runs beyond the stalled run's gap alert: {others()}")
+        log(f"ok  nothing else fires or is pending (healthy {healthy}: no alert at all)")
+        daemon.check_alive()
+        prom.check_alive()
+        log("PASS")
+        return 0
+    except Failure as e:
+        return report_failure(e, procs)
+    finally:
+        clean_up(procs, tmp, args.keep)
+
+
 def report_failure(e, procs):
     """Logs a scenario failure with each process's output tail; exit code 1."""
     log(f"FAIL: {e}")
@@ -731,9 +825,10 @@ def main():
     ap.add_argument("--prometheus", default="prometheus")
     ap.add_argument("--repo", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
     ap.add_argument("--keep", action="store_true", help="keep the temp dir for debugging")
-    ap.add_argument("--scenario", choices=("single", "multihost"), default="single",
+    ap.add_argument("--scenario", choices=("single", "multihost", "h200"), default="single",
                     help="single: one sidecar, alerts, dashboards (default); "
-                         "multihost: two sidecars combined by the recording rules")
+                         "multihost: two sidecars combined by the recording rules; "
+                         "h200: the real H200 runs, healthy and host-stalled")
     ap.add_argument("--step-source", choices=("log", "config"), default="log",
                     help="step time from the training log (default) or --step-time")
     args = ap.parse_args()
@@ -741,7 +836,7 @@ def main():
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure("overall deadline (240 s) hit")))
     signal.alarm(240)
     try:
-        return run_multihost(args) if args.scenario == "multihost" else run(args)
+        return {"multihost": run_multihost, "h200": run_h200}.get(args.scenario, run)(args)
     finally:
         signal.alarm(0)
 

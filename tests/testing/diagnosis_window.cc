@@ -86,6 +86,8 @@ void Expect(const std::vector<Kernel>& ks, DiagnosisDevice& d) {
 
 }  // namespace
 
+constexpr int64_t kBlockerUs = 1500;
+
 DiagnosisWindow WriteDiagnosisWindow(const std::string& dir, uint64_t seed, int hosts,
                                      int gpus_per_host) {
   std::mt19937_64 rng(seed);
@@ -126,10 +128,11 @@ DiagnosisWindow WriteDiagnosisWindow(const std::string& dir, uint64_t seed, int 
           }
           end_of_streams = std::max(end_of_streams, t);
         }
-        // The serial blocker: alone on the device, after every stream drained.
+        // The serial blocker: alone on the device, after every stream drained,
+        // in calls long enough to be one (aggregate/diagnosis.h: 1 ms or more).
         const int64_t b = end_of_streams + 5;
-        ks.push_back({w.blocker, -1, 1, b, b + 100});
-        step_start = b + 100 + 10;
+        ks.push_back({w.blocker, -1, 1, b, b + kBlockerUs});
+        step_start = b + kBlockerUs + 10;
       }
       const bool slow = host == w.slow_host && device == w.slow_device;
       for (Kernel& k : ks) {

@@ -13,8 +13,12 @@ namespace profwatch::testing {
 
 // 2 GPUs, 3 steps. GEMM 1.2 s (600 launches), NCCL 0.6 s (60), Other 0.
 // Busy 0.75+0.75 s, span 0.9+1.05 s, exposed comm 0.06+0.12 s. Step 0.4 s.
-// Diagnosis: GEMM alone 0.3 s, idle before it 0.09 s; NCCL alone 0.12 s, idle
-// before it 0.06 s; compute busy 0.69 (GPU:0, the straggler) and 0.63 s.
+// Diagnosis: GEMM (math) alone 0.3 s, idle before it 0.09 s; NCCL alone
+// 0.12 s, idle before it 0.06 s, in 6 serial calls of 20 ms (a blocker
+// candidate: 0.02 s per GPU per step, 5% of the 0.4 s step, so no blocker);
+// compute busy 0.69 (GPU:0, the straggler) and 0.63 s. Longest idle gaps
+// 0.05+0.04 s (GPU:0) and 0.06+0.03 s (GPU:1): a 0.045 s host stall per
+// step, 11% of the step (not called a stall).
 inline snapshot::RunState RunWithEverything() {
   snapshot::RunState r;
   r.key = {"1234-llama", "run-1"};
@@ -56,7 +60,7 @@ inline snapshot::RunState RunWithEverything() {
 
   aggregate::FamilySummary gemm;
   gemm.family = "GEMM";
-  gemm.kind = classify::FamilyKind::kCompute;
+  gemm.kind = classify::FamilyKind::kMath;
   gemm.launches = 600;
   gemm.total_ps = 1'200'000'000'000;
   gemm.distinct_kernels = 7;
@@ -93,13 +97,17 @@ inline snapshot::RunState RunWithEverything() {
   d0.memop_ps = 1'000'000;
   d0.compute_busy_ps = 690'000'000'000;
   d0.exclusive_ps = 400'000'000'000;
+  d0.largest_gaps_ps = {50'000'000'000, 40'000'000'000, 1'000'000};
   aggregate::DeviceSummary d1 = d0;
   d1.device = "/device:GPU:1";
   d1.span_ps = 1'050'000'000'000;
   d1.exposed_comm_ps = 120'000'000'000;
   d1.compute_busy_ps = 630'000'000'000;
   d1.exclusive_ps = 380'000'000'000;
+  d1.largest_gaps_ps = {60'000'000'000, 30'000'000'000};
   st.devices = {d0, d1};
+  st.serial_kernels = {
+      {"ncclDevKernel_AllReduce_Sum_bf16", "NCCL", 6, 120'000'000'000, 120'000'000'000}};
   st.trace_steps = {{f.path, 7, 400'000'000'000}, {f.path, -1, 410'000'000'000}};
   st.top_exclusive = {{"Cijk_Alik_Bljk_gemm", "GEMM", 250'000'000'000},
                       {"ncclDevKernel_AllReduce_Sum_bf16", "NCCL", 120'000'000'000}};
@@ -111,7 +119,10 @@ inline snapshot::RunState RunWithEverything() {
   return r;
 }
 
-// A truncated, incomplete xplane window with no step time and no log.
+// A truncated, incomplete xplane window with no step time and no log: gemm
+// 0.5 s, then a serial all-to-all alone for 0.2 s in 2 calls; span 0.8 s
+// (the step the diagnosis falls back to), so the all-to-all is a blocker
+// (25% of it).
 inline snapshot::RunState RunWithoutStepTime() {
   snapshot::RunState r;
   r.key = {"1234-llama", "run-2"};
@@ -144,17 +155,29 @@ inline snapshot::RunState RunWithoutStepTime() {
   gemm.launches = 10;
   gemm.total_ps = 500'000'000'000;
   gemm.distinct_kernels = 1;
+  gemm.kind = classify::FamilyKind::kMath;
   gemm.top_kernels = {{"sm90_xmma_gemm", 10, 500'000'000'000}};
-  st.families = {gemm};
-  st.total_kernel_ps = 500'000'000'000;
-  st.total_launches = 10;
+  aggregate::FamilySummary a2a;
+  a2a.family = "comm_other";
+  a2a.kind = classify::FamilyKind::kComm;
+  a2a.launches = 2;
+  a2a.total_ps = a2a.exclusive_ps = 200'000'000'000;
+  a2a.distinct_kernels = 1;
+  a2a.top_kernels = {{"ragged_all_to_all_kernel", 2, 200'000'000'000, 200'000'000'000}};
+  st.families = {gemm, a2a};
+  st.total_kernel_ps = 700'000'000'000;
+  st.total_launches = 12;
+  st.serial_kernels = {
+      {"ragged_all_to_all_kernel", "comm_other", 2, 200'000'000'000, 200'000'000'000}};
   aggregate::DeviceSummary d;
   d.file = f.path;
   d.device = "GPU 0";
-  d.kernels = 10;
-  d.kernel_ps = 500'000'000'000;
-  d.busy_ps = 500'000'000'000;
+  d.kernels = 12;
+  d.kernel_ps = 700'000'000'000;
+  d.busy_ps = 700'000'000'000;
   d.span_ps = 800'000'000'000;
+  d.comm_ps = 200'000'000'000;
+  d.exclusive_ps = 700'000'000'000;
   d.streams = 1;
   st.devices = {d};
   return r;

@@ -714,6 +714,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     ds.exposed_comm_ps = t.exposed_comm;
     ds.compute_busy_ps = t.compute_busy;
     ds.exclusive_ps = t.exclusive;
+    ds.largest_gaps_ps = t.largest_gaps;
     result.exclusive = sweep.exclusive();
     result.idle_before = sweep.idle_before();
     result.spill_error = merged.error().has_value();
@@ -831,6 +832,24 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
     }
   }
   w.top_exclusive = TopRanked(std::move(by_exclusive), options.top_kernels);
+  for (size_t f = 0; f < fam_names.size(); ++f) {
+    const FamilyKind kind = w.families[f].kind;
+    if (kind == FamilyKind::kMemory || kind == FamilyKind::kMath) continue;
+    for (const KernelSummary& k : kernels[f]) {
+      if (k.launches > 0 && 2 * k.exclusive_ps >= k.total_ps &&
+          k.exclusive_ps >= kSerialCallPs * k.launches) {
+        w.serial_kernels.push_back({k.name, fam_names[f], k.launches, k.total_ps, k.exclusive_ps});
+      }
+    }
+  }
+  std::sort(w.serial_kernels.begin(), w.serial_kernels.end(),
+            [](const SerialKernel& a, const SerialKernel& b) {
+              if (a.exclusive_ps != b.exclusive_ps) return a.exclusive_ps > b.exclusive_ps;
+              return a.name < b.name;
+            });
+  if (options.top_kernels > 0 && w.serial_kernels.size() > options.top_kernels) {
+    w.serial_kernels.resize(options.top_kernels);
+  }
   w.top_idle_before = TopRanked(std::move(by_idle_before), options.top_kernels);
   for (size_t f = 0; f < fam_names.size(); ++f) {
     FamilySummary& fam = w.families[f];

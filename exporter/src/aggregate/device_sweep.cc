@@ -50,6 +50,14 @@ void DeviceSweep::Add(int64_t start, int64_t end, uint32_t tag) {
   const int64_t idle_so_far = totals_.idle;
   AdvanceTo(start);
   if (const int64_t gap = totals_.idle - idle_so_far; gap > 0) {
+    if (gaps_.size() < kLargestGaps || gap > gaps_.front()) {
+      gaps_.push_back(gap);
+      std::push_heap(gaps_.begin(), gaps_.end(), std::greater<>());
+      if (gaps_.size() > kLargestGaps) {
+        std::pop_heap(gaps_.begin(), gaps_.end(), std::greater<>());
+        gaps_.pop_back();
+      }
+    }
     gap_ = gap;
     gap_end_ = start;
     gap_owner_ = tag;
@@ -68,6 +76,8 @@ void DeviceSweep::Add(int64_t start, int64_t end, uint32_t tag) {
 SweepTotals DeviceSweep::Finish() {
   while (!running_.empty()) AdvanceTo(running_.front().end);
   totals_.busy = totals_.exclusive + totals_.overlapped;
+  totals_.largest_gaps = gaps_;
+  std::sort(totals_.largest_gaps.begin(), totals_.largest_gaps.end(), std::greater<>());
   return totals_;
 }
 

@@ -11,7 +11,10 @@
 //    instant the gap ends; of several, to the one with the smallest name;
 //  - compute busy: time when a non-communication kernel runs;
 //  - exposed communication: time when a communication kernel runs and no
-//    compute kernel does; busy = exclusive + overlapped.
+//    compute kernel does; busy = exclusive + overlapped;
+//  - largest gaps: the lengths of the kLargestGaps longest idle gaps, longest
+//    first (where a window's step boundaries lie when the host stalls the
+//    GPU between steps: diagnosis.h).
 // Memory: the kernels running at one instant, nothing else.
 // Internal to aggregate/. One sweep per device and thread.
 #pragma once
@@ -22,7 +25,12 @@
 
 namespace profwatch::aggregate {
 
+// Idle gaps kept per device: enough for the step boundaries of a window of
+// up to kLargestGaps + 1 profiled steps.
+inline constexpr size_t kLargestGaps = 32;
+
 struct SweepTotals {
+  std::vector<int64_t> largest_gaps;  // longest first, at most kLargestGaps
   int64_t busy = 0;
   int64_t compute_busy = 0;
   int64_t exposed_comm = 0;
@@ -67,6 +75,7 @@ class DeviceSweep {
   // The last idle gap: its length, where it ended and who it is charged to.
   int64_t gap_ = 0, gap_end_ = 0;
   uint32_t gap_owner_ = 0;
+  std::vector<int64_t> gaps_;  // min-heap of the longest idle gaps so far
   SweepTotals totals_;
 };
 

@@ -66,11 +66,27 @@ struct DeviceSummary {
   int64_t exclusive_ps = 0;     // time exactly one kernel runs (busy - exclusive: overlapped)
   int64_t memops = 0;           // memcpy/memset operations (not kernels)
   int64_t memop_ps = 0;
+  // The longest idle gaps between its kernels, longest first, at most
+  // device_sweep.h's kLargestGaps (the host-stall figures of diagnosis.h).
+  std::vector<int64_t> largest_gaps_ps;
   // nsys exports: the device is (process, CUDA device); the rank is the
   // process's NVTX "rank=N" when it has one. Unset for other inputs.
   std::optional<int64_t> pid;
   std::optional<int64_t> device_id;
   std::optional<int64_t> rank;
+};
+
+// A kernel that ran alone on its GPU for at least half of its time, in calls
+// of kSerialCallPs or more on average, outside the math and memory
+// families: a candidate main-stream blocker (diagnosis.h weighs it against
+// the step). Figures summed over the window's devices.
+inline constexpr int64_t kSerialCallPs = 1'000'000'000;  // 1 ms
+struct SerialKernel {
+  std::string name;
+  std::string family;
+  int64_t launches = 0;
+  int64_t total_ps = 0;
+  int64_t exclusive_ps = 0;
 };
 
 // The device with the largest compute busy time and how far it is above the
@@ -133,6 +149,9 @@ struct WindowStats {
   // time, largest first, then by name; bounded like the top kernels.
   std::vector<RankedKernel> top_exclusive;
   std::vector<RankedKernel> top_idle_before;
+  // SerialKernel candidates, most exclusive time first (then by name),
+  // bounded like the top kernels.
+  std::vector<SerialKernel> serial_kernels;
   // Regions by kernel time, largest first (then by name), at most
   // --top-regions; the kernel time of the others is regions_other_ps.
   // Kernels without a scope belong to no region. has_regions: some kernel

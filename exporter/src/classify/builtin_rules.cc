@@ -76,12 +76,12 @@ RuleSet DrillSet() {
   }
   s.rules.push_back(MakeRule("RCCL ncclDevKernel", FamilyKind::kComm,
                              {Cond(MatchOp::kPrefix, {"ncclDevKernel"})}, "drill"));
-  s.rules.push_back(MakeRule("CK+primus GEMM (non-DeepEP)", C,
+  s.rules.push_back(MakeRule("CK+primus GEMM (non-DeepEP)", FamilyKind::kMath,
                              {Cond(MatchOp::kNotContains, {"primus_turbo::deep_ep"}),
                               Cond(MatchOp::kContains, {"ck_tile::", "primus_turbo::", "Cijk_"})},
                              "drill"));
-  s.rules.push_back(
-      MakeRule("flash_attn (fmha)", C, {contains("aiter"), contains("fmha")}, "drill"));
+  s.rules.push_back(MakeRule("flash_attn (fmha)", FamilyKind::kMath,
+                             {contains("aiter"), contains("fmha")}, "drill"));
   return s;
 }
 
@@ -127,12 +127,13 @@ RuleSet NativeSet(const VendorMarkers& v) {
   add("memory", FamilyKind::kMemory,
       {Cond(MatchOp::kContains,
             {"Memcpy", "memcpy", "Memset", "memset", "CopyDeviceTo", "CopyHostTo", "FillBuffer"})});
-  add("attention", C, {Cond(MatchOp::kContains, kAttentionMarkers)});
-  add("conv", C,
+  const auto M = FamilyKind::kMath;
+  add("attention", M, {Cond(MatchOp::kContains, kAttentionMarkers)});
+  add("conv", M,
       {Cond(MatchOp::kContains,
             {"convolve", "Convolution", "conv2d", "winograd", "fft2d_", "fprop", "dgrad", "wgrad",
              "naive_conv", "igemm_fwd", "igemm_bwd", "igemm_wrw"})});
-  add("gemm", C,
+  add("gemm", M,
       {Cond(MatchOp::kContains, with({"gemm", "Gemm", "GEMM", "matmul", "bmm_"}, v.gemm))});
   add("xla_fusion_loop", C,
       {Cond(MatchOp::kPrefix, {"loop_"}), Cond(MatchOp::kContains, {"fusion"})});

@@ -22,6 +22,8 @@ std::string_view FamilyKindName(FamilyKind k) {
       return "comm";
     case FamilyKind::kMemory:
       return "memory";
+    case FamilyKind::kMath:
+      return "math";
   }
   return "compute";
 }

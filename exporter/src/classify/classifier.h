@@ -16,9 +16,12 @@ namespace profwatch::classify {
 using FamilyId = uint16_t;
 
 // What a family is, for measurements beyond the sum: exposed communication is
-// comm time not covered by compute on the same GPU.
-enum class FamilyKind : uint8_t { kCompute, kComm, kMemory };
-std::string_view FamilyKindName(FamilyKind k);  // "compute", "comm", "memory"
+// comm time not covered by compute (compute or math) on the same GPU. Math
+// families (GEMM, attention, convolution) are the model's dense arithmetic:
+// compute that the diagnosis never calls a main-stream blocker, however
+// long it runs alone (aggregate/diagnosis.h).
+enum class FamilyKind : uint8_t { kCompute, kComm, kMemory, kMath };
+std::string_view FamilyKindName(FamilyKind k);  // "compute", "comm", "memory", "math"
 
 enum class MatchOp : uint8_t { kContains, kPrefix, kSuffix, kRegex, kNotContains };
 
@@ -48,9 +51,10 @@ struct RuleSet {
 // (hipBLASLt/CK/Primus GEMMs, ROCclr copies) class kernels by what they do,
 // attention from any library included. Unknown name: kConfig.
 // Native families (both sets), in rule order (Prometheus label values): nccl, comm_other
-// (comm); memory (memory); attention, conv, gemm, xla_fusion_loop,
+// (comm); memory (memory); attention, conv, gemm (math); xla_fusion_loop,
 // xla_fusion_input, xla_fusion_other, triton, norm, elementwise, reduce
-// (compute); Other is "other". Patterns: builtin_rules.cc.
+// (compute); Other is "other". In the drill set the GEMM and flash-attention
+// families are math. Patterns: builtin_rules.cc.
 Result<RuleSet> BuiltinRuleSet(std::string_view name);
 std::vector<std::string> BuiltinRuleSetNames();
 

@@ -8,7 +8,8 @@
 //                         # (default: the base set's, e.g. "Other kernels").
 //   rules:                # required, a list (may be empty)
 //     - family: my_gemm   # required, non-empty
-//       kind: compute     # optional: compute (default) | comm | memory
+//       kind: compute     # optional: compute | math | comm | memory; default:
+//                         # the base set's kind of that family, else compute
 //       replace: true     # optional (default false): drop the base set's
 //                         # rules of this family; the base must have it
 //       match:            # required, at least one condition; ALL must hold
@@ -161,12 +162,13 @@ class Parser {
     return out;
   }
 
-  Rule ParseRule(const YAML::Node& node, bool* replace) const {
+  Rule ParseRule(const YAML::Node& node, bool* replace, bool* kind_given) const {
     if (!node.IsMap()) Fail(node, "each rule must be a mapping");
     Rule rule;
     rule.origin = Where(node);
     bool has_family = false, has_match = false;
     *replace = false;
+    *kind_given = false;
     ForEachKey(node, "a rule", [&](const YAML::Node& key, const YAML::Node& value) {
       const std::string& k = key.Scalar();
       if (k == "family") {
@@ -174,6 +176,7 @@ class Parser {
         if (rule.family.empty()) Fail(value, "family must not be empty");
         has_family = true;
       } else if (k == "kind") {
+        *kind_given = true;
         const std::string kind = Scalar(value, "kind");
         if (kind == "compute") {
           rule.kind = FamilyKind::kCompute;
@@ -181,8 +184,10 @@ class Parser {
           rule.kind = FamilyKind::kComm;
         } else if (kind == "memory") {
           rule.kind = FamilyKind::kMemory;
+        } else if (kind == "math") {
+          rule.kind = FamilyKind::kMath;
         } else {
-          Fail(value, "kind must be compute, comm or memory, got '" + kind + "'");
+          Fail(value, "kind must be compute, math, comm or memory, got '" + kind + "'");
         }
       } else if (k == "replace") {
         *replace = Bool(value, "replace");
@@ -252,8 +257,15 @@ class Parser {
         if (value.IsNull()) return;  // "rules:" with nothing: no rules
         if (!value.IsSequence()) Fail(value, "rules must be a list");
         for (const auto& r : value) {
-          bool replace = false;
-          Rule rule = ParseRule(r, &replace);
+          bool replace = false, kind_given = false;
+          Rule rule = ParseRule(r, &replace, &kind_given);
+          // Without a kind, a family of the base set keeps the base's kind
+          // (extending `gemm` keeps it math); a new family is compute.
+          if (!kind_given) {
+            auto b = std::find_if(base.rules.begin(), base.rules.end(),
+                                  [&](const Rule& br) { return br.family == rule.family; });
+            if (b != base.rules.end()) rule.kind = b->kind;
+          }
           rules.emplace_back(std::move(rule), replace);
         }
       } else {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "aggregate/diagnosis.h"
 #include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
@@ -48,6 +49,11 @@ struct WindowSummary {
   // false when the input carries no scopes.
   std::vector<std::pair<std::string, double>> regions;
   bool has_regions = false;
+  // The diagnosis against the variant's step (aggregate/diagnosis.h):
+  // blockers' time alone, and the idle time before each step's first kernel
+  // (unset with one profiled step).
+  double blocker_seconds = 0;
+  std::optional<double> host_stall_seconds;
 };
 
 WindowSummary Summarize(const aggregate::WindowStats& s) {
@@ -80,6 +86,15 @@ struct Variant {
   std::optional<double> step_seconds;
   std::string step_source;
 };
+
+// Call once the variant's step is chosen.
+void AddDiagnosis(Variant& v, const aggregate::WindowStats& s) {
+  const aggregate::Diagnosis d = aggregate::Diagnose(s, v.step_seconds, v.step_source);
+  for (const aggregate::Blocker& b : d.blockers) {
+    v.summary.blocker_seconds += b.exclusive_seconds_per_gpu_step;
+  }
+  if (d.host_stall) v.summary.host_stall_seconds = d.host_stall->seconds_per_step;
+}
 
 struct Row {
   std::string name;
@@ -132,6 +147,10 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   add("overlap", [](const Variant& v) -> std::optional<double> { return v.summary.overlap; });
   add("exposed comm",
       [](const Variant& v) -> std::optional<double> { return v.summary.exposed_comm; });
+  add("blockers alone",
+      [](const Variant& v) -> std::optional<double> { return v.summary.blocker_seconds; });
+  add("host stall per step",
+      [](const Variant& v) -> std::optional<double> { return v.summary.host_stall_seconds; });
   // Exclusive time (the family ran alone on the GPU), for families where
   // some variant has any.
   for (size_t f = 0; f < vs[0].summary.families.size(); ++f) {
@@ -381,6 +400,7 @@ int RunCompare(const std::vector<std::string>& args) {
         v.step_seconds = h->second.step_seconds;  // as the daemon chose it
         v.step_source = h->second.step_source;
       }
+      AddDiagnosis(v, *h->second.stats);
       variants.push_back(std::move(v));
       continue;
     }
@@ -400,6 +420,7 @@ int RunCompare(const std::vector<std::string>& args) {
       v.step_seconds = ts;
       v.step_source = "trace";
     }
+    AddDiagnosis(v, a->stats);
     variants.push_back(std::move(v));
   }
 

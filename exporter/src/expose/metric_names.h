@@ -58,6 +58,9 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_straggler_ratio", MetricType::kGauge, "Compute busy time of the busiest GPU over the median GPU's (1 = balanced).", {}, true},
     {"profwatch_region_kernel_seconds", MetricType::kGauge, "Kernel time of a model region (JAX scope path without jit frames and transformation wrappers, cut to --region-depth components), seconds per GPU per step; the top --top-regions regions, the rest as region=\"other\".", {"region"}, true},
     {"profwatch_straggler_info", MetricType::kGauge, "Always 1; host and device of the window's busiest GPU by compute busy time (the straggler).", {"host", "device"}, true},
+    {"profwatch_family_info", MetricType::kGauge, "Always 1; the kind of each family of the latest window's rule set: compute, math (GEMM, attention, convolution: the model's work, never a blocker), comm or memory.", {"family", "kind"}, true},
+    {"profwatch_blocker_seconds", MetricType::kGauge, "Time a main-stream blocker ran alone on its GPU, seconds per GPU per step: a kernel outside the math and memory families that ran alone for at least half its time, in calls of 1 ms or more, for at least 10% of the step; only such kernels (none: no series). kernel is the short name.", {"family", "kernel"}, true},
+    {"profwatch_host_stall_seconds", MetricType::kGauge, "Idle time before each step's first kernel, seconds per step (per GPU the profiled steps - 1 longest idle gaps, their mean, averaged over the GPUs): the GPU waiting on the host or input between steps. Only for windows of two or more profiled steps.", {}, true},
     // --- additive raw sums for cross-host aggregation ---
     {"profwatch_window_raw_family_kernel_seconds", MetricType::kGauge, "Kernel seconds of a family summed over the window's GPUs and steps.", {"family"}, true},
     {"profwatch_window_raw_family_kernel_launches", MetricType::kGauge, "Kernel launches of a family summed over the window's GPUs and steps.", {"family"}, true},
@@ -68,7 +71,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_raw_gpu_steps", MetricType::kGauge, "GPUs x profiled steps of the window: the divisor of every per-GPU-per-step figure.", {}, true},
     // --- step time and the gap ---
     {"profwatch_step_seconds", MetricType::kGauge, "Step time used for the gap, by source (log, trace, config).", {"source"}, true},
-    {"profwatch_step_minus_kernel_seconds", MetricType::kGauge, "Step time minus total kernel time per GPU per step; > 0 means the GPU waits on a main-stream blocker.", {}, true},
+    {"profwatch_step_minus_kernel_seconds", MetricType::kGauge, "Step time minus total kernel time per GPU per step; > 0 means the GPU idles for part of each step (a host or input stall when profwatch_host_stall_seconds says so).", {}, true},
     {"profwatch_step_minus_kernel_ratio", MetricType::kGauge, "(step - total kernel) / step.", {}, true},
     {"profwatch_step_source_missing", MetricType::kGauge, "1 when no step-time source (log, trace, config) is available for the run.", {}, true},
     // --- training log ---

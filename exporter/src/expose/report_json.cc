@@ -1,3 +1,4 @@
+#include "aggregate/diagnosis.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -111,6 +112,35 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
                  {"minus_kernel_ratio", gap->ratio}};
   } else {
     j["step"] = nullptr;
+  }
+  {
+    const aggregate::Diagnosis dg = aggregate::Diagnose(s, ctx.step_seconds, ctx.step_source);
+    nlohmann::ordered_json dj;
+    dj["step_seconds"] = dg.step_seconds;
+    dj["step_basis"] = dg.step_basis;
+    nlohmann::ordered_json blockers = nlohmann::ordered_json::array();
+    for (const auto& b : dg.blockers) {
+      blockers.push_back({{"kernel", b.kernel},
+                          {"family", b.family},
+                          {"exclusive_seconds_per_gpu_step", b.exclusive_seconds_per_gpu_step},
+                          {"share_of_step", b.share_of_step},
+                          {"seconds_per_call", b.seconds_per_call}});
+    }
+    dj["blockers"] = std::move(blockers);
+    if (dg.host_stall) {
+      const auto& h = *dg.host_stall;
+      dj["host_stall"] = {{"stalled", h.stalled},
+                          {"seconds_per_step", h.seconds_per_step},
+                          {"share_of_step", h.share_of_step},
+                          {"gaps_per_gpu", h.gaps_per_gpu},
+                          {"worst_gpu", h.gpu},
+                          {"worst_gpu_gaps_seconds", h.gaps_seconds}};
+    } else {
+      dj["host_stall"] = nullptr;  // one profiled step: no boundary between steps
+    }
+    dj["math_alone_seconds_per_gpu_step"] = dg.math_alone_seconds_per_gpu_step;
+    dj["math_alone_share_of_step"] = dg.math_alone_share_of_step;
+    j["diagnosis"] = std::move(dj);
   }
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const auto& d : s.devices) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "aggregate/diagnosis.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -34,43 +35,50 @@ std::optional<StepGap> ComputeStepGap(const aggregate::WindowStats& stats,
 
 namespace {
 
-// The plain-words answers of issue #22: what blocks the main stream, what the
-// GPU waits for, which GPU straggles.
+// The plain-words answers: what blocks the main stream, whether the host
+// holds the GPU back between steps, which GPU straggles (aggregate/diagnosis.h
+// decides; this only words it).
 std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  // The step the 5% rule refers to: the given step time, else the trace's,
-  // else the kernel span per GPU per step.
-  double step = ctx.step_seconds.value_or(0.0);
-  if (step <= 0) step = s.TraceStepSeconds();
-  if (step <= 0) step = s.PerGpuStepSeconds(s.SumSpanPs());
-  std::string o = "\nDiagnosis (per GPU per step)\n";
-  const aggregate::FamilySummary* blocker = nullptr;
-  for (const auto& f : s.families) {
-    const double alone = s.PerGpuStepSeconds(f.exclusive_ps);
-    if (f.total_ps > 0 && 4 * f.exclusive_ps > f.total_ps && alone > 0.05 * step &&
-        (!blocker || f.exclusive_ps > blocker->exclusive_ps)) {
-      blocker = &f;
-    }
-  }
-  if (blocker) {
+  const aggregate::Diagnosis dg = aggregate::Diagnose(s, ctx.step_seconds, ctx.step_source);
+  std::string o = Format("\nDiagnosis (per GPU per step; shares of a %.6f s step, from %s)\n",
+                         dg.step_seconds, dg.step_basis.c_str());
+  if (dg.blockers.empty()) {
     o += Format(
-        "  %-22s %s runs alone %.6f s (%.0f%% of its kernel time, %.1f%% of the step)\n",
-        "main-stream blocker", blocker->family.c_str(), s.PerGpuStepSeconds(blocker->exclusive_ps),
-        100.0 * static_cast<double>(blocker->exclusive_ps) / static_cast<double>(blocker->total_ps),
-        100.0 * s.PerGpuStepSeconds(blocker->exclusive_ps) / step);
-    for (const auto& k : s.top_exclusive) {
-      if (k.family != blocker->family) continue;
-      o += Format("  %-22s %s (%.6f s alone)\n", "", Shorten(k.name, 80).c_str(),
-                  s.PerGpuStepSeconds(k.ps));
-      break;
-    }
-  } else {
-    o += Format("  %-22s none (no family runs alone over 25%% of its time and 5%% of the step)\n",
-                "main-stream blocker");
+        "  %-22s none (no kernel outside gemm/attention/conv runs alone for %.0f%% of the step "
+        "in calls of %.0f ms or more)\n",
+        "main-stream blocker", 100 * aggregate::kBlockerShareOfStep,
+        aggregate::PsToSeconds(aggregate::kSerialCallPs) * 1e3);
   }
-  if (!s.top_idle_before.empty()) {
-    const auto& k = s.top_idle_before.front();
-    o += Format("  %-22s %.6f s idle before %s (%s): the GPU waited for it\n", "biggest wait",
-                s.PerGpuStepSeconds(k.ps), Shorten(k.name, 60).c_str(), k.family.c_str());
+  for (size_t i = 0; i < dg.blockers.size(); ++i) {
+    const auto& b = dg.blockers[i];
+    o +=
+        Format("  %-22s %s (%s): alone %.6f s (%.1f%% of the step), %.6f s per call\n",
+               i == 0 ? "main-stream blocker" : "", Shorten(b.kernel, 80).c_str(), b.family.c_str(),
+               b.exclusive_seconds_per_gpu_step, 100 * b.share_of_step, b.seconds_per_call);
+  }
+  if (dg.math_alone_seconds_per_gpu_step > 0) {
+    o += Format(
+        "  %-22s %.6f s (%.1f%% of the step): GEMM, attention and convolution kernels running "
+        "alone are the step's work, not blockers\n",
+        "math alone", dg.math_alone_seconds_per_gpu_step, 100 * dg.math_alone_share_of_step);
+  }
+  if (dg.host_stall) {
+    const auto& h = *dg.host_stall;
+    std::string gaps;
+    for (double g : h.gaps_seconds) gaps += Format("%s%.6f", gaps.empty() ? "" : ", ", g);
+    if (gaps.empty()) gaps = "none";
+    o += Format(
+        "  %-22s %.6f s idle before each step's first kernel (%.1f%% of the step; the "
+        "%d longest idle gaps of %s: %s s)\n",
+        h.stalled ? "host/input stall" : "between steps", h.seconds_per_step, 100 * h.share_of_step,
+        h.gaps_per_gpu, h.gpu.c_str(), gaps.c_str());
+    if (h.stalled) {
+      o += "  => the GPU waits on the host between steps (data loader, host sync, Python, "
+           "checkpointing): look there, not at the kernels\n";
+    } else {
+      o += Format("  %-22s below the %.0f%% of the step that is called a host stall\n", "",
+                  100 * aggregate::kHostStallShareOfStep);
+    }
   }
   if (auto st = s.FindStraggler(); st && s.gpus() > 1) {
     const auto& d = s.devices[st->device];
@@ -189,11 +197,15 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
       }
     }
     if (gap->minus_kernel_seconds > 0) {
-      o += "  => positive gap: the GPU waits on something outside kernels (a main-stream blocker, "
-           "host or input stall)\n";
+      o += "  => positive gap: the GPU idles for part of each step (the Diagnosis below says "
+           "whether between steps, a host/input stall)\n";
     } else {
       o += "  => negative or zero gap: kernels fill the step (streams overlap when negative)\n";
     }
+  } else {
+    o += "\nStep time composition\n"
+         "  no step time: the input has no step markers and none was given; pass the training "
+         "log (--log FILE) or --step-time SECONDS for step - total kernel\n";
   }
 
   o += RenderDiagnosis(s, ctx);

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "aggregate/diagnosis.h"
 #include "core/build_revision.h"
 #include "expose/kernel_label.h"
 #include "expose/metric_names.h"
@@ -373,6 +374,10 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
     b.Add("profwatch_family_idle_before_seconds", st.PerGpuStepSeconds(f.idle_before_ps),
           {{"family", f.family}});
   }
+  for (const aggregate::FamilySummary& f : st.families) {
+    b.Add("profwatch_family_info", 1.0,
+          {{"family", f.family}, {"kind", classify::FamilyKindName(f.kind)}});
+  }
   for (const aggregate::RegionSummary& r : st.regions) {
     b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(r.kernel_ps),
           {{"region", r.region}});
@@ -418,6 +423,16 @@ void AddStep(const snapshot::RunState& rs, Builder& b) {
     b.Add("profwatch_step_seconds", *rs.step_seconds, {{"source", source}});
   }
   if (!rs.has_window) return;
+  // The diagnosis weighs blockers and the host stall against the step.
+  const aggregate::WindowStats& st = *rs.stats;
+  if (st.divisor() > 0) {
+    const aggregate::Diagnosis dg = aggregate::Diagnose(st, rs.step_seconds, rs.step_source);
+    for (const aggregate::Blocker& k : dg.blockers) {
+      b.Add("profwatch_blocker_seconds", k.exclusive_seconds_per_gpu_step,
+            {{"family", k.family}, {"kernel", ShortKernelName(k.kernel)}});
+    }
+    if (dg.host_stall) b.Add("profwatch_host_stall_seconds", dg.host_stall->seconds_per_step);
+  }
   // The gap needs both a step time and a window with GPUs; without GPUs the
   // per-GPU kernel time is undefined, not zero.
   if (rs.step_seconds && rs.stats->divisor() > 0) {

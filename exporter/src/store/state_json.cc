@@ -22,7 +22,7 @@ using snapshot::Snapshot;
 // Independent of the display names (LauncherModeName, ...) on purpose.
 constexpr std::string_view kLauncherModes[] = {"unknown", "one_node_per_process",
                                                "one_gpu_per_process", "mixed"};
-constexpr std::string_view kFamilyKinds[] = {"compute", "comm", "memory"};
+constexpr std::string_view kFamilyKinds[] = {"compute", "comm", "memory", "math"};
 constexpr std::string_view kSchemas[] = {"unknown", "jax", "kineto", "xplane", "nsys"};
 
 template <class E, size_t N>
@@ -90,6 +90,7 @@ json ToJson(const aggregate::WindowStats& st) {
     if (d.pid) jd["pid"] = *d.pid;
     if (d.device_id) jd["device_id"] = *d.device_id;
     if (d.rank) jd["rank"] = *d.rank;
+    if (!d.largest_gaps_ps.empty()) jd["largest_gaps_ps"] = d.largest_gaps_ps;
     devices.push_back(std::move(jd));
   }
   json steps = json::array();
@@ -101,6 +102,14 @@ json ToJson(const aggregate::WindowStats& st) {
     for (const auto& k : v) out.push_back({{"name", k.name}, {"family", k.family}, {"ps", k.ps}});
     return out;
   };
+  json serial = json::array();
+  for (const auto& k : st.serial_kernels) {
+    serial.push_back({{"name", k.name},
+                      {"family", k.family},
+                      {"launches", k.launches},
+                      {"total_ps", k.total_ps},
+                      {"exclusive_ps", k.exclusive_ps}});
+  }
   json regions = json::array();
   for (const auto& r : st.regions)
     regions.push_back({{"region", r.region}, {"kernel_ps", r.kernel_ps}});
@@ -119,6 +128,7 @@ json ToJson(const aggregate::WindowStats& st) {
           {"trace_steps", std::move(steps)},
           {"top_exclusive", ranked(st.top_exclusive)},
           {"top_idle_before", ranked(st.top_idle_before)},
+          {"serial_kernels", std::move(serial)},
           {"regions", regions},
           {"regions_other_ps", st.regions_other_ps},
           {"has_regions", st.has_regions}};
@@ -353,6 +363,34 @@ bool Int64OrZero(Reader& r, const json& j, std::string_view key, int64_t& out) {
   return true;
 }
 
+// Optional keys (written since the diagnosis of issue #29): absent reads as empty.
+bool ReadSerialKernels(Reader& r, const json& j, aggregate::WindowStats& st) {
+  if (j.is_object() && !j.contains("serial_kernels")) return true;
+  return r.Array(j, "serial_kernels", [&](const json& k) {
+    aggregate::SerialKernel sk;
+    if (!(r.String(k, "name", sk.name) && r.String(k, "family", sk.family) &&
+          r.Int64(k, "launches", sk.launches) && r.Int64(k, "total_ps", sk.total_ps) &&
+          r.Int64(k, "exclusive_ps", sk.exclusive_ps))) {
+      return false;
+    }
+    if (sk.launches <= 0) return r.Fail("launches", "must be positive");  // a divisor
+    st.serial_kernels.push_back(std::move(sk));
+    return true;
+  });
+}
+
+bool ReadGaps(Reader& r, const json& j, aggregate::DeviceSummary& d) {
+  if (j.is_object() && !j.contains("largest_gaps_ps")) return true;
+  return r.Array(j, "largest_gaps_ps", [&](const json& g) {
+    int64_t v = 0;
+    if (!g.is_number_integer() || (v = g.get<int64_t>()) < 0) {
+      return r.Fail("", "not a non-negative integer");
+    }
+    d.largest_gaps_ps.push_back(v);
+    return true;
+  });
+}
+
 bool ReadRanked(Reader& r, const json& j, std::string_view key,
                 std::vector<aggregate::RankedKernel>& out) {
   if (j.is_object() && !j.contains(key)) return true;
@@ -409,7 +447,7 @@ bool ReadDevice(Reader& r, const json& j, aggregate::DeviceSummary& d) {
          r.Int64(j, "memop_ps", d.memop_ps) && r.Optional(j, "pid", d.pid) &&
          r.Optional(j, "device_id", d.device_id) && r.Optional(j, "rank", d.rank) &&
          Int64OrZero(r, j, "compute_busy_ps", d.compute_busy_ps) &&
-         Int64OrZero(r, j, "exclusive_ps", d.exclusive_ps);
+         Int64OrZero(r, j, "exclusive_ps", d.exclusive_ps) && ReadGaps(r, j, d);
 }
 
 bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
@@ -458,7 +496,8 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                    return true;
                  }) &&
          ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
-         ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadRegions(r, j, st);
+         ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadSerialKernels(r, j, st) &&
+         ReadRegions(r, j, st);
 }
 
 bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {

@@ -621,3 +621,49 @@ TEST(FileAggregatorTest, KernelNamesListsDistinctKernelNamesUpToLimit) {
 
 }  // namespace
 }  // namespace profwatch::aggregate
+
+namespace profwatch::aggregate {
+namespace {
+
+// The blocker candidates (diagnosis.h): outside math and memory, alone for
+// at least half their time, 1 ms or more alone per call on average.
+TEST(MergeWindowTest, SerialKernelsAreLongLoneCallsOutsideMath) {
+  constexpr int64_t kMs = 1000 * kUs;
+  FileSpec f{"s.json", OneGpu(), {}, false};
+  auto& ev = f.events;
+  int64_t t = 0;
+  auto alone = [&](std::string_view name, int64_t dur) {
+    ev.push_back(Jx(1, 1, name, t, dur));
+    t += dur + kUs;
+  };
+  alone("RaggedAllToAllKernelImpl", 30 * kMs);  // comm, alone, long: a candidate
+  alone("RaggedAllToAllKernelImpl", 20 * kMs);
+  alone("Cijk_gemm_big", 40 * kMs);           // math: never
+  alone("loop_add_fusion.kd", 999 * kUs);     // alone but under 1 ms a call
+  alone("input_scatter_fusion.kd", 1 * kMs);  // exactly 1 ms: a candidate
+  alone("FillBuffer", 5 * kMs);               // a memory op: never
+  // Overlapped by a compute kernel on another stream for more than half of
+  // its 4 ms: alone 1.9 ms in one call, so not a candidate.
+  ev.push_back(Jx(1, 1, "loop_select_fusion.kd", t, 4 * kMs));
+  ev.push_back(Jx(1, 2, "loop_convert_fusion.kd", t + 1900 * kUs, 2100 * kUs + 1));
+  t += 5 * kMs;
+  // Alone for less than half its time: not a candidate.
+  ev.push_back(Jx(1, 1, "loop_reduce_fusion.kd", t, 4 * kMs));
+  ev.push_back(Jx(1, 2, "loop_gather_fusion.kd", t, 3 * kMs));
+  WindowStats w = Aggregate({f}, *Builtin("amd"));
+  ASSERT_EQ(w.serial_kernels.size(), 2u);
+  EXPECT_EQ(w.serial_kernels[0].name, "RaggedAllToAllKernelImpl");
+  EXPECT_EQ(w.serial_kernels[0].family, "comm_other");
+  EXPECT_EQ(w.serial_kernels[0].launches, 2);
+  EXPECT_EQ(w.serial_kernels[0].exclusive_ps, 50 * kMs);
+  EXPECT_EQ(w.serial_kernels[1].name, "input_scatter_fusion.kd");
+  EXPECT_EQ(w.serial_kernels[1].exclusive_ps, 1 * kMs);
+  // The device's idle gaps, longest first: around the memory op (not a
+  // kernel: idle for the sweep), after the overlapped pair (1 ms less 1 ps),
+  // then the 1 µs gaps between the lone kernels.
+  EXPECT_EQ(w.devices[0].largest_gaps_ps,
+            (std::vector<int64_t>{5 * kMs + 2 * kUs, kMs - 1, kUs, kUs, kUs, kUs}));
+}
+
+}  // namespace
+}  // namespace profwatch::aggregate

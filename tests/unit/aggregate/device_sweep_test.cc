@@ -48,6 +48,38 @@ Result Sweep(std::vector<K> kernels) {
 
 using Times = std::map<std::string, int64_t>;
 
+// Idle gaps only (not overlaps, not the time before the first kernel),
+// longest first; equal gaps kept apart.
+TEST(DeviceSweepTest, KeepsTheLongestIdleGapsLongestFirst) {
+  const Result r = Sweep({{"a", 5, 10},
+                          {"b", 8, 12},
+                          {"a", 20, 30},
+                          {"c", 30, 31},
+                          {"a", 34, 40},
+                          {"b", 48, 50},
+                          {"c", 58, 60}});
+  EXPECT_EQ(r.totals.largest_gaps, (std::vector<int64_t>{8, 8, 8, 3}));
+  EXPECT_EQ(r.totals.idle, 27);
+}
+
+// At most kLargestGaps are kept: the longest ones, whatever their order.
+TEST(DeviceSweepTest, KeepsAtMostTheBoundOfGaps) {
+  std::vector<K> ks;
+  int64_t t = 0;
+  std::vector<int64_t> gaps;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    ks.push_back({"k", t, t + 2});
+    const int64_t gap = 1 + static_cast<int64_t>(rng() % 1000);
+    gaps.push_back(gap);
+    t += 2 + gap;
+  }
+  ks.push_back({"k", t, t + 2});
+  std::sort(gaps.begin(), gaps.end(), std::greater<>());
+  gaps.resize(kLargestGaps);
+  EXPECT_EQ(Sweep(ks).totals.largest_gaps, gaps);
+}
+
 TEST(DeviceSweepTest, OneStreamGapsGoToTheKernelAfterThem) {
   const Result r = Sweep({{"a", 0, 10}, {"b", 15, 20}, {"a", 20, 30}, {"c", 31, 32}});
   EXPECT_EQ(r.exclusive, (Times{{"a", 20}, {"b", 5}, {"c", 1}}));

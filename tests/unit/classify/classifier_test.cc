@@ -34,13 +34,30 @@ TEST(DrillRuleSetTest, HasThirteenFamiliesInProfileDrillOrderThenOther) {
   EXPECT_EQ(c->RuleSetName(), "drill");
 }
 
-TEST(DrillRuleSetTest, KindsMarkTheThreeCommunicationFamilies) {
+TEST(DrillRuleSetTest, KindsMarkTheCommunicationAndMathFamilies) {
   auto c = Make("drill");
   for (FamilyId id = 0; id < c->FamilyNames().size(); ++id) {
     const std::string& n = c->FamilyNames()[id];
     const bool comm = n == "RaggedAllToAllKernelImpl" || n == "primus_turbo::deep_ep" ||
                       n == "RCCL ncclDevKernel";
-    EXPECT_EQ(c->KindOf(id), comm ? FamilyKind::kComm : FamilyKind::kCompute) << n;
+    const bool math = n == "CK+primus GEMM (non-DeepEP)" || n == "flash_attn (fmha)";
+    EXPECT_EQ(c->KindOf(id), comm   ? FamilyKind::kComm
+                             : math ? FamilyKind::kMath
+                                    : FamilyKind::kCompute)
+        << n;
+  }
+}
+
+// The model's dense math (GEMM, attention, convolution) is its own kind in
+// both native sets: the diagnosis never calls it a blocker.
+TEST(NativeRuleSetTest, GemmAttentionAndConvAreMath) {
+  for (const char* set : {"nvidia", "amd"}) {
+    auto c = Make(set);
+    for (FamilyId id = 0; id < c->FamilyNames().size(); ++id) {
+      const std::string& n = c->FamilyNames()[id];
+      const bool math = n == "gemm" || n == "attention" || n == "conv";
+      EXPECT_EQ(c->KindOf(id) == FamilyKind::kMath, math) << set << " " << n;
+    }
   }
 }
 
@@ -169,7 +186,8 @@ TEST(NvidiaRuleSetTest, ClassifiesRealKinetoKernelNames) {
   for (const auto& [name, family] : cases) EXPECT_EQ(FamilyOf(*c, name), family) << name;
   EXPECT_EQ(c->KindOf(c->Classify("ncclKernel_x")), FamilyKind::kComm);
   EXPECT_EQ(c->KindOf(c->Classify("Memset (Device)")), FamilyKind::kMemory);
-  EXPECT_EQ(c->KindOf(c->Classify("nvjet_x")), FamilyKind::kCompute);
+  EXPECT_EQ(c->KindOf(c->Classify("nvjet_x")), FamilyKind::kMath);
+  EXPECT_EQ(c->KindOf(c->Classify("triton_poi_fused_gelu_3")), FamilyKind::kCompute);
 }
 
 TEST(NvidiaRuleSetTest, FamilyNamesAreLabelFriendly) {
@@ -382,6 +400,7 @@ TEST(FamilyKindNameTest, NamesAllKinds) {
   EXPECT_EQ(FamilyKindName(FamilyKind::kCompute), "compute");
   EXPECT_EQ(FamilyKindName(FamilyKind::kComm), "comm");
   EXPECT_EQ(FamilyKindName(FamilyKind::kMemory), "memory");
+  EXPECT_EQ(FamilyKindName(FamilyKind::kMath), "math");
 }
 
 }  // namespace

@@ -87,6 +87,23 @@ TEST(RulesFileTest, AllConditionsOfARuleMustHold) {
   EXPECT_EQ(FamilyOf(*c, "xtriton_gemm_1"), "gemm");
 }
 
+// A rule without a kind extends a base family with the base's kind (gemm
+// stays math, nccl comm); a new family is compute; `kind: math` is read.
+TEST(RulesFileTest, AKindlessRuleKeepsTheBaseFamilysKind) {
+  auto c = Compile(ParseRulesText(R"(rules:
+  - {family: gemm, match: {prefix: my_mm_}}
+  - {family: nccl, match: {prefix: my_coll_}}
+  - {family: my_attn, kind: math, match: {prefix: my_attn_}}
+  - {family: my_misc, match: {prefix: my_misc_}}
+)",
+                                  "r.yaml", Nvidia()));
+  EXPECT_EQ(c->KindOf(c->Classify("my_mm_1")), FamilyKind::kMath);
+  EXPECT_EQ(c->KindOf(c->Classify("my_coll_1")), FamilyKind::kComm);
+  EXPECT_EQ(c->KindOf(c->Classify("my_attn_1")), FamilyKind::kMath);
+  EXPECT_EQ(c->KindOf(c->Classify("my_misc_1")), FamilyKind::kCompute);
+  EXPECT_EQ(FamilyOf(*c, "my_mm_1"), "gemm");
+}
+
 TEST(RulesFileTest, BaseKeySelectsOrDropsTheBuiltinSet) {
   auto none = Compile(ParseRulesText(
       "base: none\nother: misc\nrules:\n  - {family: a, kind: comm, match: {suffix: .kd}}\n",
@@ -140,7 +157,7 @@ TEST(RulesFileTest, ErrorsNameFileAndLine) {
        "rules.yaml:1: base must be drill, nvidia, amd or none, got 'intel'"},
       {"rules: {family: a}\n", "rules.yaml:1: rules must be a list"},
       {"rules:\n  - family: a\n    match: {contains: x}\n    kind: network\n",
-       "rules.yaml:4: kind must be compute, comm or memory, got 'network'"},
+       "rules.yaml:4: kind must be compute, math, comm or memory, got 'network'"},
       {"rules:\n  - family: a\n    match: {contains: x}\n    colour: red\n",
        "rules.yaml:4: unknown rule key 'colour' (expected family, kind, match, replace)"},
       {"rules:\n  - match: {contains: x}\n", "rules.yaml:2: rule has no 'family'"},
@@ -188,7 +205,7 @@ TEST(RulesFileTest, ConflictingKindWithTheBaseIsReportedAtCompile) {
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().code, ErrorCode::kConfig);
   EXPECT_EQ(c.error().context,
-            "builtin:nvidia: family 'gemm' declared as compute but as comm at r.yaml:2");
+            "builtin:nvidia: family 'gemm' declared as math but as comm at r.yaml:2");
 }
 
 TEST(RulesFileTest, OverlongRegexIsRejected) {

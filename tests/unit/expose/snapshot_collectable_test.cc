@@ -292,8 +292,8 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
                                       {"format", "json"}})),
                    1);
   // job-a/run-2: 1 GPU x 1 step.
-  EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun2), 0.5);
-  EXPECT_DOUBLE_EQ(Value(f, "profwatch_gpu_idle_seconds", kRun2), 0.3);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun2), 0.7);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_gpu_idle_seconds", kRun2), 0.1);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_overlap_seconds", kRun2), 0);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_truncated", kRun2), 1);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_incomplete", kRun2), 1);
@@ -304,6 +304,34 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_last_scan_timestamp_seconds", {}), 1795003700);
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_build_info", {{"version", "0.0.0-test"}, {"revision", "golden"}}), 1);
+}
+
+// The diagnosis through the metrics: run-1's serial collective is 5% of its
+// 0.4 s step (no blocker series) and its 0.045 s host stall is exported;
+// run-2's all-to-all, 25% of its kernel span, is a blocker; each family's
+// kind is labelled.
+TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
+  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  EXPECT_FALSE(NamesForRun(f, "1234-llama", "run-1").count("profwatch_blocker_seconds"));
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_host_stall_seconds", kRun1), 0.045);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_blocker_seconds",
+            With(kRun2, {{"family", "comm_other"}, {"kernel", "ragged_all_to_all_kernel"}})),
+      0.2);
+  // One profiled step: no boundary between steps, no host stall figure.
+  EXPECT_FALSE(NamesForRun(f, "1234-llama", "run-2").count("profwatch_host_stall_seconds"));
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_family_info", With(kRun1, {{"family", "GEMM"}, {"kind", "math"}})), 1);
+  EXPECT_DOUBLE_EQ(
+      Value(f, "profwatch_family_info", With(kRun1, {{"family", "NCCL"}, {"kind", "comm"}})), 1);
+  // A shorter step makes run-1's collective a blocker: 0.02 s of 0.1 s.
+  snapshot::Snapshot snap = testing::SampleSnapshot();
+  snap.runs.begin()->second.step_seconds = 0.1;
+  const Families g = RenderSnapshot(snap, kTestBuild);
+  EXPECT_DOUBLE_EQ(
+      Value(g, "profwatch_blocker_seconds",
+            With(kRun1, {{"family", "NCCL"}, {"kernel", "ncclDevKernel_AllReduce_Sum_bf16"}})),
+      0.02);
 }
 
 TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap) {

@@ -84,6 +84,16 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.rank, y.rank);
     EXPECT_EQ(x.compute_busy_ps, y.compute_busy_ps);
     EXPECT_EQ(x.exclusive_ps, y.exclusive_ps);
+    EXPECT_EQ(x.largest_gaps_ps, y.largest_gaps_ps);
+  }
+  // The blocker candidates (issue #29).
+  ASSERT_EQ(a.serial_kernels.size(), b.serial_kernels.size());
+  for (size_t i = 0; i < a.serial_kernels.size(); ++i) {
+    EXPECT_EQ(a.serial_kernels[i].name, b.serial_kernels[i].name);
+    EXPECT_EQ(a.serial_kernels[i].family, b.serial_kernels[i].family);
+    EXPECT_EQ(a.serial_kernels[i].launches, b.serial_kernels[i].launches);
+    EXPECT_EQ(a.serial_kernels[i].total_ps, b.serial_kernels[i].total_ps);
+    EXPECT_EQ(a.serial_kernels[i].exclusive_ps, b.serial_kernels[i].exclusive_ps);
   }
   // The diagnosis lists (issue #22).
   auto same_ranked = [](const std::vector<aggregate::RankedKernel>& x,
@@ -311,7 +321,8 @@ TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
   std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& j) {
     if (j.is_object()) {
       for (const char* k : {"exclusive_ps", "idle_before_ps", "compute_busy_ps", "top_exclusive",
-                            "top_idle_before", "regions", "regions_other_ps", "has_regions"}) {
+                            "top_idle_before", "regions", "regions_other_ps", "has_regions",
+                            "serial_kernels", "largest_gaps_ps"}) {
         removed += j.erase(k);
       }
       for (auto& [k, v] : j.items()) strip(v);
@@ -330,6 +341,8 @@ TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
   EXPECT_TRUE(st.top_exclusive.empty());
   EXPECT_FALSE(st.has_regions);
   EXPECT_TRUE(st.regions.empty());
+  EXPECT_TRUE(st.serial_kernels.empty());
+  EXPECT_TRUE(st.devices[0].largest_gaps_ps.empty());
   EXPECT_EQ(st.devices[0].busy_ps, s.runs.begin()->second.stats->devices[0].busy_ps);
 }
 

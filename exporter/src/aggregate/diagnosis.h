@@ -1,0 +1,67 @@
+// The diagnosis of one window: what an operator should act on. Pure function
+// of WindowStats and the step time; every report, the snapshot's metrics and
+// (through them) the alert rules use it, so they say the same thing.
+//
+// Definitions (docs/alerts-and-dashboards.md "Terms" says why):
+//  - a main-stream blocker is a kernel outside the math and memory families
+//    that ran alone on its GPU for at least half of its time, in calls of
+//    kSerialCallPs or more on average (window_stats.h SerialKernel), and
+//    alone for at least kBlockerShareOfStep of the step. XLA's serial ragged
+//    all-to-all, an atomic scatter fusion or a fusion whose calls last tens
+//    of ms; a GEMM, attention or convolution kernel running alone is the
+//    step's work, never a blocker;
+//  - the host/input stall is the idle time before each step's first kernel:
+//    per GPU, the (profiled steps - 1) longest idle gaps between its kernels
+//    (the boundaries between the window's steps when the host holds the GPU
+//    back), their mean per GPU averaged over the GPUs. It is called a stall
+//    when it is at least kHostStallShareOfStep of the step.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aggregate/window_stats.h"
+
+namespace profwatch::aggregate {
+
+inline constexpr double kBlockerShareOfStep = 0.10;
+inline constexpr double kHostStallShareOfStep = 0.15;
+
+struct Blocker {
+  std::string kernel;
+  std::string family;
+  double exclusive_seconds_per_gpu_step = 0;  // time it ran alone
+  double share_of_step = 0;                   // exclusive / the step
+  double seconds_per_call = 0;                // mean exclusive time per launch
+};
+
+struct HostStall {
+  int gaps_per_gpu = 0;              // profiled steps - 1
+  double seconds_per_step = 0;       // mean gap, averaged over the GPUs
+  double share_of_step = 0;          // seconds_per_step / the step
+  std::vector<double> gaps_seconds;  // the worst GPU's gaps, longest first
+  std::string gpu;                   // the worst GPU ("<file> <device>")
+  bool stalled = false;              // share_of_step >= kHostStallShareOfStep
+};
+
+struct Diagnosis {
+  // The step the shares refer to and where it came from: the caller's
+  // (log | trace | config), else "trace" (in-trace step markers), else
+  // "kernel span" (the kernels' span per GPU per step).
+  double step_seconds = 0;
+  std::string step_basis;
+  std::vector<Blocker> blockers;  // most exclusive time first; empty when none
+  // Unset when the window has one profiled step or no GPU (no boundary).
+  std::optional<HostStall> host_stall;
+  // Time math kernels ran alone, per GPU per step, and its share of the
+  // step: the step's own work on a one-stream GPU (reported, never blamed).
+  double math_alone_seconds_per_gpu_step = 0;
+  double math_alone_share_of_step = 0;
+};
+
+// `step_seconds` <= 0 or unset: no step time known to the caller.
+Diagnosis Diagnose(const WindowStats& stats, std::optional<double> step_seconds,
+                   const std::string& step_source);
+
+}  // namespace profwatch::aggregate
