@@ -443,7 +443,7 @@ TEST(ServeStepsTest, WindowStepTimeComesFromTheStepsAroundItsProfile) {
   EXPECT_EQ(Sample(*m, "profwatch_step_seconds", log_source), 0.053) << *m;
   EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.013, 1e-12) << *m;
 
-  // Ten steady steps after the profile settle it; slower ones after that
+  // Three steady steps after the profile settle it; slower ones after that
   // do not move it.
   steps(71, 80, "0.053");
   steps(81, 110, "0.300");

@@ -411,7 +411,7 @@ WindowStepTime StepTimeSource::WindowSteadySeconds(const WindowSteps& window) co
     return out;
   }
   if (steps_.empty()) return out;
-  const size_t side = window_side_steps();
+  const size_t before_max = window_before_steps();
   const int max_lines_older = MaxLinesOlder();
   const int64_t newest = steps_.rbegin()->first;
   // Complete, steady and inside the window's period.
@@ -426,15 +426,15 @@ WindowStepTime StepTimeSource::WindowSteadySeconds(const WindowSteps& window) co
   const int64_t before_end = window.located ? window.profiled.first : window.profiled.last + 1;
   size_t before = 0;
   for (auto it = std::make_reverse_iterator(steps_.lower_bound(before_end));
-       it != steps_.rend() && before < side; ++it) {
+       it != steps_.rend() && before < before_max; ++it) {
     if (window.period_first && it->first < *window.period_first) break;
     if (!usable(it->first, it->second)) continue;
     seconds.push_back(it->second.max_seconds);
     ++before;
   }
   size_t after = 0;
-  for (auto it = steps_.upper_bound(window.profiled.last); it != steps_.end() && after < side;
-       ++it) {
+  for (auto it = steps_.upper_bound(window.profiled.last);
+       it != steps_.end() && after < kWindowAfterSteps; ++it) {
     if (window.period_end && it->first >= *window.period_end) break;
     if (!usable(it->first, it->second)) continue;
     seconds.push_back(it->second.max_seconds);
@@ -442,7 +442,7 @@ WindowStepTime StepTimeSource::WindowSteadySeconds(const WindowSteps& window) co
   }
   out.steps = seconds.size();
   out.seconds = Median(std::move(seconds));
-  out.settled = after >= side || (window.period_end && newest >= *window.period_end);
+  out.settled = after >= kWindowAfterSteps || (window.period_end && newest >= *window.period_end);
   return out;
 }
 

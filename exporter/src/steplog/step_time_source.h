@@ -84,7 +84,8 @@ struct WindowSteps {
 struct WindowStepTime {
   std::optional<double> seconds;  // median of the steady steps around it
   size_t steps = 0;               // steady steps in the median
-  // No later line can change it: enough steady steps after the window, the
+  // No later line can change it: kWindowAfterSteps steady steps after the
+  // window are in, the
   // next window's period began, or the log restarted (its steps are gone:
   // the caller keeps the last value it had).
   bool settled = false;
@@ -182,11 +183,16 @@ class StepTimeSource {
   // not describe), so that window is anchored at the last step instead.
   // nullopt while the log has no step line.
   std::optional<WindowSteps> LatestWindow(const WindowSteps* previous = nullptr) const;
-  // Steady steps used on each side of a window's profiled steps.
-  size_t window_side_steps() const { return (options_.steady_window + 1) / 2; }
-  // The window's step time: the median of up to window_side_steps() steady
-  // steps right before its profiled steps and as many right after them
-  // (write-back excluded), all inside its period and segment.
+  // Steady steps used before a window's profiled steps: the regime the
+  // profile was taken in.
+  size_t window_before_steps() const { return (options_.steady_window + 1) / 2; }
+  // Steady steps used after them (write-back excluded): few, so a slowdown
+  // that starts after the profile does not become the window's; enough for
+  // a profile taken right after warm-up (no steady step before it).
+  static constexpr size_t kWindowAfterSteps = 3;
+  // The window's step time: the median of up to window_before_steps()
+  // steady steps right before its profiled steps and up to
+  // kWindowAfterSteps right after them, all inside its period and segment.
   WindowStepTime WindowSteadySeconds(const WindowSteps& window) const;
 
   // Retained steps, ascending, with their kinds.

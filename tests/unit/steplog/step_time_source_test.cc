@@ -393,9 +393,9 @@ void FeedPeriodicConfig(StepTimeSource& s, int period) {
 // The scenario with periodic profiling (period 60: windows at steps
 // 5-7 and 65-67). The first window's step time comes from the 0.100 s steps
 // after it (no steady step before it: 0..4 are warm-up) and is settled once
-// ten of them are in; 29 slower steps (0.139 s) appended later move the
+// three of them are in; 29 slower steps (0.139 s) appended later move the
 // live steady step time but not the window's. The second window gets the
-// 0.053 s steps around its own profiled steps.
+// 0.053 s steps around its own profiled steps (ten before, three after).
 TEST(WindowStepTimeTest, LaterSlowStepsDoNotMoveASettledWindow) {
   FakeClock clock;
   StepTimeSource s(clock);
@@ -411,10 +411,12 @@ TEST(WindowStepTimeTest, LaterSlowStepsDoNotMoveASettledWindow) {
   EXPECT_EQ(t.seconds, 0.1);
   EXPECT_EQ(t.steps, 1u);
   EXPECT_FALSE(t.settled);
-  FeedSteps(s, 10, 24, 0.100);
+  FeedSteps(s, 10, 10, 0.100);
+  EXPECT_FALSE(s.WindowSteadySeconds(*w1).settled);
+  FeedSteps(s, 11, 24, 0.100);
   t = s.WindowSteadySeconds(*w1);
   EXPECT_EQ(t.seconds, 0.1);
-  EXPECT_EQ(t.steps, 10u);  // steps 9..18
+  EXPECT_EQ(t.steps, 3u);  // steps 9..11
   EXPECT_TRUE(t.settled);
 
   FeedSteps(s, 25, 53, 0.139);
@@ -434,9 +436,11 @@ TEST(WindowStepTimeTest, LaterSlowStepsDoNotMoveASettledWindow) {
   EXPECT_EQ(t.seconds, 0.053);  // 55..64 before, 69..70 after
   EXPECT_EQ(t.steps, 12u);
   EXPECT_FALSE(t.settled);
-  FeedSteps(s, 71, 90, 0.053);
+  FeedSteps(s, 71, 71, 0.053);
+  FeedSteps(s, 72, 90, 0.300);
   t = s.WindowSteadySeconds(*w2);
-  EXPECT_EQ(t.steps, 20u);
+  EXPECT_EQ(t.seconds, 0.053);
+  EXPECT_EQ(t.steps, 13u);  // 55..64, 69..71
   EXPECT_TRUE(t.settled);
   // The first window's period ended where the second's began.
   EXPECT_EQ(s.WindowSteadySeconds(*w1).seconds, 0.1);
@@ -463,7 +467,7 @@ TEST(WindowStepTimeTest, WindowTheConfigDoesNotDescribeIsAnchoredAtTheLastStep) 
   WindowStepTime t = s.WindowSteadySeconds(*w2);
   EXPECT_EQ(t.seconds, 0.053);  // 66..75
   EXPECT_FALSE(t.settled);
-  FeedSteps(s, 76, 85, 0.053);
+  FeedSteps(s, 76, 78, 0.053);
   EXPECT_TRUE(s.WindowSteadySeconds(*w2).settled);
   EXPECT_EQ(s.WindowSteadySeconds(*w1).seconds, 0.1);
 }
@@ -483,7 +487,8 @@ TEST(WindowStepTimeTest, LogWithoutProfileConfigAnchorsAtTheLastStep) {
   EXPECT_EQ(t.steps, 10u);  // 5..14 (0..2 warm-up)
   FeedSteps(s, 15, 40, 0.2);
   t = s.WindowSteadySeconds(*w);
-  EXPECT_EQ(t.seconds, (0.081 + 0.2) / 2);  // ten of each side
+  EXPECT_EQ(t.seconds, 0.081);  // ten before, three after
+  EXPECT_EQ(t.steps, 13u);
   EXPECT_TRUE(t.settled);
 }
 
@@ -493,7 +498,7 @@ TEST(WindowStepTimeTest, RestartedLogSettlesTheWindow) {
   FakeClock clock;
   StepTimeSource s(clock);
   FeedMaxTextConfig(s, "xplane", /*skip=*/5, /*steps=*/3);
-  FeedSteps(s, 0, 12, 0.100);
+  FeedSteps(s, 0, 10, 0.100);  // two steady steps after the profile
   std::optional<WindowSteps> w = s.LatestWindow();
   ASSERT_TRUE(w);
   EXPECT_FALSE(s.WindowSteadySeconds(*w).settled);
