@@ -41,5 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)source.ProfiledRanges(*last);
   }
   (void)source.Steps();
+  if (auto window = source.LatestWindow()) {
+    const auto t = source.WindowSteadySeconds(*window);
+    if (t.steps > 0 && !t.seconds) __builtin_trap();
+    (void)source.LatestWindow(&*window);
+  }
   return 0;
 }

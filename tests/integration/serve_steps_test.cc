@@ -307,6 +307,153 @@ TEST(ServeStepsTest, OldLogReadAfterARestartDoesNotReviveItsRun) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Sets a file's modification (and access) time to `unix_seconds`.
+void SetMtime(const std::string& path, int64_t unix_seconds) {
+  struct timeval times[2] = {{static_cast<time_t>(unix_seconds), 0},
+                             {static_cast<time_t>(unix_seconds), 0}};
+  ASSERT_EQ(::utimes(path.c_str(), times), 0) << path;
+}
+
+// Liveness comes from the data (issue #29): three runs whose files were last
+// written three days ago (inside --retention) are exported with
+// profwatch_run_activity_timestamp_seconds = their newest file's mtime, not
+// the time the daemon (started without --state) analysed or read them, and
+// again so after a restart; a fresh log line moves it to that write.
+// jobW: window (mtime t0) + log found by glob (t0 + 60); jobL: log only,
+// bound by --log (t0 + 120); jobT: window only (t0 + 30).
+TEST(ServeStepsTest, RunActivityIsTheNewestWriteNotTheAnalysisTime) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const int64_t t0 =
+      std::chrono::duration_cast<std::chrono::seconds>(
+          std::chrono::system_clock::now().time_since_epoch() - std::chrono::hours(72))
+          .count();
+  const std::string trace_w =
+      ProfileDir(jobs, "jobW", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz";
+  const std::string trace_t =
+      ProfileDir(jobs, "jobT", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz";
+  const std::string log_w = jobs + "/jobW.log";
+  const std::string log_l = tmp.Sub("logs") + "/jobL.log";
+  for (const std::string& trace : {trace_w, trace_t}) {
+    WriteFile(trace, testing::Gzip(JaxTrace(1, {{0, 16, 100, 500000}})));
+  }
+  for (const std::string& log : {log_w, log_l}) {
+    WriteFile(log, ConfigLines(2));
+    for (int s = 1; s <= 20; ++s) Append(log, StepLine(s, "0.800"));
+  }
+  SetMtime(trace_w, t0);
+  SetMtime(log_w, t0 + 60);
+  SetMtime(log_l, t0 + 120);
+  SetMtime(trace_t, t0 + 30);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--retention", "30d", "--log", "jobL/run1=" + log_l});
+  const Labels w = {{"training_job", "jobW"}, {"run", "run1"}};
+  const Labels l = {{"training_job", "jobL"}, {"run", "run1"}};
+  const Labels t = {{"training_job", "jobT"}, {"run", "run1"}};
+  auto all_in = [&](const std::string& m) {
+    return Sample(m, "profwatch_window_gpus", w) && Sample(m, "profwatch_window_gpus", t) &&
+           Sample(m, "profwatch_training_step", w) == 20 &&
+           Sample(m, "profwatch_training_step", l) == 20;
+  };
+  for (const std::string tag : {"first", "restart"}) {
+    SCOPED_TRACE(tag);
+    Serve serve(tmp, flags, tag);
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor(all_in);
+    ASSERT_TRUE(m) << serve.Log();
+    EXPECT_EQ(Sample(*m, "profwatch_run_activity_timestamp_seconds", w), t0 + 60) << *m;
+    EXPECT_EQ(Sample(*m, "profwatch_run_activity_timestamp_seconds", l), t0 + 120) << *m;
+    EXPECT_EQ(Sample(*m, "profwatch_run_activity_timestamp_seconds", t), t0 + 30) << *m;
+    EXPECT_EQ(Sample(*m, "profwatch_training_last_step_timestamp_seconds", w), t0 + 60) << *m;
+    EXPECT_EQ(Sample(*m, "profwatch_training_last_step_timestamp_seconds", l), t0 + 120) << *m;
+    // The analysis time is now: it says when, not whether the run is live.
+    EXPECT_GT(*Sample(*m, "profwatch_window_analyzed_timestamp_seconds", w), t0 + 71 * 3600) << *m;
+    if (std::string(tag) == "first") {
+      EXPECT_EQ(serve.Stop(), 0);
+      continue;
+    }
+    // A new step line is written now: the run's activity follows it.
+    Append(log_w, StepLine(21, "0.800"));
+    m = serve.WaitFor([&](const std::string& text) {
+      auto v = Sample(text, "profwatch_run_activity_timestamp_seconds", w);
+      return v && *v > t0 + 71 * 3600;
+    });
+    ASSERT_TRUE(m) << serve.Log();
+    EXPECT_EQ(Sample(*m, "profwatch_training_step", w), 21) << *m;
+    EXPECT_EQ(Sample(*m, "profwatch_run_activity_timestamp_seconds", t), t0 + 30) << *m;
+    EXPECT_EQ(serve.Stop(), 0);
+  }
+}
+
+// One period per window (issue #29). Log: profiler_steps=3 from step 5,
+// every 60 steps -> windows at steps 5-7 and 65-67. Window 1: three 66 ms
+// kernels -> 0.066 s per GPU per step; the steps after it take 0.100 s ->
+// gap 0.034 s. 29 slower steps (0.139 s) appended with no new profile move
+// the live steady step time, not the window's gap (before, the gap became
+// 0.073 s). Window 2: three 40 ms kernels; its own steps (0.053 s around
+// steps 65-67) -> gap 0.013 s, and later steps leave it alone too.
+TEST(ServeStepsTest, WindowStepTimeComesFromTheStepsAroundItsProfile) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string log = jobs + "/jobA.log";
+  auto steps = [&](int first, int last, const std::string& seconds) {
+    std::string text;
+    for (int s = first; s <= last; ++s) {
+      const bool profiled = (s >= 5 && s <= 7) || (s >= 65 && s <= 67);
+      const bool write_back = s == 8 || s == 68;
+      text += StepLine(s, s == 0 ? "40.000" : profiled ? "0.150" : write_back ? "0.200" : seconds);
+    }
+    Append(log, text);
+  };
+  WriteFile(log,
+            "Config param profiler: xplane\nConfig param skip_first_n_steps_for_profiler: 5\n"
+            "Config param profiler_steps: 3\nConfig param profile_periodically_period: 60\n");
+  steps(0, 24, "0.100");
+  const std::string profile = ProfileDir(jobs, "jobA", "run1");
+  WriteFile(profile + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(
+                1, {{0, 16, 100, 66000}, {0, 16, 100100, 66000}, {0, 16, 200100, 66000}})));
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  const Labels log_source = {{"run", "run1"}, {"source", "log"}};
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return Sample(text, "profwatch_training_step", run) == 24 &&
+           Sample(text, "profwatch_step_seconds", log_source) == 0.1;
+  });
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.034, 1e-12) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_ratio", run), 0.34, 1e-12) << *m;
+
+  steps(25, 53, "0.139");
+  m = serve.WaitFor(Equals("profwatch_training_steady_step_seconds", run, 0.139));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_training_step", run), 53) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_step_seconds", log_source), 0.1) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.034, 1e-12) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_ratio", run), 0.34, 1e-12) << *m;
+
+  steps(54, 70, "0.053");
+  ASSERT_TRUE(serve.WaitFor(Equals("profwatch_training_step", run, 70))) << serve.Log();
+  WriteFile(profile + "/2024_03_01_13_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(
+                1, {{0, 16, 100, 40000}, {0, 16, 100100, 40000}, {0, 16, 200100, 40000}})));
+  m = serve.WaitFor(Has("profwatch_window_info", {{"window", "2024_03_01_13_00_00"}}));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_step_seconds", log_source), 0.053) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.013, 1e-12) << *m;
+
+  // Three steady steps after the profile settle it; slower ones after that
+  // do not move it.
+  steps(71, 80, "0.053");
+  steps(81, 110, "0.300");
+  m = serve.WaitFor(Equals("profwatch_training_steady_step_seconds", run, 0.3));
+  ASSERT_TRUE(m) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_step_seconds", log_source), 0.053) << *m;
+  EXPECT_NEAR(*Sample(*m, "profwatch_step_minus_kernel_seconds", run), 0.013, 1e-12) << *m;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Negative gap (healthy overlap), log found by the default `<jobs_root>/<job>.log`
 // glob. Trace: one GPU, streams 16 and 17 each run three 0.4 s kernels that
 // overlap -> summed kernel 2.4 s / (1 GPU x 3 steps) = 0.8 s per GPU per step;

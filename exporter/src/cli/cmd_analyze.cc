@@ -80,7 +80,7 @@ Result<std::unique_ptr<steplog::StepTimeSource>> ReadTrainingLog(
 
 // What a training log gives the report.
 struct LogFigures {
-  std::optional<double> step_seconds;    // steady step time (source "log")
+  std::optional<double> step_seconds;    // the window's step time (source "log")
   std::optional<int64_t> profile_steps;  // profiler_steps (divisor)
 };
 
@@ -93,7 +93,14 @@ Result<LogFigures> ReadLogFigures(const std::string& path,
   for (const auto& w : (*log)->warnings()) {
     std::fprintf(stderr, "profwatch analyze: WARNING: %s: %s\n", path.c_str(), w.c_str());
   }
+  // The window is the latest profile the log reached, as `serve` places a
+  // window landing on a log read to its end; its step time comes from the
+  // steady steps around its profiled steps (docs/step-time.md), the log's
+  // recent steady steps when there is none.
   LogFigures figures{(*log)->steady_step_seconds(), (*log)->profile_steps()};
+  if (std::optional<steplog::WindowSteps> window = (*log)->LatestWindow()) {
+    if (auto seconds = (*log)->WindowSteadySeconds(*window).seconds) figures.step_seconds = seconds;
+  }
   if (!figures.step_seconds) {
     std::fprintf(stderr, "profwatch analyze: WARNING: %s: no steady steps in the log yet\n",
                  path.c_str());

@@ -82,7 +82,9 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_training_tflops_per_device", MetricType::kGauge, "TFLOP/s/device of the last step.", {}, true},
     {"profwatch_training_mfu_ratio", MetricType::kGauge, "Model FLOPs utilisation of the last step, 0-1.", {}, true},
     {"profwatch_training_loss", MetricType::kGauge, "Loss of the last step.", {}, true},
-    {"profwatch_training_last_step_timestamp_seconds", MetricType::kGauge, "Unix time the last step line was read.", {}, true},
+    {"profwatch_training_last_step_timestamp_seconds", MetricType::kGauge, "Unix time the last step line was written, at the latest: the log's modification time when the line was read (capped by the read time).", {}, true},
+    // --- run activity ---
+    {"profwatch_run_activity_timestamp_seconds", MetricType::kGauge, "Unix time of the newest write to the run's data: its window's trace files (modification time) or its training log (modification time when new lines were read); never when profwatch read or analysed them.", {}, true},
     // --- self-metrics ---
     {"profwatch_build_info", MetricType::kGauge, "Always 1; build version and revision.", {"version", "revision"}, false},
     {"profwatch_windows_analyzed_total", MetricType::kCounter, "Window analyses (including re-analyses) by result: ok, incomplete (published or held short of files or GPUs), error (failed, or a file is retried).", {"result"}, false},

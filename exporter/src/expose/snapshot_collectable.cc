@@ -511,6 +511,9 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
     if (rs.has_window) AddWindow(rs, b);
     AddStep(rs, b);
     AddTraining(rs.training, b);
+    // Every exported run has it (0: unknown), so liveness never falls back
+    // to the analysis time.
+    b.Add("profwatch_run_activity_timestamp_seconds", rs.last_activity_unix);
   }
   b.SetRun(nullptr);
   const double too_long = static_cast<double>(b.capped());

@@ -428,6 +428,12 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     {
       snapshot::RunState rs;
       if (prev != runs_.end()) rs = prev->second;  // keeps training-log figures
+      // A new window is placed in its log anew; the same window analysed
+      // again (a late file joined) keeps its place and step time.
+      const bool same_window = rs.has_window && rs.window_id == task.window_id;
+      const snapshot::WindowLogSteps previous_log = rs.window_log;
+      const bool had_window = rs.has_window;
+      if (!same_window) rs.window_log = {};
       rs.key = key;
       rs.window_id = task.window_id;
       rs.window_start = task.first_time;
@@ -437,12 +443,18 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       const int gpus = rs.stats->gpus();
       rs.incomplete = decision.incomplete;
       rs.analyzed_unix = ToUnixSeconds(now);
-      // Retention counts from the window's own newest file, not from when we
-      // happened to analyse it (a restart must not revive an old run).
+      // Activity is the data's own time: the window's newest file, not when
+      // we happened to analyse it (a restart must not revive an old run, nor
+      // make it look live). Without file times, the window's <ts> time; the
+      // analysis time only when neither is known.
+      const double written = task.last_activity_unix > 0 ? task.last_activity_unix
+                             : task.first_time > 0       ? static_cast<double>(task.first_time)
+                                                         : rs.analyzed_unix;
       rs.last_activity_unix =
-          std::max(task.last_activity_unix > 0 ? task.last_activity_unix : rs.analyzed_unix,
-                   rs.training.last_step_unix.value_or(0.0));
+          std::max({rs.last_activity_unix, written, rs.training.last_step_unix.value_or(0.0)});
       rs.has_window = true;
+      training_logs_->UpdateWindowSteps(key, rs.window_log,
+                                        had_window && !same_window ? &previous_log : nullptr);
       ChooseStepLocked(rs, options);
       if (task.reanalysis) reanalyzed_total_->Increment();
       spdlog::info(
@@ -566,7 +578,10 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
     rs.training = u.training;
     // Retention: a run whose log still grows is alive.
     if (u.new_lines) rs.last_activity_unix = std::max(rs.last_activity_unix, written);
-    if (rs.has_window) ChooseStepLocked(rs, options_);
+    if (rs.has_window) {
+      training_logs_->UpdateWindowSteps(u.key, rs.window_log);
+      ChooseStepLocked(rs, options_);
+    }
     changed = true;
   }
   return changed;

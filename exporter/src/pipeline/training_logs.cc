@@ -191,7 +191,55 @@ void TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
 
 void TrainingLogs::Forget(const snapshot::RunKey& key) {
   locations_.erase(key);
+  std::lock_guard<std::mutex> lock(mu_);
   followed_.erase(key);
+}
+
+namespace {
+
+steplog::WindowSteps StepsOf(const snapshot::WindowLogSteps& w) {
+  steplog::WindowSteps s;
+  s.segment = w.segment;
+  s.profiled = {w.first_step, w.last_step};
+  s.located = w.located;
+  s.period_first = w.period_first;
+  s.period_end = w.period_end;
+  return s;
+}
+
+}  // namespace
+
+bool TrainingLogs::UpdateWindowSteps(const snapshot::RunKey& key, snapshot::WindowLogSteps& w,
+                                     const snapshot::WindowLogSteps* previous) const {
+  if (w.settled) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = followed_.find(key);
+  if (it == followed_.end()) return false;
+  const Followed& f = *it->second;
+  const snapshot::WindowLogSteps before = w;
+  if (!w.bound) {
+    // A log still catching up (a restart reads it from its start) has not
+    // reached the window's steps yet.
+    if (!f.tailer.at_eof()) return false;
+    std::optional<steplog::WindowSteps> prev;
+    if (previous && previous->bound) prev = StepsOf(*previous);
+    std::optional<steplog::WindowSteps> at = f.source.LatestWindow(prev ? &*prev : nullptr);
+    if (!at) return false;
+    w.bound = true;
+    w.located = at->located;
+    w.first_step = at->profiled.first;
+    w.last_step = at->profiled.last;
+    w.period_first = at->period_first;
+    w.period_end = at->period_end;
+    w.segment = at->segment;
+  }
+  steplog::WindowStepTime t = f.source.WindowSteadySeconds(StepsOf(w));
+  if (t.seconds) {  // a restarted log keeps the value the window had
+    w.seconds = t.seconds;
+    w.steps = static_cast<int64_t>(t.steps);
+  }
+  w.settled = t.settled;
+  return !(w == before);
 }
 
 std::string TrainingLogs::Resolve(const RunLocation& loc) {
@@ -228,8 +276,10 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
       if (path.empty()) continue;
       spdlog::info("training log found training_job={} run={} path={}", key.training_job, key.run,
                    path);
+      std::lock_guard<std::mutex> lock(mu_);
       it = followed_.emplace(key, std::make_unique<Followed>(path, options_, clock_)).first;
     }
+    std::lock_guard<std::mutex> lock(mu_);
     Followed& f = *it->second;
     LogUpdate u;
     u.key = key;
@@ -277,6 +327,7 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
 }
 
 std::vector<std::string> TrainingLogs::LogDirectories() const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::set<std::string> dirs;
   for (const auto& [key, f] : followed_) {
     dirs.insert(fs::path(f->tailer.path()).parent_path().string());
@@ -285,6 +336,7 @@ std::vector<std::string> TrainingLogs::LogDirectories() const {
 }
 
 std::string TrainingLogs::LogPathOf(const snapshot::RunKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = followed_.find(key);
   return it == followed_.end() ? "" : it->second->tailer.path();
 }
@@ -292,7 +344,13 @@ std::string TrainingLogs::LogPathOf(const snapshot::RunKey& key) const {
 bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_seconds) {
   std::optional<double> seconds;
   std::string source;
-  if (rs.training.steady_step_seconds && *rs.training.steady_step_seconds > 0) {
+  const snapshot::WindowLogSteps& w = rs.window_log;
+  if (rs.has_window && w.bound && w.seconds && *w.seconds > 0) {
+    seconds = w.seconds;  // the window's own period
+    source = "log";
+  } else if (rs.training.steady_step_seconds && *rs.training.steady_step_seconds > 0) {
+    // Not placed in its log yet (or no steady step around it): the log's
+    // recent steady steps.
     seconds = rs.training.steady_step_seconds;
     source = "log";
   } else if (double ts = rs.has_window ? rs.stats->TraceStepSeconds() : 0; ts > 0) {

@@ -17,13 +17,16 @@
 // A run whose log does not exist yet is retried on every Poll() (a log that
 // appears late is picked up).
 //
-// Thread-safety: none; the daemon's scan thread owns it. ChooseStepTime and
-// the parsing helpers are pure.
+// Thread-safety: the daemon's scan thread owns it and calls everything but
+// UpdateWindowSteps, which any thread may call (a worker placing the window
+// it publishes); an internal mutex guards the followed logs for it.
+// ChooseStepTime and the parsing helpers are pure.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -132,6 +135,14 @@ class TrainingLogs {
   // pattern for every run without a log.
   std::vector<LogUpdate> Poll(bool discover = true);
 
+  // Places the run's window in its log (once: when `w` is not bound yet and
+  // the log has caught up, at the latest profiled steps the log reached) and
+  // updates its step time until it is settled. `previous`: the run's window
+  // before this one (a located range it had is not this window's). False
+  // when nothing changed (no log, still catching up, or already settled).
+  bool UpdateWindowSteps(const snapshot::RunKey& key, snapshot::WindowLogSteps& w,
+                         const snapshot::WindowLogSteps* previous = nullptr) const;
+
   // True when a log stopped at its byte budget in the last Poll().
   bool behind() const { return behind_; }
   // Directories holding followed logs (for watch hints).
@@ -147,6 +158,10 @@ class TrainingLogs {
 
   TrainingLogsOptions options_;
   const Clock& clock_;
+  // Guards followed_ (the map and each log's tailer and source) against
+  // UpdateWindowSteps from other threads. Taken after the daemon's mutex,
+  // never before it.
+  mutable std::mutex mu_;
   std::map<snapshot::RunKey, RunLocation> locations_;
   std::map<snapshot::RunKey, std::unique_ptr<Followed>> followed_;
   bool behind_ = false;
@@ -154,9 +169,11 @@ class TrainingLogs {
   bool warned_max_runs_ = false;
 };
 
-// The window's step time, in order: training-log steady state ("log"),
-// in-trace step markers ("trace"), `config` ("config"); none leaves
-// step_seconds unset and step_source empty. Returns true when it changed.
+// The window's step time, in order: the training log ("log": the steady
+// steps around the window's profiled steps once the window is placed in its
+// log, the log's recent steady steps until then), in-trace step markers
+// ("trace"), `config` ("config"); none leaves step_seconds unset and
+// step_source empty. Returns true when it changed.
 bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_seconds);
 
 }  // namespace profwatch::pipeline

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,23 @@ struct TrainingInfo {
   std::optional<double> last_step_unix;
 };
 
+// Where the latest window sits in its training log and the step time that
+// gives it (docs/step-time.md, "Step time of a window"). Mirrors
+// steplog::WindowSteps plus the result; persisted in the --state file.
+struct WindowLogSteps {
+  bool bound = false;                   // placed in the log (the log had caught up)
+  bool located = false;                 // profiled steps from the log's profile config
+  int64_t first_step = 0;               // profiled steps; !located: the anchor step (the
+  int64_t last_step = 0;                // log's last step when the window was bound)
+  std::optional<int64_t> period_first;  // its period's steps: [first, end)
+  std::optional<int64_t> period_end;
+  uint64_t segment = 0;           // the log segment (restart count) they are in
+  std::optional<double> seconds;  // median of the steady steps around them
+  int64_t steps = 0;              // steady steps in the median
+  bool settled = false;           // no later log line changes `seconds`
+  bool operator==(const WindowLogSteps&) const = default;
+};
+
 // The empty window of a run with training-log data only: one shared instance.
 std::shared_ptr<const aggregate::WindowStats> NoWindowStats();
 
@@ -58,8 +76,14 @@ struct RunState {
   std::optional<double> step_seconds;
   std::string step_source;
   TrainingInfo training;
-  double last_activity_unix = 0;  // newest window or log line; drives retention
-  bool has_window = false;        // false: only training-log data so far
+  WindowLogSteps window_log;  // the window's steps in the log (has_window only)
+  // Unix time of the newest write to the run's data: its windows' trace
+  // files (their mtime; the window's <ts> time when no mtime is known) and
+  // its training log (the log's mtime when new lines were read). Never the
+  // time profwatch read or analysed them. Drives retention and
+  // profwatch_run_activity_timestamp_seconds.
+  double last_activity_unix = 0;
+  bool has_window = false;  // false: only training-log data so far
 
   // A private copy of `stats` to edit (state loading, tests); the reference
   // is valid until `stats` is copied or replaced.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 namespace profwatch::steplog {
@@ -112,6 +113,7 @@ void StepTimeSource::AddConfigParam(const ConfigParam& param) {
     steps_.clear();
     start_step_.reset();
     steps_seen_in_segment_ = false;
+    ++segment_;
   }
   config_seen_in_segment_ = true;
   if (!relevant) return;
@@ -257,6 +259,7 @@ void StepTimeSource::AddStepLine(const StepLine& line, std::optional<TimePoint> 
     steps_seen_in_segment_ = false;
     config_seen_in_segment_ = true;  // the new segment starts at this step
     ++restarts_;
+    ++segment_;
   }
   if (!steps_seen_in_segment_) {
     steps_seen_in_segment_ = true;
@@ -329,13 +332,19 @@ std::optional<TimePoint> StepTimeSource::last_step_time() const {
   return last_step_time_;
 }
 
-std::vector<double> StepTimeSource::SteadySeconds() const {
-  std::vector<double> out;
-  if (steps_.empty()) return out;
+int StepTimeSource::MaxLinesOlder() const {
   int max_lines_older = 0;
+  if (steps_.empty()) return 0;
   for (auto it = steps_.begin(); it != std::prev(steps_.end()); ++it) {
     max_lines_older = std::max(max_lines_older, it->second.lines);
   }
+  return max_lines_older;
+}
+
+std::vector<double> StepTimeSource::SteadySeconds() const {
+  std::vector<double> out;
+  if (steps_.empty()) return out;
+  const int max_lines_older = MaxLinesOlder();
   for (auto it = steps_.rbegin(); it != steps_.rend() && out.size() < options_.steady_window;
        ++it) {
     if (it == steps_.rbegin() && it->second.lines < max_lines_older) continue;
@@ -345,8 +354,9 @@ std::vector<double> StepTimeSource::SteadySeconds() const {
   return out;
 }
 
-std::optional<double> StepTimeSource::steady_step_seconds() const {
-  std::vector<double> v = SteadySeconds();
+namespace {
+
+std::optional<double> Median(std::vector<double> v) {
   if (v.empty()) return std::nullopt;
   size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + mid, v.end());
@@ -354,6 +364,86 @@ std::optional<double> StepTimeSource::steady_step_seconds() const {
   if (v.size() % 2 == 1) return hi;
   double lo = *std::max_element(v.begin(), v.begin() + mid);
   return (lo + hi) / 2;
+}
+
+}  // namespace
+
+std::optional<double> StepTimeSource::steady_step_seconds() const {
+  return Median(SteadySeconds());
+}
+
+std::optional<WindowSteps> StepTimeSource::LatestWindow(const WindowSteps* previous) const {
+  if (steps_.empty()) return std::nullopt;
+  const int64_t last = steps_.rbegin()->first;
+  WindowSteps w;
+  w.segment = segment_;
+  std::optional<int64_t> first = first_profiled_step();
+  if (first && *first <= last) {
+    const int64_t steps = *profile_steps();
+    const int64_t period = profile_config().period.value_or(0);
+    const int64_t start = run_start_step();
+    int64_t s = *first;
+    if (period > 0) {
+      // The latest window start first + k*period at or before `last` (k may
+      // be negative: MaxText's modulo test), not before the run's start.
+      s = *first + FloorDiv(last - *first, period) * period;
+    }
+    const bool taken = previous && previous->located && previous->segment == segment_ &&
+                       previous->profiled.first == s;
+    if (s >= start && !taken) {
+      w.located = true;
+      w.profiled = {s, s + steps - 1};
+      if (period > 0) {
+        if (s - period >= start) w.period_first = s - period + steps;
+        w.period_end = s + period;
+      }
+      return w;
+    }
+  }
+  w.profiled = {last, last};
+  return w;
+}
+
+WindowStepTime StepTimeSource::WindowSteadySeconds(const WindowSteps& window) const {
+  WindowStepTime out;
+  if (window.segment != segment_) {
+    out.settled = true;  // the window's steps went with the old segment
+    return out;
+  }
+  if (steps_.empty()) return out;
+  const size_t before_max = window_before_steps();
+  const int max_lines_older = MaxLinesOlder();
+  const int64_t newest = steps_.rbegin()->first;
+  // Complete, steady and inside the window's period.
+  auto usable = [&](int64_t step, const Agg& agg) {
+    if (step == newest && agg.lines < max_lines_older) return false;
+    if (window.period_first && step < *window.period_first) return false;
+    if (window.period_end && step >= *window.period_end) return false;
+    return Classify(step) == StepKind::kSteady;
+  };
+  std::vector<double> seconds;
+  // Before: the anchor step itself counts when the profiled steps are unknown.
+  const int64_t before_end = window.located ? window.profiled.first : window.profiled.last + 1;
+  size_t before = 0;
+  for (auto it = std::make_reverse_iterator(steps_.lower_bound(before_end));
+       it != steps_.rend() && before < before_max; ++it) {
+    if (window.period_first && it->first < *window.period_first) break;
+    if (!usable(it->first, it->second)) continue;
+    seconds.push_back(it->second.max_seconds);
+    ++before;
+  }
+  size_t after = 0;
+  for (auto it = steps_.upper_bound(window.profiled.last);
+       it != steps_.end() && after < kWindowAfterSteps; ++it) {
+    if (window.period_end && it->first >= *window.period_end) break;
+    if (!usable(it->first, it->second)) continue;
+    seconds.push_back(it->second.max_seconds);
+    ++after;
+  }
+  out.steps = seconds.size();
+  out.seconds = Median(std::move(seconds));
+  out.settled = after >= kWindowAfterSteps || (window.period_end && newest >= *window.period_end);
+  return out;
 }
 
 size_t StepTimeSource::steady_step_count() const { return SteadySeconds().size(); }

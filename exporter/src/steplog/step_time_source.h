@@ -62,6 +62,35 @@ struct StepRange {
   bool operator==(const StepRange&) const = default;
 };
 
+// One window's place in the log (docs/step-time.md, "Step time of a window"):
+// the steps it profiled and the period its step time comes from.
+struct WindowSteps {
+  // The log segment the steps belong to (StepTimeSource::segment()); after a
+  // restart of the job the window's steps are gone from the source.
+  uint64_t segment = 0;
+  // The profiled steps. located = false: the profile config does not say
+  // which steps were profiled and `profiled` is the log's last step when the
+  // window was bound (the anchor; it is not excluded).
+  StepRange profiled;
+  bool located = false;
+  // The window's period: steps before period_first belong to the previous
+  // window, steps from period_end on to the next one. Unset: unbounded.
+  std::optional<int64_t> period_first;
+  std::optional<int64_t> period_end;
+  bool operator==(const WindowSteps&) const = default;
+};
+
+// The step time of one window.
+struct WindowStepTime {
+  std::optional<double> seconds;  // median of the steady steps around it
+  size_t steps = 0;               // steady steps in the median
+  // No later line can change it: kWindowAfterSteps steady steps after the
+  // window are in, the
+  // next window's period began, or the log restarted (its steps are gone:
+  // the caller keeps the last value it had).
+  bool settled = false;
+};
+
 struct StepTimeOptions {
   int64_t min_warmup_steps = 3;     // steps [start, start + N) are always warm-up
   size_t steady_window = 20;        // median over at most this many recent steady steps
@@ -143,6 +172,29 @@ class StepTimeSource {
   // each reported once, oldest first.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
+  // Counts the log's segments: a config dump after step lines, or steps
+  // going backwards, start a new one (the retained steps are dropped).
+  uint64_t segment() const { return segment_; }
+
+  // The window the log says was profiled last: the latest profiled range
+  // whose first step the log has reached (located), else an anchor at the
+  // last step. `previous`: the run's window before this one; a located
+  // range it already had is not a new window's (a profile the config does
+  // not describe), so that window is anchored at the last step instead.
+  // nullopt while the log has no step line.
+  std::optional<WindowSteps> LatestWindow(const WindowSteps* previous = nullptr) const;
+  // Steady steps used before a window's profiled steps: the regime the
+  // profile was taken in.
+  size_t window_before_steps() const { return (options_.steady_window + 1) / 2; }
+  // Steady steps used after them (write-back excluded): few, so a slowdown
+  // that starts after the profile does not become the window's; enough for
+  // a profile taken right after warm-up (no steady step before it).
+  static constexpr size_t kWindowAfterSteps = 3;
+  // The window's step time: the median of up to window_before_steps()
+  // steady steps right before its profiled steps and up to
+  // kWindowAfterSteps right after them, all inside its period and segment.
+  WindowStepTime WindowSteadySeconds(const WindowSteps& window) const;
+
   // Retained steps, ascending, with their kinds.
   std::vector<StepRecord> Steps() const;
 
@@ -157,6 +209,9 @@ class StepTimeSource {
   void CheckMismatches();
   // Median inputs: seconds of the recent steady steps, newest first.
   std::vector<double> SteadySeconds() const;
+  // Lines of the step with most lines, the newest step left out: a newest
+  // step with fewer lines is still arriving from the other nodes.
+  int MaxLinesOlder() const;
 
   const Clock& clock_;
   StepTimeOptions options_;
@@ -170,6 +225,7 @@ class StepTimeSource {
   uint64_t parse_errors_ = 0;
   uint64_t step_lines_ = 0;
   uint64_t restarts_ = 0;
+  uint64_t segment_ = 0;
   std::vector<std::string> warnings_;
   std::set<std::string> warned_;
 };

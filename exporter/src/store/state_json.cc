@@ -149,6 +149,16 @@ json ToJson(const snapshot::TrainingInfo& t) {
   return j;
 }
 
+json ToJson(const snapshot::WindowLogSteps& w) {
+  json j = {{"bound", w.bound},         {"located", w.located}, {"first_step", w.first_step},
+            {"last_step", w.last_step}, {"segment", w.segment}, {"steps", w.steps},
+            {"settled", w.settled}};
+  if (w.period_first) j["period_first"] = *w.period_first;
+  if (w.period_end) j["period_end"] = *w.period_end;
+  if (w.seconds) j["seconds"] = Double(*w.seconds);
+  return j;
+}
+
 json ToJson(const RunState& r) {
   json j = {{"training_job", r.key.training_job},
             {"run", r.key.run},
@@ -164,6 +174,8 @@ json ToJson(const RunState& r) {
             {"last_activity_unix", Double(r.last_activity_unix)},
             {"has_window", r.has_window}};
   if (r.step_seconds) j["step_seconds"] = Double(*r.step_seconds);
+  // Absent in log-only runs and in older files.
+  if (r.has_window) j["window_log"] = ToJson(r.window_log);
   return j;
 }
 
@@ -511,6 +523,15 @@ bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {
          r.Optional(j, "last_step_unix", t.last_step_unix);
 }
 
+bool ReadWindowLog(Reader& r, const json& j, snapshot::WindowLogSteps& w) {
+  Reader::Scope s(r, "window_log");
+  return r.Bool(j, "bound", w.bound) && r.Bool(j, "located", w.located) &&
+         r.Int64(j, "first_step", w.first_step) && r.Int64(j, "last_step", w.last_step) &&
+         r.Uint64(j, "segment", w.segment) && r.Int64(j, "steps", w.steps) &&
+         r.Bool(j, "settled", w.settled) && r.Optional(j, "period_first", w.period_first) &&
+         r.Optional(j, "period_end", w.period_end) && r.Optional(j, "seconds", w.seconds);
+}
+
 bool ReadRun(Reader& r, const json& j, RunState& rs) {
   if (!(r.String(j, "training_job", rs.key.training_job) && r.String(j, "run", rs.key.run) &&
         r.String(j, "window_id", rs.window_id) && r.String(j, "format", rs.format) &&
@@ -533,6 +554,16 @@ bool ReadRun(Reader& r, const json& j, RunState& rs) {
   }
   const json* training = r.Field(j, "training");
   if (training == nullptr || !ReadTraining(r, *training, rs.training)) return false;
+  if (j.contains("window_log")) {
+    if (!ReadWindowLog(r, j.at("window_log"), rs.window_log)) return false;
+  } else if (rs.has_window && rs.step_source == "log" && rs.step_seconds) {
+    // Files written before windows were placed in their log: the step time
+    // the window was exported with stays (the log is read again from its
+    // start after a restart, and its latest steps are not this window's).
+    rs.window_log.bound = true;
+    rs.window_log.settled = true;
+    rs.window_log.seconds = rs.step_seconds;
+  }
   const json* stats = r.Field(j, "stats");
   if (stats == nullptr) return false;
   Reader::Scope s(r, "stats");

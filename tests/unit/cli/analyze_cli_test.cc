@@ -3,6 +3,7 @@
 // generator (tools/tracegen).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -239,6 +240,50 @@ TEST(AnalyzeCliTest, RunAndTsDirsFindTheTrainingLogLikeServe) {
   // A plain file has no run: no log is looked for.
   json plain = AnalyzeJson("'" + ts + "/h0.trace.json.gz'");
   EXPECT_TRUE(plain["step"].is_null() || plain["step"]["source"] != "log") << plain.dump();
+}
+
+// One period per window (issue #29): the window's step time comes from the
+// steady steps around its profiled steps (5-7), so 29 slower steps appended
+// later (no new profile) leave it at 0.8 s, as serve keeps it. Before, the
+// latest steps gave 1.5 s.
+TEST(AnalyzeCliTest, LaterSlowerStepsDoNotChangeTheWindowsStepTime) {
+  testing::TempDir tmp;
+  testing::WriteFile(tmp.Sub("h0.trace.json.gz"), testing::Gzip(kOneGpuTrace));
+  std::string log = MaxTextLog(0.8);
+  for (int step = 20; step < 49; ++step) {
+    log += "completed step: " + std::to_string(step) +
+           ", seconds: 1.5, TFLOP/s/device: 100.0, Tokens/s/device: 5000.0, total_weights: 1, "
+           "loss: 3.0\n";
+  }
+  testing::WriteFile(tmp.Sub("job.log"), log);
+  json j = AnalyzeJson("--log '" + tmp.Sub("job.log") + "' '" + tmp.Sub("h0.trace.json.gz") + "'");
+  ASSERT_TRUE(j["step"].is_object()) << j.dump();
+  EXPECT_EQ(j["step"]["source"], "log");
+  EXPECT_NEAR(j["step"]["seconds"].get<double>(), 0.8, 1e-12);
+  EXPECT_NEAR(j["step"]["minus_kernel_seconds"].get<double>(), 0.3, 1e-12);
+}
+
+// The real H200 JAX run (steps 5-7 profiled, ~0.053 s steps; its log found
+// as serve finds it), with 29 slower steps appended to a copy of its log:
+// the window keeps the steps after its profile (9-11: 0.053, 0.053, 0.054).
+TEST(AnalyzeCliTest, RealRunKeepsItsWindowsStepTimeWhenTheLogGoesOn) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(base, "real/h200/jobs/4242-llama-h200/base");
+  testing::TempDir tmp;
+  const std::string run = tmp.Sub("jobs/4242-llama-h200/base");
+  std::filesystem::create_directories(run);
+  std::filesystem::copy(base, run, std::filesystem::copy_options::recursive);
+  std::string more;
+  for (int step = 12; step < 41; ++step) {
+    more += "completed step: " + std::to_string(step) +
+            ", seconds: 0.120, TFLOP/s/device: 220.0, Tokens/s/device: 136533.0, "
+            "total_weights: 16384, loss: 0.040\n";
+  }
+  testing::WriteFile(run + "/log.txt", testing::ReadFile(run + "/log.txt") + more);
+  json j = AnalyzeJson("'" + run + "'");
+  ASSERT_TRUE(j["step"].is_object()) << j.dump();
+  EXPECT_EQ(j["step"]["source"], "log");
+  EXPECT_NEAR(j["step"]["seconds"].get<double>(), 0.053, 1e-12);
+  EXPECT_EQ(j["profile_steps"], 3);
 }
 
 TEST(AnalyzeCliTest, UsageErrorsExitTwo) {

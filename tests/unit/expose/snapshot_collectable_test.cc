@@ -349,7 +349,12 @@ TEST(SnapshotCollectableTest, RunWithoutWindowExportsOnlyStepAndTrainingMetrics)
   const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
   EXPECT_EQ(NamesForRun(f, "5678-mixtral", "run-1"),
             (std::set<std::string>{"profwatch_step_seconds", "profwatch_training_step",
-                                   "profwatch_training_step_seconds", "profwatch_training_loss"}));
+                                   "profwatch_training_step_seconds", "profwatch_training_loss",
+                                   "profwatch_run_activity_timestamp_seconds"}));
+  // Liveness comes from the data's write time, for log-only runs too.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_run_activity_timestamp_seconds",
+                         {{"training_job", "5678-mixtral"}, {"run", "run-1"}}),
+                   1795000100);
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_step_seconds",
             {{"training_job", "5678-mixtral"}, {"run", "run-1"}, {"source", "config"}}),

@@ -303,5 +303,69 @@ TEST(ChooseStepTimeTest, LogThenTraceThenConfigThenNothing) {
   EXPECT_FALSE(rs.step_seconds.has_value());
 }
 
+// A placed window's own step time wins over the log's live steady time.
+TEST(ChooseStepTimeTest, PlacedWindowUsesItsOwnPeriod) {
+  snapshot::RunState rs;
+  rs.has_window = true;
+  rs.training.steady_step_seconds = 0.139;
+  rs.window_log.bound = true;
+  rs.window_log.seconds = 0.1;
+  EXPECT_TRUE(ChooseStepTime(rs, std::nullopt));
+  EXPECT_EQ(rs.step_seconds, 0.1);
+  EXPECT_EQ(rs.step_source, "log");
+  rs.window_log.seconds.reset();  // no steady step around it yet: the live time
+  EXPECT_TRUE(ChooseStepTime(rs, std::nullopt));
+  EXPECT_EQ(rs.step_seconds, 0.139);
+}
+
+// UpdateWindowSteps places a window only once its log is read to the end,
+// at the latest profile the log reached; it fills the step time until it is
+// settled and leaves it alone afterwards.
+TEST(TrainingLogsTest, WindowIsPlacedInItsLogAndSettles) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  const std::string log = root + "/jobA.log";
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.tailer.max_line_bytes = 128;  // a few lines per poll: catching up
+  o.tailer.chunk_bytes = 64;
+  o.tailer.max_bytes_per_poll = 320;
+  TrainingLogs logs(o, clock);
+  const snapshot::RunKey key{"jobA", "run1"};
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  WriteFile(log,
+            "Config param profiler: xplane\nConfig param skip_first_n_steps_for_profiler: 5\n"
+            "Config param profiler_steps: 2\n");
+  for (int s = 0; s < 9; ++s) Append(log, StepLine(s, s == 0 ? 30.0 : (s == 7 ? 1.9 : 0.75)));
+  snapshot::WindowLogSteps w;
+  EXPECT_FALSE(logs.UpdateWindowSteps(key, w)) << "no log followed yet";
+  logs.Poll();
+  ASSERT_TRUE(logs.behind());
+  EXPECT_FALSE(logs.UpdateWindowSteps(key, w)) << "log still catching up";
+  EXPECT_FALSE(w.bound);
+  while (logs.behind()) logs.Poll();
+  EXPECT_TRUE(logs.UpdateWindowSteps(key, w));
+  EXPECT_TRUE(w.bound);
+  EXPECT_TRUE(w.located);
+  EXPECT_EQ(w.first_step, 5);
+  EXPECT_EQ(w.last_step, 6);
+  EXPECT_EQ(w.seconds, 0.75);  // step 8 (0..4 warm-up, 7 write-back)
+  EXPECT_EQ(w.steps, 1);
+  EXPECT_FALSE(w.settled);
+  for (int s = 9; s < 11; ++s) Append(log, StepLine(s, 0.75));
+  do {
+    logs.Poll();
+  } while (logs.behind());
+  EXPECT_TRUE(logs.UpdateWindowSteps(key, w));
+  EXPECT_TRUE(w.settled);
+  EXPECT_EQ(w.steps, 3);
+  for (int s = 11; s < 40; ++s) Append(log, StepLine(s, 2.5));
+  do {
+    logs.Poll();
+  } while (logs.behind());
+  EXPECT_FALSE(logs.UpdateWindowSteps(key, w));
+  EXPECT_EQ(w.seconds, 0.75);
+}
+
 }  // namespace
 }  // namespace profwatch::pipeline

@@ -369,5 +369,147 @@ TEST(StepTimeSourceTest, NodesReportingAStepLateIsNotARestart) {
   EXPECT_EQ(s.restarts(), 0u);
 }
 
+// --- one period per window ----------------------------------------------------
+
+// Feeds steps [first, last] at `seconds`, the profiled and write-back steps
+// (by the source's own config) at distinct slow values.
+void FeedSteps(StepTimeSource& s, int64_t first, int64_t last, double seconds) {
+  for (int64_t i = first; i <= last; ++i) {
+    const StepKind kind = s.Classify(i);
+    s.AddLine(Step(i, kind == StepKind::kProfiled    ? 0.150
+                      : kind == StepKind::kWriteBack ? 0.200
+                      : i == 0                       ? 40.0
+                                                     : seconds));
+  }
+}
+
+void FeedPeriodicConfig(StepTimeSource& s, int period) {
+  s.AddLine("Config param profiler: xplane");
+  s.AddLine("Config param skip_first_n_steps_for_profiler: 5");
+  s.AddLine("Config param profiler_steps: 3");
+  s.AddLine("Config param profile_periodically_period: " + std::to_string(period));
+}
+
+// The scenario with periodic profiling (period 60: windows at steps
+// 5-7 and 65-67). The first window's step time comes from the 0.100 s steps
+// after it (no steady step before it: 0..4 are warm-up) and is settled once
+// three of them are in; 29 slower steps (0.139 s) appended later move the
+// live steady step time but not the window's. The second window gets the
+// 0.053 s steps around its own profiled steps (ten before, three after).
+TEST(WindowStepTimeTest, LaterSlowStepsDoNotMoveASettledWindow) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  FeedPeriodicConfig(s, 60);
+  FeedSteps(s, 0, 9, 0.100);  // the window's files land after its write-back step
+  std::optional<WindowSteps> w1 = s.LatestWindow();
+  ASSERT_TRUE(w1);
+  EXPECT_TRUE(w1->located);
+  EXPECT_EQ(w1->profiled, (StepRange{5, 7}));
+  EXPECT_EQ(w1->period_first, std::nullopt);
+  EXPECT_EQ(w1->period_end, 65);
+  WindowStepTime t = s.WindowSteadySeconds(*w1);
+  EXPECT_EQ(t.seconds, 0.1);
+  EXPECT_EQ(t.steps, 1u);
+  EXPECT_FALSE(t.settled);
+  FeedSteps(s, 10, 10, 0.100);
+  EXPECT_FALSE(s.WindowSteadySeconds(*w1).settled);
+  FeedSteps(s, 11, 24, 0.100);
+  t = s.WindowSteadySeconds(*w1);
+  EXPECT_EQ(t.seconds, 0.1);
+  EXPECT_EQ(t.steps, 3u);  // steps 9..11
+  EXPECT_TRUE(t.settled);
+
+  FeedSteps(s, 25, 53, 0.139);
+  EXPECT_EQ(s.steady_step_seconds(), 0.139);  // the live view follows the log
+  t = s.WindowSteadySeconds(*w1);
+  EXPECT_EQ(t.seconds, 0.1);
+  EXPECT_TRUE(t.settled);
+
+  FeedSteps(s, 54, 70, 0.053);
+  std::optional<WindowSteps> w2 = s.LatestWindow(&*w1);
+  ASSERT_TRUE(w2);
+  EXPECT_TRUE(w2->located);
+  EXPECT_EQ(w2->profiled, (StepRange{65, 67}));
+  EXPECT_EQ(w2->period_first, 8);
+  EXPECT_EQ(w2->period_end, 125);
+  t = s.WindowSteadySeconds(*w2);
+  EXPECT_EQ(t.seconds, 0.053);  // 55..64 before, 69..70 after
+  EXPECT_EQ(t.steps, 12u);
+  EXPECT_FALSE(t.settled);
+  FeedSteps(s, 71, 71, 0.053);
+  FeedSteps(s, 72, 90, 0.300);
+  t = s.WindowSteadySeconds(*w2);
+  EXPECT_EQ(t.seconds, 0.053);
+  EXPECT_EQ(t.steps, 13u);  // 55..64, 69..71
+  EXPECT_TRUE(t.settled);
+  // The first window's period ended where the second's began.
+  EXPECT_EQ(s.WindowSteadySeconds(*w1).seconds, 0.1);
+}
+
+// Profiled once (no period): a second window cannot be the configured one,
+// so it is anchored at the log's last step when it is placed, and its step
+// time comes from the steady steps up to there and after.
+TEST(WindowStepTimeTest, WindowTheConfigDoesNotDescribeIsAnchoredAtTheLastStep) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  FeedMaxTextConfig(s, "xplane", /*skip=*/5, /*steps=*/3);
+  FeedSteps(s, 0, 30, 0.100);
+  std::optional<WindowSteps> w1 = s.LatestWindow();
+  ASSERT_TRUE(w1);
+  EXPECT_EQ(w1->profiled, (StepRange{5, 7}));
+  FeedSteps(s, 31, 59, 0.139);
+  FeedSteps(s, 60, 75, 0.053);
+  EXPECT_EQ(s.LatestWindow(), w1) << "without the previous window: the configured one";
+  std::optional<WindowSteps> w2 = s.LatestWindow(&*w1);
+  ASSERT_TRUE(w2);
+  EXPECT_FALSE(w2->located);
+  EXPECT_EQ(w2->profiled, (StepRange{75, 75}));
+  WindowStepTime t = s.WindowSteadySeconds(*w2);
+  EXPECT_EQ(t.seconds, 0.053);  // 66..75
+  EXPECT_FALSE(t.settled);
+  FeedSteps(s, 76, 78, 0.053);
+  EXPECT_TRUE(s.WindowSteadySeconds(*w2).settled);
+  EXPECT_EQ(s.WindowSteadySeconds(*w1).seconds, 0.1);
+}
+
+// A log without profile config (PyTorch): the window is the log's last step.
+TEST(WindowStepTimeTest, LogWithoutProfileConfigAnchorsAtTheLastStep) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  EXPECT_EQ(s.LatestWindow(), std::nullopt);
+  FeedSteps(s, 0, 14, 0.081);
+  std::optional<WindowSteps> w = s.LatestWindow();
+  ASSERT_TRUE(w);
+  EXPECT_FALSE(w->located);
+  EXPECT_EQ(w->profiled, (StepRange{14, 14}));
+  WindowStepTime t = s.WindowSteadySeconds(*w);
+  EXPECT_EQ(t.seconds, 0.081);
+  EXPECT_EQ(t.steps, 10u);  // 5..14 (0..2 warm-up)
+  FeedSteps(s, 15, 40, 0.2);
+  t = s.WindowSteadySeconds(*w);
+  EXPECT_EQ(t.seconds, 0.081);  // ten before, three after
+  EXPECT_EQ(t.steps, 13u);
+  EXPECT_TRUE(t.settled);
+}
+
+// The job restarted (a new config dump): the window's steps are gone, its
+// time is settled and the caller keeps the value it had.
+TEST(WindowStepTimeTest, RestartedLogSettlesTheWindow) {
+  FakeClock clock;
+  StepTimeSource s(clock);
+  FeedMaxTextConfig(s, "xplane", /*skip=*/5, /*steps=*/3);
+  FeedSteps(s, 0, 10, 0.100);  // two steady steps after the profile
+  std::optional<WindowSteps> w = s.LatestWindow();
+  ASSERT_TRUE(w);
+  EXPECT_FALSE(s.WindowSteadySeconds(*w).settled);
+  const uint64_t segment = s.segment();
+  FeedMaxTextConfig(s, "xplane", /*skip=*/5, /*steps=*/3);
+  s.AddLine(Step(100, 0.3));
+  EXPECT_EQ(s.segment(), segment + 1);
+  WindowStepTime t = s.WindowSteadySeconds(*w);
+  EXPECT_TRUE(t.settled);
+  EXPECT_EQ(t.seconds, std::nullopt);
+}
+
 }  // namespace
 }  // namespace profwatch::steplog

@@ -144,6 +144,7 @@ void ExpectSameRun(const snapshot::RunState& a, const snapshot::RunState& b) {
   EXPECT_TRUE(SameOpt(a.training.last_step_unix, b.training.last_step_unix));
   EXPECT_TRUE(SameDouble(a.last_activity_unix, b.last_activity_unix));
   EXPECT_EQ(a.has_window, b.has_window);
+  EXPECT_EQ(a.window_log, b.window_log);
 }
 
 snapshot::Snapshot Tricky() {
@@ -216,6 +217,49 @@ TEST(StateJsonTest, WindowStartMissingInAnOlderFileComesFromTheWindowName) {
   auto bad = ParseRunState(j.dump());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().context.find("window_start"), std::string::npos) << bad.error().context;
+}
+
+// A window placed in its training log keeps its place and step time.
+TEST(StateJsonTest, WindowLogStepsRoundTrip) {
+  snapshot::RunState in = testing::RunWithEverything();
+  in.window_log = {.bound = true,
+                   .located = true,
+                   .first_step = 65,
+                   .last_step = 67,
+                   .period_first = 8,
+                   .period_end = 125,
+                   .segment = 2,
+                   .seconds = 0.053,
+                   .steps = 20,
+                   .settled = true};
+  auto out = ParseRunState(SerializeRunState(in));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->window_log, in.window_log);
+  // An anchor with an unbounded period and no value yet.
+  in.window_log = {};
+  in.window_log.bound = true;
+  in.window_log.first_step = 75;
+  in.window_log.last_step = 75;
+  out = ParseRunState(SerializeRunState(in));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->window_log, in.window_log);
+}
+
+// A file written before windows were placed in their log: a window with a
+// log step time keeps it, settled (the log re-read after a restart is past
+// the window's steps).
+TEST(StateJsonTest, WindowLogMissingInAnOlderFileKeepsTheLogStepTime) {
+  snapshot::RunState in = testing::RunWithEverything();
+  ASSERT_EQ(in.step_source, "log");
+  ASSERT_TRUE(in.step_seconds);
+  nlohmann::json j = nlohmann::json::parse(SerializeRunState(in));
+  ASSERT_TRUE(j.contains("window_log"));
+  j.erase("window_log");
+  auto out = ParseRunState(j.dump());
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_TRUE(out->window_log.bound);
+  EXPECT_TRUE(out->window_log.settled);
+  EXPECT_EQ(out->window_log.seconds, in.step_seconds);
 }
 
 TEST(StateJsonTest, EmptySnapshotRoundTrips) {
