@@ -344,6 +344,39 @@ TEST(ServeTest, WindowTruncatedPastRetriesKeepsThePreviousWindowAndIsFlagged) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// The --window-timeout path: a window short of --expected-gpus is held, then
+// published incomplete at the timeout; with no GPU at all it has no kernel
+// data and must not replace the run's window with zeros either.
+TEST(ServeTest, WindowWithoutGpusAtTheWindowTimeoutKeepsThePreviousWindow) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--expected-gpus", "2", "--window-timeout", "3s"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto good = serve.WaitFor(HasGpus("jobA", "run1", 2));
+  ASSERT_TRUE(good.has_value()) << serve.Log();
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  const std::optional<double> kernel_s = Sample(*good, "profwatch_total_kernel_seconds", run);
+
+  WriteTrace(prof + "/2024_03_01_12_30_00/h0.trace.json.gz", 0);  // no GPU, no kernel
+  // Three analyses: the first window; the new one held for its GPUs, then
+  // taken at the timeout.
+  auto m = serve.WaitFor(
+      [&](const std::string& t) { return SumOf(t, "profwatch_windows_analyzed_total") >= 3; });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_total_kernel_seconds", run), kernel_s) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}), 1)
+      << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "no_data"}}), 1) << *m;
+  EXPECT_EQ(Count(serve.Log(), "window not exported"), 1u) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Alert rules take increase() of the error counter: every reason exists at 0
 // from the first scrape, before any error (a first error is then an increase).
 TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
