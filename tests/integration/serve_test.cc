@@ -217,6 +217,9 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
   Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
   EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2);
   EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 1);
+  // A corrupt file is a real failure: the run is flagged (ProfwatchWindowErrors).
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "corrupt"}}), 1)
+      << *m;
   // Counted by outcome: the window was published incomplete.
   EXPECT_GE(Sample(*m, "profwatch_windows_analyzed_total", {{"result", "incomplete"}}).value_or(0),
             1.0)
@@ -225,6 +228,152 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
   // Still serving: a new run appears.
   WriteTrace(ProfileDir(jobs, "jobA", "run2") + "/2024_03_01_13_00_00/h0.trace.json.gz", 3);
   EXPECT_TRUE(serve.WaitFor(HasGpus("jobA", "run2", 3))) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Sum of every reason of a counter family in an exposition.
+double SumOf(const std::string& text, const std::string& name) {
+  double sum = 0;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + "{", 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A writer that finishes its file within the retry budget is no error: the
+// held-back tries are retries, the new window replaces the old one, nothing
+// is flagged (#29: it used to count truncated errors and fire
+// ProfwatchWindowErrors).
+TEST(ServeTest, HalfWrittenFileFinishedWithinRetriesIsNoError) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--max-retries", "8"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobA", "run1", 2))) << serve.Log();
+
+  const std::string next = prof + "/2024_03_01_12_30_00/h0.trace.json.gz";
+  const std::string gz = testing::Gzip(JaxTrace(4, 200, 50));
+  WriteFile(next, gz.substr(0, gz.size() / 2));
+  ASSERT_TRUE(serve.WaitForLog("will retry path=" + next + " reason=truncated")) << serve.Log();
+  WriteFile(next, gz);
+  auto m = serve.WaitFor(HasGpus("jobA", "run1", 4));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_30_00"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 0) << *m;
+  EXPECT_EQ(SumOf(*m, "profwatch_window_errors_total"), 0) << *m;
+  EXPECT_GE(Sample(*m, "profwatch_window_retries_total", {{"reason", "truncated"}}).value_or(0), 1)
+      << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_failed", run).has_value()) << *m;
+  const std::string log = serve.Log();
+  EXPECT_EQ(log.find("file failed"), std::string::npos) << log;
+  EXPECT_EQ(log.find("given up"), std::string::npos) << log;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// A new window whose only file stays cut short past --max-retries leaves no
+// kernel data: it must not replace the run's good window with zeros. The
+// failure is counted and flagged, logged once; once the file is finished the
+// window is exported and the flag clears.
+TEST(ServeTest, WindowTruncatedPastRetriesKeepsThePreviousWindowAndIsFlagged) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--max-retries", "2"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto good = serve.WaitFor(HasGpus("jobA", "run1", 2));
+  ASSERT_TRUE(good.has_value()) << serve.Log();
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  const std::optional<double> kernel_s = Sample(*good, "profwatch_total_kernel_seconds", run);
+  ASSERT_TRUE(kernel_s.has_value() && *kernel_s > 0) << *good;
+
+  const std::string next = prof + "/2024_03_01_12_30_00/h0.trace.json.gz";
+  const std::string gz = testing::Gzip(JaxTrace(4, 200, 50));
+  WriteFile(next, gz.substr(0, 40));  // the gzip header and a few bytes: no event
+  // Three analyses (the first window; the new one held back once, then its
+  // file given up): the analyses counter goes up after each one's snapshot.
+  auto m = serve.WaitFor([&](const std::string& t) {
+    return SumOf(t, "profwatch_windows_analyzed_total") >= 3 &&
+           Sample(t, "profwatch_window_errors_total", {{"reason", "give_up"}}).value_or(0) >= 1;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(SumOf(*m, "profwatch_windows_analyzed_total"), 3) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}), 1)
+      << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_total_kernel_seconds", run), kernel_s) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 0) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "give_up"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "no_data"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "truncated"}}), 0) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_retries_total", {{"reason", "truncated"}}), 1) << *m;
+  {
+    const std::string log = serve.Log();
+    EXPECT_EQ(Count(log, "window not exported"), 1u) << log;
+    EXPECT_NE(log.find("window not exported: no usable kernel data training_job=jobA run=run1 "
+                       "window=2024_03_01_12_30_00"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(Count(log, "file given up path=" + next), 1u) << log;
+  }
+
+  // The writer finishes after all: the window is read again and exported,
+  // and the flag is gone.
+  WriteFile(next, gz);
+  m = serve.WaitFor(HasGpus("jobA", "run1", 4));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_FALSE(Sample(*m, "profwatch_window_failed", run).has_value()) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_incomplete", run), 0) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_30_00"}}), 1) << *m;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// The --window-timeout path: a window short of --expected-gpus is held, then
+// published incomplete at the timeout; with no GPU at all it has no kernel
+// data and must not replace the run's window with zeros either.
+TEST(ServeTest, WindowWithoutGpusAtTheWindowTimeoutKeepsThePreviousWindow) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--expected-gpus", "2", "--window-timeout", "3s"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto good = serve.WaitFor(HasGpus("jobA", "run1", 2));
+  ASSERT_TRUE(good.has_value()) << serve.Log();
+  Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  const std::optional<double> kernel_s = Sample(*good, "profwatch_total_kernel_seconds", run);
+
+  WriteTrace(prof + "/2024_03_01_12_30_00/h0.trace.json.gz", 0);  // no GPU, no kernel
+  // Three analyses: the first window; the new one held for its GPUs, then
+  // taken at the timeout.
+  auto m = serve.WaitFor(
+      [&](const std::string& t) { return SumOf(t, "profwatch_windows_analyzed_total") >= 3; });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_total_kernel_seconds", run), kernel_s) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}), 1)
+      << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "no_data"}}), 1) << *m;
+  EXPECT_EQ(Count(serve.Log(), "window not exported"), 1u) << serve.Log();
   EXPECT_EQ(serve.Stop(), 0);
 }
 
@@ -239,8 +388,13 @@ TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
   std::optional<std::string> m = serve.Metrics();
   ASSERT_TRUE(m.has_value()) << serve.Log();
   for (const char* reason : {"not_found", "permission", "io", "truncated", "corrupt", "unsupported",
-                             "too_large", "config", "internal", "give_up"}) {
+                             "too_large", "config", "internal", "give_up", "no_data"}) {
     EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", reason}}), 0.0)
+        << reason << "\n"
+        << *m;
+  }
+  for (const char* reason : {"not_found", "io", "truncated"}) {
+    EXPECT_EQ(Sample(*m, "profwatch_window_retries_total", {{"reason", reason}}), 0.0)
         << reason << "\n"
         << *m;
   }

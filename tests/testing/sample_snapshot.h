@@ -132,6 +132,7 @@ inline snapshot::RunState RunWithoutStepTime() {
   r.format = "xplane";
   r.expected_gpus = 0;
   r.incomplete = true;
+  r.window_failure = "give_up";
   r.analyzed_unix = 1795003600;
   r.last_activity_unix = 1795003600;
   aggregate::WindowStats& st = r.MutableStats();

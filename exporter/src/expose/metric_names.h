@@ -39,6 +39,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_dropped_events", MetricType::kGauge, "Trace events of the latest window that were dropped, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...); only reasons that occurred.", {"reason"}, true},
     {"profwatch_window_truncated", MetricType::kGauge, "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true},
     {"profwatch_window_incomplete", MetricType::kGauge, "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true},
+    {"profwatch_window_failed", MetricType::kGauge, "1 while the run's latest window analysis failed for real: a file given up after --max-retries, a corrupt or unreadable file, or no usable kernel data (the window was not exported and the previous one stays). Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true},
     {"profwatch_window_info", MetricType::kGauge, "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true},
     {"profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "Unix time the latest window was analysed.", {}, true},
     // --- families (per GPU per step) ---
@@ -89,7 +90,8 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_build_info", MetricType::kGauge, "Always 1; build version and revision.", {"version", "revision"}, false},
     {"profwatch_windows_analyzed_total", MetricType::kCounter, "Window analyses (including re-analyses) by result: ok, incomplete (published or held short of files or GPUs), error (failed, or a file is retried).", {"result"}, false},
     {"profwatch_windows_reanalyzed_total", MetricType::kCounter, "Windows analysed again because a late file joined.", {}, false},
-    {"profwatch_window_errors_total", MetricType::kCounter, "Errors while reading or analysing windows, by reason.", {"reason"}, false},
+    {"profwatch_window_errors_total", MetricType::kCounter, "Real errors while reading or analysing windows, by reason (give_up: a file given up after --max-retries; no_data: a window with no usable kernel data, not exported). A file still being written and retried is not counted here.", {"reason"}, false},
+    {"profwatch_window_retries_total", MetricType::kCounter, "Window analyses held back because a file was not ready yet (still being written: truncated, io, not_found), by reason; retried with backoff, not errors.", {"reason"}, false},
     {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
     {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
     {"profwatch_pending_windows", MetricType::kGauge, "Windows waiting for completeness or for a worker.", {}, false},

@@ -509,6 +509,9 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
   for (const auto& [key, rs] : snap.runs) {
     b.SetRun(&key);
     if (rs.has_window) AddWindow(rs, b);
+    if (!rs.window_failure.empty()) {
+      b.Add("profwatch_window_failed", 1.0, {{"reason", rs.window_failure}});
+    }
     AddStep(rs, b);
     AddTraining(rs.training, b);
     // Every exported run has it (0: unknown), so liveness never falls back

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 #include <system_error>
 
 #include "expose/metric_names.h"
@@ -86,6 +87,13 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   for (ErrorCode code : kAllErrorCodes)
     errors_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
   errors_family_->Add({{"reason", std::string(kGiveUpReason)}});
+  errors_family_->Add({{"reason", std::string(kNoDataReason)}});
+  retries_family_ = &CounterFamily("profwatch_window_retries_total");
+  for (ErrorCode code : kAllErrorCodes) {
+    if (RetryClassOf(code) == RetryClass::kSoon) {
+      retries_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
+    }
+  }
   scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
   training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
@@ -121,6 +129,24 @@ void Daemon::ReportRootsLocked(const watch::ScanResult& result) {
 
 void Daemon::CountError(std::string_view reason, double n) {
   errors_family_->Add({{"reason", std::string(reason)}}).Increment(n);
+}
+
+void Daemon::CountRetry(std::string_view reason) {
+  retries_family_->Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view reason) {
+  const snapshot::RunKey key{task.run.training_job, task.run.run};
+  auto it = runs_.find(key);
+  if (it == runs_.end()) {
+    snapshot::RunState fresh;
+    fresh.key = key;
+    // Retention counts from the failed window's newest file, so a run that
+    // only ever failed still leaves the exposition.
+    fresh.last_activity_unix = task.last_activity_unix;
+    it = runs_.emplace(key, std::move(fresh)).first;
+  }
+  it->second.window_failure = std::string(reason);
 }
 
 Status Daemon::Start() {
@@ -346,10 +372,14 @@ void Daemon::WorkerLoop(int index) {
       RunTask(task, options);
     } catch (const std::exception& e) {
       CountError("internal");
-      spdlog::error("worker failed reason=internal error={}", e.what());
+      spdlog::error("worker failed reason=internal window={} error={}", task.window_id, e.what());
+      std::lock_guard<std::mutex> lock(mu_);
+      FlagFailureLocked(task, "internal");
     } catch (...) {
       CountError("internal");
-      spdlog::error("worker failed reason=internal");
+      spdlog::error("worker failed reason=internal window={}", task.window_id);
+      std::lock_guard<std::mutex> lock(mu_);
+      FlagFailureLocked(task, "internal");
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -390,26 +420,67 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
 
   const std::string& job = task.run.training_job;
   const std::string& run = task.run.run;
+  // A failure the assembler holds back for a retry is a file still being
+  // written: a retry, not an error (it becomes one only when given up). A
+  // given-up file is one error, reason give_up. `failure` is this attempt's
+  // real failure, for profwatch_window_failed.
+  std::set<std::string> retrying;
+  for (const window::FileFailure& f : decision.retrying) retrying.insert(f.path);
+  std::set<std::string> gave_up;
+  for (const window::FileFailure& f : decision.gave_up) gave_up.insert(f.path);
+  std::string failure;
   if (outcome.window_error) {
-    CountError(ErrorCodeName(outcome.window_error->code));
-    spdlog::warn("window analysis failed training_job={} run={} window={} reason={} error={}", job,
-                 run, task.window_id, ErrorCodeName(outcome.window_error->code),
-                 outcome.window_error->ToString());
+    const std::string_view reason = ErrorCodeName(outcome.window_error->code);
+    if (!decision.retrying.empty()) {
+      CountRetry(reason);
+      spdlog::debug("window not ready, will retry training_job={} run={} window={} reason={}", job,
+                    run, task.window_id, reason);
+    } else if (decision.gave_up.empty()) {
+      CountError(reason);
+      failure = reason;
+      spdlog::warn("window analysis failed training_job={} run={} window={} reason={} error={}",
+                   job, run, task.window_id, reason, outcome.window_error->ToString());
+    }
   }
   for (const window::FileFailure& f : outcome.failed) {
-    CountError(ErrorCodeName(f.error.code));
-    if (decision.retry && RetryClassOf(f.error.code) == RetryClass::kSoon) {
-      spdlog::debug("file not ready, will retry path={} reason={}", f.path,
-                    ErrorCodeName(f.error.code));
-    } else {
-      spdlog::warn("file failed path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
-                   f.error.ToString());
+    const std::string_view reason = ErrorCodeName(f.error.code);
+    if (retrying.count(f.path) != 0) {
+      CountRetry(reason);
+      spdlog::debug("file not ready, will retry path={} reason={}", f.path, reason);
+    } else if (gave_up.count(f.path) == 0) {
+      CountError(reason);
+      if (failure.empty()) failure = reason;
+      spdlog::warn("file failed path={} reason={} error={}", f.path, reason, f.error.ToString());
     }
   }
   for (const window::FileFailure& f : decision.gave_up) {
     CountError(kGiveUpReason);
     spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
                  f.error.ToString());
+  }
+  // Files given up now or before are left out of the window: still a failure.
+  if (!decision.gave_up.empty() || !task.excluded.empty()) failure = kGiveUpReason;
+  // A window left without usable kernel data by failed, given-up or missing
+  // files must not replace the run's window with zeros: the previous window
+  // and its figures stay, the run is flagged. (A window whose files all read
+  // cleanly is published as it is, kernels or not.)
+  bool no_data = false;
+  if (decision.publish && result && decision.incomplete &&
+      (result->stats.gpus() == 0 || result->stats.total_kernel_ps == 0)) {
+    no_data = true;
+    decision.publish = false;
+    failure = kNoDataReason;
+    CountError(kNoDataReason);
+    auto prev = runs_.find(key);
+    const bool keeps = prev != runs_.end() && prev->second.has_window;
+    spdlog::warn(
+        "window not exported: no usable kernel data training_job={} run={} window={} gpus={} "
+        "files={} failed={} excluded={} short_of_expected={} kept_window={}",
+        job, run, task.window_id, result->stats.gpus(), task.total_files, outcome.failed.size(),
+        task.excluded.size(), task.short_of_expected, keeps ? prev->second.window_id : "none");
+  }
+  if (!failure.empty() && !decision.publish && !decision.superseded) {
+    FlagFailureLocked(task, failure);
   }
   if (decision.waiting_for_gpus) {
     spdlog::info(
@@ -442,6 +513,8 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       rs.expected_gpus = decision.expected_gpus;
       const int gpus = rs.stats->gpus();
       rs.incomplete = decision.incomplete;
+      // Published: this attempt's failure, or none (a clean analysis clears it).
+      rs.window_failure = failure;
       rs.analyzed_unix = ToUnixSeconds(now);
       // Activity is the data's own time: the window's newest file, not when
       // we happened to analyse it (a restart must not revive an old run, nor
@@ -496,7 +569,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   // error: nothing usable (the analysis failed, or a file is retried);
   // incomplete: published or held short of files or GPUs; ok: the rest.
   const bool failed =
-      outcome.window_error.has_value() || (decision.retry && !outcome.failed.empty());
+      outcome.window_error.has_value() || (decision.retry && !outcome.failed.empty()) || no_data;
   if (failed) {
     analyzed_error_->Increment();
   } else if (decision.waiting_for_gpus || (decision.publish && decision.incomplete)) {

@@ -48,6 +48,11 @@ namespace profwatch::pipeline {
 // The `reason` of profwatch_window_errors_total for a file given up after
 // --max-retries; the other reasons are core/result.h's ErrorCodeName values.
 inline constexpr std::string_view kGiveUpReason = "give_up";
+// The `reason` of profwatch_window_errors_total (and profwatch_window_failed)
+// for a window whose analysis left no usable kernel data (0 GPUs or no kernel
+// time) because files failed, were given up or are missing: it is not
+// exported, the run keeps its previous window.
+inline constexpr std::string_view kNoDataReason = "no_data";
 
 struct DaemonOptions {
   std::vector<std::string> roots;
@@ -104,6 +109,11 @@ class Daemon {
   // result was quadratic when many windows land at once.
   void PersistSoonLocked(TimePoint now);
   void CountError(std::string_view reason, double n = 1);
+  // profwatch_window_retries_total{reason}: a file not ready yet, retried.
+  void CountRetry(std::string_view reason);
+  // Under mu_: sets the run's window_failure (profwatch_window_failed),
+  // creating a window-less run entry when the run has none yet.
+  void FlagFailureLocked(const window::WindowTask& task, std::string_view reason);
   // Training logs (scan thread): registers the scanned runs, then polls the
   // logs outside mu_ and applies what changed under it. True if published
   // state changed.
@@ -156,6 +166,7 @@ class Daemon {
   prometheus::Counter* bytes_total_ = nullptr;
   prometheus::Histogram* duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
+  prometheus::Family<prometheus::Counter>* retries_family_ = nullptr;
 
   // Training logs: the tailers belong to the scan thread; the figures go
   // into runs_ under mu_.

@@ -84,6 +84,13 @@ struct RunState {
   // profwatch_run_activity_timestamp_seconds.
   double last_activity_unix = 0;
   bool has_window = false;  // false: only training-log data so far
+  // Why the run's latest window analysis failed for real (a file given up
+  // after --max-retries, a corrupt or unreadable file, no usable kernel data
+  // so the window was not exported): an ErrorCodeName, "give_up" or
+  // "no_data"; empty once a window of the run is analysed with every file
+  // read cleanly. A file still being retried changes nothing here.
+  // Exported as profwatch_window_failed{reason}.
+  std::string window_failure;
 
   // A private copy of `stats` to edit (state loading, tests); the reference
   // is valid until `stats` is copied or replaced.

@@ -176,6 +176,9 @@ json ToJson(const RunState& r) {
   if (r.step_seconds) j["step_seconds"] = Double(*r.step_seconds);
   // Absent in log-only runs and in older files.
   if (r.has_window) j["window_log"] = ToJson(r.window_log);
+  // Kept across a restart: the failed window is not analysed again unless a
+  // file changes, so the flag would otherwise vanish while the fault stays.
+  if (!r.window_failure.empty()) j["window_failure"] = r.window_failure;
   return j;
 }
 
@@ -541,6 +544,10 @@ bool ReadRun(Reader& r, const json& j, RunState& rs) {
         r.String(j, "step_source", rs.step_source) &&
         r.Double(j, "last_activity_unix", rs.last_activity_unix) &&
         r.Bool(j, "has_window", rs.has_window))) {
+    return false;
+  }
+  // Optional: absent in files of older versions and when nothing failed.
+  if (j.contains("window_failure") && !r.String(j, "window_failure", rs.window_failure)) {
     return false;
   }
   // Files written before window_start existed: the window's start is its

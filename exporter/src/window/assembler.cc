@@ -398,6 +398,7 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
       return;
     }
     if (rc == RetryClass::kSoon) {
+      d.retrying.push_back({path, error});
       retry_soon = true;
       soon_tries = std::max(soon_tries, ft.tries);
     }

@@ -24,8 +24,9 @@
 // Retries, by the error code of a failed file (core/result.h RetryClass):
 //  - kTruncated, kIo, kNotFound: the result is held back and the window is
 //    retried with exponential backoff (sooner when the file changes and
-//    settles again); after `max_retries` tries the file is given up and the
-//    window analysed without it, flagged incomplete;
+//    settles again); these tries are reported as `retrying` (a file still
+//    being written is not an error); after `max_retries` tries the file is
+//    given up and the window analysed without it, flagged incomplete;
 //  - kCorrupt, kPermission: the rest of the window is published at once; the
 //    window is retried when the file's (inode, size, mtime) changes, and an
 //    unreadable (kPermission) file also with backoff, since fixing
@@ -153,6 +154,10 @@ struct AnalysisDecision {
   // Files given up by this outcome: log once with path and reason, count
   // reason="give_up".
   std::vector<FileFailure> gave_up;
+  // Failures held back for a retry (kSoon, tries left): a file still being
+  // written, not yet an error. Counted as retries; it becomes an error only
+  // when it is given up.
+  std::vector<FileFailure> retrying;
 };
 
 class Assembler {

@@ -130,6 +130,7 @@ void ExpectSameRun(const snapshot::RunState& a, const snapshot::RunState& b) {
   EXPECT_EQ(a.format, b.format);
   EXPECT_EQ(a.expected_gpus, b.expected_gpus);
   EXPECT_EQ(a.incomplete, b.incomplete);
+  EXPECT_EQ(a.window_failure, b.window_failure);
   EXPECT_TRUE(SameDouble(a.analyzed_unix, b.analyzed_unix));
   EXPECT_TRUE(SameOpt(a.step_seconds, b.step_seconds));
   EXPECT_EQ(a.step_source, b.step_source);

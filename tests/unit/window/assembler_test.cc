@@ -273,16 +273,23 @@ TEST_F(AssemblerTest, TruncatedFileRetriesWithBackoffThenGivesUp) {
   auto d1 = a.OnAnalyzed(t1[0], out, clock_.Now());
   EXPECT_FALSE(d1.publish);
   EXPECT_TRUE(d1.retry);
+  // Held back for a retry: a file still being written, not an error yet.
+  ASSERT_EQ(d1.retrying.size(), 1u);
+  EXPECT_EQ(d1.retrying[0].path, bad);
+  EXPECT_TRUE(d1.gave_up.empty());
   EXPECT_TRUE(Step(a, milliseconds(900)).empty());  // backoff 1 s
   auto t2 = Step(a, milliseconds(100));
   ASSERT_EQ(t2.size(), 1u);
-  EXPECT_FALSE(a.OnAnalyzed(t2[0], out, clock_.Now()).publish);
+  auto d2 = a.OnAnalyzed(t2[0], out, clock_.Now());
+  EXPECT_FALSE(d2.publish);
+  EXPECT_EQ(d2.retrying.size(), 1u);
   EXPECT_TRUE(Step(a, milliseconds(1900)).empty());  // backoff 2 s
   auto t3 = Step(a, milliseconds(100));
   ASSERT_EQ(t3.size(), 1u);
   auto d3 = a.OnAnalyzed(t3[0], out, clock_.Now());
   ASSERT_EQ(d3.gave_up.size(), 1u);
   EXPECT_EQ(d3.gave_up[0].path, bad);
+  EXPECT_TRUE(d3.retrying.empty());  // given up: an error, no longer a retry
   EXPECT_FALSE(d3.publish);
   // Analysed again at once without the given-up file.
   auto t4 = Step(a, seconds(0));
@@ -326,6 +333,7 @@ TEST_F(AssemblerTest, CorruptFilePublishesRestAndRetriesOnlyOnChange) {
   auto d1 = a.OnAnalyzed(t1[0], out, clock_.Now());
   EXPECT_TRUE(d1.publish);
   EXPECT_TRUE(d1.incomplete);
+  EXPECT_TRUE(d1.retrying.empty());           // corrupt: an error at once, not a retry
   EXPECT_TRUE(Step(a, minutes(30)).empty());  // unchanged: no retry
   Put("r", 0, "h1.trace.json.gz", 120);       // rewritten
   Step(a, seconds(0));
