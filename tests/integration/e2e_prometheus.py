@@ -306,9 +306,9 @@ class PromAPI:
             out[frozenset(labels.items())] = float(s["value"][1])
         return out
 
-    def alerts(self, name):
+    def alerts(self, name, job=JOB):
         return [a for a in self.get("/api/v1/alerts")["alerts"]
-                if a["labels"].get("alertname") == name and a["labels"].get("training_job") == JOB]
+                if a["labels"].get("alertname") == name and a["labels"].get("training_job") == job]
 
 
 def shorten_for(rules_text, seconds):
@@ -374,7 +374,7 @@ def check_recording_rules(api, exp, single_host=True):
                      one_value(api, sel("profwatch_step_minus_kernel_ratio")), exp["ratio"])
 
 
-def watch_alert_states(api, wanted, timeout):
+def watch_alert_states(api, wanted, timeout, job=JOB):
     """Polls /api/v1/alerts until every (alertname, severity) in `wanted` has
     been seen pending and then firing. All alerts are watched together (they
     start pending at the same evaluation). Returns {alertname: [alerts]}."""
@@ -383,7 +383,7 @@ def watch_alert_states(api, wanted, timeout):
     def step():
         current = {}
         for name in {n for n, _ in wanted}:
-            current[name] = api.alerts(name)
+            current[name] = api.alerts(name, job)
             for a in current[name]:
                 key = (name, a["labels"].get("severity"))
                 if key in seen and (not seen[key] or seen[key][-1] != a["state"]):
@@ -399,7 +399,7 @@ def watch_alert_states(api, wanted, timeout):
         # Polling can miss a short pending phase on a loaded machine;
         # Prometheus' own ALERTS series records it.
         history = api.query(f'count_over_time(ALERTS{{alertname="{key[0]}",severity="{key[1]}",'
-                            f'alertstate="pending",training_job="{JOB}"}}[5m])')
+                            f'alertstate="pending",training_job="{job}"}}[5m])')
         if not history:
             raise Failure(f"{key[0]}{{severity={key[1]}}} never pending before firing: {states}")
         log(f"    {key[0]}{{severity={key[1]}}} was pending per the ALERTS series")
@@ -763,7 +763,7 @@ def run_h200(args):
         stall = api.values(f'profwatch_host_stall_seconds{{training_job="{stalled}"}}')
         if not stall or not 0.019 < next(iter(stall.values())) < 0.023:
             raise Failure(f"host stall of the stalled run: want ~0.021 s per step, got {stall}")
-        alerts = watch_alert_states(api, [("ProfwatchStepKernelGapHigh", "warning")], 60)
+        alerts = watch_alert_states(api, [("ProfwatchStepKernelGapHigh", "warning")], 60, job=stalled)
         gap = alerts["ProfwatchStepKernelGapHigh"]
         if [a["labels"]["training_job"] for a in gap] != [stalled]:
             raise Failure(f"want the gap alert for {stalled} only, got {[a['labels'] for a in gap]}")

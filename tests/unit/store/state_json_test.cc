@@ -365,9 +365,9 @@ TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
   size_t removed = 0;
   std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& j) {
     if (j.is_object()) {
-      for (const char* k : {"exclusive_ps", "idle_before_ps", "compute_busy_ps", "top_exclusive",
-                            "top_idle_before", "regions", "regions_other_ps", "has_regions",
-                            "serial_kernels", "largest_gaps_ps"}) {
+      for (const char* k :
+           {"exclusive_ps", "idle_before_ps", "compute_busy_ps", "top_exclusive", "top_idle_before",
+            "regions", "regions_other_ps", "has_regions", "serial_kernels", "largest_gaps_ps"}) {
         removed += j.erase(k);
       }
       for (auto& [k, v] : j.items()) strip(v);
