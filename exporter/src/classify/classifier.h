@@ -102,6 +102,18 @@ class Classifier {
   std::string set_name_;
 };
 
+// Memory operations named by the runtimes, recognised as whole names only:
+// CUPTI through Kineto ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"),
+// XLA's GPU tracer and the nsys reader ("MemcpyD2H", "Memset", "Memset 3"),
+// ROCm ("CopyDeviceToDevice", "CopyHostToDevice2D", "FillBuffer") and the
+// runtime API names (hipMemcpyDtoDAsync, cudaMemsetAsync). A kernel whose name
+// merely contains memset, memcpy or copy (a Triton `_combined_routing_memset`,
+// `triton_memcpy_kernel`, `copy_kernel`) is a kernel. The patterns are
+// anchored ECMAScript regexes; the native sets' `memory` family is exactly
+// them, and IsRuntimeMemopName matches the same ones.
+const std::vector<std::string>& RuntimeMemopPatterns();
+bool IsRuntimeMemopName(std::string_view name);
+
 // profile_drill.py's kernel test (names only, no pid/thread filter): ends with
 // ".kd", contains ".kd]", starts with "ncclDevKernel", or contains
 // "primus_turbo::", "ck_tile::", "aiter", "rocprim::", "Cijk_",
