@@ -186,7 +186,8 @@ bool ContainsAny(std::string_view name, std::initializer_list<std::string_view> 
 }  // namespace
 
 // No `.*` anywhere: libstdc++'s regex recurses per matched character, and
-// demangled kernel names run to thousands of characters.
+// demangled kernel names run to thousands of characters. Every pattern
+// starts with M, C, F, c or h (IsRuntimeMemopName's first-letter gate).
 const std::vector<std::string>& RuntimeMemopPatterns() {
   static const std::vector<std::string> patterns = {
       // CUPTI, as Kineto writes it: Memcpy <kind> (<src> -> <dst>), Memset (<dst>).

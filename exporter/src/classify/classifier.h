@@ -48,7 +48,7 @@ struct RuleSet {
 
 // Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
 // the native sets `nvidia` (cuBLAS/cutlass/nvjet GEMMs) and `amd`
-// (hipBLASLt/CK/Primus GEMMs, ROCclr copies) class kernels by what they do,
+// (hipBLASLt/CK/Primus GEMMs; ROCclr's blit kernels stay kernels) class kernels by what they do,
 // attention from any library included. Unknown name: kConfig.
 // Native families (both sets), in rule order (Prometheus label values): nccl, comm_other
 // (comm); memory (memory); attention, conv, gemm (math); xla_fusion_loop,
