@@ -440,6 +440,29 @@ TEST(ServeTest, JsonLogsCarryFieldsAsKeys) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// A JSON + xplane pair of one host is one trace file, read in one format:
+// the "window analysed" log line and profwatch_window_trace_files agree (1),
+// and the log names the two files on disk apart.
+TEST(ServeTest, JsonAndXplanePairIsOneTraceFileInLogAndMetric) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string dir = ProfileDir(jobs, "jobP", "runP") + "/2024_03_01_12_00_00";
+  WriteFile(dir + "/h0.trace.json.gz",
+            ReadFile(testing::ProjectFixture("xplane/two_gpus_steps.trace.json.gz")));
+  WriteFile(dir + "/h0.xplane.pb",
+            ReadFile(testing::ProjectFixture("xplane/two_gpus_steps.xplane.pb")));
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto metrics = serve.WaitFor([](const std::string& m) {
+    return Sample(m, "profwatch_window_trace_files", {{"training_job", "jobP"}}).has_value();
+  });
+  ASSERT_TRUE(metrics) << serve.Log();
+  EXPECT_EQ(Sample(*metrics, "profwatch_window_trace_files", {{"training_job", "jobP"}}), 1.0);
+  EXPECT_TRUE(serve.WaitForLog("window analysed training_job=jobP run=runP"));
+  EXPECT_NE(serve.Log().find("files=1 files_present=2 "), std::string::npos) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Idle clients (port scanners, half-open load balancer checks) must not block
 // a scrape: with a dozen silent connections open, /metrics still answers
 // within HttpGet's 5 s receive timeout (the old 2-worker server with 30 s

@@ -75,15 +75,6 @@ bool IsDeviceProcessName(std::string_view n) {
   return n.starts_with("/device:GPU:") || n.starts_with("/device:TPU:");
 }
 
-// JAX copies on streams: Memcpy*/Memset* (CUPTI) and the older ROCm names
-// CopyDeviceToDevice, CopyHostToDevice, ... and FillBuffer.
-bool IsJaxMemopName(std::string_view n) {
-  if (n.starts_with("Memcpy") || n.starts_with("Memset") || n.starts_with("FillBuffer")) {
-    return true;
-  }
-  return n.starts_with("Copy") && n.find("To", 4) != std::string_view::npos;
-}
-
 bool IsKinetoKernelCat(std::string_view c) { return c == "kernel" || c == "Kernel"; }
 bool IsKinetoMemopCat(std::string_view c) {
   return c == "gpu_memcpy" || c == "gpu_memset" || c == "Memcpy" || c == "Memset";
@@ -179,8 +170,9 @@ struct FileAggregator::Impl {
   std::string path;
   NameTable names;  // kernel names; the vectors below are indexed by name id
   std::vector<uint8_t> name_is_kernel;
-  std::vector<uint8_t> name_is_memop;                   // IsJaxMemopName, decided once per name
-  NameTable scopes;                                     // args.name scopes; ScopeId = index + 1
+  std::vector<uint8_t>
+      name_is_memop;  // JAX stream copies (classify::IsRuntimeMemopName), once per name
+  NameTable scopes;   // args.name scopes; ScopeId = index + 1
   std::unordered_map<uint64_t, int64_t> scope_name_ps;  // (scope id << 32 | name) -> ps
 
   // JAX metadata.
@@ -260,7 +252,7 @@ struct FileAggregator::Impl {
     const uint32_t id = names.Intern(n, added);
     if (!added) return id;
     name_is_kernel.push_back(0);
-    name_is_memop.push_back(IsJaxMemopName(n) ? 1 : 0);
+    name_is_memop.push_back(classify::IsRuntimeMemopName(n) ? 1 : 0);
     return id;
   }
 

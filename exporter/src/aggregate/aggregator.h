@@ -9,10 +9,15 @@
 //    seen yet are held per thread and judged when the file ends.
 //  - Kineto: an X event with cat "kernel" (2021 schema: "Kernel"); the
 //    device is pid (or args.device), the stream tid (or args.stream,
-//    "stream 7"). gpu_memcpy/gpu_memset (Memcpy/Memset) are memory ops.
-//  - JAX memory ops on streams (Memcpy*, Memset*, Copy*To*, FillBuffer) and
-//    kernels classified into a kMemory family are counted as memory ops, not
-//    kernels.
+//    "stream 7"). Events of cat gpu_memcpy/gpu_memset (2021 schema:
+//    Memcpy/Memset) are memory ops: the category decides, never the name, so
+//    a kernel named `_combined_routing_memset` stays a kernel.
+//  - JAX memory ops on streams: the runtimes' copy names as whole names
+//    (classify::IsRuntimeMemopName: MemcpyD2H, "Memset 3",
+//    CopyDeviceToDevice, FillBuffer), never a substring of a kernel name.
+//  - Kernels classified into a kMemory family (the native sets' `memory`
+//    family matches the same whole names; a rules file may add its own) are
+//    counted as memory ops, not kernels.
 //  - nsys exports (parse/nsys_reader.h): an X event with cat
 //    kNsysKernelCat; the device is (pid, args.device), named
 //    "pid <pid> GPU <device>", the stream tid; cat kNsysMemopCat events there

@@ -11,8 +11,12 @@
 //                              all_gather, allgather, reduce_scatter,
 //                              reducescatter, all_to_all, alltoall,
 //                              cross_device_reduce, nvshmem
-//   memory            memory   memcpy/memset kernels (Memcpy, memcpy, Memset,
-//                              memset, CopyDeviceTo, CopyHostTo, FillBuffer)
+//   memory            memory   the runtimes' copy and fill names as whole
+//                              names (RuntimeMemopPatterns: "Memcpy HtoD
+//                              (Pageable -> Device)", "Memset (Device)",
+//                              MemcpyD2H, CopyDeviceToDevice, FillBuffer,
+//                              hipMemcpyDtoDAsync, ...); never a substring of
+//                              a kernel's name
 //   attention         compute  flash_fwd, flash_bwd, flash_attn, flash::,
 //                              fmha, sdpa, attention, Attention, xformers
 //   conv              compute  cuDNN/cutlass convolutions: convolve,
@@ -39,6 +43,14 @@
 // "cutlass" alone is not a GEMM marker: many non-GEMM kernels carry
 // cutlass::bfloat16_t template arguments.
 #include <algorithm>
+
+// GCC 12 reports a false -Wmaybe-uninitialized inside <regex>'s std::function
+// when optimising with sanitizers; silenced for this file only (as in
+// classifier.cc).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <regex>
 
 #include "classify/classifier.h"
 
@@ -124,9 +136,7 @@ RuleSet NativeSet(const VendorMarkers& v) {
             with({"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
                   "reducescatter", "all_to_all", "alltoall", "cross_device_reduce"},
                  v.comm_other))});
-  add("memory", FamilyKind::kMemory,
-      {Cond(MatchOp::kContains,
-            {"Memcpy", "memcpy", "Memset", "memset", "CopyDeviceTo", "CopyHostTo", "FillBuffer"})});
+  add("memory", FamilyKind::kMemory, {Cond(MatchOp::kRegex, RuntimeMemopPatterns())});
   const auto M = FamilyKind::kMath;
   add("attention", M, {Cond(MatchOp::kContains, kAttentionMarkers)});
   add("conv", M,
@@ -174,6 +184,44 @@ bool ContainsAny(std::string_view name, std::initializer_list<std::string_view> 
 }
 
 }  // namespace
+
+// No `.*` anywhere: libstdc++'s regex recurses per matched character, and
+// demangled kernel names run to thousands of characters. Every pattern
+// starts with M, C, F, c or h (IsRuntimeMemopName's first-letter gate).
+const std::vector<std::string>& RuntimeMemopPatterns() {
+  static const std::vector<std::string> patterns = {
+      // CUPTI, as Kineto writes it: Memcpy <kind> (<src> -> <dst>), Memset (<dst>).
+      R"(^Memcpy [A-Za-z]+ \([A-Za-z]+ -> [A-Za-z]+\)$)",
+      R"(^Memset \([A-Za-z]+\)$)",
+      // XLA's GPU tracer (a stream suffix on memsets) and the nsys reader.
+      R"(^Memcpy(H2D|D2H|D2D|P2P|H2H|Other)?( [0-9]+)?$)",
+      R"(^Memset( [0-9]+)?$)",
+      // ROCm's HIP operation names.
+      R"(^Copy(Host|Device)To(Host|Device)(2D|3D)?$)",
+      R"(^FillBuffer$)",
+      // Runtime API names (host calls; some converters put them on streams).
+      R"(^(cuda|hip)Mem(cpy|set)[A-Za-z0-9]*$)",
+  };
+  return patterns;
+}
+
+bool IsRuntimeMemopName(std::string_view name) {
+  // Cheap gate first: every form starts with one of these letters.
+  if (name.empty() ||
+      (name[0] != 'M' && name[0] != 'C' && name[0] != 'F' && name[0] != 'c' && name[0] != 'h')) {
+    return false;
+  }
+  static const std::vector<std::regex> compiled = [] {
+    std::vector<std::regex> out;
+    for (const std::string& p : RuntimeMemopPatterns()) {
+      out.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+    }
+    return out;
+  }();
+  return std::any_of(compiled.begin(), compiled.end(), [name](const std::regex& re) {
+    return std::regex_search(name.begin(), name.end(), re);
+  });
+}
 
 Result<RuleSet> BuiltinRuleSet(std::string_view name) {
   if (name == "drill") return DrillSet();

@@ -48,7 +48,7 @@ struct RuleSet {
 
 // Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
 // the native sets `nvidia` (cuBLAS/cutlass/nvjet GEMMs) and `amd`
-// (hipBLASLt/CK/Primus GEMMs, ROCclr copies) class kernels by what they do,
+// (hipBLASLt/CK/Primus GEMMs; ROCclr's blit kernels stay kernels) class kernels by what they do,
 // attention from any library included. Unknown name: kConfig.
 // Native families (both sets), in rule order (Prometheus label values): nccl, comm_other
 // (comm); memory (memory); attention, conv, gemm (math); xla_fusion_loop,
@@ -101,6 +101,18 @@ class Classifier {
   std::vector<FamilyKind> family_kinds_;
   std::string set_name_;
 };
+
+// Memory operations named by the runtimes, recognised as whole names only:
+// CUPTI through Kineto ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"),
+// XLA's GPU tracer and the nsys reader ("MemcpyD2H", "Memset", "Memset 3"),
+// ROCm ("CopyDeviceToDevice", "CopyHostToDevice2D", "FillBuffer") and the
+// runtime API names (hipMemcpyDtoDAsync, cudaMemsetAsync). A kernel whose name
+// merely contains memset, memcpy or copy (a Triton `_combined_routing_memset`,
+// `triton_memcpy_kernel`, `copy_kernel`) is a kernel. The patterns are
+// anchored ECMAScript regexes; the native sets' `memory` family is exactly
+// them, and IsRuntimeMemopName matches the same ones.
+const std::vector<std::string>& RuntimeMemopPatterns();
+bool IsRuntimeMemopName(std::string_view name);
 
 // profile_drill.py's kernel test (names only, no pid/thread filter): ends with
 // ".kd", contains ".kd]", starts with "ncclDevKernel", or contains

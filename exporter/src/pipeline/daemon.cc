@@ -475,9 +475,10 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     const bool keeps = prev != runs_.end() && prev->second.has_window;
     spdlog::warn(
         "window not exported: no usable kernel data training_job={} run={} window={} gpus={} "
-        "files={} failed={} excluded={} short_of_expected={} kept_window={}",
-        job, run, task.window_id, result->stats.gpus(), task.total_files, outcome.failed.size(),
-        task.excluded.size(), task.short_of_expected, keeps ? prev->second.window_id : "none");
+        "files={} files_present={} failed={} excluded={} short_of_expected={} kept_window={}",
+        job, run, task.window_id, result->stats.gpus(), result->stats.files.size(),
+        task.total_files, outcome.failed.size(), task.excluded.size(), task.short_of_expected,
+        keeps ? prev->second.window_id : "none");
   }
   if (!failure.empty() && !decision.publish && !decision.superseded) {
     FlagFailureLocked(task, failure);
@@ -530,11 +531,15 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
                                         had_window && !same_window ? &previous_log : nullptr);
       ChooseStepLocked(rs, options);
       if (task.reanalysis) reanalyzed_total_->Increment();
+      // files: the trace files analysed, one per process (a JSON + xplane
+      // pair is read in one format), as profwatch_window_trace_files counts
+      // them; files_present: the window's files on disk, pairs counted twice.
       spdlog::info(
           "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
-          "launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} reanalysis={}",
-          job, run, task.window_id, gpus, rs.expected_gpus, task.files.size(),
-          aggregate::LauncherModeName(rs.stats->launcher_mode),
+          "files_present={} launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} "
+          "reanalysis={}",
+          job, run, task.window_id, gpus, rs.expected_gpus, rs.stats->files.size(),
+          task.files.size(), aggregate::LauncherModeName(rs.stats->launcher_mode),
           rs.stats->PerGpuStepSeconds(rs.stats->total_kernel_ps), seconds, task.reanalysis);
       if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
         spdlog::warn(
@@ -547,10 +552,10 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       }
       if (rs.incomplete) {
         spdlog::warn(
-            "window incomplete training_job={} run={} window={} files={} expected_files={} "
-            "excluded={} failed={}",
-            job, run, task.window_id, task.total_files, task.expected_files, task.excluded.size(),
-            outcome.failed.size());
+            "window incomplete training_job={} run={} window={} files={} files_present={} "
+            "expected_files={} excluded={} failed={}",
+            job, run, task.window_id, rs.stats->files.size(), task.total_files, task.expected_files,
+            task.excluded.size(), outcome.failed.size());
       }
       if (history_) {
         if (Status s = history_->Append(store::HistoryLine(rs, ToUnixSeconds(now))); !s) {

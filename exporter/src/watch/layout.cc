@@ -94,15 +94,31 @@ std::string ProcessKeyOfTraceFile(std::string_view name) {
   return std::string(key);
 }
 
+bool IsKinetoTraceFileName(std::string_view name) {
+  bool kineto = false;
+  StripSuffix(name, &kineto);
+  return kineto;
+}
+
 std::string HostOfTraceFile(std::string_view name) {
   bool kineto = false;
   std::string_view key = StripSuffix(name, &kineto);
   if (kineto) {
-    // <worker>.<pid>.<ts>: drop the numeric pid and timestamp components.
-    for (int i = 0; i < 2; ++i) {
+    // torch writes <worker>.<capture ns>, its default worker name being
+    // <host>_<pid>; older writers put <worker>.<pid>.<ts>. Drop the numeric
+    // dot components, then, in torch's form, the pid after the host's last
+    // underscore (a host name may hold underscores and digits itself).
+    int numeric = 0;
+    for (; numeric < 2; ++numeric) {
       size_t dot = key.rfind('.');
       if (dot == std::string_view::npos || dot == 0 || !AllDigits(key.substr(dot + 1))) break;
       key = key.substr(0, dot);
+    }
+    if (numeric == 1) {
+      size_t under = key.rfind('_');
+      if (under != std::string_view::npos && under > 0 && AllDigits(key.substr(under + 1))) {
+        key = key.substr(0, under);
+      }
     }
     return std::string(key);
   }

@@ -18,8 +18,15 @@ std::optional<int64_t> ParseTimestampDirName(std::string_view name);
 // *.pt.trace.json[.gz], *.json.gz, *.xplane.pb, *.sqlite (nsys exports; the
 // scanner looks for those in capture-nsys-profile dirs only).
 bool IsTraceFileName(std::string_view name);
-// The host part of a trace file name ("h0.proc3.trace.json.gz" -> "h0").
+// The host part of a trace file name ("h0.proc3.trace.json.gz" -> "h0",
+// "vm.trace.json.gz" -> "vm"). Kineto names (*.pt.trace.json[.gz]) are torch's
+// <host>_<pid>.<capture ns>: "vm_1481.1795652969892807939.pt.trace.json.gz"
+// -> "vm", "node_12_3456.123.pt.trace.json" -> "node_12" (only the last
+// _<digits> is the pid); the older <worker>.<pid>.<ts> gives the worker.
+// Other names keep their underscores: "node_12.trace.json.gz" -> "node_12".
 std::string HostOfTraceFile(std::string_view name);
+// True for Kineto names: *.pt.trace.json and *.pt.trace.json.gz.
+bool IsKinetoTraceFileName(std::string_view name);
 // The window-identity key of a file: its name without the format suffix, so
 // h0.trace.json.gz and h0.xplane.pb of one window share it.
 std::string ProcessKeyOfTraceFile(std::string_view name);

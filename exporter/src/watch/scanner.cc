@@ -353,6 +353,14 @@ RunLabels LabelsForRunDir(const std::string& root_in, const std::string& run_dir
 
 bool MatchesHost(const std::string& file_name, const std::string& host) {
   if (host.empty()) return true;
+  if (IsKinetoTraceFileName(file_name)) {
+    // The pid follows the host (<host>_<pid>.<ns>): compare the host the
+    // labels use, so "node" does not claim node_12's files. A short name
+    // still matches its FQDN's files.
+    const std::string of_file = HostOfTraceFile(file_name);
+    return of_file == host || (of_file.size() > host.size() && of_file.starts_with(host) &&
+                               of_file[host.size()] == '.');
+  }
   if (file_name.size() < host.size() || file_name.compare(0, host.size(), host) != 0) {
     return false;
   }

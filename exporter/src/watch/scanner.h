@@ -63,7 +63,9 @@ struct FileObservation {
 struct ScanOptions {
   std::vector<std::string> roots;
   // Only files whose name starts with this host name (followed by a
-  // non-alphanumeric character or the end) are reported. Empty: all files.
+  // non-alphanumeric character or the end) are reported; Kineto files
+  // (<host>_<pid>.<ns>.pt.trace.json) whose HostOfTraceFile is this host or
+  // an FQDN of it. Empty: all files.
   std::string host_filter;
   int max_depth = 16;
   // Directory symlinks whose target lies outside the root they were found

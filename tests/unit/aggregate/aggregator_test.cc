@@ -59,6 +59,16 @@ std::shared_ptr<const Classifier> Builtin(std::string_view name) {
   return *Classifier::Create(*classify::BuiltinRuleSet(name));
 }
 
+// The nvidia set plus a user family of kind memory (a rules file): its
+// kernels are memory operations. Built-in rules never make a kernel a memory
+// op by a substring of its name.
+std::shared_ptr<const Classifier> WithMemoryFamily() {
+  auto set = classify::ParseRulesText(
+      "rules:\n  - family: copies\n    kind: memory\n    match:\n      contains: memcpy_kernel\n",
+      "t.yaml", *classify::BuiltinRuleSet("nvidia"));
+  return *Classifier::Create(*set);
+}
+
 struct FileSpec {
   std::string path;
   std::vector<TraceEvent> events;
@@ -134,8 +144,8 @@ TraceEvent Scoped(TraceEvent e, std::string_view scope) {
   return e;
 }
 
-// Regions: stream kernels' scopes, summed over files and devices; memory
-// kernels, memops, host events and kernels without a scope belong to none;
+// Regions: stream kernels' scopes, summed over files and devices; kernels of
+// a memory family, memops, host events and kernels without a scope belong to none;
 // events held for late metadata keep their scope; the rest beyond
 // top_regions is other; equal times are ordered by name.
 TEST(FileAggregatorTest, RegionsSumScopedStreamKernels) {
@@ -154,7 +164,7 @@ TEST(FileAggregatorTest, RegionsSumScopedStreamKernels) {
   b.events.push_back(Scoped(Jx(1, 10, "softmax_kernel", 0, 8 * kUs), attn));  // held
   b.events.push_back(Scoped(Jx(1, 10, "gather_kernel", 10 * kUs, 8 * kUs), embed));
   for (const auto& e : JaxHeader()) b.events.push_back(e);
-  auto c = Builtin("nvidia");
+  auto c = WithMemoryFamily();
   WindowStats w = Aggregate({a, b}, *c);
   EXPECT_TRUE(w.has_regions);
   ASSERT_EQ(w.regions.size(), 3u);
@@ -250,11 +260,11 @@ TEST(FileAggregatorTest, KinetoRegionsAreTheInnermostAnnotation) {
   ev.push_back(kernel(0, "gemm_kernel", 45, 5));               // forward [45,50)
   ev.push_back(kernel(0, "gemm_kernel", 50, 5));               // touching: backward [50,55)
   ev.push_back(kernel(0, "softmax_kernel", 95, 10));           // straddles backward's end: none
-  ev.push_back(kernel(0, "vectorized_memcpy_kernel", 60, 5));  // memory: none
+  ev.push_back(kernel(0, "vectorized_memcpy_kernel", 60, 5));  // a memory family: none
   ev.push_back(kernel(0, "late_kernel", 150, 5));              // only in ProfilerStep: none
   ev.push_back(ann(1, "## backward ##", 0, 100));
   ev.push_back(kernel(1, "gemm_kernel", 10, 7));
-  auto c = Builtin("nvidia");
+  auto c = WithMemoryFamily();
   WindowStats w = Aggregate({f}, *c);
   EXPECT_TRUE(w.has_regions);
   ASSERT_EQ(w.regions.size(), 2u);
@@ -311,7 +321,7 @@ TEST(FileAggregatorTest, KernelsOfAMemoryFamilyCountAsMemoryOps) {
               X(Int(0), Int(8), "void memcpy_kernel<x>", 100 * kUs, 50 * kUs, "kernel")},
              {},
              false};
-  WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  WindowStats w = Aggregate({f}, *WithMemoryFamily());
   ASSERT_EQ(w.gpus(), 1);
   EXPECT_EQ(w.devices[0].kernels, 1);
   EXPECT_EQ(w.devices[0].kernel_ps, 10 * kUs);
@@ -321,8 +331,8 @@ TEST(FileAggregatorTest, KernelsOfAMemoryFamilyCountAsMemoryOps) {
   EXPECT_EQ(w.devices[0].memops, 1);
   EXPECT_EQ(w.devices[0].memop_ps, 50 * kUs);
   // The family row still shows them; totals leave them out.
-  EXPECT_EQ(Family(w, "memory").launches, 1);
-  EXPECT_EQ(Family(w, "memory").kind, classify::FamilyKind::kMemory);
+  EXPECT_EQ(Family(w, "copies").launches, 1);
+  EXPECT_EQ(Family(w, "copies").kind, classify::FamilyKind::kMemory);
   EXPECT_EQ(w.total_launches, 1);
   EXPECT_EQ(w.total_kernel_ps, 10 * kUs);
   EXPECT_EQ(w.SumKernelPs(), w.total_kernel_ps);

@@ -119,6 +119,43 @@ TEST(RealFixtureTest, KinetoSamplesOfEverySchema) {
   }
 }
 
+// PyTorch 2.11 on an H200 (fixtures README): torch names the files
+// <host>_<pid>.<ns>.pt.trace.json.gz; the host is "vm". Kernel counts and
+// times are the README's (memsets and memcpys of cat gpu_memset/gpu_memcpy
+// are not kernels; Inductor's triton_poi_fused__to_copy_* kernels are).
+TEST(RealFixtureTest, H200KinetoCyclesKernelsAndHost) {
+  struct Case {
+    const char* file;
+    int64_t kernels;
+    int64_t kernel_ps;
+  };
+  for (const Case& c : {
+           Case{"real/h200/jobs/4343-gpt-h200-torch/stall20/profiler/"
+                "vm_1481.1795652969892807939.pt.trace.json.gz",
+                699, 178'688'704'000},
+           Case{"real/h200/jobs/4343-gpt-h200-torch/stall20/profiler/"
+                "vm_1481.1795652970610113897.pt.trace.json.gz",
+                699, 179'443'919'000},
+           Case{"real/h200/jobs/4444-gpt-h200-cudagraphs/graphs/profiler/"
+                "vm_956.1795655007791927762.pt.trace.json.gz",
+                594, 167'266'027'000},
+           Case{"real/h200/jobs/4545-gpt-h200-flops/flops/profiler/"
+                "vm_442.1795655713837382813.pt.trace.json.gz",
+                699, 178'825'142'000},
+       }) {
+    PROFWATCH_REQUIRE_SHARED_FIXTURE(path, c.file);
+    for (const char* rules : {"nvidia", "drill"}) {
+      WindowStats w = AnalyzeOne(path, false, rules);
+      ASSERT_EQ(w.gpus(), 1) << c.file;
+      EXPECT_EQ(w.total_launches, c.kernels) << c.file << " " << rules;
+      EXPECT_EQ(w.total_kernel_ps, c.kernel_ps) << c.file << " " << rules;
+      const auto straggler = w.FindStraggler();
+      ASSERT_TRUE(straggler.has_value()) << c.file;
+      EXPECT_EQ(straggler->host, "vm") << c.file;
+    }
+  }
+}
+
 TEST(RealFixtureTest, KinetoOldSchemaStringTidsAndMiDeviceOrdinal) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(
       v100, "real/kineto/v100_resnet50_worker0.1623143089861.pt.trace.json.gz");

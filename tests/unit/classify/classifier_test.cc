@@ -190,6 +190,61 @@ TEST(NvidiaRuleSetTest, ClassifiesRealKinetoKernelNames) {
   EXPECT_EQ(c->KindOf(c->Classify("triton_poi_fused_gelu_3")), FamilyKind::kCompute);
 }
 
+// Memory operations are the runtimes' copy names as whole names; a kernel
+// whose name contains memset, memcpy or copy stays a kernel in every set.
+TEST(RuntimeMemopTest, WholeRuntimeNamesOnlyInEveryNativeSet) {
+  const std::vector<std::string> memops = {"Memcpy HtoD (Pageable -> Device)",
+                                           "Memcpy DtoD (Device -> Device)",
+                                           "Memcpy DtoH (Device -> Pinned)",
+                                           "Memcpy HtoD (Host -> Device)",
+                                           "Memset (Device)",
+                                           "Memset (Unknown)",
+                                           "MemcpyD2H",
+                                           "MemcpyH2D",
+                                           "MemcpyD2D",
+                                           "MemcpyP2P",
+                                           "Memcpy",
+                                           "Memset",
+                                           "Memset 3",
+                                           "CopyDeviceToDevice",
+                                           "CopyHostToDevice",
+                                           "CopyDeviceToHost2D",
+                                           "FillBuffer",
+                                           "hipMemcpyDtoDAsync",
+                                           "cudaMemsetAsync"};
+  const std::vector<std::string> kernels = {
+      "_combined_routing_memset",
+      "triton_memcpy_kernel",
+      "copy_kernel",
+      "void memcpy_kernel<x>",
+      "vectorized_memcpy_kernel",
+      "MemsetKernel",
+      "Memcpy_fused_kernel",
+      "CopyTokensToExperts_kernel",
+      "CopyDeviceToDeviceKernel",
+      "FillBufferAligned",
+      "__amd_rocclr_copyBuffer.kd",
+      "__amd_rocclr_fillBufferAligned.kd",
+      "void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda>",
+      "triton_poi_fused__to_copy_0",
+      "Memset (Device) extra",
+      " Memset (Device)",
+      std::string(20000, 'M')};
+  for (const char* set : {"nvidia", "amd"}) {
+    auto c = Make(set);
+    for (const auto& n : memops) {
+      EXPECT_TRUE(IsRuntimeMemopName(n)) << n;
+      EXPECT_EQ(FamilyOf(*c, n), "memory") << set << " " << n;
+    }
+    for (const auto& n : kernels) {
+      EXPECT_FALSE(IsRuntimeMemopName(n)) << n;
+      EXPECT_NE(c->KindOf(c->Classify(n)), FamilyKind::kMemory) << set << " " << n;
+    }
+  }
+  EXPECT_EQ(FamilyOf(*Make("nvidia"), "_combined_routing_memset"), "other");
+  EXPECT_EQ(FamilyOf(*Make("nvidia"), "triton_memcpy_kernel"), "triton");
+}
+
 TEST(NvidiaRuleSetTest, FamilyNamesAreLabelFriendly) {
   auto c = Make("nvidia");
   const std::vector<std::string> expected = {"nccl",

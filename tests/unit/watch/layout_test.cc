@@ -47,5 +47,25 @@ TEST(TraceFileNameTest, HostAndProcessKey) {
   EXPECT_EQ(ProcessKeyOfTraceFile("worker0.1234.1623143089861.pt.trace.json"), "worker0.1234");
 }
 
+// torch names its traces <host>_<pid>.<capture ns>.pt.trace.json[.gz]: the
+// host is what comes before the pid, underscores and digits of the host kept.
+TEST(TraceFileNameTest, KinetoHostLeavesThePidOut) {
+  EXPECT_EQ(HostOfTraceFile("vm_1481.1795652969892807939.pt.trace.json.gz"), "vm");
+  EXPECT_EQ(HostOfTraceFile("vm_1481.1795652969892807939.pt.trace.json"), "vm");
+  EXPECT_EQ(HostOfTraceFile("node_12_3456.123.pt.trace.json"), "node_12");
+  EXPECT_EQ(HostOfTraceFile("gpu-node7_42.1700000000000000000.pt.trace.json.gz"), "gpu-node7");
+  EXPECT_EQ(HostOfTraceFile("10.0.0.5_1481.1795652969892807939.pt.trace.json.gz"), "10.0.0.5");
+  // A custom worker name without a pid, and the older <worker>.<pid>.<ts>.
+  EXPECT_EQ(HostOfTraceFile("worker0.1623143089861.pt.trace.json.gz"), "worker0");
+  EXPECT_EQ(HostOfTraceFile("rank_3.1234.1623143089861.pt.trace.json"), "rank_3");
+  // Not Kineto: underscores and digits are the host's own.
+  EXPECT_EQ(HostOfTraceFile("node_12.trace.json.gz"), "node_12");
+  EXPECT_EQ(HostOfTraceFile("vm_1481.xplane.pb"), "vm_1481");
+  EXPECT_TRUE(IsKinetoTraceFileName("vm_1481.1.pt.trace.json.gz"));
+  EXPECT_FALSE(IsKinetoTraceFileName("vm.trace.json.gz"));
+  // One process across capture cycles: the key keeps the pid.
+  EXPECT_EQ(ProcessKeyOfTraceFile("vm_1481.1795652969892807939.pt.trace.json.gz"), "vm_1481");
+}
+
 }  // namespace
 }  // namespace profwatch::watch

@@ -247,6 +247,12 @@ TEST(ScannerTest, HostFilterKeepsOnlyThisHostsFiles) {
   EXPECT_EQ(r.filtered_files, 2);
   EXPECT_TRUE(MatchesHost("node1.trace.json.gz", "node1"));
   EXPECT_FALSE(MatchesHost("node10.trace.json.gz", "node1"));
+  // Kineto files: the host before the pid, as the host label reads it.
+  EXPECT_TRUE(MatchesHost("vm_1481.1795652969892807939.pt.trace.json.gz", "vm"));
+  EXPECT_FALSE(MatchesHost("vm_1481.1795652969892807939.pt.trace.json.gz", "vm_1481"));
+  EXPECT_TRUE(MatchesHost("node_12_3456.123.pt.trace.json", "node_12"));
+  EXPECT_FALSE(MatchesHost("node_12_3456.123.pt.trace.json", "node"));
+  EXPECT_TRUE(MatchesHost("node1.example.com_77.123.pt.trace.json", "node1"));
   EXPECT_FALSE(ShortHostName().empty());
   EXPECT_EQ(ShortHostName().find('.'), std::string::npos);
 }
