@@ -453,6 +453,32 @@ TEST(AnalyzeCyclesTest, RunJobAndJobsRootDirsFindThePyTorchRun) {
   }
 }
 
+TEST(AnalyzeCyclesTest, ProcessesOfOneCycleShareAWindowCyclesNever) {
+  testing::TempDir tmp;
+  const std::string trace = testing::Gzip(
+      R"J({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Kernel)"}},)J"
+      R"J({"ph":"X","pid":1,"tid":7,"ts":10,"dur":5,"name":"loop_fusion.kd"},{}]})J");
+  const std::string dir = tmp.Sub("jobs/job/run/profiler");
+  // Two ranks, two cycles 30 s apart; the ranks' captures 0.2 s apart.
+  const std::vector<std::string> names = {
+      "node0.100.1795652969000000000.pt.trace.json.gz",
+      "node1.200.1795652969200000000.pt.trace.json.gz",
+      "node0.100.1795652999000000000.pt.trace.json.gz",
+      "node1.200.1795652999200000000.pt.trace.json.gz",
+  };
+  for (const std::string& n : names) testing::WriteFile(dir + "/" + n, trace);
+  auto r = Analyze("--format json '" + tmp.Sub("jobs") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> reports = Reports(r);
+  ASSERT_EQ(reports.size(), 2u) << r.out;
+  EXPECT_EQ(reports[0]["window"], "job/run/1795652969000000000");
+  EXPECT_EQ(reports[0]["files"], json({dir + "/" + names[0], dir + "/" + names[1]}));
+  EXPECT_EQ(reports[0]["gpus"], 2);
+  EXPECT_EQ(reports[1]["window"], "job/run/1795652999000000000");
+  EXPECT_EQ(reports[1]["files"], json({dir + "/" + names[2], dir + "/" + names[3]}));
+}
+
 TEST(AnalyzeCyclesTest, MissingOrEmptyPathIsExitFiveNamingIt) {
   testing::TempDir tmp;
   const std::string missing = tmp.Sub("no/such/run");
