@@ -1,6 +1,7 @@
 #include "cli/analyze_inputs.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -41,6 +42,18 @@ Result<std::vector<InputWindow>> WindowsBelow(const std::string& root, int64_t s
   if (status.condition != watch::RootCondition::kOk) {
     return MakeError(ErrorCode::kNotFound,
                      root + ": " + std::string(watch::RootConditionName(status.condition)));
+  }
+  // Nothing below the root is left out silently.
+  if (scan.permission_errors > 0) {
+    std::string named;
+    for (const std::string& p : scan.permission_error_paths) named += " " + p;
+    std::fprintf(stderr, "profwatch: WARNING: %s: %lld entries below it unreadable, skipped:%s\n",
+                 root.c_str(), static_cast<long long>(scan.permission_errors), named.c_str());
+  }
+  if (scan.symlinks_skipped > 0) {
+    std::fprintf(stderr,
+                 "profwatch: WARNING: %s: %lld directory links leading out of it not followed\n",
+                 root.c_str(), static_cast<long long>(scan.symlinks_skipped));
   }
   std::map<std::string, std::vector<const watch::FileObservation*>> by_run;
   for (const watch::FileObservation& o : scan.files) by_run[o.run_dir].push_back(&o);

@@ -285,8 +285,9 @@ int RunCompare(const std::vector<std::string>& args) {
   int64_t profile_steps = 3, skew = 120;
   std::string rules = "auto", families_file, source = "auto";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  app.add_option("paths", paths,
-                 "One window per variant: files, a <ts> dir, or a run dir (latest window)")
+  app.add_option(
+         "paths", paths,
+         "One window per variant: files, a <ts> dir, or a run or job dir (its latest window)")
       ->required();
   // Repeatable options take one value per occurrence (allow_extra_args(false)):
   // otherwise `--label a --label b DIR1 DIR2` would read DIR1 and DIR2 as labels.
