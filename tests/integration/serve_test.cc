@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -971,6 +972,128 @@ TEST(ServeTest, DiagnosisMetricsEqualWhatAnalyzeReports) {
         << quantile << "\n"
         << *m;
   }
+}
+
+// --- profiling cycles (issue #32) -------------------------------------------
+
+constexpr const char* kStallFirst = "vm_1481.1795652969892807939.pt.trace.json.gz";
+constexpr const char* kStallSecond = "vm_1481.1795652970610113897.pt.trace.json.gz";
+
+// The history file's lines.
+std::vector<std::string> HistoryLines(const std::string& path) {
+  std::vector<std::string> out;
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// The "window" of every history line, sorted.
+std::vector<std::string> HistoryWindows(const std::string& path) {
+  std::vector<std::string> out;
+  for (const std::string& l : HistoryLines(path)) {
+    out.push_back(nlohmann::json::parse(l)["window"].get<std::string>());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Copies one torch cycle file of the real stalled run into the watched run.
+void LandCycle(const std::string& fixture_run, const std::string& run, const char* name) {
+  fs::create_directories(run + "/profiler");
+  // Written under a hidden name and renamed, as a finished file lands.
+  const std::string tmp = run + "/profiler/." + name;
+  fs::copy_file(fixture_run + "/profiler/" + name, tmp);
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write);
+  fs::rename(tmp, run + "/profiler/" + name);
+}
+
+const Labels kTorchRun = {{"training_job", "4343-gpt-h200-torch"}, {"run", "stall20"}};
+
+std::function<bool(const std::string&)> ExportsWindow(const std::string& window) {
+  return [=](const std::string& m) {
+    Labels l = kTorchRun;
+    l["window"] = window;
+    return Sample(m, "profwatch_window_info", l).has_value();
+  };
+}
+
+TEST(ServeCyclesTest, TwoTorchCyclesLandingTogetherAreTwoWindowsLatestExported) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4343-gpt-h200-torch/stall20");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  const std::string history = tmp.Sub("history.jsonl");
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--history", history});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const std::string run = jobs + "/4343-gpt-h200-torch/stall20";
+  LandCycle(fixture, run, kStallFirst);
+  LandCycle(fixture, run, kStallSecond);
+  // Both cycles analysed (each to --history), the second one exported.
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return ExportsWindow("1795652970610113897")(text) && HistoryLines(history).size() == 2;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", kTorchRun), 1);
+  EXPECT_EQ(HistoryWindows(history),
+            (std::vector<std::string>{"1795652969892807939", "1795652970610113897"}));
+  for (const std::string& l : HistoryLines(history)) {
+    const nlohmann::json j = nlohmann::json::parse(l);
+    int64_t kernels = 0;
+    for (const auto& d : j["report"]["devices"]) kernels += d["kernels"].get<int64_t>();
+    EXPECT_EQ(kernels, 699) << j["window"];
+  }
+  EXPECT_EQ(Sample(*m, "profwatch_windows_superseded_total"), 0);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeCyclesTest, CyclesLandingSecondsApartAreNamedByCaptureTime) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4343-gpt-h200-torch/stall20");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  const std::string history = tmp.Sub("history.jsonl");
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--history", history});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const std::string run = jobs + "/4343-gpt-h200-torch/stall20";
+  LandCycle(fixture, run, kStallFirst);
+  ASSERT_TRUE(serve.WaitFor(ExportsWindow("1795652969892807939"))) << serve.Log();
+  // The second cycle lands after the first was analysed: its file's mtime is
+  // seconds later, its name still carries its capture time.
+  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+  LandCycle(fixture, run, kStallSecond);
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return ExportsWindow("1795652970610113897")(text) && HistoryLines(history).size() == 2;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", kTorchRun), 1);
+  EXPECT_EQ(HistoryWindows(history),
+            (std::vector<std::string>{"1795652969892807939", "1795652970610113897"}));
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeCyclesTest, OlderCycleFoundAtStartupIsCountedAndLoggedNotAnalysed) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4343-gpt-h200-torch/stall20");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string run = jobs + "/4343-gpt-h200-torch/stall20";
+  LandCycle(fixture, run, kStallFirst);
+  LandCycle(fixture, run, kStallSecond);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(ExportsWindow("1795652970610113897"));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_windows_superseded_total"), 1);
+  EXPECT_TRUE(serve.WaitForLog("older window found at startup not analysed")) << serve.Log();
+  EXPECT_NE(serve.Log().find("1795652969892807939"), std::string::npos) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
 }
 
 }  // namespace

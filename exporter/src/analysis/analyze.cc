@@ -44,8 +44,8 @@ struct FileOutcome {
   std::string format;
 };
 
-// Chooses which files to read: one per process key (host[.procN]) unless the
-// preference says otherwise. Returns jobs in window order.
+// Chooses which files to read: one per process key (host[.procN]) and kind
+// (JSON, xplane) unless the preference says otherwise. Returns jobs in window order.
 std::vector<FileJob> SelectSources(const std::vector<std::string>& files, SourcePreference pref) {
   std::map<std::string, std::pair<std::string, std::string>> by_key;  // key -> (json, xplane)
   std::vector<std::string> order;
@@ -53,6 +53,13 @@ std::vector<FileJob> SelectSources(const std::vector<std::string>& files, Source
     std::string dir = std::filesystem::path(f).parent_path().string();
     std::string key =
         dir + "/" + watch::ProcessKeyOfTraceFile(std::filesystem::path(f).filename().string());
+    // A second file of one kind under a key (two captures of one process
+    // given together) is read as its own file, never dropped.
+    while (by_key.count(key) != 0) {
+      const auto& slots = by_key[key];
+      if ((IsXplaneName(f) ? slots.second : slots.first).empty()) break;
+      key += "#";
+    }
     auto [it, inserted] = by_key.try_emplace(key);
     if (inserted) order.push_back(key);
     (IsXplaneName(f) ? it->second.second : it->second.first) = f;

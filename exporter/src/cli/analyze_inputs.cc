@@ -1,10 +1,13 @@
 #include "cli/analyze_inputs.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "watch/layout.h"
+#include "watch/scanner.h"
 #include "window/grouping.h"
 
 namespace profwatch::cli {
@@ -25,41 +28,116 @@ std::vector<std::string> TraceFilesIn(const fs::path& dir) {
   return out;
 }
 
-// Every plugins/profile directory below `root` (symlinked dirs not followed,
-// so loops cannot hang the walk).
-std::vector<fs::path> ProfileDirsBelow(const fs::path& root) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  if (root.filename() == "profile" && root.parent_path().filename() == "plugins") {
-    out.push_back(root);
-    return out;
+// Every window serve would find below `root`, per run dir (sorted), oldest
+// first within a run. Grouping is the assembler's: one TimestampDir per
+// FileObservation::group_dir.
+Result<std::vector<InputWindow>> WindowsBelow(const std::string& root, int64_t skew_seconds) {
+  watch::ScanOptions options;
+  options.roots = {root};
+  watch::ScanResult scan = watch::Scan(options);
+  const watch::RootStatus& status = scan.roots.front();
+  if (status.condition == watch::RootCondition::kUnreadable) {
+    return MakeError(ErrorCode::kPermission, root + ": permission denied");
   }
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_symlink(ec)) {
-      it.disable_recursion_pending();
-      continue;
+  if (status.condition != watch::RootCondition::kOk) {
+    return MakeError(ErrorCode::kNotFound,
+                     root + ": " + std::string(watch::RootConditionName(status.condition)));
+  }
+  // Nothing below the root is left out silently.
+  if (scan.permission_errors > 0) {
+    std::string named;
+    for (const std::string& p : scan.permission_error_paths) named += " " + p;
+    std::fprintf(stderr, "profwatch: WARNING: %s: %lld entries below it unreadable, skipped:%s\n",
+                 root.c_str(), static_cast<long long>(scan.permission_errors), named.c_str());
+  }
+  if (scan.symlinks_skipped > 0) {
+    std::fprintf(stderr,
+                 "profwatch: WARNING: %s: %lld directory links leading out of it not followed\n",
+                 root.c_str(), static_cast<long long>(scan.symlinks_skipped));
+  }
+  std::map<std::string, std::vector<const watch::FileObservation*>> by_run;
+  for (const watch::FileObservation& o : scan.files) by_run[o.run_dir].push_back(&o);
+  std::vector<InputWindow> out;
+  for (const auto& [run_dir, obs] : by_run) {
+    std::map<std::string, window::TimestampDir> dirs;
+    std::map<std::string, const watch::FileObservation*> by_group_path;
+    for (const watch::FileObservation* o : obs) {
+      window::TimestampDir& d = dirs[o->group_dir];
+      d.path = o->group_dir;
+      d.time = o->group_time;
+      d.files.push_back(o->name);
+      by_group_path[(fs::path(o->group_dir) / o->name).string()] = o;
     }
-    if (!it->is_directory(ec)) continue;
-    const fs::path& p = it->path();
-    if (p.filename() == "profile" && p.parent_path().filename() == "plugins") {
-      out.push_back(p);
-      it.disable_recursion_pending();
+    std::vector<window::TimestampDir> list;
+    for (auto& [path, d] : dirs) list.push_back(std::move(d));
+    const watch::RunLabels& labels = obs.front()->labels;
+    for (const window::Window& w : window::GroupWindows(std::move(list), skew_seconds)) {
+      InputWindow iw;
+      iw.label = labels.training_job + "/" + labels.run + "/" + w.id;
+      iw.run_dir = run_dir;
+      for (const std::string& gp : w.files) {
+        const watch::FileObservation* o = by_group_path.at(gp);
+        iw.files.push_back(o->path);
+        // Real <ts> dirs only: a Kineto or nsys window has none.
+        if (o->dir == o->group_dir &&
+            (iw.timestamp_dirs.empty() || iw.timestamp_dirs.back() != o->dir)) {
+          iw.timestamp_dirs.push_back(o->dir);
+        }
+      }
+      out.push_back(std::move(iw));
     }
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
-// "job/run" from ".../<job>/<run>/tensorboard/plugins/profile" (MaxText
-// layout), else the directory above plugins/.
-std::string RunLabel(const fs::path& profile_dir) {
-  fs::path logdir = profile_dir.parent_path().parent_path();  // above plugins/
-  if (logdir.filename() == "tensorboard") {
-    fs::path run = logdir.parent_path();
-    return run.parent_path().filename().string() + "/" + run.filename().string();
+// Plain file arguments: one window, unless Kineto files of one process carry
+// different capture times (two profiling cycles): then one window per cycle,
+// the other files in the first.
+std::vector<InputWindow> LooseWindows(const std::vector<std::string>& files, int64_t skew_seconds) {
+  std::map<std::string, std::set<std::string>> captures_of;  // process key -> capture ids
+  for (const std::string& f : files) {
+    const std::string name = fs::path(f).filename().string();
+    if (auto c = watch::KinetoCaptureOf(name)) {
+      captures_of[fs::path(f).parent_path().string() + "/" + watch::ProcessKeyOfTraceFile(name)]
+          .insert(c->id);
+    }
   }
-  return logdir.filename().string();
+  const bool cycles = std::any_of(captures_of.begin(), captures_of.end(),
+                                  [](const auto& kv) { return kv.second.size() > 1; });
+  auto label_of = [](const std::vector<std::string>& fs_) {
+    return fs_.size() == 1 ? fs_[0] : std::to_string(fs_.size()) + " files";
+  };
+  if (!cycles) return {InputWindow{label_of(files), files, {}, ""}};
+  // One pseudo dir per capture, as the scanner makes them.
+  std::map<std::string, window::TimestampDir> dirs;
+  std::map<std::string, std::string> path_of;  // pseudo path -> argument
+  std::vector<std::string> others;
+  for (const std::string& f : files) {
+    const std::string name = fs::path(f).filename().string();
+    auto c = watch::KinetoCaptureOf(name);
+    if (!c) {
+      others.push_back(f);
+      continue;
+    }
+    const std::string pseudo = fs::path(f).parent_path().string() + "/" + c->id;
+    window::TimestampDir& d = dirs[pseudo];
+    d.path = pseudo;
+    d.time = c->unix_ns / 1'000'000'000;
+    d.files.push_back(name);
+    path_of[pseudo + "/" + name] = f;
+  }
+  std::vector<window::TimestampDir> list;
+  for (auto& [p, d] : dirs) list.push_back(std::move(d));
+  std::vector<InputWindow> out;
+  for (const window::Window& w : window::GroupWindows(std::move(list), skew_seconds)) {
+    InputWindow iw;
+    if (out.empty()) iw.files = others;
+    for (const std::string& gp : w.files) iw.files.push_back(path_of.at(gp));
+    iw.label = iw.files.size() == 1 ? iw.files[0]
+                                    : w.id + " (" + std::to_string(iw.files.size()) + " files)";
+    out.push_back(std::move(iw));
+  }
+  return out;
 }
 
 }  // namespace
@@ -67,7 +145,7 @@ std::string RunLabel(const fs::path& profile_dir) {
 Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& paths,
                                                int64_t skew_seconds) {
   std::vector<InputWindow> windows;
-  InputWindow loose;  // plain file arguments form one window
+  std::vector<std::string> loose;  // plain file arguments
   for (const auto& arg : paths) {
     std::error_code ec;
     fs::file_status st = fs::status(arg, ec);
@@ -75,7 +153,7 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
       return MakeError(ErrorCode::kNotFound, arg + ": no such file or directory");
     }
     if (fs::is_regular_file(st)) {
-      loose.files.push_back(arg);
+      loose.push_back(arg);
       continue;
     }
     if (!fs::is_directory(st)) {
@@ -94,47 +172,32 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
                     TraceFilesIn(dir),
                     {dir.string()},
                     in_profile ? watch::RunDirOfProfileDir(profile.string()) : ""};
+      if (w.files.empty()) {
+        return MakeError(ErrorCode::kNotFound, arg + ": nothing to analyse: no trace files in it");
+      }
       windows.push_back(std::move(w));
       continue;
     }
-    // A run dir of nsys exports: its capture-nsys-profile dir is the window.
-    if (name != watch::kNsysCaptureDirName &&
-        fs::is_directory(absolute / watch::kNsysCaptureDirName, ec)) {
-      absolute /= watch::kNsysCaptureDirName;
-      dir = absolute;
-      name = watch::kNsysCaptureDirName;
-    }
-    if (name == watch::kNsysCaptureDirName) {
-      auto files = TraceFilesIn(dir);
-      if (files.empty()) return MakeError(ErrorCode::kNotFound, arg + ": no *.sqlite exports");
-      windows.push_back({arg, std::move(files), {}, watch::RunDirOfNsysDir(absolute.string())});
-      continue;
-    }
-    auto profile_dirs = ProfileDirsBelow(dir);
-    if (profile_dirs.empty()) {
-      // A Kineto output dir (or any dir of traces): one window of its files.
+    auto found = WindowsBelow(absolute.string(), skew_seconds);
+    if (!found) return tl::unexpected(found.error());
+    if (found->empty()) {
+      // Any other dir of traces (sample files without a layout): one window.
       auto files = TraceFilesIn(dir);
       if (files.empty()) {
         return MakeError(ErrorCode::kNotFound,
-                         arg + ": no trace files and no plugins/profile/<ts> directories below it");
+                         arg +
+                             ": nothing to analyse: no trace files, plugins/profile/<ts> dirs, "
+                             "Kineto *.pt.trace.json[.gz] files or capture-nsys-profile exports "
+                             "below it");
       }
       windows.push_back({arg, std::move(files), {}, watch::RunDirOfKinetoDir(absolute.string())});
       continue;
     }
-    for (const auto& pd : profile_dirs) {
-      auto ts_dirs = window::ListTimestampDirs(pd.string());
-      if (!ts_dirs) return tl::unexpected(ts_dirs.error());
-      for (auto& w : window::GroupWindows(std::move(*ts_dirs), skew_seconds)) {
-        windows.push_back(
-            {RunLabel(pd) + "/" + w.id, w.files, w.timestamp_dirs,
-             watch::RunDirOfProfileDir(fs::absolute(pd).lexically_normal().string())});
-      }
-    }
+    for (auto& w : *found) windows.push_back(std::move(w));
   }
-  if (!loose.files.empty()) {
-    loose.label =
-        loose.files.size() == 1 ? loose.files[0] : std::to_string(loose.files.size()) + " files";
-    windows.insert(windows.begin(), std::move(loose));
+  if (!loose.empty()) {
+    std::vector<InputWindow> lw = LooseWindows(loose, skew_seconds);
+    windows.insert(windows.begin(), lw.begin(), lw.end());
   }
   return windows;
 }

@@ -1,6 +1,9 @@
 // Turns `analyze`/`compare` PATH arguments into windows: files as given, a
-// <ts> dir as its trace files, a run/job dir as every window found below it
-// (grouped with window::GroupWindows). Filesystem errors name the path.
+// <ts> dir as its trace files, and a jobs root, job dir, run dir or any dir
+// inside a run as every window serve finds below it (watch::Scan's discovery:
+// plugins/profile <ts> dirs, Kineto dirs, capture-nsys-profile exports; then
+// window::GroupWindows, one window per profiling cycle). Filesystem errors
+// name the path.
 #pragma once
 
 #include <string>
@@ -11,7 +14,7 @@
 namespace profwatch::cli {
 
 struct InputWindow {
-  std::string label;               // "job/run/<first ts dir>" or the path given
+  std::string label;               // "job/run/<window id>" or the path given
   std::vector<std::string> files;  // in window order
   std::vector<std::string> timestamp_dirs;
   // The run directory the window belongs to (serve's rule, watch/layout.h);
@@ -19,8 +22,13 @@ struct InputWindow {
   std::string run_dir;
 };
 
-// `skew_seconds`: largest gap between adjacent <ts> dirs of one window.
-// Plain file arguments form one window together (in argument order).
+// `skew_seconds`: largest gap between adjacent <ts> dirs (or Kineto captures
+// of different processes) of one window. Plain file arguments form one window
+// together (in argument order), except that Kineto files of one process with
+// different capture times are one window per capture, oldest first.
+// Errors: kNotFound for a path that does not exist or holds nothing to
+// analyse (the message says which); kPermission for an unreadable directory;
+// kUnsupported for a path that is neither file nor directory.
 Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& paths,
                                                int64_t skew_seconds);
 

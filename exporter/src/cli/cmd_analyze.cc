@@ -1,5 +1,6 @@
 // `profwatch analyze [options] PATH...`: one-shot reports (table, json, drill).
-// Exit codes: 0 ok; 1 no GPU kernels; 2 usage; 3 unreadable/corrupt input.
+// Exit codes: 0 ok; 1 no GPU kernels; 2 usage; 3 unreadable/corrupt input;
+// 5 a path that does not exist or holds nothing to analyse (README).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -12,11 +13,9 @@
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/log_figures.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
-#include "pipeline/training_logs.h"
-#include "steplog/log_tailer.h"
-#include "steplog/step_time_source.h"
 
 namespace profwatch::cli {
 namespace {
@@ -25,6 +24,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitNoKernels = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitBadInput = 3;
+constexpr int kExitNothing = 5;
 
 // profile_drill.py mode: the same arguments give the same bytes.
 int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int64_t top_n,
@@ -57,102 +57,6 @@ int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int
   std::fwrite(out.err.data(), 1, out.err.size(), stderr);
   return out.exit_code;
 }
-
-// Reads a whole training log into a StepTimeSource (the daemon tails; the
-// one-shot command reads once). `profile_steps_flag` overrides the log's
-// profiler_steps and a disagreement is warned.
-Result<std::unique_ptr<steplog::StepTimeSource>> ReadTrainingLog(
-    const std::string& path, std::optional<int64_t> profile_steps_flag, const Clock& clock) {
-  steplog::StepTimeOptions opts;
-  if (profile_steps_flag) opts.overrides.profiler_steps = *profile_steps_flag;
-  auto source = std::make_unique<steplog::StepTimeSource>(clock, opts);
-  steplog::LogTailer tailer(path);
-  if (!std::filesystem::exists(path)) {
-    return MakeError(ErrorCode::kNotFound, path + ": training log not found");
-  }
-  do {
-    auto lines = tailer.Poll();
-    if (!lines) return tl::unexpected(lines.error().Wrap(path));
-    for (const auto& line : *lines) source->AddLine(line);
-  } while (!tailer.at_eof());
-  return source;
-}
-
-// What a training log gives the report.
-struct LogFigures {
-  std::optional<double> step_seconds;    // the window's step time (source "log")
-  std::optional<int64_t> profile_steps;  // profiler_steps (divisor)
-};
-
-// Reads `path` once, printing its warnings.
-Result<LogFigures> ReadLogFigures(const std::string& path,
-                                  std::optional<int64_t> profile_steps_flag) {
-  SystemClock clock;
-  auto log = ReadTrainingLog(path, profile_steps_flag, clock);
-  if (!log) return tl::unexpected(log.error());
-  for (const auto& w : (*log)->warnings()) {
-    std::fprintf(stderr, "profwatch analyze: WARNING: %s: %s\n", path.c_str(), w.c_str());
-  }
-  // The window is the latest profile the log reached, as `serve` places a
-  // window landing on a log read to its end; its step time comes from the
-  // steady steps around its profiled steps (docs/step-time.md), the log's
-  // recent steady steps when there is none.
-  LogFigures figures{(*log)->steady_step_seconds(), (*log)->profile_steps()};
-  if (std::optional<steplog::WindowSteps> window = (*log)->LatestWindow()) {
-    if (auto seconds = (*log)->WindowSteadySeconds(*window).seconds) figures.step_seconds = seconds;
-  }
-  if (!figures.step_seconds) {
-    std::fprintf(stderr, "profwatch analyze: WARNING: %s: no steady steps in the log yet\n",
-                 path.c_str());
-  }
-  return figures;
-}
-
-// The training log of each window: --log for all of them, else the log of
-// the window's run found the way serve finds it (pipeline::FindLogByGlobs).
-class WindowLogs {
- public:
-  WindowLogs(std::string explicit_log, std::optional<int64_t> profile_steps_flag)
-      : explicit_log_(std::move(explicit_log)), profile_steps_flag_(profile_steps_flag) {}
-
-  // Reads --log up front: a bad explicit log is an input error.
-  Status Preload() {
-    if (explicit_log_.empty()) return {};
-    auto figures = ReadLogFigures(explicit_log_, profile_steps_flag_);
-    if (!figures) return tl::unexpected(figures.error());
-    cache_[explicit_log_] = *figures;
-    return {};
-  }
-
-  // Figures of `w`'s log; empty when it has none. A found log that cannot be
-  // read is a warning (the report goes on without it).
-  LogFigures For(const InputWindow& w) {
-    std::string path = explicit_log_;
-    if (path.empty() && !w.run_dir.empty()) {
-      path =
-          pipeline::FindLogByGlobs(pipeline::LocateRunDir(w.run_dir), pipeline::kDefaultLogGlobs);
-      if (!path.empty() && cache_.count(path) == 0) {
-        std::fprintf(
-            stderr, "profwatch analyze: %s: training log %s (found for the run; --log overrides)\n",
-            w.label.c_str(), path.c_str());
-      }
-    }
-    if (path.empty()) return {};
-    auto cached = cache_.find(path);
-    if (cached != cache_.end()) return cached->second;
-    auto figures = ReadLogFigures(path, profile_steps_flag_);
-    if (!figures) {
-      std::fprintf(stderr, "profwatch analyze: WARNING: %s\n", figures.error().ToString().c_str());
-      figures = LogFigures{};
-    }
-    return cache_[path] = *figures;
-  }
-
- private:
-  std::string explicit_log_;
-  std::optional<int64_t> profile_steps_flag_;
-  std::map<std::string, LogFigures> cache_;
-};
 
 }  // namespace
 
@@ -229,7 +133,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   const bool profile_steps_given = app.count("--profile-steps") > 0;
 
   // The training log knows the steady step time and the profiler settings.
-  WindowLogs logs(log_file,
+  WindowLogs logs("analyze", log_file,
                   profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt);
   if (Status s = logs.Preload(); !s) {
     std::fprintf(stderr, "profwatch analyze: %s\n", s.error().ToString().c_str());
@@ -263,7 +167,11 @@ int RunAnalyze(const std::vector<std::string>& args) {
   auto windows = ResolveInputs(paths, skew);
   if (!windows) {
     std::fprintf(stderr, "profwatch analyze: %s\n", windows.error().context.c_str());
-    return windows.error().code == ErrorCode::kNotFound ? kExitBadInput : kExitUsage;
+    // --format drill keeps profile_drill.py's exit code for a missing file.
+    if (windows.error().code == ErrorCode::kNotFound) {
+      return format == "drill" ? kExitBadInput : kExitNothing;
+    }
+    return windows.error().code == ErrorCode::kPermission ? kExitBadInput : kExitUsage;
   }
   if (window_sel == "latest" && !windows->empty()) {
     windows->erase(windows->begin(), windows->end() - 1);
@@ -273,7 +181,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
     });
     if (windows->empty()) {
       std::fprintf(stderr, "profwatch analyze: no window '%s' found\n", window_sel.c_str());
-      return kExitBadInput;
+      return kExitNothing;
     }
   }
 

@@ -1,7 +1,8 @@
 // `profwatch compare PATH... [--label NAME]...`: variants side by side, the
 // table users build by hand. Refuses (exit 4) when launcher mode, profile
 // steps or GPUs per window differ, since those numbers are not comparable,
-// unless --force.
+// unless --force. Exit 3: an input unreadable or corrupt; 5: a path that does
+// not exist or holds nothing to analyse.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -19,12 +20,15 @@
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/log_figures.h"
 #include "store/history.h"
 
 namespace profwatch::cli {
 namespace {
 
+constexpr int kExitBadInput = 3;
 constexpr int kExitIncomparable = 4;
+constexpr int kExitNothing = 5;
 
 struct SummaryFamily {
   std::string family;
@@ -274,15 +278,16 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
 
 int RunCompare(const std::vector<std::string>& args) {
   CLI::App app{"Compare variants (windows or runs) side by side.", "profwatch compare"};
-  std::vector<std::string> paths, labels;
+  std::vector<std::string> paths, labels, log_files;
   std::vector<double> step_times;
   std::string format = "text";
   bool force = false;
   int64_t profile_steps = 3, skew = 120;
   std::string rules = "auto", families_file, source = "auto";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  app.add_option("paths", paths,
-                 "One window per variant: files, a <ts> dir, or a run dir (latest window)")
+  app.add_option(
+         "paths", paths,
+         "One window per variant: files, a <ts> dir, or a run or job dir (its latest window)")
       ->required();
   // Repeatable options take one value per occurrence (allow_extra_args(false)):
   // otherwise `--label a --label b DIR1 DIR2` would read DIR1 and DIR2 as labels.
@@ -292,6 +297,10 @@ int RunCompare(const std::vector<std::string>& args) {
                  "Step seconds per variant, in order (repeatable; one value applies to all)")
       ->allow_extra_args(false)
       ->check(CLI::PositiveNumber);
+  app.add_option("--log", log_files,
+                 "Training log per variant, in order (repeatable; one applies to all; default: "
+                 "each run's log, found as serve finds it)")
+      ->allow_extra_args(false);
   app.add_option("--format", format, "text | markdown | json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
@@ -327,6 +336,11 @@ int RunCompare(const std::vector<std::string>& args) {
                  paths.size());
     return 2;
   }
+  if (log_files.size() > 1 && log_files.size() != paths.size()) {
+    std::fprintf(stderr, "profwatch compare: %zu --log for %zu variants\n", log_files.size(),
+                 paths.size());
+    return 2;
+  }
   if (step_times.size() > 1 && step_times.size() != paths.size()) {
     std::fprintf(stderr, "profwatch compare: %zu --step-time for %zu variants\n", step_times.size(),
                  paths.size());
@@ -343,6 +357,7 @@ int RunCompare(const std::vector<std::string>& args) {
   std::string base = rules;
   std::vector<Variant> variants;
   std::vector<std::vector<std::string>> files_per_variant;
+  std::vector<InputWindow> window_per_variant;
   // Variants read from --history (index -> entry); their files stay empty.
   std::map<size_t, snapshot::RunState> from_history;
   for (const auto& p : paths) {
@@ -353,20 +368,28 @@ int RunCompare(const std::vector<std::string>& args) {
         if (!entry) {
           std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
                        entry.error().context.c_str());
-          return 3;
+          return kExitBadInput;
         }
         from_history[files_per_variant.size()] = std::move(*entry);
         files_per_variant.emplace_back();
+        window_per_variant.emplace_back();
         continue;
       }
     }
     auto windows = ResolveInputs({p}, skew);
-    if (!windows || windows->empty()) {
-      std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
-                   windows ? "no window found" : windows.error().context.c_str());
-      return 3;
+    if (!windows) {
+      // The message names the path.
+      std::fprintf(stderr, "profwatch compare: %s\n", windows.error().context.c_str());
+      return windows.error().code == ErrorCode::kNotFound     ? kExitNothing
+             : windows.error().code == ErrorCode::kPermission ? kExitBadInput
+                                                              : 2;
+    }
+    if (windows->empty()) {
+      std::fprintf(stderr, "profwatch compare: %s: no window found\n", p.c_str());
+      return kExitNothing;
     }
     files_per_variant.push_back(windows->back().files);
+    window_per_variant.push_back(windows->back());
   }
   // The first analysed variant decides the rule set (history entries carry theirs).
   size_t first_path = 0;
@@ -378,7 +401,7 @@ int RunCompare(const std::vector<std::string>& args) {
     if (!first) {
       std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[first_path].c_str(),
                    first.error().ToString().c_str());
-      return 3;
+      return kExitBadInput;
     }
     base = first->stats.rule_set;
   }
@@ -388,6 +411,18 @@ int RunCompare(const std::vector<std::string>& args) {
     return 2;
   }
   options.classifier = *classifier;
+  // Each variant's training log: --log (per variant or one for all), else the
+  // log of its run as analyze finds it.
+  const bool profile_steps_given = app.count("--profile-steps") > 0;
+  WindowLogs logs("compare", "",
+                  profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt);
+  for (const std::string& l : log_files) {
+    WindowLogs check("compare", l, std::nullopt);
+    if (Status st = check.Preload(); !st) {
+      std::fprintf(stderr, "profwatch compare: %s\n", st.error().ToString().c_str());
+      return st.error().code == ErrorCode::kNotFound ? kExitNothing : kExitBadInput;
+    }
+  }
   for (size_t i = 0; i < paths.size(); ++i) {
     if (auto h = from_history.find(i); h != from_history.end()) {
       Variant v;
@@ -404,11 +439,17 @@ int RunCompare(const std::vector<std::string>& args) {
       variants.push_back(std::move(v));
       continue;
     }
+    const std::string explicit_log =
+        log_files.empty() ? "" : (log_files.size() == 1 ? log_files[0] : log_files[i]);
+    const LogFigures log = logs.For(window_per_variant[i], explicit_log);
+    options.aggregate.profile_steps = static_cast<int>(
+        !profile_steps_given && log.profile_steps ? *log.profile_steps : profile_steps);
+    options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
     auto a = analysis::AnalyzeFiles(files_per_variant[i], options);
     if (!a) {
       std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(),
                    a.error().ToString().c_str());
-      return 3;
+      return kExitBadInput;
     }
     Variant v;
     v.label = labels.empty() ? paths[i] : labels[i];
@@ -416,6 +457,9 @@ int RunCompare(const std::vector<std::string>& args) {
     if (!step_times.empty()) {
       v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
       v.step_source = "config";
+    } else if (log.step_seconds) {
+      v.step_seconds = log.step_seconds;
+      v.step_source = "log";
     } else if (double ts = v.summary.trace_step_seconds; ts > 0) {
       v.step_seconds = ts;
       v.step_source = "trace";

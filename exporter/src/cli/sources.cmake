@@ -1,6 +1,7 @@
 target_sources(profwatch_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cli_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/analyze_inputs.cc
+  ${CMAKE_CURRENT_LIST_DIR}/log_figures.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_analyze.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_compare.cc
   ${CMAKE_CURRENT_LIST_DIR}/listen_address.cc

@@ -100,6 +100,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},
     {"profwatch_watch_root_readable", MetricType::kGauge, "1 when the watched root exists and is a readable directory, 0 while it cannot be walked (missing, unreadable, not a directory).", {"root"}, false},
     {"profwatch_run_label_clashes_total", MetricType::kCounter, "Run dirs not analysed because another run dir (under another root) has the same training_job and run (each counted once; the log names both).", {}, false},
+    {"profwatch_windows_superseded_total", MetricType::kCounter, "Older windows of a run found already written when the daemon started (its backlog) and not analysed because the run has a newer one (each counted once and logged; windows appearing later are all analysed).", {}, false},
     {"profwatch_future_dirs_skipped_total", MetricType::kCounter, "Profile <ts> dirs skipped because they are dated more than --future-tolerance ahead of the wall clock (each counted once).", {}, false},
     {"profwatch_state_save_errors_total", MetricType::kCounter, "Failed saves of the --state file (the daemon keeps serving; the next save retries).", {}, false},
     {"profwatch_log_parse_errors_total", MetricType::kCounter, "Training log lines that looked like step lines but did not parse.", {}, false},

@@ -71,6 +71,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   analyzed_error_ = &analyzed.Add({{"result", "error"}});
   run_clashes_total_ = &CounterFamily("profwatch_run_label_clashes_total").Add({});
   future_dirs_total_ = &CounterFamily("profwatch_future_dirs_skipped_total").Add({});
+  superseded_total_ = &CounterFamily("profwatch_windows_superseded_total").Add({});
   state_save_errors_ = &CounterFamily("profwatch_state_save_errors_total").Add({});
   reanalyzed_total_ = &CounterFamily("profwatch_windows_reanalyzed_total").Add({});
   bytes_total_ = &CounterFamily("profwatch_trace_bytes_read_total").Add({});
@@ -271,6 +272,13 @@ void Daemon::ScanLoop() {
             "hint=clock skew or a copied tree; it is analysed once the clock reaches it "
             "(--future-tolerance)",
             dir);
+      }
+      for (const window::Assembler::Superseded& w : notes.superseded) {
+        superseded_total_->Increment();
+        spdlog::info(
+            "older window found at startup not analysed training_job={} run={} window={} "
+            "files={} newest={} stage=window",
+            w.run.training_job, w.run.run, w.window_id, w.files, w.newest_id);
       }
       for (const window::Assembler::RunClash& c : notes.clashes) {
         run_clashes_total_->Increment();
@@ -494,6 +502,23 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
         "older window analysed after a newer one, not exported training_job={} run={} window={} "
         "exported={}",
         job, run, task.window_id, runs_[key].window_id);
+    // Still one profiling cycle of the run: --history keeps it.
+    if (history_ && result) {
+      snapshot::RunState rs = runs_[key];
+      rs.window_id = task.window_id;
+      rs.window_start = task.first_time;
+      rs.window_log = {};
+      rs.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
+      rs.format = result->format.empty() ? "json" : result->format;
+      rs.incomplete = decision.incomplete;
+      rs.window_failure = failure;
+      rs.analyzed_unix = ToUnixSeconds(now);
+      ChooseStepTime(rs, options.step_seconds);
+      if (Status s = history_->Append(store::HistoryLine(rs, ToUnixSeconds(now))); !s) {
+        spdlog::warn("history not written path={} error={}", history_->path(),
+                     s.error().ToString());
+      }
+    }
   }
   if (decision.publish && result) {
     auto prev = runs_.find(key);

@@ -161,6 +161,7 @@ class Daemon {
   prometheus::Counter* analyzed_error_ = nullptr;
   prometheus::Counter* state_save_errors_ = nullptr;
   prometheus::Counter* future_dirs_total_ = nullptr;
+  prometheus::Counter* superseded_total_ = nullptr;
   prometheus::Counter* run_clashes_total_ = nullptr;
   prometheus::Counter* reanalyzed_total_ = nullptr;
   prometheus::Counter* bytes_total_ = nullptr;

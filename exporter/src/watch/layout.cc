@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <filesystem>
 
 namespace profwatch::watch {
@@ -151,6 +152,33 @@ bool IsNsysExportName(std::string_view name) {
 
 std::string RunDirOfNsysDir(const std::string& nsys_dir) {
   return std::filesystem::path(nsys_dir).parent_path().string();
+}
+
+std::optional<KinetoCapture> KinetoCaptureOf(std::string_view name) {
+  bool kineto = false;
+  std::string_view key = StripSuffix(name, &kineto);
+  if (!kineto) return std::nullopt;
+  const size_t dot = key.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = key.substr(dot + 1);
+  if (!AllDigits(digits) || digits.size() > 19) return std::nullopt;
+  int64_t v = 0;
+  for (char c : digits) {
+    const int64_t d = c - '0';
+    if (v > (INT64_MAX - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+  }
+  // The unit by magnitude: present-day times are ~1.8e9 s, ~1.8e12 ms,
+  // ~1.8e15 us and ~1.8e18 ns.
+  int64_t ns = v;
+  if (v < 100'000'000'000) {
+    ns = v * 1'000'000'000;
+  } else if (v < 100'000'000'000'000) {
+    ns = v * 1'000'000;
+  } else if (v < 100'000'000'000'000'000) {
+    ns = v * 1'000;
+  }
+  return KinetoCapture{std::string(digits), ns};
 }
 
 }  // namespace profwatch::watch

@@ -31,6 +31,17 @@ bool IsKinetoTraceFileName(std::string_view name);
 // h0.trace.json.gz and h0.xplane.pb of one window share it.
 std::string ProcessKeyOfTraceFile(std::string_view name);
 
+// The capture time a Kineto file name carries:
+// <worker>.<pid>.<time>.pt.trace.json[.gz], where torch writes time.time_ns()
+// (older versions milliseconds; microseconds and seconds are read too, by
+// magnitude). `id` is the digits as written: the window of one profiling
+// cycle is named by it. nullopt for other names.
+struct KinetoCapture {
+  std::string id;
+  int64_t unix_ns = 0;
+};
+std::optional<KinetoCapture> KinetoCaptureOf(std::string_view name);
+
 // The run directory of a `.../plugins/profile` directory: the profiler's
 // logdir (the parent of `plugins/`), or the logdir's parent when it is named
 // `tensorboard` (MaxText: `<job>/<run>/tensorboard/plugins/profile`).

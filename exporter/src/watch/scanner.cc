@@ -38,21 +38,6 @@ std::string FormatTs(int64_t t) {
   return buf;
 }
 
-// Kineto names end in .<ts_ms>.pt.trace.json[.gz]; nullopt when they do not.
-std::optional<int64_t> KinetoTime(std::string_view name) {
-  std::string_view key = name.substr(0, name.find(".pt.trace.json"));
-  size_t dot = key.rfind('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  std::string_view digits = key.substr(dot + 1);
-  if (digits.empty() || digits.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v > 100'000'000'000 ? v / 1000 : v;  // milliseconds in practice
-}
-
 using Visited = std::set<std::pair<dev_t, ino_t>>;
 
 struct Entry {
@@ -245,12 +230,20 @@ class Walker {
     RunLabels labels = LabelsForRunDir(root_, run_dir);
     for (const Entry& f : entries) {
       if (f.is_dir || !IsKinetoName(f.name)) continue;
-      std::optional<int64_t> t = KinetoTime(f.name);
+      std::optional<KinetoCapture> capture = KinetoCaptureOf(f.name);
       FileObservation* obs = AddFile(dir_fd, dir, f.name, "", 0, labels, run_dir);
       if (obs == nullptr) continue;
-      // Without a time in the name, the file's mtime stands in for it.
-      obs->group_time = t ? *t : obs->mtime_ns / 1'000'000'000;
-      obs->group_dir = dir + "/" + FormatTs(obs->group_time);
+      if (capture) {
+        // One profiling cycle per capture: its own grouping dir, named by the
+        // capture time, so two cycles of one process never share a window
+        // (processes of one cycle are chained within the skew).
+        obs->group_time = capture->unix_ns / 1'000'000'000;
+        obs->group_dir = dir + "/" + capture->id;
+      } else {
+        // Without a time in the name, the file's mtime stands in for it.
+        obs->group_time = obs->mtime_ns / 1'000'000'000;
+        obs->group_dir = dir + "/" + FormatTs(obs->group_time);
+      }
     }
   }
 

@@ -48,10 +48,12 @@ struct FileObservation {
   std::string path;  // full path of the trace file
   std::string name;  // file name
   std::string dir;   // real directory holding the file (<ts> or Kineto dir)
-  // Directory identity used for window grouping: the <ts> dir itself, or for
-  // Kineto a pseudo "<dir>/<YYYY_MM_DD_HH_MM_SS>" from the file name's time.
+  // Directory identity used for window grouping: the <ts> dir itself; for
+  // Kineto one pseudo dir per profiling cycle, "<dir>/<capture time as in the
+  // file name>" (watch::KinetoCaptureOf), or "<dir>/<YYYY_MM_DD_HH_MM_SS>" of
+  // the file's mtime when the name carries no time.
   std::string group_dir;
-  int64_t group_time = 0;  // seconds, parsed from the <ts> name (or Kineto name)
+  int64_t group_time = 0;  // seconds, from the <ts> name (or Kineto capture time)
   RunLabels labels;
   std::string run_dir;  // the run directory the labels were derived from
   uint64_t dev = 0;

@@ -116,6 +116,7 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
         t->run_dir = run_dir;
         t->first_seen = now;
         t->last_change = now;
+        t->backlog = !scanned_;
         auto rit = restored_.find({run_dir, w.timestamp_dirs.front()});
         if (rit != restored_.end()) {
           t->analysed_before = true;
@@ -198,15 +199,26 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
       }
     }
 
-    // Only the newest window of a run is worth analysing: the older ones would
-    // never be exported.
+    // Each cycle that appears while we run is analysed (history keeps every
+    // one); of the backlog found at startup only the newest is worth it.
     int64_t newest = INT64_MIN;
-    for (uint64_t s : run_serials) newest = std::max(newest, tracked_[s].first_time);
+    const Tracked* newest_t = nullptr;
+    for (uint64_t s : run_serials) {
+      if (tracked_[s].first_time > newest) {
+        newest = tracked_[s].first_time;
+        newest_t = &tracked_[s];
+      }
+    }
     for (uint64_t s : run_serials) {
       Tracked& t = tracked_[s];
       const bool is_newest = t.first_time == newest;
-      if (!is_newest && (t.state == State::kAssembling || t.state == State::kRetryWait)) {
+      if (!is_newest && t.backlog &&
+          (t.state == State::kAssembling || t.state == State::kRetryWait)) {
         t.state = State::kSuperseded;
+        if (!t.superseded_reported) {
+          t.superseded_reported = true;
+          notes.superseded.push_back({t.run, t.id, newest_t->id, static_cast<int>(t.files.size())});
+        }
       } else if (is_newest && t.state == State::kSuperseded) {
         t.state = State::kAssembling;
         t.ready_since.reset();
@@ -214,6 +226,7 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
     }
   }
 
+  scanned_ = true;
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     if (!it->second.seen_in_last_scan && it->second.state != State::kQueued) {
       it = tracked_.erase(it);

@@ -16,9 +16,13 @@
 //    `expected_gpus` and the run's learned GPUs per file, else the previous
 //    window of the run (learned). Short of it, it waits until `window_timeout`
 //    after it was first seen and is then emitted flagged short.
-// Only the newest window of a run is analysed (older ones are superseded and
-// never replace it); windows whose newest file is older than `retention` are
-// not analysed at all. A file joining or changing in an analysed window makes
+// Every window (profiling cycle) that appears while the daemon runs is
+// analysed, oldest first, so each one reaches --history; only the newest of a
+// run is exported (an older one finishing late never replaces it). Windows
+// already present at the first scan (the backlog a fresh daemon finds) other
+// than the newest of their run are superseded instead: not analysed, each
+// reported once in ScanNotes::superseded. Windows whose newest file is older
+// than `retention` are not analysed at all. A file joining or changing in an analysed window makes
 // it ready again (a re-analysis).
 //
 // Retries, by the error code of a failed file (core/result.h RetryClass):
@@ -179,9 +183,17 @@ class Assembler {
     std::string kept_dir;
     std::string skipped_dir;
   };
+  // An older window of the startup backlog that is not analysed.
+  struct Superseded {
+    RunId run;
+    std::string window_id;
+    std::string newest_id;  // the run's newest window, analysed instead
+    int files = 0;
+  };
   struct ScanNotes {
     std::vector<std::string> future_dirs;
     std::vector<RunClash> clashes;
+    std::vector<Superseded> superseded;
   };
 
   // A complete scan of all roots taken at `now`. Files absent from it are
@@ -252,6 +264,9 @@ class Assembler {
     double analyzed_unix = 0;
     bool seen_in_last_scan = false;
     double last_activity_unix = 0;
+    // First seen in the first scan: an older one of these is superseded.
+    bool backlog = false;
+    bool superseded_reported = false;
   };
 
   // Retry, give-up and publish from the files' outcomes (OnAnalyzed without
@@ -271,6 +286,7 @@ class Assembler {
   std::set<std::string> future_dirs_;   // reported future-dated <ts> dirs
   std::set<std::string> clashed_dirs_;  // reported run dirs skipped for a clash
   TimePoint last_scan_{};
+  bool scanned_ = false;  // a first scan was observed
 };
 
 }  // namespace profwatch::window

@@ -6,7 +6,10 @@
 // to the previous dir is <= skew; a file name already present in the current
 // window (same host, same .procN) starts a new window, since one process
 // writes one file per window. A stale window further away in time is never
-// merged.
+// merged. Kineto files come as one pseudo dir per capture (watch/scanner.h),
+// so the processes of one profiling cycle chain within the skew and a
+// process's next cycle starts a new window. Dirs of one second are ordered by
+// path (capture ids of one length sort as numbers).
 #pragma once
 
 #include <cstdint>

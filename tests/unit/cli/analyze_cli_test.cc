@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "testing/test_util.h"
 
@@ -345,6 +346,187 @@ TEST(AnalyzeCliTest, NsysExportsReportProcessDeviceAndRank) {
   auto drill = Analyze("--format drill " + capture + "/n0.sqlite");
   EXPECT_EQ(drill.exit_code, 2);
   EXPECT_NE(drill.err.find("Nsight Systems export"), std::string::npos) << drill.err;
+}
+
+// --- profiling cycles (issue #32) ---
+
+// Every JSON report of an analyze run, one per line.
+std::vector<json> Reports(const testing::CommandResult& r) {
+  std::vector<json> out;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    const size_t end = r.out.find('\n', pos);
+    const std::string line = r.out.substr(pos, end - pos);
+    if (!line.empty()) out.push_back(json::parse(line));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+constexpr const char* kStall20 = "real/h200/jobs/4343-gpt-h200-torch/stall20";
+constexpr const char* kStallFirst = "vm_1481.1795652969892807939.pt.trace.json.gz";
+constexpr const char* kStallSecond = "vm_1481.1795652970610113897.pt.trace.json.gz";
+
+int64_t Kernels(const json& report) {
+  int64_t n = 0;
+  for (const json& d : report["devices"]) n += d["kernels"].get<int64_t>();
+  return n;
+}
+
+TEST(AnalyzeCyclesTest, EachKinetoCycleOfOneProcessIsItsOwnWindowOldestFirst) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, kStall20);
+  auto r = Analyze("--format json '" + run + "/profiler'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> reports = Reports(r);
+  ASSERT_EQ(reports.size(), 2u) << r.out;
+  EXPECT_EQ(reports[0]["window"], "4343-gpt-h200-torch/stall20/1795652969892807939");
+  EXPECT_EQ(reports[1]["window"], "4343-gpt-h200-torch/stall20/1795652970610113897");
+  for (const json& rep : reports) {
+    EXPECT_EQ(rep["files"].size(), 1u);
+    EXPECT_EQ(Kernels(rep), 699);
+  }
+  EXPECT_EQ(reports[0]["files"][0], run + "/profiler/" + kStallFirst);
+  EXPECT_EQ(reports[1]["files"][0], run + "/profiler/" + kStallSecond);
+
+  auto latest = Analyze("--format json --window latest '" + run + "/profiler'");
+  ASSERT_EQ(latest.exit_code, 0) << latest.err;
+  std::vector<json> one = Reports(latest);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]["window"], reports[1]["window"]);
+
+  // A window is chosen by its capture time too.
+  auto by_id = Analyze("--format json --window 1795652969892807939 '" + run + "'");
+  ASSERT_EQ(by_id.exit_code, 0) << by_id.err;
+  ASSERT_EQ(Reports(by_id).size(), 1u);
+  EXPECT_EQ(Reports(by_id)[0]["window"], reports[0]["window"]);
+}
+
+TEST(AnalyzeCyclesTest, CudaGraphRunHasTwoCyclesToo) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4444-gpt-h200-cudagraphs/graphs");
+  auto r = Analyze("--format json '" + run + "/profiler'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> reports = Reports(r);
+  ASSERT_EQ(reports.size(), 2u) << r.out;
+  // The file names list the later capture first: windows are in time order.
+  EXPECT_EQ(reports[0]["window"], "4444-gpt-h200-cudagraphs/graphs/1795655007791927762");
+  EXPECT_EQ(reports[1]["window"], "4444-gpt-h200-cudagraphs/graphs/1795655008263252120");
+  EXPECT_GT(Kernels(reports[0]), 0);
+  EXPECT_GT(Kernels(reports[1]), 0);
+}
+
+TEST(AnalyzeCyclesTest, TwoCycleFilesGivenAsArgumentsAreTwoWindows) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, kStall20);
+  const std::string dir = run + "/profiler/";
+  // Newest first on the command line: still reported oldest first.
+  auto r = Analyze("--format json '" + dir + kStallSecond + "' '" + dir + kStallFirst + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> reports = Reports(r);
+  ASSERT_EQ(reports.size(), 2u) << r.out;
+  EXPECT_EQ(reports[0]["files"][0], dir + kStallFirst);
+  EXPECT_EQ(reports[1]["files"][0], dir + kStallSecond);
+  EXPECT_EQ(Kernels(reports[0]), 699);
+  EXPECT_EQ(Kernels(reports[1]), 699);
+}
+
+TEST(AnalyzeCyclesTest, RunJobAndJobsRootDirsFindThePyTorchRun) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, kStall20);
+  testing::TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string copy = jobs + "/4343-gpt-h200-torch/stall20";
+  std::filesystem::create_directories(copy + "/profiler");
+  for (const char* f : {kStallFirst, kStallSecond}) {
+    std::filesystem::copy_file(run + "/profiler/" + f, copy + "/profiler/" + f);
+  }
+  std::filesystem::copy_file(run + "/log.txt", copy + "/log.txt");
+  for (const std::string& path : {copy, jobs + "/4343-gpt-h200-torch", jobs}) {
+    SCOPED_TRACE(path);
+    auto r = Analyze("--format json '" + path + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<json> reports = Reports(r);
+    ASSERT_EQ(reports.size(), 2u) << r.out;
+    EXPECT_EQ(reports[0]["window"], "4343-gpt-h200-torch/stall20/1795652969892807939");
+    EXPECT_EQ(reports[1]["window"], "4343-gpt-h200-torch/stall20/1795652970610113897");
+    EXPECT_EQ(Kernels(reports[1]), 699);
+    // The run's training log is found as serve finds it.
+    EXPECT_EQ(reports[1]["step"]["source"], "log") << r.err;
+  }
+}
+
+TEST(AnalyzeCyclesTest, ProcessesOfOneCycleShareAWindowCyclesNever) {
+  testing::TempDir tmp;
+  const std::string trace = testing::Gzip(
+      R"J({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Kernel)"}},)J"
+      R"J({"ph":"X","pid":1,"tid":7,"ts":10,"dur":5,"name":"loop_fusion.kd"},{}]})J");
+  const std::string dir = tmp.Sub("jobs/job/run/profiler");
+  // Two ranks, two cycles 30 s apart; the ranks' captures 0.2 s apart.
+  const std::vector<std::string> names = {
+      "node0.100.1795652969000000000.pt.trace.json.gz",
+      "node1.200.1795652969200000000.pt.trace.json.gz",
+      "node0.100.1795652999000000000.pt.trace.json.gz",
+      "node1.200.1795652999200000000.pt.trace.json.gz",
+  };
+  for (const std::string& n : names) testing::WriteFile(dir + "/" + n, trace);
+  auto r = Analyze("--format json '" + tmp.Sub("jobs") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> reports = Reports(r);
+  ASSERT_EQ(reports.size(), 2u) << r.out;
+  EXPECT_EQ(reports[0]["window"], "job/run/1795652969000000000");
+  EXPECT_EQ(reports[0]["files"], json({dir + "/" + names[0], dir + "/" + names[1]}));
+  EXPECT_EQ(reports[0]["gpus"], 2);
+  EXPECT_EQ(reports[1]["window"], "job/run/1795652999000000000");
+  EXPECT_EQ(reports[1]["files"], json({dir + "/" + names[2], dir + "/" + names[3]}));
+}
+
+TEST(AnalyzeCyclesTest, MissingOrEmptyPathIsExitFiveNamingIt) {
+  testing::TempDir tmp;
+  const std::string missing = tmp.Sub("no/such/run");
+  auto r = Analyze("'" + missing + "'");
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find(missing + ": no such file or directory"), std::string::npos) << r.err;
+  std::filesystem::create_directories(tmp.Sub("empty/run/profiler"));
+  auto e = Analyze("'" + tmp.Sub("empty") + "'");
+  EXPECT_EQ(e.exit_code, 5) << e.err;
+  EXPECT_NE(e.err.find(tmp.Sub("empty") + ": nothing to analyse"), std::string::npos) << e.err;
+  // compare too, naming the path once.
+  auto c = testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' compare '" + missing +
+                               "' '" + tmp.Sub("empty") + "'");
+  EXPECT_EQ(c.exit_code, 5) << c.err;
+  EXPECT_EQ(c.err.find(missing), c.err.rfind(missing)) << c.err;
+}
+
+TEST(CompareLogsTest, EachRunsLogGivesItsStepAndLogOverrides) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(job, "real/h200/jobs/4242-llama-h200");
+  const std::string cmd = "'" + testing::BinaryPath("profwatch") + "' compare --format json '" +
+                          job + "/base' '" + job + "/nocb'";
+  auto r = testing::RunCommand(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["variants"].size(), 2u);
+  // Each run's steady step from its own log, as analyze reads it.
+  EXPECT_EQ(j["variants"][0]["step_source"], "log");
+  EXPECT_DOUBLE_EQ(j["variants"][0]["step"].get<double>(), 0.053);
+  EXPECT_EQ(j["variants"][1]["step_source"], "log");
+  EXPECT_DOUBLE_EQ(j["variants"][1]["step"].get<double>(), 0.051);
+  EXPECT_TRUE(j["variants"][0]["step - total kernel"].is_number());
+
+  // --log once applies to every variant: both take the base run's step.
+  auto one = testing::RunCommand(cmd + " --log '" + job + "/base/log.txt'");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  json k = json::parse(one.out);
+  EXPECT_DOUBLE_EQ(k["variants"][0]["step"].get<double>(), 0.053);
+  EXPECT_DOUBLE_EQ(k["variants"][1]["step"].get<double>(), 0.053);
+  // One --log per variant, in order.
+  auto each = testing::RunCommand(cmd + " --log '" + job + "/nocb/log.txt' --log '" + job +
+                                  "/base/log.txt'");
+  ASSERT_EQ(each.exit_code, 0) << each.err;
+  json m = json::parse(each.out);
+  EXPECT_DOUBLE_EQ(m["variants"][0]["step"].get<double>(), 0.051);
+  EXPECT_DOUBLE_EQ(m["variants"][1]["step"].get<double>(), 0.053);
+  // A count that fits neither rule is a usage error.
+  auto three = testing::RunCommand(cmd + " --log a --log b --log c");
+  EXPECT_EQ(three.exit_code, 2) << three.err;
 }
 
 }  // namespace

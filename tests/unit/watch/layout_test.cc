@@ -67,5 +67,21 @@ TEST(TraceFileNameTest, KinetoHostLeavesThePidOut) {
   EXPECT_EQ(ProcessKeyOfTraceFile("vm_1481.1795652969892807939.pt.trace.json.gz"), "vm_1481");
 }
 
+TEST(KinetoCaptureTest, ReadsTheTimeInAnyUnitTorchWrites) {
+  auto ns = KinetoCaptureOf("vm_1481.1795652969892807939.pt.trace.json.gz");
+  ASSERT_TRUE(ns.has_value());
+  EXPECT_EQ(ns->id, "1795652969892807939");
+  EXPECT_EQ(ns->unix_ns, 1795652969892807939);
+  auto ms = KinetoCaptureOf("w0.11.1709294400000.pt.trace.json");
+  ASSERT_TRUE(ms.has_value());
+  EXPECT_EQ(ms->unix_ns, 1709294400000'000'000);
+  auto us = KinetoCaptureOf("w0.11.1709294400000123.pt.trace.json");
+  ASSERT_TRUE(us.has_value());
+  EXPECT_EQ(us->unix_ns, 1709294400000123'000);
+  EXPECT_FALSE(KinetoCaptureOf("h0.trace.json.gz").has_value());
+  EXPECT_FALSE(KinetoCaptureOf("worker.pt.trace.json").has_value());
+  EXPECT_FALSE(KinetoCaptureOf("w.99999999999999999999.pt.trace.json").has_value());
+}
+
 }  // namespace
 }  // namespace profwatch::watch

@@ -106,8 +106,25 @@ TEST(ScannerTest, GenericPluginsProfileAndKinetoDirs) {
   EXPECT_EQ(k->labels.training_job, "jobY");
   EXPECT_EQ(k->labels.run, "torch1");
   EXPECT_EQ(k->group_time, 1709294401);
-  EXPECT_EQ(fs::path(k->group_dir).filename(), "2024_03_01_12_00_01");
+  // One grouping dir per capture, named by the capture time as written.
+  EXPECT_EQ(fs::path(k->group_dir).filename(), "1709294401000");
   EXPECT_EQ(k->dir, root + "/jobY/torch1/traces");
+}
+
+TEST(ScannerTest, KinetoNanosecondCapturesAreOneGroupEachNamedByTheirTime) {
+  testing::TempDir tmp;
+  const std::string root = tmp.path();
+  // torch.profiler schedule(repeat=2): two cycles of one process, 0.7 s apart.
+  WriteFile(root + "/job/run/profiler/vm_1481.1795652969892807939.pt.trace.json.gz", "x");
+  WriteFile(root + "/job/run/profiler/vm_1481.1795652970610113897.pt.trace.json.gz", "x");
+  ScanOptions opts;
+  opts.roots = {root};
+  ScanResult r = Scan(opts);
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.files[0].group_time, 1795652969);
+  EXPECT_EQ(fs::path(r.files[0].group_dir).filename(), "1795652969892807939");
+  EXPECT_EQ(r.files[1].group_time, 1795652970);
+  EXPECT_EQ(fs::path(r.files[1].group_dir).filename(), "1795652970610113897");
 }
 
 TEST(ScannerTest, NsysCaptureDirIsOneWindowDatedByItsOldestExport) {

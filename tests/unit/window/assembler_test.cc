@@ -240,6 +240,42 @@ TEST_F(AssemblerTest, StaleOlderWindowIsNeitherMergedNorAnalysed) {
   EXPECT_EQ(a.PendingCount(), 1);  // the in-flight one; the stale one is superseded
 }
 
+TEST_F(AssemblerTest, EveryCycleLandingWhileRunningIsAnalysedOldestFirst) {
+  Assembler a(options_);
+  EXPECT_TRUE(Step(a, seconds(0)).empty());  // the first scan: nothing yet
+  // Two profiling cycles of one process land together (torch schedule
+  // repeat=2): two windows, both analysed, the older first.
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 30, "h0.trace.json.gz", 100);
+  Step(a, seconds(1));
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].window_id, Ts(0));
+  EXPECT_EQ(tasks[1].window_id, Ts(30));
+  const AnalysisDecision old = a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(old.publish);
+  const AnalysisDecision newer = a.OnAnalyzed(tasks[1], AnalysisOutcome{}, clock_.Now(),
+                                              ExportedWindow{tasks[0].serial, tasks[0].first_time});
+  EXPECT_TRUE(newer.publish);
+}
+
+TEST_F(AssemblerTest, OlderBacklogWindowsAreSupersededAndReportedOnce) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 30, "h0.trace.json.gz", 100);
+  clock_.Advance(seconds(0));
+  Assembler::ScanNotes notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.superseded.size(), 1u);
+  EXPECT_EQ(notes.superseded[0].window_id, Ts(0));
+  EXPECT_EQ(notes.superseded[0].newest_id, Ts(30));
+  EXPECT_EQ(notes.superseded[0].files, 1);
+  clock_.Advance(seconds(10));
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).superseded.empty());
+  auto tasks = a.TakeReady(clock_.Now(), 100);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(30));
+}
+
 TEST_F(AssemblerTest, OlderWindowInFlightIsStillDecidedButNewerWins) {
   Assembler a(options_);
   Put("r", 0, "h0.trace.json.gz", 100);
