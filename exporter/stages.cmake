@@ -13,8 +13,9 @@
 # Result, errors, Clock, logging: what every stage may use.
 profwatch_stage(core      LIBS Threads::Threads spdlog::spdlog)
 # Finding trace files: scanner, inotify/poll watchers, and the profile
-# directory layout (<ts> dir and trace file names, watch/layout.h).
-profwatch_stage(watch     DEPS core LIBS spdlog::spdlog)
+# directory layout (<ts> dir and trace file names, watch/layout.h); --shard's
+# hashmod of a job name (watch/shard.h, nettle's MD5).
+profwatch_stage(watch     DEPS core LIBS spdlog::spdlog ${NETTLE_LIBRARY})
 # Which files form one profiling window; the window assembler.
 profwatch_stage(window    DEPS watch)
 # Bytes of a trace: files, gzip (zlib / ISA-L), read-ahead.

@@ -104,7 +104,16 @@ int RunServe(const std::vector<std::string>& args) {
   auto exposition = std::make_shared<expose::Exposition>(store);
   exposition->AddLive(registry);
   exposition->AddLive(process);
-  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(flags.listen, store, exposition);
+  std::string landing_note;
+  if (options->shard.enabled()) {
+    landing_note = "Shard " + std::to_string(options->shard.index) + " of " +
+                   std::to_string(options->shard.count) +
+                   ": exports the jobs whose name hashes to " +
+                   std::to_string(options->shard.index) + " under hashmod " +
+                   std::to_string(options->shard.count) + ".";
+  }
+  Result<std::unique_ptr<HttpServer>> http =
+      HttpServer::Start(flags.listen, store, exposition, landing_note);
   if (!http) {
     spdlog::error("cannot listen address={} error={}", flags.listen, http.error().context);
     return 1;

@@ -53,7 +53,7 @@ int BeginRequest(mg_connection* conn) {
     return ServeMetrics(conn, *request, server->exposition());
   }
   std::optional<HttpAnswer> answer =
-      OperationalAnswer(request->local_uri, *server->store().Current());
+      OperationalAnswer(request->local_uri, *server->store().Current(), server->landing_note());
   if (!answer) return 0;
   const char* reason = answer->status == 200 ? "OK" : "Service Unavailable";
   mg_printf(conn,
@@ -77,7 +77,8 @@ const CivetCallbacks& Callbacks() {
 
 }  // namespace
 
-std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap) {
+std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
+                                            std::string_view landing_note) {
   if (uri == "/-/healthy") return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
   if (uri == "/-/ready") {
     if (snap.last_scan_unix > 0) return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
@@ -85,21 +86,27 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
                       "not ready: no scan of the watch roots yet\n"};
   }
   if (uri == "/") {
-    return HttpAnswer{200, "text/html; charset=utf-8",
-                      "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
-                      "<h1>profwatch</h1>\n<p>GPU profile window exporter.</p>\n<ul>\n"
-                      "<li><a href=\"/metrics\">/metrics</a></li>\n"
-                      "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
-                      "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
-                      "</ul>\n</body></html>\n"};
+    std::string body =
+        "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
+        "<h1>profwatch</h1>\n<p>GPU profile window exporter.</p>\n";
+    // The note is ours (digits and fixed words), never request input.
+    if (!landing_note.empty()) body += "<p>" + std::string(landing_note) + "</p>\n";
+    body +=
+        "<ul>\n"
+        "<li><a href=\"/metrics\">/metrics</a></li>\n"
+        "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
+        "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
+        "</ul>\n</body></html>\n";
+    return HttpAnswer{200, "text/html; charset=utf-8", std::move(body)};
   }
   return std::nullopt;
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
-    std::shared_ptr<const expose::Exposition> exposition) {
+    std::shared_ptr<const expose::Exposition> exposition, std::string landing_note) {
   std::unique_ptr<HttpServer> server(new HttpServer());
+  server->landing_note_ = std::move(landing_note);
   server->store_ = std::move(store);
   server->exposition_ = std::move(exposition);
   g_server.store(server.get());

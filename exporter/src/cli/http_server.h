@@ -33,7 +33,10 @@ struct HttpAnswer {
 
 // The answer for `uri` given the published snapshot; nullopt for /metrics
 // and for paths civetweb answers 404. Pure: the hook's policy but /metrics.
-std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap);
+// `landing_note`: one line of plain text the landing page shows (serve
+// --shard: which shard this is); empty: none.
+std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
+                                            std::string_view landing_note = {});
 
 class HttpServer {
  public:
@@ -42,7 +45,7 @@ class HttpServer {
   // reads `store` through a process-wide pointer.
   static Result<std::unique_ptr<HttpServer>> Start(
       const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
-      std::shared_ptr<const expose::Exposition> exposition);
+      std::shared_ptr<const expose::Exposition> exposition, std::string landing_note = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -50,11 +53,13 @@ class HttpServer {
   std::vector<int> ListeningPorts() const;
   const snapshot::SnapshotStore& store() const { return *store_; }
   const expose::Exposition& exposition() const { return *exposition_; }
+  const std::string& landing_note() const { return landing_note_; }
 
  private:
   HttpServer() = default;
   std::shared_ptr<const snapshot::SnapshotStore> store_;
   std::shared_ptr<const expose::Exposition> exposition_;
+  std::string landing_note_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -34,6 +34,10 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
+  app.add_option("--shard", f.shard,
+                 "I/N: export only the jobs whose directory name hashes to I under Prometheus' "
+                 "hashmod with modulus N; I may be a pod name ending in -I (profwatch-2/3). "
+                 "Restart to change");
   app.add_option("--skew", f.skew, "Largest gap between adjacent <ts> dirs of one window")
       ->capture_default_str();
   app.add_option("--settle", f.settle, "Quiet time before a window is complete")
@@ -293,6 +297,9 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   } else {
     o.host_filter = f.host_filter;
   }
+  auto shard = watch::ParseShard(f.shard);
+  if (!shard) return tl::unexpected(shard.error());
+  o.shard = *shard;
   o.assembler.skew = std::chrono::duration_cast<std::chrono::seconds>(*skew);
   o.assembler.settle = *settle;
   o.assembler.window_timeout = *timeout;

@@ -35,6 +35,7 @@ struct ServeFlags {
   bool no_inotify = false;
   bool follow_symlinks = false;
   std::string host_filter;  // "", a host name, or "auto"
+  std::string shard;        // "", "I/N" or "POD-NAME-I/N" (watch::ParseShard)
   std::string skew = "120s";
   std::string settle = "10s";
   int expected_gpus = 0;

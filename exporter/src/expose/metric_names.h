@@ -88,6 +88,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_run_activity_timestamp_seconds", MetricType::kGauge, "Unix time of the newest write to the run's data: its window's trace files (modification time) or its training log (modification time when new lines were read); never when profwatch read or analysed them.", {}, true},
     // --- self-metrics ---
     {"profwatch_build_info", MetricType::kGauge, "Always 1; build version and revision.", {"version", "revision"}, false},
+    {"profwatch_shard_info", MetricType::kGauge, "Always 1 on a daemon started with --shard I/N: it exports the jobs whose name hashes to shard under Prometheus' hashmod with modulus shards. Absent without --shard.", {"shard", "shards"}, false},
     {"profwatch_windows_analyzed_total", MetricType::kCounter, "Window analyses (including re-analyses) by result: ok, incomplete (published or held short of files or GPUs), error (failed, or a file is retried).", {"result"}, false},
     {"profwatch_windows_reanalyzed_total", MetricType::kCounter, "Windows analysed again because a late file joined.", {}, false},
     {"profwatch_window_errors_total", MetricType::kCounter, "Real errors while reading or analysing windows, by reason (give_up: a file given up after --max-retries; no_data: a window with no usable kernel data, not exported). A file still being written and retried is not counted here.", {"reason"}, false},

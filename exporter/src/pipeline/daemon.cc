@@ -1,5 +1,6 @@
 #include "pipeline/daemon.h"
 
+#include <prometheus/gauge.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -96,6 +98,15 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     }
   }
   scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
+  if (options_.shard.enabled()) {
+    prometheus::BuildGauge()
+        .Name("profwatch_shard_info")
+        .Help(HelpOf("profwatch_shard_info"))
+        .Register(*registry_)
+        .Add({{"shard", std::to_string(options_.shard.index)},
+              {"shards", std::to_string(options_.shard.count)}})
+        .Set(1);
+  }
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
   training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
   if (!options_.history_file.empty()) {
@@ -160,9 +171,21 @@ Status Daemon::Start() {
           store::LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
       if (!warning.empty()) spdlog::warn("{}", warning);
       runs_ = std::move(state.snapshot.runs);
+      // After re-sharding the file may hold runs another shard now owns:
+      // they are neither exported nor saved again.
+      size_t dropped = 0;
+      for (auto it = runs_.begin(); it != runs_.end();) {
+        const bool owned = options_.shard.Owns(it->first.training_job);
+        dropped += owned ? 0 : 1;
+        it = owned ? std::next(it) : runs_.erase(it);
+      }
+      std::erase_if(state.windows, [&](const window::AnalysedWindow& w) {
+        return !options_.shard.Owns(w.run.training_job);
+      });
       assembler_.Restore(state.windows);
-      spdlog::info("state loaded path={} runs={} windows={}", options_.state_file, runs_.size(),
-                   state.windows.size());
+      if (dropped > 0) persist_pending_ = true;
+      spdlog::info("state loaded path={} runs={} windows={} other_shard_runs_dropped={}",
+                   options_.state_file, runs_.size(), state.windows.size(), dropped);
     }
     PublishLocked(now);
   }
@@ -178,6 +201,11 @@ Status Daemon::Start() {
   spdlog::info("watching roots={} backend={} poll_interval_s={:.3g} workers={}",
                JoinPaths(options_.roots), watcher_->Name(),
                std::chrono::duration<double>(options_.poll_interval).count(), options_.workers);
+  if (options_.shard.enabled()) {
+    spdlog::info(
+        "shard shard={} shards={} (exports the jobs whose name hashes to {} under hashmod {})",
+        options_.shard.index, options_.shard.count, options_.shard.index, options_.shard.count);
+  }
   scan_thread_ = std::thread([this] { ScanLoop(); });
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
   return {};
@@ -208,8 +236,10 @@ void Daemon::Stop() {
 void Daemon::Reload(const DaemonOptions& next) {
   std::lock_guard<std::mutex> lock(mu_);
   if (next.roots != options_.roots || next.workers != options_.workers ||
-      next.use_inotify != options_.use_inotify || next.state_file != options_.state_file) {
-    spdlog::warn("reload: --watch, --workers, --no-inotify and --state need a restart; kept");
+      next.use_inotify != options_.use_inotify || next.state_file != options_.state_file ||
+      next.shard != options_.shard) {
+    spdlog::warn(
+        "reload: --watch, --workers, --no-inotify, --shard and --state need a restart; kept");
   }
   options_.poll_interval = next.poll_interval;
   options_.host_filter = next.host_filter;
@@ -244,6 +274,7 @@ void Daemon::ScanLoop() {
       scan_options.roots = options_.roots;
       scan_options.host_filter = options_.host_filter;
       scan_options.follow_symlinks = options_.follow_symlinks;
+      scan_options.shard = options_.shard;
       poll_interval = options_.poll_interval;
       deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     }

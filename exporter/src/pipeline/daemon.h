@@ -60,6 +60,9 @@ struct DaemonOptions {
   std::chrono::milliseconds poll_interval{15'000};
   std::string host_filter;       // resolved (not "auto")
   bool follow_symlinks = false;  // walk directory links out of the roots
+  // serve --shard: only the jobs this shard owns are walked, analysed, kept
+  // in the state file and exported. Restart to change.
+  watch::Shard shard;
   window::AssemblerOptions assembler;
   int workers = 1;
   size_t queue_capacity = 0;  // 0: 2 x workers
@@ -89,7 +92,8 @@ class Daemon {
   void Stop();
   // Applies reloadable options (analysis, step time, retention, settle,
   // expectations, retries, poll interval, host filter). Roots, workers,
-  // inotify and the state file need a restart; a change to them is logged.
+  // inotify, the shard and the state file need a restart; a change to them
+  // is logged.
   void Reload(const DaemonOptions& options);
 
   // Counters, for tests.

@@ -78,6 +78,7 @@ class Walker {
     if (out_->roots.back().condition != RootCondition::kOk) return;
     std::error_code ec;
     root_real_ = fs::canonical(root, ec).string();
+    root_owned_ = options_.shard.Owns(fs::path(root).filename().string());
     Walk(AT_FDCWD, root, root, fs::path(root).parent_path().filename().string(), 0);
   }
 
@@ -198,6 +199,12 @@ class Walker {
     if (kineto) ScanKinetoDir(d.fd(), dir, entries);
     for (const Entry& e : entries) {
       if (!e.is_dir || e.name.front() == '.') continue;
+      // A child of the root is a job directory (training_job = its name), or,
+      // when the root is one job directory, a run of the root's job.
+      if (depth == 0 && !root_owned_ && !options_.shard.Owns(e.name)) {
+        ++out_->other_shard_jobs;
+        continue;
+      }
       if (e.is_link && !options_.follow_symlinks && LeavesRoot(dir + "/" + e.name)) {
         ++out_->symlinks_skipped;
         continue;
@@ -273,6 +280,7 @@ class Walker {
   FileObservation* AddFile(int dir_fd, const std::string& dir, const std::string& name,
                            const std::string& group_dir, int64_t group_time,
                            const RunLabels& labels, const std::string& run_dir) {
+    if (!options_.shard.Owns(labels.training_job)) return nullptr;
     if (!options_.host_filter.empty() && !MatchesHost(name, options_.host_filter)) {
       ++out_->filtered_files;
       return nullptr;
@@ -303,7 +311,8 @@ class Walker {
   const ScanOptions& options_;
   ScanResult* out_;
   std::string root_;
-  std::string root_real_;  // the root with every symlink resolved
+  std::string root_real_;   // the root with every symlink resolved
+  bool root_owned_ = true;  // this shard owns the job named like the root
   Visited visited_;
 };
 

@@ -23,6 +23,8 @@
 //  - rel is empty or outside the root (root = a run dir, or inside one):
 //      training_job = name of the run dir's parent, run = run dir's name.
 //
+// Sharding (ScanOptions::shard): see there.
+//
 // Robustness: directories are identified by dev+inode so symlink loops end;
 // directory symlinks leading out of the root are skipped unless
 // ScanOptions::follow_symlinks (file symlinks are read where they point);
@@ -36,6 +38,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "watch/shard.h"
 
 namespace profwatch::watch {
 
@@ -74,6 +78,14 @@ struct ScanOptions {
   // under are skipped (counted) unless this is set; a symlink at /usr must
   // not make every poll walk /usr. Loops end either way (dev+inode).
   bool follow_symlinks = false;
+  // serve --shard: the jobs of other shards are skipped. A directory right
+  // below a root is a job directory (its name the training_job label); one
+  // another shard owns is listed but never entered. Every file whose
+  // training_job another shard owns is dropped, whatever the layout. When
+  // this shard owns the job named like the root itself (a root that is one
+  // job directory has runs as its children), every child is entered and only
+  // that file filter applies.
+  Shard shard;
 };
 
 // What a watched root is at scan time. Anything but kOk means no file under
@@ -97,6 +109,7 @@ struct ScanResult {
   int64_t other_errors = 0;      // vanished mid-scan, I/O errors
   int64_t filtered_files = 0;    // trace files skipped by the host filter
   int64_t symlinks_skipped = 0;  // directory links leading out of their root
+  int64_t other_shard_jobs = 0;  // job directories owned by another shard
 };
 
 ScanResult Scan(const ScanOptions& options);

@@ -105,5 +105,21 @@ TEST(CliOptionsTest, ServeRepeatableOptionsTakeOneValueEach) {
   EXPECT_EQ(missing.exit_code, 2);
 }
 
+TEST(CliOptionsTest, ServeShardTakesIndexOrPodNameOverCount) {
+  ParsedServeFlags p = ParseServeFlags({"--watch", "/a", "--shard", "profwatch-2/3"});
+  ASSERT_TRUE(p.flags.has_value());
+  Result<pipeline::DaemonOptions> o = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(o) << o.error().context;
+  EXPECT_EQ(o->shard, (watch::Shard{2, 3}));
+  ParsedServeFlags none = ParseServeFlags({"--watch", "/a"});
+  ASSERT_TRUE(none.flags.has_value());
+  EXPECT_FALSE(ToDaemonOptions(*none.flags)->shard.enabled());
+  ParsedServeFlags bad = ParseServeFlags({"--watch", "/a", "--shard", "3/3"});
+  ASSERT_TRUE(bad.flags.has_value());
+  Result<pipeline::DaemonOptions> rejected = ToDaemonOptions(*bad.flags);
+  ASSERT_FALSE(rejected);
+  EXPECT_NE(rejected.error().context.find("--shard 3/3"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace profwatch::cli

@@ -36,6 +36,15 @@ TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsServedApart)
   EXPECT_FALSE(OperationalAnswer("/metrics", snap));
   EXPECT_FALSE(OperationalAnswer("/nope", snap));
   EXPECT_FALSE(OperationalAnswer("/-/healthyX", snap));
+  EXPECT_EQ(landing->body.find("Shard"), std::string::npos);
+}
+
+TEST(OperationalAnswerTest, LandingPageShowsTheShardNote) {
+  snapshot::Snapshot snap;
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap, "Shard 1 of 3: ...");
+  ASSERT_TRUE(landing);
+  EXPECT_NE(landing->body.find("<p>Shard 1 of 3: ...</p>"), std::string::npos) << landing->body;
+  EXPECT_NE(landing->body.find("href=\"/metrics\""), std::string::npos);
 }
 
 }  // namespace

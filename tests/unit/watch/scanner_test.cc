@@ -182,8 +182,8 @@ TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowedWithFollowSymlinks) {
   WriteFile(root + "/jobM" + ts + "/h0.trace.json.gz", "x");
   fs::create_symlink(elsewhere + "/data.gz", root + "/jobM" + ts + "/h1.trace.json.gz");
   fs::create_symlink(elsewhere + "/gone", root + "/jobM" + ts + "/h2.trace.json.gz");
-  ScanResult r = Scan(
-      ScanOptions{.roots = {root}, .host_filter = "", .max_depth = 16, .follow_symlinks = true});
+  ScanResult r = Scan(ScanOptions{
+      .roots = {root}, .host_filter = "", .max_depth = 16, .follow_symlinks = true, .shard = {}});
   ASSERT_EQ(r.files.size(), 3u);
   EXPECT_EQ(r.symlinks_skipped, 0);
   const FileObservation* linked = Find(r, "/jobL" + ts + "/h0.trace.json.gz");
@@ -237,7 +237,9 @@ TEST(ScannerTest, EachRootReportsWhetherItCanBeWalked) {
   ScanResult r =
       Scan(ScanOptions{.roots = {tmp.Sub("ok"), tmp.Sub("missing"), tmp.Sub("plain_file")},
                        .host_filter = "",
-                       .max_depth = 16});
+                       .max_depth = 16,
+                       .follow_symlinks = false,
+                       .shard = {}});
   ASSERT_EQ(r.roots.size(), 3u);
   EXPECT_EQ(r.roots[0].path, tmp.Sub("ok"));
   EXPECT_EQ(r.roots[0].condition, RootCondition::kOk);
@@ -258,8 +260,11 @@ TEST(ScannerTest, HostFilterKeepsOnlyThisHostsFiles) {
   WriteFile(ts + "/node1.proc3.trace.json.gz", "x");
   WriteFile(ts + "/node10.trace.json.gz", "x");
   WriteFile(ts + "/node2.trace.json.gz", "x");
-  ScanResult r =
-      Scan(ScanOptions{.roots = {tmp.Sub("j")}, .host_filter = "node1", .max_depth = 16});
+  ScanResult r = Scan(ScanOptions{.roots = {tmp.Sub("j")},
+                                  .host_filter = "node1",
+                                  .max_depth = 16,
+                                  .follow_symlinks = false,
+                                  .shard = {}});
   EXPECT_EQ(r.files.size(), 2u);
   EXPECT_EQ(r.filtered_files, 2);
   EXPECT_TRUE(MatchesHost("node1.trace.json.gz", "node1"));
