@@ -14,10 +14,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -1094,6 +1096,131 @@ TEST(ServeCyclesTest, OlderCycleFoundAtStartupIsCountedAndLoggedNotAnalysed) {
   EXPECT_TRUE(serve.WaitForLog("older window found at startup not analysed")) << serve.Log();
   EXPECT_NE(serve.Log().find("1795652969892807939"), std::string::npos) << serve.Log();
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// --- serve --shard (issue 31) ----------------------------------------------
+
+// job-00 .. job-11 and the shard each has under Prometheus' hashmod, computed
+// independently of profwatch with Python:
+//   int.from_bytes(hashlib.md5(job.encode()).digest()[8:], "big") % n
+constexpr int kShardJobs = 12;
+constexpr int kShardOf3[kShardJobs] = {2, 0, 2, 1, 2, 1, 1, 0, 2, 0, 1, 1};
+constexpr int kShardOf2[kShardJobs] = {0, 1, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1};
+
+std::string ShardJob(int i) {
+  char name[16];
+  std::snprintf(name, sizeof name, "job-%02d", i);
+  return name;
+}
+
+// The training_job of every profwatch_window_gpus sample, repeats kept.
+std::multiset<std::string> ExportedJobs(const std::string& text) {
+  std::multiset<std::string> jobs;
+  for (const std::string& l : RunLines(text)) {
+    if (l.rfind("profwatch_window_gpus{", 0) != 0) continue;
+    const size_t at = l.find("training_job=\"") + 14;
+    jobs.insert(l.substr(at, l.find('"', at) - at));
+  }
+  return jobs;
+}
+
+// The jobs `shard` of `shards` owns (from the tables above).
+std::multiset<std::string> OwnedJobs(const int* table, int shard) {
+  std::multiset<std::string> jobs;
+  for (int i = 0; i < kShardJobs; ++i) {
+    if (table[i] == shard) jobs.insert(ShardJob(i));
+  }
+  return jobs;
+}
+
+std::vector<std::string> ShardFlags(const std::string& jobs, const std::string& shard,
+                                    const std::string& state) {
+  std::vector<std::string> f = FastFlags(jobs);
+  f.insert(f.end(), {"--shard", shard, "--state", state});
+  return f;
+}
+
+// Three daemons over one root export every job exactly once, each on its
+// hashmod shard; re-sharding 3 -> 2 (two of them restarted with /2 and their
+// old state files, as StatefulSet pods keep theirs) covers every job exactly
+// once again, and neither restarted daemon exports, even from its state file
+// before its first scan, a job it no longer owns.
+TEST(ServeShardTest, ThreeShardsExportEveryJobOnceAndResharding3To2CoversEveryJobOnce) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  for (int i = 0; i < kShardJobs; ++i) {
+    WriteTrace(ProfileDir(jobs, ShardJob(i), "run-a") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+               1 + i % 4);
+  }
+  auto state_of = [&](int i) { return tmp.Sub("state-" + std::to_string(i) + ".json"); };
+  std::multiset<std::string> all;
+  {
+    std::vector<std::unique_ptr<Serve>> shards;
+    for (int i = 0; i < 3; ++i) {
+      // The pod-name form for one of them, as the StatefulSet passes it.
+      const std::string shard = i == 2 ? "profwatch-2/3" : std::to_string(i) + "/3";
+      shards.push_back(std::make_unique<Serve>(tmp, ShardFlags(jobs, shard, state_of(i)),
+                                               "shard" + std::to_string(i) + "of3"));
+      ASSERT_GT(shards.back()->port(), 0) << shards.back()->Log();
+    }
+    for (int i = 0; i < 3; ++i) {
+      const std::multiset<std::string> want = OwnedJobs(kShardOf3, i);
+      auto m = shards[i]->WaitFor([&](const std::string& t) { return ExportedJobs(t) == want; });
+      ASSERT_TRUE(m.has_value()) << shards[i]->Log();
+      EXPECT_EQ(Sample(*m, "profwatch_shard_info", {{"shard", std::to_string(i)}, {"shards", "3"}}),
+                1);
+      EXPECT_TRUE(shards[i]->WaitForLog("shard shard=" + std::to_string(i) + " shards=3"));
+      auto landing = HttpGet(shards[i]->port(), "/");
+      ASSERT_TRUE(landing.has_value());
+      EXPECT_NE(landing->find("Shard " + std::to_string(i) + " of 3"), std::string::npos);
+      // A full scan later, still exactly its own jobs.
+      ASSERT_TRUE(shards[i]->WaitScans(1));
+      auto again = shards[i]->Metrics();
+      ASSERT_TRUE(again.has_value());
+      const std::multiset<std::string> got = ExportedJobs(*again);
+      EXPECT_EQ(got, want);
+      all.insert(got.begin(), got.end());
+    }
+    for (auto& s : shards) EXPECT_EQ(s->Stop(), 0);
+  }
+  ASSERT_EQ(all.size(), static_cast<size_t>(kShardJobs));
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), static_cast<size_t>(kShardJobs));
+
+  // Re-sharding 3 -> 2: shards 0 and 1 restart as 0/2 and 1/2 with their
+  // state files; shard 2 is gone.
+  std::multiset<std::string> after;
+  std::vector<std::unique_ptr<Serve>> shards;
+  for (int i = 0; i < 2; ++i) {
+    shards.push_back(
+        std::make_unique<Serve>(tmp, ShardFlags(jobs, std::to_string(i) + "/2", state_of(i)),
+                                "shard" + std::to_string(i) + "of2"));
+    ASSERT_GT(shards.back()->port(), 0) << shards.back()->Log();
+    const std::multiset<std::string> want = OwnedJobs(kShardOf2, i);
+    // What the state file restored, before the first scan: only owned jobs.
+    auto first = shards[i]->Metrics();
+    ASSERT_TRUE(first.has_value());
+    for (const std::string& job : ExportedJobs(*first)) {
+      EXPECT_EQ(want.count(job), 1u) << job << " restored by shard " << i << "/2";
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::multiset<std::string> want = OwnedJobs(kShardOf2, i);
+    auto m = shards[i]->WaitFor([&](const std::string& t) { return ExportedJobs(t) == want; });
+    ASSERT_TRUE(m.has_value()) << shards[i]->Log();
+    after.insert(want.begin(), want.end());
+  }
+  EXPECT_EQ(after.size(), static_cast<size_t>(kShardJobs));
+  EXPECT_EQ(std::set<std::string>(after.begin(), after.end()).size(),
+            static_cast<size_t>(kShardJobs));
+  for (auto& s : shards) EXPECT_EQ(s->Stop(), 0);
+  // Each state file keeps only its own runs.
+  for (int i = 0; i < 2; ++i) {
+    const std::string state = ReadFile(state_of(i));
+    for (int j = 0; j < kShardJobs; ++j) {
+      const bool present = state.find("\"" + ShardJob(j) + "\"") != std::string::npos;
+      EXPECT_EQ(present, kShardOf2[j] == i) << ShardJob(j) << " in " << state_of(i);
+    }
+  }
 }
 
 }  // namespace
