@@ -24,6 +24,10 @@ Steps (each wait bounded by a deadline; everything on 127.0.0.1):
   6. land a corrupt trace in another run: ProfwatchWindowErrors fires and
      run1's figures stay as they were.
 `--scenario multihost`: two sidecars combined by the recording rules.
+`--scenario shards`: three `--shard I/3` daemons and one daemon over the
+whole root, each group scraped by its own Prometheus with the project's
+rules: every recording-rule series is the same in both, and each job is
+exported by exactly one shard.
 `--scenario h200`: the real H200 runs of ../shared/fixtures (a healthy JAX
 run and a PyTorch run with a 20 ms host stall per step): nothing alerts on
 the first, only the gap alert (pointing at a host stall) on the second.
@@ -801,6 +805,115 @@ def run_h200(args):
         clean_up(procs, tmp, args.keep)
 
 
+# Sharding (issue 31): jobs of 1 or 2 GPUs with WINDOW1 or WINDOW2 kernels.
+SHARD_JOBS = {f"shardjob-{i:02d}": (1 + i % 2, WINDOW1 if i % 3 else WINDOW2) for i in range(9)}
+SHARDS = 3
+
+
+def recorded_series(api):
+    """{(record name, labels): value} of every recording rule's series."""
+    names = sorted({r["name"] for g in api.get("/api/v1/rules")["groups"] for r in g["rules"]
+                    if r.get("type") == "recording"})
+    out = {}
+    for name in names:
+        for labels, value in api.values(name).items():
+            out[(name, labels)] = value
+    return names, out
+
+
+def run_shards(args):
+    """Three shards scraped by one Prometheus give the same recording-rule
+    series as one daemon over the whole root scraped by another."""
+    repo = os.path.abspath(args.repo)
+    pre = preflight(args)
+    if pre is None:
+        return SKIP
+    helptext, prometheus = pre
+    if "--shard" not in helptext:
+        log("SKIP: `profwatch serve` has no --shard")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="profwatch-e2e-shards-")
+    procs = []
+    try:
+        jobs = os.path.join(tmp, "jobs")
+        ts = ts_dir_name(int(time.time()) - 3600)
+        for job, (gpus, kernels) in SHARD_JOBS.items():
+            profile = os.path.join(jobs, job, RUN, "tensorboard", "plugins", "profile")
+            write_trace(os.path.join(profile, ts, f"{HOST}.trace.json.gz"), kernels, gpus=gpus)
+        common = ["--expected-gpus", "0", "--step-time", str(STEP_SECONDS)]
+        shard_targets = []
+        for i in range(SHARDS):
+            _, target = start_daemon(args, helptext, tmp, procs, f"profwatch-{i}", jobs,
+                                     common + ["--shard", f"profwatch-{i}/{SHARDS}"])
+            shard_targets.append(target)
+        _, whole_target = start_daemon(args, helptext, tmp, procs, "profwatch-all", jobs, common)
+        os.makedirs(os.path.join(tmp, "prom-shards"))
+        os.makedirs(os.path.join(tmp, "prom-all"))
+        _, sharded = start_prometheus(prometheus, repo, os.path.join(tmp, "prom-shards"), procs,
+                                      shard_targets)
+        _, whole = start_prometheus(prometheus, repo, os.path.join(tmp, "prom-all"), procs,
+                                    [whole_target])
+        want_jobs = set(SHARD_JOBS)
+
+        def exported_once(api):
+            per_job = api.values("count by (training_job) (profwatch_window_gpus)")
+            return {dict(k)["training_job"]: v for k, v in per_job.items()}
+        wait_until("every job in both Prometheus servers", lambda: (
+            exported_once(sharded) == {j: 1.0 for j in want_jobs}
+            and exported_once(whole) == {j: 1.0 for j in want_jobs}), 90)
+        info = sharded.values("profwatch_shard_info")
+        shards = sorted((dict(k)["shard"], dict(k)["shards"]) for k in info)
+        if shards != [(str(i), str(SHARDS)) for i in range(SHARDS)]:
+            raise Failure(f"profwatch_shard_info of the shards: {shards}")
+        # Each job on one shard only: the instance that exports it is the one
+        # whose profwatch_shard_info says so (hashmod checked by the unit
+        # tests); every shard exports at least one job here.
+        by_instance = sharded.values("count by (instance) (profwatch_window_gpus)")
+        if len(by_instance) != SHARDS or sum(by_instance.values()) != len(want_jobs):
+            raise Failure(f"jobs per shard: {by_instance}")
+        log(f"ok  {len(want_jobs)} jobs, each exported once, over {SHARDS} shards: "
+            f"{sorted(by_instance.values())}")
+
+        def tol(key):
+            # Ages (time() - a timestamp) are as of each server's own rule
+            # evaluation, which the two servers run at different moments
+            # (1 s interval): equal within a few evaluations.
+            return 5.0 if "age_seconds" in key[0] else TOL * max(1.0, abs(whole_series[key]))
+
+        whole_series = {}
+
+        def same():
+            names, a = recorded_series(sharded)
+            _, b = recorded_series(whole)
+            whole_series.clear()
+            whole_series.update(b)
+            if set(a) != set(b) or not a:
+                return None
+            if any(abs(a[k] - b[k]) > tol(k) for k in a):
+                return None
+            return names, a
+        try:
+            names, series = wait_until("the recording rules to agree", same, 60)
+        except Failure:
+            names, a = recorded_series(sharded)
+            _, b = recorded_series(whole)
+            diff = sorted(set(a) ^ set(b))[:10]
+            whole_series.clear()
+            whole_series.update(b)
+            unequal = [(k, a[k], b[k]) for k in set(a) & set(b) if abs(a[k] - b[k]) > tol(k)][:10]
+            raise Failure(f"recording rules differ: only on one side {diff}; unequal {unequal}")
+        jobs_seen = {dict(k[1]).get("training_job") for k in series}
+        if not want_jobs <= jobs_seen:
+            raise Failure(f"recorded series miss jobs: {sorted(want_jobs - jobs_seen)}")
+        log(f"ok  {len(series)} series of {len(names)} recording rules identical, sharded or not")
+        log("PASS")
+        return 0
+    except Failure as e:
+        return report_failure(e, procs)
+    finally:
+        clean_up(procs, tmp, args.keep)
+
+
 def report_failure(e, procs):
     """Logs a scenario failure with each process's output tail; exit code 1."""
     log(f"FAIL: {e}")
@@ -825,10 +938,11 @@ def main():
     ap.add_argument("--prometheus", default="prometheus")
     ap.add_argument("--repo", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
     ap.add_argument("--keep", action="store_true", help="keep the temp dir for debugging")
-    ap.add_argument("--scenario", choices=("single", "multihost", "h200"), default="single",
+    ap.add_argument("--scenario", choices=("single", "multihost", "h200", "shards"), default="single",
                     help="single: one sidecar, alerts, dashboards (default); "
                          "multihost: two sidecars combined by the recording rules; "
-                         "h200: the real H200 runs, healthy and host-stalled")
+                         "h200: the real H200 runs, healthy and host-stalled; "
+                         "shards: three --shard daemons against one over the whole root")
     ap.add_argument("--step-source", choices=("log", "config"), default="log",
                     help="step time from the training log (default) or --step-time")
     args = ap.parse_args()
@@ -836,7 +950,7 @@ def main():
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure("overall deadline (240 s) hit")))
     signal.alarm(240)
     try:
-        return {"multihost": run_multihost, "h200": run_h200}.get(args.scenario, run)(args)
+        return {"multihost": run_multihost, "h200": run_h200, "shards": run_shards}.get(args.scenario, run)(args)
     finally:
         signal.alarm(0)
 
