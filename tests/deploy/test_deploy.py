@@ -254,6 +254,38 @@ class KubernetesTest(unittest.TestCase):
         for vendor in tolerated:
             self.assertIn(vendors[vendor], selected, f"{vendor} is tolerated but never selected")
 
+    def test_statefulset_shards_by_pod_name_over_a_read_only_job_tree(self):
+        docs = {d["kind"]: d for d in self.load("statefulset-sharded.yaml")}
+        sts, svc = docs["StatefulSet"], docs["Service"]
+        self.assertEqual((sts["apiVersion"], sts["kind"]), ("apps/v1", "StatefulSet"))
+        tmpl = sts["spec"]["template"]
+        for k, v in sts["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(tmpl["metadata"]["labels"].get(k), v)
+        # the governing Service is headless and selects the pods
+        self.assertEqual(sts["spec"]["serviceName"], svc["metadata"]["name"])
+        self.assertEqual(svc["spec"]["clusterIP"], "None")
+        for k, v in svc["spec"]["selector"].items():
+            self.assertEqual(tmpl["metadata"]["labels"].get(k), v)
+        (c,) = tmpl["spec"]["containers"]
+        self.check_profwatch_container(c, "statefulset")
+        # I from the pod name (profwatch-<ordinal>), N equal to the replicas
+        shard = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--shard=")]
+        self.assertEqual(shard, [f"$(POD_NAME)/{sts['spec']['replicas']}"])
+        (env,) = [e for e in c["env"] if e["name"] == "POD_NAME"]
+        self.assertEqual(env["valueFrom"]["fieldRef"]["fieldPath"], "metadata.name")
+        # the shared job tree read-only, the state on a per-pod volume
+        watch = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--watch=")][0]
+        jobs = self.mount(c, "jobs")
+        self.assertEqual(jobs["mountPath"], watch)
+        self.assertIs(jobs.get("readOnly"), True)
+        vols = {v["name"]: v for v in tmpl["spec"]["volumes"]}
+        self.assertIs(vols["jobs"]["persistentVolumeClaim"].get("readOnly"), True)
+        state = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--state=")][0]
+        state_mount = self.mount(c, "state")
+        self.assertTrue(state.startswith(state_mount["mountPath"] + "/"))
+        self.assertFalse(state_mount.get("readOnly", False))
+        self.assertIn("state", [t["metadata"]["name"] for t in sts["spec"]["volumeClaimTemplates"]])
+
     def test_podmonitor_and_service_select_both_pod_kinds(self):
         docs = {d["kind"]: d for d in self.load("podmonitor.yaml")}
         pm, svc = docs["PodMonitor"], docs["Service"]
@@ -273,6 +305,11 @@ class KubernetesTest(unittest.TestCase):
                 self.assertEqual(labels.get(k), v, f"PodMonitor does not select the {name} pods")
             for k, v in svc["spec"]["selector"].items():
                 self.assertEqual(labels.get(k), v, f"Service does not select the {name} pods")
+        # the sharded StatefulSet's pods: one PodMonitor target per shard
+        (sts,) = [d for d in self.load("statefulset-sharded.yaml") if d["kind"] == "StatefulSet"]
+        for k, v in pm["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(sts["spec"]["template"]["metadata"]["labels"].get(k), v,
+                             "PodMonitor does not select the sharded StatefulSet's pods")
         (port,) = svc["spec"]["ports"]
         self.assertEqual(port["targetPort"], "metrics")
 
@@ -531,8 +568,10 @@ def deploy_serve_flags():
              read(SlurmTest.SCRIPT).split('"$bin" serve', 1)[1].split("</dev/null", 1)[0],
              re.search(r'PROFWATCH_EXTRA_ARGS="([^"]*)"', read(SlurmTest.SBATCH)).group(1)]
     if yaml is not None:
-        for name in ("training-job-with-sidecar.yaml", "daemonset.yaml"):
+        for name in ("training-job-with-sidecar.yaml", "daemonset.yaml", "statefulset-sharded.yaml"):
             for doc in yaml.safe_load_all(read(os.path.join(DEPLOY, "kubernetes", name))):
+                if "template" not in doc["spec"]:
+                    continue
                 spec = doc["spec"]["template"]["spec"]
                 for c in spec.get("initContainers", []) + spec.get("containers", []):
                     if c.get("args", [None])[0] == "serve":
