@@ -322,12 +322,15 @@ def shorten_for(rules_text, seconds):
                   rules_text)
 
 
-def prometheus_config(targets, rule_files):
+def prometheus_config(targets, rule_files, metric_relabel=None):
     # JSON is YAML.
+    scrape = {"job_name": "profwatch-e2e", "static_configs": [{"targets": targets}]}
+    if metric_relabel:
+        scrape["metric_relabel_configs"] = metric_relabel
     return json.dumps({
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
         "rule_files": rule_files,
-        "scrape_configs": [{"job_name": "profwatch-e2e", "static_configs": [{"targets": targets}]}],
+        "scrape_configs": [scrape],
     }, indent=2)
 
 
@@ -487,7 +490,7 @@ def start_daemon(args, helptext, tmp, procs, name, watch, extra):
     return daemon, target
 
 
-def start_prometheus(prometheus, repo, tmp, procs, targets):
+def start_prometheus(prometheus, repo, tmp, procs, targets, metric_relabel=None):
     """Starts prometheus on a free loopback port scraping `targets` with the
     project's rules (`for:` shortened); returns (Proc, PromAPI)."""
     rules_dir = os.path.join(tmp, "rules")
@@ -505,7 +508,7 @@ def start_prometheus(prometheus, repo, tmp, procs, targets):
         raise Failure("no rule files in rules/")
     cfg = os.path.join(tmp, "prometheus.yml")
     with open(cfg, "w") as f:
-        f.write(prometheus_config(targets, rule_files))
+        f.write(prometheus_config(targets, rule_files, metric_relabel))
     prom_port = free_port()
     prom = Proc("prometheus", [prometheus, f"--config.file={cfg}",
                                f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
@@ -808,6 +811,13 @@ def run_h200(args):
 # Sharding (issue 31): jobs of 1 or 2 GPUs with WINDOW1 or WINDOW2 kernels.
 SHARD_JOBS = {f"shardjob-{i:02d}": (1 + i % 2, WINDOW1 if i % 3 else WINDOW2) for i in range(9)}
 SHARDS = 3
+# docs/sharding.md's check of which shard owns a job: Prometheus' own hashmod
+# of training_job, next to the shard label of profwatch_shard_info.
+OWNER_RELABEL = [{"source_labels": ["training_job"], "regex": "(.+)", "modulus": SHARDS,
+                  "target_label": "owner_shard", "action": "hashmod"}]
+# Series exported by a shard other than their job's hashmod owner.
+WRONG_SHARD = ('profwatch_window_gpus unless on (instance, owner_shard) '
+               'label_replace(profwatch_shard_info, "owner_shard", "$1", "shard", "(.*)")')
 
 
 def recorded_series(api):
@@ -850,7 +860,7 @@ def run_shards(args):
         os.makedirs(os.path.join(tmp, "prom-shards"))
         os.makedirs(os.path.join(tmp, "prom-all"))
         _, sharded = start_prometheus(prometheus, repo, os.path.join(tmp, "prom-shards"), procs,
-                                      shard_targets)
+                                      shard_targets, OWNER_RELABEL)
         _, whole = start_prometheus(prometheus, repo, os.path.join(tmp, "prom-all"), procs,
                                     [whole_target])
         want_jobs = set(SHARD_JOBS)
@@ -873,6 +883,11 @@ def run_shards(args):
             raise Failure(f"jobs per shard: {by_instance}")
         log(f"ok  {len(want_jobs)} jobs, each exported once, over {SHARDS} shards: "
             f"{sorted(by_instance.values())}")
+        owners = sharded.values('count by (owner_shard) (profwatch_window_gpus)')
+        if sum(owners.values()) != len(want_jobs) or sharded.query(WRONG_SHARD):
+            raise Failure(f"a job on another shard than Prometheus' hashmod says: "
+                          f"{sharded.query(WRONG_SHARD)}")
+        log("ok  every job is on the shard Prometheus' hashmod relabel names")
 
         def tol(key):
             # Ages (time() - a timestamp) are as of each server's own rule
