@@ -24,7 +24,7 @@ Result<SourcePreference> ParseSourcePreference(std::string_view s);
 
 struct AnalyzeOptions {
   aggregate::AggregateOptions aggregate;
-  read::InflateBackend inflate = read::InflateBackend::kZlib;
+  read::InflateBackend inflate = read::DefaultInflateBackend();
   parse::ParseOptions parse;
   SourcePreference source = SourcePreference::kAuto;
   // Thread budget (AnalyzeFiles): files are analysed on min(threads, files)

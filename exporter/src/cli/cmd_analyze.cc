@@ -74,7 +74,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   int64_t skew = 120;
   std::string window_sel = "all";
   std::string source = "auto";
-  std::string inflate = "zlib";
+  std::string inflate(read::InflateBackendName(read::DefaultInflateBackend()));
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string log_file;
   int region_depth = 3;
@@ -117,7 +117,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
                  "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
       ->check(CLI::IsMember({"auto", "json", "xplane"}))
       ->capture_default_str();
-  app.add_option("--inflate", inflate, "Gzip backend: zlib | isal")->capture_default_str();
+  app.add_option("--inflate", inflate,
+                 "Gzip backend: zlib | isal (default: isal where built in, else zlib)")
+      ->capture_default_str();
   app.add_option(
          "--threads", threads,
          "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")

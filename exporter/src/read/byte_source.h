@@ -94,6 +94,12 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
 enum class InflateBackend { kZlib, kIsal };
 // True when the ISA-L backend was compiled in (Debian libisal-dev present).
 bool IsalAvailable();
+// What analyze and serve use unless told otherwise: ISA-L where it is built
+// in (the same bytes and error classes as zlib, and faster: see
+// docs/performance.md), else zlib (-DPROFWATCH_WITH_ISAL=OFF, no libisal).
+InflateBackend DefaultInflateBackend();
+// "isal" or "zlib".
+std::string_view InflateBackendName(InflateBackend backend);
 // Parses "zlib" / "isal"; kConfig on anything else or isal when unavailable.
 Result<InflateBackend> ParseInflateBackend(std::string_view name);
 

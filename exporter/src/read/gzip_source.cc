@@ -274,6 +274,14 @@ bool IsalAvailable() {
 #endif
 }
 
+InflateBackend DefaultInflateBackend() {
+  return IsalAvailable() ? InflateBackend::kIsal : InflateBackend::kZlib;
+}
+
+std::string_view InflateBackendName(InflateBackend backend) {
+  return backend == InflateBackend::kIsal ? "isal" : "zlib";
+}
+
 Result<InflateBackend> ParseInflateBackend(std::string_view name) {
   if (name == "zlib") return InflateBackend::kZlib;
   if (name == "isal") {

@@ -213,5 +213,10 @@ TEST(MemopAnalysisTest, XplaneKernelsNamedLikeCopiesStayKernels) {
   ExpectFigures(path, JaxOps());
 }
 
+// analyze and serve read gzip with ISA-L wherever it is built in.
+TEST(AnalyzeOptionsTest, InflateDefaultsToTheDefaultBackend) {
+  EXPECT_EQ(AnalyzeOptions{}.inflate, read::DefaultInflateBackend());
+}
+
 }  // namespace
 }  // namespace profwatch::analysis

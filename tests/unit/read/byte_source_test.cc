@@ -215,6 +215,20 @@ TEST(InflateBackendTest, ParsesKnownNamesAndRejectsOthers) {
   EXPECT_FALSE(ParseInflateBackend("ZLIB"));
 }
 
+// ISA-L is the default wherever it is built in; zlib stays the fallback.
+TEST(InflateBackendTest, DefaultIsIsalWhereBuiltInElseZlib) {
+#ifdef PROFWATCH_HAVE_ISAL
+  EXPECT_EQ(DefaultInflateBackend(), InflateBackend::kIsal);
+#else
+  EXPECT_EQ(DefaultInflateBackend(), InflateBackend::kZlib);
+#endif
+  EXPECT_EQ(InflateBackendName(InflateBackend::kIsal), "isal");
+  EXPECT_EQ(InflateBackendName(InflateBackend::kZlib), "zlib");
+  // The name of the default parses back to it.
+  EXPECT_EQ(*ParseInflateBackend(InflateBackendName(DefaultInflateBackend())),
+            DefaultInflateBackend());
+}
+
 TEST(InflateBackendTest, IsalIsCompiledInWhenTheBuildFoundIt) {
 #ifdef PROFWATCH_HAVE_ISAL
   EXPECT_TRUE(IsalAvailable());
