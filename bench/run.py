@@ -19,12 +19,14 @@ round (a slow spell of a shared machine then
 hits the floor and the analysis alike). Also: a window of 8 files
 with 1 vs 2 threads, an nsys SQLite export beside the sqlite3 tool's own
 scan of its kernel table, an optional >4 GiB trace under a memory limit (--huge),
-and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds).
+and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds); one daemon
+against --shards `serve --shard` daemons over one tree (--sharded-jobs).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -463,6 +465,131 @@ def idle(args, bins, work, results):
         shutil.rmtree(state_dir, ignore_errors=True)
 
 
+def hashmod(value, modulus):
+    """Prometheus' hashmod (and serve --shard's): md5, last 8 bytes big-endian."""
+    return int.from_bytes(hashlib.md5(value.encode()).digest()[8:], "big") % modulus
+
+
+def start_serve(bins, root, work, name, extra):
+    """`profwatch serve` polling `root`; returns (Popen, port, state dir)."""
+    port_file = os.path.join(work, f"{name}.port")
+    if os.path.exists(port_file):
+        os.unlink(port_file)
+    state_dir = tempfile.mkdtemp(prefix=f"{name}-state-", dir=work)
+    proc = subprocess.Popen([bins["profwatch"], "serve", "--watch", root, "--no-inotify",
+                             "--listen", "127.0.0.1:0", "--listen-port-file", port_file,
+                             "--settle", "1s", "--log-level", "warn",
+                             "--state", os.path.join(state_dir, "state.json")] + extra,
+                            stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with open(port_file) as f:
+                text = f.read().strip()
+            if text:
+                return proc, int(text), state_dir
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)  # polling interval of a deadline-bounded wait
+    proc.kill()
+    sys.exit(f"{name}: the daemon did not report its port")
+
+
+def scrape_sum(port, metric):
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+    except Exception:
+        return None
+    return sum(float(v) for v in re.findall(rf"^{metric}(?:\{{[^}}]*\}})? (\S+)", text, re.M))
+
+
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_mb(pid, key="VmRSS:"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def sharded(args, bins, work, results):
+    """One daemon over --sharded-jobs job dirs x --sharded-runs runs, then
+    --shards daemons with --shard I/N over the same tree, one after the other:
+    time until every window is exported, then over --sharded-seconds of
+    polling (--sharded-poll) the CPU per scan (the scan's cost: a scan is one
+    thread's walk), CPU share and RSS of each daemon."""
+    jobs, runs, n = args.sharded_jobs, args.sharded_runs, args.shards
+    root = os.path.join(work, f"sharded_jobs_{jobs}x{runs}")
+    if not os.path.exists(root):
+        tiny = os.path.join(work, "tiny.trace.json.gz")
+        if not os.path.exists(tiny):
+            generate(bins["tracegen"], tiny, 50, gpus=1)
+        for j in range(jobs):
+            for r in range(runs):
+                d = os.path.join(root, f"job{j:05d}", f"run{r}", "tensorboard", "plugins", "profile",
+                                 "2025_01_15_10_00_00")
+                os.makedirs(d)
+                shutil.copy(tiny, os.path.join(d, "host0.trace.json.gz"))
+    owned = [0] * n
+    for j in range(jobs):
+        owned[hashmod(f"job{j:05d}", n)] += runs
+    out = {"jobs": jobs, "runs_per_job": runs, "shards": n, "poll": args.sharded_poll,
+           "seconds": args.sharded_seconds, "setups": {}}
+
+    def measure(label, specs):
+        """specs: [(name, extra flags, windows it must export)], all started together."""
+        started = time.time()
+        daemons = [(name, want) + start_serve(bins, root, work, name, extra + ["--poll-interval", args.sharded_poll])
+                   for name, extra, want in specs]
+        rows = []
+        try:
+            done = {}
+            deadline = time.time() + args.sharded_timeout
+            while len(done) < len(daemons) and time.time() < deadline:
+                for name, want, proc, port, _ in daemons:
+                    if name not in done and (scrape_sum(port, "profwatch_windows_analyzed_total") or 0) >= want:
+                        done[name] = time.time() - started
+                time.sleep(0.5)  # polling interval of a deadline-bounded wait
+            if len(done) < len(daemons):
+                sys.exit(f"sharded {label}: not every window exported within {args.sharded_timeout} s")
+            time.sleep(args.idle_warmup)
+            before = [(proc_cpu(p.pid), scrape_sum(port, "profwatch_scans_total")) for _, _, p, port, _ in daemons]
+            t0 = time.time()
+            time.sleep(args.sharded_seconds)
+            elapsed = time.time() - t0
+            for (name, want, proc, port, _), (c0, s0) in zip(daemons, before):
+                c1, s1 = proc_cpu(proc.pid), scrape_sum(port, "profwatch_scans_total")
+                scans = max(1.0, s1 - s0)
+                rows.append({"name": name, "windows": want, "exported_after_s": done[name],
+                             "scans": s1 - s0, "cpu_per_scan_s": (c1 - c0) / scans,
+                             "core_share": (c1 - c0) / elapsed,
+                             "rss_mb": proc_rss_mb(proc.pid), "peak_rss_mb": proc_rss_mb(proc.pid, "VmHWM:")})
+        finally:
+            for _, _, proc, _, state_dir in daemons:
+                proc.terminate()
+                proc.wait(timeout=60)
+                shutil.rmtree(state_dir, ignore_errors=True)
+        out["setups"][label] = rows
+        print(f"\n### {label}")
+        print("| daemon | windows | all exported after | CPU per scan | CPU share polling | RSS (peak) |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['name']} | {r['windows']:,} | {r['exported_after_s']:.1f} s | "
+                  f"{r['cpu_per_scan_s'] * 1000:.0f} ms | {r['core_share'] * 100:.2f}% | "
+                  f"{r['rss_mb']:.0f} MB ({r['peak_rss_mb']:.0f} MB) |")
+
+    print(f"\n## Sharded: {jobs:,} job dirs x {runs} runs, one daemon against {n} shards "
+          f"(--no-inotify, --poll-interval {args.sharded_poll}, {args.sharded_seconds:.0f} s of polling)")
+    measure("one daemon", [("all", [], jobs * runs)])
+    measure(f"{n} shards, run together", [(f"shard{i}", ["--shard", f"{i}/{n}"], owned[i]) for i in range(n)])
+    results["sharded"] = out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -486,6 +613,14 @@ def main():
     ap.add_argument("--scrapes", type=int, default=50, help="scrapes per scraper")
     ap.add_argument("--idle-warmup", type=float, default=17,
                     help="seconds between the last start-up window and the idle measurement")
+    ap.add_argument("--sharded-jobs", type=int, default=0,
+                    help="0 skips the sharded run; else job dirs of one tree, e.g. 10000")
+    ap.add_argument("--sharded-runs", type=int, default=2, help="runs per sharded job dir")
+    ap.add_argument("--shards", type=int, default=4, help="daemons of the sharded run")
+    ap.add_argument("--sharded-poll", default="15s", help="--poll-interval of the sharded run")
+    ap.add_argument("--sharded-seconds", type=float, default=60,
+                    help="seconds of polling measured after every window is exported")
+    ap.add_argument("--sharded-timeout", type=float, default=1800)
     ap.add_argument("--nsys-kernels", type=int, default=1000000,
                     help="kernel rows of the nsys export benchmark")
     ap.add_argument("--skip", default="", help="comma list of: single,multi,nsys")
@@ -536,6 +671,8 @@ def main():
         huge(args, bins, args.work, results)
     if args.idle_seconds > 0:
         idle(args, bins, args.work, results)
+    if args.sharded_jobs > 0:
+        sharded(args, bins, args.work, results)
     results["machine"]["loadavg_at_end"] = os.getloadavg()
     print(f"\nload average at end {os.getloadavg()[0]:.2f}")
     if args.json_out:
