@@ -206,6 +206,8 @@ inline snapshot::Snapshot SampleSnapshot() {
   }
   s.last_scan_unix = 1795003700;
   s.watch_roots = {{"/data/jobs", true}, {"/data/missing", false}};
+  s.shard = 1;
+  s.shards = 3;
   s.pending_windows = 2;
   return s;
 }

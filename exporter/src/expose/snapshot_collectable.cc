@@ -498,6 +498,10 @@ namespace {
 void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) {
   b.SetRun(nullptr);
   b.Add("profwatch_build_info", 1.0, {{"version", build.version}, {"revision", build.revision}});
+  if (snap.shards > 0) {
+    b.Add("profwatch_shard_info", 1.0,
+          {{"shard", std::to_string(snap.shard)}, {"shards", std::to_string(snap.shards)}});
+  }
   b.Add("profwatch_pending_windows", static_cast<double>(snap.pending_windows));
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) {

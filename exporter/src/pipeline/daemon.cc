@@ -1,6 +1,5 @@
 #include "pipeline/daemon.h"
 
-#include <prometheus/gauge.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -98,15 +97,6 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     }
   }
   scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
-  if (options_.shard.enabled()) {
-    prometheus::BuildGauge()
-        .Name("profwatch_shard_info")
-        .Help(HelpOf("profwatch_shard_info"))
-        .Register(*registry_)
-        .Add({{"shard", std::to_string(options_.shard.index)},
-              {"shards", std::to_string(options_.shard.count)}})
-        .Set(1);
-  }
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
   training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
   if (!options_.history_file.empty()) {
@@ -663,6 +653,10 @@ void Daemon::PublishLocked(TimePoint now) {
   next->last_scan_unix = last_scan_unix_;
   next->pending_windows = assembler_.PendingCount();
   next->watch_roots = watch_roots_;
+  if (options_.shard.enabled()) {
+    next->shard = options_.shard.index;
+    next->shards = options_.shard.count;
+  }
   store_->Publish(std::move(next));
 }
 

@@ -104,6 +104,10 @@ struct Snapshot {
   // Each --watch root as of the last scan: true when it is a readable
   // directory (profwatch_watch_root_readable).
   std::map<std::string, bool> watch_roots;
+  // serve --shard I/N (profwatch_shard_info): shard = I, shards = N; shards
+  // 0 when the daemon is not sharded.
+  uint64_t shard = 0;
+  uint64_t shards = 0;
 };
 
 class SnapshotStore {
