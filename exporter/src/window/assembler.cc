@@ -99,8 +99,12 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
       // have changed when a late host wrote an earlier dir).
       Tracked* t = nullptr;
       std::set<std::string> wdirs(w.timestamp_dirs.begin(), w.timestamp_dirs.end());
-      for (auto& [serial, cand] : tracked_) {
-        if (cand.run_dir != run_dir || used.count(serial) != 0) continue;
+      auto run_serials_it = serials_by_run_dir_.find(run_dir);
+      const std::set<uint64_t> none;
+      for (uint64_t serial :
+           run_serials_it == serials_by_run_dir_.end() ? none : run_serials_it->second) {
+        Tracked& cand = tracked_.at(serial);
+        if (used.count(serial) != 0) continue;
         bool overlap = std::any_of(cand.group_dirs.begin(), cand.group_dirs.end(),
                                    [&](const std::string& d) { return wdirs.count(d) != 0; });
         if (overlap) {
@@ -111,9 +115,7 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
       const watch::FileObservation* first_obs = by_group_path.at(w.files.front());
       if (t == nullptr) {
         uint64_t serial = next_serial_++;
-        t = &tracked_[serial];
-        t->serial = serial;
-        t->run_dir = run_dir;
+        t = &Track(serial, run_dir);
         t->first_seen = now;
         t->last_change = now;
         t->backlog = !scanned_;
@@ -229,7 +231,7 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
   scanned_ = true;
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     if (!it->second.seen_in_last_scan && it->second.state != State::kQueued) {
-      it = tracked_.erase(it);
+      it = Untrack(it);
     } else {
       ++it;
     }
@@ -248,8 +250,11 @@ int Assembler::ExpectedFiles(const Tracked& t) const {
   }
   // Learned: the previous complete window of the same run.
   const Tracked* prev = nullptr;
-  for (const auto& [serial, cand] : tracked_) {
-    if (cand.run_dir != t.run_dir || cand.first_time >= t.first_time || !cand.taught) continue;
+  auto run = serials_by_run_dir_.find(t.run_dir);
+  if (run == serials_by_run_dir_.end()) return 0;
+  for (uint64_t serial : run->second) {
+    const Tracked& cand = tracked_.at(serial);
+    if (cand.first_time >= t.first_time || !cand.taught) continue;
     if (prev == nullptr || cand.first_time > prev->first_time) prev = &cand;
   }
   return prev == nullptr ? 0 : static_cast<int>(prev->files.size());
@@ -460,8 +465,26 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
   if (t.changed_in_flight && t.state == State::kDone) t.state = State::kAssembling;
   t.changed_in_flight = false;
   t.ready_since.reset();
-  if (!t.seen_in_last_scan && t.state != State::kQueued) tracked_.erase(it);
+  if (!t.seen_in_last_scan && t.state != State::kQueued) Untrack(it);
   return d;
+}
+
+Assembler::Tracked& Assembler::Track(uint64_t serial, const std::string& run_dir) {
+  Tracked& t = tracked_[serial];
+  t.serial = serial;
+  t.run_dir = run_dir;
+  serials_by_run_dir_[run_dir].insert(serial);
+  return t;
+}
+
+std::map<uint64_t, Assembler::Tracked>::iterator Assembler::Untrack(
+    std::map<uint64_t, Tracked>::iterator it) {
+  auto run = serials_by_run_dir_.find(it->second.run_dir);
+  if (run != serials_by_run_dir_.end()) {
+    run->second.erase(it->first);
+    if (run->second.empty()) serials_by_run_dir_.erase(run);
+  }
+  return tracked_.erase(it);
 }
 
 bool Assembler::RunExpired(double last_activity_unix, TimePoint now) const {

@@ -281,6 +281,13 @@ class Assembler {
   AssemblerOptions options_;
   uint64_t next_serial_ = 1;
   std::map<uint64_t, Tracked> tracked_;
+  // The serials of tracked_ by run dir: each window looks only at its own
+  // run's windows (scans and deadlines would otherwise be quadratic in the
+  // windows of every run together). Changed with tracked_ only through
+  // Track() and Untrack().
+  std::map<std::string, std::set<uint64_t>> serials_by_run_dir_;
+  Tracked& Track(uint64_t serial, const std::string& run_dir);
+  std::map<uint64_t, Tracked>::iterator Untrack(std::map<uint64_t, Tracked>::iterator it);
   std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
   std::map<RunId, double> gpus_per_file_;
   std::set<std::string> future_dirs_;   // reported future-dated <ts> dirs
