@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "aggregate/device_sweep.h"
+#include "aggregate/graph_regions.h"
 #include "aggregate/interval_spill.h"
 #include "aggregate/intervals.h"
 #include "aggregate/name_table.h"
@@ -56,6 +57,7 @@ struct FileStats {
   // Kernel time per innermost gpu_user_annotation (the region itself).
   std::vector<ScopeTime> annotations;
   bool annotated = false;  // some device had gpu_user_annotation ranges
+  GraphRegionStats graph;  // kernels of CUDA graphs (no scope, a module)
 };
 
 namespace {
@@ -159,7 +161,8 @@ struct FileAggregator::Impl {
   // An event of a thread whose metadata was not known when it arrived.
   struct Held {
     uint32_t name = 0;
-    uint32_t scope = 0;  // ScopeId(args.name): 0 = none
+    uint32_t scope = 0;   // ScopeId(args.name): 0 = none
+    uint32_t module = 0;  // ModuleId(args.hlo_module): 0 = none
     bool has_ts = false;
     bool has_dur = false;
     bool dur_exact = false;
@@ -174,6 +177,17 @@ struct FileAggregator::Impl {
       name_is_memop;  // JAX stream copies (classify::IsRuntimeMemopName), once per name
   NameTable scopes;   // args.name scopes; ScopeId = index + 1
   std::unordered_map<uint64_t, int64_t> scope_name_ps;  // (scope id << 32 | name) -> ps
+  // JAX kernels without a scope but with a module: those of a CUDA graph,
+  // placed by the module's schedule in Finish (graph_regions.h).
+  struct GraphKernel {
+    int64_t start = 0, end = 0;
+    uint32_t name = 0, module = 0;  // module: ModuleId
+    int dev = 0;
+  };
+  NameTable modules;  // args.hlo_module values; ModuleId = index + 1
+  std::vector<GraphKernel> graph_kernels;
+  std::shared_ptr<const parse::HloIndex> hlo;
+  std::string hlo_missing;  // why there is no index, when there is none
 
   // JAX metadata.
   std::unordered_map<int64_t, int> jax_pid_device;  // pid -> device index, -1 = host
@@ -245,6 +259,12 @@ struct FileAggregator::Impl {
     if (scope.empty()) return 0;
     bool added;
     return scopes.Intern(scope, added) + 1;
+  }
+
+  uint32_t ModuleId(std::string_view module) {
+    if (module.empty()) return 0;
+    bool added;
+    return modules.Intern(module, added) + 1;
   }
 
   uint32_t Intern(std::string_view n) {
@@ -340,7 +360,15 @@ struct FileAggregator::Impl {
       AddMemop(dev, start, end);
     } else {
       AddKernel(dev, tid, h.name, start, end);
-      if (h.scope != 0) scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
+      if (h.scope != 0) {
+        scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
+      } else if (h.module != 0) {
+        if (graph_kernels.size() < FileAggregator::kMaxGraphKernels) {
+          graph_kernels.push_back({start, end, h.name, h.module, dev});
+        } else {
+          ++drops["graph_kernel_limit"];
+        }
+      }
     }
   }
 
@@ -515,7 +543,13 @@ struct FileAggregator::Impl {
       if (r.route == Route::kHold && IsHostPid(pid)) r.route = Route::kIgnore;
     }
     if (r.route == Route::kIgnore) return;
-    Held h{Intern(e.name), ScopeId(e.args_name), e.has_ts, e.has_dur, e.dur_exact, e.ts_ps,
+    Held h{Intern(e.name),
+           ScopeId(e.args_name),
+           ModuleId(e.args_hlo_module),
+           e.has_ts,
+           e.has_dur,
+           e.dur_exact,
+           e.ts_ps,
            e.dur_ps};
     if (r.route != Route::kHold) {
       Take(r.route, r.dev, tid, h);
@@ -528,6 +562,56 @@ struct FileAggregator::Impl {
     }
     ++held_count;
     held[{pid, tid}].push_back(h);
+  }
+
+  // Gives CUDA-graph kernels the scopes their module's schedule implies
+  // (added to scope_name_ps like args.name scopes).
+  void PlaceGraphKernels(GraphRegionStats& g) {
+    if (graph_kernels.empty()) return;
+    for (const GraphKernel& k : graph_kernels) g.kernel_ps += k.end - k.start;
+    if (!hlo) {
+      g.unplaced = hlo_missing.empty() ? "no HLO modules for this file" : hlo_missing;
+      return;
+    }
+    std::stable_sort(graph_kernels.begin(), graph_kernels.end(),
+                     [](const GraphKernel& a, const GraphKernel& b) {
+                       if (a.dev != b.dev) return a.dev < b.dev;
+                       if (a.module != b.module) return a.module < b.module;
+                       return a.start < b.start;
+                     });
+    std::vector<std::string_view> group_names;
+    for (size_t begin = 0; begin < graph_kernels.size();) {
+      size_t end = begin;
+      while (end < graph_kernels.size() && graph_kernels[end].dev == graph_kernels[begin].dev &&
+             graph_kernels[end].module == graph_kernels[begin].module) {
+        ++end;
+      }
+      const std::string& module = modules[graph_kernels[begin].module - 1];
+      const parse::HloModuleSchedule* schedule = hlo->Find(module);
+      if (schedule == nullptr) {
+        if (g.unplaced.empty()) g.unplaced = "module " + module + " is not among the HLO modules";
+        begin = end;
+        continue;
+      }
+      group_names.clear();
+      for (size_t i = begin; i < end; ++i) group_names.push_back(names[graph_kernels[i].name]);
+      const GraphPlacement placed = aggregate::PlaceGraphKernels(*schedule, group_names);
+      for (size_t i = begin; i < end; ++i) {
+        const int32_t at = placed.scope[i - begin];
+        if (at < 0) continue;
+        const size_t idx = static_cast<size_t>(at);
+        const std::string& scope = idx < schedule->scopes.size()
+                                       ? schedule->scopes[idx]
+                                       : placed.shared_scopes[idx - schedule->scopes.size()];
+        const uint32_t sid = ScopeId(scope);
+        if (sid == 0) continue;
+        const GraphKernel& k = graph_kernels[i];
+        scope_name_ps[(uint64_t{sid} << 32) | k.name] += k.end - k.start;
+        g.placed_ps += k.end - k.start;
+      }
+      begin = end;
+    }
+    std::vector<GraphKernel>().swap(graph_kernels);
   }
 
   void ResolveHeld() {
@@ -578,6 +662,14 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
   } else {
     impl_->OnJaxX(e);
   }
+}
+
+bool FileAggregator::HasGraphKernels() const { return !impl_->graph_kernels.empty(); }
+
+void FileAggregator::SetHloModules(std::shared_ptr<const parse::HloIndex> index,
+                                   std::string missing) {
+  impl_->hlo = std::move(index);
+  impl_->hlo_missing = std::move(missing);
 }
 
 std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
@@ -745,6 +837,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
                                            name_exclusive[i], name_idle_before[i]});
   }
   out->steps = std::move(im.steps);
+  im.PlaceGraphKernels(out->graph);
   std::map<uint32_t, int64_t> scope_ps;  // by scope id, memory kernels left out
   for (const auto& [key, ps] : im.scope_name_ps) {
     const uint32_t name = static_cast<uint32_t>(key & 0xffffffffu);
@@ -797,6 +890,9 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
     }
     w.has_regions = w.has_regions || fs->annotated;
     for (const auto& a : fs->annotations) region_ps[a.scope] += a.kernel_ps;
+    w.graph.kernel_ps += fs->graph.kernel_ps;
+    w.graph.placed_ps += fs->graph.placed_ps;
+    if (w.graph.unplaced.empty()) w.graph.unplaced = fs->graph.unplaced;
     for (const auto& k : fs->kernels) {
       // REQUIRES: Finish used the same classifier; ids beyond it are reclassified.
       FamilyId id = k.family < fam_names.size() ? k.family : classifier.Classify(k.name);
@@ -867,7 +963,15 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
   });
   for (auto& [fi, d] : devices) w.devices.push_back(std::move(d));
   w.timestamp_dirs.assign(ts_dirs.begin(), ts_dirs.end());
-  for (const auto& [region, ps] : region_ps) w.regions.push_back({region, ps});
+  int64_t region_total_ps = 0;
+  for (const auto& [region, ps] : region_ps) {
+    w.regions.push_back({region, ps});
+    region_total_ps += ps;
+  }
+  w.has_regions = w.has_regions || w.graph.kernel_ps > 0;
+  w.region_coverage = w.total_kernel_ps > 0 ? static_cast<double>(region_total_ps) /
+                                                  static_cast<double>(w.total_kernel_ps)
+                                            : 0.0;
   std::stable_sort(
       w.regions.begin(), w.regions.end(),
       [](const RegionSummary& a, const RegionSummary& b) { return a.kernel_ps > b.kernel_ps; });

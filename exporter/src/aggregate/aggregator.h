@@ -38,6 +38,10 @@
 // kMaxAnnotations).
 // Regions: JAX stream kernels with an args.name scope add their time to
 // (scope, kernel name); MergeWindow turns scopes into regions (region.h).
+// JAX kernels with no scope but an hlo_module ran inside a CUDA graph: up to
+// kMaxGraphKernels of them are kept (24 B each; later ones counted in
+// drops["graph_kernel_limit"]) and Finish places them by their module's
+// schedule (SetHloModules, graph_regions.h).
 // Kineto gpu_user_annotation ranges (ProfilerStep#N excepted) are kept per
 // device; Finish gives each kernel the innermost one containing it.
 // Memory: bounded by distinct names/scopes/streams/devices and the interval
@@ -50,6 +54,7 @@
 
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
+#include "parse/hlo_schedule.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::aggregate {
@@ -81,6 +86,8 @@ class FileAggregator final : public parse::EventSink {
   // PyTorch gpu_user_annotation ranges kept per file (for regions); later
   // ones are dropped as "annotation_limit".
   static constexpr size_t kMaxAnnotations = size_t{1} << 20;
+  // CUDA-graph kernels kept per file for placement by schedule.
+  static constexpr size_t kMaxGraphKernels = size_t{1} << 20;
 
   // `spill_dir`: where the spill file goes (an unlinked temp file).
   explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget,
@@ -96,6 +103,13 @@ class FileAggregator final : public parse::EventSink {
 
   // Intervals written to the spill file so far (0 when everything fit).
   uint64_t SpilledIntervals() const;
+
+  // Whether CUDA-graph kernels were seen (they need the HLO modules).
+  bool HasGraphKernels() const;
+  // The compiled modules of the file's process (parse::ReadXPlaneHloModules)
+  // for Finish to place CUDA-graph kernels; `index` null: `missing` says why
+  // there are none (reported with the unplaced kernel time).
+  void SetHloModules(std::shared_ptr<const parse::HloIndex> index, std::string missing = "");
 
   // Distinct kernel names seen so far (for --rules auto), at most `limit`.
   std::vector<std::string> KernelNames(size_t limit) const;

@@ -110,6 +110,17 @@ struct RegionSummary {
   int64_t kernel_ps = 0;
 };
 
+// Kernels that ran inside CUDA graphs (XLA command buffers): JAX kernels
+// with a module but no scope, placed by the module's schedule
+// (graph_regions.h).
+struct GraphRegionStats {
+  int64_t kernel_ps = 0;  // their kernel time, summed over GPUs
+  int64_t placed_ps = 0;  // of it, the kernels the schedule gave a scope
+  // Why some were not placed by schedule: no xplane with the HLO modules
+  // beside the file, or a module missing from it (first reason seen).
+  std::string unplaced;
+};
+
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
 struct StepSpan {
   std::string file;
@@ -159,6 +170,10 @@ struct WindowStats {
   std::vector<RegionSummary> regions;
   int64_t regions_other_ps = 0;
   bool has_regions = false;
+  // Share of total_kernel_ps that has a region (the regions listed and
+  // regions_other_ps together); meaningful when has_regions or graph kernels.
+  double region_coverage = 0.0;
+  GraphRegionStats graph;
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).

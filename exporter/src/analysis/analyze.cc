@@ -31,6 +31,7 @@ bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); 
 struct FileJob {
   std::string path;
   std::string fallback;  // xplane sibling to use if the JSON is truncated (auto)
+  std::string xplane;    // the process's xplane (HLO modules), "" if none
 };
 
 struct FileOutcome {
@@ -70,18 +71,18 @@ std::vector<FileJob> SelectSources(const std::vector<std::string>& files, Source
     switch (pref) {
       case SourcePreference::kJson:
         if (!json.empty())
-          jobs.push_back({json, ""});
+          jobs.push_back({json, "", xplane});
         else
-          jobs.push_back({xplane, ""});
+          jobs.push_back({xplane, "", xplane});
         break;
       case SourcePreference::kXplane:
-        jobs.push_back({xplane.empty() ? json : xplane, ""});
+        jobs.push_back({xplane.empty() ? json : xplane, "", xplane});
         break;
       case SourcePreference::kAuto:
         if (json.empty())
-          jobs.push_back({xplane, ""});
+          jobs.push_back({xplane, "", xplane});
         else
-          jobs.push_back({json, xplane});
+          jobs.push_back({json, xplane, xplane});
         break;
     }
   }
@@ -158,6 +159,12 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   return summary;
 }
 
+Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeOptions& options) {
+  auto source = read::OpenTraceSource(xplane, options.inflate);
+  if (!source) return tl::unexpected(source.error());
+  return parse::ReadXPlaneHloModules(**source, options.parse.chunk_bytes);
+}
+
 Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
                                     const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -214,6 +221,24 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
         out = std::move(saved);  // keep the JSON result and its error
       } else {
         out.raw_bytes += saved.raw_bytes;
+      }
+    }
+    // Kernels of a CUDA graph carry no scope: the process's xplane holds the
+    // compiled modules whose schedules place them (read only then).
+    if (out.ok && out.aggregator && out.aggregator->HasGraphKernels()) {
+      if (jobs[i].xplane.empty()) {
+        out.aggregator->SetHloModules(nullptr,
+                                      "no .xplane.pb of this process beside " +
+                                          std::filesystem::path(jobs[i].path).filename().string());
+      } else {
+        auto index = ReadHloModules(jobs[i].xplane, options);
+        if (index) {
+          out.aggregator->SetHloModules(std::make_shared<const parse::HloIndex>(std::move(*index)));
+        } else {
+          out.aggregator->SetHloModules(
+              nullptr, std::filesystem::path(jobs[i].xplane).filename().string() + ": " +
+                           index.error().context);
+        }
       }
     }
     // Finish waits for every file (the rule set may depend on all names):

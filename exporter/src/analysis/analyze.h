@@ -66,6 +66,10 @@ struct WindowAnalysis {
 Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
                                     const AnalyzeOptions& options);
 
+// The compiled modules in an xplane's /host:metadata plane
+// (parse::ReadXPlaneHloModules), which place CUDA-graph kernels.
+Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeOptions& options);
+
 // Opens and parses one file into `sink` (format sniffed from content).
 Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
                                       const AnalyzeOptions& options, uint64_t* raw_bytes);

@@ -86,6 +86,11 @@ inline bool KeyIs(const od::raw_json_string& key, KeyWord k) {
   std::memcpy(&w, key.raw(), sizeof w);
   return (w & k.mask) == k.word;
 }
+// "hlo_module" is longer than a key word: the raw bytes and the quote (the
+// input is padded, so reading 11 bytes stays inside it).
+inline bool KeyIsHloModule(const od::raw_json_string& key) {
+  return key.raw()[0] == 'h' && std::memcmp(key.raw(), "hlo_module\"", 11) == 0;
+}
 
 // Whether s[0, n) holds a backslash.
 inline bool HasBackslash(const char* s, size_t n) { return std::memchr(s, '\\', n) != nullptr; }
@@ -127,10 +132,11 @@ bool IntegralDouble(double d, int64_t& out) {
   return true;
 }
 
-// Reads args.name/device/stream into `ev`. Returns false on a bad value; a
+// Reads args.name/device/stream/hlo_module into `ev`. Returns false on a bad value; a
 // simdjson error goes to `err`.
 bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_name = {};
+  ev.args_hlo_module = {};
   ev.has_args_device = ev.has_args_stream = false;
   od::json_type t;
   if ((err = v.type().get(t))) return true;
@@ -150,6 +156,10 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
       if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
     } else if (KeyIs(ak, kStream)) {
       if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
+    } else if (KeyIsHloModule(ak)) {
+      ev.args_hlo_module = {};
+      bool is_string;
+      if ((err = GetString(av, ev.args_hlo_module, is_string))) return true;
     }
   }
   return true;

@@ -1,6 +1,7 @@
 target_sources(profwatch_parse PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/decode_pipeline.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_decoder.cc
+  ${CMAKE_CURRENT_LIST_DIR}/hlo_schedule.cc
   ${CMAKE_CURRENT_LIST_DIR}/json_trace_parser.cc
   ${CMAKE_CURRENT_LIST_DIR}/nsys_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/number.cc

@@ -35,10 +35,13 @@ struct TraceEvent {
   double dur_us = 0.0;
   // Selected args (all other args are skipped unparsed):
   std::string_view args_name;  // args.name when a string (metadata names, JAX scopes)
-  int64_t args_device = 0;     // Kineto args.device
-  int64_t args_stream = 0;     // Kineto args.stream
-  char ph = 0;                 // 'X', 'M', 'B', ...; 0 when missing
-  bool has_name = false;       // "name" present and a string
+  // args.hlo_module when a string: the XLA module a JAX kernel belongs to
+  // (placed by the module's schedule when it has no scope, hlo_schedule.h).
+  std::string_view args_hlo_module;
+  int64_t args_device = 0;  // Kineto args.device
+  int64_t args_stream = 0;  // Kineto args.stream
+  char ph = 0;              // 'X', 'M', 'B', ...; 0 when missing
+  bool has_name = false;    // "name" present and a string
   bool has_ts = false;
   bool has_dur = false;    // "dur" present and a number
   bool dur_exact = false;  // dur_ps valid (false on overflow of int64 ps)
@@ -52,6 +55,7 @@ struct TraceEvent {
     name = {};
     cat = {};
     args_name = {};
+    args_hlo_module = {};
     pid = Id{};
     tid = Id{};
     ts_ps = 0;
@@ -69,7 +73,7 @@ struct TraceEvent {
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
-static_assert(sizeof(TraceEvent) == 160);
+static_assert(sizeof(TraceEvent) == 176);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

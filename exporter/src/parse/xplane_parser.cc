@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,148 +16,18 @@
 #include <utility>
 #include <vector>
 
+#include "parse/proto_wire.h"
+
 namespace profwatch::parse {
 namespace {
 
-enum WireType : uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLen = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5,
-};
-
-constexpr uint64_t kMaxFieldNumber = (uint64_t{1} << 29) - 1;
-
-std::string Num(uint64_t v) { return std::to_string(v); }
-
-// Cursor over one complete in-memory message. Every read checks the end of
-// the enclosing message: running past it means the bytes are corrupt (the
-// enclosing length was complete), never truncated.
-class Cursor {
- public:
-  Cursor(const uint8_t* p, const uint8_t* end) : begin_(p), p_(p), end_(end) {}
-  explicit Cursor(std::string_view s)
-      : Cursor(reinterpret_cast<const uint8_t*>(s.data()),
-               reinterpret_cast<const uint8_t*>(s.data()) + s.size()) {}
-
-  bool Done() const { return p_ == end_; }
-  size_t Offset() const { return static_cast<size_t>(p_ - begin_); }
-
-  // The fast paths are inline; errors build their message out of line so
-  // the hot loop stays small.
-  [[gnu::always_inline]] bool Varint(uint64_t* out) {
-    if (p_ < end_ && *p_ < 0x80) [[likely]] {
-      *out = *p_++;
-      return true;
-    }
-    if (end_ - p_ >= 10) [[likely]] {
-      // Enough bytes for any varint: no end checks per byte.
-      uint64_t r = 0;
-      for (int shift = 0; shift < 64; shift += 7) {  // 10 bytes at most
-        const uint8_t b = *p_++;
-        r |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if ((b & 0x80) == 0) {
-          *out = r;
-          return true;
-        }
-      }
-      return Fail("varint longer than 10 bytes");
-    }
-    return VarintNearEnd(out);
-  }
-
-  [[gnu::always_inline]] bool Tag(uint32_t* field, uint32_t* wire_type) {
-    uint64_t tag = 0;
-    if (!Varint(&tag)) return false;
-    const uint64_t f = tag >> 3;
-    if (f == 0 || f > kMaxFieldNumber) [[unlikely]] {
-      return FailField(f);
-    }
-    *field = static_cast<uint32_t>(f);
-    *wire_type = static_cast<uint32_t>(tag & 7);
-    return true;
-  }
-
-  [[gnu::always_inline]] bool Bytes(std::string_view* out) {
-    uint64_t n = 0;
-    if (!Varint(&n)) return false;
-    if (n > static_cast<uint64_t>(end_ - p_)) [[unlikely]] {
-      return FailLength(n);
-    }
-    *out = std::string_view(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
-    p_ += n;
-    return true;
-  }
-
-  bool Skip(uint32_t wire_type) {
-    switch (wire_type) {
-      case kVarint: {
-        uint64_t v;
-        return Varint(&v);
-      }
-      case kFixed64:
-        return Advance(8);
-      case kFixed32:
-        return Advance(4);
-      case kLen: {
-        std::string_view v;
-        return Bytes(&v);
-      }
-      default:
-        return Fail("unsupported wire type " + Num(wire_type));
-    }
-  }
-
-  // Reads a field that must have `want` wire type; names it in the error.
-  bool Expect(uint32_t wire_type, uint32_t want, const char* what) {
-    if (wire_type == want) [[likely]] {
-      return true;
-    }
-    return FailWireType(wire_type, want, what);
-  }
-  [[gnu::noinline]] bool FailWireType(uint32_t wire_type, uint32_t want, const char* what) {
-    return Fail(std::string(what) + " has wire type " + Num(wire_type) + ", expected " + Num(want));
-  }
-
-  [[gnu::noinline]] bool VarintNearEnd(uint64_t* out) {
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return Fail("varint runs past the end of its message");
-      const uint8_t b = *p_++;
-      r |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        *out = r;
-        return true;
-      }
-    }
-    return Fail("varint longer than 10 bytes");
-  }
-  [[gnu::noinline]] bool FailField(uint64_t f) { return Fail("invalid field number " + Num(f)); }
-  [[gnu::noinline]] bool FailLength(uint64_t n) {
-    return Fail("length " + Num(n) + " exceeds the " + Num(static_cast<uint64_t>(end_ - p_)) +
-                " bytes left in its message");
-  }
-
-  [[gnu::noinline]] bool Fail(std::string message) {
-    error_ = std::move(message);
-    return false;
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  bool Advance(size_t n) {
-    if (n > static_cast<size_t>(end_ - p_)) return Fail("fixed-width field runs past its message");
-    p_ += n;
-    return true;
-  }
-
-  const uint8_t* begin_;
-  const uint8_t* p_;
-  const uint8_t* end_;
-  std::string error_;
-};
+using wire::Cursor;
+using wire::kFixed32;
+using wire::kFixed64;
+using wire::kLen;
+using wire::kMaxFieldNumber;
+using wire::kVarint;
+using wire::Num;
 
 struct EventMetadata {
   std::string_view name;
@@ -530,8 +401,10 @@ class XPlaneParser final : public TraceParser {
     // The JAX scope of a kernel is its stat named "name" (args.name in the
     // JSON the converter writes): its id, if the plane has one.
     scope_stat_.reset();
+    module_stat_.reset();
     for (const auto& [stat_id, stat_name] : stat_names_) {
       if (stat_name == "name") scope_stat_ = stat_id;
+      if (stat_name == "hlo_module") module_stat_ = stat_id;
     }
 
     const PlaneKind kind = KindOf(name);
@@ -596,9 +469,10 @@ class XPlaneParser final : public TraceParser {
     return {};
   }
 
-  // The scope carried by one XStat: its str_value, or the name of the stat
-  // metadata its ref_value points at. Empty when it is another stat.
-  bool ScopeOfStat(std::string_view stat, std::string_view* scope) {
+  // The scope (stat "name") or module (stat "hlo_module") carried by one
+  // XStat: its str_value, or the name of the stat metadata its ref_value
+  // points at. Neither is set when it is another stat.
+  bool ScopeOfStat(std::string_view stat, std::string_view* scope, std::string_view* module) {
     Cursor c(stat);
     int64_t metadata_id = -1;
     std::string_view str;
@@ -621,11 +495,14 @@ class XPlaneParser final : public TraceParser {
       }
       if (!ok) return false;
     }
-    if (metadata_id != *scope_stat_) return true;
+    std::string_view* out = nullptr;
+    if (scope_stat_ && metadata_id == *scope_stat_) out = scope;
+    if (module_stat_ && metadata_id == *module_stat_) out = module;
+    if (out == nullptr) return true;
     if (!str.empty()) {
-      *scope = str;
+      *out = str;
     } else if (auto it = stat_names_.find(ref); it != stat_names_.end()) {
-      *scope = it->second;
+      *out = it->second;
     }
     return true;
   }
@@ -762,7 +639,7 @@ class XPlaneParser final : public TraceParser {
       if (!lc.Bytes(&ev)) return Corrupt(lc, "line");
       int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
       bool aggregated = false;
-      std::string_view scope;
+      std::string_view scope, module;
       Cursor e(ev);
       while (!e.Done()) {
         uint32_t ef = 0, ewt = 0;
@@ -788,10 +665,10 @@ class XPlaneParser final : public TraceParser {
             aggregated = true;
             break;
           case 4:
-            if (scope_stat_) {
+            if (scope_stat_ || module_stat_) {
               std::string_view stat;
               ok = e.Expect(ewt, kLen, "XEvent.stats") && e.Bytes(&stat) &&
-                   ScopeOfStat(stat, &scope);
+                   ScopeOfStat(stat, &scope, &module);
               break;
             }
             ok = e.Skip(ewt);
@@ -815,6 +692,7 @@ class XPlaneParser final : public TraceParser {
       x.name = md == nullptr ? std::string_view()
                              : (md->display_name.empty() ? md->name : md->display_name);
       x.args_name = scope;
+      x.args_hlo_module = module;
       x.has_ts = true;
       x.ts_ps = ts_ps;
       x.dur_ps = duration_ps;
@@ -838,6 +716,7 @@ class XPlaneParser final : public TraceParser {
   MetadataTable metadata_;
   std::unordered_map<int64_t, std::string_view> stat_names_;  // this plane's stat metadata
   std::optional<int64_t> scope_stat_;                         // the id of the "name" stat
+  std::optional<int64_t> module_stat_;                        // the id of "hlo_module"
   // Per parse.
   ParseSummary* summary_ = nullptr;
   EventSink* sink_ = nullptr;
@@ -846,7 +725,182 @@ class XPlaneParser final : public TraceParser {
   int64_t base_ns_ = 0;
 };
 
+// The name of a plane from the first bytes of its message (id = 1 and
+// name = 2 come first in every writer's field order); nullopt when they are
+// not there.
+std::optional<std::string_view> PlaneNameFromHead(std::string_view head) {
+  Cursor c(head);
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    if (!c.Tag(&f, &wt)) return std::nullopt;
+    if (f == 2 && wt == kLen) {
+      std::string_view name;
+      if (!c.Bytes(&name)) return std::nullopt;
+      return name;
+    }
+    if (f != 1 || !c.Skip(wt)) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Decodes the "/host:metadata" plane's modules into `index`.
+Status DecodeMetadataPlane(std::string_view plane, HloIndex& index) {
+  Cursor c(plane);
+  std::vector<std::string_view> events;  // XEventMetadata messages
+  std::optional<int64_t> hlo_stat;
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    std::string_view entry;
+    if (!c.Tag(&f, &wt)) return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
+    if (f != 4 && f != 5) {
+      if (!c.Skip(wt)) return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
+      continue;
+    }
+    if (!c.Expect(wt, kLen, "map entry") || !c.Bytes(&entry)) {
+      return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
+    }
+    Cursor e(entry);
+    std::string_view value;
+    while (!e.Done()) {
+      uint32_t ef = 0, ewt = 0;
+      bool ok = e.Tag(&ef, &ewt) &&
+                (ef == 2 ? e.Expect(ewt, kLen, "map value") && e.Bytes(&value) : e.Skip(ewt));
+      if (!ok) return MakeError(ErrorCode::kCorrupt, "metadata plane entry: " + e.error());
+    }
+    if (f == 4) {
+      events.push_back(value);
+      continue;
+    }
+    // XStatMetadata: id = 1, name = 2.
+    Cursor m(value);
+    uint64_t id = 0;
+    std::string_view name;
+    while (!m.Done()) {
+      uint32_t mf = 0, mwt = 0;
+      bool ok = m.Tag(&mf, &mwt);
+      if (ok && mf == 1) {
+        ok = m.Expect(mwt, kVarint, "XStatMetadata.id") && m.Varint(&id);
+      } else if (ok && mf == 2) {
+        ok = m.Expect(mwt, kLen, "XStatMetadata.name") && m.Bytes(&name);
+      } else if (ok) {
+        ok = m.Skip(mwt);
+      }
+      if (!ok) return MakeError(ErrorCode::kCorrupt, "stat metadata: " + m.error());
+    }
+    if (name == "Hlo Proto") hlo_stat = static_cast<int64_t>(id);
+  }
+  if (!hlo_stat) return {};
+  std::map<std::string, int> seen;  // module name -> count
+  for (std::string_view event : events) {
+    Cursor m(event);
+    while (!m.Done()) {
+      uint32_t f = 0, wt = 0;
+      std::string_view stat;
+      bool ok =
+          m.Tag(&f, &wt) &&
+          (f == 5 ? m.Expect(wt, kLen, "XEventMetadata.stats") && m.Bytes(&stat) : m.Skip(wt));
+      if (!ok) return MakeError(ErrorCode::kCorrupt, "event metadata: " + m.error());
+      if (f != 5) continue;
+      // XStat: metadata_id = 1, bytes_value = 6.
+      Cursor st(stat);
+      uint64_t stat_id = 0;
+      std::string_view bytes;
+      bool has_bytes = false;
+      while (!st.Done()) {
+        uint32_t sf = 0, swt = 0;
+        ok = st.Tag(&sf, &swt);
+        if (ok && sf == 1) {
+          ok = st.Expect(swt, kVarint, "XStat.metadata_id") && st.Varint(&stat_id);
+        } else if (ok && sf == 6) {
+          ok = st.Expect(swt, kLen, "XStat.bytes_value") && st.Bytes(&bytes);
+          has_bytes = ok;
+        } else if (ok) {
+          ok = st.Skip(swt);
+        }
+        if (!ok) return MakeError(ErrorCode::kCorrupt, "event metadata stat: " + st.error());
+      }
+      if (!has_bytes || static_cast<int64_t>(stat_id) != *hlo_stat) continue;
+      auto module = DecodeHloProto(bytes);
+      if (!module) {
+        index.errors.push_back(module.error().ToString());
+        continue;
+      }
+      if (++seen[module->name] > 1) continue;
+      std::string name = module->name;
+      index.modules.emplace(std::move(name), std::move(*module));
+    }
+  }
+  for (const auto& [name, count] : seen) {
+    if (count > 1) {
+      index.modules.erase(name);
+      index.ambiguous.push_back(name);
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_bytes,
+                                      size_t max_plane_bytes) {
+  std::vector<char> chunk;
+  std::string scratch;
+  StreamReader in(source, chunk_bytes, chunk);
+  HloIndex index;
+  while (true) {
+    const uint64_t tag_at = in.Offset();
+    auto tag = in.Varint(/*at_eof_ok=*/true, "a field tag");
+    if (!tag) return tl::unexpected(tag.error());
+    if (!tag->has_value()) break;
+    const uint64_t field = **tag >> 3;
+    const uint32_t wire_type = static_cast<uint32_t>(**tag & 7);
+    if (field == 0 || field > kMaxFieldNumber || wire_type != kLen) {
+      if (wire_type == kVarint) {
+        auto v = in.Varint(false, "a varint field");
+        if (!v) return tl::unexpected(v.error());
+        continue;
+      }
+      return MakeError(ErrorCode::kCorrupt,
+                       "not an XSpace protobuf: byte " + Num(tag_at) + ": field " + Num(field));
+    }
+    auto len = in.Varint(false, "a length prefix");
+    if (!len) return tl::unexpected(len.error());
+    const uint64_t n = **len;
+    if (field != 1) {
+      if (auto s = in.Skip(n, "field " + Num(field)); !s) return tl::unexpected(s.error());
+      continue;
+    }
+    if (auto fill = in.Fill(); !fill) return tl::unexpected(fill.error());
+    std::string_view head = in.Peek();
+    if (head.size() > n) head = head.substr(0, static_cast<size_t>(n));
+    // A copy: reading the plane refills the buffer the view points into.
+    std::optional<std::string> name;
+    if (auto head_name = PlaneNameFromHead(head)) name = std::string(*head_name);
+    if (name && *name != "/host:metadata") {
+      if (auto s = in.Skip(n, "plane"); !s) return tl::unexpected(s.error());
+      continue;
+    }
+    if (n > max_plane_bytes) {
+      return MakeError(ErrorCode::kTooLarge, "plane at byte " + Num(tag_at) + " claims " + Num(n) +
+                                                 " bytes, above the " + Num(max_plane_bytes) +
+                                                 "-byte plane limit");
+    }
+    auto bytes = in.Bytes(n, scratch, "plane at byte " + Num(tag_at));
+    if (!bytes) return tl::unexpected(bytes.error());
+    if (!name) {
+      if (auto full_name = PlaneNameFromHead(*bytes)) name = std::string(*full_name);
+    }
+    if (!name || *name != "/host:metadata") continue;
+    if (auto s = DecodeMetadataPlane(*bytes, index); !s) return tl::unexpected(s.error());
+    if (index.modules.empty() && index.ambiguous.empty()) break;
+    return index;
+  }
+  if (!index.errors.empty()) {
+    return MakeError(ErrorCode::kCorrupt, "no HLO module could be read: " + index.errors.front());
+  }
+  return MakeError(ErrorCode::kNotFound,
+                   "no HLO modules (no /host:metadata plane with Hlo Proto stats)");
+}
 
 std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options) {
   return MakeXPlaneParser(options, XPlaneOptions{});

@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "parse/hlo_schedule.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -65,5 +66,16 @@ struct XPlaneOptions {
 // ParseSummary::json_bytes counts the protobuf bytes consumed.
 std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options = {});
 std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options, XPlaneOptions xplane);
+
+// The compiled modules of an XSpace: the "Hlo Proto" stats of the
+// "/host:metadata" plane's event metadata (one per compiled module), decoded
+// into launch schedules (hlo_schedule.h). Other planes are skipped unread
+// where their name shows in the first read chunk; the read stops after the
+// metadata plane. A module that fails to decode is listed in
+// HloIndex::errors, the others are kept. Errors: kNotFound (no metadata
+// plane, or no module in it), and those of the parser (kTruncated, kCorrupt,
+// kTooLarge above `max_plane_bytes`).
+Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_bytes = 256 << 10,
+                                      size_t max_plane_bytes = size_t{1} << 30);
 
 }  // namespace profwatch::parse

@@ -17,6 +17,7 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   e.dur_ps = 2;
   e.dur_us = 3.0;
   e.args_name = "a";
+  e.args_hlo_module = "m";
   e.args_device = 4;
   e.args_stream = 5;
   e.ph = 'X';
@@ -32,6 +33,7 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   EXPECT_EQ(e.dur_ps, 0);
   EXPECT_EQ(e.dur_us, 0.0);
   EXPECT_TRUE(e.args_name.empty());
+  EXPECT_TRUE(e.args_hlo_module.empty());
   EXPECT_EQ(e.args_device, 0);
   EXPECT_EQ(e.args_stream, 0);
   EXPECT_EQ(e.ph, 0);

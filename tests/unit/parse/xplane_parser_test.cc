@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "read/byte_source.h"
+#include "testing/proto_writer.h"
 #include "testing/test_util.h"
 
 namespace profwatch::parse {
@@ -22,21 +23,9 @@ namespace {
 
 // ---- A tiny protobuf writer for hand-built XSpaces. ----
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string VarintField(uint32_t field, int64_t v) {
-  return Varint(uint64_t{field} << 3 | 0) + Varint(static_cast<uint64_t>(v));
-}
-std::string LenField(uint32_t field, std::string_view bytes) {
-  return Varint(uint64_t{field} << 3 | 2) + Varint(bytes.size()) + std::string(bytes);
-}
+using testing::LenField;
+using testing::Varint;
+using testing::VarintField;
 
 std::string Event(int64_t metadata_id, int64_t offset_ps, int64_t duration_ps) {
   return VarintField(1, metadata_id) + VarintField(2, offset_ps) + VarintField(3, duration_ps);

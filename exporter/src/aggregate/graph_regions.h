@@ -1,0 +1,42 @@
+// Scopes for kernels that ran inside a CUDA graph (XLA command buffer),
+// from their module's launch schedule (parse/hlo_schedule.h). Pure
+// functions; thread-safe.
+//
+// The kernels of one device and one module, in start order, are laid over
+// the schedule, which repeats once per profiled step:
+//  1. Anchors: a kernel whose name has the base of a fusion's kernel
+//     (KernelBaseOfKernel == HloLaunch::kernel_base) takes the next such
+//     fusion at or after the previous anchor's position, wrapping to the
+//     schedule's start (the next step) when none is left.
+//  2. Kernels between two anchors (library kernels: cuBLAS, cuDNN, NCCL, and
+//     names no fusion explains) belong to the launches strictly between the
+//     anchors' positions. When those are library calls only and as many as
+//     the kernels, each call launched one kernel (every call launches at
+//     least one), so they pair in order. Otherwise the kernels get the scope
+//     all those launches share (their common prefix): exact, if coarser.
+//     An opaque launch (a loop or conditional whose kernels are not in the
+//     order) between them, or kernels before the first or after the last
+//     anchor, leave them without a scope. Nothing is guessed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parse/hlo_schedule.h"
+
+namespace profwatch::aggregate {
+
+struct GraphPlacement {
+  // Per kernel: an index into the schedule's scopes, then into
+  // `shared_scopes` (index - scopes.size()); -1 = no scope.
+  std::vector<int32_t> scope;
+  std::vector<std::string> shared_scopes;  // common prefixes of several launches
+  size_t anchors = 0;                      // kernels placed by their name
+};
+
+GraphPlacement PlaceGraphKernels(const parse::HloModuleSchedule& schedule,
+                                 const std::vector<std::string_view>& kernels);
+
+}  // namespace profwatch::aggregate

@@ -1,0 +1,405 @@
+#include "parse/hlo_schedule.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "parse/proto_wire.h"
+
+namespace profwatch::parse {
+namespace {
+
+using wire::Cursor;
+using wire::kLen;
+using wire::kVarint;
+
+struct Instr {
+  std::string_view name, opcode, op_name;
+  int64_t id = 0;
+  std::vector<int64_t> called;
+};
+
+struct Computation {
+  int64_t id = 0;
+  std::vector<Instr> instrs;
+};
+
+Error Corrupt(const Cursor& c, std::string_view where) {
+  return Error{ErrorCode::kCorrupt, std::string(where) + ": " + c.error()};
+}
+
+// A repeated int64: packed (one length-delimited field) or one varint each.
+bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>& out) {
+  uint64_t v = 0;
+  if (wire_type == kVarint) {
+    if (!c.Varint(&v)) return false;
+    out.push_back(static_cast<int64_t>(v));
+    return true;
+  }
+  std::string_view packed;
+  if (!c.Expect(wire_type, kLen, "repeated int64") || !c.Bytes(&packed)) return false;
+  Cursor p(packed);
+  while (!p.Done()) {
+    if (!p.Varint(&v)) return c.Fail(p.error());
+    out.push_back(static_cast<int64_t>(v));
+  }
+  return true;
+}
+
+bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
+  Cursor c(bytes);
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    bool ok = c.Tag(&f, &wt);
+    uint64_t v = 0;
+    if (ok) {
+      switch (f) {
+        case 1:
+          ok = c.Expect(wt, kLen, "name") && c.Bytes(&in.name);
+          break;
+        case 2:
+          ok = c.Expect(wt, kLen, "opcode") && c.Bytes(&in.opcode);
+          break;
+        case 7: {  // OpMetadata: op_name = 2
+          std::string_view md;
+          ok = c.Expect(wt, kLen, "metadata") && c.Bytes(&md);
+          Cursor m(md);
+          while (ok && !m.Done()) {
+            uint32_t mf = 0, mwt = 0;
+            ok = m.Tag(&mf, &mwt) &&
+                 (mf == 2 ? m.Expect(mwt, kLen, "op_name") && m.Bytes(&in.op_name) : m.Skip(mwt));
+            if (!ok) c.Fail("metadata: " + m.error());
+          }
+          break;
+        }
+        case 35:
+          ok = c.Expect(wt, kVarint, "id") && c.Varint(&v);
+          in.id = static_cast<int64_t>(v);
+          break;
+        case 38:
+          ok = ReadInt64s(c, wt, in.called);
+          break;
+        default:
+          ok = c.Skip(wt);
+      }
+    }
+    if (!ok) {
+      error = c.error();
+      return false;
+    }
+  }
+  return true;
+}
+
+// What an instruction of a scheduled sequence launches.
+enum class Launches { kNothing, kFusion, kLibrary, kCall, kOpaque };
+
+Launches LaunchesOf(std::string_view op) {
+  static const std::unordered_set<std::string_view> kNothing = {
+      "parameter",
+      "constant",
+      "get-tuple-element",
+      "tuple",
+      "bitcast",
+      "copy",
+      "copy-start",
+      "copy-done",
+      "after-all",
+      "add-dependency",
+      "opt-barrier",
+      "partition-id",
+      "replica-id",
+      "domain",
+      "all-reduce-done",
+      "all-gather-done",
+      "collective-permute-done",
+      "send-done",
+      "recv-done",
+      "async-done",
+      "async-update",
+      "get-dimension-size",
+      "set-dimension-size",
+      "reshape",
+  };
+  if (op == "fusion") return Launches::kFusion;
+  if (op == "call") return Launches::kCall;
+  if (op == "while" || op == "conditional" || op == "async-start") return Launches::kOpaque;
+  if (kNothing.count(op) != 0) return Launches::kNothing;
+  return Launches::kLibrary;  // custom-call, collectives and anything else that runs
+}
+
+class Decoder {
+ public:
+  Result<HloModuleSchedule> Decode(std::string_view module) {
+    Cursor c(module);
+    int64_t entry = -1;
+    std::vector<std::string_view> computations;
+    std::string_view schedule;
+    bool has_schedule = false;
+    while (!c.Done()) {
+      uint32_t f = 0, wt = 0;
+      bool ok = c.Tag(&f, &wt);
+      uint64_t v = 0;
+      std::string_view bytes;
+      if (ok) {
+        switch (f) {
+          case 1:
+            ok = c.Expect(wt, kLen, "HloModuleProto.name") && c.Bytes(&bytes);
+            out_.name = std::string(bytes);
+            break;
+          case 3:
+            ok = c.Expect(wt, kLen, "HloModuleProto.computations") && c.Bytes(&bytes);
+            computations.push_back(bytes);
+            break;
+          case 6:
+            ok = c.Expect(wt, kVarint, "HloModuleProto.entry_computation_id") && c.Varint(&v);
+            entry = static_cast<int64_t>(v);
+            break;
+          case 7:
+            ok = c.Expect(wt, kLen, "HloModuleProto.schedule") && c.Bytes(&schedule);
+            has_schedule = true;
+            break;
+          default:
+            ok = c.Skip(wt);
+        }
+      }
+      if (!ok) return tl::unexpected(Corrupt(c, "HLO module"));
+    }
+    for (std::string_view bytes : computations) {
+      if (auto s = DecodeComputation(bytes); !s) return tl::unexpected(s.error());
+    }
+    if (auto s = DecodeSchedule(schedule); !s) return tl::unexpected(s.error());
+    if (entry < 0 || comps_.count(entry) == 0) {
+      return MakeError(ErrorCode::kUnsupported,
+                       "HLO module '" + out_.name + "' has no entry computation");
+    }
+    if (!has_schedule || sequences_.count(entry) == 0) {
+      return MakeError(ErrorCode::kUnsupported,
+                       "HLO module '" + out_.name + "' has no schedule (not an optimised module)");
+    }
+    Expand(entry, 0);
+    return std::move(out_);
+  }
+
+ private:
+  Status DecodeComputation(std::string_view bytes) {
+    Cursor c(bytes);
+    Computation comp;
+    while (!c.Done()) {
+      uint32_t f = 0, wt = 0;
+      bool ok = c.Tag(&f, &wt);
+      uint64_t v = 0;
+      if (ok && f == 2) {
+        std::string_view ib;
+        ok = c.Expect(wt, kLen, "instruction") && c.Bytes(&ib);
+        if (ok) {
+          Instr in;
+          std::string error;
+          if (!DecodeInstr(ib, in, error)) {
+            return MakeError(ErrorCode::kCorrupt, "HLO instruction: " + error);
+          }
+          comp.instrs.push_back(std::move(in));
+        }
+      } else if (ok && f == 5) {
+        ok = c.Expect(wt, kVarint, "computation id") && c.Varint(&v);
+        comp.id = static_cast<int64_t>(v);
+      } else if (ok) {
+        ok = c.Skip(wt);
+      }
+      if (!ok) return tl::unexpected(Corrupt(c, "HLO computation"));
+    }
+    const int64_t id = comp.id;
+    for (size_t i = 0; i < comp.instrs.size(); ++i) {
+      instr_at_[comp.instrs[i].id] = {id, i};
+    }
+    comps_[id] = std::move(comp);
+    return {};
+  }
+
+  Status DecodeSchedule(std::string_view bytes) {
+    Cursor c(bytes);
+    while (!c.Done()) {
+      uint32_t f = 0, wt = 0;
+      std::string_view entry;
+      bool ok = c.Tag(&f, &wt) &&
+                (f == 1 ? c.Expect(wt, kLen, "schedule entry") && c.Bytes(&entry) : c.Skip(wt));
+      if (!ok) return tl::unexpected(Corrupt(c, "HLO schedule"));
+      if (f != 1) continue;
+      Cursor e(entry);
+      int64_t key = 0;
+      std::vector<int64_t> ids;
+      while (!e.Done()) {
+        uint32_t ef = 0, ewt = 0;
+        uint64_t v = 0;
+        std::string_view seq;
+        ok = e.Tag(&ef, &ewt);
+        if (ok && ef == 1) {
+          ok = e.Expect(ewt, kVarint, "schedule key") && e.Varint(&v);
+          key = static_cast<int64_t>(v);
+        } else if (ok && ef == 2) {
+          ok = e.Expect(ewt, kLen, "instruction sequence") && e.Bytes(&seq);
+          Cursor s(seq);
+          while (ok && !s.Done()) {
+            uint32_t sf = 0, swt = 0;
+            ok = s.Tag(&sf, &swt) && (sf == 1 ? ReadInt64s(s, swt, ids) : s.Skip(swt));
+            if (!ok) e.Fail(s.error());
+          }
+        } else if (ok) {
+          ok = e.Skip(ewt);
+        }
+        if (!ok) return tl::unexpected(Corrupt(e, "HLO schedule entry"));
+      }
+      sequences_[key] = std::move(ids);
+    }
+    return {};
+  }
+
+  const Instr* Find(int64_t id) const {
+    auto it = instr_at_.find(id);
+    if (it == instr_at_.end()) return nullptr;
+    return &comps_.at(it->second.first).instrs[it->second.second];
+  }
+
+  // The op_names of everything a fusion computes (parameters aside), through
+  // nested computations.
+  void FusedPaths(const Instr& in, std::vector<std::string_view>& out, int depth) {
+    if (depth > 16) return;
+    for (int64_t cid : in.called) {
+      auto it = comps_.find(cid);
+      if (it == comps_.end()) continue;
+      for (const Instr& x : it->second.instrs) {
+        if (x.opcode == "parameter") continue;
+        if (!x.op_name.empty()) out.push_back(x.op_name);
+        FusedPaths(x, out, depth + 1);
+      }
+    }
+  }
+
+  uint32_t ScopeIndex(std::string scope) {
+    auto [it, added] = scope_ids_.try_emplace(scope, static_cast<uint32_t>(out_.scopes.size()));
+    if (added) out_.scopes.push_back(std::move(scope));
+    return it->second;
+  }
+
+  void Expand(int64_t computation, int depth) {
+    for (int64_t id : sequences_[computation]) {
+      const Instr* in = Find(id);
+      if (in == nullptr) continue;
+      HloLaunch launch;
+      switch (LaunchesOf(in->opcode)) {
+        case Launches::kNothing:
+          continue;
+        case Launches::kCall:
+          if (depth < 8 && in->called.size() == 1 && sequences_.count(in->called[0]) != 0) {
+            Expand(in->called[0], depth + 1);
+            continue;
+          }
+          launch.kind = HloLaunch::Kind::kOpaque;
+          break;
+        case Launches::kOpaque:
+          launch.kind = HloLaunch::Kind::kOpaque;
+          break;
+        case Launches::kFusion: {
+          launch.kind = HloLaunch::Kind::kFusion;
+          launch.kernel_base = KernelBaseOfInstruction(in->name);
+          // A fusion's scope is what its instructions share, as XLA names
+          // its kernels' scope when they run outside a graph.
+          std::vector<std::string_view> paths;
+          FusedPaths(*in, paths, 0);
+          launch.scope = ScopeIndex(paths.empty() ? std::string(in->op_name) : CommonScope(paths));
+          out_.launches.push_back(std::move(launch));
+          continue;
+        }
+        case Launches::kLibrary:
+          launch.kind = HloLaunch::Kind::kLibrary;
+          break;
+      }
+      launch.scope = ScopeIndex(std::string(in->op_name));
+      out_.launches.push_back(std::move(launch));
+    }
+  }
+
+  HloModuleSchedule out_;
+  std::unordered_map<int64_t, Computation> comps_;
+  std::unordered_map<int64_t, std::pair<int64_t, size_t>> instr_at_;  // id -> (computation, index)
+  std::unordered_map<int64_t, std::vector<int64_t>> sequences_;
+  std::unordered_map<std::string, uint32_t> scope_ids_;
+};
+
+// Splits at '/' outside parentheses.
+std::vector<std::string_view> Components(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    if (s[i] == ')' && depth > 0) --depth;
+    if (s[i] == '/' && depth == 0) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+}  // namespace
+
+const HloModuleSchedule* HloIndex::Find(std::string_view module) const {
+  auto it = modules.find(module);
+  return it == modules.end() ? nullptr : &it->second;
+}
+
+Result<HloModuleSchedule> DecodeHloProto(std::string_view bytes, bool bare_module) {
+  std::string_view module = bytes;
+  if (!bare_module) {
+    Cursor c(bytes);
+    module = {};
+    while (!c.Done()) {
+      uint32_t f = 0, wt = 0;
+      bool ok =
+          c.Tag(&f, &wt) &&
+          (f == 1 ? c.Expect(wt, kLen, "HloProto.hlo_module") && c.Bytes(&module) : c.Skip(wt));
+      if (!ok) return tl::unexpected(Corrupt(c, "HloProto"));
+    }
+  }
+  return Decoder().Decode(module);
+}
+
+std::string_view KernelBaseOfKernel(std::string_view kernel) {
+  size_t i = kernel.size();
+  while (i > 0 && kernel[i - 1] >= '0' && kernel[i - 1] <= '9') --i;
+  if (i < kernel.size() && i > 1 && kernel[i - 1] == '_') return kernel.substr(0, i - 1);
+  return kernel;
+}
+
+std::string KernelBaseOfInstruction(std::string_view instruction) {
+  size_t i = instruction.size();
+  while (i > 0 && instruction[i - 1] >= '0' && instruction[i - 1] <= '9') --i;
+  if (i < instruction.size() && i > 1 && instruction[i - 1] == '.')
+    instruction.remove_suffix(instruction.size() - i + 1);
+  std::string out(instruction);
+  std::replace(out.begin(), out.end(), '.', '_');
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+std::string CommonScope(const std::vector<std::string_view>& paths) {
+  if (paths.empty()) return "";
+  std::vector<std::string_view> common = Components(paths[0]);
+  for (size_t p = 1; p < paths.size() && !common.empty(); ++p) {
+    const std::vector<std::string_view> parts = Components(paths[p]);
+    size_t n = 0;
+    while (n < common.size() && n < parts.size() && common[n] == parts[n]) ++n;
+    common.resize(n);
+  }
+  std::string out;
+  for (size_t i = 0; i < common.size(); ++i) {
+    if (i > 0) out += '/';
+    out += common[i];
+  }
+  return out;
+}
+
+}  // namespace profwatch::parse

@@ -1,0 +1,221 @@
+// Tests of the HLO schedule reader: hand-built HloProtos with known launch
+// order and scopes, the real JAX command-buffer capture (counts from an
+// independent Python wire decoder), and garbage.
+#include "parse/hlo_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "parse/xplane_parser.h"
+#include "read/byte_source.h"
+#include "testing/proto_writer.h"
+#include "testing/test_util.h"
+
+namespace profwatch::parse {
+namespace {
+
+using testing::LenField;
+using testing::VarintField;
+
+// HloInstructionProto: name 1, opcode 2, metadata 7 (op_name 2), id 35,
+// called_computation_ids 38.
+std::string Instr(int64_t id, std::string_view name, std::string_view opcode,
+                  std::string_view op_name, std::vector<int64_t> called = {}) {
+  std::string out = LenField(1, name) + LenField(2, opcode);
+  if (!op_name.empty()) out += LenField(7, LenField(2, op_name));
+  out += VarintField(35, id);
+  for (int64_t c : called) out += VarintField(38, c);
+  return out;
+}
+std::string Computation(int64_t id, const std::vector<std::string>& instrs) {
+  std::string out = LenField(1, "c" + std::to_string(id));
+  for (const auto& i : instrs) out += LenField(2, i);
+  return out + VarintField(5, id);
+}
+std::string Sequence(int64_t computation, const std::vector<int64_t>& ids) {
+  std::string seq;
+  for (int64_t id : ids) seq += VarintField(1, id);
+  return LenField(1, VarintField(1, computation) + LenField(2, seq));
+}
+std::string Module(std::string_view name, int64_t entry, const std::vector<std::string>& comps,
+                   const std::string& schedule) {
+  std::string out = LenField(1, name);
+  for (const auto& c : comps) out += LenField(3, c);
+  out += VarintField(6, entry);
+  if (!schedule.empty()) out += LenField(7, schedule);
+  return LenField(1, out);  // HloProto.hlo_module
+}
+
+// A module whose schedule runs: fusion.2 (scope = what its ops share),
+// a cuBLAS call, a called computation (inlined: its fusion), a loop
+// (opaque), and parameters/tuples (nothing).
+std::string SampleModule() {
+  const std::string fused =
+      Computation(10, {Instr(100, "p0", "parameter", "ignored/param"),
+                       Instr(101, "mul", "multiply", "jit(step)/jvp(decoder/layer_0)/mlp/mul"),
+                       Instr(102, "add", "add", "jit(step)/jvp(decoder/layer_0)/mlp/add")});
+  const std::string inner_fused =
+      Computation(11, {Instr(110, "neg", "negate", "jit(step)/jvp(logits)/neg")});
+  const std::string called =
+      Computation(20, {Instr(200, "loop_negate_fusion.4", "fusion", "x", {11})});
+  const std::string entry = Computation(
+      1,
+      {Instr(1, "param", "parameter", ""),
+       Instr(2, "loop_add_fusion.2", "fusion", "jit(step)/jvp(decoder/layer_0)/mlp/add", {10}),
+       Instr(3, "custom-call.7", "custom-call", "jit(step)/jvp(decoder/layer_0)/mlp/dot_general"),
+       Instr(4, "call", "call", "", {20}), Instr(5, "while.1", "while", "jit(step)/while"),
+       Instr(6, "tuple", "tuple", "")});
+  // Scheduled in another order than the instructions are listed.
+  const std::string schedule = Sequence(1, {1, 3, 2, 4, 5, 6}) + Sequence(20, {200});
+  return Module("jit_step", 1, {fused, inner_fused, called, entry}, schedule);
+}
+
+TEST(HloScheduleTest, LaunchesFollowTheScheduleWithScopes) {
+  auto m = DecodeHloProto(SampleModule());
+  ASSERT_TRUE(m) << m.error().ToString();
+  EXPECT_EQ(m->name, "jit_step");
+  ASSERT_EQ(m->launches.size(), 4u);
+  using Kind = HloLaunch::Kind;
+  EXPECT_EQ(m->launches[0].kind, Kind::kLibrary);
+  EXPECT_EQ(m->scopes[m->launches[0].scope], "jit(step)/jvp(decoder/layer_0)/mlp/dot_general");
+  EXPECT_EQ(m->launches[1].kind, Kind::kFusion);
+  EXPECT_EQ(m->launches[1].kernel_base, "loop_add_fusion");
+  // mul and add share decoder/layer_0/mlp; the parameter does not count.
+  EXPECT_EQ(m->scopes[m->launches[1].scope], "jit(step)/jvp(decoder/layer_0)/mlp");
+  EXPECT_EQ(m->launches[2].kind, Kind::kFusion);  // from the inlined call
+  EXPECT_EQ(m->launches[2].kernel_base, "loop_negate_fusion");
+  EXPECT_EQ(m->scopes[m->launches[2].scope], "jit(step)/jvp(logits)/neg");
+  EXPECT_EQ(m->launches[3].kind, Kind::kOpaque);
+}
+
+TEST(HloScheduleTest, ModuleWithoutScheduleIsUnsupported) {
+  const std::string entry = Computation(1, {Instr(1, "f.1", "fusion", "a")});
+  auto m = DecodeHloProto(Module("m", 1, {entry}, ""));
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(m.error().context.find("no schedule"), std::string::npos);
+  auto no_entry = DecodeHloProto(Module("m", 9, {entry}, Sequence(1, {1})));
+  ASSERT_FALSE(no_entry);
+  EXPECT_EQ(no_entry.error().code, ErrorCode::kUnsupported);
+}
+
+TEST(HloScheduleTest, GarbageIsAnErrorNeverACrash) {
+  const std::string good = SampleModule();
+  std::mt19937 rng(7);
+  int errors = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::string bad = good;
+    if (i % 2 == 0) {
+      bad.resize(rng() % good.size());  // cut anywhere
+    } else {
+      for (int k = 0; k < 4; ++k) bad[rng() % bad.size()] = static_cast<char>(rng());
+    }
+    auto m = DecodeHloProto(bad);
+    if (!m) ++errors;
+  }
+  EXPECT_GT(errors, 1000);  // most damage is detected; none crashes (ASan/UBSan run this)
+  auto junk = DecodeHloProto("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff");
+  ASSERT_FALSE(junk);
+  EXPECT_EQ(junk.error().code, ErrorCode::kCorrupt);
+}
+
+TEST(HloScheduleTest, KernelBasesAndCommonScope) {
+  EXPECT_EQ(KernelBaseOfKernel("loop_add_fusion_12"), "loop_add_fusion");
+  EXPECT_EQ(KernelBaseOfKernel("wrapped_convert"), "wrapped_convert");
+  EXPECT_EQ(KernelBaseOfKernel("gemm_fusion_dot_36"), "gemm_fusion_dot");
+  EXPECT_EQ(KernelBaseOfKernel("_7"), "_7");
+  EXPECT_EQ(KernelBaseOfInstruction("loop_add_fusion.12"), "loop_add_fusion");
+  EXPECT_EQ(KernelBaseOfInstruction("wrapped_convert"), "wrapped_convert");
+  EXPECT_EQ(KernelBaseOfInstruction("input-reduce.fusion.3"), "input_reduce_fusion");
+  EXPECT_EQ(CommonScope({"jit(f)/jvp(a/b)/x/mul", "jit(f)/jvp(a/b)/x/add"}), "jit(f)/jvp(a/b)/x");
+  EXPECT_EQ(CommonScope({"jit(f)/jvp(a/b)/x", "jit(f)/jvp(a/c)/x"}), "jit(f)");
+  EXPECT_EQ(CommonScope({"a/b", "c/d"}), "");
+  EXPECT_EQ(CommonScope({}), "");
+}
+
+// An XSpace: planes (field 1) with id 1, name 2, event_metadata 4 and
+// stat_metadata 5.
+std::string MetadataPlane(const std::vector<std::string>& hlo_protos) {
+  std::string plane = VarintField(1, 0) + LenField(2, "/host:metadata");
+  for (size_t i = 0; i < hlo_protos.size(); ++i) {
+    const int64_t id = static_cast<int64_t>(i) + 1;
+    const std::string stat = VarintField(1, 9) + LenField(6, hlo_protos[i]);
+    const std::string md = VarintField(1, id) + LenField(2, "m") + LenField(5, stat);
+    plane += LenField(4, VarintField(1, id) + LenField(2, md));
+  }
+  plane +=
+      LenField(5, VarintField(1, 9) + LenField(2, VarintField(1, 9) + LenField(2, "Hlo Proto")));
+  return LenField(1, plane);
+}
+
+Result<HloIndex> ReadIndex(const std::string& xspace) {
+  read::MemorySource source(xspace);
+  return ReadXPlaneHloModules(source, 64);
+}
+
+TEST(HloScheduleTest, XSpaceMetadataPlaneAfterADevicePlane) {
+  const std::string device =
+      LenField(1, VarintField(1, 1) + LenField(2, "/device:GPU:0") + LenField(3, "line bytes"));
+  auto index = ReadIndex(device + MetadataPlane({SampleModule()}));
+  ASSERT_TRUE(index) << index.error().ToString();
+  ASSERT_NE(index->Find("jit_step"), nullptr);
+  EXPECT_EQ(index->Find("jit_step")->launches.size(), 4u);
+  EXPECT_TRUE(index->ambiguous.empty());
+}
+
+TEST(HloScheduleTest, TwoModulesOfOneNameAreAmbiguous) {
+  auto index = ReadIndex(MetadataPlane({SampleModule(), SampleModule()}));
+  ASSERT_TRUE(index) << index.error().ToString();
+  EXPECT_EQ(index->Find("jit_step"), nullptr);
+  EXPECT_EQ(index->ambiguous, std::vector<std::string>{"jit_step"});
+}
+
+TEST(HloScheduleTest, XSpaceWithoutModulesIsNotFound) {
+  const std::string device = LenField(1, VarintField(1, 1) + LenField(2, "/device:GPU:0"));
+  auto index = ReadIndex(device);
+  ASSERT_FALSE(index);
+  EXPECT_EQ(index.error().code, ErrorCode::kNotFound);
+  auto broken = ReadIndex(MetadataPlane({"\x0a\x05jit"}));  // a module cut short
+  ASSERT_FALSE(broken);
+  EXPECT_EQ(broken.error().code, ErrorCode::kCorrupt);
+  auto truncated = ReadIndex(MetadataPlane({SampleModule()}).substr(0, 40));
+  ASSERT_FALSE(truncated);
+  EXPECT_EQ(truncated.error().code, ErrorCode::kTruncated);
+}
+
+// The real command-buffer capture: jit_train_step's entry schedule holds 155
+// fusions and 51 custom-calls (counted by an independent Python decoder of
+// the same bytes), in this order.
+TEST(HloScheduleTest, RealJaxCommandBufferCapture) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(
+      path,
+      "real/h200/jobs/4242-llama-h200/base/tensorboard/plugins/profile/2026_11_26_00_29_00/"
+      "vm.xplane.pb");
+  auto source = read::OpenTraceSource(path, read::InflateBackend::kZlib);
+  ASSERT_TRUE(source);
+  auto index = ReadXPlaneHloModules(**source);
+  ASSERT_TRUE(index) << index.error().ToString();
+  EXPECT_TRUE(index->errors.empty());
+  const HloModuleSchedule* m = index->Find("jit_train_step");
+  ASSERT_NE(m, nullptr);
+  size_t fusions = 0, library = 0;
+  for (const HloLaunch& l : m->launches) {
+    fusions += l.kind == HloLaunch::Kind::kFusion;
+    library += l.kind == HloLaunch::Kind::kLibrary;
+  }
+  EXPECT_EQ(fusions, 155u);
+  EXPECT_EQ(library, 51u);
+  ASSERT_EQ(m->launches.size(), 206u);
+  EXPECT_EQ(m->launches[0].kernel_base, "input_convert_reduce_fusion");
+  EXPECT_EQ(m->launches[1].kernel_base, "loop_rsqrt_fusion");
+  // The scope XLA itself wrote for this kernel (args.name) in the run
+  // without command buffers: what the fused rsqrt and its inputs share.
+  EXPECT_EQ(m->scopes[m->launches[1].scope], "jit(train_step)/jvp(decoder/layer_0)/attention");
+  EXPECT_EQ(m->launches[205].kernel_base, "loop_multiply_fusion");
+}
+
+}  // namespace
+}  // namespace profwatch::parse
