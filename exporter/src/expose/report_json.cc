@@ -81,8 +81,19 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
                          {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(s.regions_other_ps)}});
     }
     j["regions"] = std::move(regions);
+    j["region_coverage"] = s.region_coverage;
   } else {
     j["regions"] = nullptr;  // the input carries no scopes
+    j["region_coverage"] = nullptr;
+  }
+  if (s.graph.kernel_ps > 0) {
+    j["cuda_graph_kernels"] = {
+        {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(s.graph.kernel_ps)},
+        {"placed_seconds_per_gpu_step", s.PerGpuStepSeconds(s.graph.placed_ps)},
+        {"unplaced_reason", s.graph.unplaced.empty() ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(s.graph.unplaced)}};
+  } else {
+    j["cuda_graph_kernels"] = nullptr;
   }
   if (auto st = s.FindStraggler()) {
     const aggregate::DeviceSummary& d = s.devices[st->device];

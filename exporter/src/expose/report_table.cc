@@ -100,6 +100,23 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
     if (s.regions_other_ps > 0) {
       o += Format("  %-22s %.6f s  other\n", "", s.PerGpuStepSeconds(s.regions_other_ps));
     }
+    const int64_t unattributed =
+        s.total_kernel_ps - static_cast<int64_t>(s.region_coverage * s.total_kernel_ps + 0.5);
+    o += Format("  %-22s %.1f%% of kernel time has a region; %.6f s has none\n", "region coverage",
+                100 * s.region_coverage, s.PerGpuStepSeconds(std::max<int64_t>(0, unattributed)));
+    if (s.graph.kernel_ps > 0) {
+      o += Format(
+          "  %-22s %.6f s ran inside CUDA graphs without a scope; %.6f s of it placed by "
+          "the HLO schedule\n",
+          "", s.PerGpuStepSeconds(s.graph.kernel_ps), s.PerGpuStepSeconds(s.graph.placed_ps));
+      if (!s.graph.unplaced.empty()) {
+        o += Format("  %-22s not placed: %s\n", "", Shorten(s.graph.unplaced, 100).c_str());
+      }
+    }
+    o += Format(
+        "  %-22s none: kernels of top-level code (only jit frames) or between calls the "
+        "schedule cannot tell apart\n",
+        "");
   }
   return o;
 }

@@ -386,6 +386,7 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
     b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(st.regions_other_ps),
           {{"region", "other"}});
   }
+  if (st.has_regions) b.Add("profwatch_region_coverage_ratio", st.region_coverage, {});
   if (auto straggler = st.FindStraggler(); straggler && st.profile_steps > 0) {
     // Per GPU already: only the steps divide.
     const aggregate::BusyQuantiles q = st.ComputeBusyQuantiles();

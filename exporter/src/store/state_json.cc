@@ -131,7 +131,12 @@ json ToJson(const aggregate::WindowStats& st) {
           {"serial_kernels", std::move(serial)},
           {"regions", regions},
           {"regions_other_ps", st.regions_other_ps},
-          {"has_regions", st.has_regions}};
+          {"has_regions", st.has_regions},
+          {"region_coverage", Double(st.region_coverage)},
+          {"graph",
+           {{"kernel_ps", st.graph.kernel_ps},
+            {"placed_ps", st.graph.placed_ps},
+            {"unplaced", st.graph.unplaced}}}};
 }
 
 json ToJson(const snapshot::TrainingInfo& t) {
@@ -425,6 +430,18 @@ bool ReadRegions(Reader& r, const json& j, aggregate::WindowStats& st) {
   if (!r.Bool(j, "has_regions", st.has_regions) ||
       !r.Int64(j, "regions_other_ps", st.regions_other_ps)) {
     return false;
+  }
+  // Written since CUDA-graph regions; older files have neither.
+  if (j.contains("region_coverage") && !r.Double(j, "region_coverage", st.region_coverage)) {
+    return false;
+  }
+  if (j.contains("graph")) {
+    const json& g = j["graph"];
+    if (!(r.Int64(g, "kernel_ps", st.graph.kernel_ps) &&
+          r.Int64(g, "placed_ps", st.graph.placed_ps) &&
+          r.String(g, "unplaced", st.graph.unplaced))) {
+      return false;
+    }
   }
   return r.Array(j, "regions", [&](const json& e) {
     aggregate::RegionSummary rs;
