@@ -110,9 +110,9 @@ struct RegionSummary {
   int64_t kernel_ps = 0;
 };
 
-// Kernels that ran inside CUDA graphs (XLA command buffers): JAX kernels
-// with a module but no scope, placed by the module's schedule
-// (graph_regions.h).
+// JAX kernels with a module but no scope, placed by the module's schedule
+// (graph_regions.h): those of CUDA graphs (XLA command buffers), and the few
+// fusions XLA names no scope for outside them.
 struct GraphRegionStats {
   int64_t kernel_ps = 0;  // their kernel time, summed over GPUs
   int64_t placed_ps = 0;  // of it, the kernels the schedule gave a scope

@@ -87,13 +87,13 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
     j["region_coverage"] = nullptr;
   }
   if (s.graph.kernel_ps > 0) {
-    j["cuda_graph_kernels"] = {
+    j["unscoped_kernels"] = {
         {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(s.graph.kernel_ps)},
         {"placed_seconds_per_gpu_step", s.PerGpuStepSeconds(s.graph.placed_ps)},
         {"unplaced_reason", s.graph.unplaced.empty() ? nlohmann::ordered_json(nullptr)
                                                      : nlohmann::ordered_json(s.graph.unplaced)}};
   } else {
-    j["cuda_graph_kernels"] = nullptr;
+    j["unscoped_kernels"] = nullptr;
   }
   if (auto st = s.FindStraggler()) {
     const aggregate::DeviceSummary& d = s.devices[st->device];

@@ -106,7 +106,7 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
                 100 * s.region_coverage, s.PerGpuStepSeconds(std::max<int64_t>(0, unattributed)));
     if (s.graph.kernel_ps > 0) {
       o += Format(
-          "  %-22s %.6f s ran inside CUDA graphs without a scope; %.6f s of it placed by "
+          "  %-22s %.6f s of kernels carried no scope (as in CUDA graphs); %.6f s of it placed by "
           "the HLO schedule\n",
           "", s.PerGpuStepSeconds(s.graph.kernel_ps), s.PerGpuStepSeconds(s.graph.placed_ps));
       if (!s.graph.unplaced.empty()) {

@@ -20,57 +20,34 @@ namespace {
 using testing::LenField;
 using testing::VarintField;
 
-// HloInstructionProto: name 1, opcode 2, metadata 7 (op_name 2), id 35,
-// called_computation_ids 38.
-std::string Instr(int64_t id, std::string_view name, std::string_view opcode,
-                  std::string_view op_name, std::vector<int64_t> called = {}) {
-  std::string out = LenField(1, name) + LenField(2, opcode);
-  if (!op_name.empty()) out += LenField(7, LenField(2, op_name));
-  out += VarintField(35, id);
-  for (int64_t c : called) out += VarintField(38, c);
-  return out;
-}
-std::string Computation(int64_t id, const std::vector<std::string>& instrs) {
-  std::string out = LenField(1, "c" + std::to_string(id));
-  for (const auto& i : instrs) out += LenField(2, i);
-  return out + VarintField(5, id);
-}
-std::string Sequence(int64_t computation, const std::vector<int64_t>& ids) {
-  std::string seq;
-  for (int64_t id : ids) seq += VarintField(1, id);
-  return LenField(1, VarintField(1, computation) + LenField(2, seq));
-}
-std::string Module(std::string_view name, int64_t entry, const std::vector<std::string>& comps,
-                   const std::string& schedule) {
-  std::string out = LenField(1, name);
-  for (const auto& c : comps) out += LenField(3, c);
-  out += VarintField(6, entry);
-  if (!schedule.empty()) out += LenField(7, schedule);
-  return LenField(1, out);  // HloProto.hlo_module
-}
+using testing::HloComputation;
+using testing::HloInstr;
+using testing::HloModule;
+using testing::HloSequence;
 
 // A module whose schedule runs: fusion.2 (scope = what its ops share),
 // a cuBLAS call, a called computation (inlined: its fusion), a loop
 // (opaque), and parameters/tuples (nothing).
 std::string SampleModule() {
-  const std::string fused =
-      Computation(10, {Instr(100, "p0", "parameter", "ignored/param"),
-                       Instr(101, "mul", "multiply", "jit(step)/jvp(decoder/layer_0)/mlp/mul"),
-                       Instr(102, "add", "add", "jit(step)/jvp(decoder/layer_0)/mlp/add")});
+  const std::string fused = HloComputation(
+      10, {HloInstr(100, "p0", "parameter", "ignored/param"),
+           HloInstr(101, "mul", "multiply", "jit(step)/jvp(decoder/layer_0)/mlp/mul"),
+           HloInstr(102, "add", "add", "jit(step)/jvp(decoder/layer_0)/mlp/add")});
   const std::string inner_fused =
-      Computation(11, {Instr(110, "neg", "negate", "jit(step)/jvp(logits)/neg")});
+      HloComputation(11, {HloInstr(110, "neg", "negate", "jit(step)/jvp(logits)/neg")});
   const std::string called =
-      Computation(20, {Instr(200, "loop_negate_fusion.4", "fusion", "x", {11})});
-  const std::string entry = Computation(
+      HloComputation(20, {HloInstr(200, "loop_negate_fusion.4", "fusion", "x", {11})});
+  const std::string entry = HloComputation(
       1,
-      {Instr(1, "param", "parameter", ""),
-       Instr(2, "loop_add_fusion.2", "fusion", "jit(step)/jvp(decoder/layer_0)/mlp/add", {10}),
-       Instr(3, "custom-call.7", "custom-call", "jit(step)/jvp(decoder/layer_0)/mlp/dot_general"),
-       Instr(4, "call", "call", "", {20}), Instr(5, "while.1", "while", "jit(step)/while"),
-       Instr(6, "tuple", "tuple", "")});
+      {HloInstr(1, "param", "parameter", ""),
+       HloInstr(2, "loop_add_fusion.2", "fusion", "jit(step)/jvp(decoder/layer_0)/mlp/add", {10}),
+       HloInstr(3, "custom-call.7", "custom-call",
+                "jit(step)/jvp(decoder/layer_0)/mlp/dot_general"),
+       HloInstr(4, "call", "call", "", {20}), HloInstr(5, "while.1", "while", "jit(step)/while"),
+       HloInstr(6, "tuple", "tuple", "")});
   // Scheduled in another order than the instructions are listed.
-  const std::string schedule = Sequence(1, {1, 3, 2, 4, 5, 6}) + Sequence(20, {200});
-  return Module("jit_step", 1, {fused, inner_fused, called, entry}, schedule);
+  const std::string schedule = HloSequence(1, {1, 3, 2, 4, 5, 6}) + HloSequence(20, {200});
+  return HloModule("jit_step", 1, {fused, inner_fused, called, entry}, schedule);
 }
 
 TEST(HloScheduleTest, LaunchesFollowTheScheduleWithScopes) {
@@ -92,12 +69,12 @@ TEST(HloScheduleTest, LaunchesFollowTheScheduleWithScopes) {
 }
 
 TEST(HloScheduleTest, ModuleWithoutScheduleIsUnsupported) {
-  const std::string entry = Computation(1, {Instr(1, "f.1", "fusion", "a")});
-  auto m = DecodeHloProto(Module("m", 1, {entry}, ""));
+  const std::string entry = HloComputation(1, {HloInstr(1, "f.1", "fusion", "a")});
+  auto m = DecodeHloProto(HloModule("m", 1, {entry}, ""));
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(m.error().context.find("no schedule"), std::string::npos);
-  auto no_entry = DecodeHloProto(Module("m", 9, {entry}, Sequence(1, {1})));
+  auto no_entry = DecodeHloProto(HloModule("m", 9, {entry}, HloSequence(1, {1})));
   ASSERT_FALSE(no_entry);
   EXPECT_EQ(no_entry.error().code, ErrorCode::kUnsupported);
 }
@@ -136,20 +113,7 @@ TEST(HloScheduleTest, KernelBasesAndCommonScope) {
   EXPECT_EQ(CommonScope({}), "");
 }
 
-// An XSpace: planes (field 1) with id 1, name 2, event_metadata 4 and
-// stat_metadata 5.
-std::string MetadataPlane(const std::vector<std::string>& hlo_protos) {
-  std::string plane = VarintField(1, 0) + LenField(2, "/host:metadata");
-  for (size_t i = 0; i < hlo_protos.size(); ++i) {
-    const int64_t id = static_cast<int64_t>(i) + 1;
-    const std::string stat = VarintField(1, 9) + LenField(6, hlo_protos[i]);
-    const std::string md = VarintField(1, id) + LenField(2, "m") + LenField(5, stat);
-    plane += LenField(4, VarintField(1, id) + LenField(2, md));
-  }
-  plane +=
-      LenField(5, VarintField(1, 9) + LenField(2, VarintField(1, 9) + LenField(2, "Hlo Proto")));
-  return LenField(1, plane);
-}
+using testing::MetadataPlane;
 
 Result<HloIndex> ReadIndex(const std::string& xspace) {
   read::MemorySource source(xspace);

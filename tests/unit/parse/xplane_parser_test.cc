@@ -27,31 +27,11 @@ using testing::LenField;
 using testing::Varint;
 using testing::VarintField;
 
-std::string Event(int64_t metadata_id, int64_t offset_ps, int64_t duration_ps) {
-  return VarintField(1, metadata_id) + VarintField(2, offset_ps) + VarintField(3, duration_ps);
-}
-std::string Line(int64_t id, std::string_view name, int64_t timestamp_ns,
-                 const std::vector<std::string>& events, std::string extra = "") {
-  std::string line = VarintField(1, id) + LenField(2, name) + VarintField(3, timestamp_ns);
-  for (const auto& e : events) line += LenField(4, e);
-  return line + extra;
-}
-std::string MetadataEntry(int64_t key, std::string_view name, std::string_view display_name = "") {
-  std::string md = VarintField(1, key) + LenField(2, name);
-  if (!display_name.empty()) md += LenField(4, display_name);
-  return LenField(4, VarintField(1, key) + LenField(2, md));
-}
-std::string Plane(int64_t id, std::string_view name, const std::vector<std::string>& lines,
-                  const std::string& metadata_entries) {
-  std::string plane = VarintField(1, id) + LenField(2, name);
-  for (const auto& l : lines) plane += LenField(3, l);
-  return plane + metadata_entries;
-}
-std::string Space(const std::vector<std::string>& planes) {
-  std::string space;
-  for (const auto& p : planes) space += LenField(1, p);
-  return space + LenField(4, "host0");
-}
+using testing::Event;
+using testing::Line;
+using testing::MetadataEntry;
+using testing::Plane;
+using testing::Space;
 
 // ---- Collecting sink. ----
 
