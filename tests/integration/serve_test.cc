@@ -1054,6 +1054,42 @@ TEST(ServeCyclesTest, TwoTorchCyclesLandingTogetherAreTwoWindowsLatestExported) 
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Issue #32: the daemon exports the regions `analyze` finds in the real JAX
+// run whose step ran as one CUDA graph (placed by the HLO schedule).
+TEST(ServeRegionsTest, CommandBufferRunExportsWhatAnalyzeReports) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4242-llama-h200/base");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const std::string run = jobs + "/4242-llama-h200/base";
+  fs::create_directories(run);
+  fs::copy(fixture + "/tensorboard", tmp.Sub("staged"), fs::copy_options::recursive);
+  fs::rename(tmp.Sub("staged"), run + "/tensorboard");
+  const Labels labels = {{"training_job", "4242-llama-h200"}, {"run", "base"}};
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return Sample(text, "profwatch_region_coverage_ratio", labels).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                               "' analyze --format json '" + run + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  EXPECT_GE(j["region_coverage"].get<double>(), 0.75);
+  EXPECT_NEAR(*Sample(*m, "profwatch_region_coverage_ratio", labels),
+              j["region_coverage"].get<double>(), 1e-9);
+  for (const auto& region : j["regions"]) {
+    Labels l = labels;
+    l["region"] = region["region"];
+    const auto exported = Sample(*m, "profwatch_region_kernel_seconds", l);
+    ASSERT_TRUE(exported.has_value()) << region.dump();
+    EXPECT_NEAR(*exported, region["kernel_seconds_per_gpu_step"].get<double>(), 1e-9);
+  }
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 TEST(ServeCyclesTest, CyclesLandingSecondsApartAreNamedByCaptureTime) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4343-gpt-h200-torch/stall20");
   TempDir tmp;
