@@ -13,6 +13,10 @@ code with and without one, copy the two binaries aside, run
   python3 bench/ab.py --build build --events 1000000 --rounds 9 \\
       with=/tmp/pw_with without=/tmp/pw_without
 
+`--input PATH` analyses that trace file or directory instead of the
+generated trace (for example a real window with a feature the generated one
+lacks); there is then no inflate floor (its column shows n/a).
+
 It is a benchmark, not a test: nothing here asserts timings.
 """
 import argparse
@@ -45,11 +49,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "profwatch-bench"))
     ap.add_argument("--extra", default="", help="more analyze flags, e.g. '--threads 1'")
+    ap.add_argument("--input", default="", help="analyse this trace file or dir instead")
     ap.add_argument("variants", nargs="+", help="NAME=PATH of a profwatch binary")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    path = os.path.join(args.work, f"amd_{args.events}.trace.json.gz")
-    if not os.path.exists(path):
+    path = args.input or os.path.join(args.work, f"amd_{args.events}.trace.json.gz")
+    if not args.input and not os.path.exists(path):
         subprocess.run([os.path.join(args.build, "tools", "tracegen", "profwatch-tracegen"), "file",
                         "--out", path, "--events", str(args.events), "--gpus", "8", "--vendor",
                         "amd", "--seed", "7", "--streams", "3"], check=True)
@@ -60,7 +65,8 @@ def main():
     floors, outputs = [], {}
     rng = random.Random(1)
     for _ in range(args.rounds):
-        floors.append(timed([stage, "inflate", path])[0])
+        if not args.input:
+            floors.append(timed([stage, "inflate", path])[0])
         # A new order every round: no binary always runs right after the floor.
         for name, binary in rng.sample(variants, len(variants)):
             wall, cpu, out = timed([binary, "analyze", "--format", "json"] + args.extra.split() +
@@ -68,10 +74,12 @@ def main():
             walls[name].append(wall)
             cpus[name].append(cpu)
             outputs[name] = out
-    floor = statistics.median(floors)
+    floor = statistics.median(floors) if floors else None
     first = statistics.median(walls[variants[0][0]])
     same = len({outputs[name] for name, _ in variants}) == 1
-    print(f"# {args.events:,} events, {args.rounds} rounds interleaved, floor {floor:.4f} s,"
+    what = args.input or f"{args.events:,} events"
+    floor_text = f"{floor:.4f} s" if floor else "n/a"
+    print(f"# {what}, {args.rounds} rounds interleaved, floor {floor_text},"
           f" reports identical: {'yes' if same else 'NO'}")
     first_cpu = statistics.median(cpus[variants[0][0]])
     print("| build | median wall s | wall / floor | wall / first | median CPU s | CPU / first |")
@@ -79,7 +87,8 @@ def main():
     for name, _ in variants:
         m = statistics.median(walls[name])
         c = statistics.median(cpus[name])
-        print(f"| {name} | {m:.4f} | {m / floor:.3f} | {m / first:.3f} | {c:.4f} |"
+        ratio = f"{m / floor:.3f}" if floor else "n/a"
+        print(f"| {name} | {m:.4f} | {ratio} | {m / first:.3f} | {c:.4f} |"
               f" {c / first_cpu:.3f} |")
     return 0 if same else 1
 

@@ -186,6 +186,9 @@ struct FileAggregator::Impl {
   };
   NameTable modules;  // args.hlo_module values; ModuleId = index + 1
   std::vector<GraphKernel> graph_kernels;
+  bool keep_graph_kernels = true;  // false: only their time is summed
+  int64_t unkept_graph_ps = 0;
+  int64_t over_limit_graph_ps = 0;  // beyond kMaxGraphKernels
   std::shared_ptr<const parse::HloIndex> hlo;
   std::string hlo_missing;  // why there is no index, when there is none
 
@@ -363,10 +366,13 @@ struct FileAggregator::Impl {
       if (h.scope != 0) {
         scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
       } else if (h.module != 0) {
-        if (graph_kernels.size() < FileAggregator::kMaxGraphKernels) {
+        if (!keep_graph_kernels) {
+          unkept_graph_ps += end - start;
+        } else if (graph_kernels.size() < FileAggregator::kMaxGraphKernels) {
           graph_kernels.push_back({start, end, h.name, h.module, dev});
         } else {
           ++drops["graph_kernel_limit"];
+          over_limit_graph_ps += end - start;
         }
       }
     }
@@ -567,9 +573,14 @@ struct FileAggregator::Impl {
   // Gives CUDA-graph kernels the scopes their module's schedule implies
   // (added to scope_name_ps like args.name scopes).
   void PlaceGraphKernels(GraphRegionStats& g) {
-    if (graph_kernels.empty()) return;
+    g.kernel_ps = unkept_graph_ps + over_limit_graph_ps;
     for (const GraphKernel& k : graph_kernels) g.kernel_ps += k.end - k.start;
-    if (!hlo) {
+    if (g.kernel_ps == 0) return;
+    if (over_limit_graph_ps > 0) {
+      g.unplaced = "more than " + std::to_string(FileAggregator::kMaxGraphKernels) +
+                   " kernels without a scope in the file: the later ones are not placed";
+    }
+    if (!hlo || unkept_graph_ps > 0) {
       g.unplaced = hlo_missing.empty() ? "no HLO modules for this file" : hlo_missing;
       return;
     }
@@ -664,7 +675,11 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
   }
 }
 
-bool FileAggregator::HasGraphKernels() const { return !impl_->graph_kernels.empty(); }
+bool FileAggregator::HasGraphKernels() const {
+  return !impl_->graph_kernels.empty() || impl_->unkept_graph_ps > 0;
+}
+
+void FileAggregator::KeepGraphKernels(bool keep) { impl_->keep_graph_kernels = keep; }
 
 void FileAggregator::SetHloModules(std::shared_ptr<const parse::HloIndex> index,
                                    std::string missing) {

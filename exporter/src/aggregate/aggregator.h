@@ -106,6 +106,9 @@ class FileAggregator final : public parse::EventSink {
 
   // Whether CUDA-graph kernels were seen (they need the HLO modules).
   bool HasGraphKernels() const;
+  // Call before the first event: false when no HLO modules can come (no
+  // xplane of the process), so CUDA-graph kernels are only summed, not kept.
+  void KeepGraphKernels(bool keep);
   // The compiled modules of the file's process (parse::ReadXPlaneHloModules)
   // for Finish to place CUDA-graph kernels; `index` null: `missing` says why
   // there are none (reported with the unplaced kernel time).

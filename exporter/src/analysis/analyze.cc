@@ -193,6 +193,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     auto parse_into = [&](const std::string& path) {
       out.aggregator = std::make_unique<aggregate::FileAggregator>(
           path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir);
+      out.aggregator->KeepGraphKernels(!jobs[i].xplane.empty());
       uint64_t raw = 0;
       auto summary = ParseFile(path, *out.aggregator, file_options, &raw);
       out.raw_bytes += raw;
