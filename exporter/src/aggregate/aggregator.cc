@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "aggregate/device_sweep.h"
+#include "aggregate/flops.h"
 #include "aggregate/graph_regions.h"
 #include "aggregate/interval_spill.h"
 #include "aggregate/intervals.h"
@@ -58,6 +59,8 @@ struct FileStats {
   std::vector<ScopeTime> annotations;
   bool annotated = false;  // some device had gpu_user_annotation ranges
   GraphRegionStats graph;  // kernels of CUDA graphs (no scope, a module)
+  FlopStats flops;         // families: "#<FamilyId>" until MergeWindow names them
+  std::vector<std::pair<FamilyId, FlopStats::Family>> flop_families;
 };
 
 namespace {
@@ -187,6 +190,15 @@ struct FileAggregator::Impl {
   NameTable modules;  // args.hlo_module values; ModuleId = index + 1
   std::vector<GraphKernel> graph_kernels;
   bool keep_graph_kernels = true;  // false: only their time is summed
+  // FLOP counting (flops.h): counted operators by External id, and each
+  // Kineto kernel's External id link.
+  std::unordered_map<int64_t, OpFlops> flop_ops;
+  struct KernelLink {
+    int64_t external_id = 0;
+    int64_t ps = 0;
+    uint32_t name = 0;
+  };
+  std::vector<KernelLink> kernel_links;
   int64_t unkept_graph_ps = 0;
   int64_t over_limit_graph_ps = 0;  // beyond kMaxGraphKernels
   std::shared_ptr<const parse::HloIndex> hlo;
@@ -443,6 +455,7 @@ struct FileAggregator::Impl {
       return;
     }
     if (!kernel && !memop) {
+      if (e.has_args_external_id && e.cat == "cpu_op") OnOperator(e);
       if (e.name.starts_with("ProfilerStep#")) {
         int64_t start = 0, end = 0;
         if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
@@ -467,8 +480,67 @@ struct FileAggregator::Impl {
     if (memop) {
       AddMemop(dev, start, end);
     } else {
-      AddKernel(dev, stream, Intern(e.name), start, end);
+      const uint32_t name = Intern(e.name);
+      AddKernel(dev, stream, name, start, end);
+      if (e.has_args_external_id) {
+        if (kernel_links.size() < FileAggregator::kMaxFlopLinks) {
+          kernel_links.push_back({e.args_external_id, end - start, name});
+        } else {
+          ++drops["flop_link_limit"];
+        }
+      }
     }
+  }
+
+  // A Kineto operator whose FLOPs are counted (flops.h); the kernels it
+  // launched carry its External id.
+  void OnOperator(const parse::TraceEvent& e) {
+    auto f = TorchOpFlops(e.name, e.args_input_dims, e.args_concrete_inputs);
+    if (!f) return;
+    if (flop_ops.size() >= FileAggregator::kMaxFlopLinks) {
+      ++drops["flop_op_limit"];
+      return;
+    }
+    flop_ops[e.args_external_id] = *f;
+  }
+
+  // Joins operators and kernels: each operator's FLOPs once, with its
+  // kernels' time; its family is that of its longest kernel.
+  void CountFlops(const std::vector<FamilyId>& family, FileStats& out) {
+    if (flop_ops.empty() || kernel_links.empty()) return;
+    std::sort(
+        kernel_links.begin(), kernel_links.end(),
+        [](const KernelLink& a, const KernelLink& b) { return a.external_id < b.external_id; });
+    std::map<FamilyId, FlopStats::Family> by_family;
+    for (size_t i = 0; i < kernel_links.size();) {
+      size_t end = i;
+      int64_t ps = 0, longest = -1;
+      uint32_t longest_name = 0;
+      for (; end < kernel_links.size() &&
+             kernel_links[end].external_id == kernel_links[i].external_id;
+           ++end) {
+        ps += kernel_links[end].ps;
+        if (kernel_links[end].ps > longest) {
+          longest = kernel_links[end].ps;
+          longest_name = kernel_links[end].name;
+        }
+      }
+      auto op = flop_ops.find(kernel_links[i].external_id);
+      i = end;
+      if (op == flop_ops.end()) continue;
+      if (!op->second.known) {
+        ++out.flops.unknown_ops;
+        out.flops.unknown_kernel_ps += ps;
+        continue;
+      }
+      const auto k = static_cast<size_t>(op->second.kind);
+      out.flops.flops[k] += static_cast<double>(op->second.flops);
+      out.flops.kernel_ps[k] += ps;
+      FlopStats::Family& f = by_family[family[longest_name]];
+      f.flops += static_cast<double>(op->second.flops);
+      f.kernel_ps += ps;
+    }
+    for (auto& [id, f] : by_family) out.flop_families.emplace_back(id, std::move(f));
   }
 
   int NsysDevice(int64_t pid, int64_t device_id) {
@@ -853,6 +925,8 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   }
   out->steps = std::move(im.steps);
   im.PlaceGraphKernels(out->graph);
+  im.CountFlops(family, *out);
+  if (!summary.device_names.empty()) out->flops.device_name = summary.device_names.front();
   std::map<uint32_t, int64_t> scope_ps;  // by scope id, memory kernels left out
   for (const auto& [key, ps] : im.scope_name_ps) {
     const uint32_t name = static_cast<uint32_t>(key & 0xffffffffu);
@@ -887,6 +961,7 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
   std::set<std::string> ts_dirs;
   std::vector<std::pair<size_t, DeviceSummary>> devices;
   std::map<std::string, int64_t> region_ps;
+  std::map<FamilyId, FlopStats::Family> flop_families;
   for (size_t fi = 0; fi < files.size(); ++fi) {
     const FileStats* fs = files[fi].get();
     if (fs == nullptr) continue;
@@ -905,6 +980,19 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
     }
     w.has_regions = w.has_regions || fs->annotated;
     for (const auto& a : fs->annotations) region_ps[a.scope] += a.kernel_ps;
+    for (size_t k = 0; k < w.flops.flops.size(); ++k) {
+      w.flops.flops[k] += fs->flops.flops[k];
+      w.flops.kernel_ps[k] += fs->flops.kernel_ps[k];
+    }
+    w.flops.unknown_ops += fs->flops.unknown_ops;
+    w.flops.unknown_kernel_ps += fs->flops.unknown_kernel_ps;
+    for (const auto& [id, f] : fs->flop_families) {
+      FlopStats::Family& to = flop_families[id];
+      to.family = fam_names[id];
+      to.flops += f.flops;
+      to.kernel_ps += f.kernel_ps;
+    }
+    if (w.flops.device_name.empty()) w.flops.device_name = fs->flops.device_name;
     w.graph.kernel_ps += fs->graph.kernel_ps;
     w.graph.placed_ps += fs->graph.placed_ps;
     if (w.graph.unplaced.empty()) w.graph.unplaced = fs->graph.unplaced;
@@ -978,6 +1066,14 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
   });
   for (auto& [fi, d] : devices) w.devices.push_back(std::move(d));
   w.timestamp_dirs.assign(ts_dirs.begin(), ts_dirs.end());
+  for (auto& [id, f] : flop_families) w.flops.families.push_back(std::move(f));
+  if (options.peak_flops > 0) {
+    w.flops.peak_per_second = options.peak_flops;
+    w.flops.peak_source = "--peak-flops";
+  } else if (auto peak = DensePeakFlops(w.flops.device_name)) {
+    w.flops.peak_per_second = *peak;
+    w.flops.peak_source = "datasheet";
+  }
   int64_t region_total_ps = 0;
   for (const auto& [region, ps] : region_ps) {
     w.regions.push_back({region, ps});

@@ -68,6 +68,8 @@ struct AggregateOptions {
   size_t top_kernels = 5;   // per family; 0 = all
   int region_depth = 3;     // components of a region (region.h)
   size_t top_regions = 10;  // regions listed; the rest are summed as other
+  // Peak FLOP/s per GPU for MFU (--peak-flops); 0: from the device name.
+  double peak_flops = 0;
 };
 
 // Opaque per-file partial result (kernel names with stats, per-device
@@ -88,6 +90,9 @@ class FileAggregator final : public parse::EventSink {
   static constexpr size_t kMaxAnnotations = size_t{1} << 20;
   // CUDA-graph kernels kept per file for placement by schedule.
   static constexpr size_t kMaxGraphKernels = size_t{1} << 20;
+  // Counted operators and kernel links kept per file for FLOP counting
+  // (later ones counted in drops["flop_op_limit"/"flop_link_limit"]).
+  static constexpr size_t kMaxFlopLinks = size_t{1} << 20;
 
   // `spill_dir`: where the spill file goes (an unlinked temp file).
   explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget,

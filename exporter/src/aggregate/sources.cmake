@@ -2,6 +2,7 @@ target_sources(profwatch_aggregate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/aggregator.cc
   ${CMAKE_CURRENT_LIST_DIR}/device_sweep.cc
   ${CMAKE_CURRENT_LIST_DIR}/diagnosis.cc
+  ${CMAKE_CURRENT_LIST_DIR}/flops.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph_regions.cc
   ${CMAKE_CURRENT_LIST_DIR}/intervals.cc
   ${CMAKE_CURRENT_LIST_DIR}/interval_spill.cc

@@ -5,6 +5,7 @@
 // comments; safe to copy between threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -121,6 +122,27 @@ struct GraphRegionStats {
   std::string unplaced;
 };
 
+// FLOPs of the window's PyTorch operators counted from their shapes
+// (flops.h), through the kernels each launched (Kineto "External id").
+struct FlopStats {
+  std::array<double, 3> flops{};       // by FlopKind, summed over GPUs and steps
+  std::array<int64_t, 3> kernel_ps{};  // kernel time of the counted operators
+  int64_t unknown_ops = 0;             // counted kinds with unusable shapes (and kernels)
+  int64_t unknown_kernel_ps = 0;       // their kernel time
+  struct Family {
+    std::string family;
+    double flops = 0;
+    int64_t kernel_ps = 0;
+  };
+  std::vector<Family> families;  // by family of each operator's longest kernel
+  std::string device_name;       // as the trace names the device ("NVIDIA H200")
+  double peak_per_second = 0;    // 0: unknown
+  std::string peak_source;       // "--peak-flops" or "datasheet"
+  double Total() const { return flops[0] + flops[1] + flops[2]; }
+  int64_t TotalKernelPs() const { return kernel_ps[0] + kernel_ps[1] + kernel_ps[2]; }
+  bool Counted() const { return Total() > 0 || unknown_ops > 0; }
+};
+
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
 struct StepSpan {
   std::string file;
@@ -174,6 +196,7 @@ struct WindowStats {
   // regions_other_ps together); meaningful when has_regions or graph kernels.
   double region_coverage = 0.0;
   GraphRegionStats graph;
+  FlopStats flops;
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).

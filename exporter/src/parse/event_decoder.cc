@@ -91,6 +91,26 @@ inline bool KeyIs(const od::raw_json_string& key, KeyWord k) {
 inline bool KeyIsHloModule(const od::raw_json_string& key) {
   return key.raw()[0] == 'h' && std::memcmp(key.raw(), "hlo_module\"", 11) == 0;
 }
+// Kineto's operator keys, likewise (FLOP counting).
+inline bool KeyIsInputDims(const od::raw_json_string& key) {
+  return key.raw()[0] == 'I' && std::memcmp(key.raw(), "Input Dims\"", 11) == 0;
+}
+inline bool KeyIsConcreteInputs(const od::raw_json_string& key) {
+  return key.raw()[0] == 'C' && std::memcmp(key.raw(), "Concrete Inputs\"", 16) == 0;
+}
+inline bool KeyIsExternalId(const od::raw_json_string& key) {
+  return key.raw()[0] == 'E' && std::memcmp(key.raw(), "External id\"", 12) == 0;
+}
+// The raw text of an array value (a view of the input); empty otherwise.
+simdjson::error_code RawArray(od::value& v, std::string_view& out) {
+  out = {};
+  od::json_type t;
+  if (auto err = v.type().get(t)) return err;
+  if (t != od::json_type::array) return simdjson::SUCCESS;
+  od::array a;
+  if (auto err = v.get_array().get(a)) return err;
+  return a.raw_json().get(out);
+}
 
 // Whether s[0, n) holds a backslash.
 inline bool HasBackslash(const char* s, size_t n) { return std::memchr(s, '\\', n) != nullptr; }
@@ -132,12 +152,15 @@ bool IntegralDouble(double d, int64_t& out) {
   return true;
 }
 
-// Reads args.name/device/stream/hlo_module into `ev`. Returns false on a bad value; a
+// Reads args.name/device/stream/hlo_module and the Kineto operator args
+// (Input Dims, Concrete Inputs, External id) into `ev`. Returns false on a bad value; a
 // simdjson error goes to `err`.
 bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_name = {};
   ev.args_hlo_module = {};
-  ev.has_args_device = ev.has_args_stream = false;
+  ev.args_input_dims = {};
+  ev.args_concrete_inputs = {};
+  ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
   od::json_type t;
   if ((err = v.type().get(t))) return true;
   if (t != od::json_type::object) return true;  // null args (Kineto) and the like
@@ -160,6 +183,12 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
       ev.args_hlo_module = {};
       bool is_string;
       if ((err = GetString(av, ev.args_hlo_module, is_string))) return true;
+    } else if (KeyIsExternalId(ak)) {
+      if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
+    } else if (KeyIsInputDims(ak)) {
+      if ((err = RawArray(av, ev.args_input_dims))) return true;
+    } else if (KeyIsConcreteInputs(ak)) {
+      if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
     }
   }
   return true;

@@ -29,8 +29,8 @@
 //    nested deeper than 1024 as "too_deep". Skipped parts of an entry are not
 //    fully validated (On-Demand skips them structurally).
 //  - a top-level structural error is kCorrupt; input ending inside the
-//    document is kTruncated. Header values other than distributedInfo and
-//    baseTimeNanoseconds are skipped without validation.
+//    document is kTruncated. Header values other than distributedInfo,
+//    baseTimeNanoseconds and deviceProperties are skipped without validation.
 //  - ts/dur that are not numbers leave has_ts/has_dur false; a dur beyond
 //    double range is +-inf in dur_us (Python's json does the same).
 #include <simdjson.h>
@@ -425,7 +425,8 @@ void JsonTraceParser::BeginValue() {
   capture_overflow_ = false;
   captured_.clear();
   if (key_ == "schemaVersion" || key_ == "deviceProperties") saw_kineto_key_ = true;
-  capture_ = key_ == "distributedInfo" || key_ == "baseTimeNanoseconds";
+  capture_ =
+      key_ == "distributedInfo" || key_ == "baseTimeNanoseconds" || key_ == "deviceProperties";
 }
 
 void JsonTraceParser::EndValue() {
@@ -625,6 +626,18 @@ void JsonTraceParser::ParseCapturedHeader() {
   if (key_ == "baseTimeNanoseconds") {
     int64_t v;
     if (!doc.get_int64().get(v)) summary_.base_time_ns = v;
+    return;
+  }
+  if (key_ == "deviceProperties") {
+    od::array devices;
+    if (doc.get_array().get(devices)) return;
+    for (auto device : devices) {
+      od::object obj;
+      if (device.get_object().get(obj)) return;
+      std::string_view name;
+      if (obj["name"].get_string().get(name)) continue;
+      summary_.device_names.emplace_back(name);
+    }
     return;
   }
   if (key_ == "distributedInfo") {

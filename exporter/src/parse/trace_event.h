@@ -38,6 +38,12 @@ struct TraceEvent {
   // args.hlo_module when a string: the XLA module a JAX kernel belongs to
   // (placed by the module's schedule when it has no scope, hlo_schedule.h).
   std::string_view args_hlo_module;
+  // Kineto operator shapes (record_shapes=True), for FLOP counting: the raw
+  // JSON arrays of args["Input Dims"] and args["Concrete Inputs"], and
+  // args["External id"], which links an operator to the kernels it launched.
+  std::string_view args_input_dims;
+  std::string_view args_concrete_inputs;
+  int64_t args_external_id = 0;
   int64_t args_device = 0;  // Kineto args.device
   int64_t args_stream = 0;  // Kineto args.stream
   char ph = 0;              // 'X', 'M', 'B', ...; 0 when missing
@@ -47,6 +53,7 @@ struct TraceEvent {
   bool dur_exact = false;  // dur_ps valid (false on overflow of int64 ps)
   bool has_args_device = false;
   bool has_args_stream = false;
+  bool has_args_external_id = false;
 
   // Back to the defaults above, field by field: GCC compiles
   // `*this = TraceEvent{}` to a `rep stos` over the whole event. No
@@ -56,6 +63,10 @@ struct TraceEvent {
     cat = {};
     args_name = {};
     args_hlo_module = {};
+    args_input_dims = {};
+    args_concrete_inputs = {};
+    args_external_id = 0;
+    has_args_external_id = false;
     pid = Id{};
     tid = Id{};
     ts_ps = 0;
@@ -73,7 +84,7 @@ struct TraceEvent {
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
-static_assert(sizeof(TraceEvent) == 176);
+static_assert(sizeof(TraceEvent) == 216);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "core/work_share.h"
@@ -71,6 +72,7 @@ struct ParseSummary {
   std::optional<int64_t> rank;               // Kineto distributedInfo.rank
   std::optional<int64_t> world_size;         // Kineto distributedInfo.world_size
   std::map<int64_t, int64_t> process_ranks;  // nsys: pid -> rank (NVTX "rank=N")
+  std::vector<std::string> device_names;     // Kineto deviceProperties[].name
   uint64_t json_bytes = 0;                   // bytes of JSON consumed (decompressed)
 };
 

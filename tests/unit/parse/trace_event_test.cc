@@ -18,6 +18,10 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   e.dur_us = 3.0;
   e.args_name = "a";
   e.args_hlo_module = "m";
+  e.args_input_dims = "[[1]]";
+  e.args_concrete_inputs = "[\"\"]";
+  e.args_external_id = 9;
+  e.has_args_external_id = true;
   e.args_device = 4;
   e.args_stream = 5;
   e.ph = 'X';
@@ -34,6 +38,10 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   EXPECT_EQ(e.dur_us, 0.0);
   EXPECT_TRUE(e.args_name.empty());
   EXPECT_TRUE(e.args_hlo_module.empty());
+  EXPECT_TRUE(e.args_input_dims.empty());
+  EXPECT_TRUE(e.args_concrete_inputs.empty());
+  EXPECT_EQ(e.args_external_id, 0);
+  EXPECT_FALSE(e.has_args_external_id);
   EXPECT_EQ(e.args_device, 0);
   EXPECT_EQ(e.args_stream, 0);
   EXPECT_EQ(e.ph, 0);
