@@ -78,6 +78,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string log_file;
   int region_depth = 3;
+  double peak_flops = 0;
   int top_regions = 10;
 
   app.add_option("paths", paths, "Trace files, <ts> dirs, run or job dirs")->required();
@@ -97,6 +98,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--peak-flops", peak_flops,
+                 "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--top-regions", top_regions, "Regions listed by kernel time; the rest as other")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -148,6 +152,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   options.aggregate.profile_steps = static_cast<int>(profile_steps);
   options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
   options.aggregate.region_depth = region_depth;
+  options.aggregate.peak_flops = peak_flops;
   options.aggregate.top_regions = static_cast<size_t>(top_regions);
   auto backend = read::ParseInflateBackend(inflate);
   if (!backend) {

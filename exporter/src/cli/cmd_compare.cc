@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "aggregate/diagnosis.h"
+#include "aggregate/flops.h"
 #include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
@@ -58,6 +59,8 @@ struct WindowSummary {
   // (unset with one profiled step).
   double blocker_seconds = 0;
   std::optional<double> host_stall_seconds;
+  // FLOPs counted from operator shapes (aggregate/flops.h), in TFLOP.
+  std::optional<double> tflop_per_step, achieved_tflops, model_tflops, mfu;
 };
 
 WindowSummary Summarize(const aggregate::WindowStats& s) {
@@ -98,6 +101,12 @@ void AddDiagnosis(Variant& v, const aggregate::WindowStats& s) {
     v.summary.blocker_seconds += b.exclusive_seconds_per_gpu_step;
   }
   if (d.host_stall) v.summary.host_stall_seconds = d.host_stall->seconds_per_step;
+  if (auto ff = aggregate::ComputeFlopFigures(s, v.step_seconds)) {
+    v.summary.tflop_per_step = ff->total_per_gpu_step / 1e12;
+    if (ff->achieved_per_second) v.summary.achieved_tflops = *ff->achieved_per_second / 1e12;
+    if (ff->model_per_second) v.summary.model_tflops = *ff->model_per_second / 1e12;
+    v.summary.mfu = ff->mfu;
+  }
 }
 
 struct Row {
@@ -187,6 +196,15 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
       }
       return 0.0;
     });
+  }
+  // FLOPs, when some variant counted any (n/a where one did not).
+  const bool flops = std::any_of(
+      vs.begin(), vs.end(), [](const Variant& v) { return v.summary.tflop_per_step.has_value(); });
+  if (flops) {
+    add("TFLOP per GPU step", [](const Variant& v) { return v.summary.tflop_per_step; });
+    add("achieved TFLOP/s", [](const Variant& v) { return v.summary.achieved_tflops; });
+    add("model TFLOP/s", [](const Variant& v) { return v.summary.model_tflops; });
+    add("MFU", [](const Variant& v) { return v.summary.mfu; });
   }
   add("GPUs", [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
   add("profile steps", [](const Variant& v) -> std::optional<double> {

@@ -73,6 +73,9 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--peak-flops", f.peak_flops,
+                 "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(CLI::PositiveNumber)
@@ -321,6 +324,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.analyze.aggregate.profile_steps = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   o.analyze.aggregate.region_depth = f.region_depth;
+  o.analyze.aggregate.peak_flops = f.peak_flops;
   o.analyze.aggregate.top_regions = static_cast<size_t>(f.top_regions);
   auto source = analysis::ParseSourcePreference(f.source);
   if (!source) return MakeError(ErrorCode::kConfig, "--source: " + source.error().context);

@@ -49,8 +49,9 @@ struct ServeFlags {
   std::string config;
   int profile_steps = 3;
   int top_kernels = 5;
-  int region_depth = 3;  // components of a model region
-  int top_regions = 10;  // regions exported; the rest as region="other"
+  int region_depth = 3;   // components of a model region
+  double peak_flops = 0;  // per GPU for MFU; 0: the device's datasheet peak
+  int top_regions = 10;   // regions exported; the rest as region="other"
   std::string rules = "auto";
   std::string families;
   std::string source = "auto";

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "aggregate/diagnosis.h"
+#include "aggregate/flops.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -226,6 +227,39 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
   }
 
   o += RenderDiagnosis(s, ctx);
+
+  if (auto ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds)) {
+    o += "\nFLOPs (per GPU per step, counted from operator shapes)\n";
+    o += Format("  %-22s %.4g matmul + %.4g attention + %.4g conv = %.4g FLOP\n", "counted",
+                ff->per_gpu_step[0], ff->per_gpu_step[1], ff->per_gpu_step[2],
+                ff->total_per_gpu_step);
+    if (ff->achieved_per_second) {
+      o += Format("  %-22s %.1f TFLOP/s over the %.6f s of their kernels\n", "achieved",
+                  *ff->achieved_per_second / 1e12, s.PerGpuStepSeconds(s.flops.TotalKernelPs()));
+    }
+    for (const auto& f : s.flops.families) {
+      if (f.kernel_ps > 0) {
+        o += Format("  %-22s %.1f TFLOP/s (%s)\n", "",
+                    f.flops / aggregate::PsToSeconds(f.kernel_ps) / 1e12, f.family.c_str());
+      }
+    }
+    if (ff->model_per_second) {
+      o += Format("  %-22s %.1f TFLOP/s (counted FLOPs over the step)\n", "model",
+                  *ff->model_per_second / 1e12);
+    }
+    if (ff->mfu) {
+      o += Format("  %-22s %.1f%% of %.1f TFLOP/s (%s, %s)\n", "MFU", 100 * *ff->mfu,
+                  s.flops.peak_per_second / 1e12, s.flops.device_name.c_str(),
+                  s.flops.peak_source.c_str());
+    } else {
+      o += Format("  %-22s n/a: %s\n", "MFU", ff->mfu_note.c_str());
+    }
+    if (s.flops.unknown_ops > 0) {
+      o += Format("  %-22s %lld operators with unusable shapes (%.6f s of kernels) not counted\n",
+                  "unknown", static_cast<long long>(s.flops.unknown_ops),
+                  s.PerGpuStepSeconds(s.flops.unknown_kernel_ps));
+    }
+  }
 
   o += "\nDevices\n";
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",

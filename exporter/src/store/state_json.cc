@@ -39,6 +39,25 @@ json Double(double v) {
   return v;
 }
 
+json FlopsJson(const aggregate::FlopStats& f) {
+  json kinds = json::array();
+  for (size_t k = 0; k < f.flops.size(); ++k) {
+    kinds.push_back({{"flops", Double(f.flops[k])}, {"kernel_ps", f.kernel_ps[k]}});
+  }
+  json families = json::array();
+  for (const auto& fam : f.families) {
+    families.push_back(
+        {{"family", fam.family}, {"flops", Double(fam.flops)}, {"kernel_ps", fam.kernel_ps}});
+  }
+  return {{"kinds", std::move(kinds)},
+          {"unknown_ops", f.unknown_ops},
+          {"unknown_kernel_ps", f.unknown_kernel_ps},
+          {"families", std::move(families)},
+          {"device_name", f.device_name},
+          {"peak_per_second", Double(f.peak_per_second)},
+          {"peak_source", f.peak_source}};
+}
+
 json ToJson(const aggregate::WindowStats& st) {
   json files = json::array();
   for (const auto& f : st.files) {
@@ -136,7 +155,8 @@ json ToJson(const aggregate::WindowStats& st) {
           {"graph",
            {{"kernel_ps", st.graph.kernel_ps},
             {"placed_ps", st.graph.placed_ps},
-            {"unplaced", st.graph.unplaced}}}};
+            {"unplaced", st.graph.unplaced}}},
+          {"flops", FlopsJson(st.flops)}};
 }
 
 json ToJson(const snapshot::TrainingInfo& t) {
@@ -425,6 +445,34 @@ bool ReadRanked(Reader& r, const json& j, std::string_view key,
   });
 }
 
+// FLOPs counted from operator shapes; written since FLOP counting (older
+// files have none: the window counted nothing).
+bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
+  if (!j.is_object() || !j.contains("flops")) return true;
+  const json& fj = j["flops"];
+  bool ok = r.Int64(fj, "unknown_ops", f.unknown_ops) &&
+            r.Int64(fj, "unknown_kernel_ps", f.unknown_kernel_ps) &&
+            r.String(fj, "device_name", f.device_name) &&
+            r.Double(fj, "peak_per_second", f.peak_per_second) &&
+            r.String(fj, "peak_source", f.peak_source);
+  size_t k = 0;
+  ok = ok && r.Array(fj, "kinds", [&](const json& e) {
+    if (k >= f.flops.size()) return false;
+    const bool read = r.Double(e, "flops", f.flops[k]) && r.Int64(e, "kernel_ps", f.kernel_ps[k]);
+    ++k;
+    return read;
+  });
+  return ok && r.Array(fj, "families", [&](const json& e) {
+    aggregate::FlopStats::Family fam;
+    if (!(r.String(e, "family", fam.family) && r.Double(e, "flops", fam.flops) &&
+          r.Int64(e, "kernel_ps", fam.kernel_ps))) {
+      return false;
+    }
+    f.families.push_back(std::move(fam));
+    return true;
+  });
+}
+
 bool ReadRegions(Reader& r, const json& j, aggregate::WindowStats& st) {
   if (!j.is_object() || !j.contains("regions")) return true;  // written before regions
   if (!r.Bool(j, "has_regions", st.has_regions) ||
@@ -529,7 +577,7 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                  }) &&
          ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
          ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadSerialKernels(r, j, st) &&
-         ReadRegions(r, j, st);
+         ReadRegions(r, j, st) && ReadFlops(r, j, st.flops);
 }
 
 bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {
