@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "aggregate/flops.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 
@@ -37,16 +38,23 @@ class FuzzSource final : public profwatch::read::ByteSource {
 class HashingSink final : public profwatch::parse::EventSink {
  public:
   void OnEvent(const profwatch::parse::TraceEvent& e) override {
-    for (std::string_view s : {e.name, e.cat, e.pid.str, e.tid.str, e.args_name}) {
+    for (std::string_view s : {e.name, e.cat, e.pid.str, e.tid.str, e.args_name, e.args_hlo_module,
+                               e.args_input_dims, e.args_concrete_inputs}) {
       Mix(s.size());
       for (char c : s) Mix(static_cast<unsigned char>(c));
     }
-    for (int64_t v :
-         {int64_t{e.ph}, int64_t{e.has_name}, static_cast<int64_t>(e.pid.kind), e.pid.num,
-          static_cast<int64_t>(e.tid.kind), e.tid.num, int64_t{e.has_ts}, e.ts_ps,
-          int64_t{e.has_dur}, int64_t{e.dur_exact}, e.dur_ps, int64_t{e.has_args_device},
-          e.args_device, int64_t{e.has_args_stream}, e.args_stream}) {
+    for (int64_t v : {int64_t{e.ph}, int64_t{e.has_name}, static_cast<int64_t>(e.pid.kind),
+                      e.pid.num, static_cast<int64_t>(e.tid.kind), e.tid.num, int64_t{e.has_ts},
+                      e.ts_ps, int64_t{e.has_dur}, int64_t{e.dur_exact}, e.dur_ps,
+                      int64_t{e.has_args_device}, e.args_device, int64_t{e.has_args_stream},
+                      e.args_stream, int64_t{e.has_args_external_id}, e.args_external_id}) {
       Mix(static_cast<uint64_t>(v));
+    }
+    // Operator shapes as the aggregator reads them (never trusted).
+    if (auto f =
+            profwatch::aggregate::TorchOpFlops(e.name, e.args_input_dims, e.args_concrete_inputs)) {
+      if (f->known && f->flops < 0) __builtin_trap();
+      Mix(static_cast<uint64_t>(f->flops));
     }
   }
   uint64_t hash = 1469598103934665603ULL;

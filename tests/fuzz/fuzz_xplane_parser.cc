@@ -1,7 +1,7 @@
 // Fuzz entry: arbitrary bytes as an .xplane.pb. The first byte picks the read
 // size (so reads split varints and planes at every position) and whether host
-// events are emitted; the rest is the XSpace. Must never crash, hang or
-// allocate beyond the plane limit; every event handed out must be sane.
+// events are emitted; the rest is the XSpace, also read for its HLO modules. Must never crash, hang
+// or allocate beyond the plane limit; every event handed out must be sane.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -41,5 +41,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto result = parser->Parse(source, sink);
   if (result && result->events == 0 && result->drops.empty() && !result->has_trace_events)
     std::abort();
+  // The same bytes as the HLO modules of a CUDA-graph window.
+  profwatch::read::MemorySource again(
+      std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
+  again.SetMaxChunk(1 + (control & 0x3f));
+  auto index = profwatch::parse::ReadXPlaneHloModules(again, 64 + (control & 0x3f), 1 << 20);
+  if (index) {
+    for (const auto& [name, module] : index->modules) {
+      for (const auto& launch : module.launches) {
+        if (launch.scope >= module.scopes.size()) std::abort();
+      }
+    }
+  }
   return 0;
 }
