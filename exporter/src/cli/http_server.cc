@@ -16,10 +16,17 @@ namespace {
 // while a server runs.
 std::atomic<const HttpServer*> g_server{nullptr};
 
-// HTTP workers, and how long one waits for a client's request. Each worker
-// that renders a scrape keeps its own heap arena, so more workers cost
-// memory; a short request timeout frees workers held by idle clients.
-constexpr int kHttpWorkers = 4;
+// HTTP workers, and how long one waits for a client's request. civetweb
+// gives each accepted connection a worker of its own until the request is
+// read (or request_timeout_ms passes, counted from the accept, so a client
+// trickling bytes is cut off as surely as a silent one). With fewer workers
+// than idle clients a scrape queues behind them, a timeout per round; with
+// more it is answered at once. Rendering no longer happens per worker (the
+// exposition is rendered once per snapshot and shared), so a worker costs a
+// thread stack's touched pages and a request buffer: enough workers for a
+// hundred or so idle or stuck clients plus Prometheus' concurrent scrapes.
+// docs/performance.md "The front door" has the measurements.
+constexpr int kHttpWorkers = 256;
 constexpr int kRequestTimeoutMs = 1000;
 
 bool AcceptsGzip(mg_connection* conn) {
