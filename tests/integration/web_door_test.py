@@ -283,6 +283,29 @@ class WebDoorTest(unittest.TestCase):
             self.p("ca1.crt"), maximum=ssl.TLSVersion.TLSv1_2))
         self.assertEqual(status, 200)
 
+    def test_require_any_client_cert_takes_an_unverified_one(self):
+        d = self.serve_ok(self.tls_yaml("  client_auth_type: RequireAnyClientCert\n"))
+        other = client_context(self.p("ca1.crt"), self.p("wrongclient.crt"),
+                               self.p("wrongclient.key"))
+        self.assertEqual(get(d.port, "/-/healthy", tls=other)[0], 200)
+        with self.assertRaises((ssl.SSLError, ConnectionError, OSError, http.client.HTTPException)):
+            get(d.port, "/-/healthy", tls=client_context(self.p("ca1.crt")))
+
+    def test_cipher_suites_and_curves(self):
+        d = self.serve_ok(self.tls_yaml(
+            "  max_version: TLS12\n"
+            "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"
+            "  curve_preferences: [CurveP384]\n"))
+        ctx = client_context(self.p("ca1.crt"))
+        with socket.create_connection(("127.0.0.1", d.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                self.assertEqual(s.version(), "TLSv1.2")
+                self.assertEqual(s.cipher()[0], "ECDHE-ECDSA-AES256-GCM-SHA384")
+        only_128 = client_context(self.p("ca1.crt"))
+        only_128.set_ciphers("ECDHE-ECDSA-AES128-GCM-SHA256")
+        with self.assertRaises(ssl.SSLError):
+            get(d.port, "/-/healthy", tls=only_128)
+
     def test_client_certificate_required(self):
         d = self.serve_ok(self.tls_yaml(
             f"  client_ca_file: {self.p('ca1.crt')}\n"

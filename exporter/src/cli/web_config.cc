@@ -463,7 +463,8 @@ Result<SslCtxPtr> BuildServerContext(const TlsServerConfig& tls, const std::stri
     SSL_CTX_set_client_CA_list(ctx.get(), names);
   }
   SSL_verify_cb verify = nullptr;
-  SSL_CTX_set_verify(ctx.get(), VerifyMode(tls.client_auth, &verify), verify);
+  const int mode = VerifyMode(tls.client_auth, &verify);  // sets `verify`
+  SSL_CTX_set_verify(ctx.get(), mode, verify);
   return ctx;
 }
 
@@ -659,7 +660,8 @@ bool WebDoor::ApplyTls(SSL* ssl) {
   // was copied into the connection when it was created, so set it again.
   if (SSL_set_SSL_CTX(ssl, state->ssl_ctx.get()) == nullptr) return false;
   SSL_verify_cb verify = nullptr;
-  SSL_set_verify(ssl, VerifyMode(tls.client_auth, &verify), verify);
+  const int mode = VerifyMode(tls.client_auth, &verify);  // sets `verify`
+  SSL_set_verify(ssl, mode, verify);
   SSL_set_min_proto_version(ssl, tls.min_version == 0 ? TLS1_2_VERSION : tls.min_version);
   SSL_set_max_proto_version(ssl, tls.max_version);
   if (!tls.cipher_list.empty()) SSL_set_cipher_list(ssl, tls.cipher_list.c_str());
