@@ -108,10 +108,14 @@ class Daemon:
             return f.read()
 
     def stop(self):
+        """SIGTERM; the exit code when it was running (0 expected: a
+        sanitizer's report makes it non-zero), else None."""
+        code = None
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=20)
+            code = self.proc.wait(timeout=20)
         self.log_file.close()
+        return code
 
 
 def auth_header(user, password):
@@ -163,7 +167,8 @@ class WebDoorTest(unittest.TestCase):
 
     def tearDown(self):
         for d in self.daemons:
-            d.stop()
+            code = d.stop()
+            self.assertIn(code, (None, 0), d.log())
 
     def p(self, name):
         return os.path.join(self.pki, name)

@@ -41,7 +41,7 @@ struct HttpAnswer {
 std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
                                             std::string_view landing_note = {});
 
-// True once civetweb_openssl.cc's look-up answers are linked in (they make
+// True once civetweb_compat.cc's look-up answers are linked in (they make
 // Debian 12's civetweb work with OpenSSL 3); Start calls it so they are.
 bool CivetwebOpenSslShimLinked();
 

@@ -1,4 +1,6 @@
-// Debian 12's civetweb (1.15, built for OpenSSL 1.1's API) loads OpenSSL at
+// Two things Debian 12's civetweb needs from the program that embeds it.
+//
+// 1. OpenSSL 3. Debian 12's civetweb (1.15, built for OpenSSL 1.1's API) loads OpenSSL at
 // run time: dlopen("libssl.so") and dlopen("libcrypto.so"), the unversioned
 // names that only the -dev package installs, then dlsym on those handles for
 // each function it uses. OpenSSL 3 no longer exports SSL_get_peer_certificate
@@ -14,9 +16,17 @@
 // forwards to the new name: same contract, a new reference the caller frees.
 // Every other dlopen goes to the C library's unchanged. dlsym is left alone
 // (sanitizer runtimes call it before anything here is set up).
+//
+// 2. gmtime. civetweb 1.15 dates its own answers (408 to a client that sent
+// half a request, 400, 413) with gmtime(), whose result lives in one buffer
+// shared by the process, from whichever worker answers: two such answers at
+// once race on it (ThreadSanitizer reports it; a Date header could be torn).
+// The executable's gmtime keeps the result per thread, which POSIX allows
+// and which callers that use it from one thread cannot tell apart.
 #include <dlfcn.h>
 
 #include <cstring>
+#include <ctime>
 
 #include "cli/http_server.h"
 
@@ -47,6 +57,11 @@ extern "C" void* dlopen(const char* file, int mode) noexcept {
     return RealDlopen()(nullptr, mode);
   }
   return RealDlopen()(file, mode);
+}
+
+extern "C" struct tm* gmtime(const time_t* t) noexcept {
+  thread_local struct tm result;
+  return gmtime_r(t, &result);
 }
 
 namespace profwatch::cli {
