@@ -183,6 +183,11 @@ int RunServe(const std::vector<std::string>& args) {
       continue;
     }
     if (next->roots.empty()) next->roots = options->roots;
+    if (again.flags->web_config_file != flags.web_config_file) {
+      // The file itself is re-read when it changes; which file, only at start.
+      spdlog::warn("--web.config.file changed, needs a restart; still reading path={}",
+                   flags.web_config_file);
+    }
     if (auto lvl = spdlog::level::from_str(again.flags->log_level);
         lvl != spdlog::level::off || again.flags->log_level == "off") {
       spdlog::set_level(lvl);
