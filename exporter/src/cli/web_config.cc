@@ -216,6 +216,19 @@ Result<TlsServerConfig> ParseTls(const std::string& path, const YAML::Node& node
     }
   }
   const bool no_files = tls.cert_file.empty() && tls.key_file.empty();
+  // Without a certificate and key the section means plain HTTP, as in
+  // exporter-toolkit, unless it asks for something only TLS does.
+  if (no_files && node.size() > 0) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "cert_file" && key != "key_file" && !kv.second.IsNull() &&
+          !(kv.second.IsScalar() && kv.second.as<std::string>().empty())) {
+        return tl::unexpected(ConfigError(path, At(node) + ": tls_server_config: " + key +
+                                                    " is set but cert_file and "
+                                                    "key_file are not"));
+      }
+    }
+  }
   if (!no_files && tls.cert_file.empty()) {
     return tl::unexpected(ConfigError(path, At(node) + ": tls_server_config: missing cert_file"));
   }

@@ -50,6 +50,11 @@ TEST(WebConfigTest, ErrorsNameTheFileTheKeyAndTheLine) {
             prefix + "line 2: tls_server_config: missing cert_file");
   EXPECT_EQ(Load(tmp, "tls_server_config:\n  cert: inline\n"),
             prefix + "line 2: tls_server_config.cert: not supported by profwatch (use cert_file)");
+  EXPECT_EQ(Load(tmp, "tls_server_config:\n  min_version: TLS13\n"),
+            prefix +
+                "line 2: tls_server_config: min_version is set but cert_file and key_file "
+                "are not");
+  EXPECT_EQ(Load(tmp, "tls_server_config:\n  cert_file: ''\n  key_file: ''\n"), "");
   EXPECT_EQ(Load(tmp, "[1, 2]\n"),
             prefix +
                 "line 1: expected a map (tls_server_config, http_server_config, "
