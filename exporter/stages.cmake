@@ -48,4 +48,5 @@ profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
 profwatch_stage(cli       DEPS pipeline drill
                 LIBS CLI11::CLI11 yaml-cpp nlohmann_json::nlohmann_json
                      prometheus-cpp::core prometheus-cpp::pull spdlog::spdlog
-                     civetweb::civetweb civetweb::civetweb-cpp)
+                     civetweb::civetweb civetweb::civetweb-cpp OpenSSL::SSL OpenSSL::Crypto
+                     ${CRYPT_LIBRARY})

@@ -15,7 +15,7 @@ packages=(
   # libraries (see README "Dependencies" for why each is here)
   prometheus-cpp-dev libsimdjson-dev zlib1g-dev libspdlog-dev libfmt-dev
   libexpected-dev libyaml-cpp-dev libisal-dev nlohmann-json3-dev libcli11-dev
-  libsqlite3-dev nettle-dev
+  libsqlite3-dev nettle-dev libssl-dev libcrypt-dev
 )
 test_packages=(
   # sanitizer + libFuzzer build, formatting
@@ -26,6 +26,8 @@ test_packages=(
   sqlite3
   # the real Prometheus server and promtool, python3 for small test helpers
   prometheus python3 python3-yaml gzip procps systemd
+  # the web config tests' certificates
+  openssl
 )
 
 case "${1:-}" in

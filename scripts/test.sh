@@ -56,6 +56,10 @@ for t in "${TSAN_SERVE_TESTS[@]}"; do
   (cd build-tsan/tests/integration && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     "./$t" --gtest_brief=1)
 done
+# The front door under TSan: HTTP workers reading the web config while it is
+# swapped (a daemon that exits non-zero fails the test).
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch
 
 echo "== fuzz (${FUZZ_SECONDS}s per target)"
 bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"

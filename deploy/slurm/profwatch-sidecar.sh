@@ -24,7 +24,11 @@
 #                          a target label of the same name would rename the
 #                          exporter's to exported_training_job.
 #   PROFWATCH_STATE_DIR    node-local state dir (default /tmp/profwatch-$SLURM_JOB_ID)
-#   PROFWATCH_EXTRA_ARGS   more `serve` flags, e.g. "--expected-gpus 8"
+#   PROFWATCH_EXTRA_ARGS   more `serve` flags, e.g. "--expected-gpus 8", or
+#                          "--web.config.file /shared/profwatch/web.yml" for
+#                          TLS and basic auth (then the Prometheus job reading
+#                          the file_sd targets needs scheme: https, tls_config
+#                          and basic_auth: docs/security.md)
 #
 # The watched directory is usually on a shared file system that every node
 # sees; --host-filter auto makes each node's daemon analyse only the trace

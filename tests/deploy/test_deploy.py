@@ -113,6 +113,10 @@ class SystemdUnitTest(unittest.TestCase):
         self.assertTrue(post.startswith("/usr/bin/profwatch probe "), post)
         self.assertIn("--listen ${PROFWATCH_LISTEN}", post)
         self.assertIn("--listen ${PROFWATCH_LISTEN}", self.service["ExecStart"])
+        # The probe's door flags (TLS, basic auth) come from the env file,
+        # which sets the variable (empty: plain HTTP).
+        self.assertIn("$PROFWATCH_PROBE_ARGS", post)
+        self.assertIn("PROFWATCH_PROBE_ARGS", parse_env(read(self.ENV)))
 
     def test_exec_start_uses_state_directory_and_env(self):
         exec_start = self.service["ExecStart"]

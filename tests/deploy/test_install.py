@@ -125,6 +125,58 @@ class InstallTest(unittest.TestCase):
     def test_usr_prefix(self):
         self.check_prefix("/usr")
 
+    def test_installed_binary_serves_https_with_the_runtime_libraries(self):
+        # Debian's civetweb loads OpenSSL at run time by the unversioned names
+        # (libssl.so, libcrypto.so: only libssl-dev has them) and looks up a
+        # function OpenSSL 3 renamed; profwatch answers both for it
+        # (exporter/src/cli/civetweb_compat.cc). So the installed binary
+        # serves HTTPS loading only the versioned libraries, which the
+        # runtime packages (libssl3) ship.
+        if shutil.which("openssl") is None:
+            self.skipTest("needs the openssl command-line tool")
+        import ssl
+        dest = os.path.join(self.tmp, "usr")
+        install("/usr", dest)
+        binary = dest + "/usr/bin/profwatch"
+        for args in (["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                      "-nodes", "-keyout", "tls.key", "-out", "tls.crt", "-days", "1",
+                      "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],):
+            subprocess.run(["openssl", *args], cwd=self.tmp, check=True, capture_output=True)
+        web = os.path.join(self.tmp, "web.yml")
+        with open(web, "w") as f:
+            f.write(f"tls_server_config:\n  cert_file: {self.tmp}/tls.crt\n"
+                    f"  key_file: {self.tmp}/tls.key\n")
+        port_file = os.path.join(self.tmp, "tls.port")
+        debug = os.path.join(self.tmp, "ld")
+        env = dict(os.environ, LD_DEBUG="files", LD_DEBUG_OUTPUT=debug)
+        with open(os.path.join(self.tmp, "tls.log"), "w") as log:
+            proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0",
+                                     "--listen-port-file", port_file, "--web.config.file", web],
+                                    stdout=log, stderr=log, env=env)
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(port_file) and time.monotonic() < deadline:
+                self.assertIsNone(proc.poll(), "serve exited")
+                time.sleep(0.1)  # polling interval of a deadline-bounded wait
+            with open(port_file) as f:
+                port = int(f.read())
+            ctx = ssl.create_default_context(cafile=os.path.join(self.tmp, "tls.crt"))
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}/-/healthy", context=ctx,
+                                        timeout=10) as r:
+                self.assertEqual(r.status, 200)
+                self.assertEqual(r.read(), b"OK\n")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        loaded = ""
+        for name in os.listdir(self.tmp):
+            if name.startswith("ld."):
+                with open(os.path.join(self.tmp, name), errors="replace") as f:
+                    loaded += f.read()
+        self.assertIn("file=libssl.so.3 ", loaded)
+        self.assertNotIn("file=libssl.so [", loaded)
+        self.assertNotIn("file=libcrypto.so [", loaded)
+
     def test_usr_local_prefix(self):
         _, text = self.check_prefix("/usr/local")
         self.assertNotRegex(text, r"ExecStart=/usr/bin/")

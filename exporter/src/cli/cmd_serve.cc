@@ -1,6 +1,8 @@
 // `profwatch serve`: flags -> logging -> Exposer (/metrics) -> Daemon, then
 // the main thread waits for signals: SIGTERM/SIGINT stop (exit 0), SIGHUP
 // reloads the --config file.
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -112,8 +114,30 @@ int RunServe(const std::vector<std::string>& args) {
                    std::to_string(options->shard.index) + " under hashmod " +
                    std::to_string(options->shard.count) + ".";
   }
-  Result<std::unique_ptr<HttpServer>> http =
-      HttpServer::Start(flags.listen, store, exposition, landing_note);
+  // The web config file's reload outcome, as metrics; a bad file at start
+  // stops here (exit 2), a bad new version while running keeps the old one.
+  auto& reload_errors =
+      prometheus::BuildCounter()
+          .Name("profwatch_web_config_reload_errors_total")
+          .Help("Re-reads of --web.config.file that failed (the previous version stays)")
+          .Register(*registry)
+          .Add({});
+  auto& reload_ok = prometheus::BuildGauge()
+                        .Name("profwatch_web_config_last_reload_successful")
+                        .Help("1 if the last read of --web.config.file succeeded, else 0")
+                        .Register(*registry)
+                        .Add({});
+  reload_ok.Set(1);
+  WebDoor::Hooks hooks;
+  hooks.reload_failed = [&reload_errors] { reload_errors.Increment(); };
+  hooks.reload_result = [&reload_ok](bool ok) { reload_ok.Set(ok ? 1 : 0); };
+  Result<std::unique_ptr<WebDoor>> door = WebDoor::Open(flags.web_config_file, hooks);
+  if (!door) {
+    spdlog::error("bad web config error={}", door.error().context);
+    return 2;
+  }
+  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+      flags.listen, store, exposition, landing_note, std::shared_ptr<WebDoor>(std::move(*door)));
   if (!http) {
     spdlog::error("cannot listen address={} error={}", flags.listen, http.error().context);
     return 1;
@@ -129,6 +153,9 @@ int RunServe(const std::vector<std::string>& args) {
   const int port = ports.empty() ? -1 : ports.front();
   // Stable line: tests and scripts read the bound port from it.
   spdlog::info("listening address={}:{}", HostOf(flags.listen), port);
+  if (!flags.web_config_file.empty()) {
+    spdlog::info("web config path={} tls={}", flags.web_config_file, exposer->door().tls());
+  }
   if (!flags.listen_port_file.empty()) {
     std::ofstream out(flags.listen_port_file + ".tmp");
     out << port << "\n";
@@ -156,6 +183,11 @@ int RunServe(const std::vector<std::string>& args) {
       continue;
     }
     if (next->roots.empty()) next->roots = options->roots;
+    if (again.flags->web_config_file != flags.web_config_file) {
+      // The file itself is re-read when it changes; which file, only at start.
+      spdlog::warn("--web.config.file changed, needs a restart; still reading path={}",
+                   flags.web_config_file);
+    }
     if (auto lvl = spdlog::level::from_str(again.flags->log_level);
         lvl != spdlog::level::off || again.flags->log_level == "off") {
       spdlog::set_level(lvl);

@@ -8,7 +8,9 @@
 //   /-/ready    200 once the --state file is loaded and this process's
 //               first scan of the roots is published (a restored snapshot
 //               has no scan time); 503 before: the server starts first
-// Every other path is civetweb's 404.
+// Every other path is 404. Every path is behind the same door: the web
+// config file's basic auth (401 without) and headers, and TLS when the file
+// configures it (cli/web_config.h).
 #pragma once
 
 #include <prometheus/exposer.h>
@@ -19,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/web_config.h"
 #include "core/result.h"
 #include "expose/exposition.h"
 #include "snapshot/snapshot.h"
@@ -38,6 +41,10 @@ struct HttpAnswer {
 std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
                                             std::string_view landing_note = {});
 
+// True once civetweb_compat.cc's look-up answers are linked in (they make
+// Debian 12's civetweb work with OpenSSL 3); Start calls it so they are.
+bool CivetwebOpenSslShimLinked();
+
 class HttpServer {
  public:
   // Listens on `listen` (checked by ParseListenAddress first). On failure the
@@ -45,7 +52,8 @@ class HttpServer {
   // reads `store` through a process-wide pointer.
   static Result<std::unique_ptr<HttpServer>> Start(
       const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
-      std::shared_ptr<const expose::Exposition> exposition, std::string landing_note = {});
+      std::shared_ptr<const expose::Exposition> exposition, std::string landing_note = {},
+      std::shared_ptr<WebDoor> door = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -54,12 +62,14 @@ class HttpServer {
   const snapshot::SnapshotStore& store() const { return *store_; }
   const expose::Exposition& exposition() const { return *exposition_; }
   const std::string& landing_note() const { return landing_note_; }
+  WebDoor& door() const { return *door_; }
 
  private:
   HttpServer() = default;
   std::shared_ptr<const snapshot::SnapshotStore> store_;
   std::shared_ptr<const expose::Exposition> exposition_;
   std::string landing_note_;
+  std::shared_ptr<WebDoor> door_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

@@ -24,6 +24,10 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--listen,--web.listen-address", f.listen,
                  "HTTP address for /metrics (host:port; port 0 picks a free port)")
       ->capture_default_str();
+  app.add_option("--web.config.file", f.web_config_file,
+                 "TLS, basic auth and response headers for every endpoint, in Prometheus "
+                 "exporter-toolkit's web config format; re-read when it changes "
+                 "(docs/security.md)");
   app.add_option("--listen-port-file", f.listen_port_file,
                  "Write the bound port to this file once listening (for tests and scripts)");
   app.add_option("--poll-interval", f.poll_interval, "Full rescan period (always runs)")

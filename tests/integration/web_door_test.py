@@ -1,0 +1,559 @@
+#!/usr/bin/env python3
+"""The front door (issue #30): `serve --web.config.file`, in the style of
+Prometheus exporter-toolkit's own tests, against the real binary.
+
+Certificates are made here, at test time, with the openssl command-line tool
+(nothing private is committed). bcrypt hashes are fixed test values of cost 4:
+alice/secret and alice/hunter2 (after the rotation).
+
+  python3 web_door_test.py --profwatch build/exporter/profwatch \
+      [--prometheus /usr/bin/prometheus] [-v]
+
+Every wait is a deadline on a condition; exit 0 when all pass.
+"""
+import argparse
+import base64
+import http.client
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import warnings
+
+OPTS = {}
+SECRET_HASH = "$2b$04$lXRYIwpwjzC7RiibA7VaguIx27a4iLMeWQGCW26yh9qzP54ahTiP6"   # "secret"
+HUNTER2_HASH = "$2b$04$MTyrTuhRNQPyXt3UNjCsIe4kBCREXwQSdRZPsZ6Zu5Ns9DxzbHMM."  # "hunter2"
+
+
+def wait_until(what, fn, timeout):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            got = fn()
+            if got:
+                return got
+        except Exception as e:  # the condition's own failure: keep trying
+            last = e
+        time.sleep(0.1)  # polling interval of a deadline-bounded wait
+    raise AssertionError(f"timed out waiting for {what} (last error: {last})")
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_pki(d):
+    """Two CAs; a server certificate (127.0.0.1, localhost) and a second one
+    for the rotation test, both from ca1; client certificates from ca1 (good)
+    and ca2 (wrong CA)."""
+    for ca in ("ca1", "ca2"):
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", f"{ca}.key", "-out", f"{ca}.crt", "-days", "2", "-subj", f"/CN={ca}",
+                cwd=d)
+    with open(os.path.join(d, "server.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    with open(os.path.join(d, "client.ext"), "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    for name, ca, ext in (("server", "ca1", "server.ext"), ("server2", "ca1", "server.ext"),
+                          ("client", "ca1", "client.ext"), ("wrongclient", "ca2", "client.ext")):
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
+                "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", "-extfile", ext, cwd=d)
+
+
+class Daemon:
+    """`profwatch serve` on a free loopback port with the given flags."""
+
+    def __init__(self, tmp, extra, tag="serve"):
+        self.tmp = tmp
+        jobs = os.path.join(tmp, "jobs")
+        os.makedirs(jobs, exist_ok=True)
+        self.port_file = os.path.join(tmp, f"{tag}.port")
+        if os.path.exists(self.port_file):
+            os.remove(self.port_file)
+        self.log_path = os.path.join(tmp, f"{tag}.log")
+        self.log_file = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [OPTS["profwatch"], "serve", "--watch", jobs, "--listen", "127.0.0.1:0",
+             "--listen-port-file", self.port_file, "--poll-interval", "1s", *extra],
+            stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.port = None
+
+    def wait_port(self):
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"serve exited {self.proc.returncode}: {self.log()}")
+            with open(self.port_file) as f:
+                return int(f.read().strip())
+        self.port = wait_until("the port file", ready, 20)
+        return self
+
+    def wait_exit(self, timeout=20):
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self.log_file.close()
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        """SIGTERM; the exit code when it was running (0 expected: a
+        sanitizer's report makes it non-zero), else None."""
+        code = None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            code = self.proc.wait(timeout=20)
+        self.log_file.close()
+        return code
+
+
+def auth_header(user, password):
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+def client_context(ca=None, cert=None, key=None, minimum=None, maximum=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if ca:
+        ctx.load_verify_locations(ca)
+    if cert:
+        ctx.load_cert_chain(cert, key)
+    if minimum:
+        ctx.minimum_version = minimum
+    if maximum:
+        ctx.maximum_version = maximum
+    return ctx
+
+
+def get(port, path, headers=None, tls=None, timeout=10):
+    """(status, headers, body) of one GET; raises on a transport failure."""
+    if tls is None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    else:
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=tls)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    finally:
+        conn.close()
+
+
+class WebDoorTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp(prefix="profwatch-door-")
+        cls.pki = os.path.join(cls.root, "pki")
+        os.makedirs(cls.pki)
+        make_pki(cls.pki)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix=self._testMethodName + "-", dir=self.root)
+        self.daemons = []
+
+    def tearDown(self):
+        for d in self.daemons:
+            code = d.stop()
+            self.assertIn(code, (None, 0), d.log())
+
+    def p(self, name):
+        return os.path.join(self.pki, name)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)  # a swap, as config management does it
+        return path
+
+    def tls_yaml(self, extra="", cert="server.crt", key="server.key"):
+        return (f"tls_server_config:\n  cert_file: {self.p(cert)}\n  key_file: {self.p(key)}\n"
+                + extra)
+
+    def serve(self, config_text=None, extra=()):
+        args = list(extra)
+        if config_text is not None:
+            args = ["--web.config.file", self.write("web.yml", config_text)] + args
+        d = Daemon(self.tmp, args)
+        self.daemons.append(d)
+        return d
+
+    def serve_ok(self, config_text=None, extra=()):
+        return self.serve(config_text, extra).wait_port()
+
+    def assert_rejected(self, config_text, *needles):
+        d = self.serve(config_text)
+        self.assertEqual(d.wait_exit(), 2, d.log())
+        log = d.log()
+        self.assertIn("web config file " + os.path.join(self.tmp, "web.yml"), log)
+        for n in needles:
+            self.assertIn(n, log)
+        return log
+
+    # ---------------------------------------------------------- bad files
+    def test_missing_file_is_exit_2(self):
+        d = Daemon(self.tmp, ["--web.config.file", os.path.join(self.tmp, "nope.yml")])
+        self.daemons.append(d)
+        self.assertEqual(d.wait_exit(), 2)
+        self.assertIn("nope.yml: cannot be read", d.log())
+
+    def test_junk_yaml_names_the_line(self):
+        self.assert_rejected("basic_auth_users:\n  alice: [unclosed\n", "line ")
+
+    def test_unknown_key_names_key_and_line(self):
+        self.assert_rejected("\n\ntls_config:\n  cert_file: x\n", "line 3", "unknown key 'tls_config'")
+        self.assert_rejected(self.tls_yaml("  cert_fil: y\n"), "line 4",
+                             "tls_server_config: unknown key 'cert_fil'")
+
+    def test_unsupported_options_are_errors(self):
+        self.assert_rejected(self.tls_yaml("  client_allowed_sans: [a]\n"),
+                             "client_allowed_sans: not supported")
+        self.assert_rejected("rate_limit:\n  interval: 1s\n", "rate_limit: not supported")
+        self.assert_rejected("http_server_config:\n  http2: true\n", "http2: true is not supported")
+        self.assert_rejected("http_server_config:\n  headers:\n    Server: x\n", "'Server' cannot be set")
+
+    def test_missing_or_bad_cert_and_key(self):
+        self.assert_rejected(self.tls_yaml(cert="absent.crt"), "cert_file", "absent.crt",
+                             "No such file")
+        self.assert_rejected(self.tls_yaml(key="absent.key"), "key_file", "absent.key")
+        # A key that is not a key (the root user reads any file, so an
+        # unreadable one cannot be made here: a certificate in its place).
+        self.assert_rejected(self.tls_yaml(key="ca1.crt"), "key_file")
+        # A key of another certificate.
+        self.assert_rejected(self.tls_yaml(key="client.key"), "client.key", "mismatch")
+        self.assert_rejected(f"tls_server_config:\n  cert_file: {self.p('server.crt')}\n",
+                             "missing key_file")
+
+    def test_client_ca_without_client_auth_policy(self):
+        self.assert_rejected(self.tls_yaml(f"  client_ca_file: {self.p('ca1.crt')}\n"),
+                             "client_ca_file is set without a client_auth_type")
+        self.assert_rejected(self.tls_yaml("  client_auth_type: RequireAndVerifyClientCert\n"),
+                             "no client_ca_file")
+        self.assert_rejected(self.tls_yaml("  client_auth_type: Sometimes\n"),
+                             "unknown policy 'Sometimes'")
+
+    def test_bad_bcrypt_hash(self):
+        self.assert_rejected("basic_auth_users:\n  alice: plaintext\n",
+                             "line 2", "basic_auth_users.alice: not a bcrypt hash")
+
+    def test_bad_versions_and_ciphers(self):
+        self.assert_rejected(self.tls_yaml("  min_version: TLS14\n"), "unknown TLS version 'TLS14'")
+        self.assert_rejected(self.tls_yaml("  min_version: TLS13\n  max_version: TLS12\n"),
+                             "max_version is below min_version")
+        self.assert_rejected(self.tls_yaml("  cipher_suites: [TLS_NOPE]\n"),
+                             "unknown cipher suite 'TLS_NOPE'")
+
+    # ---------------------------------------------------------- TLS
+    def test_plain_http_against_the_tls_port_gets_no_answer(self):
+        d = self.serve_ok(self.tls_yaml())
+        with self.assertRaises((http.client.HTTPException, ConnectionError, OSError)):
+            get(d.port, "/metrics")
+        status, _, body = get(d.port, "/metrics", tls=client_context(self.p("ca1.crt")))
+        self.assertEqual(status, 200)
+        self.assertIn(b"profwatch_build_info", body)
+
+    def test_tls12_client_against_min_version_tls13(self):
+        d = self.serve_ok(self.tls_yaml("  min_version: TLS13\n"))
+        with self.assertRaises(ssl.SSLError):
+            get(d.port, "/-/healthy",
+                tls=client_context(self.p("ca1.crt"), maximum=ssl.TLSVersion.TLSv1_2))
+        status, _, _ = get(d.port, "/-/healthy",
+                           tls=client_context(self.p("ca1.crt"), minimum=ssl.TLSVersion.TLSv1_3))
+        self.assertEqual(status, 200)
+
+    def test_default_minimum_is_tls12(self):
+        d = self.serve_ok(self.tls_yaml())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx = client_context(self.p("ca1.crt"), maximum=ssl.TLSVersion.TLSv1_1)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1
+        ctx.set_ciphers("ALL:@SECLEVEL=0")
+        with self.assertRaises(ssl.SSLError):
+            get(d.port, "/-/healthy", tls=ctx)
+        status, _, _ = get(d.port, "/-/healthy", tls=client_context(
+            self.p("ca1.crt"), maximum=ssl.TLSVersion.TLSv1_2))
+        self.assertEqual(status, 200)
+
+    def test_require_any_client_cert_takes_an_unverified_one(self):
+        d = self.serve_ok(self.tls_yaml("  client_auth_type: RequireAnyClientCert\n"))
+        other = client_context(self.p("ca1.crt"), self.p("wrongclient.crt"),
+                               self.p("wrongclient.key"))
+        self.assertEqual(get(d.port, "/-/healthy", tls=other)[0], 200)
+        with self.assertRaises((ssl.SSLError, ConnectionError, OSError, http.client.HTTPException)):
+            get(d.port, "/-/healthy", tls=client_context(self.p("ca1.crt")))
+
+    def test_cipher_suites_and_curves(self):
+        d = self.serve_ok(self.tls_yaml(
+            "  max_version: TLS12\n"
+            "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"
+            "  curve_preferences: [CurveP384]\n"))
+        ctx = client_context(self.p("ca1.crt"))
+        with socket.create_connection(("127.0.0.1", d.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                self.assertEqual(s.version(), "TLSv1.2")
+                self.assertEqual(s.cipher()[0], "ECDHE-ECDSA-AES256-GCM-SHA384")
+        only_128 = client_context(self.p("ca1.crt"))
+        only_128.set_ciphers("ECDHE-ECDSA-AES128-GCM-SHA256")
+        with self.assertRaises(ssl.SSLError):
+            get(d.port, "/-/healthy", tls=only_128)
+
+    def test_client_certificate_required(self):
+        d = self.serve_ok(self.tls_yaml(
+            f"  client_ca_file: {self.p('ca1.crt')}\n"
+            "  client_auth_type: RequireAndVerifyClientCert\n"))
+        good = client_context(self.p("ca1.crt"), self.p("client.crt"), self.p("client.key"))
+        self.assertEqual(get(d.port, "/metrics", tls=good)[0], 200)
+        for name, ctx in (("wrong CA", client_context(self.p("ca1.crt"), self.p("wrongclient.crt"),
+                                                      self.p("wrongclient.key"))),
+                          ("none", client_context(self.p("ca1.crt")))):
+            with self.subTest(name), self.assertRaises((ssl.SSLError, ConnectionError, OSError,
+                                                        http.client.HTTPException)):
+                get(d.port, "/metrics", tls=ctx)
+        # Still serving the good client afterwards.
+        self.assertEqual(get(d.port, "/-/healthy", tls=good)[0], 200)
+
+    # ---------------------------------------------------------- basic auth
+    def check_passwords(self, d, tls):
+        for path in ("/metrics", "/", "/-/healthy", "/-/ready", "/nothing"):
+            with self.subTest(path=path, case="no password"):
+                status, headers, _ = get(d.port, path, tls=tls)
+                self.assertEqual(status, 401)
+                self.assertIn("Basic", headers.get("WWW-Authenticate", ""))
+            with self.subTest(path=path, case="wrong password"):
+                self.assertEqual(get(d.port, path, auth_header("alice", "wrong"), tls=tls)[0], 401)
+            with self.subTest(path=path, case="unknown user"):
+                self.assertEqual(get(d.port, path, auth_header("mallory", "secret"), tls=tls)[0],
+                                 401)
+        self.assertEqual(get(d.port, "/metrics", auth_header("alice", "secret"), tls=tls)[0], 200)
+        self.assertEqual(get(d.port, "/", auth_header("alice", "secret"), tls=tls)[0], 200)
+        self.assertEqual(get(d.port, "/-/healthy", auth_header("alice", "secret"), tls=tls)[0], 200)
+        self.assertEqual(get(d.port, "/nothing", auth_header("alice", "secret"), tls=tls)[0], 404)
+        ready = wait_until("ready", lambda: get(d.port, "/-/ready", auth_header("alice", "secret"),
+                                                tls=tls)[0] == 200, 20)
+        self.assertTrue(ready)
+
+    def test_passwords_without_tls(self):
+        d = self.serve_ok(f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n")
+        self.check_passwords(d, None)
+
+    def test_passwords_with_tls(self):
+        d = self.serve_ok(self.tls_yaml(f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n"))
+        self.check_passwords(d, client_context(self.p("ca1.crt")))
+
+    def test_headers_on_every_answer(self):
+        d = self.serve_ok("http_server_config:\n  headers:\n    X-Frame-Options: deny\n"
+                          "    X-Content-Type-Options: nosniff\n"
+                          f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n")
+        for path, auth in (("/metrics", True), ("/", True), ("/nothing", True), ("/metrics", False)):
+            _, headers, _ = get(d.port, path, auth_header("alice", "secret") if auth else None)
+            self.assertEqual(headers.get("X-Frame-Options"), "deny", path)
+            self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff", path)
+
+    def test_config_file_flag_carries_the_web_config(self):
+        web = self.write("web.yml", f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n")
+        cfg = self.write("serve.yml", f"web.config.file: {web}\n")
+        d = Daemon(self.tmp, ["--config", cfg])
+        self.daemons.append(d)
+        d.wait_port()
+        self.assertEqual(get(d.port, "/metrics")[0], 401)
+        self.assertEqual(get(d.port, "/metrics", auth_header("alice", "secret"))[0], 200)
+
+    # ---------------------------------------------------------- reload
+    def test_file_swapped_while_running(self):
+        tls = client_context(self.p("ca1.crt"))
+        d = self.serve_ok(self.tls_yaml(f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n"))
+        alice = auth_header("alice", "secret")
+        self.assertEqual(get(d.port, "/metrics", alice, tls=tls)[0], 200)
+
+        def metric(name):
+            _, _, body = get(d.port, "/metrics", auth_header("alice", "secret"), tls=tls)
+            for line in body.decode().splitlines():
+                if line.startswith(name + " "):
+                    return float(line.split()[1])
+            return None
+
+        # A bad version: the old one stays, one log line, counted.
+        self.write("web.yml", self.tls_yaml("basic_auth_users:\n  alice: nothash\n"))
+        wait_until("the reload error to be counted",
+                   lambda: metric("profwatch_web_config_reload_errors_total") == 1, 20)
+        self.assertEqual(metric("profwatch_web_config_last_reload_successful"), 0)
+        for _ in range(3):
+            self.assertEqual(get(d.port, "/metrics", alice, tls=tls)[0], 200)
+        self.assertEqual(metric("profwatch_web_config_reload_errors_total"), 1)
+        self.assertEqual(d.log().count("web config reload failed"), 1, d.log())
+        self.assertIn("not a bcrypt hash", d.log())
+
+        # Switching TLS off is refused too (the socket's scheme is fixed).
+        self.write("web.yml", f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n")
+        # The file is re-read when a connection comes (as exporter-toolkit does).
+        wait_until("the refusal", lambda: get(d.port, "/-/healthy", alice, tls=tls)[0] == 200
+                   and "switching TLS off needs a restart" in d.log(), 20)
+        self.assertEqual(get(d.port, "/metrics", alice, tls=tls)[0], 200)
+
+        # A good version: a new password and a new certificate.
+        self.write("web.yml", self.tls_yaml(f"basic_auth_users:\n  alice: '{HUNTER2_HASH}'\n",
+                                            cert="server2.crt", key="server2.key"))
+        hunter2 = auth_header("alice", "hunter2")
+        wait_until("the new password", lambda: get(d.port, "/-/healthy", hunter2, tls=tls)[0] == 200,
+                   20)
+        self.assertEqual(get(d.port, "/-/healthy", alice, tls=tls)[0], 401)
+        self.assertEqual(metric_with(d.port, tls, hunter2,
+                                     "profwatch_web_config_last_reload_successful"), 1)
+        with socket.create_connection(("127.0.0.1", d.port), timeout=10) as raw:
+            with tls.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                cn = dict(x[0] for x in s.getpeercert()["subject"])["commonName"]
+        self.assertEqual(cn, "server2")
+
+    def test_certificate_rotated_in_place(self):
+        # cert-manager style: the same paths, new content.
+        shutil.copy(self.p("server.crt"), os.path.join(self.tmp, "tls.crt"))
+        shutil.copy(self.p("server.key"), os.path.join(self.tmp, "tls.key"))
+        d = self.serve_ok("tls_server_config:\n"
+                          f"  cert_file: {os.path.join(self.tmp, 'tls.crt')}\n"
+                          f"  key_file: {os.path.join(self.tmp, 'tls.key')}\n")
+        tls = client_context(self.p("ca1.crt"))
+
+        def peer_cn():
+            with socket.create_connection(("127.0.0.1", d.port), timeout=10) as raw:
+                with tls.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                    return dict(x[0] for x in s.getpeercert()["subject"])["commonName"]
+        self.assertEqual(peer_cn(), "server")
+        shutil.copy(self.p("server2.key"), os.path.join(self.tmp, "tls.key.new"))
+        shutil.copy(self.p("server2.crt"), os.path.join(self.tmp, "tls.crt.new"))
+        os.replace(os.path.join(self.tmp, "tls.key.new"), os.path.join(self.tmp, "tls.key"))
+        os.replace(os.path.join(self.tmp, "tls.crt.new"), os.path.join(self.tmp, "tls.crt"))
+        wait_until("the rotated certificate", lambda: peer_cn() == "server2", 20)
+
+    # ---------------------------------------------------------- probe, load
+    def test_probe_speaks_https_and_basic_auth(self):
+        d = self.serve_ok(self.tls_yaml(
+            f"  client_ca_file: {self.p('ca1.crt')}\n"
+            "  client_auth_type: RequireAndVerifyClientCert\n"
+            f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n"))
+        pw = self.write("password", "secret\n")
+        base = [OPTS["profwatch"], "probe", "--listen", f"127.0.0.1:{d.port}"]
+        full = ["--https", "--ca-file", self.p("ca1.crt"), "--cert-file", self.p("client.crt"),
+                "--key-file", self.p("client.key"), "--user", "alice", "--password-file", pw]
+        ok = subprocess.run(base + full + ["--timeout", "5s"], capture_output=True, text=True)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        ok = subprocess.run(base + full + ["--path", "/-/ready", "--timeout", "20s"],
+                            capture_output=True, text=True)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        no_pw = subprocess.run(base + full[:7] + ["--timeout", "1s"], capture_output=True,
+                               text=True)
+        self.assertEqual(no_pw.returncode, 1)
+        self.assertIn("HTTP 401", no_pw.stderr)
+        wrong_name = subprocess.run(base + full + ["--server-name", "other.example", "--timeout",
+                                                   "1s"],
+                                    capture_output=True, text=True)
+        self.assertEqual(wrong_name.returncode, 1)
+        self.assertIn("hostname mismatch", wrong_name.stderr)
+        plain = subprocess.run(base + ["--user", "alice", "--password-file", pw, "--timeout", "1s"],
+                               capture_output=True, text=True)
+        self.assertEqual(plain.returncode, 1)
+
+    def test_idle_tls_connections_do_not_hold_the_scrape(self):
+        d = self.serve_ok(self.tls_yaml())
+        idle = [socket.create_connection(("127.0.0.1", d.port)) for _ in range(100)]
+        try:
+            start = time.time()
+            status, _, _ = get(d.port, "/metrics", tls=client_context(self.p("ca1.crt")))
+            self.assertEqual(status, 200)
+            self.assertLess(time.time() - start, 3.0)
+        finally:
+            for s in idle:
+                s.close()
+
+    # ---------------------------------------------------------- Prometheus
+    def test_prometheus_scrapes_over_https_with_basic_auth(self):
+        prometheus = OPTS.get("prometheus") or shutil.which("prometheus")
+        if not prometheus or not os.path.exists(prometheus):
+            self.skipTest("no prometheus binary")
+        d = self.serve_ok(self.tls_yaml(f"basic_auth_users:\n  alice: '{SECRET_HASH}'\n"))
+        pw = self.write("password", "secret")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            prom_port = s.getsockname()[1]
+        cfg = self.write("prometheus.yml", json.dumps({
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+            "scrape_configs": [{
+                "job_name": "door", "scheme": "https",
+                "tls_config": {"ca_file": self.p("ca1.crt")},
+                "basic_auth": {"username": "alice", "password_file": pw},
+                "static_configs": [{"targets": [f"127.0.0.1:{d.port}"]}]}]}))
+        log = open(os.path.join(self.tmp, "prometheus.log"), "w")
+        prom = subprocess.Popen([prometheus, f"--config.file={cfg}",
+                                 f"--storage.tsdb.path={os.path.join(self.tmp, 'tsdb')}",
+                                 f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
+                                stdout=log, stderr=subprocess.STDOUT)
+        try:
+            def query(expr):
+                url = (f"http://127.0.0.1:{prom_port}/api/v1/query?"
+                       + urllib.parse.urlencode({"query": expr}))
+                status, _, body = get_url(url)
+                if status != 200:
+                    return None
+                return json.loads(body)["data"]["result"]
+
+            def up():
+                r = query('up{job="door"}')
+                return r and r[0]["value"][1] == "1"
+            wait_until("Prometheus to scrape the daemon over HTTPS with basic auth", up, 60)
+            r = wait_until("profwatch_build_info in Prometheus",
+                           lambda: query('profwatch_build_info{job="door"}'), 30)
+            self.assertEqual(r[0]["value"][1], "1")
+        finally:
+            prom.terminate()
+            prom.wait(timeout=30)
+            log.close()
+
+
+def metric_with(port, tls, headers, name):
+    _, _, body = get(port, "/metrics", headers, tls=tls)
+    for line in body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def get_url(url):
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=5)
+    try:
+        conn.request("GET", u.path + "?" + u.query)
+        r = conn.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    finally:
+        conn.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profwatch", required=True)
+    ap.add_argument("--prometheus")
+    args, rest = ap.parse_known_args()
+    OPTS["profwatch"] = os.path.abspath(args.profwatch)
+    OPTS["prometheus"] = args.prometheus
+    if shutil.which("openssl") is None:
+        print("web_door_test: needs the openssl command-line tool")
+        return 1
+    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
