@@ -186,6 +186,7 @@ struct FileAggregator::Impl {
     int64_t start = 0, end = 0;
     uint32_t name = 0, module = 0;  // module: ModuleId
     int dev = 0;
+    bool scoped = false;  // has its own scope: placed for FLOPs only
   };
   NameTable modules;  // args.hlo_module values; ModuleId = index + 1
   std::vector<GraphKernel> graph_kernels;
@@ -375,16 +376,17 @@ struct FileAggregator::Impl {
       AddMemop(dev, start, end);
     } else {
       AddKernel(dev, tid, h.name, start, end);
-      if (h.scope != 0) {
-        scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
-      } else if (h.module != 0) {
+      if (h.scope != 0) scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
+      // Kernels of a module are placed by its schedule: for a scope when
+      // they have none, and for the FLOPs of the launch they execute.
+      if (h.module != 0) {
         if (!keep_graph_kernels) {
-          unkept_graph_ps += end - start;
+          if (h.scope == 0) unkept_graph_ps += end - start;
         } else if (graph_kernels.size() < FileAggregator::kMaxGraphKernels) {
-          graph_kernels.push_back({start, end, h.name, h.module, dev});
+          graph_kernels.push_back({start, end, h.name, h.module, dev, h.scope != 0});
         } else {
           ++drops["graph_kernel_limit"];
-          over_limit_graph_ps += end - start;
+          if (h.scope == 0) over_limit_graph_ps += end - start;
         }
       }
     }
@@ -642,20 +644,69 @@ struct FileAggregator::Impl {
     held[{pid, tid}].push_back(h);
   }
 
+  // FLOPs of one execution of launches (graph_regions.h) and its kernels'
+  // time: by kind when one kind did them, else in the total only.
+  void CountExecution(const parse::HloModuleSchedule& schedule, const GraphPlacement::Execution& e,
+                      size_t offset, const std::vector<FamilyId>& family, FileStats& out,
+                      std::map<FamilyId, FlopStats::Family>& by_family) {
+    std::array<double, 2> flops{};
+    bool any = false, unknown = false;
+    for (size_t l : e.launches) {
+      const parse::HloLaunch& launch = schedule.launches[l];
+      if (launch.flop_kind == parse::HloLaunch::Flops::kNone) continue;
+      any = true;
+      if (launch.flops < 0) {
+        unknown = true;
+        continue;
+      }
+      flops[launch.flop_kind == parse::HloLaunch::Flops::kMatmul ? 0 : 1] +=
+          static_cast<double>(launch.flops);
+    }
+    if (!any) return;
+    int64_t ps = 0, longest = -1;
+    uint32_t longest_name = 0;
+    for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+      const GraphKernel& gk = graph_kernels[k];
+      ps += gk.end - gk.start;
+      if (gk.end - gk.start > longest) {
+        longest = gk.end - gk.start;
+        longest_name = gk.name;
+      }
+    }
+    if (unknown) {
+      ++out.flops.unknown_ops;
+      out.flops.unknown_kernel_ps += ps;
+      return;
+    }
+    out.flops.flops[0] += flops[0];
+    out.flops.flops[1] += flops[1];
+    if (flops[0] > 0 && flops[1] > 0) {
+      out.flops.mixed_kernel_ps += ps;
+      return;
+    }
+    out.flops.kernel_ps[flops[0] > 0 ? 0 : 1] += ps;
+    FlopStats::Family& f = by_family[family[longest_name]];
+    f.flops += flops[0] + flops[1];
+    f.kernel_ps += ps;
+  }
+
   // Gives CUDA-graph kernels the scopes their module's schedule implies
   // (added to scope_name_ps like args.name scopes).
-  void PlaceGraphKernels(GraphRegionStats& g) {
+  void PlaceGraphKernels(GraphRegionStats& g, const std::vector<FamilyId>& family, FileStats& out) {
     g.kernel_ps = unkept_graph_ps + over_limit_graph_ps;
-    for (const GraphKernel& k : graph_kernels) g.kernel_ps += k.end - k.start;
-    if (g.kernel_ps == 0) return;
+    for (const GraphKernel& k : graph_kernels) g.kernel_ps += k.scoped ? 0 : k.end - k.start;
+    if (g.kernel_ps == 0 && graph_kernels.empty()) return;
     if (over_limit_graph_ps > 0) {
       g.unplaced = "more than " + std::to_string(FileAggregator::kMaxGraphKernels) +
                    " kernels without a scope in the file: the later ones are not placed";
     }
     if (!hlo || unkept_graph_ps > 0) {
-      g.unplaced = hlo_missing.empty() ? "no HLO modules for this file" : hlo_missing;
+      if (g.kernel_ps > 0) {
+        g.unplaced = hlo_missing.empty() ? "no HLO modules for this file" : hlo_missing;
+      }
       return;
     }
+    std::map<FamilyId, FlopStats::Family> flop_by_family;
     std::stable_sort(graph_kernels.begin(), graph_kernels.end(),
                      [](const GraphKernel& a, const GraphKernel& b) {
                        if (a.dev != b.dev) return a.dev < b.dev;
@@ -672,16 +723,25 @@ struct FileAggregator::Impl {
       const std::string& module = modules[graph_kernels[begin].module - 1];
       const parse::HloModuleSchedule* schedule = hlo->Find(module);
       if (schedule == nullptr) {
-        if (g.unplaced.empty()) g.unplaced = "module " + module + " is not among the HLO modules";
+        const bool unscoped = std::any_of(graph_kernels.begin() + static_cast<ptrdiff_t>(begin),
+                                          graph_kernels.begin() + static_cast<ptrdiff_t>(end),
+                                          [](const GraphKernel& k) { return !k.scoped; });
+        if (unscoped && g.unplaced.empty()) {
+          g.unplaced = "module " + module + " is not among the HLO modules";
+        }
         begin = end;
         continue;
       }
       group_names.clear();
       for (size_t i = begin; i < end; ++i) group_names.push_back(names[graph_kernels[i].name]);
       const GraphPlacement placed = aggregate::PlaceGraphKernels(*schedule, group_names);
+      for (const GraphPlacement::Execution& e : placed.executions) {
+        CountExecution(*schedule, e, begin, family, out, flop_by_family);
+      }
       for (size_t i = begin; i < end; ++i) {
+        const GraphKernel& gk = graph_kernels[i];
         const int32_t at = placed.scope[i - begin];
-        if (at < 0) continue;
+        if (at < 0 || gk.scoped) continue;
         const size_t idx = static_cast<size_t>(at);
         const std::string& scope = idx < schedule->scopes.size()
                                        ? schedule->scopes[idx]
@@ -694,6 +754,7 @@ struct FileAggregator::Impl {
       }
       begin = end;
     }
+    for (auto& [id, f] : flop_by_family) out.flop_families.emplace_back(id, std::move(f));
     std::vector<GraphKernel>().swap(graph_kernels);
   }
 
@@ -924,7 +985,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
                                            name_exclusive[i], name_idle_before[i]});
   }
   out->steps = std::move(im.steps);
-  im.PlaceGraphKernels(out->graph);
+  im.PlaceGraphKernels(out->graph, family, *out);
   im.CountFlops(family, *out);
   if (!summary.device_names.empty()) out->flops.device_name = summary.device_names.front();
   std::map<uint32_t, int64_t> scope_ps;  // by scope id, memory kernels left out
@@ -984,6 +1045,7 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
       w.flops.flops[k] += fs->flops.flops[k];
       w.flops.kernel_ps[k] += fs->flops.kernel_ps[k];
     }
+    w.flops.mixed_kernel_ps += fs->flops.mixed_kernel_ps;
     w.flops.unknown_ops += fs->flops.unknown_ops;
     w.flops.unknown_kernel_ps += fs->flops.unknown_kernel_ps;
     for (const auto& [id, f] : fs->flop_families) {

@@ -15,13 +15,17 @@ struct Gap {
 
 void FillGap(const parse::HloModuleSchedule& s, const Gap& g, GraphPlacement& out) {
   const size_t n = s.launches.size();
-  std::vector<uint32_t> library;  // scopes of the library calls, in order
+  std::vector<uint32_t> library;   // scopes of the library calls, in order
+  std::vector<size_t> library_at;  // and their positions
   std::vector<std::string_view> scopes;
   bool fusion = false;
   for (size_t i = 0; i < g.length; ++i) {
     const parse::HloLaunch& l = s.launches[(g.from + i) % n];
     if (l.kind == Kind::kOpaque) return;
-    if (l.kind == Kind::kLibrary) library.push_back(l.scope);
+    if (l.kind == Kind::kLibrary) {
+      library.push_back(l.scope);
+      library_at.push_back((g.from + i) % n);
+    }
     fusion = fusion || l.kind == Kind::kFusion;
     scopes.push_back(s.scopes[l.scope]);
   }
@@ -30,8 +34,13 @@ void FillGap(const parse::HloModuleSchedule& s, const Gap& g, GraphPlacement& ou
   if (!fusion && library.size() == kernels) {
     for (size_t k = 0; k < kernels; ++k) {
       out.scope[g.first_kernel + k] = static_cast<int32_t>(library[k]);
+      out.executions.push_back({g.first_kernel + k, g.first_kernel + k + 1, {library_at[k]}});
     }
     return;
+  }
+  // Only library calls ran here: the kernels together executed them once.
+  if (!fusion && !library_at.empty()) {
+    out.executions.push_back({g.first_kernel, g.end_kernel, library_at});
   }
   std::string shared = parse::CommonScope(scopes);
   if (shared.empty()) return;
@@ -70,6 +79,7 @@ GraphPlacement PlaceGraphKernels(const parse::HloModuleSchedule& schedule,
     const size_t pos = q != at.end() ? *q : at.front();  // none left: the next step
     position[k] = static_cast<int64_t>(pos);
     out.scope[k] = static_cast<int32_t>(schedule.launches[pos].scope);
+    out.executions.push_back({k, k + 1, {pos}});
     next = pos + 1;
     ++out.anchors;
   }

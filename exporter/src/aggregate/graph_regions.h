@@ -33,7 +33,16 @@ struct GraphPlacement {
   // `shared_scopes` (index - scopes.size()); -1 = no scope.
   std::vector<int32_t> scope;
   std::vector<std::string> shared_scopes;  // common prefixes of several launches
-  size_t anchors = 0;                      // kernels placed by their name
+  // Kernels that together are one execution of some launches: an anchor and
+  // its fusion, a library kernel paired with its call, or all the kernels
+  // between two anchors with the library calls there (when nothing else
+  // runs between them). FLOPs count once per group.
+  struct Execution {
+    size_t first_kernel = 0, end_kernel = 0;  // [first, end)
+    std::vector<size_t> launches;             // positions in the schedule
+  };
+  std::vector<Execution> executions;
+  size_t anchors = 0;  // kernels placed by their name
 };
 
 GraphPlacement PlaceGraphKernels(const parse::HloModuleSchedule& schedule,

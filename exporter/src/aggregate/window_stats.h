@@ -127,8 +127,11 @@ struct GraphRegionStats {
 struct FlopStats {
   std::array<double, 3> flops{};       // by FlopKind, summed over GPUs and steps
   std::array<int64_t, 3> kernel_ps{};  // kernel time of the counted operators
-  int64_t unknown_ops = 0;             // counted kinds with unusable shapes (and kernels)
-  int64_t unknown_kernel_ps = 0;       // their kernel time
+  // Kernel time of executions that did FLOPs of several kinds at once (XLA
+  // library calls between the same two fusions): in the total only.
+  int64_t mixed_kernel_ps = 0;
+  int64_t unknown_ops = 0;        // counted kinds with unusable shapes (and kernels)
+  int64_t unknown_kernel_ps = 0;  // their kernel time
   struct Family {
     std::string family;
     double flops = 0;
@@ -139,7 +142,9 @@ struct FlopStats {
   double peak_per_second = 0;    // 0: unknown
   std::string peak_source;       // "--peak-flops" or "datasheet"
   double Total() const { return flops[0] + flops[1] + flops[2]; }
-  int64_t TotalKernelPs() const { return kernel_ps[0] + kernel_ps[1] + kernel_ps[2]; }
+  int64_t TotalKernelPs() const {
+    return kernel_ps[0] + kernel_ps[1] + kernel_ps[2] + mixed_kernel_ps;
+  }
   bool Counted() const { return Total() > 0 || unknown_ops > 0; }
 };
 

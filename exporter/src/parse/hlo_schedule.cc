@@ -1,6 +1,9 @@
 #include "parse/hlo_schedule.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
+#include <charconv>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -13,21 +16,6 @@ namespace {
 using wire::Cursor;
 using wire::kLen;
 using wire::kVarint;
-
-struct Instr {
-  std::string_view name, opcode, op_name;
-  int64_t id = 0;
-  std::vector<int64_t> called;
-};
-
-struct Computation {
-  int64_t id = 0;
-  std::vector<Instr> instrs;
-};
-
-Error Corrupt(const Cursor& c, std::string_view where) {
-  return Error{ErrorCode::kCorrupt, std::string(where) + ": " + c.error()};
-}
 
 // A repeated int64: packed (one length-delimited field) or one varint each.
 bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>& out) {
@@ -45,6 +33,67 @@ bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>& out) {
     out.push_back(static_cast<int64_t>(v));
   }
   return true;
+}
+
+struct DotDims {
+  std::vector<int64_t> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
+};
+
+struct Instr {
+  std::string_view name, opcode, op_name, custom_call_target, backend_config;
+  int64_t id = 0;
+  std::vector<int64_t> called, operands;
+  std::vector<int64_t> dims;  // array shape, or a tuple's first element
+  bool has_dot_dims = false;
+  DotDims dot;
+};
+
+// ShapeProto: dimensions = 3 (int64s), tuple_shapes = 4 (the first is the
+// result of a custom-call whose other elements are workspaces).
+bool DecodeShape(std::string_view bytes, std::vector<int64_t>& dims, int depth = 0) {
+  Cursor c(bytes);
+  bool tuple_seen = false;
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    if (!c.Tag(&f, &wt)) return false;
+    if (f == 3) {
+      if (!ReadInt64s(c, wt, dims)) return false;
+    } else if (f == 4 && !tuple_seen && depth < 4) {
+      std::string_view t;
+      if (!c.Expect(wt, kLen, "tuple shape") || !c.Bytes(&t)) return false;
+      tuple_seen = true;
+      if (!DecodeShape(t, dims, depth + 1)) return false;
+    } else if (!c.Skip(wt)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// DotDimensionNumbers: lhs_contracting 1, rhs_contracting 2, lhs_batch 3,
+// rhs_batch 4.
+bool DecodeDotDims(std::string_view bytes, DotDims& d) {
+  Cursor c(bytes);
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    if (!c.Tag(&f, &wt)) return false;
+    std::vector<int64_t>* out = f == 1   ? &d.lhs_contracting
+                                : f == 2 ? &d.rhs_contracting
+                                : f == 3 ? &d.lhs_batch
+                                : f == 4 ? &d.rhs_batch
+                                         : nullptr;
+    if (out != nullptr ? !ReadInt64s(c, wt, *out) : !c.Skip(wt)) return false;
+  }
+  return true;
+}
+
+struct Computation {
+  int64_t id = 0;
+  std::vector<Instr> instrs;
+};
+
+Error Corrupt(const Cursor& c, std::string_view where) {
+  return Error{ErrorCode::kCorrupt, std::string(where) + ": " + c.error()};
 }
 
 bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
@@ -77,6 +126,27 @@ bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
           ok = c.Expect(wt, kVarint, "id") && c.Varint(&v);
           in.id = static_cast<int64_t>(v);
           break;
+        case 3: {
+          std::string_view shape;
+          ok = c.Expect(wt, kLen, "shape") && c.Bytes(&shape);
+          if (ok && !DecodeShape(shape, in.dims)) in.dims.clear();
+          break;
+        }
+        case 28:
+          ok = c.Expect(wt, kLen, "custom_call_target") && c.Bytes(&in.custom_call_target);
+          break;
+        case 30: {
+          std::string_view dd;
+          ok = c.Expect(wt, kLen, "dot_dimension_numbers") && c.Bytes(&dd);
+          in.has_dot_dims = ok && DecodeDotDims(dd, in.dot);
+          break;
+        }
+        case 36:
+          ok = ReadInt64s(c, wt, in.operands);
+          break;
+        case 43:
+          ok = c.Expect(wt, kLen, "backend_config") && c.Bytes(&in.backend_config);
+          break;
         case 38:
           ok = ReadInt64s(c, wt, in.called);
           break;
@@ -86,6 +156,56 @@ bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
     }
     if (!ok) {
       error = c.error();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Mul(int64_t& acc, int64_t v) { return v >= 0 && !__builtin_mul_overflow(acc, v, &acc); }
+
+bool Indices(const std::vector<int64_t>& idx, size_t rank) {
+  for (int64_t i : idx) {
+    if (i < 0 || static_cast<size_t>(i) >= rank) return false;
+  }
+  return true;
+}
+
+// 2 * prod(lhs) * prod(rhs dims neither contracted nor batch) = 2*B*M*K*N;
+// -1 when the dimension numbers do not fit the shapes.
+int64_t DotFlops(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+                 const DotDims& d) {
+  if (lhs.empty() || rhs.empty() || !Indices(d.lhs_contracting, lhs.size()) ||
+      !Indices(d.lhs_batch, lhs.size()) || !Indices(d.rhs_contracting, rhs.size()) ||
+      !Indices(d.rhs_batch, rhs.size()) || d.lhs_contracting.size() != d.rhs_contracting.size()) {
+    return -1;
+  }
+  int64_t f = 2;
+  for (int64_t v : lhs) {
+    if (!Mul(f, v)) return -1;
+  }
+  for (size_t i = 0; i < rhs.size(); ++i) {
+    const auto in = [&](const std::vector<int64_t>& v) {
+      return std::find(v.begin(), v.end(), static_cast<int64_t>(i)) != v.end();
+    };
+    if (!in(d.rhs_contracting) && !in(d.rhs_batch) && !Mul(f, rhs[i])) return -1;
+  }
+  return f;
+}
+
+// Integers written as JSON strings or numbers (protobuf's JSON form of int64).
+bool JsonInts(simdjson::dom::element e, std::vector<int64_t>& out) {
+  simdjson::dom::array a;
+  if (e.get_array().get(a)) return false;
+  for (simdjson::dom::element v : a) {
+    int64_t n = 0;
+    std::string_view text;
+    if (!v.get_int64().get(n)) {
+      out.push_back(n);
+    } else if (!v.get_string().get(text) &&
+               std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc()) {
+      out.push_back(n);
+    } else {
       return false;
     }
   }
@@ -276,6 +396,97 @@ class Decoder {
     }
   }
 
+  const std::vector<int64_t>* DimsOf(int64_t id) const {
+    const Instr* in = Find(id);
+    return in == nullptr ? nullptr : &in->dims;
+  }
+
+  // FLOPs of the dots a fusion computes (nested computations included).
+  void FusedFlops(const Instr& in, HloLaunch& out, int depth) {
+    if (depth > 16) return;
+    for (int64_t cid : in.called) {
+      auto it = comps_.find(cid);
+      if (it == comps_.end()) continue;
+      for (const Instr& x : it->second.instrs) {
+        if (x.opcode == "dot") AddFlops(out, HloLaunch::Flops::kMatmul, DotOf(x));
+        FusedFlops(x, out, depth + 1);
+      }
+    }
+  }
+
+  int64_t DotOf(const Instr& x) const {
+    if (!x.has_dot_dims || x.operands.size() < 2) return -1;
+    const auto *lhs = DimsOf(x.operands[0]), *rhs = DimsOf(x.operands[1]);
+    return lhs && rhs ? DotFlops(*lhs, *rhs, x.dot) : -1;
+  }
+
+  static void AddFlops(HloLaunch& out, HloLaunch::Flops kind, int64_t flops) {
+    if (out.flop_kind == HloLaunch::Flops::kNone) out.flop_kind = kind;
+    if (flops < 0 || out.flops < 0) {
+      out.flops = -1;
+    } else if (__builtin_add_overflow(out.flops, flops, &out.flops)) {
+      out.flops = -1;
+    }
+  }
+
+  // cuBLAS GEMMs and cuDNN fused attention, from their backend configs.
+  void LibraryFlops(const Instr& in, HloLaunch& out) {
+    if (in.opcode == "dot") {
+      AddFlops(out, HloLaunch::Flops::kMatmul, DotOf(in));
+      return;
+    }
+    const bool gemm = in.custom_call_target.starts_with("__cublas$");
+    const bool fmha = in.custom_call_target.starts_with("__cudnn$fmha");
+    if (!gemm && !fmha) return;
+    const auto kind = gemm ? HloLaunch::Flops::kMatmul : HloLaunch::Flops::kAttention;
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element config;
+    if (parser.parse(simdjson::padded_string(in.backend_config)).get(config)) {
+      AddFlops(out, kind, -1);
+      return;
+    }
+    if (gemm) {
+      DotDims d;
+      simdjson::dom::element dn;
+      if (config["gemm_backend_config"]["dot_dimension_numbers"].get(dn) ||
+          !JsonInts(dn["lhs_contracting_dimensions"], d.lhs_contracting) ||
+          !JsonInts(dn["rhs_contracting_dimensions"], d.rhs_contracting) ||
+          !JsonInts(dn["lhs_batch_dimensions"], d.lhs_batch) ||
+          !JsonInts(dn["rhs_batch_dimensions"], d.rhs_batch) || in.operands.size() < 2) {
+        AddFlops(out, kind, -1);
+        return;
+      }
+      const auto *lhs = DimsOf(in.operands[0]), *rhs = DimsOf(in.operands[1]);
+      AddFlops(out, kind, lhs && rhs ? DotFlops(*lhs, *rhs, d) : -1);
+      return;
+    }
+    simdjson::dom::element fc;
+    std::vector<int64_t> s;  // [B, H, Sq, Sk]
+    std::string_view mask;
+    if (config["cudnn_fmha_backend_config"].get(fc) ||
+        !JsonInts(fc["intermediate_tensor_shape"]["dimensions"], s) || s.size() != 4 ||
+        in.operands.size() < 3) {
+      AddFlops(out, kind, -1);
+      return;
+    }
+    const auto *q = DimsOf(in.operands[0]), *v = DimsOf(in.operands[2]);
+    int64_t f = 2, d = 0;
+    if (!q || !v || q->empty() || v->empty() || __builtin_add_overflow(q->back(), v->back(), &d) ||
+        !(Mul(f, s[0]) && Mul(f, s[1]) && Mul(f, s[2]) && Mul(f, s[3]) && Mul(f, d))) {
+      AddFlops(out, kind, -1);
+      return;
+    }
+    if (in.custom_call_target.find("Backward") != std::string_view::npos) {
+      if (!Mul(f, 5)) {
+        AddFlops(out, kind, -1);
+        return;
+      }
+      f /= 2;  // 2.5x the forward
+    }
+    if (!fc["mask_type"].get(mask) && mask.find("CAUSAL") != std::string_view::npos) f /= 2;
+    AddFlops(out, kind, f);
+  }
+
   uint32_t ScopeIndex(std::string scope) {
     auto [it, added] = scope_ids_.try_emplace(scope, static_cast<uint32_t>(out_.scopes.size()));
     if (added) out_.scopes.push_back(std::move(scope));
@@ -308,11 +519,13 @@ class Decoder {
           std::vector<std::string_view> paths;
           FusedPaths(*in, paths, 0);
           launch.scope = ScopeIndex(paths.empty() ? std::string(in->op_name) : CommonScope(paths));
+          FusedFlops(*in, launch, 0);
           out_.launches.push_back(std::move(launch));
           continue;
         }
         case Launches::kLibrary:
           launch.kind = HloLaunch::Kind::kLibrary;
+          LibraryFlops(*in, launch);
           break;
       }
       launch.scope = ScopeIndex(std::string(in->op_name));

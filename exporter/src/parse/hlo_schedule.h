@@ -41,6 +41,10 @@ struct HloLaunch {
   Kind kind = Kind::kLibrary;
   std::string kernel_base;  // kFusion: KernelBaseOfInstruction(name)
   uint32_t scope = 0;       // index into HloModuleSchedule::scopes
+  // FLOPs of one execution, from the shapes (see LaunchFlops below).
+  enum class Flops : uint8_t { kNone, kMatmul, kAttention };
+  Flops flop_kind = Flops::kNone;
+  int64_t flops = 0;  // -1: a kind counted here whose shapes are unusable
 };
 
 struct HloModuleSchedule {
@@ -58,6 +62,15 @@ struct HloIndex {
   std::vector<std::string> errors;  // modules that could not be decoded
   const HloModuleSchedule* Find(std::string_view module) const;
 };
+
+// FLOPs of a launch (one execution), counted like PyTorch's operators
+// (aggregate/flops.h): a `dot` (in a fusion, or alone) 2*batch*M*N*K from
+// its operands' shapes and dot_dimension_numbers; a cuBLAS custom-call
+// (`__cublas$gemm`, `__cublas$lt$matmul...`) the same from its
+// gemm_backend_config; a cuDNN fused attention (`__cudnn$fmha...`)
+// 2*B*H*Sq*Sk*(D+Dv) from its intermediate tensor [B,H,Sq,Sk] and the last
+// dimension of its query and value operands, halved for a CAUSAL mask, 2.5x
+// for the backward.
 
 // Decodes one serialised xla.HloProto (or a bare HloModuleProto when
 // `bare_module`). Errors: kCorrupt (bad wire format), kUnsupported (no

@@ -345,6 +345,7 @@ class XPlaneParser final : public TraceParser {
     lines_.clear();
     metadata_.Clear();
     stat_names_.clear();
+    plane_stats_.clear();
     bool known = false;
     while (!c.Done()) {
       uint32_t f = 0, wt = 0;
@@ -386,10 +387,13 @@ class XPlaneParser final : public TraceParser {
           known = true;
           break;
         }
-        case 6:
-          if (!c.Expect(wt, kLen, "XPlane.stats") || !c.Skip(wt)) return Corrupt(c, "plane");
+        case 6: {
+          std::string_view stat;
+          if (!c.Expect(wt, kLen, "XPlane.stats") || !c.Bytes(&stat)) return Corrupt(c, "plane");
+          plane_stats_.push_back(stat);
           known = true;
           break;
+        }
         default:
           if (!c.Skip(wt)) return Corrupt(c, "plane");
       }
@@ -398,6 +402,26 @@ class XPlaneParser final : public TraceParser {
       return MakeError(ErrorCode::kCorrupt, "not an XPlane: none of its fields are present");
     }
     metadata_.Finish();
+    // A device plane names its device (stat gpu_device_name): the peak for MFU.
+    if (KindOf(name) == PlaneKind::kDevice) {
+      for (std::string_view stat : plane_stats_) {
+        Cursor sc(stat);
+        uint64_t id = 0;
+        std::string_view value;
+        while (!sc.Done()) {
+          uint32_t sf = 0, swt = 0;
+          if (!sc.Tag(&sf, &swt)) return Corrupt(sc, "plane stat");
+          const bool ok = sf == 1   ? sc.Expect(swt, kVarint, "XStat.metadata_id") && sc.Varint(&id)
+                          : sf == 5 ? sc.Expect(swt, kLen, "XStat.str_value") && sc.Bytes(&value)
+                                    : sc.Skip(swt);
+          if (!ok) return Corrupt(sc, "plane stat");
+        }
+        auto it = stat_names_.find(static_cast<int64_t>(id));
+        if (it != stat_names_.end() && it->second == "gpu_device_name" && !value.empty()) {
+          summary_->device_names.emplace_back(value);
+        }
+      }
+    }
     // The JAX scope of a kernel is its stat named "name" (args.name in the
     // JSON the converter writes): its id, if the plane has one.
     scope_stat_.reset();
@@ -717,6 +741,7 @@ class XPlaneParser final : public TraceParser {
   std::unordered_map<int64_t, std::string_view> stat_names_;  // this plane's stat metadata
   std::optional<int64_t> scope_stat_;                         // the id of the "name" stat
   std::optional<int64_t> module_stat_;                        // the id of "hlo_module"
+  std::vector<std::string_view> plane_stats_;                 // this plane's XPlane.stats
   // Per parse.
   ParseSummary* summary_ = nullptr;
   EventSink* sink_ = nullptr;

@@ -50,6 +50,7 @@ json FlopsJson(const aggregate::FlopStats& f) {
         {{"family", fam.family}, {"flops", Double(fam.flops)}, {"kernel_ps", fam.kernel_ps}});
   }
   return {{"kinds", std::move(kinds)},
+          {"mixed_kernel_ps", f.mixed_kernel_ps},
           {"unknown_ops", f.unknown_ops},
           {"unknown_kernel_ps", f.unknown_kernel_ps},
           {"families", std::move(families)},
@@ -450,7 +451,8 @@ bool ReadRanked(Reader& r, const json& j, std::string_view key,
 bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
   if (!j.is_object() || !j.contains("flops")) return true;
   const json& fj = j["flops"];
-  bool ok = r.Int64(fj, "unknown_ops", f.unknown_ops) &&
+  bool ok = r.Int64(fj, "mixed_kernel_ps", f.mixed_kernel_ps) &&
+            r.Int64(fj, "unknown_ops", f.unknown_ops) &&
             r.Int64(fj, "unknown_kernel_ps", f.unknown_kernel_ps) &&
             r.String(fj, "device_name", f.device_name) &&
             r.Double(fj, "peak_per_second", f.peak_per_second) &&

@@ -6,9 +6,12 @@
 // operators by External id; MFU is against the H200's 989.4 TFLOP/s.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "testing/test_util.h"
 
@@ -75,6 +78,59 @@ TEST(FlopsRealTest, MatmulFlopsAchievedAndMfuOfBothCycles) {
     EXPECT_NEAR(f["model_per_second"].get<double>(), f["total_per_gpu_step"].get<double>() / step,
                 1e-3);
     EXPECT_NEAR(f["mfu"].get<double>(), f["model_per_second"].get<double>() / 989.4e12, 1e-12);
+  }
+}
+
+// The median TFLOP/s/device the training log prints after its first step.
+double LogMedianTflops(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<double> values;
+  std::string line;
+  const std::string key = "TFLOP/s/device: ";
+  while (std::getline(in, line)) {
+    const size_t at = line.find(key);
+    if (at == std::string::npos || line.starts_with("completed step: 0,")) continue;
+    values.push_back(std::stod(line.substr(at + key.size())));
+  }
+  EXPECT_FALSE(values.empty()) << path;
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+// The same model in JAX (base: one CUDA graph per step; nocb: without), from
+// the HLO modules in the xplane: the dots give exactly the matmul FLOPs, the
+// cuDNN fused attention the causal attention FLOPs (4 layers x (1 + 2.5) x
+// 2*B*H*S*S*(D+Dv)/2), whichever file is analysed. The log's TFLOP/s/device
+// counts the dense matmuls only (6*B*S*params): the matmul FLOP rate over the
+// window's log step is within 3% of it; model_per_second adds attention.
+TEST(FlopsRealTest, JaxRunsCountTheirDotsAndAttentionFromTheHlo) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(job, "real/h200/jobs/4242-llama-h200");
+  const double attention = 4 * 3.5 * 2.0 * 8 * 16 * 2048 * 2048 * 256 / 2;
+  for (const char* run : {"base", "nocb"}) {
+    for (const char* source : {"json", "xplane"}) {
+      SCOPED_TRACE(std::string(run) + " " + source);
+      auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                                   "' analyze --format json --source " + source + " '" + job + "/" +
+                                   run + "'");
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const json j = json::parse(r.out.substr(0, r.out.find('\n')));
+      const json& f = j["flops"];
+      ASSERT_TRUE(f.is_object()) << j.dump();
+      EXPECT_NEAR(f["matmul_per_gpu_step"].get<double>(), 26233660243968.0,
+                  26233660243968.0 * 0.01);
+      EXPECT_NEAR(f["attention_per_gpu_step"].get<double>(), attention, attention * 0.01);
+      EXPECT_EQ(f["unknown_ops"], 0);
+      const double step = j["step"]["seconds"].get<double>();
+      const double log_tflops = LogMedianTflops(job + "/" + run + "/log.txt");
+      EXPECT_NEAR(f["matmul_per_gpu_step"].get<double>() / step / 1e12 / log_tflops, 1.0, 0.03);
+      if (std::string(source) == "xplane") {  // the xplane names the device
+        EXPECT_EQ(f["device"], "NVIDIA H200");
+        EXPECT_NEAR(f["mfu"].get<double>(), f["model_per_second"].get<double>() / 989.4e12, 1e-12);
+      } else {
+        EXPECT_TRUE(f["mfu"].is_null());
+        EXPECT_NE(f["mfu_note"].get<std::string>().find("--peak-flops"), std::string::npos);
+      }
+    }
   }
 }
 

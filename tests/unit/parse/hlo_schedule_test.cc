@@ -179,6 +179,18 @@ TEST(HloScheduleTest, RealJaxCommandBufferCapture) {
   // without command buffers: what the fused rsqrt and its inputs share.
   EXPECT_EQ(m->scopes[m->launches[1].scope], "jit(train_step)/jvp(decoder/layer_0)/attention");
   EXPECT_EQ(m->launches[205].kernel_base, "loop_multiply_fusion");
+  // One execution is one train step: its dots are the model's
+  // 6*B*S*(L*(4D^2+2DF)+D*V) = 26,233,660,243,968 FLOP (fixtures README);
+  // the causal cuDNN attention 4 layers x (forward + 2.5x backward) x
+  // 2*B*H*S*S*(D+Dv)/2 with B=8, H=16, S=2048, D=Dv=128.
+  int64_t matmul = 0, attention = 0;
+  for (const HloLaunch& l : m->launches) {
+    ASSERT_GE(l.flops, 0);
+    if (l.flop_kind == HloLaunch::Flops::kMatmul) matmul += l.flops;
+    if (l.flop_kind == HloLaunch::Flops::kAttention) attention += l.flops;
+  }
+  EXPECT_EQ(matmul, 26'233'660'243'968);
+  EXPECT_EQ(attention, int64_t{4} * 7 / 2 * 2 * 8 * 16 * 2048 * 2048 * 256 / 2);
 }
 
 }  // namespace
