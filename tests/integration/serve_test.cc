@@ -1103,6 +1103,52 @@ TEST(ServeRegionsTest, CommandBufferRunExportsWhatAnalyzeReports) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Issue #33: the daemon exports the FLOP figures `analyze` reports for the
+// real PyTorch run profiled with record_shapes (its log gives the step).
+TEST(ServeFlopsTest, RecordShapesRunExportsWhatAnalyzeReports) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4545-gpt-h200-flops/flops");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const std::string run = jobs + "/4545-gpt-h200-flops/flops";
+  fs::create_directories(run);
+  fs::copy_file(fixture + "/log.txt", run + "/log.txt");
+  const std::string latest = "vm_442.1795655714547247741.pt.trace.json.gz";
+  fs::copy(fixture + "/profiler/" + latest, tmp.Sub(latest));
+  fs::create_directories(run + "/profiler");
+  fs::rename(tmp.Sub(latest), run + "/profiler/" + latest);
+  const Labels labels = {{"training_job", "4545-gpt-h200-flops"}, {"run", "flops"}};
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return Sample(text, "profwatch_mfu_ratio", labels).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                               "' analyze --format json '" + run + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json f = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')))["flops"];
+  ASSERT_TRUE(f.is_object());
+  for (const char* kind : {"matmul", "attention", "conv"}) {
+    Labels l = labels;
+    l["kind"] = kind;
+    EXPECT_NEAR(*Sample(*m, "profwatch_window_flops_per_gpu_step", l),
+                f[std::string(kind) + "_per_gpu_step"].get<double>(), 1.0)
+        << kind;
+  }
+  EXPECT_NEAR(*Sample(*m, "profwatch_model_flops_per_second", labels),
+              f["model_per_second"].get<double>(), 1e3);
+  EXPECT_NEAR(*Sample(*m, "profwatch_mfu_ratio", labels), f["mfu"].get<double>(), 1e-9);
+  for (const auto& fam : f["families"]) {
+    Labels l = labels;
+    l["family"] = fam["family"];
+    EXPECT_NEAR(*Sample(*m, "profwatch_achieved_flops_per_second", l),
+                fam["achieved_per_second"].get<double>(), 1e3);
+  }
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 TEST(ServeCyclesTest, CyclesLandingSecondsApartAreNamedByCaptureTime) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4343-gpt-h200-torch/stall20");
   TempDir tmp;
