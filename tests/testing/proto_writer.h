@@ -65,6 +65,21 @@ inline std::string HloInstr(int64_t id, std::string_view name, std::string_view 
   for (int64_t c : called) out += VarintField(38, c);
   return out;
 }
+// More HloInstructionProto fields: shape (3: ShapeProto dimensions = 3),
+// custom_call_target (28), operand_ids (36), backend_config (43).
+inline std::string HloShape(const std::vector<int64_t>& dims) {
+  std::string shape;
+  for (int64_t d : dims) shape += VarintField(3, d);
+  return LenField(3, shape);
+}
+inline std::string HloOperands(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += VarintField(36, id);
+  return out;
+}
+inline std::string HloCustomCall(std::string_view target, std::string_view backend_config) {
+  return LenField(28, target) + LenField(43, backend_config);
+}
 inline std::string HloComputation(int64_t id, const std::vector<std::string>& instrs) {
   std::string out = LenField(1, "c" + std::to_string(id));
   for (const auto& i : instrs) out += LenField(2, i);

@@ -19,9 +19,12 @@ namespace {
 
 using testing::Event;
 using testing::HloComputation;
+using testing::HloCustomCall;
 using testing::HloInstr;
 using testing::HloModule;
+using testing::HloOperands;
 using testing::HloSequence;
+using testing::HloShape;
 using testing::LenField;
 using testing::Line;
 using testing::MetadataEntry;
@@ -43,13 +46,21 @@ std::string StepModule() {
       11, {HloInstr(110, "add", "add", "jit(step)/jvp(decoder/layer_0)/mlp/add"),
            HloInstr(111, "mul", "multiply", "jit(step)/jvp(decoder/layer_0)/mlp/mul")});
   const std::string entry = HloComputation(
-      1, {HloInstr(1, "loop_rsqrt_fusion.2", "fusion", "", {10}),
-          HloInstr(2, "custom-call.1", "custom-call",
-                   "jit(step)/jvp(decoder/layer_0)/attention/dot_general"),
-          HloInstr(3, "custom-call.2", "custom-call",
-                   "jit(step)/jvp(decoder/layer_0)/mlp/dot_general"),
-          HloInstr(4, "loop_add_fusion.7", "fusion", "", {11}),
-          HloInstr(5, "custom-call.3", "custom-call", "jit(step)/jvp(logits)/dot_general")});
+      1,
+      {HloInstr(1, "loop_rsqrt_fusion.2", "fusion", "", {10}),
+       HloInstr(2, "custom-call.1", "custom-call",
+                "jit(step)/jvp(decoder/layer_0)/attention/dot_general"),
+       HloInstr(3, "custom-call.2", "custom-call",
+                "jit(step)/jvp(decoder/layer_0)/mlp/dot_general") +
+           HloShape({64, 256}) + HloOperands({6, 7}) +
+           HloCustomCall("__cublas$lt$matmul",
+                         R"({"gemm_backend_config":{"dot_dimension_numbers":{)"
+                         R"("lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"],)"
+                         R"("lhs_batch_dimensions":[],"rhs_batch_dimensions":[]}}})"),
+       HloInstr(6, "x", "parameter", "") + HloShape({64, 128}),
+       HloInstr(7, "w", "parameter", "") + HloShape({128, 256}),
+       HloInstr(4, "loop_add_fusion.7", "fusion", "", {11}),
+       HloInstr(5, "custom-call.3", "custom-call", "jit(step)/jvp(logits)/dot_general")});
   return HloModule("jit_step", 1, {fused_a, fused_b, entry}, HloSequence(1, {1, 2, 3, 4, 5}));
 }
 
@@ -101,6 +112,11 @@ std::string Json() {
   return j + "]}";
 }
 
+const AnalyzeOptions& Options() {
+  static const AnalyzeOptions options;
+  return options;
+}
+
 double RegionSeconds(const aggregate::WindowStats& s, const std::string& region) {
   for (const auto& r : s.regions) {
     if (r.region == region) return s.PerGpuStepSeconds(r.kernel_ps);
@@ -124,7 +140,7 @@ TEST(GraphRegionsAnalysisTest, XSpaceKernelsArePlacedByTheirModulesSchedule) {
   TempDir dir;
   const std::string xplane = dir.Sub("2026_11_26_00_00_00/host.xplane.pb");
   testing::WriteFile(xplane, Xspace());
-  auto a = AnalyzeFiles({xplane}, AnalyzeOptions{});
+  auto a = AnalyzeFiles({xplane}, Options());
   ASSERT_TRUE(a) << a.error().ToString();
   ExpectPlaced(a->stats);
 }
@@ -135,17 +151,30 @@ TEST(GraphRegionsAnalysisTest, JsonKernelsTakeTheSchedulesOfTheProcessXplane) {
   const std::string xplane = dir.Sub("2026_11_26_00_00_00/host.xplane.pb");
   testing::WriteFile(json, testing::Gzip(Json()));
   testing::WriteFile(xplane, Xspace());
-  auto a = AnalyzeFiles({json, xplane}, AnalyzeOptions{});
+  auto a = AnalyzeFiles({json, xplane}, Options());
   ASSERT_TRUE(a) << a.error().ToString();
   EXPECT_EQ(a->format, "json");
   ExpectPlaced(a->stats);
+}
+
+// The mlp GEMM (a cuBLAS call on [64,128] x [128,256]) ran twice, paired
+// with its kernel each time: 2 x 2*64*128*256 FLOP over its two kernels.
+TEST(GraphRegionsAnalysisTest, GemmFlopsComeFromTheCallsShapes) {
+  TempDir dir;
+  const std::string xplane = dir.Sub("2026_11_26_00_00_00/host.xplane.pb");
+  testing::WriteFile(xplane, Xspace());
+  auto a = AnalyzeFiles({xplane}, Options());
+  ASSERT_TRUE(a) << a.error().ToString();
+  EXPECT_DOUBLE_EQ(a->stats.flops.flops[0], 2 * 2.0 * 64 * 128 * 256);
+  EXPECT_EQ(a->stats.flops.kernel_ps[0], 2 * 30 * kPsPerUs);
+  EXPECT_EQ(a->stats.flops.unknown_ops, 0);
 }
 
 TEST(GraphRegionsAnalysisTest, JsonAloneSaysWhyItsGraphKernelsHaveNoRegion) {
   TempDir dir;
   const std::string json = dir.Sub("2026_11_26_00_00_00/host.trace.json.gz");
   testing::WriteFile(json, testing::Gzip(Json()));
-  auto a = AnalyzeFiles({json}, AnalyzeOptions{});
+  auto a = AnalyzeFiles({json}, Options());
   ASSERT_TRUE(a) << a.error().ToString();
   EXPECT_TRUE(a->stats.has_regions);
   EXPECT_TRUE(a->stats.regions.empty());
@@ -162,7 +191,7 @@ TEST(GraphRegionsAnalysisTest, BrokenHloKeepsTheWindowAndSaysWhy) {
   const std::string xplane = dir.Sub("2026_11_26_00_00_00/host.xplane.pb");
   testing::WriteFile(json, testing::Gzip(Json()));
   testing::WriteFile(xplane, "\x0a\xff\xff\xff garbage");
-  auto a = AnalyzeFiles({json, xplane}, AnalyzeOptions{});
+  auto a = AnalyzeFiles({json, xplane}, Options());
   ASSERT_TRUE(a) << a.error().ToString();
   EXPECT_EQ(a->stats.devices.size(), 1u);
   EXPECT_EQ(a->stats.total_kernel_ps, 170 * kPsPerUs);

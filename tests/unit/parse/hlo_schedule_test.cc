@@ -99,6 +99,58 @@ TEST(HloScheduleTest, GarbageIsAnErrorNeverACrash) {
   EXPECT_EQ(junk.error().code, ErrorCode::kCorrupt);
 }
 
+// FLOPs of launches from shapes: a fused dot, cuBLAS and cuDNN attention
+// calls; unusable shapes or configs are -1 (unknown), never guessed.
+TEST(HloScheduleTest, LaunchFlopsFromShapesAndConfigs) {
+  using testing::HloCustomCall;
+  using testing::HloOperands;
+  using testing::HloShape;
+  // A fused dot [4,8,16] x [4,16,32], batch 0, contracting 2 x 1.
+  const std::string dot_dims =
+      LenField(30, VarintField(1, 2) + VarintField(2, 1) + VarintField(3, 0) + VarintField(4, 0));
+  const std::string fused =
+      HloComputation(10, {HloInstr(100, "a", "parameter", "") + HloShape({4, 8, 16}),
+                          HloInstr(101, "b", "parameter", "") + HloShape({4, 16, 32}),
+                          HloInstr(102, "dot", "dot", "x/dot_general") + HloShape({4, 8, 32}) +
+                              HloOperands({100, 101}) + dot_dims});
+  const std::string gemm_config =
+      R"({"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],)"
+      R"("rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]}}})";
+  const std::string fmha_config =
+      R"({"cudnn_fmha_backend_config":{"mask_type":"CAUSAL","intermediate_tensor_shape":)"
+      R"({"dimensions":["2","4","64","64"]}}})";
+  const std::string entry = HloComputation(
+      1, {HloInstr(1, "p", "parameter", "") + HloShape({8, 32}),
+          HloInstr(2, "w", "parameter", "") + HloShape({32, 16}),
+          HloInstr(3, "q", "parameter", "") + HloShape({2, 64, 4, 32}),
+          HloInstr(4, "gemm_fusion_dot.1", "fusion", "", {10}),
+          HloInstr(5, "cublas", "custom-call", "y/dot_general") + HloOperands({1, 2}) +
+              HloCustomCall("__cublas$lt$matmul", gemm_config),
+          HloInstr(6, "bad_cublas", "custom-call", "y/dot_general") + HloOperands({1, 2}) +
+              HloCustomCall("__cublas$gemm", "{not json"),
+          HloInstr(7, "fmha", "custom-call", "z/attention") + HloOperands({3, 3, 3}) +
+              HloCustomCall("__cudnn$fmhaSoftmax", fmha_config),
+          HloInstr(8, "fmha_bwd", "custom-call", "z/attention") + HloOperands({3, 3, 3}) +
+              HloCustomCall("__cudnn$fmhaSoftmaxBackward", fmha_config),
+          HloInstr(9, "fmha_short", "custom-call", "z/attention") + HloOperands({3}) +
+              HloCustomCall("__cudnn$fmhaSoftmax", fmha_config)});
+  auto m = DecodeHloProto(
+      HloModule("jit_f", 1, {fused, entry}, HloSequence(1, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
+  ASSERT_TRUE(m) << m.error().ToString();
+  ASSERT_EQ(m->launches.size(), 6u);
+  using F = HloLaunch::Flops;
+  EXPECT_EQ(m->launches[0].flop_kind, F::kMatmul);
+  EXPECT_EQ(m->launches[0].flops, 2 * 4 * 8 * 16 * 32);
+  EXPECT_EQ(m->launches[1].flops, 2 * 8 * 32 * 16);
+  EXPECT_EQ(m->launches[2].flop_kind, F::kMatmul);
+  EXPECT_EQ(m->launches[2].flops, -1);
+  const int64_t attention = int64_t{2} * 2 * 4 * 64 * 64 * (32 + 32) / 2;  // causal
+  EXPECT_EQ(m->launches[3].flop_kind, F::kAttention);
+  EXPECT_EQ(m->launches[3].flops, attention);
+  EXPECT_EQ(m->launches[4].flops, attention * 5 / 2);
+  EXPECT_EQ(m->launches[5].flops, -1);  // no value operand
+}
+
 TEST(HloScheduleTest, KernelBasesAndCommonScope) {
   EXPECT_EQ(KernelBaseOfKernel("loop_add_fusion_12"), "loop_add_fusion");
   EXPECT_EQ(KernelBaseOfKernel("wrapped_convert"), "wrapped_convert");
