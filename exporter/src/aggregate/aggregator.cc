@@ -277,11 +277,19 @@ struct FileAggregator::Impl {
     return scopes.Intern(scope, added) + 1;
   }
 
+  // 0: none. Without HLO modules to come (KeepGraphKernels(false)) only
+  // whether there is one matters: kAnyModule, nothing interned.
+  static constexpr uint32_t kAnyModule = ~uint32_t{0};
   uint32_t ModuleId(std::string_view module) {
     if (module.empty()) return 0;
+    if (!keep_graph_kernels) return kAnyModule;
+    // A window's kernels come from a few modules, mostly in runs of one.
+    if (last_module_id != 0 && module == modules[last_module_id - 1]) return last_module_id;
     bool added;
-    return modules.Intern(module, added) + 1;
+    last_module_id = modules.Intern(module, added) + 1;
+    return last_module_id;
   }
+  uint32_t last_module_id = 0;
 
   uint32_t Intern(std::string_view n) {
     bool added;

@@ -180,9 +180,13 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
     } else if (KeyIs(ak, kStream)) {
       if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
     } else if (KeyIsHloModule(ak)) {
+      // Matched against module names only: the raw text between the quotes
+      // (an escape stays escaped and matches no module), no unescaping.
+      const std::string_view tok = TrimRight(av.raw_json_token());
       ev.args_hlo_module = {};
-      bool is_string;
-      if ((err = GetString(av, ev.args_hlo_module, is_string))) return true;
+      if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
+        ev.args_hlo_module = tok.substr(1, tok.size() - 2);
+      }
     } else if (KeyIsExternalId(ak)) {
       if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
     } else if (KeyIsInputDims(ak)) {
