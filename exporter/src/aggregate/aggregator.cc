@@ -283,13 +283,9 @@ struct FileAggregator::Impl {
   uint32_t ModuleId(std::string_view module) {
     if (module.empty()) return 0;
     if (!keep_graph_kernels) return kAnyModule;
-    // A window's kernels come from a few modules, mostly in runs of one.
-    if (last_module_id != 0 && module == modules[last_module_id - 1]) return last_module_id;
     bool added;
-    last_module_id = modules.Intern(module, added) + 1;
-    return last_module_id;
+    return modules.Intern(module, added) + 1;
   }
-  uint32_t last_module_id = 0;
 
   uint32_t Intern(std::string_view n) {
     bool added;
