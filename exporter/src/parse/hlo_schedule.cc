@@ -194,7 +194,9 @@ int64_t DotFlops(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rh
 }
 
 // Integers written as JSON strings or numbers (protobuf's JSON form of int64).
-bool JsonInts(simdjson::dom::element e, std::vector<int64_t>& out) {
+// Takes the lookup's result, not an element: a missing key is an error
+// code here (converting it to an element would throw).
+bool JsonInts(simdjson::simdjson_result<simdjson::dom::element> e, std::vector<int64_t>& out) {
   simdjson::dom::array a;
   if (e.get_array().get(a)) return false;
   for (simdjson::dom::element v : a) {
