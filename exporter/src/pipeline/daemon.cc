@@ -109,7 +109,9 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   }
   scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
-  training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
+  TrainingLogsOptions log_options = options_.training_logs;
+  log_options.shard = options_.shard;
+  training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
   if (!options_.history_file.empty()) {
     history_ =
         std::make_unique<store::HistoryWriter>(options_.history_file, options_.history_max_bytes);
