@@ -67,7 +67,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       publish_throttle_(kPublishGap, kPublishCostFactor) {
   if (options_.workers < 1) options_.workers = 1;
   if (options_.queue_capacity == 0) {
-    options_.queue_capacity = 2 * static_cast<size_t>(options_.workers);
+    options_.queue_capacity = std::max<size_t>(2 * static_cast<size_t>(options_.workers), 64);
   }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
@@ -363,7 +363,13 @@ void Daemon::ScanLoop() {
       const size_t before = runs_.size();
       RetentionSweepLocked(now);
       if (runs_.size() != before) changed = true;
-      if (changed || publish_pending_) PublishSoonLocked(now);
+      // A scan publishes at once (profwatch_scans_total, already counted,
+      // must find its snapshot); anything else waits for the throttle.
+      if (due) {
+        PublishLocked(now);
+      } else if (changed || publish_pending_) {
+        PublishSoonLocked(now);
+      }
       if (persist_pending_ && persist_throttle_.Due(now)) PersistLocked(now);
     }
     // Sleep until the next poll, the next assembler deadline or a hint.
@@ -428,11 +434,16 @@ void Daemon::WorkerLoop(int index) {
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
+    bool refill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
+      refill = queue_.size() <= options_.queue_capacity / 2;
     }
-    if (watcher_) watcher_->Wake();  // a queue slot is free
+    // The queue is down to half: the scan thread refills it. Each refill
+    // looks at every tracked window, so one per finished window was
+    // quadratic in the windows when thousands were ready at once.
+    if (refill && watcher_) watcher_->Wake();
   }
 }
 

@@ -66,9 +66,12 @@ struct DaemonOptions {
   watch::Shard shard;
   window::AssemblerOptions assembler;
   int workers = 1;
-  size_t queue_capacity = 0;  // 0: 2 x workers
-  int worker_nice = 10;       // added to the workers' nice value
-  std::string state_file;     // empty: no persistence
+  // Ready windows handed to the workers at once. 0: the larger of 2 x workers
+  // and 64. The scan thread refills the queue when it is down to half, so
+  // each refill (a pass over every tracked window) hands over a batch.
+  size_t queue_capacity = 0;
+  int worker_nice = 10;    // added to the workers' nice value
+  std::string state_file;  // empty: no persistence
   analysis::AnalyzeOptions analyze;
   std::optional<double> step_seconds;  // --step-time (config step source)
   // Training logs (issue 4): discovery, parsing options. Restart to change.
