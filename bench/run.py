@@ -565,7 +565,10 @@ def sharded(args, bins, work, results):
             if len(done) < len(daemons):
                 sys.exit(f"sharded {label}: not every window exported within {args.sharded_timeout} s")
             time.sleep(args.idle_warmup)
-            before = [(proc_cpu(p.pid), scrape_sum(port, "profwatch_scans_total")) for _, _, p, port, _ in daemons]
+            # The scrape first, then the CPU time: rendering a scrape of
+            # thousands of runs costs seconds, which is not the polling's.
+            scans0 = [scrape_sum(port, "profwatch_scans_total") for _, _, _, port, _ in daemons]
+            before = [(proc_cpu(p.pid), s0) for (_, _, p, _, _), s0 in zip(daemons, scans0)]
             t0 = time.time()
             time.sleep(args.sharded_seconds)
             elapsed = time.time() - t0
