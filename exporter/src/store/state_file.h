@@ -56,6 +56,7 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
 // and `cost_factor` times that save's duration, so saving takes at most
 // about 1 / (1 + cost_factor) of the daemon's time however large the state.
 // A kill loses (re-analyses at the next start) at most the results of one gap.
+// The daemon paces its snapshot publishes (a copy of every run) the same way.
 // Times come from the caller's (injected) clock. Not thread-safe.
 class SaveThrottle {
  public:
