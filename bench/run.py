@@ -567,9 +567,14 @@ def start_serve(bins, root, work, name, extra):
     sys.exit(f"{name}: the daemon did not report its port")
 
 
-def scrape_sum(port, metric):
+def scrape_sum(port, metric, sizes=None):
+    """Sum of `metric`'s samples in one scrape; `sizes` (a list) gets the
+    scrape's (seconds, bytes)."""
     try:
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+        t0 = time.time()
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=120).read().decode()
+        if sizes is not None:
+            sizes.append((time.time() - t0, len(text)))
     except Exception:
         return None
     return sum(float(v) for v in re.findall(rf"^{metric}(?:\{{[^}}]*\}})? (\S+)", text, re.M))
@@ -626,21 +631,29 @@ def sharded(args, bins, work, results):
                 for name, want, proc, port, _ in daemons:
                     if name not in done and (scrape_sum(port, "profwatch_windows_analyzed_total") or 0) >= want:
                         done[name] = time.time() - started
-                time.sleep(0.5)  # polling interval of a deadline-bounded wait
+                # Polling interval of a deadline-bounded wait; a whole scrape
+                # of thousands of runs is tens of MB, so not much more often.
+                time.sleep(args.sharded_check)
             if len(done) < len(daemons):
                 sys.exit(f"sharded {label}: not every window exported within {args.sharded_timeout} s")
             time.sleep(args.idle_warmup)
-            before = [(proc_cpu(p.pid), scrape_sum(port, "profwatch_scans_total")) for _, _, p, port, _ in daemons]
+            # The scrape first, then the CPU time: rendering a scrape of
+            # thousands of runs costs seconds, which is not the polling's.
+            scans0 = [scrape_sum(port, "profwatch_scans_total") for _, _, _, port, _ in daemons]
+            before = [(proc_cpu(p.pid), s0) for (_, _, p, _, _), s0 in zip(daemons, scans0)]
             t0 = time.time()
             time.sleep(args.sharded_seconds)
             elapsed = time.time() - t0
             for (name, want, proc, port, _), (c0, s0) in zip(daemons, before):
-                c1, s1 = proc_cpu(proc.pid), scrape_sum(port, "profwatch_scans_total")
+                sizes = []
+                c1, s1 = proc_cpu(proc.pid), scrape_sum(port, "profwatch_scans_total", sizes)
                 scans = max(1.0, s1 - s0)
                 rows.append({"name": name, "windows": want, "exported_after_s": done[name],
                              "scans": s1 - s0, "cpu_per_scan_s": (c1 - c0) / scans,
                              "core_share": (c1 - c0) / elapsed,
-                             "rss_mb": proc_rss_mb(proc.pid), "peak_rss_mb": proc_rss_mb(proc.pid, "VmHWM:")})
+                             "rss_mb": proc_rss_mb(proc.pid), "peak_rss_mb": proc_rss_mb(proc.pid, "VmHWM:"),
+                             "scrape_s": sizes[0][0] if sizes else None,
+                             "scrape_mb": sizes[0][1] / 1e6 if sizes else None})
         finally:
             for _, _, proc, _, state_dir in daemons:
                 proc.terminate()
@@ -648,12 +661,14 @@ def sharded(args, bins, work, results):
                 shutil.rmtree(state_dir, ignore_errors=True)
         out["setups"][label] = rows
         print(f"\n### {label}")
-        print("| daemon | windows | all exported after | CPU per scan | CPU share polling | RSS (peak) |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| daemon | windows | all exported after | CPU per scan | CPU share polling | RSS (peak) "
+              "| one scrape |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             print(f"| {r['name']} | {r['windows']:,} | {r['exported_after_s']:.1f} s | "
                   f"{r['cpu_per_scan_s'] * 1000:.0f} ms | {r['core_share'] * 100:.2f}% | "
-                  f"{r['rss_mb']:.0f} MB ({r['peak_rss_mb']:.0f} MB) |")
+                  f"{r['rss_mb']:.0f} MB ({r['peak_rss_mb']:.0f} MB) | "
+                  f"{r['scrape_mb'] or 0:.0f} MB in {r['scrape_s'] or 0:.2f} s |")
 
     print(f"\n## Sharded: {jobs:,} job dirs x {runs} runs, one daemon against {n} shards "
           f"(--no-inotify, --poll-interval {args.sharded_poll}, {args.sharded_seconds:.0f} s of polling)")
@@ -701,6 +716,9 @@ def main():
     ap.add_argument("--sharded-seconds", type=float, default=60,
                     help="seconds of polling measured after every window is exported")
     ap.add_argument("--sharded-timeout", type=float, default=1800)
+    ap.add_argument("--sharded-check", type=float, default=5,
+                    help="seconds between the scrapes that wait for every window (the "
+                         "export times are this coarse)")
     ap.add_argument("--nsys-kernels", type=int, default=1000000,
                     help="kernel rows of the nsys export benchmark")
     ap.add_argument("--skip", default="", help="comma list of: single,multi,nsys")

@@ -26,8 +26,8 @@ Steps (each wait bounded by a deadline; everything on 127.0.0.1):
 `--scenario multihost`: two sidecars combined by the recording rules.
 `--scenario shards`: three `--shard I/3` daemons and one daemon over the
 whole root, each group scraped by its own Prometheus with the project's
-rules: every recording-rule series is the same in both, and each job is
-exported by exactly one shard.
+rules: every recording-rule series and every per-job ALERTS series is the
+same in both, and each job is exported by exactly one shard.
 `--scenario h200`: the real H200 runs of ../shared/fixtures (a healthy JAX
 run and a PyTorch run with a 20 ms host stall per step): nothing alerts on
 the first, only the gap alert (pointing at a host stall) on the second.
@@ -929,6 +929,33 @@ def run_shards(args):
         if not want_jobs <= jobs_seen:
             raise Failure(f"recorded series miss jobs: {sorted(want_jobs - jobs_seen)}")
         log(f"ok  {len(series)} series of {len(names)} recording rules identical, sharded or not")
+
+        def job_alerts(api):
+            """The per-job ALERTS series (those with a training_job), without
+            the labels of where they were scraped (instance, the shards'
+            owner_shard): one daemon's alerts about the daemon itself differ
+            from three shards' by design."""
+            out = set()
+            for labels in api.values("ALERTS"):
+                d = dict(labels)
+                if "training_job" not in d:
+                    continue
+                for k in ("instance", "owner_shard"):
+                    d.pop(k, None)
+                out.add(frozenset(d.items()))
+            return out
+
+        def alerts_agree():
+            a, b = job_alerts(sharded), job_alerts(whole)
+            return (a,) if a == b else None
+        try:
+            (alerts,) = wait_until("the per-job alerts to agree", alerts_agree, 60)
+        except Failure:
+            a, b = job_alerts(sharded), job_alerts(whole)
+            raise Failure(f"per-job ALERTS differ: only sharded {sorted(map(sorted, a - b))[:5]}; "
+                          f"only whole {sorted(map(sorted, b - a))[:5]}")
+        kinds = sorted({(dict(k)["alertname"], dict(k)["alertstate"]) for k in alerts})
+        log(f"ok  {len(alerts)} per-job ALERTS series identical, sharded or not: {kinds}")
         log("PASS")
         return 0
     except Failure as e:

@@ -33,8 +33,17 @@ std::string HelpOf(std::string_view name) {
 constexpr milliseconds kMinHintScanGap{250};
 // The scan thread wakes at least this often (retention sweep, dispatch).
 constexpr milliseconds kMaxIdle{1000};
-// The state file is saved at most this often while results land.
+// The state file is saved at most this often while results land, and
+// after a save at most once per kPersistCostFactor times its duration
+// (store::SaveThrottle).
 constexpr milliseconds kPersistGap{1000};
+constexpr int kPersistCostFactor = 10;
+// A new snapshot is published at most this often while results land, and
+// after a publish at most once per kPublishCostFactor times its duration:
+// each publish copies every run, so one per window result was quadratic in
+// the runs when thousands of windows land together.
+constexpr milliseconds kPublishGap{250};
+constexpr int kPublishCostFactor = 10;
 
 std::string JoinPaths(const std::vector<std::string>& v) {
   std::string out;
@@ -53,10 +62,12 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       store_(std::move(store)),
       registry_(std::move(registry)),
       options_(std::move(options)),
-      assembler_(options_.assembler) {
+      assembler_(options_.assembler),
+      persist_throttle_(kPersistGap, kPersistCostFactor),
+      publish_throttle_(kPublishGap, kPublishCostFactor) {
   if (options_.workers < 1) options_.workers = 1;
   if (options_.queue_capacity == 0) {
-    options_.queue_capacity = 2 * static_cast<size_t>(options_.workers);
+    options_.queue_capacity = std::max<size_t>(2 * static_cast<size_t>(options_.workers), 64);
   }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
@@ -98,7 +109,9 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   }
   scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
-  training_logs_ = std::make_unique<TrainingLogs>(options_.training_logs, clock_);
+  TrainingLogsOptions log_options = options_.training_logs;
+  log_options.shard = options_.shard;
+  training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
   if (!options_.history_file.empty()) {
     history_ =
         std::make_unique<store::HistoryWriter>(options_.history_file, options_.history_max_bytes);
@@ -218,6 +231,7 @@ void Daemon::Stop() {
   workers_.clear();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (publish_pending_) PublishLocked(clock_.Now());
     PersistLocked(clock_.Now());
   }
   spdlog::info("stopped abandoned_windows={}", abandoned);
@@ -349,8 +363,14 @@ void Daemon::ScanLoop() {
       const size_t before = runs_.size();
       RetentionSweepLocked(now);
       if (runs_.size() != before) changed = true;
-      if (changed) PublishLocked(now);
-      if (persist_pending_ && now >= last_persist_ + kPersistGap) PersistLocked(now);
+      // A scan publishes at once (profwatch_scans_total, already counted,
+      // must find its snapshot); anything else waits for the throttle.
+      if (due) {
+        PublishLocked(now);
+      } else if (changed || publish_pending_) {
+        PublishSoonLocked(now);
+      }
+      if (persist_pending_ && persist_throttle_.Due(now)) PersistLocked(now);
     }
     // Sleep until the next poll, the next assembler deadline or a hint.
     TimePoint wake = std::min(last_scan + poll_interval, now + kMaxIdle);
@@ -361,6 +381,10 @@ void Daemon::ScanLoop() {
     if (deadline > last_scan) wake = std::min(wake, deadline);
     if (hinted) wake = std::min(wake, last_scan + kMinHintScanGap);
     if (log_hinted) wake = std::min(wake, last_log_poll + kMinHintScanGap);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (publish_pending_) wake = std::min(wake, publish_throttle_.next());
+    }
     auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
     timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
     // A log left behind its byte budget (a restart, or a log bound late)
@@ -410,11 +434,16 @@ void Daemon::WorkerLoop(int index) {
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
+    bool refill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
+      refill = queue_.size() <= options_.queue_capacity / 2;
     }
-    if (watcher_) watcher_->Wake();  // a queue slot is free
+    // The queue is down to half: the scan thread refills it. Each refill
+    // looks at every tracked window, so one per finished window was
+    // quadratic in the windows when thousands were ready at once.
+    if (refill && watcher_) watcher_->Wake();
   }
 }
 
@@ -613,21 +642,24 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       exported_serial_[key] = task.serial;
     }
   }
-  PublishLocked(now);
-  PersistSoonLocked(now);
-  // Counted last: scrapes read counters without mu_, so a client that sees
-  // the count go up must also find the window's snapshot and history line.
+  // Counted when the snapshot with this result is published (PublishLocked):
+  // scrapes read counters without mu_, so a client that sees the count go up
+  // must also find the window's snapshot and history line.
   // error: nothing usable (the analysis failed, or a file is retried);
   // incomplete: published or held short of files or GPUs; ok: the rest.
   const bool failed =
       outcome.window_error.has_value() || (decision.retry && !outcome.failed.empty()) || no_data;
   if (failed) {
-    analyzed_error_->Increment();
+    ++unpublished_.error;
   } else if (decision.waiting_for_gpus || (decision.publish && decision.incomplete)) {
-    analyzed_incomplete_->Increment();
+    ++unpublished_.incomplete;
   } else {
-    analyzed_ok_->Increment();
+    ++unpublished_.ok;
   }
+  // When the publish is deferred, the scan loop publishes it: woken once.
+  const bool was_pending = publish_pending_;
+  if (!PublishSoonLocked(clock_.Now()) && !was_pending && watcher_) watcher_->Wake();
+  PersistSoonLocked(now);
   duration_->Observe(seconds);
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
@@ -646,8 +678,18 @@ void Daemon::RetentionSweepLocked(TimePoint now) {
   }
 }
 
+bool Daemon::PublishSoonLocked(TimePoint now) {
+  if (publish_throttle_.Due(now)) {
+    PublishLocked(now);
+    return true;
+  }
+  publish_pending_ = true;
+  return false;
+}
+
 void Daemon::PublishLocked(TimePoint now) {
   (void)now;
+  const TimePoint started = clock_.Now();
   auto next = std::make_shared<snapshot::Snapshot>();
   next->runs = runs_;
   next->last_scan_unix = last_scan_unix_;
@@ -658,6 +700,12 @@ void Daemon::PublishLocked(TimePoint now) {
     next->shards = options_.shard.count;
   }
   store_->Publish(std::move(next));
+  analyzed_ok_->Increment(static_cast<double>(unpublished_.ok));
+  analyzed_incomplete_->Increment(static_cast<double>(unpublished_.incomplete));
+  analyzed_error_->Increment(static_cast<double>(unpublished_.error));
+  unpublished_ = {};
+  publish_pending_ = false;
+  publish_throttle_.Saved(started, clock_.Now());
 }
 
 void Daemon::ObserveLogRuns(const watch::ScanResult& result) {
@@ -741,7 +789,7 @@ void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& optio
 }
 
 void Daemon::PersistSoonLocked(TimePoint now) {
-  if (now >= last_persist_ + kPersistGap) {
+  if (persist_throttle_.Due(now)) {
     PersistLocked(now);
   } else {
     persist_pending_ = true;
@@ -749,9 +797,12 @@ void Daemon::PersistSoonLocked(TimePoint now) {
 }
 
 void Daemon::PersistLocked(TimePoint now) {
-  last_persist_ = now;
   persist_pending_ = false;
-  if (options_.state_file.empty()) return;
+  if (options_.state_file.empty()) {
+    persist_throttle_.Saved(now, now);
+    return;
+  }
+  const TimePoint started = clock_.Now();
   store::DaemonState state;
   state.snapshot.runs = runs_;
   state.snapshot.last_scan_unix = last_scan_unix_;
@@ -764,6 +815,8 @@ void Daemon::PersistLocked(TimePoint now) {
     state_save_errors_->Increment();
     spdlog::warn("state not saved path={} error={}", options_.state_file, s.error().ToString());
   }
+  // `now` may predate the wait for mu_; the save's own cost is measured.
+  persist_throttle_.Saved(started, clock_.Now());
 }
 
 }  // namespace profwatch::pipeline

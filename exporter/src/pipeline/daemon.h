@@ -39,6 +39,7 @@
 #include "pipeline/training_logs.h"
 #include "snapshot/snapshot.h"
 #include "store/history.h"
+#include "store/state_file.h"
 #include "watch/scanner.h"
 #include "watch/watcher.h"
 #include "window/assembler.h"
@@ -65,9 +66,12 @@ struct DaemonOptions {
   watch::Shard shard;
   window::AssemblerOptions assembler;
   int workers = 1;
-  size_t queue_capacity = 0;  // 0: 2 x workers
-  int worker_nice = 10;       // added to the workers' nice value
-  std::string state_file;     // empty: no persistence
+  // Ready windows handed to the workers at once. 0: the larger of 2 x workers
+  // and 64. The scan thread refills the queue when it is down to half, so
+  // each refill (a pass over every tracked window) hands over a batch.
+  size_t queue_capacity = 0;
+  int worker_nice = 10;    // added to the workers' nice value
+  std::string state_file;  // empty: no persistence
   analysis::AnalyzeOptions analyze;
   std::optional<double> step_seconds;  // --step-time (config step source)
   // Training logs (issue 4): discovery, parsing options. Restart to change.
@@ -103,14 +107,19 @@ class Daemon {
   void ScanLoop();
   void WorkerLoop(int index);
   void RunTask(const window::WindowTask& task, const DaemonOptions& options);
-  // Under mu_: builds and publishes the next snapshot from runs_.
+  // Under mu_: builds and publishes the next snapshot from runs_, then counts
+  // the window results it carries (unpublished_).
   void PublishLocked(TimePoint now);
+  // Under mu_: PublishLocked now (true), or once publish_throttle_ allows
+  // (false; the scan loop publishes what is pending).
+  bool PublishSoonLocked(TimePoint now);
   void RetentionSweepLocked(TimePoint now);
   void PersistLocked(TimePoint now);
-  // Under mu_: PersistLocked now, or within kPersistGap when it ran less
-  // than that ago (the scan loop, which wakes at least every second, saves
-  // what is pending). Each save serialises every run, so one save per window
-  // result was quadratic when many windows land at once.
+  // Under mu_: PersistLocked now, or once persist_throttle_ allows (the scan
+  // loop, which wakes at least every second, saves what is pending). Each
+  // save serialises every run, so one save per window result was quadratic
+  // when many windows land at once, and so was one per second once a save
+  // took about a second.
   void PersistSoonLocked(TimePoint now);
   void CountError(std::string_view reason, double n = 1);
   // profwatch_window_retries_total{reason}: a file not ready yet, retried.
@@ -150,8 +159,17 @@ class Daemon {
   int in_flight_ = 0;
   bool stopping_ = false;
   std::mutex persist_mu_;
-  TimePoint last_persist_{};      // guarded by mu_
-  bool persist_pending_ = false;  // guarded by mu_
+  store::SaveThrottle persist_throttle_;  // guarded by mu_
+  bool persist_pending_ = false;          // guarded by mu_
+  store::SaveThrottle publish_throttle_;  // guarded by mu_
+  bool publish_pending_ = false;          // guarded by mu_
+  // Window results not yet in a published snapshot, by result label;
+  // guarded by mu_.
+  struct ResultCounts {
+    int64_t ok = 0;
+    int64_t incomplete = 0;
+    int64_t error = 0;
+  } unpublished_;
 
   std::unique_ptr<watch::Watcher> watcher_;
   std::thread scan_thread_;

@@ -162,6 +162,12 @@ std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string
 TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
     : options_(std::move(options)), clock_(clock) {
   if (options_.globs.empty()) options_.globs = kDefaultLogGlobs;
+  std::erase_if(options_.bindings, [this](const LogBinding& b) {
+    if (b.training_job.empty() || options_.shard.Owns(b.training_job)) return false;
+    spdlog::info("--log {}/{}={} not followed: another shard owns the job shard={} shards={}",
+                 b.training_job, b.run, b.path, options_.shard.index, options_.shard.count);
+    return true;
+  });
   // A fully named binding makes its run known before any trace exists, so
   // its training figures are exported from the first log line.
   for (const LogBinding& b : options_.bindings) {

@@ -9,7 +9,8 @@
 //   1. explicit --log bindings: `JOB/RUN=FILE` or `RUN=FILE` name the run; a
 //      plain `FILE` applies while exactly one run is known (with several
 //      runs it is ambiguous: warned once, not used); a `JOB/RUN=FILE` run
-//      is known (and its log followed) before any of its traces exists;
+//      is known (and its log followed) before any of its traces exists,
+//      unless another shard owns JOB (TrainingLogsOptions::shard);
 //   2. the globs (--log-glob, repeatable; default kDefaultLogGlobs), tried in
 //      order, with {jobs_root}, {job}, {run} replaced by the run's (glob
 //      metacharacters in them escaped); the lexically first match of the
@@ -39,6 +40,7 @@
 #include "steplog/log_tailer.h"
 #include "steplog/step_time_source.h"
 #include "watch/scanner.h"
+#include "watch/shard.h"
 
 namespace profwatch::pipeline {
 
@@ -98,6 +100,9 @@ struct TrainingLogsOptions {
                                    .max_bytes_per_poll = 1 << 20,
                                    .fingerprint_bytes = 4096};
   size_t max_runs = 4096;  // runs beyond this are not followed (warned once)
+  // serve --shard: a JOB/RUN=FILE binding of a job another shard owns is
+  // dropped (logged), so no daemon follows or exports another shard's run.
+  watch::Shard shard;
 };
 
 // What changed for one run in one Poll().

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -181,6 +182,14 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
   *warning = "state file unusable, set aside path=" + path + " moved_to=" + aside +
              " reason=" + state.error().ToString() + (rec ? " rename_error=" + rec.message() : "");
   return {};
+}
+
+void SaveThrottle::Saved(TimePoint started, TimePoint finished) {
+  const std::chrono::nanoseconds took =
+      std::max(std::chrono::nanoseconds(0),
+               std::chrono::duration_cast<std::chrono::nanoseconds>(finished - started));
+  next_ = finished +
+          std::chrono::duration_cast<TimePoint::duration>(std::max(min_gap_, took * cost_factor_));
 }
 
 }  // namespace profwatch::store

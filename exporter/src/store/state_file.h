@@ -16,10 +16,12 @@
 // the directory. Thread-safety: pure functions; callers serialise writes.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
@@ -45,5 +47,33 @@ Status WriteFileAtomic(const std::string& path, std::string_view data);
 // state returned; `*warning` then says what happened.
 DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
                                       std::string* warning);
+
+// When the daemon may save its state file next. A save serialises every run
+// and window the daemon holds, so it costs time in proportion to them, and
+// the daemon saves while holding the lock its scan and workers need. A fixed
+// gap let a daemon holding many thousand runs spend most of its time saving
+// while results landed; here the gap after a save is the larger of `min_gap`
+// and `cost_factor` times that save's duration, so saving takes at most
+// about 1 / (1 + cost_factor) of the daemon's time however large the state.
+// A kill loses (re-analyses at the next start) at most the results of one gap.
+// The daemon paces its snapshot publishes (a copy of every run) the same way.
+// Times come from the caller's (injected) clock. Not thread-safe.
+class SaveThrottle {
+ public:
+  SaveThrottle(std::chrono::nanoseconds min_gap, int cost_factor)
+      : min_gap_(min_gap), cost_factor_(cost_factor) {}
+  // True when a save may start at `now` (always before the first save).
+  bool Due(TimePoint now) const { return now >= next_; }
+  // A save ran from `started` to `finished`; a clock step backwards counts
+  // as a free save.
+  void Saved(TimePoint started, TimePoint finished);
+  // The earliest time of the next save; TimePoint::min() before the first.
+  TimePoint next() const { return next_; }
+
+ private:
+  std::chrono::nanoseconds min_gap_;
+  int cost_factor_;
+  TimePoint next_ = TimePoint::min();
+};
 
 }  // namespace profwatch::store

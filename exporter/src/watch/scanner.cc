@@ -176,10 +176,25 @@ class Walker {
     return entries;
   }
 
+  // `root_run_only`: `dir` is inside a child of the root whose job another
+  // shard owns, entered only because this shard owns the job named like the
+  // root, whose runs may be children of the root: only the directories where
+  // a run directly below the root keeps its traces are entered
+  // (MayHoldRootRun), not the other shard's whole job.
+  static bool MayHoldRootRun(const std::string& base, const std::string& child, int depth) {
+    if (depth == 1) {
+      return child == "tensorboard" || child == "plugins" || child == "traces" ||
+             child == "profiler" || child == "profile" || child == kNsysCaptureDirName;
+    }
+    if (base == "tensorboard") return child == "plugins";
+    if (base == "plugins") return child == "profile";
+    return false;
+  }
+
   // `name` relative to `parent_fd` is the directory `dir`, and `parent_name`
   // the name of the directory holding it.
   void Walk(int parent_fd, const std::string& name, const std::string& dir,
-            const std::string& parent_name, int depth) {
+            const std::string& parent_name, int depth, bool root_run_only = false) {
     if (depth > options_.max_depth) return;
     const OpenDir d(Enter(parent_fd, name, dir));
     if (d.get() == nullptr) return;
@@ -201,15 +216,20 @@ class Walker {
       if (!e.is_dir || e.name.front() == '.') continue;
       // A child of the root is a job directory (training_job = its name), or,
       // when the root is one job directory, a run of the root's job.
-      if (depth == 0 && !root_owned_ && !options_.shard.Owns(e.name)) {
-        ++out_->other_shard_jobs;
-        continue;
+      bool child_root_run_only = root_run_only;
+      if (depth == 0 && !options_.shard.Owns(e.name)) {
+        if (!root_owned_) {
+          ++out_->other_shard_jobs;
+          continue;
+        }
+        child_root_run_only = true;
       }
+      if (root_run_only && !MayHoldRootRun(base, e.name, depth)) continue;
       if (e.is_link && !options_.follow_symlinks && LeavesRoot(dir + "/" + e.name)) {
         ++out_->symlinks_skipped;
         continue;
       }
-      Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1);
+      Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1, child_root_run_only);
     }
   }
 

@@ -162,6 +162,34 @@ TEST(TrainingLogsTest, ExplicitBindingWinsOverGlobsAndIsKnownWithoutTraces) {
   EXPECT_EQ(logs.LogPathOf({"jobA", "run1"}), tmp.Sub("elsewhere.log"));
 }
 
+// serve --shard: a fully named binding of another shard's job is neither
+// known nor followed; the owned job's binding is.
+TEST(TrainingLogsTest, BindingOfAnotherShardsJobIsNotFollowed) {
+  TempDir tmp;
+  WriteFile(tmp.Sub("a.log"), StepLine(3, 1.0));
+  WriteFile(tmp.Sub("b.log"), StepLine(7, 2.0));
+  // Under hashmod 2, "job1" hashes to 1 and "job2" to 0.
+  ASSERT_EQ(watch::HashMod("job1", 2), 1u);
+  ASSERT_EQ(watch::HashMod("job2", 2), 0u);
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.bindings = {*ParseLogBinding("job1/run1=" + tmp.Sub("a.log")),
+                *ParseLogBinding("job2/run1=" + tmp.Sub("b.log"))};
+  o.shard = watch::Shard(1, 2);
+  TrainingLogs logs(o, clock);
+  EXPECT_EQ(logs.runs(), 1u);
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].key.training_job, "job1");
+  EXPECT_EQ(u[0].training.last_step, 3);
+  EXPECT_EQ(logs.LogPathOf({"job2", "run1"}), "");
+  // Unsharded, both are followed.
+  o.shard = watch::Shard();
+  TrainingLogs all(o, clock);
+  EXPECT_EQ(all.runs(), 2u);
+  EXPECT_EQ(all.Poll().size(), 2u);
+}
+
 TEST(TrainingLogsTest, PlainFileAppliesOnlyWhileOneRunIsWatched) {
   TempDir tmp;
   const std::string root = tmp.Sub("jobs");

@@ -121,5 +121,41 @@ TEST(StateFileTest, SavedStateLoadsBack) {
   EXPECT_EQ(s.windows.size(), 1u);
 }
 
+// The gap after a save is the larger of the minimum and cost_factor times
+// what the save took, on the injected clock.
+TEST(SaveThrottleTest, GapIsTheMinimumOrTenTimesTheLastSaveWhicheverIsLonger) {
+  using std::chrono::milliseconds;
+  FakeClock clock;
+  SaveThrottle throttle(milliseconds(1000), 10);
+  EXPECT_TRUE(throttle.Due(clock.Now()));  // nothing saved yet
+  EXPECT_EQ(throttle.next(), TimePoint::min());
+
+  // A cheap save (20 ms): the next one is due 1 s after it finished.
+  TimePoint started = clock.Now();
+  clock.Advance(milliseconds(20));
+  throttle.Saved(started, clock.Now());
+  EXPECT_EQ(throttle.next(), clock.Now() + milliseconds(1000));
+  clock.Advance(milliseconds(999));
+  EXPECT_FALSE(throttle.Due(clock.Now()));
+  clock.Advance(milliseconds(1));
+  EXPECT_TRUE(throttle.Due(clock.Now()));
+
+  // A save of 700 ms (a large state): the next one waits 7 s.
+  started = clock.Now();
+  clock.Advance(milliseconds(700));
+  throttle.Saved(started, clock.Now());
+  EXPECT_EQ(throttle.next(), clock.Now() + milliseconds(7000));
+  clock.Advance(milliseconds(6999));
+  EXPECT_FALSE(throttle.Due(clock.Now()));
+  clock.Advance(milliseconds(1));
+  EXPECT_TRUE(throttle.Due(clock.Now()));
+
+  // The clock stepping back during a save counts as a free save.
+  started = clock.Now();
+  clock.Advance(-milliseconds(5000));
+  throttle.Saved(started, clock.Now());
+  EXPECT_EQ(throttle.next(), clock.Now() + milliseconds(1000));
+}
+
 }  // namespace
 }  // namespace profwatch::store

@@ -94,8 +94,10 @@ TEST(ShardScanTest, ReportsOnlyOwnJobsAndNeverEntersOthers) {
 }
 
 // The shard owning the root's own name ("jobs" hashes to 0 of 3) enters
-// every job dir, since a child could be a run of the job named like the root,
-// but still reports only its own jobs.
+// every child of the root, since a child could be a run of the job named like
+// the root (run-a, run-c: their names hash to shard 1), but only where such a
+// run keeps its traces, not another shard's whole job; it reports only its
+// own jobs.
 TEST(ShardScanTest, ShardOwningTheRootNameStillReportsOnlyItsJobs) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
@@ -104,12 +106,23 @@ TEST(ShardScanTest, ShardOwningTheRootNameStillReportsOnlyItsJobs) {
         jobs + "/" + job + "/run/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.xplane.pb",
         "x");
   }
+  WriteFile(jobs + "/run-a/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.xplane.pb", "x");
+  WriteFile(jobs + "/run-c/traces/w0.11.1709294400000.pt.trace.json.gz", "x");
   ScanOptions o;
   o.roots = {jobs};
   o.shard = Shard{0, 3};
   ScanResult r = Scan(o);
-  ASSERT_EQ(r.files.size(), 1u);
-  EXPECT_EQ(r.files[0].labels.training_job, "job-1");
+  std::vector<std::string> got;
+  for (const FileObservation& f : r.files) {
+    got.push_back(f.labels.training_job + "/" + f.labels.run);
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"job-1/run", "jobs/run-a", "jobs/run-c"}));
+  // job-0 and job-2 (shards 1 and 2): their runs are not entered.
+  for (const std::string& d : r.dirs) {
+    EXPECT_EQ(d.find("job-0/run"), std::string::npos) << d;
+    EXPECT_EQ(d.find("job-2/run"), std::string::npos) << d;
+  }
 }
 
 // A root that is one job directory: its files carry the root's name as
