@@ -1067,6 +1067,15 @@ TEST(ServeCyclesTest, TwoTorchCyclesLandingTogetherAreTwoWindowsLatestExported) 
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// `profwatch analyze --format json RUN`: what serve must export.
+nlohmann::json AnalyzeRunJson(const std::string& run) {
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                               "' analyze --format json '" + run + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out.substr(0, r.out.find('\n')))
+                          : nlohmann::json::object();
+}
+
 // Issue #32: the daemon exports the regions `analyze` finds in the real JAX
 // run whose step ran as one CUDA graph (placed by the HLO schedule).
 TEST(ServeRegionsTest, CommandBufferRunExportsWhatAnalyzeReports) {
@@ -1086,10 +1095,7 @@ TEST(ServeRegionsTest, CommandBufferRunExportsWhatAnalyzeReports) {
     return Sample(text, "profwatch_region_coverage_ratio", labels).has_value();
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
-                               "' analyze --format json '" + run + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  const nlohmann::json j = AnalyzeRunJson(run);
   EXPECT_GE(j["region_coverage"].get<double>(), 0.75);
   EXPECT_NEAR(*Sample(*m, "profwatch_region_coverage_ratio", labels),
               j["region_coverage"].get<double>(), 1e-9);
@@ -1125,10 +1131,7 @@ TEST(ServeFlopsTest, RecordShapesRunExportsWhatAnalyzeReports) {
     return Sample(text, "profwatch_mfu_ratio", labels).has_value();
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
-                               "' analyze --format json '" + run + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json f = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')))["flops"];
+  const nlohmann::json f = AnalyzeRunJson(run)["flops"];
   ASSERT_TRUE(f.is_object());
   for (const char* kind : {"matmul", "attention", "conv"}) {
     Labels l = labels;

@@ -542,23 +542,6 @@ class Decoder {
   std::unordered_map<std::string, uint32_t> scope_ids_;
 };
 
-// Splits at '/' outside parentheses.
-std::vector<std::string_view> Components(std::string_view s) {
-  std::vector<std::string_view> out;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    if (s[i] == ')' && depth > 0) --depth;
-    if (s[i] == '/' && depth == 0) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  out.push_back(s.substr(start));
-  return out;
-}
-
 }  // namespace
 
 const HloModuleSchedule* HloIndex::Find(std::string_view module) const {
@@ -600,11 +583,27 @@ std::string KernelBaseOfInstruction(std::string_view instruction) {
   return out;
 }
 
+std::vector<std::string_view> ScopeComponents(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    if (s[i] == ')' && depth > 0) --depth;
+    if (s[i] == '/' && depth == 0) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
 std::string CommonScope(const std::vector<std::string_view>& paths) {
   if (paths.empty()) return "";
-  std::vector<std::string_view> common = Components(paths[0]);
+  std::vector<std::string_view> common = ScopeComponents(paths[0]);
   for (size_t p = 1; p < paths.size() && !common.empty(); ++p) {
-    const std::vector<std::string_view> parts = Components(paths[p]);
+    const std::vector<std::string_view> parts = ScopeComponents(paths[p]);
     size_t n = 0;
     while (n < common.size() && n < parts.size() && common[n] == parts[n]) ++n;
     common.resize(n);

@@ -84,6 +84,10 @@ std::string_view KernelBaseOfKernel(std::string_view kernel);
 // with the characters XLA replaces in kernel names ('.', '-') as '_'.
 std::string KernelBaseOfInstruction(std::string_view instruction);
 
+// The components of an op_name path: split at '/' outside parentheses
+// (`jit(f)/jvp(decoder/layer_0)/mlp` -> jit(f), jvp(decoder/layer_0), mlp).
+std::vector<std::string_view> ScopeComponents(std::string_view path);
+
 // The scope shared by a set of op_name paths: their longest common prefix of
 // whole '/'-separated components ('/' inside parentheses does not separate:
 // `jvp(decoder/layer_0)` is one component). Empty when they share nothing.

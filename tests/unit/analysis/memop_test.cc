@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "testing/proto_writer.h"
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
@@ -127,23 +128,10 @@ std::string JaxJson(const std::vector<Op>& ops) {
   return out.str();
 }
 
-// ---- A tiny protobuf writer for an XSpace of one GPU plane. ----
+// ---- An XSpace of one GPU plane (testing/proto_writer.h). ----
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string VarintField(uint32_t field, int64_t v) {
-  return Varint(uint64_t{field} << 3 | 0) + Varint(static_cast<uint64_t>(v));
-}
-std::string LenField(uint32_t field, std::string_view bytes) {
-  return Varint(uint64_t{field} << 3 | 2) + Varint(bytes.size()) + std::string(bytes);
-}
+using testing::LenField;
+using testing::VarintField;
 
 std::string XSpace(const std::vector<Op>& ops) {
   constexpr int64_t kLineNs = 1'000'000'000;
