@@ -230,9 +230,17 @@ class WebDoorTest(unittest.TestCase):
         self.assert_rejected(self.tls_yaml(cert="absent.crt"), "cert_file", "absent.crt",
                              "No such file")
         self.assert_rejected(self.tls_yaml(key="absent.key"), "key_file", "absent.key")
-        # A key that is not a key (the root user reads any file, so an
-        # unreadable one cannot be made here: a certificate in its place).
+        # A key that is not a key: a certificate in its place.
         self.assert_rejected(self.tls_yaml(key="ca1.crt"), "key_file")
+        # Unreadable: a directory where the file should be (unreadable even
+        # for root), and, when not root, a file without read permission.
+        os.makedirs(self.p("dir.crt"), exist_ok=True)
+        self.assert_rejected(self.tls_yaml(cert="dir.crt"), "cert_file", "dir.crt")
+        self.assert_rejected(self.tls_yaml(key="dir.crt"), "key_file", "dir.crt")
+        if os.geteuid() != 0:
+            shutil.copy(self.p("server.key"), self.p("noread.key"))
+            os.chmod(self.p("noread.key"), 0)
+            self.assert_rejected(self.tls_yaml(key="noread.key"), "key_file", "noread.key")
         # A key of another certificate.
         self.assert_rejected(self.tls_yaml(key="client.key"), "client.key", "mismatch")
         self.assert_rejected(f"tls_server_config:\n  cert_file: {self.p('server.crt')}\n",
