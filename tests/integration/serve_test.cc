@@ -1067,6 +1067,16 @@ TEST(ServeCyclesTest, TwoTorchCyclesLandingTogetherAreTwoWindowsLatestExported) 
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Copies a fixture file or tree beside the watched root and renames it into
+// place, as a finished file lands.
+void LandCopy(const TempDir& tmp, const std::string& from, const std::string& to) {
+  const std::string staged = tmp.Sub("staged");
+  fs::remove_all(staged);
+  fs::copy(from, staged, fs::copy_options::recursive);
+  fs::create_directories(fs::path(to).parent_path());
+  fs::rename(staged, to);
+}
+
 // `profwatch analyze --format json RUN`: what serve must export.
 nlohmann::json AnalyzeRunJson(const std::string& run) {
   auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
@@ -1087,9 +1097,7 @@ TEST(ServeRegionsTest, CommandBufferRunExportsWhatAnalyzeReports) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
   const std::string run = jobs + "/4242-llama-h200/base";
-  fs::create_directories(run);
-  fs::copy(fixture + "/tensorboard", tmp.Sub("staged"), fs::copy_options::recursive);
-  fs::rename(tmp.Sub("staged"), run + "/tensorboard");
+  LandCopy(tmp, fixture + "/tensorboard", run + "/tensorboard");
   const Labels labels = {{"training_job", "4242-llama-h200"}, {"run", "base"}};
   auto m = serve.WaitFor([&](const std::string& text) {
     return Sample(text, "profwatch_region_coverage_ratio", labels).has_value();
@@ -1120,12 +1128,9 @@ TEST(ServeFlopsTest, RecordShapesRunExportsWhatAnalyzeReports) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
   const std::string run = jobs + "/4545-gpt-h200-flops/flops";
-  fs::create_directories(run);
-  fs::copy_file(fixture + "/log.txt", run + "/log.txt");
-  const std::string latest = "vm_442.1795655714547247741.pt.trace.json.gz";
-  fs::copy(fixture + "/profiler/" + latest, tmp.Sub(latest));
-  fs::create_directories(run + "/profiler");
-  fs::rename(tmp.Sub(latest), run + "/profiler/" + latest);
+  LandCopy(tmp, fixture + "/log.txt", run + "/log.txt");
+  const std::string latest = "/profiler/vm_442.1795655714547247741.pt.trace.json.gz";
+  LandCopy(tmp, fixture + latest, run + latest);
   const Labels labels = {{"training_job", "4545-gpt-h200-flops"}, {"run", "flops"}};
   auto m = serve.WaitFor([&](const std::string& text) {
     return Sample(text, "profwatch_mfu_ratio", labels).has_value();
