@@ -467,7 +467,8 @@ def listen_drops():
 def hostile_scrapes(port, pid, args, results):
     """--hostile clients (tests/integration/web_door_test.py's HostileClients:
     half silent, half trickling a byte every 2 s, each reconnecting at once
-    when cut, from 127.0.0.2-127.0.0.9) against the idle daemon, while one
+    when cut, from --hostile-addresses addresses, 127.0.0.2 and up) against
+    the idle daemon, while one
     scraper on 127.0.0.1 scrapes --hostile-scrapes times in a row: each
     scrape's latency, and failures (30 s timeout)."""
     import resource
@@ -479,7 +480,7 @@ def hostile_scrapes(port, pid, args, results):
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE,
                            (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
-    sources = [f"127.0.0.{i}" for i in range(2, 10)]
+    sources = [f"127.0.{i // 250}.{2 + i % 250}" for i in range(args.hostile_addresses)]
     hostile = HostileClients(port, args.hostile, sources, tls=bool(args.scrape_ca),
                              seconds=args.hostile_scrapes * 30 + 60).start()
     latencies, failures = [], 0
@@ -508,7 +509,8 @@ def hostile_scrapes(port, pid, args, results):
     p50 = latencies[len(latencies) // 2]
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     drops = None if drops0 is None or drops1 is None else drops1 - drops0
-    results["hostile"] = {"clients": args.hostile, "scrapes": len(latencies),
+    results["hostile"] = {"clients": args.hostile, "addresses": len(sources),
+                          "scrapes": len(latencies),
                           "tls": bool(args.scrape_ca), "failures": failures,
                           "p50_seconds": p50, "p99_seconds": p99, "max_seconds": latencies[-1],
                           "wall_seconds": wall, "daemon_cpu_seconds": daemon_cpu,
@@ -519,7 +521,7 @@ def hostile_scrapes(port, pid, args, results):
         door += ", through the door (" + ("HTTPS" if args.scrape_ca else "HTTP") + \
             (" + basic auth" if args.scrape_user else "") + ")"
     print(f"\n## {len(latencies)} scrapes in a row behind {args.hostile} hostile clients "
-          f"(silent or trickling, reconnecting when cut){door}")
+          f"from {len(sources)} addresses (silent or trickling, reconnecting when cut){door}")
     print(f"{len(latencies)} scrapes in {wall:.1f} s, {failures} failed; latency p50 "
           f"{p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms; "
           f"{hostile.cuts()} hostile connections cut; kernel listen drops "
@@ -795,6 +797,8 @@ def main():
                          "(silent or trickling, reconnecting when cut), e.g. 1000")
     ap.add_argument("--hostile-scrapes", type=int, default=100,
                     help="scrapes, one after the other, behind the --hostile clients")
+    ap.add_argument("--hostile-addresses", type=int, default=8,
+                    help="source addresses of the --hostile clients (127.0.0.2 and up)")
     ap.add_argument("--idle-warmup", type=float, default=17,
                     help="seconds between the last start-up window and the idle measurement")
     ap.add_argument("--sharded-jobs", type=int, default=0,
