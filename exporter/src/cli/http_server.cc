@@ -26,10 +26,11 @@ std::atomic<const HttpServer*> g_server{nullptr};
 // trickling bytes is cut off as surely as a silent one). At most
 // kMaxPending connections may be without a request (queued, in a TLS
 // handshake, or sending headers); each accept beyond that cuts one
-// (PendingConnections), so kHttpWorkers - kMaxPending workers are always
-// left for requests being answered (Prometheus' scrapes, probes) and
-// civetweb's accept thread never waits for a worker: a scrape is accepted
-// behind at most the backlog's connections, each cut or queued at once.
+// (PendingConnections), so kHttpWorkers - kMaxPending workers are left
+// for requests being answered (Prometheus' scrapes, probes), and while
+// fewer than that many are, civetweb's accept thread never waits for a
+// worker: a scrape is accepted behind at most the backlog's connections,
+// each cut or queued at once.
 // A worker costs a thread stack's touched pages and a request buffer (the
 // exposition is rendered once per snapshot and shared).
 constexpr int kHttpWorkers = 256;
