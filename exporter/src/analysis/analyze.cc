@@ -224,6 +224,16 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
         out.raw_bytes += saved.raw_bytes;
       }
     }
+    // A JAX trace.json.gz names no device; the process's xplane does (the
+    // peak for MFU), read without its events.
+    if (out.ok && !jobs[i].xplane.empty() && jobs[i].xplane != jobs[i].path &&
+        out.summary.device_names.empty() &&
+        out.summary.schema == parse::TraceSchema::kJaxTraceEvents) {
+      if (auto source = read::OpenTraceSource(jobs[i].xplane, options.inflate)) {
+        auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
+        if (names) out.summary.device_names = std::move(*names);
+      }
+    }
     // Kernels of a CUDA graph carry no scope: the process's xplane holds the
     // compiled modules whose schedules place them (read only then).
     if (out.ok && out.aggregator && out.aggregator->HasGraphKernels()) {
