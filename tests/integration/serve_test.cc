@@ -1185,9 +1185,9 @@ TEST(ServeFlopsTest, NoFlopMetricForARunWithoutShapesAndJaxMfuByDefault) {
            Sample(text, "profwatch_mfu_ratio", jax_labels).has_value();
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  for (const char* name : {"profwatch_mfu_ratio", "profwatch_model_flops_per_second",
-                           "profwatch_window_flops_per_gpu_step",
-                           "profwatch_achieved_flops_per_second"}) {
+  for (const char* name :
+       {"profwatch_mfu_ratio", "profwatch_model_flops_per_second",
+        "profwatch_window_flops_per_gpu_step", "profwatch_achieved_flops_per_second"}) {
     for (const std::string& line : RunLines(*m)) {
       EXPECT_FALSE(line.starts_with(std::string(name) + "{") &&
                    line.find("run=\"stall20\"") != std::string::npos)

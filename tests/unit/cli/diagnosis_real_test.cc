@@ -133,9 +133,9 @@ TEST(RealRunDiagnosisTest, HostSleepIsAHostStallNotABlocker) {
 // per step, the healthy JAX run 3.6 ms beside 5.0 ms).
 TEST(RealRunDiagnosisTest, HostStallPerStepIsNeverAboveIdlePerStep) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(jobs, "real/h200/jobs");
-  for (const char* run : {"4242-llama-h200/base", "4242-llama-h200/nocb",
-                          "4343-gpt-h200-torch/stall20", "4444-gpt-h200-cudagraphs/graphs",
-                          "4545-gpt-h200-flops/flops"}) {
+  for (const char* run :
+       {"4242-llama-h200/base", "4242-llama-h200/nocb", "4343-gpt-h200-torch/stall20",
+        "4444-gpt-h200-cudagraphs/graphs", "4545-gpt-h200-flops/flops"}) {
     SCOPED_TRACE(run);
     const auto r = Analyze("--format json '" + jobs + "/" + run + "'");
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -162,9 +162,9 @@ TEST(FlopsRealTest, NothingCountedIsAbsentNotZero) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4343-gpt-h200-torch/stall20");
   const json f = AnalyzeJson("'" + run + "'")["flops"];
   ASSERT_TRUE(f.is_object());
-  for (const char* key : {"matmul_per_gpu_step", "attention_per_gpu_step", "conv_per_gpu_step",
-                          "total_per_gpu_step", "achieved_per_second", "model_per_second", "mfu",
-                          "counted_kernel_seconds_per_gpu_step"}) {
+  for (const char* key :
+       {"matmul_per_gpu_step", "attention_per_gpu_step", "conv_per_gpu_step", "total_per_gpu_step",
+        "achieved_per_second", "model_per_second", "mfu", "counted_kernel_seconds_per_gpu_step"}) {
     EXPECT_TRUE(f[key].is_null()) << key << ": " << f.dump();
   }
   EXPECT_TRUE(f["families"].empty()) << f.dump();
@@ -182,9 +182,9 @@ TEST(FlopsRealTest, NothingCountedIsAbsentNotZero) {
 
   // compare: the run beside the record_shapes run of the same model.
   PROFWATCH_REQUIRE_SHARED_FIXTURE(flops, kRun);
-  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
-                               "' compare --label stall --label shapes '" + run + "' '" + flops +
-                               "'");
+  auto r =
+      testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                          "' compare --label stall --label shapes '" + run + "' '" + flops + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string mfu_row;
   for (size_t at = 0; at < r.out.size();) {
@@ -221,8 +221,9 @@ TEST(FlopsRealTest, JaxRunHasMfuByDefault) {
   EXPECT_NEAR(f["mfu"].get<double>(), 0.537, 0.0005);
   const json x = AnalyzeJson("--source xplane '" + run + "'");
   EXPECT_NEAR(f["mfu"].get<double>(), x["flops"]["mfu"].get<double>(), 1e-12);
-  EXPECT_NE(AnalyzeTable("'" + run + "'").find("MFU                    53.7% of 989.4 TFLOP/s "
-                                               "(NVIDIA H200, datasheet)"),
+  EXPECT_NE(AnalyzeTable("'" + run + "'")
+                .find("MFU                    53.7% of 989.4 TFLOP/s "
+                      "(NVIDIA H200, datasheet)"),
             std::string::npos);
 }
 

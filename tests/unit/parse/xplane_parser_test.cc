@@ -620,8 +620,8 @@ TEST(XPlaneParserTest, SourceErrorsPassThroughAndEarlierPlanesStayDelivered) {
 // the first device plane that names one; none on a host-only XSpace; a cut
 // file is an error, never a guess.
 TEST(XPlaneDeviceNamesTest, FirstDevicePlaneThatNamesItsDevice) {
-  const std::string stat_md = LenField(5, VarintField(1, 7) + LenField(2, VarintField(1, 7) +
-                                                                             LenField(2, "gpu_device_name")));
+  const std::string stat_md = LenField(
+      5, VarintField(1, 7) + LenField(2, VarintField(1, 7) + LenField(2, "gpu_device_name")));
   const std::string other_md =
       LenField(5, VarintField(1, 8) + LenField(2, VarintField(1, 8) + LenField(2, "clock_rate")));
   const std::string name_stat = LenField(6, VarintField(1, 7) + LenField(5, "NVIDIA H200"));
@@ -629,8 +629,8 @@ TEST(XPlaneDeviceNamesTest, FirstDevicePlaneThatNamesItsDevice) {
   const std::string lines = LenField(3, Line(1, "Stream #1", 0, {Event(1, 0, 1000)}));
   const std::string host =
       Plane(1, "/host:CPU", {Line(1, "main", 0, {Event(1, 0, 1000)})}, stat_md + name_stat);
-  const std::string unnamed = VarintField(1, 2) + LenField(2, "/device:GPU:0") + lines + other_md +
-                              clock_stat;
+  const std::string unnamed =
+      VarintField(1, 2) + LenField(2, "/device:GPU:0") + lines + other_md + clock_stat;
   const std::string named = VarintField(1, 3) + LenField(2, "/device:GPU:1") + lines + stat_md +
                             other_md + clock_stat + name_stat;
   const std::string space = Space({host, unnamed, named});
