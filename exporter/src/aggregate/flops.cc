@@ -331,7 +331,7 @@ FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_
     out.mfu_note = out.note;
     return out;
   }
-  if (f.Total() <= 0) {
+  if (!(f.Total() > 0)) {  // NaN too
     out.note = NothingCountedNote(s);
     out.mfu_note = "no counted FLOPs: " + out.note;
     return out;
@@ -358,7 +358,7 @@ FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_
       where = "the " + fam.family + " kernels";
     }
   }
-  if (worst > bound) {
+  if (!(worst <= bound)) {
     out.note =
         "impossible count: the recorded shapes imply " +
         (std::isinf(worst) ? std::string("FLOPs in no kernel time") : Tera(worst) + " TFLOP/s") +
@@ -385,7 +385,7 @@ FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_
     return out;
   }
   const double model = *out.total_per_gpu_step / step;
-  if (model > bound) {
+  if (!(model <= bound)) {
     out.mfu_note = "the counted FLOPs over the " + std::to_string(step) + " s step are " +
                    Tera(model) + " TFLOP/s, above " + bound_name +
                    ": the step time is shorter than the work in it";
@@ -394,8 +394,7 @@ FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_
   out.model_per_second = model;
   if (f.peak_per_second <= 0) {
     out.mfu_note = f.device_name.empty()
-                       ? "the trace names no device and no .xplane.pb beside it does (give "
-                         "--peak-flops)"
+                       ? "no file of the window names its device (give --peak-flops)"
                        : "no known peak for device '" + f.device_name + "' (give --peak-flops)";
   } else {
     out.mfu = model / f.peak_per_second;

@@ -153,7 +153,7 @@ TEST(FlopsTest, WindowFiguresAndWhyMfuIsMissing) {
   EXPECT_NE(no_step.mfu_note.find("no step time"), std::string::npos);
   s.flops.device_name.clear();
   s.flops.peak_per_second = 0;
-  EXPECT_NE(ComputeFlopFigures(s, 0.5).mfu_note.find("names no device"), std::string::npos);
+  EXPECT_NE(ComputeFlopFigures(s, 0.5).mfu_note.find("names its device"), std::string::npos);
 }
 
 // Issue #38: operators of counted kinds whose shapes were not recorded
