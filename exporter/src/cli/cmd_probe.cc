@@ -31,8 +31,8 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/listen_address.h"
 #include "cli/serve_flags.h"
+#include "web/listen_address.h"
 
 namespace profwatch::cli {
 namespace {
@@ -226,7 +226,7 @@ int RunProbe(const std::vector<std::string>& args) {
   app.add_option("--password-file", password_file,
                  "File holding the basic auth password (first line)");
   if (auto code = ParseArgs(app, "probe", args)) return *code;
-  auto address = ParseListenAddress(listen);
+  auto address = web::ParseListenAddress(listen);
   if (!address) {
     std::fprintf(stderr, "profwatch probe: %s\n", address.error().context.c_str());
     return 2;

@@ -1,4 +1,4 @@
-#include "cli/web_config.h"
+#include "web/web_config.h"
 
 #include <crypt.h>
 #include <openssl/crypto.h>
@@ -18,7 +18,7 @@
 #include <regex>
 #include <set>
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 // The salt and hash of the hash unknown users are checked against (of a
@@ -701,4 +701,4 @@ bool WebDoor::ApplyTls(SSL* ssl) {
   return true;
 }
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

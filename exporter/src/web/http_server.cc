@@ -1,4 +1,4 @@
-#include "cli/http_server.h"
+#include "web/http_server.h"
 
 #include <CivetServer.h>
 #include <civetweb.h>
@@ -10,9 +10,9 @@
 #include <atomic>
 #include <string>
 
-#include "cli/listen_address.h"
+#include "web/listen_address.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 // civetweb hooks are plain function pointers without a context argument we
@@ -277,4 +277,4 @@ HttpServer::~HttpServer() {
 
 std::vector<int> HttpServer::ListeningPorts() const { return exposer_->GetListeningPorts(); }
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

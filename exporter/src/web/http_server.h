@@ -10,10 +10,10 @@
 //               has no scan time); 503 before: the server starts first
 // Every other path is 404. Every path is behind the same door: the web
 // config file's basic auth (401 without) and headers, and TLS when the file
-// configures it (cli/web_config.h).
+// configures it (web/web_config.h).
 //
 // The door keeps accepting: connections without a request yet are bounded
-// (cli/pending_connections.h; past the bound the oldest of the busiest
+// (web/pending_connections.h; past the bound the oldest of the busiest
 // address is cut), so silent, trickling or reconnecting clients never hold
 // every worker and a scrape never waits in the kernel's backlog behind them.
 #pragma once
@@ -27,13 +27,13 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/pending_connections.h"
-#include "cli/web_config.h"
 #include "core/result.h"
 #include "expose/exposition.h"
 #include "snapshot/snapshot.h"
+#include "web/pending_connections.h"
+#include "web/web_config.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 
 struct HttpAnswer {
   int status = 200;
@@ -87,4 +87,4 @@ class HttpServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

@@ -1,4 +1,4 @@
-#include "cli/http_server.h"
+#include "web/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
@@ -105,4 +105,4 @@ TEST(HttpServerTest, AConnectionIsPendingFromItsAcceptUntilItsRequestOrClose) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

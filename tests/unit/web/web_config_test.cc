@@ -1,4 +1,4 @@
-#include "cli/web_config.h"
+#include "web/web_config.h"
 
 #include <crypt.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 
 #include "testing/test_util.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 using testing::TempDir;
@@ -153,4 +153,4 @@ TEST(BasicAuthTest, UnknownUsersAreCheckedAtTheHighestConfiguredCost) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

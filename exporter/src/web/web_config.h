@@ -35,7 +35,7 @@
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 
-namespace profwatch::cli {
+namespace profwatch::web {
 
 // exporter-toolkit's client_auth_type values (Go's tls.ClientAuthType).
 enum class ClientAuth {
@@ -144,4 +144,4 @@ class WebDoor {
   Signature failed_sig_;
 };
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web
