@@ -48,7 +48,7 @@ profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
 # (exporter-toolkit's format: TLS, basic auth, headers) and its reload, the
 # HTTP server (civetweb) and its bound on connections without a request.
 profwatch_stage(web       DEPS expose
-                LIBS yaml-cpp spdlog::spdlog prometheus-cpp::core prometheus-cpp::pull
+                LIBS yaml-cpp spdlog::spdlog
                      civetweb::civetweb civetweb::civetweb-cpp OpenSSL::SSL OpenSSL::Crypto
                      ${CRYPT_LIBRARY})
 # Commands (analyze, compare, serve, probe) and flags; the profwatch executable.

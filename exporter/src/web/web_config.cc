@@ -1,48 +1,21 @@
 #include "web/web_config.h"
 
-#include <crypt.h>
-#include <openssl/crypto.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <cerrno>
 #include <cstring>
+#include <functional>
 #include <regex>
 #include <set>
 
 namespace profwatch::web {
-namespace {
 
-// The salt and hash of the hash unknown users are checked against (of a
-// password nobody sends); its cost is the users' highest (UnknownUserHash).
-constexpr const char* kUnknownUserSaltAndHash =
-    "tSLvidHzd9JhI4VmfDtgau39W5EBNM.BHP7x7yvmJR.tciHZI1dby";
-
-// Successful checks remembered per door state; beyond this many the memory
-// is dropped and rebuilt (a client cycling passwords gains nothing).
-constexpr size_t kMaxCachedChecks = 1024;
-
-Error ConfigError(const std::string& path, const std::string& what) {
+Error WebConfigError(const std::string& path, const std::string& what) {
   return Error{ErrorCode::kConfig, "web config file " + path + ": " + what};
-}
-
-std::string At(const YAML::Node& node) { return "line " + std::to_string(node.Mark().line + 1); }
-
-std::string OpenSslError() {
-  unsigned long e = ERR_get_error();
-  ERR_clear_error();
-  if (e == 0) return "unknown TLS error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
 }
 
 bool Readable(const std::string& file, std::string& why) {
@@ -52,6 +25,14 @@ bool Readable(const std::string& file, std::string& why) {
   }
   return true;
 }
+
+namespace {
+
+Error ConfigError(const std::string& path, const std::string& what) {
+  return WebConfigError(path, what);
+}
+
+std::string At(const YAML::Node& node) { return "line " + std::to_string(node.Mark().line + 1); }
 
 Result<std::string> Scalar(const std::string& path, const YAML::Node& key, const YAML::Node& v,
                            const std::string& where) {
@@ -147,75 +128,108 @@ Result<std::string> Groups(const std::string& path, const YAML::Node& v,
   return list;
 }
 
+// One tls_server_config key and its value.
+struct Field {
+  const std::string& path;
+  const YAML::Node& key;
+  const YAML::Node& value;
+};
+using TlsKey = std::function<Status(const Field&, TlsServerConfig&)>;
+constexpr const char* kTlsWhere = "tls_server_config.";
+
+// The key that reads its value with `read` into `member`.
+template <typename T>
+TlsKey Into(T TlsServerConfig::*member, Result<T> (*read)(const Field&)) {
+  return [member, read](const Field& f, TlsServerConfig& tls) -> Status {
+    Result<T> value = read(f);
+    if (!value) return tl::unexpected(value.error());
+    tls.*member = std::move(*value);
+    return {};
+  };
+}
+
+Result<std::string> Text(const Field& f) { return Scalar(f.path, f.key, f.value, kTlsWhere); }
+Result<bool> Flag(const Field& f) { return Bool(f.path, f.key, f.value, kTlsWhere); }
+Result<int> Version(const Field& f) { return TlsVersion(f.path, f.key, f.value); }
+
+// A list of Go names, translated into OpenSSL's ':'-joined list.
+template <Result<std::string> (*translate)(const std::string&, const YAML::Node&,
+                                           const std::vector<std::string>&)>
+Result<std::string> Names(const Field& f) {
+  auto names = List(f.path, f.key, f.value, kTlsWhere);
+  if (!names) return tl::unexpected(names.error());
+  return translate(f.path, f.value, *names);
+}
+
+Result<ClientAuth> Policy(const Field& f) {
+  auto s = Scalar(f.path, f.key, f.value, kTlsWhere);
+  if (!s) return tl::unexpected(s.error());
+  static const std::map<std::string, ClientAuth> kAuth = {
+      {"NoClientCert", ClientAuth::kNoClientCert},
+      {"RequestClientCert", ClientAuth::kRequestClientCert},
+      {"RequireAnyClientCert", ClientAuth::kRequireAnyClientCert},
+      {"VerifyClientCertIfGiven", ClientAuth::kVerifyClientCertIfGiven},
+      {"RequireAndVerifyClientCert", ClientAuth::kRequireAndVerifyClientCert}};
+  auto it = kAuth.find(*s);
+  if (it == kAuth.end()) {
+    return tl::unexpected(ConfigError(
+        f.path, At(f.value) + ": tls_server_config.client_auth_type: unknown policy '" + *s +
+                    "' (NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                    "VerifyClientCertIfGiven, RequireAndVerifyClientCert)"));
+  }
+  return it->second;
+}
+
+// exporter-toolkit's options this server cannot honour; `instead`: what to use.
+TlsKey Unsupported(std::string instead) {
+  return [instead](const Field& f, TlsServerConfig&) -> Status {
+    return tl::unexpected(
+        ConfigError(f.path, At(f.key) + ": tls_server_config." + f.key.as<std::string>() +
+                                ": not supported by profwatch (use " + instead + ")"));
+  };
+}
+
+// Every key of tls_server_config, one line each; any other is an error.
+const std::map<std::string, TlsKey>& TlsKeys() {
+  using C = TlsServerConfig;
+  static const std::map<std::string, TlsKey> kKeys = {
+      {"cert_file", Into(&C::cert_file, &Text)},
+      {"key_file", Into(&C::key_file, &Text)},
+      {"client_ca_file", Into(&C::client_ca_file, &Text)},
+      {"client_auth_type", Into(&C::client_auth, &Policy)},
+      {"min_version", Into(&C::min_version, &Version)},
+      {"max_version", Into(&C::max_version, &Version)},
+      {"cipher_suites", Into(&C::cipher_list, &Names<&CipherList>)},
+      {"curve_preferences", Into(&C::groups, &Names<&Groups>)},
+      {"prefer_server_cipher_suites", Into(&C::prefer_server_cipher_suites, &Flag)},
+      {"cert", Unsupported("cert_file")},
+      {"key", Unsupported("key_file")},
+      {"client_ca", Unsupported("client_ca_file")},
+      {"client_allowed_sans", Unsupported("a dedicated client CA")},
+  };
+  return kKeys;
+}
+
 Result<TlsServerConfig> ParseTls(const std::string& path, const YAML::Node& node) {
   TlsServerConfig tls;
   if (node.IsNull()) return tls;
   if (!node.IsMap()) {
     return tl::unexpected(ConfigError(path, At(node) + ": tls_server_config: expected a map"));
   }
-  bool ca_given = false;
   bool auth_given = false;
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
-    const YAML::Node& v = kv.second;
-    const std::string where = "tls_server_config.";
-    if (key == "cert_file" || key == "key_file" || key == "client_ca_file") {
-      auto s = Scalar(path, kv.first, v, where);
-      if (!s) return tl::unexpected(s.error());
-      (key == "cert_file"  ? tls.cert_file
-       : key == "key_file" ? tls.key_file
-                           : tls.client_ca_file) = *s;
-      if (key == "client_ca_file") ca_given = !s->empty();
-    } else if (key == "client_auth_type") {
-      auto s = Scalar(path, kv.first, v, where);
-      if (!s) return tl::unexpected(s.error());
-      static const std::map<std::string, ClientAuth> kAuth = {
-          {"NoClientCert", ClientAuth::kNoClientCert},
-          {"RequestClientCert", ClientAuth::kRequestClientCert},
-          {"RequireAnyClientCert", ClientAuth::kRequireAnyClientCert},
-          {"VerifyClientCertIfGiven", ClientAuth::kVerifyClientCertIfGiven},
-          {"RequireAndVerifyClientCert", ClientAuth::kRequireAndVerifyClientCert}};
-      auto it = kAuth.find(*s);
-      if (it == kAuth.end()) {
-        return tl::unexpected(ConfigError(
-            path, At(v) + ": tls_server_config.client_auth_type: unknown policy '" + *s +
-                      "' (NoClientCert, RequestClientCert, RequireAnyClientCert, "
-                      "VerifyClientCertIfGiven, RequireAndVerifyClientCert)"));
-      }
-      tls.client_auth = it->second;
-      auth_given = true;
-    } else if (key == "min_version" || key == "max_version") {
-      auto ver = TlsVersion(path, kv.first, v);
-      if (!ver) return tl::unexpected(ver.error());
-      (key == "min_version" ? tls.min_version : tls.max_version) = *ver;
-    } else if (key == "cipher_suites") {
-      auto names = List(path, kv.first, v, where);
-      if (!names) return tl::unexpected(names.error());
-      auto list = CipherList(path, v, *names);
-      if (!list) return tl::unexpected(list.error());
-      tls.cipher_list = *list;
-    } else if (key == "curve_preferences") {
-      auto names = List(path, kv.first, v, where);
-      if (!names) return tl::unexpected(names.error());
-      auto list = Groups(path, v, *names);
-      if (!list) return tl::unexpected(list.error());
-      tls.groups = *list;
-    } else if (key == "prefer_server_cipher_suites") {
-      auto b = Bool(path, kv.first, v, where);
-      if (!b) return tl::unexpected(b.error());
-      tls.prefer_server_cipher_suites = *b;
-    } else if (key == "cert" || key == "key" || key == "client_ca" ||
-               key == "client_allowed_sans") {
-      return tl::unexpected(ConfigError(
-          path, At(kv.first) + ": tls_server_config." + key + ": not supported by profwatch (use " +
-                    (key == "client_allowed_sans" ? std::string("a dedicated client CA")
-                                                  : key + "_file") +
-                    ")"));
-    } else {
+    auto it = TlsKeys().find(key);
+    if (it == TlsKeys().end()) {
       return tl::unexpected(
           ConfigError(path, At(kv.first) + ": tls_server_config: unknown key '" + key + "'"));
     }
+    if (Status set = it->second(Field{path, kv.first, kv.second}, tls); !set) {
+      return tl::unexpected(set.error());
+    }
+    auth_given = auth_given || key == "client_auth_type";
   }
+  const bool ca_given = !tls.client_ca_file.empty();
   const bool no_files = tls.cert_file.empty() && tls.key_file.empty();
   // Without a certificate and key the section means plain HTTP, as in
   // exporter-toolkit, unless it asks for something only TLS does.
@@ -348,139 +362,9 @@ Result<std::map<std::string, std::string>> ParseUsers(const std::string& path,
   return users;
 }
 
-bool CryptMatches(const std::string& password, const std::string& hash) {
-  auto data = std::make_unique<crypt_data>();
-  const char* out = crypt_rn(password.c_str(), hash.c_str(), data.get(), sizeof(crypt_data));
-  if (out == nullptr || out[0] == '*') return false;
-  const size_t n = std::strlen(out);
-  return n == hash.size() && CRYPTO_memcmp(out, hash.data(), n) == 0;
-}
-
-std::string Sha256(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<const char*>(digest), len);
-}
-
-std::optional<std::string> DecodeBase64(std::string_view in) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t pad = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') {
-      v = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      v = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      v = c - '0' + 52;
-    } else if (c == '+') {
-      v = 62;
-    } else if (c == '/') {
-      v = 63;
-    } else if (c == '=') {
-      ++pad;
-      continue;
-    } else {
-      return std::nullopt;
-    }
-    if (pad > 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (pad > 2) return std::nullopt;
-  return out;
-}
-
-int NoVerify(int, X509_STORE_CTX*) { return 1; }
-
 // The verification a policy asks for; `verify` null: OpenSSL's chain check.
-int VerifyMode(ClientAuth auth, SSL_verify_cb* verify) {
-  *verify = nullptr;
-  switch (auth) {
-    case ClientAuth::kNoClientCert:
-      return SSL_VERIFY_NONE;
-    case ClientAuth::kRequestClientCert:
-      *verify = &NoVerify;
-      return SSL_VERIFY_PEER;
-    case ClientAuth::kRequireAnyClientCert:
-      *verify = &NoVerify;
-      return SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-    case ClientAuth::kVerifyClientCertIfGiven:
-      return SSL_VERIFY_PEER;
-    case ClientAuth::kRequireAndVerifyClientCert:
-      return SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-  }
-  return SSL_VERIFY_NONE;
-}
 
 }  // namespace
-
-void SslCtxDeleter::operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
-
-Result<SslCtxPtr> BuildServerContext(const TlsServerConfig& tls, const std::string& path) {
-  auto fail = [&](const std::string& what) {
-    return tl::unexpected(ConfigError(path, "tls_server_config: " + what));
-  };
-  std::string why;
-  if (!Readable(tls.cert_file, why)) return fail("cert_file " + tls.cert_file + ": " + why);
-  if (!Readable(tls.key_file, why)) return fail("key_file " + tls.key_file + ": " + why);
-  if (!tls.client_ca_file.empty() && !Readable(tls.client_ca_file, why)) {
-    return fail("client_ca_file " + tls.client_ca_file + ": " + why);
-  }
-  ERR_clear_error();
-  SslCtxPtr ctx(SSL_CTX_new(TLS_server_method()));
-  if (!ctx) return fail("cannot create a TLS context: " + OpenSslError());
-  if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert_file.c_str()) != 1) {
-    return fail("cert_file " + tls.cert_file + ": " + OpenSslError());
-  }
-  if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return fail("key_file " + tls.key_file + ": " + OpenSslError());
-  }
-  if (SSL_CTX_check_private_key(ctx.get()) != 1) {
-    return fail("key_file " + tls.key_file + " does not match cert_file " + tls.cert_file);
-  }
-  SSL_CTX_set_min_proto_version(ctx.get(), tls.min_version == 0 ? TLS1_2_VERSION : tls.min_version);
-  SSL_CTX_set_max_proto_version(ctx.get(), tls.max_version);
-  if (!tls.cipher_list.empty() &&
-      SSL_CTX_set_cipher_list(ctx.get(), tls.cipher_list.c_str()) != 1) {
-    return fail("cipher_suites: " + OpenSslError());
-  }
-  if (!tls.groups.empty() && SSL_CTX_set1_groups_list(ctx.get(), tls.groups.c_str()) != 1) {
-    return fail("curve_preferences: " + OpenSslError());
-  }
-  SSL_CTX_set_options(ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-  if (tls.prefer_server_cipher_suites) {
-    SSL_CTX_set_options(ctx.get(), SSL_OP_CIPHER_SERVER_PREFERENCE);
-  }
-  // Sessions are not resumed: each connection is checked against the
-  // policy of the file as it is then.
-  SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_OFF);
-  SSL_CTX_set_options(ctx.get(), SSL_OP_NO_TICKET);
-  SSL_CTX_set_num_tickets(ctx.get(), 0);
-  static const unsigned char kSessionContext[] = "profwatch";
-  SSL_CTX_set_session_id_context(ctx.get(), kSessionContext, sizeof kSessionContext - 1);
-  if (!tls.client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx.get(), tls.client_ca_file.c_str(), nullptr) != 1) {
-      return fail("client_ca_file " + tls.client_ca_file + ": " + OpenSslError());
-    }
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
-    if (names == nullptr) {
-      return fail("client_ca_file " + tls.client_ca_file + ": no certificate in it");
-    }
-    SSL_CTX_set_client_CA_list(ctx.get(), names);
-  }
-  SSL_verify_cb verify = nullptr;
-  const int mode = VerifyMode(tls.client_auth, &verify);  // sets `verify`
-  SSL_CTX_set_verify(ctx.get(), mode, verify);
-  return ctx;
-}
 
 Result<WebConfig> LoadWebConfig(const std::string& path) {
   WebConfig config;
@@ -528,177 +412,7 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
     return tl::unexpected(
         ConfigError(path, "line " + std::to_string(e.mark.line + 1) + ": " + e.msg));
   }
-  if (config.tls) {
-    auto ctx = BuildServerContext(*config.tls, path);
-    if (!ctx) return tl::unexpected(ctx.error());
-  }
   return config;
-}
-
-std::string BasicAuth::UnknownUserHash(const std::map<std::string, std::string>& users) {
-  int cost = 4;  // bcrypt's least; no users: no check at all
-  for (const auto& [user, hash] : users) {
-    // ParseUsers checked the form: $2x$NN$...
-    cost = std::max(cost, std::stoi(hash.substr(4, 2)));
-  }
-  char prefix[8];
-  std::snprintf(prefix, sizeof prefix, "$2b$%02d$", cost);
-  return prefix + std::string(kUnknownUserSaltAndHash);
-}
-
-bool BasicAuth::Check(const char* authorization) {
-  std::string user, password;
-  bool parsed = false;
-  if (authorization != nullptr) {
-    std::string_view h(authorization);
-    if (h.size() > 6 && (h.substr(0, 6) == "Basic " || h.substr(0, 6) == "basic ")) {
-      h.remove_prefix(6);
-      while (!h.empty() && h.front() == ' ') h.remove_prefix(1);
-      if (auto decoded = DecodeBase64(h)) {
-        const size_t colon = decoded->find(':');
-        if (colon != std::string::npos) {
-          user = decoded->substr(0, colon);
-          password = decoded->substr(colon + 1);
-          parsed = true;
-        }
-      }
-    }
-  }
-  if (!parsed) return false;
-  // libcrypt reads the password up to its first NUL; Go's bcrypt (exporter-
-  // toolkit) reads every byte, so the right password followed by a NUL and
-  // anything else is wrong there. It is refused here before any look-up.
-  if (password.find('\0') != std::string::npos) return false;
-  auto it = users_.find(user);
-  const bool known = it != users_.end();
-  const std::string& hash = known ? it->second : unknown_user_hash_;
-  std::string key;
-  key.reserve(user.size() + password.size() + hash.size() + 2);
-  key.append(user).push_back('\0');
-  key.append(password).push_back('\0');
-  key.append(hash);
-  const std::string digest = Sha256(key);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (known && good_.count(digest) > 0) return true;
-  }
-  const bool match = CryptMatches(password, hash);
-  if (!known || !match) return false;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (good_.size() >= kMaxCachedChecks) good_.clear();
-  good_.insert(digest);
-  return true;
-}
-
-WebDoor::Signature WebDoor::Sign(const WebConfig* config, const std::string& path) {
-  std::vector<std::string> files{path};
-  if (config != nullptr && config->tls) {
-    files.push_back(config->tls->cert_file);
-    files.push_back(config->tls->key_file);
-    if (!config->tls->client_ca_file.empty()) files.push_back(config->tls->client_ca_file);
-  }
-  Signature sig;
-  for (const std::string& f : files) {
-    struct stat st {};
-    std::string id = "missing";
-    if (stat(f.c_str(), &st) == 0) {
-      id = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
-           std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
-           std::to_string(st.st_ctim.tv_nsec);
-    }
-    sig.emplace_back(f, id);
-  }
-  return sig;
-}
-
-namespace {
-
-Result<std::shared_ptr<DoorState>> LoadState(const std::string& path) {
-  auto config = LoadWebConfig(path);
-  if (!config) return tl::unexpected(config.error());
-  auto state = std::make_shared<DoorState>();
-  if (config->tls) {
-    auto ctx = BuildServerContext(*config->tls, path);
-    if (!ctx) return tl::unexpected(ctx.error());
-    state->ssl_ctx = std::move(*ctx);
-  }
-  state->auth = std::make_unique<BasicAuth>(config->users);
-  state->config = std::move(*config);
-  return state;
-}
-
-}  // namespace
-
-Result<std::unique_ptr<WebDoor>> WebDoor::Open(const std::string& path, Hooks hooks) {
-  std::unique_ptr<WebDoor> door(new WebDoor());
-  door->path_ = path;
-  door->hooks_ = std::move(hooks);
-  if (path.empty()) {
-    door->state_ = std::make_shared<DoorState>();
-    door->state_->auth = std::make_unique<BasicAuth>(std::map<std::string, std::string>{});
-    return door;
-  }
-  // The signature before the read: a change during the read is seen next time.
-  Signature before = Sign(nullptr, path);
-  auto state = LoadState(path);
-  if (!state) return tl::unexpected(state.error());
-  door->tls_ = (*state)->ssl_ctx != nullptr;
-  door->loaded_sig_ = Sign(&(*state)->config, path);
-  door->loaded_sig_.front() = before.front();
-  door->state_ = std::move(*state);
-  return door;
-}
-
-std::shared_ptr<DoorState> WebDoor::Current() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (path_.empty()) return state_;
-  Signature now = Sign(&state_->config, path_);
-  if (now == loaded_sig_ || now == failed_sig_) return state_;
-  Signature before = Sign(nullptr, path_);
-  auto state = LoadState(path_);
-  std::string error;
-  if (!state) {
-    error = state.error().context;
-  } else if (((*state)->ssl_ctx != nullptr) != tls_) {
-    error = "web config file " + path_ + ": switching TLS " + (tls_ ? "off" : "on") +
-            " needs a restart (the listening socket's scheme is fixed)";
-  }
-  if (!error.empty()) {
-    failed_sig_ = now;
-    spdlog::warn("web config reload failed, keeping the previous one error={}", error);
-    if (hooks_.reload_failed) hooks_.reload_failed();
-    if (hooks_.reload_result) hooks_.reload_result(false);
-    return state_;
-  }
-  loaded_sig_ = Sign(&(*state)->config, path_);
-  loaded_sig_.front() = before.front();
-  failed_sig_.clear();
-  state_ = std::move(*state);
-  spdlog::info("web config reloaded path={} tls={} users={}", path_, tls_,
-               state_->config.users.size());
-  if (hooks_.reload_result) hooks_.reload_result(true);
-  return state_;
-}
-
-bool WebDoor::ApplyTls(SSL* ssl) {
-  std::shared_ptr<DoorState> state = Current();
-  if (!state->ssl_ctx) return false;
-  const TlsServerConfig& tls = *state->config.tls;
-  // The context carries the certificate, key and client CA store; the rest
-  // was copied into the connection when it was created, so set it again.
-  if (SSL_set_SSL_CTX(ssl, state->ssl_ctx.get()) == nullptr) return false;
-  SSL_verify_cb verify = nullptr;
-  const int mode = VerifyMode(tls.client_auth, &verify);  // sets `verify`
-  SSL_set_verify(ssl, mode, verify);
-  SSL_set_min_proto_version(ssl, tls.min_version == 0 ? TLS1_2_VERSION : tls.min_version);
-  SSL_set_max_proto_version(ssl, tls.max_version);
-  if (!tls.cipher_list.empty()) SSL_set_cipher_list(ssl, tls.cipher_list.c_str());
-  if (!tls.groups.empty()) SSL_set1_groups_list(ssl, tls.groups.c_str());
-  SSL_set_options(ssl, SSL_CTX_get_options(state->ssl_ctx.get()));
-  if (!tls.prefer_server_cipher_suites) SSL_clear_options(ssl, SSL_OP_CIPHER_SERVER_PREFERENCE);
-  SSL_set_num_tickets(ssl, 0);
-  return true;
 }
 
 }  // namespace profwatch::web

@@ -14,26 +14,19 @@
 // (inline cert/key/client_ca, client_allowed_sans, rate_limit, http2: true),
 // is an error naming the file, the key and its line. docs/security.md.
 //
-// Thread-safety: LoadWebConfig is pure; a WebDoor is shared by the HTTP
-// threads (its methods lock what they change).
+// What the server does with it: web/tls.h (the TLS context), web/basic_auth.h,
+// web/door.h (reloads).
+//
+// Thread-safety: LoadWebConfig is reentrant.
 #pragma once
 
-#include <sys/stat.h>
-
-#include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "core/result.h"
-
-typedef struct ssl_ctx_st SSL_CTX;
-typedef struct ssl_st SSL;
 
 namespace profwatch::web {
 
@@ -65,83 +58,16 @@ struct WebConfig {
   std::vector<std::pair<std::string, std::string>> headers;  // added to every answer
 };
 
-// Reads and checks `path`: the YAML, every key, the certificate and key
-// (loaded, and matching), the CA file, the bcrypt hashes' form. kConfig
-// errors start "web config file PATH: " and name the key and line.
+// Reads and checks `path`: the YAML, every key, the bcrypt hashes' form.
+// kConfig errors start "web config file PATH: " and name the key and line.
+// The files it names are read when the TLS context is built (web/tls.h).
 Result<WebConfig> LoadWebConfig(const std::string& path);
 
-// The TLS context for `tls` (certificate, key, client CA, verification,
-// versions, ciphers, groups). kConfig naming the file on failure.
-struct SslCtxDeleter {
-  void operator()(SSL_CTX* ctx) const;
-};
-using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxDeleter>;
-Result<SslCtxPtr> BuildServerContext(const TlsServerConfig& tls, const std::string& path);
+// The error `what` about the web config file `path`, as LoadWebConfig and
+// BuildServerContext word it.
+Error WebConfigError(const std::string& path, const std::string& what);
 
-// Checks `user`/`password` against bcrypt `users` as exporter-toolkit does
-// (Go's bcrypt): every byte of the password counts up to bcrypt's 72 (a
-// password with a NUL byte is refused: libcrypt would stop reading at it),
-// compared in constant time. An unknown user is checked against a hash of
-// the users' highest cost, so it takes as long as a wrong password for a
-// user of that cost (users of lower costs answer faster: docs/security.md).
-// Successful checks are cached per (user, password, hash) so a scrape
-// every few seconds costs one bcrypt, not one each.
-class BasicAuth {
- public:
-  explicit BasicAuth(std::map<std::string, std::string> users)
-      : users_(std::move(users)), unknown_user_hash_(UnknownUserHash(users_)) {}
-  bool enabled() const { return !users_.empty(); }
-  // `authorization`: the request's Authorization header, or null.
-  bool Check(const char* authorization);
-  // The hash unknown users are checked against: bcrypt at the highest cost
-  // of `users` (checked bcrypt hashes), of a password nobody sends.
-  static std::string UnknownUserHash(const std::map<std::string, std::string>& users);
-  const std::string& unknown_user_hash() const { return unknown_user_hash_; }
-
- private:
-  std::map<std::string, std::string> users_;
-  std::string unknown_user_hash_;
-  std::mutex mu_;
-  std::unordered_set<std::string> good_;  // SHA-256 of user, password and hash
-};
-
-// What the door does now: one loaded file, its TLS context and basic auth.
-struct DoorState {
-  WebConfig config;
-  SslCtxPtr ssl_ctx;  // null without TLS
-  std::unique_ptr<BasicAuth> auth;
-};
-
-// The web config file as the HTTP threads see it: re-read when it (or a
-// file it names) changes, checked at each new connection and request; a
-// bad new version keeps the old one, is logged once and counted.
-class WebDoor {
- public:
-  struct Hooks {
-    std::function<void()> reload_failed;      // once per bad version
-    std::function<void(bool)> reload_result;  // after every re-read
-  };
-  // Loads `path` (kConfig on any error). An empty path: no door (plain
-  // HTTP, no auth, no headers) and nothing re-read.
-  static Result<std::unique_ptr<WebDoor>> Open(const std::string& path, Hooks hooks = {});
-
-  bool tls() const { return tls_; }
-  // The current state, after re-reading the files if they changed.
-  std::shared_ptr<DoorState> Current();
-  // Sets the connection's TLS context and policy from Current(); for the
-  // server's ClientHello callback. False: no TLS context (refuse).
-  bool ApplyTls(SSL* ssl);
-
- private:
-  using Signature = std::vector<std::pair<std::string, std::string>>;
-  static Signature Sign(const WebConfig* config, const std::string& path);
-  std::string path_;
-  bool tls_ = false;
-  Hooks hooks_;
-  std::mutex mu_;
-  std::shared_ptr<DoorState> state_;
-  Signature loaded_sig_;
-  Signature failed_sig_;
-};
+// Whether `file` can be read; `why` is the system's reason when not.
+bool Readable(const std::string& file, std::string& why);
 
 }  // namespace profwatch::web

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "testing/test_util.h"
+#include "web/basic_auth.h"
+#include "web/door.h"
 
 namespace profwatch::web {
 namespace {
