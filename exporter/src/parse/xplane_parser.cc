@@ -852,12 +852,17 @@ Status DecodeMetadataPlane(std::string_view plane, HloIndex& index) {
       }
       if (++seen[module->name] > 1) continue;
       std::string name = module->name;
+      if (!module->too_complex.empty()) {
+        index.too_complex.emplace(std::move(name), std::move(module->too_complex));
+        continue;
+      }
       index.modules.emplace(std::move(name), std::move(*module));
     }
   }
   for (const auto& [name, count] : seen) {
     if (count > 1) {
       index.modules.erase(name);
+      index.too_complex.erase(name);
       index.ambiguous.push_back(name);
     }
   }
@@ -917,7 +922,7 @@ Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_byt
     }
     if (!name || *name != "/host:metadata") continue;
     if (auto s = DecodeMetadataPlane(*bytes, index); !s) return tl::unexpected(s.error());
-    if (index.modules.empty() && index.ambiguous.empty()) break;
+    if (index.modules.empty() && index.ambiguous.empty() && index.too_complex.empty()) break;
     return index;
   }
   if (!index.errors.empty()) {

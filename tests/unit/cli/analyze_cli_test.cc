@@ -172,6 +172,27 @@ TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
   EXPECT_EQ(j["errors"][0]["reason"], "corrupt");
 }
 
+// Kernels the analysis leaves out are reported in the JSON as serve counts
+// them (profwatch_window_dropped_events): 50 Kineto kernels without `ts`.
+TEST(AnalyzeCliTest, JsonReportsEveryDroppedEventByReason) {
+  testing::TempDir tmp;
+  const std::string kernel =
+      R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"dur":2,)J"
+      R"J("args":{"device":0,"stream":7}})J";
+  std::string trace = R"J({"traceEvents":[)J";
+  for (int i = 0; i < 50; ++i) trace += kernel + ",";
+  trace += R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":2,)J"
+           R"J("args":{"device":0,"stream":7}}]})J";
+  testing::WriteFile(tmp.Sub("w.pt.trace.json.gz"), testing::Gzip(trace));
+  json j = AnalyzeJson("'" + tmp.Sub("w.pt.trace.json.gz") + "'");
+  ASSERT_TRUE(j.contains("dropped_events")) << j.dump();
+  EXPECT_EQ(j["dropped_events"], json({{"no_timestamp", 50}}));
+  EXPECT_EQ(j["devices"][0]["kernels"], 1);  // the one kernel with a time is kept
+  // Nothing dropped: an empty object, not absent.
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
+  EXPECT_EQ(AnalyzeJson("'" + path + "'")["dropped_events"], json::object());
+}
+
 // A hand-made JAX window: one GPU, one stream, 3 kernels of 0.5 s each over
 // 3 profiled steps = 0.5 s kernel per GPU per step. The log's steady steps
 // (warm-up 0-4, profiled 5-7 and write-back 8 excluded) are 0.8 s, so the gap
