@@ -41,7 +41,7 @@ inline std::string NestedCallsHlo(std::string_view module = "jit_hostile", int d
     std::vector<std::string> instrs;
     std::vector<int64_t> ids;
     for (int i = 0; i < width; ++i) {
-      const int64_t id = k * 100 + i;
+      const int64_t id = k * 100000 + i;  // distinct for any width below 100,000
       instrs.push_back(HloInstr(id, "call." + std::to_string(id), "call", "", {k + 1}));
       ids.push_back(id);
     }
@@ -50,9 +50,9 @@ inline std::string NestedCallsHlo(std::string_view module = "jit_hostile", int d
   }
   const int leaf = depth + 1;
   comps.push_back(HloComputation(
-      leaf, {HloInstr(leaf * 100, "loop_add_fusion.1", "fusion", "jit(f)/add", {999})}));
+      leaf, {HloInstr(leaf * 100000, "loop_add_fusion.1", "fusion", "jit(f)/add", {999})}));
   comps.push_back(HloComputation(999, {HloInstr(99900, "add", "add", "jit(f)/add")}));
-  schedule += HloSequence(leaf, {leaf * 100});
+  schedule += HloSequence(leaf, {leaf * 100000});
   return HloModule(module, 1, comps, schedule);
 }
 

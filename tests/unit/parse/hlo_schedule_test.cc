@@ -346,6 +346,29 @@ TEST(HloScheduleTest, XSpaceListsTooComplexModulesAndKeepsTheRest) {
   });
 }
 
+// Many modules each just within their bound (2 levels of 361 calls:
+// 261,003 entries, 130,321 launches kept) share the file's budget: the
+// first four fit its 1,048,576 entries, the fifth is skipped, so the
+// launches a file keeps stay bounded however many modules it holds.
+TEST(HloScheduleTest, ModulesOfOneFileShareTheFilesExpansionBudget) {
+  testing::RunWithin(kHangGuard, [] {
+    std::vector<std::string> modules;
+    for (int i = 1; i <= 5; ++i)
+      modules.push_back(testing::NestedCallsHlo("m" + std::to_string(i), 2, 361));
+    auto index = ReadIndex(MetadataPlane(modules));
+    ASSERT_TRUE(index) << index.error().ToString();
+    ASSERT_EQ(index->modules.size(), 4u);
+    for (const auto& [name, m] : index->modules) {
+      EXPECT_EQ(m.cost.expanded, 261'003u) << name;
+      EXPECT_EQ(m.launches.size(), 130'321u) << name;
+    }
+    ASSERT_EQ(index->too_complex.size(), 1u);
+    EXPECT_EQ(index->too_complex.begin()->second,
+              "too_complex: the file's modules together have more than 1048576 schedule entries "
+              "with calls inlined");
+  });
+}
+
 TEST(HloScheduleTest, XSpaceWithoutModulesIsNotFound) {
   const std::string device = LenField(1, VarintField(1, 1) + LenField(2, "/device:GPU:0"));
   auto index = ReadIndex(device);
