@@ -51,7 +51,8 @@ struct HloLaunch {
 // one: a computation that calls itself, calls nested and repeated until the
 // inlined schedule is astronomically long) can hold the reader. A module
 // over any of them is skipped as too complex (HloModuleSchedule::too_complex);
-// docs/security.md "HLO modules" says how the defaults were chosen.
+// docs/security.md ("Crafted trace files: the HLO modules of an
+// .xplane.pb") says what each bounds and how the defaults were chosen.
 struct HloLimits {
   // Instructions decoded, over all computations of the module.
   size_t max_instructions = size_t{1} << 18;
@@ -69,8 +70,9 @@ struct HloCost {
   size_t computations = 0;
   size_t expanded = 0;            // schedule entries visited while inlining calls
   size_t fused_computations = 0;  // computations summarised for fusions (each once)
-  size_t derived = 0;  // launches derived from their instruction (each once, however often inlined)
-  int depth = 0;       // deepest nesting reached (0: the entry alone)
+  // Launches derived from their instruction: each once, however often inlined.
+  size_t derived = 0;
+  int depth = 0;  // deepest nesting reached (0: the entry alone)
 };
 
 struct HloModuleSchedule {
