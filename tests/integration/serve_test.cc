@@ -30,6 +30,7 @@
 
 #include "nsys_export.h"
 #include "testing/diagnosis_window.h"
+#include "testing/hostile_hlo.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
 
@@ -718,6 +719,42 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
     if (l.rfind("profwatch_window_gpus{", 0) == 0) gpu_lines.insert(l);
   }
   EXPECT_EQ(gpu_lines.size(), 4u);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// A run whose xplane holds a crafted HLO module (a fusion calling itself,
+// issue #37) beside its trace.json.gz of CUDA-graph kernels: with the one
+// analysis worker, it is analysed like any window (its kernels exported,
+// the module skipped as too complex, logged) and another run's window is
+// exported too.
+TEST(ServeTest, HostileHloModuleNeitherHoldsTheWorkerNorHidesTheWindow) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string bad = ProfileDir(jobs, "jobH", "hostile") + "/2024_03_01_12_00_00";
+  std::string trace =
+      R"j({"displayTimeUnit":"ns","traceEvents":[)j"
+      R"j({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)j"
+      R"j({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Compute)"}})j";
+  for (int i = 0; i < 4; ++i) {
+    trace += R"j(,{"ph":"X","pid":1,"tid":7,"ts":)j" + std::to_string(100 + i * 20) +
+             R"j(,"dur":10,"name":"loop_add_fusion_1","args":{"hlo_module":"jit_step"}})j";
+  }
+  WriteFile(bad + "/h0.trace.json.gz", testing::Gzip(trace + "]}"));
+  WriteFile(bad + "/h0.xplane.pb",
+            testing::MetadataPlane({testing::SelfCallingFusionHlo("jit_step")}));
+  WriteTrace(ProfileDir(jobs, "jobH", "good") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  auto flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--workers", "1"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("jobH", "good", 2)(t) && HasGpus("jobH", "hostile", 1)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog("hlo module skipped reason=too_complex")) << serve.Log();
+  EXPECT_NE(serve.Log().find("module=jit_step detail=computation 10 calls itself"),
+            std::string::npos)
+      << serve.Log();
   EXPECT_EQ(serve.Stop(), 0);
 }
 

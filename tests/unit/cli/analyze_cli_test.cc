@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/hostile_hlo.h"
 #include "testing/test_util.h"
 
 namespace profwatch {
@@ -170,6 +171,57 @@ TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
   ASSERT_EQ(j["errors"].size(), 1u);
   EXPECT_EQ(j["errors"][0]["file"], tmp.Sub("b.trace.json.gz"));
   EXPECT_EQ(j["errors"][0]["reason"], "corrupt");
+}
+
+// Kernels the analysis leaves out are reported in the JSON as serve counts
+// them (profwatch_window_dropped_events): 50 Kineto kernels without `ts`.
+TEST(AnalyzeCliTest, JsonReportsEveryDroppedEventByReason) {
+  testing::TempDir tmp;
+  const std::string kernel = R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"dur":2,)J"
+                             R"J("args":{"device":0,"stream":7}})J";
+  std::string trace = R"J({"traceEvents":[)J";
+  for (int i = 0; i < 50; ++i) trace += kernel + ",";
+  trace += R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":2,)J"
+           R"J("args":{"device":0,"stream":7}}]})J";
+  testing::WriteFile(tmp.Sub("w.pt.trace.json.gz"), testing::Gzip(trace));
+  json j = AnalyzeJson("'" + tmp.Sub("w.pt.trace.json.gz") + "'");
+  ASSERT_TRUE(j.contains("dropped_events")) << j.dump();
+  EXPECT_EQ(j["dropped_events"], json({{"no_timestamp", 50}}));
+  EXPECT_EQ(j["devices"][0]["kernels"], 1);  // the one kernel with a time is kept
+  // Nothing dropped: an empty object, not absent.
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
+  EXPECT_EQ(AnalyzeJson("'" + path + "'")["dropped_events"], json::object());
+}
+
+// A crafted HLO module beside the window's trace: the report is printed
+// whole on stdout (valid JSON), the module is skipped as too complex with
+// one warning on stderr, and the kernels are reported.
+TEST(AnalyzeCliTest, TooComplexModuleIsAWarningOnStderrAndTheReportIsKept) {
+  testing::TempDir tmp;
+  std::string trace =
+      R"J({"displayTimeUnit":"ns","traceEvents":[)J"
+      R"J({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Compute)"}})J";
+  for (int i = 0; i < 4; ++i) {
+    trace += R"J(,{"ph":"X","pid":1,"tid":7,"ts":)J" + std::to_string(100 + i * 20) +
+             R"J(,"dur":10,"name":"loop_add_fusion_1","args":{"hlo_module":"jit_step"}})J";
+  }
+  const std::string dir = tmp.Sub("2026_11_26_00_00_00");
+  testing::WriteFile(dir + "/h.trace.json.gz", testing::Gzip(trace + "]}"));
+  testing::WriteFile(dir + "/h.xplane.pb",
+                     testing::MetadataPlane({testing::NestedCallsHlo("jit_step")}));
+  // `timeout`: a regression of the bounds fails here in a minute, not at ctest's limit.
+  auto r = testing::RunCommand("timeout 60 '" + testing::BinaryPath("profwatch") +
+                               "' analyze --format json '" + dir + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);  // stdout is the report alone
+  EXPECT_EQ(j["devices"][0]["kernels"], 4);
+  EXPECT_EQ(j["unscoped_kernels"]["placed_seconds_per_gpu_step"], 0.0);
+  EXPECT_EQ(j["unscoped_kernels"]["unplaced_reason"],
+            "module jit_step skipped: too_complex: more than 262144 schedule entries with calls "
+            "inlined");
+  EXPECT_NE(r.err.find("warning hlo module skipped reason=too_complex"), std::string::npos)
+      << r.err;
 }
 
 // A hand-made JAX window: one GPU, one stream, 3 kernels of 0.5 s each over
