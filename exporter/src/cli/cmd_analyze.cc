@@ -85,8 +85,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
   app.add_option("--format", format, "drill | table | json")
       ->check(CLI::IsMember({"drill", "table", "json"}))
       ->capture_default_str();
-  app.add_option("--profile-steps", profile_steps, "Profiled steps in the window (divisor)")
-      ->check(CLI::PositiveNumber)
+  app.add_option("--profile-steps", profile_steps,
+                 "Profiled steps in the window (divisor, >= 1; --format drill also takes 0, as "
+                 "profile_drill.py does)")
       ->capture_default_str();
   app.add_option("--family-top-n", family_top_n,
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
@@ -140,6 +141,13 @@ int RunAnalyze(const std::vector<std::string>& args) {
   if (auto code = ParseArgs(app, "analyze", args)) return *code;
   const std::optional<int64_t> skew_seconds = SkewSeconds("analyze", skew);
   if (!skew_seconds) return kExitUsage;
+  // A divisor of 0 makes every per-step figure meaningless: a usage error
+  // (as serve has it), except where --format drill reproduces the script.
+  if (profile_steps < 0 || (profile_steps == 0 && format != "drill")) {
+    std::fprintf(stderr, "profwatch analyze: --profile-steps: must be at least 1, not %lld\n",
+                 static_cast<long long>(profile_steps));
+    return kExitUsage;
+  }
   const bool profile_steps_given = app.count("--profile-steps") > 0;
 
   // The training log knows the steady step time and the profiler settings.

@@ -375,8 +375,7 @@ int RunCompare(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   app.add_flag("--force", force, "Print the table even when the variants are not comparable");
-  app.add_option("--profile-steps", profile_steps, "Profiled steps per window")
-      ->check(CLI::PositiveNumber)
+  app.add_option("--profile-steps", profile_steps, "Profiled steps per window (>= 1)")
       ->capture_default_str();
   app.add_option("--rules", rules, "drill | nvidia | amd | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
@@ -411,6 +410,11 @@ int RunCompare(const std::vector<std::string>& args) {
   }
   const std::optional<int64_t> skew_seconds = SkewSeconds("compare", skew);
   if (!skew_seconds) return 2;
+  if (profile_steps < 1) {
+    std::fprintf(stderr, "profwatch compare: --profile-steps: must be at least 1, not %lld\n",
+                 static_cast<long long>(profile_steps));
+    return 2;
+  }
   // Each variant's explicit training log ("" = its run's own).
   auto explicit_logs = BindLogs(paths, log_files);
   if (!explicit_logs) {

@@ -626,6 +626,8 @@ TEST(CliFlagsTest, ProfileStepsZeroAndBadDurationsAreUsageErrors) {
   auto zero = Analyze("--profile-steps 0 '" + run + "'");
   EXPECT_EQ(zero.exit_code, 2) << zero.out << zero.err;
   EXPECT_EQ(zero.out.find("No GPU kernels"), std::string::npos) << zero.out;
+  EXPECT_EQ(zero.err, "profwatch analyze: --profile-steps: must be at least 1, not 0\n");
+  // --format drill keeps profile_drill.py's own answer to 0 (DrillCompatTest).
   auto czero =
       testing::RunCommand(Profwatch() + "compare --profile-steps 0 '" + run + "' '" + run + "'");
   EXPECT_EQ(czero.exit_code, 2) << czero.err;
