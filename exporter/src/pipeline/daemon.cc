@@ -184,8 +184,10 @@ Status Daemon::Start() {
       }
       // Runs older than --retention are not exported with --state either:
       // from the first scrape on, the set is the one a start without the
-      // file would find.
+      // file would find (and the file is saved without them).
+      const size_t restored = runs_.size();
       RetentionSweepLocked(now);
+      if (runs_.size() != restored) persist_pending_ = true;
       // A window is restored only with its run: the window of a run the
       // file no longer exports (expired, or another shard's) is analysed
       // again if its run is alive, as without the file.
