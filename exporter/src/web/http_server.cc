@@ -10,6 +10,7 @@
 #include <atomic>
 #include <string>
 
+#include "expose/snapshot_collectable.h"
 #include "web/listen_address.h"
 
 namespace profwatch::web {
@@ -201,6 +202,78 @@ const CivetCallbacks& Callbacks() {
   return callbacks;
 }
 
+// Text for HTML: root and run names come from directory names on disk, which
+// anyone who can write under a root chooses.
+std::string EscapeHtml(std::string_view text) {
+  std::string out;
+  for (char c : expose::ValidUtf8(text)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The landing page: version, the watch roots, the exported runs (their
+// window, or why it failed), and the endpoints.
+std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing_note) {
+  const expose::BuildInfo build = expose::DefaultBuildInfo();
+  std::string body =
+      "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
+      "<h1>profwatch</h1>\n<p>GPU profile window exporter, version " +
+      EscapeHtml(build.version) + " (revision " + EscapeHtml(build.revision) + ").</p>\n";
+  if (!landing_note.empty()) body += "<p>" + EscapeHtml(landing_note) + "</p>\n";
+  body +=
+      "<ul>\n"
+      "<li><a href=\"/metrics\">/metrics</a></li>\n"
+      "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
+      "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
+      "</ul>\n";
+  body += "<h2>Watch roots</h2>\n";
+  if (snap.watch_roots.empty()) body += "<p>none scanned yet</p>\n";
+  body += "<ul>\n";
+  for (const auto& [root, readable] : snap.watch_roots) {
+    body += "<li>" + EscapeHtml(root) + (readable ? "" : " (not readable)") + "</li>\n";
+  }
+  body += "</ul>\n<h2>Runs</h2>\n";
+  if (snap.runs.empty()) body += "<p>none yet</p>\n";
+  body += "<ul>\n";
+  // Bounded: a page for people, however many runs the roots hold.
+  constexpr size_t kMaxListed = 1000;
+  size_t listed = 0;
+  for (const auto& [key, rs] : snap.runs) {
+    if (listed++ == kMaxListed) {
+      body += "<li>... and " + std::to_string(snap.runs.size() - kMaxListed) +
+              " more (see /metrics)</li>\n";
+      break;
+    }
+    body += "<li>" + EscapeHtml(key.training_job) + "/" + EscapeHtml(key.run) + ": ";
+    body += rs.has_window ? "window " + EscapeHtml(rs.window_id) : std::string("no window yet");
+    if (!rs.window_failure.empty()) {
+      body += ", latest window failed (" + EscapeHtml(rs.window_failure) + ")";
+    }
+    body += "</li>\n";
+  }
+  body += "</ul>\n</body></html>\n";
+  return body;
+}
+
 }  // namespace
 
 std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
@@ -211,20 +284,8 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
     return HttpAnswer{503, "text/plain; charset=utf-8",
                       "not ready: no scan of the watch roots yet\n"};
   }
-  if (uri == "/") {
-    std::string body =
-        "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
-        "<h1>profwatch</h1>\n<p>GPU profile window exporter.</p>\n";
-    // The note is ours (digits and fixed words), never request input.
-    if (!landing_note.empty()) body += "<p>" + std::string(landing_note) + "</p>\n";
-    body +=
-        "<ul>\n"
-        "<li><a href=\"/metrics\">/metrics</a></li>\n"
-        "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
-        "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
-        "</ul>\n</body></html>\n";
-    return HttpAnswer{200, "text/html; charset=utf-8", std::move(body)};
-  }
+  if (uri == "/")
+    return HttpAnswer{200, "text/html; charset=utf-8", LandingPage(snap, landing_note)};
   return std::nullopt;
 }
 
