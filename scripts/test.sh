@@ -61,7 +61,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   run_ctest build-asan --output-on-failure -j "$JOBS" --timeout 1800
 
 echo "== build (clang, ThreadSanitizer: the threaded stages' tests)"
-TSAN_TESTS=(core_test read_test parse_test aggregate_test cli_test)
+TSAN_TESTS=(core_test read_test parse_test aggregate_test web_test cli_test)
 # The daemon end to end: scan thread, analysis workers and scrape threads, in
 # the real `profwatch serve` (TSan-built; TSAN_OPTIONS reaches it, and a race
 # makes its exit code fail the test).

@@ -1,4 +1,4 @@
-#include "cli/http_server.h"
+#include "web/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "expose/snapshot_collectable.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
@@ -137,4 +137,4 @@ TEST(HttpServerTest, AConnectionIsPendingFromItsAcceptUntilItsRequestOrClose) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web
