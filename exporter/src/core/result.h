@@ -18,6 +18,7 @@ enum class ErrorCode {
   kCorrupt,      // input is not what it claims (garbage, bad JSON)
   kUnsupported,  // well-formed but not a trace we can read
   kTooLarge,     // exceeds a configured or library limit
+  kOverBudget,   // the file's work budget (bytes, time) ran out (core/budget.h)
   kConfig,       // bad flag, rules or config file
   kInternal,     // a bug or an unexpected exception
 };
@@ -29,7 +30,8 @@ std::string_view ErrorCodeName(ErrorCode code);
 inline constexpr ErrorCode kAllErrorCodes[] = {
     ErrorCode::kNotFound,  ErrorCode::kPermission, ErrorCode::kIo,
     ErrorCode::kTruncated, ErrorCode::kCorrupt,    ErrorCode::kUnsupported,
-    ErrorCode::kTooLarge,  ErrorCode::kConfig,     ErrorCode::kInternal};
+    ErrorCode::kTooLarge,  ErrorCode::kOverBudget, ErrorCode::kConfig,
+    ErrorCode::kInternal};
 
 struct Error {
   ErrorCode code = ErrorCode::kInternal;

@@ -519,6 +519,8 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
           {{"shard", std::to_string(snap.shard)}, {"shards", std::to_string(snap.shards)}});
   }
   b.Add("profwatch_pending_windows", static_cast<double>(snap.pending_windows));
+  b.Add("profwatch_workers_busy", static_cast<double>(snap.workers_busy));
+  b.Add("profwatch_workers_stuck", static_cast<double>(snap.workers_stuck));
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) {
     b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);

@@ -101,6 +101,10 @@ struct Snapshot {
   std::map<RunKey, RunState> runs;
   double last_scan_unix = 0;
   int64_t pending_windows = 0;
+  // Analysis workers on a window now, and those busy on one window longer
+  // than the per-file time budget (pipeline::Daemon; not persisted).
+  int64_t workers_busy = 0;
+  int64_t workers_stuck = 0;
   // Each --watch root as of the last scan: true when it is a readable
   // directory (profwatch_watch_root_readable).
   std::map<std::string, bool> watch_roots;
