@@ -390,9 +390,9 @@ TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   std::optional<std::string> m = serve.Metrics();
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  for (const char* reason : {"not_found", "permission", "io", "truncated", "corrupt", "unsupported",
-                             "too_large", "over_budget", "config", "internal", "give_up",
-                             "no_data"}) {
+  for (const char* reason :
+       {"not_found", "permission", "io", "truncated", "corrupt", "unsupported", "too_large",
+        "over_budget", "config", "internal", "give_up", "no_data"}) {
     EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", reason}}), 0.0)
         << reason << "\n"
         << *m;

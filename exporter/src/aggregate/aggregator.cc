@@ -225,7 +225,7 @@ struct FileAggregator::Impl {
   size_t held_count = 0;
   size_t annotation_count = 0;
   std::unique_ptr<SpillFile> spill;
-  bool spill_failed = false;  // no (more) spilling: kept in memory instead
+  bool spill_failed = false;     // no (more) spilling: kept in memory instead
   FileBudget* budget = nullptr;  // charged per spill write; may be null
   uint64_t spilled_intervals = 0;
 

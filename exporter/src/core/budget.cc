@@ -19,9 +19,8 @@ std::string Bytes(uint64_t n) {
 
 FileBudget::FileBudget(FileLimits limits)
     : limits_(limits),
-      deadline_(limits.max_time.count() > 0
-                    ? std::chrono::steady_clock::now() + limits.max_time
-                    : std::chrono::steady_clock::time_point::max()) {}
+      deadline_(limits.max_time.count() > 0 ? std::chrono::steady_clock::now() + limits.max_time
+                                            : std::chrono::steady_clock::time_point::max()) {}
 
 Status FileBudget::AddRead(uint64_t n) {
   const uint64_t total = read_.fetch_add(n, std::memory_order_relaxed) + n;
@@ -50,8 +49,7 @@ Status FileBudget::Check() {
     const double seconds = std::chrono::duration<double>(limits_.max_time).count();
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", seconds);
-    return Trip("over budget: still reading after " + std::string(buf) +
-                " s (--file-max-seconds)");
+    return Trip("over budget: still reading after " + std::string(buf) + " s (--file-max-seconds)");
   }
   return {};
 }

@@ -28,10 +28,9 @@ std::string_view ErrorCodeName(ErrorCode code);
 // Every code, in declaration order: counters by reason are created for all
 // of them up front, so a first error is an increase from 0 like any other.
 inline constexpr ErrorCode kAllErrorCodes[] = {
-    ErrorCode::kNotFound,  ErrorCode::kPermission, ErrorCode::kIo,
-    ErrorCode::kTruncated, ErrorCode::kCorrupt,    ErrorCode::kUnsupported,
-    ErrorCode::kTooLarge,  ErrorCode::kOverBudget, ErrorCode::kConfig,
-    ErrorCode::kInternal};
+    ErrorCode::kNotFound, ErrorCode::kPermission,  ErrorCode::kIo,       ErrorCode::kTruncated,
+    ErrorCode::kCorrupt,  ErrorCode::kUnsupported, ErrorCode::kTooLarge, ErrorCode::kOverBudget,
+    ErrorCode::kConfig,   ErrorCode::kInternal};
 
 struct Error {
   ErrorCode code = ErrorCode::kInternal;

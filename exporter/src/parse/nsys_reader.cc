@@ -207,8 +207,9 @@ class Reader {
   // What sqlite_master says `name` is ("table", "view", ...; the first
   // entry by that name, any case); empty when nothing has the name.
   Result<std::string> KindOf(std::string_view name) {
-    auto stmt = Prepare("SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE "
-                        "ORDER BY type <> 'table' LIMIT 1");
+    auto stmt = Prepare(
+        "SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE "
+        "ORDER BY type <> 'table' LIMIT 1");
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_bind_text(stmt->stmt, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
     const int rc = sqlite3_step(stmt->stmt);
@@ -428,8 +429,7 @@ std::optional<int64_t> Digits(std::string_view s) {
 
 }  // namespace
 
-Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink,
-                                    FileBudget* budget) {
+Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink, FileBudget* budget) {
   Reader reader(path, sink, budget);
   auto out = reader.Run();
   if (!out) return tl::unexpected(out.error().Wrap(path));

@@ -277,10 +277,10 @@ std::string EndlessKernels(const std::string& filter) {
 // runs, whatever the budget (none given here).
 TEST_F(NsysBadInputTest, KernelViewOverEndlessRecursionIsRefusedNotRun) {
   for (const std::string filter : {"", "WHERE x < 0"}) {
-    const std::string path = MakeDb(tmp_.Sub(filter.empty() ? "rows.sqlite" : "cpu.sqlite"),
-                                    std::string(kStrings) +
-                                        "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS " +
-                                        EndlessKernels(filter));
+    const std::string path =
+        MakeDb(tmp_.Sub(filter.empty() ? "rows.sqlite" : "cpu.sqlite"),
+               std::string(kStrings) + "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS " +
+                   EndlessKernels(filter));
     ExpectError(path, ErrorCode::kUnsupported, "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table");
   }
 }

@@ -64,8 +64,8 @@ TEST_F(DaemonBudgetTest, WorkerPastTheTimeBudgetIsStuckUntilStopEndsItMidFile) {
                      testing::GzipBomb("{\"traceEvents\":[", "{},", 8ull << 30, "{}]}"));
   Daemon daemon(Options(), store_, registry_, clock_);
   ASSERT_TRUE(daemon.Start());
-  ASSERT_TRUE(Eventually([&] { return Snap()->workers_busy == 1; },
-                         [&] { clock_.Advance(100ms); }));
+  ASSERT_TRUE(
+      Eventually([&] { return Snap()->workers_busy == 1; }, [&] { clock_.Advance(100ms); }));
   EXPECT_EQ(Snap()->workers_stuck, 0);
   EXPECT_EQ(ReadyStatus(), 200);
   clock_.Advance(2h);  // past the per-file time budget by the daemon's clock
@@ -85,8 +85,8 @@ TEST_F(DaemonBudgetTest, HealthyWindowsLeaveStuckAtZeroAndReadyAt200) {
                                    R"("pid":0,"tid":7,"ts":10,"dur":5}]})"));
   Daemon daemon(Options(), store_, registry_, clock_);
   ASSERT_TRUE(daemon.Start());
-  ASSERT_TRUE(Eventually([&] { return daemon.WindowsAnalyzed() == 1; },
-                         [&] { clock_.Advance(100ms); }));
+  ASSERT_TRUE(
+      Eventually([&] { return daemon.WindowsAnalyzed() == 1; }, [&] { clock_.Advance(100ms); }));
   // Long after, by the daemon's clock, with no worker busy: nothing is stuck.
   clock_.Advance(2h);
   const double after = ToUnixSeconds(clock_.Now());
