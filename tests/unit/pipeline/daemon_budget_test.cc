@@ -11,11 +11,11 @@
 #include <string>
 #include <thread>
 
-#include "web/http_server.h"
 #include "core/clock.h"
 #include "pipeline/daemon.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
+#include "web/http_server.h"
 
 namespace profwatch::pipeline {
 namespace {
