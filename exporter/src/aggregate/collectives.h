@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -103,6 +104,31 @@ struct CollectiveStats {
   bool Any() const;  // some collective kernel ran
   void Merge(const CollectiveStats& o);
 };
+
+// One kind's figures as every output shows them: per GPU per step over
+// `divisor` (GPUs x profiled steps), bandwidths over the window. Absent
+// (nullopt) where not computable; `note` says why.
+struct CollectiveFigures {
+  CollectiveKind kind = CollectiveKind::kOther;
+  int64_t calls = 0;
+  int64_t sized_calls = 0;
+  double calls_per_gpu_step = 0;
+  double kernel_seconds_per_gpu_step = 0;
+  double exposed_seconds_per_gpu_step = 0;
+  std::optional<double> bytes_per_gpu_step;  // of the sized calls
+  std::optional<double> alg_bandwidth;       // bytes per second
+  std::optional<double> bus_bandwidth;
+  std::vector<int64_t> group_sizes;
+  bool more_group_sizes = false;
+  std::string note;  // why a figure is absent, or that some calls had no size
+};
+// The kinds with calls, in CollectiveKind order; empty when divisor <= 0.
+std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& stats,
+                                                        int64_t divisor);
+// The kind with the most exposed time (the first of equals); nullopt when
+// no collective time is exposed.
+std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats& stats,
+                                                           int64_t divisor);
 
 // The collective metadata of one kernel call, from the trace: its kind from
 // the metadata (nullopt: none), elements in and out, element size, group size
