@@ -660,7 +660,7 @@ struct FileAggregator::Impl {
     if (r.route == Route::kIgnore) return;
     uint8_t collective = 0;
     if (!e.args_hlo_op.empty()) {
-      if (auto k = CollectiveKindOfName(e.args_hlo_op)) collective = 1 + static_cast<uint8_t>(*k);
+      if (auto k = CollectiveKindOfHloOp(e.args_hlo_op)) collective = 1 + static_cast<uint8_t>(*k);
     }
     Held h{Intern(e.name),
            ScopeId(e.args_name),

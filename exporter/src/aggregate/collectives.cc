@@ -8,18 +8,21 @@ namespace profwatch::aggregate {
 namespace {
 
 // Lower case letters and digits of `name` up to its instance suffix (".3" of
-// "all-gather-start.3"); '-', '_' and the like dropped. Bounded: names longer
-// than a collective's are cut (no collective name needs more).
-std::string Normalized(std::string_view name) {
-  constexpr size_t kMax = 64;
-  std::string out;
-  for (char c : name) {
-    if (c == '.' || c == '(' || out.size() >= kMax) break;
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out.push_back(c);
+// "all-gather-start.3"); '-', '_' and the like dropped; written to `buf`
+// (no allocation: this runs for every JAX kernel with an hlo_op). Names
+// longer than the buffer are cut (no collective name needs more).
+struct Normalized {
+  std::array<char, 64> buf;
+  size_t size = 0;
+  explicit Normalized(std::string_view name) {
+    for (char c : name) {
+      if (c == '.' || c == '(' || size >= buf.size()) break;
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) buf[size++] = c;
+    }
   }
-  return out;
-}
+  std::string_view view() const { return {buf.data(), size}; }
+};
 
 bool Starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
 
@@ -50,7 +53,8 @@ std::string_view CollectiveKindName(CollectiveKind k) {
 std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name) {
   // A leading "_" (Kineto's _allgather_base) and "nccl:" (annotations) say nothing.
   if (name.starts_with("nccl:")) name.remove_prefix(5);
-  const std::string n = Normalized(name);
+  const Normalized normalized(name);
+  const std::string_view n = normalized.view();
   if (Starts(n, "allreduce")) return CollectiveKind::kAllReduce;
   if (Starts(n, "allgather")) return CollectiveKind::kAllGather;
   if (Starts(n, "reducescatter")) return CollectiveKind::kReduceScatter;
@@ -65,6 +69,32 @@ std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name) {
   if (n == "reduce" || n == "reducecoalesced") return CollectiveKind::kReduce;
   if (n == "gather" || n == "scatter" || n == "barrier" || Starts(n, "allgathercoalesced")) {
     return CollectiveKind::kOther;
+  }
+  return std::nullopt;
+}
+
+std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op) {
+  if (op.empty()) return std::nullopt;
+  switch (op[0]) {
+    case 'a':
+      if (op.starts_with("all-reduce")) return CollectiveKind::kAllReduce;
+      if (op.starts_with("all-gather")) return CollectiveKind::kAllGather;
+      if (op.starts_with("all-to-all")) return CollectiveKind::kAllToAll;
+      break;
+    case 'r':
+      if (op.starts_with("reduce-scatter")) return CollectiveKind::kReduceScatter;
+      if (op.starts_with("ragged-all-to-all")) return CollectiveKind::kAllToAll;
+      if (op.starts_with("recv")) return CollectiveKind::kSendRecv;
+      break;
+    case 'c':
+      if (op.starts_with("collective-permute")) return CollectiveKind::kSendRecv;
+      if (op.starts_with("collective-broadcast")) return CollectiveKind::kBroadcast;
+      break;
+    case 's':
+      if (op.starts_with("send")) return CollectiveKind::kSendRecv;
+      break;
+    default:
+      break;
   }
   return std::nullopt;
 }

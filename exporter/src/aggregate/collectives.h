@@ -53,6 +53,14 @@ std::string_view CollectiveKindName(CollectiveKind k);
 // nullopt when the name is not a collective's at all (a fusion's hlo_op).
 std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name);
 
+// The kind an HLO instruction name says, matched on its raw text (the
+// trace's hlo_op: all-reduce-start.2, all-gather.1, reduce-scatter.4,
+// all-to-all.2, ragged-all-to-all.1, collective-permute-start.1,
+// collective-broadcast, send.3, recv-done.1); nullopt for every other
+// instruction, the compute ops broadcast, reduce, gather and scatter
+// included. Cheap: it runs for every JAX kernel.
+std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op);
+
 // The kind a kernel name says: NCCL/RCCL's nccl[Dev]Kernel_<Op>_... with
 // <Op> AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, SendRecv (and
 // AllToAll), XLA's RaggedAllToAll...; nullopt when the name does not say

@@ -197,46 +197,78 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
     if ((err = std::move(arg_res).get(arg))) return true;
     const od::raw_json_string ak = arg.key();
     od::value& av = arg.value();
-    if (KeyIs(ak, kName)) {
-      ev.args_name = {};
-      bool is_string;
-      if ((err = GetString(av, ev.args_name, is_string))) return true;
-    } else if (KeyIs(ak, kDevice)) {
-      if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
-    } else if (KeyIs(ak, kStream)) {
-      if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
-    } else if (KeyIsHloModule(ak)) {
-      // Matched against module names only: the raw text between the quotes
-      // (an escape stays escaped and matches no module), no unescaping.
-      const std::string_view tok = TrimRight(av.raw_json_token());
-      ev.args_hlo_module = {};
-      if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
-        ev.args_hlo_module = tok.substr(1, tok.size() - 2);
-      }
-    } else if (KeyIsExternalId(ak)) {
-      if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
-    } else if (KeyIsInputDims(ak)) {
-      if ((err = RawArray(av, ev.args_input_dims))) return true;
-    } else if (KeyIsConcreteInputs(ak)) {
-      if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
-    } else if (KeyIsCollectiveName(ak)) {
-      bool is_string;
-      ev.args_collective = {};
-      if ((err = GetString(av, ev.args_collective, is_string))) return true;
-    } else if (KeyIs(ak, kDtype)) {
-      bool is_string;
-      ev.args_dtype = {};
-      if ((err = GetString(av, ev.args_dtype, is_string))) return true;
-    } else if (KeyIs(ak, kHloOp)) {
-      bool is_string;
-      ev.args_hlo_op = {};
-      if ((err = GetString(av, ev.args_hlo_op, is_string))) return true;
-    } else if (KeyIsInMsgNelems(ak)) {
-      ev.args_in_nelems = CountOf(av);
-    } else if (KeyIsOutMsgNelems(ak)) {
-      ev.args_out_nelems = CountOf(av);
-    } else if (KeyIsGroupSize(ak)) {
-      ev.args_group_size = CountOf(av);
+    // One switch on the key's first byte, then the exact compare: most keys
+    // (correlation_id, tf_op, grid, ...) are skipped after one branch.
+    switch (ak.raw()[0]) {
+      case 'n':
+        if (KeyIs(ak, kName)) {
+          ev.args_name = {};
+          bool is_string;
+          if ((err = GetString(av, ev.args_name, is_string))) return true;
+        }
+        break;
+      case 'd':
+        if (KeyIs(ak, kDevice)) {
+          if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
+        } else if (KeyIs(ak, kDtype)) {
+          bool is_string;
+          ev.args_dtype = {};
+          if ((err = GetString(av, ev.args_dtype, is_string))) return true;
+        }
+        break;
+      case 's':
+        if (KeyIs(ak, kStream)) {
+          if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
+        }
+        break;
+      case 'h':
+        if (KeyIsHloModule(ak)) {
+          // Matched against module names only: the raw text between the quotes
+          // (an escape stays escaped and matches no module), no unescaping.
+          const std::string_view tok = TrimRight(av.raw_json_token());
+          ev.args_hlo_module = {};
+          if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
+            ev.args_hlo_module = tok.substr(1, tok.size() - 2);
+          }
+        } else if (KeyIs(ak, kHloOp)) {
+          // Like hlo_module: the raw text between the quotes (collective
+          // instruction names have no escapes), no unescaping.
+          const std::string_view tok = TrimRight(av.raw_json_token());
+          ev.args_hlo_op = {};
+          if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
+            ev.args_hlo_op = tok.substr(1, tok.size() - 2);
+          }
+        }
+        break;
+      case 'E':
+        if (KeyIsExternalId(ak)) {
+          if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
+        }
+        break;
+      case 'I':
+        if (KeyIsInputDims(ak)) {
+          if ((err = RawArray(av, ev.args_input_dims))) return true;
+        } else if (KeyIsInMsgNelems(ak)) {
+          ev.args_in_nelems = CountOf(av);
+        }
+        break;
+      case 'C':
+        if (KeyIsConcreteInputs(ak)) {
+          if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
+        } else if (KeyIsCollectiveName(ak)) {
+          bool is_string;
+          ev.args_collective = {};
+          if ((err = GetString(av, ev.args_collective, is_string))) return true;
+        }
+        break;
+      case 'O':
+        if (KeyIsOutMsgNelems(ak)) ev.args_out_nelems = CountOf(av);
+        break;
+      case 'G':
+        if (KeyIsGroupSize(ak)) ev.args_group_size = CountOf(av);
+        break;
+      default:
+        break;
     }
   }
   return true;

@@ -41,6 +41,27 @@ TEST(CollectivesTest, KindOfKinetoAndHloNames) {
   }
 }
 
+// JAX's hlo_op: collective instructions only; HLO's compute ops broadcast,
+// reduce, gather and scatter are not collectives.
+TEST(CollectivesTest, KindOfHloOps) {
+  struct Case {
+    std::string_view op;
+    std::optional<K> kind;
+  };
+  for (const Case& c :
+       {Case{"all-reduce-start.2", K::kAllReduce}, Case{"all-reduce", K::kAllReduce},
+        Case{"all-gather-start.1", K::kAllGather}, Case{"reduce-scatter.4", K::kReduceScatter},
+        Case{"all-to-all.2", K::kAllToAll}, Case{"ragged-all-to-all.1", K::kAllToAll},
+        Case{"collective-permute-start.1", K::kSendRecv}, Case{"send.3", K::kSendRecv},
+        Case{"recv-done.1", K::kSendRecv}, Case{"collective-broadcast.2", K::kBroadcast},
+        Case{"broadcast.2", std::nullopt}, Case{"reduce.5", std::nullopt},
+        Case{"gather.1", std::nullopt}, Case{"scatter", std::nullopt},
+        Case{"custom-call.44", std::nullopt}, Case{"loop_add_fusion", std::nullopt},
+        Case{"", std::nullopt}}) {
+    EXPECT_EQ(CollectiveKindOfHloOp(c.op), c.kind) << c.op;
+  }
+}
+
 TEST(CollectivesTest, KindOfKernelNames) {
   struct Case {
     std::string_view name;
