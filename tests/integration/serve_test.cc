@@ -30,6 +30,7 @@
 
 #include "nsys_export.h"
 #include "testing/diagnosis_window.h"
+#include "testing/hostile_hlo.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
 
@@ -316,7 +317,11 @@ TEST(ServeTest, WindowTruncatedPastRetriesKeepsThePreviousWindowAndIsFlagged) {
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(SumOf(*m, "profwatch_windows_analyzed_total"), 3) << *m;
-  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}), 1)
+  // The alert's reason is the real cause, as the log says it (issue #38:
+  // it said no_data while the log said truncated).
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "truncated"}}), 1)
+      << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}))
       << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
   EXPECT_EQ(Sample(*m, "profwatch_total_kernel_seconds", run), kernel_s) << *m;
@@ -330,10 +335,10 @@ TEST(ServeTest, WindowTruncatedPastRetriesKeepsThePreviousWindowAndIsFlagged) {
     const std::string log = serve.Log();
     EXPECT_EQ(Count(log, "window not exported"), 1u) << log;
     EXPECT_NE(log.find("window not exported: no usable kernel data training_job=jobA run=run1 "
-                       "window=2024_03_01_12_30_00"),
+                       "window=2024_03_01_12_30_00 reason=truncated"),
               std::string::npos)
         << log;
-    EXPECT_EQ(Count(log, "file given up path=" + next), 1u) << log;
+    EXPECT_EQ(Count(log, "file given up path=" + next + " reason=truncated"), 1u) << log;
   }
 
   // The writer finishes after all: the window is read again and exported,
@@ -390,8 +395,9 @@ TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   std::optional<std::string> m = serve.Metrics();
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  for (const char* reason : {"not_found", "permission", "io", "truncated", "corrupt", "unsupported",
-                             "too_large", "config", "internal", "give_up", "no_data"}) {
+  for (const char* reason :
+       {"not_found", "permission", "io", "truncated", "corrupt", "unsupported", "too_large",
+        "over_budget", "config", "internal", "give_up", "no_data"}) {
     EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", reason}}), 0.0)
         << reason << "\n"
         << *m;
@@ -721,6 +727,42 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// A run whose xplane holds a crafted HLO module (a fusion calling itself,
+// issue #37) beside its trace.json.gz of CUDA-graph kernels: with the one
+// analysis worker, it is analysed like any window (its kernels exported,
+// the module skipped as too complex, logged) and another run's window is
+// exported too.
+TEST(ServeTest, HostileHloModuleNeitherHoldsTheWorkerNorHidesTheWindow) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string bad = ProfileDir(jobs, "jobH", "hostile") + "/2024_03_01_12_00_00";
+  std::string trace =
+      R"j({"displayTimeUnit":"ns","traceEvents":[)j"
+      R"j({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)j"
+      R"j({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Compute)"}})j";
+  for (int i = 0; i < 4; ++i) {
+    trace += R"j(,{"ph":"X","pid":1,"tid":7,"ts":)j" + std::to_string(100 + i * 20) +
+             R"j(,"dur":10,"name":"loop_add_fusion_1","args":{"hlo_module":"jit_step"}})j";
+  }
+  WriteFile(bad + "/h0.trace.json.gz", testing::Gzip(trace + "]}"));
+  WriteFile(bad + "/h0.xplane.pb",
+            testing::MetadataPlane({testing::SelfCallingFusionHlo("jit_step")}));
+  WriteTrace(ProfileDir(jobs, "jobH", "good") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  auto flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--workers", "1"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("jobH", "good", 2)(t) && HasGpus("jobH", "hostile", 1)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog("hlo module skipped reason=too_complex")) << serve.Log();
+  EXPECT_NE(serve.Log().find("module=jit_step detail=computation 10 calls itself"),
+            std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // --- Nsight Systems exports ------------------------------------------------
 
 // `profwatch analyze --format json <dir>` of the same files, for comparison.
@@ -826,6 +868,137 @@ TEST(ServeTest, RetentionRemovesAnOldRun) {
   EXPECT_TRUE(RunLines(*m).empty()) << *m;
   EXPECT_NE(serve.Log().find("run expired training_job=jobA run=old"), std::string::npos);
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Issue #38: a run's new window with fewer files than its previous one waits
+// up to --window-timeout for the rest. The wait is visible: one info line
+// with the counts, where the expectation comes from and the deadline, and
+// profwatch_pending_windows{training_job,run} counts it for its run.
+TEST(ServeTest, WindowShortOfFilesSaysWhyItWaitsAndForWhichRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  WriteTrace(prof + "/2024_03_01_12_00_00/h1.trace.json.gz", 1);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--window-timeout", "1h"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  auto good = serve.WaitFor(HasGpus("jobA", "run1", 2));
+  ASSERT_TRUE(good.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*good, "profwatch_pending_windows", run), 0) << *good;
+  // The daemon's own series are unlabelled; this one is per run only.
+  EXPECT_EQ(good->find("\nprofwatch_pending_windows "), std::string::npos) << *good;
+
+  const double dropped_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  WriteTrace(prof + "/2024_03_01_12_30_00/h0.trace.json.gz", 1);
+  const std::string held =
+      "window held: fewer files than expected, waiting for the rest until the window timeout "
+      "training_job=jobA run=run1 window=2024_03_01_12_30_00 files=1 expected_files=2 "
+      "expected_from=previous window until_unix=";
+  ASSERT_TRUE(serve.WaitForLog(held, 15s)) << serve.Log();
+  auto m = serve.WaitFor(
+      [&](const std::string& t) { return Sample(t, "profwatch_pending_windows", run) == 1.0; });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+  const std::string log = serve.Log();
+  EXPECT_EQ(Count(log, "window held: fewer files"), 1u) << log;
+  // Until first seen + 1 h (first seen between the drop and the line).
+  const size_t at = log.find(held) + held.size();
+  const double until = std::stod(log.substr(at, log.find(' ', at) - at));
+  EXPECT_GE(until, dropped_unix + 3600 - 1) << log;
+  EXPECT_LE(until, dropped_unix + 3600 + 60) << log;
+  EXPECT_NE(log.find("window_timeout_s=3600", at), std::string::npos) << log;
+  // The old window is still the exported one.
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}), 1) << *m;
+
+  // The missing file lands: the window is analysed, nothing is pending.
+  WriteTrace(prof + "/2024_03_01_12_30_00/h1.trace.json.gz", 1);
+  m = serve.WaitFor([&](const std::string& t) {
+    return Sample(t, "profwatch_window_info", {{"window", "2024_03_01_12_30_00"}}) == 1.0 &&
+           Sample(t, "profwatch_pending_windows", run) == 0.0;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Issue #38: retention is the run's, the same with or without --state. A
+// run whose files and log are older than --retention is not exported, with
+// or without a --state file that has it, and the daemon says once why; a run
+// whose log is alive exports its latest window either way (without --state
+// its old window used to be skipped silently, while --state restored it). On
+// the real JAX run, its training log included.
+TEST(ServeTest, RunOlderThanRetentionIsLeftOutAndLoggedWithOrWithoutState) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4242-llama-h200/base");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string old_run = jobs + "/4242-llama-h200/base";
+  fs::create_directories(jobs + "/4242-llama-h200");
+  fs::copy(fixture, old_run, fs::copy_options::recursive);
+  const auto three_days_ago = fs::file_time_type::clock::now() - 72h;
+  for (const auto& e : fs::recursive_directory_iterator(old_run)) {
+    if (e.is_regular_file()) fs::last_write_time(e.path(), three_days_ago);
+  }
+  WriteTrace(ProfileDir(jobs, "jobN", "new") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  const std::string state = tmp.Sub("state.json");
+  const Labels old_labels = {{"training_job", "4242-llama-h200"}, {"run", "base"}};
+  // A daemon keeping runs for 30 days exports it and saves it in the state.
+  {
+    std::vector<std::string> flags = FastFlags(jobs);
+    flags.insert(flags.end(), {"--retention", "30d", "--state", state});
+    Serve keep(tmp, flags, "keep");
+    ASSERT_GT(keep.port(), 0) << keep.Log();
+    ASSERT_TRUE(keep.WaitFor(
+        [&](const std::string& t) {
+          return Sample(t, "profwatch_window_gpus", old_labels).has_value() &&
+                 HasGpus("jobN", "new", 1)(t);
+        },
+        60s))
+        << keep.Log();
+    ASSERT_EQ(keep.Stop(), 0);
+  }
+  for (const bool with_state : {false, true}) {
+    SCOPED_TRACE(with_state ? "with --state" : "without --state");
+    std::vector<std::string> flags = FastFlags(jobs);
+    if (with_state) flags.insert(flags.end(), {"--state", state});
+    Serve serve(tmp, flags, with_state ? "with_state" : "without_state");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    // From the very first scrape on: the default retention (24 h) leaves it out.
+    auto first = serve.Metrics();
+    ASSERT_TRUE(first.has_value()) << serve.Log();
+    EXPECT_EQ(first->find("training_job=\"4242-llama-h200\""), std::string::npos) << *first;
+    ASSERT_TRUE(serve.WaitFor(HasGpus("jobN", "new", 1))) << serve.Log();
+    ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+    auto m = serve.Metrics();
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    EXPECT_EQ(m->find("training_job=\"4242-llama-h200\""), std::string::npos) << *m;
+    const std::string log = serve.Log();
+    const std::string said = with_state ? "run expired training_job=4242-llama-h200 run=base"
+                                        : "window not analysed: older than --retention "
+                                          "training_job=4242-llama-h200 run=base";
+    EXPECT_EQ(Count(log, said), 1u) << log;
+    EXPECT_EQ(serve.Stop(), 0);
+  }
+  // The training log written now: the run is alive, and its latest window
+  // is exported either way, however old its trace files (with --state it
+  // was; without, its window was never analysed).
+  fs::last_write_time(old_run + "/log.txt", fs::file_time_type::clock::now());
+  for (const bool with_state : {false, true}) {
+    SCOPED_TRACE(with_state ? "live log, with --state" : "live log, without --state");
+    std::vector<std::string> flags = FastFlags(jobs);
+    if (with_state) flags.insert(flags.end(), {"--state", state});
+    Serve serve(tmp, flags, with_state ? "live_with_state" : "live_without_state");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor([&](const std::string& t) {
+      return Sample(t, "profwatch_window_gpus", old_labels) == 1.0 &&
+             Sample(t, "profwatch_training_step", old_labels).has_value();
+    });
+    EXPECT_TRUE(m.has_value()) << serve.Log();
+    EXPECT_EQ(serve.Stop(), 0);
+  }
 }
 
 TEST(ServeTest, PollingModeFindsAWindowWithoutInotify) {
@@ -1415,4 +1588,87 @@ TEST(ServeCollectivesTest, NcclRunExportsWhatAnalyzeReports) {
 }
 
 }  // namespace
+// --- budgets: one hostile file never holds the daemon ----------------------
+
+// A gzip bomb of `{}` events: ~`inflated` bytes of JSON in about 1/1000 of it.
+void WriteBomb(const std::string& path, uint64_t inflated) {
+  testing::WriteFile(path, testing::GzipBomb("{\"traceEvents\":[", "{},", inflated, "{}]}"));
+}
+
+std::function<bool(const std::string&)> Busy(double n) {
+  return [=](const std::string& m) { return Sample(m, "profwatch_workers_busy") == n; };
+}
+
+// SIGTERM while a worker is in the middle of a file that would take minutes
+// (8 GiB of JSON, no budget reached): the stop flag ends the read at its next
+// chunk and the process exits within the shutdown deadline; the window is
+// left for the next start, not recorded as analysed or failed.
+TEST(ServeTest, SigtermMidFileExitsWithinTheShutdownDeadline) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteBomb(ProfileDir(jobs, "jobB", "runB") + "/2024_03_01_12_00_00/h0.trace.json.gz", 8ull << 30);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", tmp.Sub("state.json")});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(Busy(1))) << serve.Log();
+  EXPECT_EQ(serve.Stop(5s), 0) << serve.Log();
+  EXPECT_NE(serve.Log().find("window analysis abandoned at shutdown"), std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Log().find("reason=over_budget"), std::string::npos) << serve.Log();
+}
+
+// With the default workers, a run whose window takes long (a bomb within the
+// default budgets) does not hold another run's window: the good run is
+// exported while the bad window is still being read.
+TEST(ServeTest, HostileWindowDoesNotHoldAGoodRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteBomb(ProfileDir(jobs, "jobBad", "runBad") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            8ull << 30);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(Busy(1))) << serve.Log();
+  WriteTrace(ProfileDir(jobs, "jobGood", "runGood") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  auto m = serve.WaitFor(HasGpus("jobGood", "runGood", 2));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  // The bad window is still in its worker; nothing of it is exported.
+  EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 1) << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "jobBad"}}).has_value());
+  EXPECT_EQ(serve.Stop(5s), 0) << serve.Log();
+}
+
+// A file past --file-max-bytes fails with its own reason, once: counted,
+// logged once, not retried while it does not change; the window's other
+// file is exported. Healthy windows leave the stuck gauge at 0 and
+// /-/ready at 200.
+TEST(ServeTest, FileOverBudgetIsOneErrorOfItsOwnReasonNeverRetried) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string dir = ProfileDir(jobs, "jobO", "runO") + "/2024_03_01_12_00_00";
+  WriteBomb(dir + "/h0.trace.json.gz", 64ull << 20);
+  WriteTrace(dir + "/h1.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--file-max-bytes", "1048576"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(HasGpus("jobO", "runO", 2));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "over_budget"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"reason", "over_budget"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_workers_stuck"), 0) << *m;
+  EXPECT_EQ(testing::HttpGet(serve.port(), "/-/ready"), "OK\n");
+  ASSERT_TRUE(serve.WaitScans(3)) << serve.Log();
+  m = serve.Metrics();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "over_budget"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 0) << *m;
+  const std::string log = serve.Log();
+  const size_t first = log.find("reason=over_budget");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("reason=over_budget", first + 1), std::string::npos) << log;
+  EXPECT_NE(log.find("--file-max-bytes"), std::string::npos) << log;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 }  // namespace profwatch

@@ -238,7 +238,8 @@ struct FileAggregator::Impl {
   size_t held_count = 0;
   size_t annotation_count = 0;
   std::unique_ptr<SpillFile> spill;
-  bool spill_failed = false;  // no (more) spilling: kept in memory instead
+  bool spill_failed = false;     // no (more) spilling: kept in memory instead
+  FileBudget* budget = nullptr;  // charged per spill write; may be null
   uint64_t spilled_intervals = 0;
 
   size_t IntervalsInMemory() const {
@@ -272,6 +273,12 @@ struct FileAggregator::Impl {
         IntervalList& list = d.by_name[slot].second.intervals;
         const auto& v = list.intervals();
         if (v.empty()) continue;
+        // Past the file's budget nothing more is written; the budget's error
+        // stops the reader at its next check.
+        if (budget != nullptr && !budget->AddSpill(v.size() * sizeof(Interval))) {
+          spill_failed = true;
+          return;
+        }
         auto run = spill->Write(v.data(), v.size());
         if (!run) {
           spill_failed = true;  // runs written so far stay valid
@@ -768,7 +775,10 @@ struct FileAggregator::Impl {
                                           graph_kernels.begin() + static_cast<ptrdiff_t>(end),
                                           [](const GraphKernel& k) { return !k.scoped; });
         if (unscoped && g.unplaced.empty()) {
-          g.unplaced = "module " + module + " is not among the HLO modules";
+          auto skipped = hlo->too_complex.find(module);
+          g.unplaced = skipped != hlo->too_complex.end()
+                           ? "module " + module + " skipped: " + skipped->second
+                           : "module " + module + " is not among the HLO modules";
         }
         begin = end;
         continue;
@@ -776,6 +786,11 @@ struct FileAggregator::Impl {
       group_names.clear();
       for (size_t i = begin; i < end; ++i) group_names.push_back(names[graph_kernels[i].name]);
       const GraphPlacement placed = aggregate::PlaceGraphKernels(*schedule, group_names);
+      if (placed.gaps_over_budget && g.unplaced.empty()) {
+        g.unplaced = "module " + module +
+                     ": too_complex: kernels between its fusions' kernels wrap around the "
+                     "schedule too often to place them all";
+      }
       for (const GraphPlacement::Execution& e : placed.executions) {
         CountExecution(*schedule, e, begin, family, out, flop_by_family);
       }
@@ -824,6 +839,8 @@ FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::st
 uint64_t FileAggregator::SpilledIntervals() const { return impl_->spilled_intervals; }
 
 void FileAggregator::Park() { impl_->MaybeSpill(kParkedIntervals); }
+
+void FileAggregator::SetBudget(FileBudget* budget) { impl_->budget = budget; }
 FileAggregator::~FileAggregator() = default;
 
 void FileAggregator::OnEvent(const parse::TraceEvent& e) {

@@ -1,9 +1,21 @@
 #include "cli/cli_util.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/serve_flags.h"
+
 namespace profwatch::cli {
+
+std::optional<int64_t> SkewSeconds(const std::string& verb, const std::string& text) {
+  auto d = ParseDuration(text);
+  if (!d) {
+    std::fprintf(stderr, "profwatch %s: --skew: %s\n", verb.c_str(), d.error().context.c_str());
+    return std::nullopt;
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*d).count();
+}
 
 std::string DefaultSpillDir() {
   const char* d = std::getenv("TMPDIR");
@@ -14,6 +26,28 @@ void AddSpillDirOption(CLI::App& app, std::string& dir) {
   app.add_option("--spill-dir", dir,
                  "Directory for the unlinked temp files that keep memory bounded on large "
                  "traces (default: $TMPDIR, else /tmp)")
+      ->capture_default_str();
+}
+
+FileLimits FileBudgetFlags::ToLimits() const {
+  FileLimits limits;
+  limits.max_bytes = max_bytes;
+  limits.max_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(max_seconds));
+  return limits;
+}
+
+void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags) {
+  app.add_option("--file-max-bytes", flags.max_bytes,
+                 "Per trace file: most bytes read after decompression, and most bytes of "
+                 "intervals spilled to disk; a file past it fails with reason over_budget "
+                 "(0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--file-max-seconds", flags.max_seconds,
+                 "Per trace file: most seconds of reading; a file past it fails with reason "
+                 "over_budget (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 

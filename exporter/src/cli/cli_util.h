@@ -2,12 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "classify/classifier.h"
+#include "core/budget.h"
 #include "core/result.h"
 
 namespace profwatch::cli {
@@ -17,12 +19,25 @@ namespace profwatch::cli {
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args);
 
+// --skew of `analyze`/`compare`: a duration as serve takes it ("30s", "2m";
+// a bare number is seconds), in whole seconds. nullopt after printing
+// "profwatch VERB: --skew: ..." (a usage error, exit 2).
+std::optional<int64_t> SkewSeconds(const std::string& verb, const std::string& text);
+
 // Default of --spill-dir: $TMPDIR when set and not empty, else /tmp. The one
 // place the environment chooses a directory; the engine gets the value.
 std::string DefaultSpillDir();
 
 // Adds --spill-dir (bound to `dir`) to a verb.
 void AddSpillDirOption(CLI::App& app, std::string& dir);
+
+// --file-max-bytes and --file-max-seconds (core/budget.h; 0: no limit).
+struct FileBudgetFlags {
+  uint64_t max_bytes = FileLimits{}.max_bytes;
+  double max_seconds = std::chrono::duration<double>(FileLimits{}.max_time).count();
+  FileLimits ToLimits() const;
+};
+void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags);
 
 // Builds a classifier from a built-in set plus an optional user rules file.
 Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,

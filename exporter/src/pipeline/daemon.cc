@@ -182,8 +182,17 @@ Status Daemon::Start() {
         dropped += owned ? 0 : 1;
         it = owned ? std::next(it) : runs_.erase(it);
       }
+      // Runs older than --retention are not exported with --state either:
+      // from the first scrape on, the set is the one a start without the
+      // file would find (and the file is saved without them).
+      const size_t restored = runs_.size();
+      RetentionSweepLocked(now);
+      if (runs_.size() != restored) persist_pending_ = true;
+      // A window is restored only with its run: the window of a run the
+      // file no longer exports (expired, or another shard's) is analysed
+      // again if its run is alive, as without the file.
       std::erase_if(state.windows, [&](const window::AnalysedWindow& w) {
-        return !options_.shard.Owns(w.run.training_job);
+        return runs_.count(snapshot::RunKey{w.run.training_job, w.run.run}) == 0;
       });
       assembler_.Restore(state.windows);
       if (dropped > 0) persist_pending_ = true;
@@ -209,6 +218,7 @@ Status Daemon::Start() {
         "shard shard={} shards={} (exports the jobs whose name hashes to {} under hashmod {})",
         options_.shard.index, options_.shard.count, options_.shard.index, options_.shard.count);
   }
+  busy_.assign(static_cast<size_t>(options_.workers), Busy{});
   scan_thread_ = std::thread([this] { ScanLoop(); });
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
   return {};
@@ -356,10 +366,12 @@ void Daemon::ScanLoop() {
       const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
       std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
       for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
+      LogReadyNotesLocked(assembler_.TakeReadyNotes(), now);
       if (!tasks.empty()) {
         queue_cv_.notify_all();
         changed = true;
       }
+      if (UpdateWorkersLocked(now)) changed = true;
       const size_t before = runs_.size();
       RetentionSweepLocked(now);
       if (runs_.size() != before) changed = true;
@@ -420,7 +432,13 @@ void Daemon::WorkerLoop(int index) {
       ++in_flight_;
       options = options_;
       ApplyRunProfileStepsLocked(task, options);
+      busy_[index] = Busy{clock_.Now(), task.run, task.window_id, false};
+      UpdateWorkersLocked(clock_.Now());
+      const bool was_pending = publish_pending_;
+      if (!PublishSoonLocked(clock_.Now()) && !was_pending && watcher_) watcher_->Wake();
     }
+    // Stop() sets stop_: every file's budget check then ends its read.
+    options.analyze.limits.stop = &stop_;
     try {
       RunTask(task, options);
     } catch (const std::exception& e) {
@@ -438,6 +456,8 @@ void Daemon::WorkerLoop(int index) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
+      busy_[index] = Busy{};
+      if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
       refill = queue_.size() <= options_.queue_capacity / 2;
     }
     // The queue is down to half: the scan thread refills it. Each refill
@@ -455,6 +475,13 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
                          : analysis::AnalyzeFiles(task.files, options.analyze);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Shutting down: the analysis was cut short, so its result is not the
+  // window's. Nothing is recorded; the window is analysed after a restart.
+  if (stop_) {
+    spdlog::info("window analysis abandoned at shutdown training_job={} run={} window={}",
+                 task.run.training_job, task.run.run, task.window_id);
+    return;
+  }
 
   window::AnalysisOutcome outcome;
   if (!result) {
@@ -516,25 +543,34 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
                  f.error.ToString());
   }
-  // Files given up now or before are left out of the window: still a failure.
-  if (!decision.gave_up.empty() || !task.excluded.empty()) failure = kGiveUpReason;
+  // Files given up now or before are left out of the window: still a
+  // failure, and its reason is why the file was given up (truncated, io,
+  // ...), as the "file given up" line says, not the give-up itself.
+  if (!decision.gave_up.empty()) {
+    failure = ErrorCodeName(decision.gave_up.front().error.code);
+  } else if (!task.excluded.empty() && failure.empty()) {
+    failure = task.excluded_error ? ErrorCodeName(*task.excluded_error) : kGiveUpReason;
+  }
   // A window left without usable kernel data by failed, given-up or missing
   // files must not replace the run's window with zeros: the previous window
-  // and its figures stay, the run is flagged. (A window whose files all read
-  // cleanly is published as it is, kernels or not.)
+  // and its figures stay, the run is flagged with the files' failure, or
+  // no_data when none failed (files or GPUs missing at the timeout). (A
+  // window whose files all read cleanly is published as it is, kernels or
+  // not.)
   bool no_data = false;
   if (decision.publish && result && decision.incomplete &&
       (result->stats.gpus() == 0 || result->stats.total_kernel_ps == 0)) {
     no_data = true;
     decision.publish = false;
-    failure = kNoDataReason;
+    if (failure.empty()) failure = kNoDataReason;
     CountError(kNoDataReason);
     auto prev = runs_.find(key);
     const bool keeps = prev != runs_.end() && prev->second.has_window;
     spdlog::warn(
-        "window not exported: no usable kernel data training_job={} run={} window={} gpus={} "
-        "files={} files_present={} failed={} excluded={} short_of_expected={} kept_window={}",
-        job, run, task.window_id, result->stats.gpus(), result->stats.files.size(),
+        "window not exported: no usable kernel data training_job={} run={} window={} reason={} "
+        "gpus={} files={} files_present={} failed={} excluded={} short_of_expected={} "
+        "kept_window={}",
+        job, run, task.window_id, failure, result->stats.gpus(), result->stats.files.size(),
         task.total_files, outcome.failed.size(), task.excluded.size(), task.short_of_expected,
         keeps ? prev->second.window_id : "none");
   }
@@ -544,8 +580,11 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (decision.waiting_for_gpus) {
     spdlog::info(
         "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
-        "timeout training_job={} run={} window={} gpus={} expected_gpus={}",
-        job, run, task.window_id, outcome.gpus, decision.expected_gpus);
+        "timeout training_job={} run={} window={} gpus={} expected_gpus={} until_unix={:.0f} "
+        "window_timeout_s={:.0f}",
+        job, run, task.window_id, outcome.gpus, decision.expected_gpus,
+        decision.held_until ? ToUnixSeconds(*decision.held_until) : 0.0,
+        std::chrono::duration<double>(options.assembler.window_timeout).count());
   }
   if (decision.superseded) {
     spdlog::info(
@@ -664,6 +703,49 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
+void Daemon::LogReadyNotesLocked(const window::Assembler::ReadyNotes& notes, TimePoint now) {
+  for (const window::Assembler::Held& h : notes.held) {
+    spdlog::info(
+        "window held: fewer files than expected, waiting for the rest until the window timeout "
+        "training_job={} run={} window={} files={} expected_files={} expected_from={} "
+        "until_unix={:.0f} window_timeout_s={:.0f}",
+        h.run.training_job, h.run.run, h.window_id, h.files, h.expected_files, h.expected_from,
+        ToUnixSeconds(h.until),
+        std::chrono::duration<double>(options_.assembler.window_timeout).count());
+  }
+  for (const window::Assembler::Expired& e : notes.expired) {
+    spdlog::info(
+        "window not analysed: older than --retention training_job={} run={} window={} "
+        "last_activity_unix={:.0f} retention_s={:.0f} now_unix={:.0f}",
+        e.run.training_job, e.run.run, e.window_id, e.last_activity_unix,
+        std::chrono::duration<double>(options_.assembler.retention).count(), ToUnixSeconds(now));
+  }
+}
+
+bool Daemon::UpdateWorkersLocked(TimePoint now) {
+  const auto budget = options_.analyze.limits.max_time;
+  int64_t busy = 0;
+  int64_t stuck = 0;
+  for (Busy& b : busy_) {
+    if (!b.since) continue;
+    ++busy;
+    if (budget.count() <= 0 || now - *b.since <= budget) continue;
+    ++stuck;
+    if (!b.logged_stuck) {
+      b.logged_stuck = true;
+      spdlog::warn(
+          "worker stuck: busy on one window longer than --file-max-seconds training_job={} "
+          "run={} window={} busy_seconds={:.0f}",
+          b.run.training_job, b.run.run, b.window,
+          std::chrono::duration<double>(now - *b.since).count());
+    }
+  }
+  const bool changed = busy != workers_busy_ || stuck != workers_stuck_;
+  workers_busy_ = busy;
+  workers_stuck_ = stuck;
+  return changed;
+}
+
 void Daemon::RetentionSweepLocked(TimePoint now) {
   for (auto it = runs_.begin(); it != runs_.end();) {
     if (assembler_.RunExpired(it->second.last_activity_unix, now)) {
@@ -694,6 +776,11 @@ void Daemon::PublishLocked(TimePoint now) {
   next->runs = runs_;
   next->last_scan_unix = last_scan_unix_;
   next->pending_windows = assembler_.PendingCount();
+  for (const auto& [run, n] : assembler_.PendingByRun()) {
+    next->pending_by_run[snapshot::RunKey{run.training_job, run.run}] = n;
+  }
+  next->workers_busy = workers_busy_;
+  next->workers_stuck = workers_stuck_;
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;
@@ -742,6 +829,9 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
     // read: after a restart every log is read again from its start, and an
     // old run must not come back (nor stay) for another --retention.
     const double written = u.new_lines ? u.written_unix.value_or(ToUnixSeconds(now)) : 0.0;
+    // A run whose log is alive has its windows analysed however old their
+    // files are: the same with or without --state.
+    if (u.new_lines) assembler_.NoteRunActivity({u.key.training_job, u.key.run}, written);
     auto it = runs_.find(u.key);
     if (it == runs_.end()) {
       if (!u.changed) continue;  // an expired run comes back only with news

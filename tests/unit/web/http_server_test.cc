@@ -1,0 +1,156 @@
+#include "web/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "expose/snapshot_collectable.h"
+
+namespace profwatch::web {
+namespace {
+
+TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
+  snapshot::Snapshot before;
+  std::optional<HttpAnswer> healthy = OperationalAnswer("/-/healthy", before);
+  ASSERT_TRUE(healthy);
+  EXPECT_EQ(healthy->status, 200);
+  EXPECT_EQ(healthy->body, "OK\n");
+  std::optional<HttpAnswer> not_ready = OperationalAnswer("/-/ready", before);
+  ASSERT_TRUE(not_ready);
+  EXPECT_EQ(not_ready->status, 503);
+  EXPECT_EQ(not_ready->body, "not ready: no scan of the watch roots yet\n");
+
+  snapshot::Snapshot scanned;
+  scanned.last_scan_unix = 1795003700;
+  std::optional<HttpAnswer> ready = OperationalAnswer("/-/ready", scanned);
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(ready->body, "OK\n");
+}
+
+// A worker busy on one window past the per-file time budget makes the
+// instance not ready, naming why; ready again once it is not.
+TEST(OperationalAnswerTest, NotReadyWhileAWorkerIsStuck) {
+  snapshot::Snapshot snap;
+  snap.last_scan_unix = 1795003700;
+  snap.workers_busy = 2;
+  snap.workers_stuck = 1;
+  std::optional<HttpAnswer> stuck = OperationalAnswer("/-/ready", snap);
+  ASSERT_TRUE(stuck);
+  EXPECT_EQ(stuck->status, 503);
+  EXPECT_EQ(stuck->body,
+            "not ready: 1 analysis worker(s) busy on one window longer than --file-max-seconds\n");
+  snap.workers_stuck = 0;
+  EXPECT_EQ(OperationalAnswer("/-/ready", snap)->status, 200);
+}
+
+TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsServedApart) {
+  snapshot::Snapshot snap;
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);
+  ASSERT_TRUE(landing);
+  EXPECT_EQ(landing->status, 200);
+  EXPECT_EQ(landing->content_type, "text/html; charset=utf-8");
+  for (const char* link : {"href=\"/metrics\"", "href=\"/-/healthy\"", "href=\"/-/ready\""}) {
+    EXPECT_NE(landing->body.find(link), std::string::npos) << link;
+  }
+  EXPECT_FALSE(OperationalAnswer("/metrics", snap));
+  EXPECT_FALSE(OperationalAnswer("/nope", snap));
+  EXPECT_FALSE(OperationalAnswer("/-/healthyX", snap));
+  EXPECT_EQ(landing->body.find("Shard"), std::string::npos);
+}
+
+TEST(OperationalAnswerTest, LandingPageShowsTheShardNote) {
+  snapshot::Snapshot snap;
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap, "Shard 1 of 3: ...");
+  ASSERT_TRUE(landing);
+  EXPECT_NE(landing->body.find("<p>Shard 1 of 3: ...</p>"), std::string::npos) << landing->body;
+  EXPECT_NE(landing->body.find("href=\"/metrics\""), std::string::npos);
+}
+
+// The landing page says what this daemon is and watches: its version, the
+// roots and the runs with their window. Root and run names are directory
+// names anyone writing under a root picks: they are escaped, never markup.
+TEST(OperationalAnswerTest, LandingPageShowsVersionRootsAndRunsEscaped) {
+  snapshot::Snapshot snap;
+  snap.watch_roots = {{"/jobs", true}, {"/gone<b>", false}};
+  snapshot::RunState good;
+  good.key = {"4242-llama", "base"};
+  good.has_window = true;
+  good.window_id = "2026_11_26_00_29_00";
+  snap.runs[good.key] = good;
+  snapshot::RunState hostile;
+  hostile.key = {"<script>alert(1)</script>", "r&\"'"};
+  hostile.window_failure = "truncated";
+  snap.runs[hostile.key] = hostile;
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);
+  ASSERT_TRUE(landing);
+  const std::string& b = landing->body;
+  EXPECT_NE(b.find("version " + expose::DefaultBuildInfo().version), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>/jobs</li>"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>/gone&lt;b&gt; (not readable)</li>"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>4242-llama/base: window 2026_11_26_00_29_00</li>"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>&lt;script&gt;alert(1)&lt;/script&gt;/r&amp;&quot;&#39;: no window yet, "
+                   "latest window failed (truncated)</li>"),
+            std::string::npos)
+      << b;
+  EXPECT_EQ(b.find("<script>"), std::string::npos) << b;
+  EXPECT_EQ(b.find("<b>"), std::string::npos) << b;
+}
+
+bool WaitFor(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a deadline-bounded wait
+  }
+  return condition();
+}
+
+int Connect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  return fd;
+}
+
+// The accept registers a connection as pending under the peer address and
+// port civetweb reports to the request and close hooks, which end it: a
+// mismatch would leave answered connections pending (and cut them later).
+TEST(HttpServerTest, AConnectionIsPendingFromItsAcceptUntilItsRequestOrClose) {
+  auto store = std::make_shared<snapshot::SnapshotStore>();
+  auto server =
+      HttpServer::Start("127.0.0.1:0", store, std::make_shared<expose::Exposition>(store));
+  ASSERT_TRUE(server) << server.error().context;
+  const int port = (*server)->ListeningPorts().at(0);
+  const PendingConnections& pending = (*server)->pending();
+  EXPECT_EQ(pending.limit(), 192u);
+
+  const int silent = Connect(port);
+  ASSERT_TRUE(WaitFor([&] { return pending.size() == 1; })) << pending.size();
+  close(silent);  // civetweb reads its end and closes it
+  ASSERT_TRUE(WaitFor([&] { return pending.size() == 0; })) << pending.size();
+
+  const int asking = Connect(port);
+  ASSERT_TRUE(WaitFor([&] { return pending.size() == 1; })) << pending.size();
+  const std::string request = "GET /-/healthy HTTP/1.0\r\n\r\n";
+  ASSERT_EQ(send(asking, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buf[512];
+  for (ssize_t n; (n = recv(asking, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
+  close(asking);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
+  EXPECT_EQ(pending.size(), 0u);  // ended by the request, before the answer
+}
+
+}  // namespace
+}  // namespace profwatch::web
