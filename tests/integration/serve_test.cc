@@ -1542,6 +1542,51 @@ TEST(ServeShardTest, ThreeShardsExportEveryJobOnceAndResharding3To2CoversEveryJo
   }
 }
 
+// Issue #40: the daemon exports the collective figures `analyze` reports for
+// the real 2-rank NCCL sample (all-reduce and broadcast with sizes); kinds
+// that did not run have no series.
+TEST(ServeCollectivesTest, NcclRunExportsWhatAnalyzeReports) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/kineto/a100x2_nccl_data.json.gz");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const std::string run = jobs + "/ddp-a100/r1";
+  LandCopy(tmp, fixture, run + "/profiler/node0_2910249.1795655714547247741.pt.trace.json.gz");
+  const Labels labels = {{"training_job", "ddp-a100"}, {"run", "r1"}};
+  Labels all_reduce = labels;
+  all_reduce["collective"] = "all_reduce";
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return Sample(text, "profwatch_collective_bus_bandwidth_bytes_per_second", all_reduce)
+        .has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  const nlohmann::json j = AnalyzeRunJson(run);
+  ASSERT_EQ(j["collectives"].size(), 2u) << j.dump();
+  for (const auto& c : j["collectives"]) {
+    Labels l = labels;
+    l["collective"] = c["collective"];
+    EXPECT_NEAR(*Sample(*m, "profwatch_collective_seconds", l),
+                c["kernel_seconds_per_gpu_step"].get<double>(), 1e-12);
+    EXPECT_NEAR(*Sample(*m, "profwatch_collective_exposed_seconds", l),
+                c["exposed_seconds_per_gpu_step"].get<double>(), 1e-12);
+    EXPECT_NEAR(*Sample(*m, "profwatch_collective_calls", l), c["calls_per_gpu_step"].get<double>(),
+                1e-12);
+    EXPECT_NEAR(*Sample(*m, "profwatch_collective_bytes", l), c["bytes_per_gpu_step"].get<double>(),
+                1e-3);
+    EXPECT_NEAR(*Sample(*m, "profwatch_collective_bus_bandwidth_bytes_per_second", l),
+                c["busbw_bytes_per_second"].get<double>(), 1e-3);
+    EXPECT_NEAR(*Sample(*m, "profwatch_collective_algorithm_bandwidth_bytes_per_second", l),
+                c["algbw_bytes_per_second"].get<double>(), 1e-3);
+  }
+  Labels gather = labels;
+  gather["collective"] = "all_gather";
+  EXPECT_FALSE(Sample(*m, "profwatch_collective_seconds", gather).has_value());
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 }  // namespace
 // --- budgets: one hostile file never holds the daemon ----------------------
 

@@ -274,7 +274,12 @@ json FileJson(const std::string& rel_path, const FileStats& s, const FileParams&
   for (const auto& [name, ns] : s.kernels) {
     kernels[name] = json{{"launches", ns.launches}, {"ps", ns.ps}};
   }
+  json collectives = json::object();
+  for (const auto& [kind, c] : s.collectives) {
+    collectives[kind] = json{{"calls", c.calls}, {"ps", c.ps}, {"exposed_ps", c.exposed_ps}};
+  }
   return json{{"path", rel_path},
+              {"collectives", collectives},
               {"events", s.events},
               {"device_events", s.device_events},
               {"host_events", s.host_events},

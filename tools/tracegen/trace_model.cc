@@ -21,6 +21,10 @@ struct KernelName {
   const char* name;
   const char* hlo_op;
   double weight;  // relative duration
+  // The collective kind a reader must find for a communication kernel (its
+  // hlo_op names it; deep_ep's custom calls name none: "other"); null for
+  // every other kernel.
+  const char* collective = nullptr;
 };
 
 // AMD (ROCm JAX) kernels as they appear in real traces.
@@ -49,10 +53,12 @@ constexpr KernelName kAmdCompute[] = {
     {"__amd_rocclr_copyBuffer.kd", "copy.1", 0.2},
 };
 constexpr KernelName kAmdComm[] = {
-    {"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "all-reduce-start.2", 3.0},
-    {"RaggedAllToAllKernelImpl<ncclBfloat16, 8>", "ragged-all-to-all.1", 2.0},
-    {"primus_turbo::deep_ep::intranode::dispatch<8, 768, 8192>", "custom-call.44", 1.5},
-    {"primus_turbo::deep_ep::intranode::combine<ck_tile::bf16_t, 8, 768>", "custom-call.45", 1.5},
+    {"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "all-reduce-start.2", 3.0,
+     "all_reduce"},
+    {"RaggedAllToAllKernelImpl<ncclBfloat16, 8>", "ragged-all-to-all.1", 2.0, "all_to_all"},
+    {"primus_turbo::deep_ep::intranode::dispatch<8, 768, 8192>", "custom-call.44", 1.5, "other"},
+    {"primus_turbo::deep_ep::intranode::combine<ck_tile::bf16_t, 8, 768>", "custom-call.45", 1.5,
+     "other"},
 };
 constexpr KernelName kAmdAux[] = {
     {"__amd_rocclr_copyBuffer.kd", "copy.3", 0.5},
@@ -80,11 +86,11 @@ constexpr KernelName kNvCompute[] = {
 };
 constexpr KernelName kNvComm[] = {
     {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-     "all-reduce-start.2", 3.0},
-    {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "all-gather-start.1",
-     2.0},
+     "all-reduce-start.2", 3.0, "all_reduce"},
+    {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "all-gather-start.1", 2.0,
+     "all_gather"},
     {"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-     "reduce-scatter.4", 2.0},
+     "reduce-scatter.4", 2.0, "reduce_scatter"},
 };
 constexpr KernelName kNvMemcpy[] = {
     {"MemcpyD2D", "copy.4", 1.0},
@@ -117,9 +123,10 @@ constexpr KernelName kNvHost[] = {
 // Distinct from the comm stream's names so the manifest's per-name figures
 // single the blocker out.
 constexpr KernelName kBlockers[] = {
-    {"stream_executor::gpu::RaggedAllToAllKernelImpl<8l>", "ragged-all-to-all.3", 1.0},
+    {"stream_executor::gpu::RaggedAllToAllKernelImpl<8l>", "ragged-all-to-all.3", 1.0,
+     "all_to_all"},
     {"input_scatter_fusion.kd", "input_scatter_fusion", 1.0},
-    {"ragged_all_to_all_kernel_uint16", "ragged-all-to-all.3", 1.0},
+    {"ragged_all_to_all_kernel_uint16", "ragged-all-to-all.3", 1.0, "all_to_all"},
     {"input_scatter_fusion", "input_scatter_fusion", 1.0},
 };
 
@@ -639,6 +646,36 @@ bool Kept(const std::optional<Key>& threshold, const StreamSpec& s, const Event&
   return !threshold || Key{ev.ts_ps, s.pid, s.tid, ev.seq} <= *threshold;
 }
 
+// Disjoint intervals in start order.
+using Runs = std::vector<std::pair<int64_t, int64_t>>;
+
+// Adds [start, end) to runs fed in start order; empty intervals take no part.
+void AppendRun(Runs& runs, int64_t start, int64_t end) {
+  if (end <= start) return;
+  if (!runs.empty() && start <= runs.back().second) {
+    runs.back().second = std::max(runs.back().second, end);
+  } else {
+    runs.emplace_back(start, end);
+  }
+}
+
+// Length of the part of `a` outside `b` (both disjoint and sorted).
+int64_t LengthNotCovered(const Runs& a, const Runs& b) {
+  int64_t out = 0;
+  size_t j = 0;
+  for (const auto& [s, e] : a) {
+    int64_t at = s;
+    while (j < b.size() && b[j].second <= at) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < e; ++k) {
+      if (b[k].first > at) out += b[k].first - at;
+      at = std::max(at, b[k].second);
+      if (at >= e) break;
+    }
+    if (at < e) out += e - at;
+  }
+  return out;
+}
+
 // Device statistics from a merge of the device's streams in start order.
 void DeviceStatsFor(const FileParams& p, const Layout& layout, int pid,
                     const std::optional<Key>& threshold, FileStats* stats) {
@@ -673,6 +710,10 @@ void DeviceStatsFor(const FileParams& p, const Layout& layout, int pid,
   const uint32_t blocker = Names().blockers[BlockerIndex(p.vendor, p.blocker_kind)];
   // Per step: first start and last end of the device's kept events.
   std::vector<int64_t> step_first(p.steps, INT64_MAX), step_last(p.steps, INT64_MIN);
+  // Unions (coalesced as events arrive in start order) of the compute
+  // kernels and of each collective kind's kernels, for exposed time.
+  Runs compute_runs;
+  std::map<std::string, Runs> coll_runs;
   while (!heap.empty()) {
     HeapItem top = heap.top();
     heap.pop();
@@ -686,6 +727,14 @@ void DeviceStatsFor(const FileParams& p, const Layout& layout, int pid,
     }
     ++d.kernel_launches;
     d.kernel_ps += ev.dur_ps;
+    if (const char* kind = names[ev.name]->collective) {
+      CollectiveTruth& c = stats->collectives[kind];
+      ++c.calls;
+      c.ps += ev.dur_ps;
+      AppendRun(coll_runs[kind], ev.ts_ps, end);
+    } else if (layout.streams[idx[top.stream]].role != Role::kMemcpy) {
+      AppendRun(compute_runs, ev.ts_ps, end);  // memcpy-stream events are memory ops
+    }
     NameStats& ns = stats->kernels[names[ev.name]->name];
     ++ns.launches;
     ns.ps += ev.dur_ps;
@@ -712,6 +761,9 @@ void DeviceStatsFor(const FileParams& p, const Layout& layout, int pid,
     d.span_ps = d.last_end_ps - d.first_ts_ps;
   }
   for (bool h : has_events) d.streams_with_events += h ? 1 : 0;
+  for (const auto& [kind, runs] : coll_runs) {
+    stats->collectives[kind].exposed_ps += LengthNotCovered(runs, compute_runs);
+  }
   if (p.host_stall_ps > 0) {
     // Gap before step k: last end of steps < k to first start of steps >= k.
     std::vector<int64_t> first_from(p.steps + 1, INT64_MAX);

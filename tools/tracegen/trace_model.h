@@ -56,6 +56,15 @@ struct NameStats {
   int64_t ps = 0;
 };
 
+// A collective kind's calls, summed kernel time and exposed time (its
+// kernels' union minus the compute kernels' union on the same GPU), summed
+// over the file's GPUs.
+struct CollectiveTruth {
+  uint64_t calls = 0;
+  int64_t ps = 0;
+  int64_t exposed_ps = 0;
+};
+
 struct BlockerStats {
   int step = 0;
   int64_t tid = 0;  // the compute stream
@@ -96,7 +105,8 @@ struct FileStats {
   uint64_t uncompressed_bytes = 0;
   uint64_t bytes = 0;  // on disk
   std::vector<DeviceStats> devices;
-  std::map<std::string, NameStats> kernels;  // device events by name
+  std::map<std::string, NameStats> kernels;            // device events by name
+  std::map<std::string, CollectiveTruth> collectives;  // by kind ("all_reduce", ...)
 };
 
 // The blocker kernel's name and hlo_op for a vendor and kind.

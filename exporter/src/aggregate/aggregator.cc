@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "aggregate/collectives.h"
 #include "aggregate/device_sweep.h"
 #include "aggregate/flops.h"
 #include "aggregate/graph_regions.h"
@@ -61,6 +62,7 @@ struct FileStats {
   GraphRegionStats graph;  // kernels of CUDA graphs (no scope, a module)
   FlopStats flops;         // families: "#<FamilyId>" until MergeWindow names them
   std::vector<std::pair<FamilyId, FlopStats::Family>> flop_families;
+  CollectiveStats collectives;  // communication kernels by collective kind
 };
 
 namespace {
@@ -134,12 +136,19 @@ std::vector<RankedKernel> TopRanked(std::vector<RankedKernel> v, size_t keep) {
 }  // namespace
 
 struct FileAggregator::Impl {
+  // Kernels of one name whose calls carried collective metadata of one kind
+  // (Kineto args, a JAX hlo_op): the kind and their sized figures.
+  struct CollectiveSlot {
+    CollectiveKind kind = CollectiveKind::kOther;
+    CollectiveSums sums;
+  };
   struct NameOnDevice {
     int64_t launches = 0;
     int64_t total_ps = 0;
     int64_t min_start = std::numeric_limits<int64_t>::max();
     int64_t max_end = std::numeric_limits<int64_t>::min();
     IntervalList intervals;
+    std::unique_ptr<CollectiveSlot> collective;  // null: no collective metadata
   };
   struct Device {
     std::string name;
@@ -148,6 +157,9 @@ struct FileAggregator::Impl {
     // are small and this is looked up once per kernel.
     std::vector<std::pair<uint32_t, NameOnDevice>> by_name;
     std::vector<uint32_t> slot_of;
+    // Slots of kernels with collective metadata, by (name id << 8 | 1 +
+    // kind): slot index + 1, apart from slot_of (one name, several kinds).
+    std::unordered_map<uint64_t, uint32_t> collective_slot_of;
     std::vector<int64_t> streams;               // distinct stream ids seen with kernels
     std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
     std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (by_name index, run)
@@ -164,8 +176,9 @@ struct FileAggregator::Impl {
   // An event of a thread whose metadata was not known when it arrived.
   struct Held {
     uint32_t name = 0;
-    uint32_t scope = 0;   // ScopeId(args.name): 0 = none
-    uint32_t module = 0;  // ModuleId(args.hlo_module): 0 = none
+    uint32_t scope = 0;      // ScopeId(args.name): 0 = none
+    uint32_t module = 0;     // ModuleId(args.hlo_module): 0 = none
+    uint8_t collective = 0;  // 1 + the CollectiveKind its args.hlo_op names; 0 = none
     bool has_ts = false;
     bool has_dur = false;
     bool dur_exact = false;
@@ -346,16 +359,30 @@ struct FileAggregator::Impl {
     return true;
   }
 
-  void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end) {
+  // `call`: the kernel's collective metadata, when it has a kind.
+  void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
+                 const CollectiveCall* call = nullptr) {
     Device& d = devices[static_cast<size_t>(dev)];
     name_is_kernel[name] = 1;
-    if (d.slot_of.size() <= name) d.slot_of.resize(names.size(), 0);
-    uint32_t& slot = d.slot_of[name];
-    if (slot == 0) {
-      d.by_name.emplace_back(name, NameOnDevice{});
-      slot = static_cast<uint32_t>(d.by_name.size());
+    uint32_t* slot = nullptr;
+    if (call != nullptr && call->kind) {
+      slot =
+          &d.collective_slot_of[(uint64_t{name} << 8) | (1u + static_cast<uint8_t>(*call->kind))];
+    } else {
+      if (d.slot_of.size() <= name) d.slot_of.resize(names.size(), 0);
+      slot = &d.slot_of[name];
     }
-    NameOnDevice& n = d.by_name[slot - 1].second;
+    if (*slot == 0) {
+      d.by_name.emplace_back(name, NameOnDevice{});
+      *slot = static_cast<uint32_t>(d.by_name.size());
+      if (call != nullptr && call->kind) {
+        d.by_name.back().second.collective =
+            std::make_unique<CollectiveSlot>(CollectiveSlot{*call->kind, {}});
+      }
+    }
+    NameOnDevice& n = d.by_name[*slot - 1].second;
+    if (n.collective)
+      n.collective->sums.AddSized(n.collective->kind, call->bytes, call->ranks, end - start);
     ++n.launches;
     n.total_ps += end - start;
     n.min_start = std::min(n.min_start, start);
@@ -386,7 +413,9 @@ struct FileAggregator::Impl {
     if (name_is_memop[h.name]) {
       AddMemop(dev, start, end);
     } else {
-      AddKernel(dev, tid, h.name, start, end);
+      CollectiveCall call;
+      if (h.collective != 0) call.kind = static_cast<CollectiveKind>(h.collective - 1);
+      AddKernel(dev, tid, h.name, start, end, &call);
       if (h.scope != 0) scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
       // Kernels of a module are placed by its schedule: for a scope when
       // they have none, and for the FLOPs of the launch they execute.
@@ -494,7 +523,9 @@ struct FileAggregator::Impl {
       AddMemop(dev, start, end);
     } else {
       const uint32_t name = Intern(e.name);
-      AddKernel(dev, stream, name, start, end);
+      const CollectiveCall call = KinetoCollectiveCall(
+          e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems, e.args_group_size);
+      AddKernel(dev, stream, name, start, end, &call);
       if (e.has_args_external_id) {
         if (kernel_links.size() < FileAggregator::kMaxFlopLinks) {
           kernel_links.push_back({e.args_external_id, end - start, name});
@@ -634,9 +665,14 @@ struct FileAggregator::Impl {
       if (r.route == Route::kHold && IsHostPid(pid)) r.route = Route::kIgnore;
     }
     if (r.route == Route::kIgnore) return;
+    uint8_t collective = 0;
+    if (!e.args_hlo_op.empty()) {
+      if (auto k = CollectiveKindOfHloOp(e.args_hlo_op)) collective = 1 + static_cast<uint8_t>(*k);
+    }
     Held h{Intern(e.name),
            ScopeId(e.args_name),
            ModuleId(e.args_hlo_module),
+           collective,
            e.has_ts,
            e.has_dur,
            e.dur_exact,
@@ -891,6 +927,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     std::vector<int64_t> exclusive, idle_before;  // by by_name index
     std::map<uint32_t, int64_t> annotation_ps;    // kernel time by annotation (scope id - 1)
     bool annotated = false;                       // the device had annotations
+    CollectiveStats collectives;
   };
   std::vector<DeviceResult> results(im.devices.size());
   auto finish_device = [&](size_t index) {
@@ -911,6 +948,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     int64_t last = std::numeric_limits<int64_t>::min();
     std::vector<uint8_t> memory_name(im.names.size(), 0);
     std::vector<uint8_t> slot_is_comm(d.by_name.size(), 0), slot_is_memory(d.by_name.size(), 0);
+    std::vector<uint8_t> slot_collective(d.by_name.size(), 0);  // 1 + CollectiveKind
     std::vector<TaggedRun> runs;
     for (size_t slot = 0; slot < d.by_name.size(); ++slot) {
       auto& [name, n] = d.by_name[slot];
@@ -927,7 +965,18 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       ds.kernel_ps += n.total_ps;
       first = std::min(first, n.min_start);
       last = std::max(last, n.max_end);
-      if (kind == FamilyKind::kComm) ds.comm_ps += n.total_ps;
+      if (kind == FamilyKind::kComm) {
+        ds.comm_ps += n.total_ps;
+        // Kind from the call's metadata, else the kernel name, else other.
+        const CollectiveKind ck =
+            n.collective ? n.collective->kind
+                         : CollectiveKindOfKernel(im.names[name]).value_or(CollectiveKind::kOther);
+        slot_collective[slot] = 1 + static_cast<uint8_t>(ck);
+        CollectiveSums& sums = result.collectives[ck];
+        sums.calls += n.launches;
+        sums.kernel_ps += n.total_ps;
+        if (n.collective) sums.Merge(n.collective->sums);
+      }
       n.intervals.Sort();
       runs.push_back(
           TaggedRun{RunCursor::Memory(&n.intervals.intervals()), static_cast<uint32_t>(slot)});
@@ -948,6 +997,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     DeviceSweep sweep(std::move(slot_is_comm), [&](uint32_t a, uint32_t b) {
       return im.names[d.by_name[a].first] < im.names[d.by_name[b].first];
     });
+    sweep.SetCollectiveKinds(std::move(slot_collective));
     std::optional<AnnotationMatcher> annotations;
     if (!d.annotations.empty()) {
       result.annotated = true;
@@ -969,6 +1019,9 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     ds.compute_busy_ps = t.compute_busy;
     ds.exclusive_ps = t.exclusive;
     ds.largest_gaps_ps = t.largest_gaps;
+    for (size_t k = 0; k < kCollectiveKinds; ++k) {
+      result.collectives.kinds[k].exposed_ps = t.exposed_by_collective[k];
+    }
     result.exclusive = sweep.exclusive();
     result.idle_before = sweep.idle_before();
     result.spill_error = merged.error().has_value();
@@ -999,6 +1052,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       name_idle_before[by_name[slot].first] += r.idle_before[slot];
     }
     out->devices.push_back(std::move(r.ds));
+    out->collectives.Merge(r.collectives);
   }
   fs.gpus = static_cast<int>(out->devices.size());
   for (size_t i = 0; i < im.names.size(); ++i) {
@@ -1077,6 +1131,7 @@ WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
       to.kernel_ps += f.kernel_ps;
     }
     if (w.flops.device_name.empty()) w.flops.device_name = fs->flops.device_name;
+    w.collectives.Merge(fs->collectives);
     w.graph.kernel_ps += fs->graph.kernel_ps;
     w.graph.placed_ps += fs->graph.placed_ps;
     if (w.graph.unplaced.empty()) w.graph.unplaced = fs->graph.unplaced;

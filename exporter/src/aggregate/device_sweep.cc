@@ -11,6 +11,10 @@ DeviceSweep::DeviceSweep(std::vector<uint8_t> is_comm,
       exclusive_(is_comm_.size(), 0),
       idle_before_(is_comm_.size(), 0) {}
 
+void DeviceSweep::SetCollectiveKinds(std::vector<uint8_t> kind_by_tag) {
+  collective_kind_ = std::move(kind_by_tag);
+}
+
 void DeviceSweep::Charge(int64_t to) {
   if (to <= now_) return;
   const int64_t len = to - now_;
@@ -26,6 +30,9 @@ void DeviceSweep::Charge(int64_t to) {
     totals_.compute_busy += len;
   } else if (comm_running_ > 0) {
     totals_.exposed_comm += len;
+    for (size_t k = 0; k < kCollectiveKinds; ++k) {
+      if (collective_running_[k] > 0) totals_.exposed_by_collective[k] += len;
+    }
   }
   now_ = to;
 }
@@ -37,6 +44,7 @@ void DeviceSweep::AdvanceTo(int64_t to) {
     std::pop_heap(running_.begin(), running_.end(), std::greater<>());
     running_.pop_back();
     --(is_comm_[tag] ? comm_running_ : compute_running_);
+    CountCollective(tag, -1);
   }
   Charge(to);
 }
@@ -71,6 +79,7 @@ void DeviceSweep::Add(int64_t start, int64_t end, uint32_t tag) {
   running_.push_back(Running{end, tag});
   std::push_heap(running_.begin(), running_.end(), std::greater<>());
   ++(is_comm_[tag] ? comm_running_ : compute_running_);
+  CountCollective(tag, +1);
 }
 
 SweepTotals DeviceSweep::Finish() {

@@ -19,9 +19,12 @@
 // Internal to aggregate/. One sweep per device and thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include "aggregate/collectives.h"
 
 namespace profwatch::aggregate {
 
@@ -34,6 +37,10 @@ struct SweepTotals {
   int64_t busy = 0;
   int64_t compute_busy = 0;
   int64_t exposed_comm = 0;
+  // Per collective kind (SetCollectiveKinds): time when a kernel of that
+  // kind runs and no compute kernel does. Kinds running together are each
+  // charged, so these may sum to more than exposed_comm.
+  std::array<int64_t, kCollectiveKinds> exposed_by_collective{};
   int64_t exclusive = 0;
   int64_t overlapped = 0;
   int64_t idle = 0;
@@ -45,6 +52,10 @@ class DeviceSweep {
   // `name_less(a, b)`: whether tag a's name sorts before tag b's (ties of
   // idle-before). exclusive() and idle_before() are indexed by tag.
   DeviceSweep(std::vector<uint8_t> is_comm, std::function<bool(uint32_t, uint32_t)> name_less);
+
+  // Optional, before the first Add: 1 + the CollectiveKind of each comm
+  // tag (0: none), for SweepTotals::exposed_by_collective.
+  void SetCollectiveKinds(std::vector<uint8_t> kind_by_tag);
 
   // REQUIRES: start <= every later call's start. end <= start is ignored.
   void Add(int64_t start, int64_t end, uint32_t tag);
@@ -70,6 +81,14 @@ class DeviceSweep {
   std::vector<int64_t> exclusive_, idle_before_;
   std::vector<Running> running_;  // min-heap by end
   int compute_running_ = 0, comm_running_ = 0;
+  std::vector<uint8_t> collective_kind_;  // by tag: 1 + CollectiveKind, 0 none
+  std::array<int, kCollectiveKinds> collective_running_{};
+  // Counts the kernels of tag's collective kind running (+1 or -1).
+  void CountCollective(uint32_t tag, int delta) {
+    if (tag < collective_kind_.size() && collective_kind_[tag] != 0) {
+      collective_running_[collective_kind_[tag] - 1] += delta;
+    }
+  }
   bool started_ = false;
   int64_t now_ = 0;
   // The last idle gap: its length, where it ended and who it is charged to.

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "aggregate/collectives.h"
 #include "classify/classifier.h"
 #include "parse/trace_event.h"
 
@@ -202,6 +203,9 @@ struct WindowStats {
   double region_coverage = 0.0;
   GraphRegionStats graph;
   FlopStats flops;
+  // Communication kernels by collective kind (collectives.h), summed over
+  // the window's GPUs: calls, kernel and exposed time, sized bytes.
+  CollectiveStats collectives;
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).

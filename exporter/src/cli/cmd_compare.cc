@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "aggregate/collectives.h"
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "aggregate/window_stats.h"
@@ -65,6 +66,8 @@ struct WindowSummary {
   std::optional<double> tflop_per_step, achieved_tflops, model_tflops, mfu;
   bool flops_attempted = false;  // counted kinds were seen, usable or not
   std::string flop_note, mfu_note;
+  // Collective kinds that ran (aggregate/collectives.h).
+  std::vector<aggregate::CollectiveFigures> collectives;
 };
 
 WindowSummary Summarize(const aggregate::WindowStats& s) {
@@ -87,6 +90,7 @@ WindowSummary Summarize(const aggregate::WindowStats& s) {
   w.launcher_mode = std::string(aggregate::LauncherModeName(s.launcher_mode));
   w.profile_steps = s.profile_steps;
   w.trace_step_seconds = s.TraceStepSeconds();
+  w.collectives = aggregate::ComputeCollectiveFigures(s.collectives, s.divisor());
   return w;
 }
 
@@ -222,6 +226,31 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
     add("achieved TFLOP/s", [](const Variant& v) { return v.summary.achieved_tflops; });
     add("model TFLOP/s", [](const Variant& v) { return v.summary.model_tflops; });
     add("MFU", [](const Variant& v) { return v.summary.mfu; });
+  }
+  // Collectives: every kind some variant ran, in kind order. Exposed time
+  // is 0 for a variant that ran no such collective; bus bandwidth is n/a
+  // there and where no call carried its size (GB/s).
+  for (size_t k = 0; k < aggregate::kCollectiveKinds; ++k) {
+    const auto kind = static_cast<aggregate::CollectiveKind>(k);
+    auto of = [kind](const Variant& v) -> const aggregate::CollectiveFigures* {
+      for (const auto& c : v.summary.collectives) {
+        if (c.kind == kind) return &c;
+      }
+      return nullptr;
+    };
+    if (std::none_of(vs.begin(), vs.end(), [&](const Variant& v) { return of(v) != nullptr; })) {
+      continue;
+    }
+    const std::string name(aggregate::CollectiveKindName(kind));
+    add("exposed " + name, [&](const Variant& v) -> std::optional<double> {
+      const auto* c = of(v);
+      return c ? c->exposed_seconds_per_gpu_step : 0.0;
+    });
+    add("busbw GB/s " + name, [&](const Variant& v) -> std::optional<double> {
+      const auto* c = of(v);
+      if (c == nullptr || !c->bus_bandwidth) return std::nullopt;
+      return *c->bus_bandwidth / 1e9;
+    });
   }
   add("GPUs", [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
   add("profile steps", [](const Variant& v) -> std::optional<double> {

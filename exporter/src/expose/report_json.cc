@@ -1,6 +1,7 @@
 #include <map>
 #include <string>
 
+#include "aggregate/collectives.h"
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "expose/report.h"
@@ -170,6 +171,33 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
   } else {
     j["flops"] = nullptr;  // no GPU kernels
   }
+  if (s.divisor() > 0) {
+    // Per collective kind (aggregate/collectives.h); absent figures null.
+    nlohmann::ordered_json cj = nlohmann::ordered_json::array();
+    auto opt = [](const std::optional<double>& v) {
+      return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    for (const aggregate::CollectiveFigures& f :
+         aggregate::ComputeCollectiveFigures(s.collectives, s.divisor())) {
+      nlohmann::ordered_json r;
+      r["collective"] = std::string(aggregate::CollectiveKindName(f.kind));
+      r["calls"] = f.calls;
+      r["calls_per_gpu_step"] = f.calls_per_gpu_step;
+      r["kernel_seconds_per_gpu_step"] = f.kernel_seconds_per_gpu_step;
+      r["exposed_seconds_per_gpu_step"] = f.exposed_seconds_per_gpu_step;
+      r["sized_calls"] = f.sized_calls;
+      r["bytes_per_gpu_step"] = opt(f.bytes_per_gpu_step);
+      r["algbw_bytes_per_second"] = opt(f.alg_bandwidth);
+      r["busbw_bytes_per_second"] = opt(f.bus_bandwidth);
+      r["group_sizes"] = f.group_sizes;
+      r["more_group_sizes"] = f.more_group_sizes;
+      r["note"] = f.note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.note);
+      cj.push_back(std::move(r));
+    }
+    j["collectives"] = std::move(cj);
+  } else {
+    j["collectives"] = nullptr;  // no GPU kernels
+  }
   if (auto gap = ComputeStepGap(s, ctx.step_seconds)) {
     j["step"] = {{"seconds", gap->step_seconds},
                  {"source", ctx.step_source},
@@ -205,6 +233,20 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
     }
     dj["math_alone_seconds_per_gpu_step"] = dg.math_alone_seconds_per_gpu_step;
     dj["math_alone_share_of_step"] = dg.math_alone_share_of_step;
+    if (auto c = aggregate::DominantExposedCollective(s.collectives, s.divisor())) {
+      dj["exposed_collective"] = {
+          {"collective", std::string(aggregate::CollectiveKindName(c->kind))},
+          {"exposed_seconds_per_gpu_step", c->exposed_seconds_per_gpu_step},
+          {"share_of_step",
+           dg.step_seconds > 0
+               ? nlohmann::ordered_json(c->exposed_seconds_per_gpu_step / dg.step_seconds)
+               : nlohmann::ordered_json(nullptr)},
+          {"group_sizes", c->group_sizes},
+          {"busbw_bytes_per_second", c->bus_bandwidth ? nlohmann::ordered_json(*c->bus_bandwidth)
+                                                      : nlohmann::ordered_json(nullptr)}};
+    } else {
+      dj["exposed_collective"] = nullptr;  // no collective time exposed
+    }
     j["diagnosis"] = std::move(dj);
   }
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "aggregate/collectives.h"
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "expose/report.h"
@@ -81,6 +82,16 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
                   100 * aggregate::kHostStallShareOfStep);
     }
   }
+  if (auto c = aggregate::DominantExposedCollective(s.collectives, s.divisor())) {
+    std::string ranks;
+    for (int64_t g : c->group_sizes) ranks += (ranks.empty() ? "" : "/") + std::to_string(g);
+    o += Format(
+        "  %-22s %s %.6f s exposed (%.1f%% of the step)%s%s, busbw %s\n", "exposed collective",
+        std::string(aggregate::CollectiveKindName(c->kind)).c_str(),
+        c->exposed_seconds_per_gpu_step, 100 * c->exposed_seconds_per_gpu_step / dg.step_seconds,
+        ranks.empty() ? "" : ", ranks ", ranks.c_str(),
+        c->bus_bandwidth ? Format("%.1f GB/s", *c->bus_bandwidth / 1e9).c_str() : "n/a (no sizes)");
+  }
   if (auto st = s.FindStraggler(); st && s.gpus() > 1) {
     const auto& d = s.devices[st->device];
     o += Format("  %-22s %s %s: compute busy %.6f s, %.3fx the median GPU (%.6f s)\n", "straggler",
@@ -132,6 +143,35 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
     }
   }
   return o;
+}
+
+// Collectives (aggregate/collectives.h): one row per kind with calls;
+// absent figures are "n/a" with the reason below the table.
+std::string RenderCollectives(const aggregate::WindowStats& s) {
+  const auto rows = aggregate::ComputeCollectiveFigures(s.collectives, s.divisor());
+  std::string o = "\nCollectives (per GPU per step; bandwidth over the window)\n";
+  if (rows.empty()) {
+    o += Format("  %-22s none: no communication kernel ran\n", "collectives");
+    return o;
+  }
+  o += Format("  %-16s %10s %12s %12s %12s %11s %11s %8s\n", "collective", "calls", "kernel_s",
+              "exposed_s", "MB", "algbw_GB/s", "busbw_GB/s", "ranks");
+  auto num = [](const std::optional<double>& v, double scale) {
+    return v ? Format("%.3f", *v / scale) : std::string("n/a");
+  };
+  std::string notes;
+  for (const auto& f : rows) {
+    std::string ranks;
+    for (int64_t g : f.group_sizes) ranks += (ranks.empty() ? "" : "/") + std::to_string(g);
+    if (f.more_group_sizes) ranks += "/...";
+    const std::string name(aggregate::CollectiveKindName(f.kind));
+    o += Format("  %-16s %10.1f %12.6f %12.6f %12s %11s %11s %8s\n", name.c_str(),
+                f.calls_per_gpu_step, f.kernel_seconds_per_gpu_step, f.exposed_seconds_per_gpu_step,
+                num(f.bytes_per_gpu_step, 1e6).c_str(), num(f.alg_bandwidth, 1e9).c_str(),
+                num(f.bus_bandwidth, 1e9).c_str(), ranks.empty() ? "n/a" : ranks.c_str());
+    if (!f.note.empty()) notes += Format("  %-16s n/a: %s\n", name.c_str(), f.note.c_str());
+  }
+  return o + notes;
 }
 
 // FLOPs (aggregate/flops.h): every figure that could not be computed is
@@ -287,6 +327,8 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
   o += RenderDiagnosis(s, ctx);
 
   o += RenderFlops(s, ctx);
+
+  o += RenderCollectives(s);
 
   o += "\nDevices\n";
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",

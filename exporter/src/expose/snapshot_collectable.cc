@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "aggregate/collectives.h"
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "core/build_revision.h"
@@ -308,6 +309,46 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 
 double Bool(bool b) { return b ? 1.0 : 0.0; }
 
+// Per collective kind that ran (aggregate/collectives.h): per GPU per step,
+// the window's bandwidths and the additive raw sums the recording rules
+// divide across sidecars. Absent figures are not exported (never 0).
+void AddCollectives(const aggregate::WindowStats& st, Builder& b) {
+  for (const aggregate::CollectiveFigures& f :
+       aggregate::ComputeCollectiveFigures(st.collectives, st.divisor())) {
+    const std::string_view kind = aggregate::CollectiveKindName(f.kind);
+    b.Add("profwatch_collective_seconds", f.kernel_seconds_per_gpu_step, {{"collective", kind}});
+    b.Add("profwatch_collective_exposed_seconds", f.exposed_seconds_per_gpu_step,
+          {{"collective", kind}});
+    b.Add("profwatch_collective_calls", f.calls_per_gpu_step, {{"collective", kind}});
+    if (f.bytes_per_gpu_step) {
+      b.Add("profwatch_collective_bytes", *f.bytes_per_gpu_step, {{"collective", kind}});
+    }
+    if (f.alg_bandwidth) {
+      b.Add("profwatch_collective_algorithm_bandwidth_bytes_per_second", *f.alg_bandwidth,
+            {{"collective", kind}});
+    }
+    if (f.bus_bandwidth) {
+      b.Add("profwatch_collective_bus_bandwidth_bytes_per_second", *f.bus_bandwidth,
+            {{"collective", kind}});
+    }
+    const aggregate::CollectiveSums& s = st.collectives[f.kind];
+    b.Add("profwatch_window_raw_collective_seconds", PsToSeconds(s.kernel_ps),
+          {{"collective", kind}});
+    b.Add("profwatch_window_raw_collective_exposed_seconds", PsToSeconds(s.exposed_ps),
+          {{"collective", kind}});
+    if (f.alg_bandwidth) {
+      b.Add("profwatch_window_raw_collective_sized_bytes", s.bytes, {{"collective", kind}});
+      b.Add("profwatch_window_raw_collective_sized_seconds", PsToSeconds(s.sized_ps),
+            {{"collective", kind}});
+    }
+    if (f.bus_bandwidth) {
+      b.Add("profwatch_window_raw_collective_bus_bytes", s.bus_bytes, {{"collective", kind}});
+      b.Add("profwatch_window_raw_collective_bus_seconds", PsToSeconds(s.bus_ps),
+            {{"collective", kind}});
+    }
+  }
+}
+
 void AddWindow(const snapshot::RunState& rs, Builder& b) {
   const aggregate::WindowStats& st = *rs.stats;
   b.Add("profwatch_window_gpus", st.gpus());
@@ -415,6 +456,7 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
   b.Add("profwatch_window_raw_gpu_span_seconds", PsToSeconds(span_ps));
   b.Add("profwatch_window_raw_exposed_comm_seconds", PsToSeconds(exposed_ps));
   b.Add("profwatch_window_raw_gpu_steps", static_cast<double>(st.divisor()));
+  AddCollectives(st, b);
 }
 
 void AddStep(const snapshot::RunState& rs, Builder& b) {

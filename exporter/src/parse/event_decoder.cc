@@ -76,7 +76,8 @@ constexpr KeyWord MakeKey(std::string_view s) {
 constexpr KeyWord kPh = MakeKey("ph"), kPid = MakeKey("pid"), kTid = MakeKey("tid"),
                   kTs = MakeKey("ts"), kName = MakeKey("name"), kCat = MakeKey("cat"),
                   kDur = MakeKey("dur"), kArgs = MakeKey("args"), kDevice = MakeKey("device"),
-                  kStream = MakeKey("stream");
+                  kStream = MakeKey("stream"), kDtype = MakeKey("dtype"),
+                  kHloOp = MakeKey("hlo_op");
 
 // What unsafe_is_equal answers (the raw key's bytes, escapes unresolved,
 // equal the name and a quote follows). Reads 8 bytes: the key lies in
@@ -101,6 +102,29 @@ inline bool KeyIsConcreteInputs(const od::raw_json_string& key) {
 inline bool KeyIsExternalId(const od::raw_json_string& key) {
   return key.raw()[0] == 'E' && std::memcmp(key.raw(), "External id\"", 12) == 0;
 }
+// Kineto's communication kernel keys (collectives.h in aggregate/).
+inline bool KeyIsCollectiveName(const od::raw_json_string& key) {
+  return key.raw()[0] == 'C' && std::memcmp(key.raw(), "Collective name\"", 16) == 0;
+}
+inline bool KeyIsInMsgNelems(const od::raw_json_string& key) {
+  return key.raw()[0] == 'I' && std::memcmp(key.raw(), "In msg nelems\"", 14) == 0;
+}
+inline bool KeyIsOutMsgNelems(const od::raw_json_string& key) {
+  return key.raw()[0] == 'O' && std::memcmp(key.raw(), "Out msg nelems\"", 15) == 0;
+}
+inline bool KeyIsGroupSize(const od::raw_json_string& key) {
+  return key.raw()[0] == 'G' && std::memcmp(key.raw(), "Group size\"", 11) == 0;
+}
+// A count: a non-negative integer number token, else -1 (never an error:
+// a count is optional metadata).
+int64_t CountOf(od::value& v) {
+  const std::string_view tok = TrimRight(v.raw_json_token());
+  int64_t n = -1;
+  auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), n);
+  if (ec != std::errc() || p != tok.data() + tok.size() || n < 0) return -1;
+  return n;
+}
+
 // The raw text of an array value (a view of the input); empty otherwise.
 simdjson::error_code RawArray(od::value& v, std::string_view& out) {
   out = {};
@@ -160,6 +184,8 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_hlo_module = {};
   ev.args_input_dims = {};
   ev.args_concrete_inputs = {};
+  ev.args_collective = ev.args_dtype = ev.args_hlo_op = {};
+  ev.args_in_nelems = ev.args_out_nelems = ev.args_group_size = -1;
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
   od::json_type t;
   if ((err = v.type().get(t))) return true;
@@ -171,28 +197,78 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
     if ((err = std::move(arg_res).get(arg))) return true;
     const od::raw_json_string ak = arg.key();
     od::value& av = arg.value();
-    if (KeyIs(ak, kName)) {
-      ev.args_name = {};
-      bool is_string;
-      if ((err = GetString(av, ev.args_name, is_string))) return true;
-    } else if (KeyIs(ak, kDevice)) {
-      if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
-    } else if (KeyIs(ak, kStream)) {
-      if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
-    } else if (KeyIsHloModule(ak)) {
-      // Matched against module names only: the raw text between the quotes
-      // (an escape stays escaped and matches no module), no unescaping.
-      const std::string_view tok = TrimRight(av.raw_json_token());
-      ev.args_hlo_module = {};
-      if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
-        ev.args_hlo_module = tok.substr(1, tok.size() - 2);
-      }
-    } else if (KeyIsExternalId(ak)) {
-      if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
-    } else if (KeyIsInputDims(ak)) {
-      if ((err = RawArray(av, ev.args_input_dims))) return true;
-    } else if (KeyIsConcreteInputs(ak)) {
-      if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
+    // One switch on the key's first byte, then the exact compare: most keys
+    // (correlation_id, tf_op, grid, ...) are skipped after one branch.
+    switch (ak.raw()[0]) {
+      case 'n':
+        if (KeyIs(ak, kName)) {
+          ev.args_name = {};
+          bool is_string;
+          if ((err = GetString(av, ev.args_name, is_string))) return true;
+        }
+        break;
+      case 'd':
+        if (KeyIs(ak, kDevice)) {
+          if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
+        } else if (KeyIs(ak, kDtype)) {
+          bool is_string;
+          ev.args_dtype = {};
+          if ((err = GetString(av, ev.args_dtype, is_string))) return true;
+        }
+        break;
+      case 's':
+        if (KeyIs(ak, kStream)) {
+          if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
+        }
+        break;
+      case 'h':
+        if (KeyIsHloModule(ak)) {
+          // Matched against module names only: the raw text between the quotes
+          // (an escape stays escaped and matches no module), no unescaping.
+          const std::string_view tok = TrimRight(av.raw_json_token());
+          ev.args_hlo_module = {};
+          if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
+            ev.args_hlo_module = tok.substr(1, tok.size() - 2);
+          }
+        } else if (KeyIs(ak, kHloOp)) {
+          // Like hlo_module: the raw text between the quotes (collective
+          // instruction names have no escapes), no unescaping.
+          const std::string_view tok = TrimRight(av.raw_json_token());
+          ev.args_hlo_op = {};
+          if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
+            ev.args_hlo_op = tok.substr(1, tok.size() - 2);
+          }
+        }
+        break;
+      case 'E':
+        if (KeyIsExternalId(ak)) {
+          if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
+        }
+        break;
+      case 'I':
+        if (KeyIsInputDims(ak)) {
+          if ((err = RawArray(av, ev.args_input_dims))) return true;
+        } else if (KeyIsInMsgNelems(ak)) {
+          ev.args_in_nelems = CountOf(av);
+        }
+        break;
+      case 'C':
+        if (KeyIsConcreteInputs(ak)) {
+          if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
+        } else if (KeyIsCollectiveName(ak)) {
+          bool is_string;
+          ev.args_collective = {};
+          if ((err = GetString(av, ev.args_collective, is_string))) return true;
+        }
+        break;
+      case 'O':
+        if (KeyIsOutMsgNelems(ak)) ev.args_out_nelems = CountOf(av);
+        break;
+      case 'G':
+        if (KeyIsGroupSize(ak)) ev.args_group_size = CountOf(av);
+        break;
+      default:
+        break;
     }
   }
   return true;

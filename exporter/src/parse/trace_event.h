@@ -44,6 +44,17 @@ struct TraceEvent {
   std::string_view args_input_dims;
   std::string_view args_concrete_inputs;
   int64_t args_external_id = 0;
+  // Communication kernels' metadata, for the collective figures
+  // (aggregate/collectives.h): Kineto's args "Collective name", "dtype",
+  // "In msg nelems", "Out msg nelems" and "Group size" (PyTorch 2.1 and
+  // later), and a JAX kernel's args.hlo_op (the HLO instruction). Counts
+  // are -1 when missing or not a non-negative integer.
+  std::string_view args_collective;
+  std::string_view args_dtype;
+  std::string_view args_hlo_op;
+  int64_t args_in_nelems = -1;
+  int64_t args_out_nelems = -1;
+  int64_t args_group_size = -1;
   int64_t args_device = 0;  // Kineto args.device
   int64_t args_stream = 0;  // Kineto args.stream
   char ph = 0;              // 'X', 'M', 'B', ...; 0 when missing
@@ -67,6 +78,12 @@ struct TraceEvent {
     args_concrete_inputs = {};
     args_external_id = 0;
     has_args_external_id = false;
+    args_collective = {};
+    args_dtype = {};
+    args_hlo_op = {};
+    args_in_nelems = -1;
+    args_out_nelems = -1;
+    args_group_size = -1;
     pid = Id{};
     tid = Id{};
     ts_ps = 0;
@@ -84,7 +101,7 @@ struct TraceEvent {
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
-static_assert(sizeof(TraceEvent) == 216);
+static_assert(sizeof(TraceEvent) == 288);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

@@ -426,9 +426,11 @@ class XPlaneParser final : public TraceParser {
     // JSON the converter writes): its id, if the plane has one.
     scope_stat_.reset();
     module_stat_.reset();
+    op_stat_.reset();
     for (const auto& [stat_id, stat_name] : stat_names_) {
       if (stat_name == "name") scope_stat_ = stat_id;
       if (stat_name == "hlo_module") module_stat_ = stat_id;
+      if (stat_name == "hlo_op") op_stat_ = stat_id;
     }
 
     const PlaneKind kind = KindOf(name);
@@ -496,7 +498,9 @@ class XPlaneParser final : public TraceParser {
   // The scope (stat "name") or module (stat "hlo_module") carried by one
   // XStat: its str_value, or the name of the stat metadata its ref_value
   // points at. Neither is set when it is another stat.
-  bool ScopeOfStat(std::string_view stat, std::string_view* scope, std::string_view* module) {
+  // Likewise the HLO instruction (stat "hlo_op": collectives by kind).
+  bool ScopeOfStat(std::string_view stat, std::string_view* scope, std::string_view* module,
+                   std::string_view* op) {
     Cursor c(stat);
     int64_t metadata_id = -1;
     std::string_view str;
@@ -522,6 +526,7 @@ class XPlaneParser final : public TraceParser {
     std::string_view* out = nullptr;
     if (scope_stat_ && metadata_id == *scope_stat_) out = scope;
     if (module_stat_ && metadata_id == *module_stat_) out = module;
+    if (op_stat_ && metadata_id == *op_stat_) out = op;
     if (out == nullptr) return true;
     if (!str.empty()) {
       *out = str;
@@ -663,7 +668,7 @@ class XPlaneParser final : public TraceParser {
       if (!lc.Bytes(&ev)) return Corrupt(lc, "line");
       int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
       bool aggregated = false;
-      std::string_view scope, module;
+      std::string_view scope, module, op;
       Cursor e(ev);
       while (!e.Done()) {
         uint32_t ef = 0, ewt = 0;
@@ -689,10 +694,10 @@ class XPlaneParser final : public TraceParser {
             aggregated = true;
             break;
           case 4:
-            if (scope_stat_ || module_stat_) {
+            if (scope_stat_ || module_stat_ || op_stat_) {
               std::string_view stat;
               ok = e.Expect(ewt, kLen, "XEvent.stats") && e.Bytes(&stat) &&
-                   ScopeOfStat(stat, &scope, &module);
+                   ScopeOfStat(stat, &scope, &module, &op);
               break;
             }
             ok = e.Skip(ewt);
@@ -717,6 +722,7 @@ class XPlaneParser final : public TraceParser {
                              : (md->display_name.empty() ? md->name : md->display_name);
       x.args_name = scope;
       x.args_hlo_module = module;
+      x.args_hlo_op = op;
       x.has_ts = true;
       x.ts_ps = ts_ps;
       x.dur_ps = duration_ps;
@@ -741,6 +747,7 @@ class XPlaneParser final : public TraceParser {
   std::unordered_map<int64_t, std::string_view> stat_names_;  // this plane's stat metadata
   std::optional<int64_t> scope_stat_;                         // the id of the "name" stat
   std::optional<int64_t> module_stat_;                        // the id of "hlo_module"
+  std::optional<int64_t> op_stat_;                            // the id of "hlo_op"
   std::vector<std::string_view> plane_stats_;                 // this plane's XPlane.stats
   // Per parse.
   ParseSummary* summary_ = nullptr;

@@ -39,6 +39,28 @@ json Double(double v) {
   return v;
 }
 
+// The kinds that ran, as raw sums (aggregate/collectives.h).
+json CollectivesJson(const aggregate::CollectiveStats& c) {
+  json out = json::array();
+  for (size_t k = 0; k < aggregate::kCollectiveKinds; ++k) {
+    const aggregate::CollectiveSums& s = c.kinds[k];
+    if (s.calls == 0) continue;
+    out.push_back(
+        {{"collective", aggregate::CollectiveKindName(static_cast<aggregate::CollectiveKind>(k))},
+         {"calls", s.calls},
+         {"kernel_ps", s.kernel_ps},
+         {"exposed_ps", s.exposed_ps},
+         {"sized_calls", s.sized_calls},
+         {"sized_ps", s.sized_ps},
+         {"bytes", Double(s.bytes)},
+         {"bus_ps", s.bus_ps},
+         {"bus_bytes", Double(s.bus_bytes)},
+         {"group_sizes", s.group_sizes},
+         {"more_group_sizes", s.more_group_sizes}});
+  }
+  return out;
+}
+
 json FlopsJson(const aggregate::FlopStats& f) {
   json kinds = json::array();
   for (size_t k = 0; k < f.flops.size(); ++k) {
@@ -157,7 +179,8 @@ json ToJson(const aggregate::WindowStats& st) {
            {{"kernel_ps", st.graph.kernel_ps},
             {"placed_ps", st.graph.placed_ps},
             {"unplaced", st.graph.unplaced}}},
-          {"flops", FlopsJson(st.flops)}};
+          {"flops", FlopsJson(st.flops)},
+          {"collectives", CollectivesJson(st.collectives)}};
 }
 
 json ToJson(const snapshot::TrainingInfo& t) {
@@ -475,6 +498,34 @@ bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
   });
 }
 
+// Collectives by kind; written since collective figures (older files have
+// none: no collective is known for the window).
+bool ReadCollectives(Reader& r, const json& j, aggregate::CollectiveStats& c) {
+  if (!j.is_object() || !j.contains("collectives")) return true;
+  return r.Array(j, "collectives", [&](const json& e) {
+    std::string name;
+    if (!r.String(e, "collective", name)) return false;
+    size_t k = 0;
+    while (k < aggregate::kCollectiveKinds &&
+           aggregate::CollectiveKindName(static_cast<aggregate::CollectiveKind>(k)) != name) {
+      ++k;
+    }
+    if (k == aggregate::kCollectiveKinds) return r.Fail("collective", "unknown kind");
+    aggregate::CollectiveSums& s = c.kinds[k];
+    bool ok = r.Int64(e, "calls", s.calls) && r.Int64(e, "kernel_ps", s.kernel_ps) &&
+              r.Int64(e, "exposed_ps", s.exposed_ps) && r.Int64(e, "sized_calls", s.sized_calls) &&
+              r.Int64(e, "sized_ps", s.sized_ps) && r.Double(e, "bytes", s.bytes) &&
+              r.Int64(e, "bus_ps", s.bus_ps) && r.Double(e, "bus_bytes", s.bus_bytes) &&
+              r.Bool(e, "more_group_sizes", s.more_group_sizes);
+    return ok && r.Array(e, "group_sizes", [&](const json& g) {
+      int64_t n = 0;
+      if (!r.Int64Value(g, "group_sizes", n)) return false;
+      s.AddGroupSize(n);  // bounded like the analysis
+      return true;
+    });
+  });
+}
+
 bool ReadRegions(Reader& r, const json& j, aggregate::WindowStats& st) {
   if (!j.is_object() || !j.contains("regions")) return true;  // written before regions
   if (!r.Bool(j, "has_regions", st.has_regions) ||
@@ -579,7 +630,8 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                  }) &&
          ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
          ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadSerialKernels(r, j, st) &&
-         ReadRegions(r, j, st) && ReadFlops(r, j, st.flops);
+         ReadRegions(r, j, st) && ReadFlops(r, j, st.flops) &&
+         ReadCollectives(r, j, st.collectives);
 }
 
 bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {

@@ -677,3 +677,94 @@ TEST(MergeWindowTest, SerialKernelsAreLongLoneCallsOutsideMath) {
 
 }  // namespace
 }  // namespace profwatch::aggregate
+
+namespace profwatch::aggregate {
+namespace {
+
+// A Kineto kernel with the collective args of PyTorch 2.1 and later.
+TraceEvent Comm(std::string_view kernel, int64_t ts, int64_t dur, std::string_view collective,
+                std::string_view dtype, int64_t in, int64_t out, int64_t group) {
+  TraceEvent e = X(Int(0), Int(7), kernel, ts, dur, "kernel");
+  e.args_collective = collective;
+  e.args_dtype = dtype;
+  e.args_in_nelems = in;
+  e.args_out_nelems = out;
+  e.args_group_size = group;
+  return e;
+}
+
+// Kind from the metadata first (one kernel name, two kinds), the kernel name
+// second, other otherwise; bytes only from sized calls; exposed per kind
+// against the compute union, each kind charged where kinds overlap.
+TEST(FileAggregatorTest, CollectivesByKindWithBytesAndExposedTime) {
+  FileSpec f{"rank0.pt.trace.json", {}, {}, false};
+  auto& ev = f.events;
+  ev.push_back(X(Int(0), Int(8), "nvjet_gemm", 0, 100 * kUs, "kernel"));  // compute [0,100)
+  // SendRecv kernels: one all_to_allv, one send (a stream of their own).
+  ev.push_back(Comm("ncclDevKernel_SendRecv(x)", 50 * kUs, 100 * kUs, "all_to_allv", "BFloat16",
+                    1000, 1000, 4));  // [50,150): 50 exposed
+  ev.push_back(Comm("ncclDevKernel_SendRecv(x)", 200 * kUs, 10 * kUs, "send", "Float", 256, 256,
+                    2));  // [200,210): 10 exposed
+  // No metadata: the kernel name says all_gather; no bytes, no bandwidth.
+  ev.push_back(X(Int(0), Int(9), "ncclDevKernel_AllGather_RING_LL(x)", 140 * kUs, 20 * kUs,
+                 "kernel"));  // [140,160): 20 exposed, 10 of them with the all-to-all
+  // An unknown dtype: a call without a size.
+  ev.push_back(Comm("ncclKernel_AllReduce_RING_LL_Sum_float(x)", 300 * kUs, 10 * kUs, "allreduce",
+                    "Mystery", 10, 10, 8));
+  // RCCL's generic kernel without metadata: other.
+  ev.push_back(X(Int(0), Int(7), "ncclDevKernel_Generic_4(x)", 400 * kUs, 5 * kUs, "kernel"));
+  const WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  const CollectiveStats& c = w.collectives;
+  const CollectiveSums& a2a = c[CollectiveKind::kAllToAll];
+  EXPECT_EQ(a2a.calls, 1);
+  EXPECT_EQ(a2a.kernel_ps, 100 * kUs);
+  EXPECT_EQ(a2a.exposed_ps, 50 * kUs);
+  EXPECT_EQ(a2a.bytes, 2000.0);
+  EXPECT_DOUBLE_EQ(*a2a.AlgBandwidth(), 2000 / 100e-6);
+  EXPECT_DOUBLE_EQ(*a2a.BusBandwidth(), 2000 * 0.75 / 100e-6);
+  const CollectiveSums& sr = c[CollectiveKind::kSendRecv];
+  EXPECT_EQ(sr.calls, 1);
+  EXPECT_EQ(sr.exposed_ps, 10 * kUs);
+  EXPECT_EQ(sr.bytes, 1024.0);
+  EXPECT_DOUBLE_EQ(*sr.BusBandwidth(), 1024 / 10e-6);
+  const CollectiveSums& ag = c[CollectiveKind::kAllGather];
+  EXPECT_EQ(ag.calls, 1);
+  EXPECT_EQ(ag.exposed_ps, 20 * kUs);
+  EXPECT_EQ(ag.sized_calls, 0);
+  EXPECT_EQ(ag.AlgBandwidth(), std::nullopt);
+  EXPECT_TRUE(ag.group_sizes.empty());
+  const CollectiveSums& ar = c[CollectiveKind::kAllReduce];
+  EXPECT_EQ(ar.calls, 1);
+  EXPECT_EQ(ar.sized_calls, 0);
+  EXPECT_EQ(ar.BusBandwidth(), std::nullopt);
+  EXPECT_EQ(ar.group_sizes, std::vector<int64_t>{8});
+  EXPECT_EQ(c[CollectiveKind::kOther].calls, 1);
+  EXPECT_EQ(c[CollectiveKind::kOther].exposed_ps, 5 * kUs);
+  // Exposed comm of the device counts overlapping kinds once.
+  EXPECT_EQ(w.devices[0].exposed_comm_ps, (60 + 10 + 10 + 5) * kUs);
+}
+
+// JAX: a kernel's hlo_op names its collective, so RCCL's generic kernel is
+// the all-gather its instruction is; a fusion's hlo_op says nothing.
+TEST(FileAggregatorTest, JaxHloOpNamesTheCollective) {
+  FileSpec f{"j.trace.json", OneGpu(), {}, false};
+  TraceEvent ag = Jx(1, 2, "ncclDevKernel_Generic_4(x)", 0, 10);
+  ag.args_hlo_op = "all-gather-start.3";
+  f.events.push_back(ag);
+  TraceEvent cp = Jx(1, 2, "ncclDevKernel_Generic_4(x)", 20, 10);
+  cp.args_hlo_op = "collective-permute-start.1";
+  f.events.push_back(cp);
+  TraceEvent fusion = Jx(1, 1, "loop_add_fusion", 0, 5);
+  fusion.args_hlo_op = "loop_add_fusion";
+  f.events.push_back(fusion);
+  f.events.push_back(Jx(1, 2, "ncclDevKernel_Generic_4(x)", 40, 10));  // no hlo_op: other
+  const WindowStats w = Aggregate({f}, *Builtin("amd"));
+  EXPECT_EQ(w.collectives[CollectiveKind::kAllGather].calls, 1);
+  EXPECT_EQ(w.collectives[CollectiveKind::kAllGather].exposed_ps, 5);
+  EXPECT_EQ(w.collectives[CollectiveKind::kSendRecv].calls, 1);
+  EXPECT_EQ(w.collectives[CollectiveKind::kOther].calls, 1);
+  EXPECT_EQ(w.collectives[CollectiveKind::kOther].kernel_ps, 10);
+}
+
+}  // namespace
+}  // namespace profwatch::aggregate

@@ -88,6 +88,59 @@ TEST(RealFixtureTest, KinetoNcclSampleUnionAndProfilerSteps) {
             0);
 }
 
+// Collective figures against tests/reference/collective_reference.py
+// (Decimal over the raw JSON, its own kind table and interval arithmetic):
+// calls, summed kernel time, bytes = nelems x dtype size (all-gather: the
+// output), the nccl-tests bus factors, exposed = the kind's union minus the
+// GPU's compute union. The a100 sample: 15 all-reduces (Float) and 6
+// broadcasts (5 Float, 1 Long of 53 elements), 2 ranks.
+TEST(RealFixtureTest, KinetoNcclSampleCollectives) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/a100x2_nccl_data.json.gz");
+  const WindowStats w = AnalyzeOne(path, false, "nvidia");
+  const CollectiveSums& ar = w.collectives[CollectiveKind::kAllReduce];
+  EXPECT_EQ(ar.calls, 15);
+  EXPECT_EQ(ar.kernel_ps, 46'762'159'000);
+  EXPECT_EQ(ar.exposed_ps, 39'445'134'000);
+  EXPECT_EQ(ar.sized_calls, 15);
+  EXPECT_EQ(ar.sized_ps, ar.kernel_ps);
+  EXPECT_EQ(ar.bytes, 306'684'384.0);
+  EXPECT_EQ(ar.group_sizes, std::vector<int64_t>{2});
+  ASSERT_TRUE(ar.AlgBandwidth().has_value());
+  EXPECT_NEAR(*ar.AlgBandwidth(), 6'558'388'033.366894, 1e-3);
+  EXPECT_NEAR(*ar.BusBandwidth(), 6'558'388'033.366894, 1e-3);  // 2(n-1)/n = 1 for n = 2
+  const CollectiveSums& bc = w.collectives[CollectiveKind::kBroadcast];
+  EXPECT_EQ(bc.calls, 6);
+  EXPECT_EQ(bc.kernel_ps, 114'334'000);
+  EXPECT_EQ(bc.exposed_ps, 114'334'000);
+  EXPECT_EQ(bc.bytes, 638'712.0);
+  EXPECT_NEAR(*bc.AlgBandwidth(), 5'586'369'758.776917, 1e-3);
+  EXPECT_NEAR(*bc.BusBandwidth(), 5'586'369'758.776917, 1e-3);
+  // Every comm-family kernel is in some kind; no other kind has calls.
+  int64_t calls = 0, ps = 0;
+  for (const CollectiveSums& k : w.collectives.kinds) {
+    calls += k.calls;
+    ps += k.kernel_ps;
+  }
+  EXPECT_EQ(calls, 21);
+  EXPECT_EQ(ps, w.devices[0].comm_ps);
+}
+
+// The B200 sample: one 8-rank bf16 all-gather, 25,136 elements in, 201,088
+// out: bytes = 201,088 x 2, busbw = algbw x 7/8.
+TEST(RealFixtureTest, KinetoB200AllGatherBytesAndBusBandwidth) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/b200_eager_no_metadata.json.gz");
+  const WindowStats w = AnalyzeOne(path, false, "nvidia");
+  const CollectiveSums& ag = w.collectives[CollectiveKind::kAllGather];
+  EXPECT_EQ(ag.calls, 1);
+  EXPECT_EQ(ag.kernel_ps, 21'953'000);
+  EXPECT_EQ(ag.exposed_ps, 21'953'000);
+  EXPECT_EQ(ag.bytes, 402'176.0);
+  EXPECT_EQ(ag.group_sizes, std::vector<int64_t>{8});
+  EXPECT_NEAR(*ag.AlgBandwidth(), 18'319'865'166.492051, 1e-3);
+  EXPECT_NEAR(*ag.BusBandwidth(), 16'029'882'020.680545, 1e-3);
+  EXPECT_EQ(w.collectives[CollectiveKind::kAllReduce].calls, 0);
+}
+
 TEST(RealFixtureTest, KinetoSamplesOfEverySchema) {
   struct Case {
     const char* file;

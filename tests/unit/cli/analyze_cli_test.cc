@@ -98,6 +98,50 @@ TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
   EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12 / 3, 1e-12);
 }
 
+// `collectives` in the JSON report: per kind, per GPU per step (1 GPU x 3
+// profiled steps by default), reference values from
+// tests/reference/collective_reference.py; the diagnosis names the
+// collective with the most exposed time. A trace without collectives has an
+// empty list, a trace without GPU kernels null.
+TEST(AnalyzeCliTest, CollectivesInTheJsonReport) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/a100x2_nccl_data.json.gz");
+  json j = AnalyzeJson("--profile-steps 3 '" + path + "'");
+  ASSERT_TRUE(j["collectives"].is_array());
+  ASSERT_EQ(j["collectives"].size(), 2u);
+  const json& ar = j["collectives"][0];
+  EXPECT_EQ(ar["collective"], "all_reduce");
+  EXPECT_EQ(ar["calls"], 15);
+  EXPECT_NEAR(ar["calls_per_gpu_step"].get<double>(), 5.0, 1e-12);
+  EXPECT_NEAR(ar["kernel_seconds_per_gpu_step"].get<double>(), 46'762'159'000e-12 / 3, 1e-15);
+  EXPECT_NEAR(ar["exposed_seconds_per_gpu_step"].get<double>(), 39'445'134'000e-12 / 3, 1e-15);
+  EXPECT_NEAR(ar["bytes_per_gpu_step"].get<double>(), 306'684'384.0 / 3, 1e-6);
+  EXPECT_NEAR(ar["algbw_bytes_per_second"].get<double>(), 6'558'388'033.366894, 1e-3);
+  EXPECT_NEAR(ar["busbw_bytes_per_second"].get<double>(), 6'558'388'033.366894, 1e-3);
+  EXPECT_EQ(ar["group_sizes"], json::array({2}));
+  EXPECT_TRUE(ar["note"].is_null());
+  const json& bc = j["collectives"][1];
+  EXPECT_EQ(bc["collective"], "broadcast");
+  EXPECT_EQ(bc["calls"], 6);
+  EXPECT_NEAR(bc["bytes_per_gpu_step"].get<double>(), 638'712.0 / 3, 1e-6);
+  const json& dc = j["diagnosis"]["exposed_collective"];
+  EXPECT_EQ(dc["collective"], "all_reduce");
+  EXPECT_NEAR(dc["exposed_seconds_per_gpu_step"].get<double>(), 39'445'134'000e-12 / 3, 1e-15);
+  EXPECT_NEAR(dc["share_of_step"].get<double>(),
+              39'445'134'000e-12 / 3 / j["diagnosis"]["step_seconds"].get<double>(), 1e-12);
+  auto table = Analyze("--profile-steps 3 '" + path + "'");
+  EXPECT_NE(table.out.find("exposed collective     all_reduce 0.013148 s exposed"),
+            std::string::npos)
+      << table.out;
+
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(bert, "real/kineto/h100_bert_small.json.gz");
+  json none = AnalyzeJson("'" + bert + "'");
+  EXPECT_TRUE(none["collectives"].is_array());
+  EXPECT_TRUE(none["collectives"].empty());
+  EXPECT_TRUE(none["diagnosis"]["exposed_collective"].is_null());
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(cpu, "real/kineto/cpu_only_rank-34.pt.trace.json.gz");
+  EXPECT_TRUE(AnalyzeJson("'" + cpu + "'", 1)["collectives"].is_null());
+}
+
 // ProfilerStep#4..#6 span 222442.191, 219726.905 and 224936.243 us on the host
 // (read by hand with python3 gzip+json+Decimal); the median is step #4's.
 TEST(AnalyzeCliTest, KinetoProfilerStepsGiveInTraceStepTime) {

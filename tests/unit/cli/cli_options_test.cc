@@ -57,6 +57,27 @@ TEST(CliOptionsTest, CompareLabelsInEveryOrderAUserTypes) {
   EXPECT_EQ(CompareLabels(a + " " + b, &code), p);
 }
 
+// compare shows each collective kind some variant ran: its exposed time per
+// GPU per step (0 where the variant ran none) and bus bandwidth (null where
+// no size is known), as analyze reports them.
+TEST(CliOptionsTest, CompareHasRowsPerCollectiveKind) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(nccl, "real/kineto/a100x2_nccl_data.json.gz");
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(bert, "real/kineto/h100_bert_small.json.gz");
+  const auto r =
+      RunCommand("'" + testing::BinaryPath("profwatch") +
+                 "' compare --format json --profile-steps 3 '" + nccl + "' '" + bert + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& a = j.at("variants").at(0);
+  const auto& b = j.at("variants").at(1);
+  EXPECT_NEAR(a.at("exposed all_reduce").get<double>(), 39'445'134'000e-12 / 3, 1e-15);
+  EXPECT_NEAR(a.at("busbw GB/s all_reduce").get<double>(), 6.558388033366894, 1e-9);
+  EXPECT_NEAR(a.at("exposed broadcast").get<double>(), 114'334'000e-12 / 3, 1e-15);
+  EXPECT_EQ(b.at("exposed all_reduce").get<double>(), 0.0);
+  EXPECT_TRUE(b.at("busbw GB/s all_reduce").is_null());
+  EXPECT_FALSE(a.contains("exposed all_gather"));
+}
+
 TEST(CliOptionsTest, CompareStepTimesAreOnePerOccurrence) {
   TempDir tmp;
   const std::vector<std::string> p = TwoTraces(tmp);

@@ -263,5 +263,49 @@ TEST_F(SourceSelectionTest, AutoReadsTheXplaneWhenTheJsonIsCutShort) {
   EXPECT_NE(r.err.find("h0.trace.json.gz"), std::string::npos) << r.err;
 }
 
+// Issue #40: collectives of generated JAX windows, every kind the generator
+// writes, against its manifest (calls, summed kernel time, and exposed time
+// computed by the generator from its own intervals). AMD: RCCL's generic
+// kernel is the all-reduce its hlo_op names, RaggedAllToAll an all-to-all,
+// DeepEP's custom calls other; NVIDIA: NCCL's kernel names and hlo_ops;
+// both: the all-to-all blocker on the compute stream. JAX traces carry no
+// sizes: bytes and bandwidths are null with a note, never 0.
+TEST(GeneratedWindowsTest, CollectivesOfEveryGeneratedKindMatchTheManifest) {
+  for (const char* vendor : {"amd", "nvidia"}) {
+    SCOPED_TRACE(vendor);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub(std::string(vendor) + ".trace.json.gz");
+    auto gen =
+        testing::RunCommand(Tracegen(std::string("file --vendor ") + vendor + " --out " + file +
+                                     " --gpus 2 --streams 3 --kernels-per-step 80 "
+                                     "--seed 5 --blocker-us 3000 --manifest " +
+                                     tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    const json& truth = manifest["files"][0]["collectives"];
+    const json j = RunJson(Analyze("'" + file + "'"));
+    const double divisor = j["divisor"].get<double>();
+    ASSERT_EQ(divisor, 6);
+    ASSERT_EQ(j["collectives"].size(), truth.size()) << j["collectives"].dump();
+    EXPECT_GE(truth.size(), 3u);
+    for (const auto& c : j["collectives"]) {
+      const std::string kind = c["collective"];
+      SCOPED_TRACE(kind);
+      ASSERT_TRUE(truth.contains(kind));
+      const json& t = truth[kind];
+      EXPECT_EQ(c["calls"].get<int64_t>(), t["calls"].get<int64_t>());
+      EXPECT_NEAR(c["kernel_seconds_per_gpu_step"].get<double>(),
+                  t["ps"].get<int64_t>() * 1e-12 / divisor, 1e-15);
+      EXPECT_NEAR(c["exposed_seconds_per_gpu_step"].get<double>(),
+                  t["exposed_ps"].get<int64_t>() * 1e-12 / divisor, 1e-15);
+      EXPECT_GT(t["exposed_ps"].get<int64_t>(), 0);
+      EXPECT_LT(t["exposed_ps"].get<int64_t>(), t["ps"].get<int64_t>() + 1);
+      EXPECT_TRUE(c["bytes_per_gpu_step"].is_null());
+      EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
+      EXPECT_FALSE(c["note"].is_null());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace profwatch

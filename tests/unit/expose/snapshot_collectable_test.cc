@@ -386,6 +386,55 @@ TEST(SnapshotCollectableTest, FlopFiguresThatCouldNotBeComputedAreNotExported) {
   }
 }
 
+// Collective figures: per GPU per step over the divisor (2 GPUs x 3 steps),
+// bandwidths over the window, raw sums as they are. Without sizes no bytes
+// and no bandwidth series (never 0); time and calls stay.
+TEST(SnapshotCollectableTest, CollectiveFiguresPerKindAndAbsentWithoutSizes) {
+  const LabelMap ar{{"collective", "all_reduce"}};
+  {
+    const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_seconds", With(kRun1, ar)), 0.1);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_exposed_seconds", With(kRun1, ar)), 0.025);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_calls", With(kRun1, ar)), 10);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_bytes", With(kRun1, ar)), 1e9);
+    EXPECT_DOUBLE_EQ(
+        Value(f, "profwatch_collective_algorithm_bandwidth_bytes_per_second", With(kRun1, ar)),
+        1e10);
+    EXPECT_DOUBLE_EQ(
+        Value(f, "profwatch_collective_bus_bandwidth_bytes_per_second", With(kRun1, ar)), 1.5e10);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_collective_seconds", With(kRun1, ar)), 0.6);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_collective_exposed_seconds", With(kRun1, ar)),
+                     0.15);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_collective_sized_bytes", With(kRun1, ar)), 6e9);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_collective_bus_bytes", With(kRun1, ar)), 9e9);
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_collective_bus_seconds", With(kRun1, ar)), 0.6);
+    // Only kinds that ran have series.
+    for (const auto& fam : f) {
+      if (fam.name != "profwatch_collective_seconds") continue;
+      EXPECT_EQ(fam.metric.size(), 1u);
+    }
+  }
+  snapshot::Snapshot snap = testing::SampleSnapshot();
+  aggregate::CollectiveSums& s =
+      snap.runs.begin()->second.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce];
+  s.sized_calls = 0;
+  s.sized_ps = s.bus_ps = 0;
+  s.bytes = s.bus_bytes = 0;
+  const std::set<std::string> names =
+      NamesForRun(RenderSnapshot(snap, kTestBuild), "1234-llama", "run-1");
+  for (const char* m :
+       {"profwatch_collective_bytes", "profwatch_collective_algorithm_bandwidth_bytes_per_second",
+        "profwatch_collective_bus_bandwidth_bytes_per_second",
+        "profwatch_window_raw_collective_sized_bytes",
+        "profwatch_window_raw_collective_sized_seconds",
+        "profwatch_window_raw_collective_bus_bytes",
+        "profwatch_window_raw_collective_bus_seconds"}) {
+    EXPECT_FALSE(names.count(m)) << m;
+  }
+  EXPECT_TRUE(names.count("profwatch_collective_seconds"));
+  EXPECT_TRUE(names.count("profwatch_collective_exposed_seconds"));
+}
+
 TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap) {
   const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_source_missing", kRun2), 1);

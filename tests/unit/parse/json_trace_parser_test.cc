@@ -45,6 +45,8 @@ struct OwnedEvent {
   int64_t args_device = 0;
   bool has_args_stream = false;
   int64_t args_stream = 0;
+  std::string args_collective, args_dtype, args_hlo_op;
+  int64_t args_in_nelems = -1, args_out_nelems = -1, args_group_size = -1;
 };
 
 OwnedId Own(const Id& id) { return {id.kind, id.num, std::string(id.str)}; }
@@ -70,6 +72,12 @@ class Collector : public EventSink {
     o.args_device = e.args_device;
     o.has_args_stream = e.has_args_stream;
     o.args_stream = e.args_stream;
+    o.args_collective = e.args_collective;
+    o.args_dtype = e.args_dtype;
+    o.args_hlo_op = e.args_hlo_op;
+    o.args_in_nelems = e.args_in_nelems;
+    o.args_out_nelems = e.args_out_nelems;
+    o.args_group_size = e.args_group_size;
     events.push_back(std::move(o));
   }
 
@@ -318,6 +326,40 @@ TEST(JsonTraceParserTest, DuplicateKeysLastWinsLikePython) {
   ASSERT_EQ(run.sink.events.size(), 1u);
   EXPECT_FALSE(run.sink.events[0].has_name);
   EXPECT_EQ(run.sink.events[0].pid.str, "x");
+}
+
+// The communication args a collective's figures need (aggregate/
+// collectives.h): Kineto's names and counts, JAX's hlo_op. A count that is
+// not a non-negative integer is unknown (-1), never an error; the next
+// event starts without the previous one's values.
+TEST(JsonTraceParserTest, CollectiveArgsAreReadAndBadCountsAreUnknown) {
+  const std::string json =
+      R"({"traceEvents":[)"
+      R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllGather_RING_LL","args":{)"
+      R"("Collective name":"_allgather_base","In msg nelems":25136,"Out msg nelems":201088,)"
+      R"("Group size":8,"dtype":"BFloat16","Process Group Ranks":"[0, 1]"}},)"
+      R"({"ph":"X","cat":"kernel","name":"k","args":{"Collective name":"all_reduce",)"
+      R"("In msg nelems":"12","Out msg nelems":-4,"Group size":2.5,"dtype":7}},)"
+      R"({"ph":"X","name":"ncclDevKernel_Generic_4","args":{"hlo_op":"all-gather-start.3"}},)"
+      R"({"ph":"X","cat":"kernel","name":"plain","args":{"In msg nelemsX":3}}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].args_collective, "_allgather_base");
+  EXPECT_EQ(ev[0].args_dtype, "BFloat16");
+  EXPECT_EQ(ev[0].args_in_nelems, 25136);
+  EXPECT_EQ(ev[0].args_out_nelems, 201088);
+  EXPECT_EQ(ev[0].args_group_size, 8);
+  EXPECT_EQ(ev[1].args_collective, "all_reduce");  // escapes resolved
+  EXPECT_EQ(ev[1].args_in_nelems, -1);
+  EXPECT_EQ(ev[1].args_out_nelems, -1);
+  EXPECT_EQ(ev[1].args_group_size, -1);
+  EXPECT_EQ(ev[1].args_dtype, "");
+  EXPECT_EQ(ev[2].args_hlo_op, "all-gather-start.3");
+  EXPECT_EQ(ev[2].args_collective, "");
+  EXPECT_EQ(ev[3].args_in_nelems, -1);
+  EXPECT_EQ(ev[3].args_hlo_op, "");
 }
 
 TEST(JsonTraceParserTest, ArgsNameDeviceAndStreamAreReadForEveryEvent) {

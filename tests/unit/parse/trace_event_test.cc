@@ -22,6 +22,12 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   e.args_concrete_inputs = "[\"\"]";
   e.args_external_id = 9;
   e.has_args_external_id = true;
+  e.args_collective = "allreduce";
+  e.args_dtype = "Float";
+  e.args_hlo_op = "all-gather-start.3";
+  e.args_in_nelems = 6;
+  e.args_out_nelems = 7;
+  e.args_group_size = 8;
   e.args_device = 4;
   e.args_stream = 5;
   e.ph = 'X';
@@ -42,6 +48,12 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   EXPECT_TRUE(e.args_concrete_inputs.empty());
   EXPECT_EQ(e.args_external_id, 0);
   EXPECT_FALSE(e.has_args_external_id);
+  EXPECT_TRUE(e.args_collective.empty());
+  EXPECT_TRUE(e.args_dtype.empty());
+  EXPECT_TRUE(e.args_hlo_op.empty());
+  EXPECT_EQ(e.args_in_nelems, -1);
+  EXPECT_EQ(e.args_out_nelems, -1);
+  EXPECT_EQ(e.args_group_size, -1);
   EXPECT_EQ(e.args_device, 0);
   EXPECT_EQ(e.args_stream, 0);
   EXPECT_EQ(e.ph, 0);

@@ -57,9 +57,11 @@ class Collect final : public EventSink {
       EXPECT_TRUE(e.has_ts && e.has_dur && e.dur_exact);
       EXPECT_EQ(e.dur_us, static_cast<double>(e.dur_ps) / 1e6);
       EXPECT_EQ(e.pid.kind, IdKind::kInt);
+      hlo_ops.emplace_back(e.args_hlo_op);
     }
   }
   std::vector<Emitted> events;
+  std::vector<std::string> hlo_ops;  // of the X events
 };
 
 Result<ParseSummary> ParseBytes(std::string bytes, Collect& sink, XPlaneOptions xo = {},
@@ -345,6 +347,27 @@ TEST(XPlaneParserTest, ScopeStatBecomesArgsName) {
                       corrupt);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, ErrorCode::kCorrupt) << r.error().ToString();
+}
+
+// A kernel's stat "hlo_op" (its HLO instruction: collectives by kind) is
+// args_hlo_op, by string or by reference like the scope.
+TEST(XPlaneParserTest, HloOpStatBecomesArgsHloOp) {
+  const std::string stats = StatMetadataEntry(3, "hlo_op") + StatMetadataEntry(7, "name") +
+                            StatMetadataEntry(9, "all-gather-start.3");
+  auto with = [](std::string event, const std::string& stat) { return event + LenField(4, stat); };
+  const std::string by_str =
+      with(Event(1, 0, 10), VarintField(1, 3) + LenField(5, "collective-permute-start.1"));
+  const std::string by_ref = with(Event(1, 20, 10), VarintField(1, 3) + VarintField(7, 9));
+  const std::string scope_only = with(Event(1, 40, 10), VarintField(1, 7) + LenField(5, "jit(g)"));
+  const std::string gpu =
+      Plane(0, "/device:GPU:0", {Line(1, "Stream #1", 0, {by_str, by_ref, scope_only})},
+            MetadataEntry(1, "ncclDevKernel_Generic_4") + stats);
+  Collect sink;
+  auto summary = ParseBytes(Space({gpu}), sink);
+  ASSERT_TRUE(summary) << summary.error().ToString();
+  EXPECT_EQ(sink.hlo_ops,
+            (std::vector<std::string>{"collective-permute-start.1", "all-gather-start.3", ""}));
+  EXPECT_EQ(sink.events.back().args_name, "jit(g)");
 }
 
 TEST(XPlaneParserTest, DisplayIdBecomesTheThreadIdAsUint32) {

@@ -1,0 +1,327 @@
+#include "aggregate/collectives.h"
+
+#include <algorithm>
+#include <string>
+
+namespace profwatch::aggregate {
+
+namespace {
+
+// Lower case letters and digits of `name` up to its instance suffix (".3" of
+// "all-gather-start.3"); '-', '_' and the like dropped; written to `buf`
+// (no allocation: this runs for every JAX kernel with an hlo_op). Names
+// longer than the buffer are cut (no collective name needs more).
+struct Normalized {
+  std::array<char, 64> buf;
+  size_t size = 0;
+  explicit Normalized(std::string_view name) {
+    for (char c : name) {
+      if (c == '.' || c == '(' || size >= buf.size()) break;
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) buf[size++] = c;
+    }
+  }
+  std::string_view view() const { return {buf.data(), size}; }
+};
+
+bool Starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
+
+}  // namespace
+
+std::string_view CollectiveKindName(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kSendRecv:
+      return "send_recv";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+    case CollectiveKind::kOther:
+      break;
+  }
+  return "other";
+}
+
+std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name) {
+  // A leading "_" (Kineto's _allgather_base) and "nccl:" (annotations) say nothing.
+  if (name.starts_with("nccl:")) name.remove_prefix(5);
+  const Normalized normalized(name);
+  const std::string_view n = normalized.view();
+  if (Starts(n, "allreduce")) return CollectiveKind::kAllReduce;
+  if (Starts(n, "allgather")) return CollectiveKind::kAllGather;
+  if (Starts(n, "reducescatter")) return CollectiveKind::kReduceScatter;
+  if (Starts(n, "alltoall") || Starts(n, "raggedalltoall")) return CollectiveKind::kAllToAll;
+  if (Starts(n, "send") || Starts(n, "recv") || Starts(n, "collectivepermute") ||
+      Starts(n, "batchisendirecv")) {
+    return CollectiveKind::kSendRecv;
+  }
+  if (Starts(n, "broadcast") || Starts(n, "collectivebroadcast")) {
+    return CollectiveKind::kBroadcast;
+  }
+  if (n == "reduce" || n == "reducecoalesced") return CollectiveKind::kReduce;
+  if (n == "gather" || n == "scatter" || n == "barrier" || Starts(n, "allgathercoalesced")) {
+    return CollectiveKind::kOther;
+  }
+  return std::nullopt;
+}
+
+std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op) {
+  if (op.empty()) return std::nullopt;
+  switch (op[0]) {
+    case 'a':
+      if (op.starts_with("all-reduce")) return CollectiveKind::kAllReduce;
+      if (op.starts_with("all-gather")) return CollectiveKind::kAllGather;
+      if (op.starts_with("all-to-all")) return CollectiveKind::kAllToAll;
+      break;
+    case 'r':
+      if (op.starts_with("reduce-scatter")) return CollectiveKind::kReduceScatter;
+      if (op.starts_with("ragged-all-to-all")) return CollectiveKind::kAllToAll;
+      if (op.starts_with("recv")) return CollectiveKind::kSendRecv;
+      break;
+    case 'c':
+      if (op.starts_with("collective-permute")) return CollectiveKind::kSendRecv;
+      if (op.starts_with("collective-broadcast")) return CollectiveKind::kBroadcast;
+      break;
+    case 's':
+      if (op.starts_with("send")) return CollectiveKind::kSendRecv;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::optional<CollectiveKind> CollectiveKindOfKernel(std::string_view kernel) {
+  if (kernel.find("RaggedAllToAll") != std::string_view::npos) return CollectiveKind::kAllToAll;
+  size_t at = kernel.find("ncclDevKernel_");
+  size_t skip = 14;
+  if (at == std::string_view::npos) {
+    at = kernel.find("ncclKernel_");
+    skip = 11;
+  }
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view op = kernel.substr(at + skip);
+  op = op.substr(0, op.find_first_of("_(<"));
+  if (op == "AllReduce") return CollectiveKind::kAllReduce;
+  if (op == "AllGather") return CollectiveKind::kAllGather;
+  if (op == "ReduceScatter") return CollectiveKind::kReduceScatter;
+  if (op.starts_with("AllToAll")) return CollectiveKind::kAllToAll;
+  if (op == "SendRecv" || op == "Send" || op == "Recv") return CollectiveKind::kSendRecv;
+  if (op == "Broadcast") return CollectiveKind::kBroadcast;
+  if (op == "Reduce") return CollectiveKind::kReduce;
+  return std::nullopt;  // Generic_N (RCCL) and anything else: the name does not say
+}
+
+std::optional<int64_t> DtypeBytes(std::string_view d) {
+  struct Size {
+    std::string_view name;
+    int64_t bytes;
+  };
+  static constexpr Size kSizes[] = {// Kineto (c10::ScalarType names)
+                                    {"Float", 4},
+                                    {"Double", 8},
+                                    {"Half", 2},
+                                    {"BFloat16", 2},
+                                    {"Int", 4},
+                                    {"Long", 8},
+                                    {"Short", 2},
+                                    {"Char", 1},
+                                    {"Byte", 1},
+                                    {"Bool", 1},
+                                    {"ComplexHalf", 4},
+                                    {"ComplexFloat", 8},
+                                    {"ComplexDouble", 16},
+                                    {"Float8_e4m3fn", 1},
+                                    {"Float8_e5m2", 1},
+                                    {"Float8_e4m3fnuz", 1},
+                                    {"Float8_e5m2fnuz", 1},
+                                    {"UInt16", 2},
+                                    {"UInt32", 4},
+                                    {"UInt64", 8},
+                                    // HLO element types
+                                    {"pred", 1},
+                                    {"s8", 1},
+                                    {"u8", 1},
+                                    {"s16", 2},
+                                    {"u16", 2},
+                                    {"f16", 2},
+                                    {"bf16", 2},
+                                    {"s32", 4},
+                                    {"u32", 4},
+                                    {"f32", 4},
+                                    {"s64", 8},
+                                    {"u64", 8},
+                                    {"f64", 8},
+                                    {"c64", 8},
+                                    {"c128", 16},
+                                    {"f8e4m3fn", 1},
+                                    {"f8e5m2", 1},
+                                    {"f8e4m3fnuz", 1},
+                                    {"f8e5m2fnuz", 1},
+                                    {"f8e4m3b11fnuz", 1}};
+  for (const Size& s : kSizes) {
+    if (s.name == d) return s.bytes;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> CollectiveBytes(CollectiveKind kind, int64_t element_bytes,
+                                       int64_t in_elements, int64_t out_elements) {
+  if (kind == CollectiveKind::kOther || element_bytes <= 0) return std::nullopt;
+  const int64_t elements = kind == CollectiveKind::kAllGather ? out_elements : in_elements;
+  if (elements < 0) return std::nullopt;
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(elements, element_bytes, &bytes)) return std::nullopt;
+  return bytes;
+}
+
+std::optional<double> BusBandwidthFactor(CollectiveKind kind, int64_t ranks) {
+  if (ranks < 1) return std::nullopt;
+  const double n = static_cast<double>(ranks);
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return (n - 1) / n;
+    case CollectiveKind::kSendRecv:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+      return 1.0;
+    case CollectiveKind::kOther:
+      break;
+  }
+  return std::nullopt;
+}
+
+void CollectiveSums::AddGroupSize(int64_t ranks) {
+  auto at = std::lower_bound(group_sizes.begin(), group_sizes.end(), ranks);
+  if (at != group_sizes.end() && *at == ranks) return;
+  if (group_sizes.size() >= kMaxGroupSizes) {
+    more_group_sizes = true;
+    return;
+  }
+  group_sizes.insert(at, ranks);
+}
+
+void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_bytes,
+                              std::optional<int64_t> ranks, int64_t ps) {
+  if (ranks && *ranks >= 1) AddGroupSize(*ranks);
+  if (!call_bytes) return;
+  ++sized_calls;
+  sized_ps += ps;
+  bytes += static_cast<double>(*call_bytes);
+  const auto factor = BusBandwidthFactor(kind, ranks.value_or(0));
+  if (!factor) return;
+  bus_ps += ps;
+  bus_bytes += static_cast<double>(*call_bytes) * *factor;
+}
+
+void CollectiveSums::Merge(const CollectiveSums& o) {
+  calls += o.calls;
+  kernel_ps += o.kernel_ps;
+  exposed_ps += o.exposed_ps;
+  sized_calls += o.sized_calls;
+  sized_ps += o.sized_ps;
+  bytes += o.bytes;
+  bus_ps += o.bus_ps;
+  bus_bytes += o.bus_bytes;
+  for (int64_t g : o.group_sizes) AddGroupSize(g);
+  more_group_sizes = more_group_sizes || o.more_group_sizes;
+}
+
+std::optional<double> CollectiveSums::AlgBandwidth() const {
+  if (sized_calls == 0 || sized_ps <= 0) return std::nullopt;
+  return bytes / (static_cast<double>(sized_ps) * 1e-12);
+}
+
+std::optional<double> CollectiveSums::BusBandwidth() const {
+  if (bus_ps <= 0) return std::nullopt;
+  return bus_bytes / (static_cast<double>(bus_ps) * 1e-12);
+}
+
+bool CollectiveStats::Any() const {
+  return std::any_of(kinds.begin(), kinds.end(),
+                     [](const CollectiveSums& s) { return s.calls > 0; });
+}
+
+void CollectiveStats::Merge(const CollectiveStats& o) {
+  for (size_t k = 0; k < kCollectiveKinds; ++k) kinds[k].Merge(o.kinds[k]);
+}
+
+std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& stats,
+                                                        int64_t divisor) {
+  std::vector<CollectiveFigures> out;
+  if (divisor <= 0) return out;
+  const double d = static_cast<double>(divisor);
+  for (size_t k = 0; k < kCollectiveKinds; ++k) {
+    const CollectiveSums& s = stats.kinds[k];
+    if (s.calls == 0) continue;
+    CollectiveFigures f;
+    f.kind = static_cast<CollectiveKind>(k);
+    f.calls = s.calls;
+    f.sized_calls = s.sized_calls;
+    f.calls_per_gpu_step = static_cast<double>(s.calls) / d;
+    f.kernel_seconds_per_gpu_step = static_cast<double>(s.kernel_ps) * 1e-12 / d;
+    f.exposed_seconds_per_gpu_step = static_cast<double>(s.exposed_ps) * 1e-12 / d;
+    if (s.sized_calls > 0) f.bytes_per_gpu_step = s.bytes / d;
+    f.alg_bandwidth = s.AlgBandwidth();
+    f.bus_bandwidth = s.BusBandwidth();
+    f.group_sizes = s.group_sizes;
+    f.more_group_sizes = s.more_group_sizes;
+    if (f.kind == CollectiveKind::kOther) {
+      f.note =
+          "collectives of no known kind (as RCCL's generic kernels without metadata) have "
+          "no byte count or bus factor";
+    } else if (s.sized_calls == 0) {
+      f.note =
+          "no call carried its size (Kineto's In/Out msg nelems and dtype, PyTorch 2.1 "
+          "and later)";
+    } else if (!f.alg_bandwidth) {
+      f.note = "the calls with a size took no time";
+    } else if (!f.bus_bandwidth) {
+      f.note = "no call with a size carried its group size";
+    } else if (s.sized_calls < s.calls) {
+      f.note = "bytes and bandwidth over the " + std::to_string(s.sized_calls) + " of " +
+               std::to_string(s.calls) + " calls that carried their size";
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats& stats,
+                                                           int64_t divisor) {
+  std::optional<CollectiveFigures> best;
+  for (CollectiveFigures& f : ComputeCollectiveFigures(stats, divisor)) {
+    if (f.exposed_seconds_per_gpu_step <= 0) continue;
+    if (!best || f.exposed_seconds_per_gpu_step > best->exposed_seconds_per_gpu_step) {
+      best = std::move(f);
+    }
+  }
+  return best;
+}
+
+CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,
+                                    int64_t in_elements, int64_t out_elements, int64_t group_size) {
+  CollectiveCall call;
+  if (collective.empty()) return call;
+  call.kind = CollectiveKindOfName(collective);
+  if (group_size >= 1) call.ranks = group_size;
+  const auto element = DtypeBytes(dtype);
+  if (call.kind && element) {
+    call.bytes = CollectiveBytes(*call.kind, *element, in_elements, out_elements);
+  }
+  return call;
+}
+
+}  // namespace profwatch::aggregate

@@ -1,0 +1,154 @@
+// Collectives: which collective a communication kernel ran, how many bytes a
+// call moved, and the bandwidth formulas of nccl-tests' PERFORMANCE.md. The
+// one place these are defined; every output reads the CollectiveStats built
+// here.
+//
+// Kind: from the trace's own metadata first (Kineto's args["Collective
+// name"], a JAX kernel's hlo_op), from the kernel name second (NCCL/RCCL
+// nccl[Dev]Kernel_<Op>_..., XLA's RaggedAllToAll...), `other` otherwise;
+// never guessed. The kinds are a fixed set (bounded metric cardinality).
+//
+// Bytes of one call (elements x element size, from the metadata only): the
+// whole output for all_gather, the whole input for everything else
+// (all_reduce, reduce_scatter, all_to_all, broadcast, reduce, send/recv).
+// algbw = bytes / kernel time; busbw = bytes x factor(n) / kernel time with
+// factor 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
+// all_to_all, 1 for broadcast, reduce and send_recv; none for `other`.
+// A call without a usable size (no metadata, unknown dtype, negative or
+// overflowing counts) adds no bytes and none of its time to the bandwidth
+// denominators: bandwidth is absent when no call had a size, never 0 or
+// infinite.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace profwatch::aggregate {
+
+enum class CollectiveKind : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kSendRecv,  // send, recv and XLA's collective-permute
+  kBroadcast,
+  kReduce,
+  kOther,
+};
+inline constexpr size_t kCollectiveKinds = 8;
+
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv",
+// "broadcast", "reduce", "other": the label values everywhere.
+std::string_view CollectiveKindName(CollectiveKind k);
+
+// The kind a collective's own name says: Kineto's "Collective name"
+// (allreduce, _allgather_base, reduce_scatter_tensor_coalesced, all_to_allv,
+// send, recv, ...) or an HLO instruction or opcode (all-gather-start.3,
+// reduce-scatter.1, collective-permute-done, all-to-all). kOther for a
+// name that is a collective of no modelled kind (gather, scatter, barrier);
+// nullopt when the name is not a collective's at all (a fusion's hlo_op).
+std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name);
+
+// The kind an HLO instruction name says, matched on its raw text (the
+// trace's hlo_op: all-reduce-start.2, all-gather.1, reduce-scatter.4,
+// all-to-all.2, ragged-all-to-all.1, collective-permute-start.1,
+// collective-broadcast, send.3, recv-done.1); nullopt for every other
+// instruction, the compute ops broadcast, reduce, gather and scatter
+// included. Cheap: it runs for every JAX kernel.
+std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op);
+
+// The kind a kernel name says: NCCL/RCCL's nccl[Dev]Kernel_<Op>_... with
+// <Op> AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, SendRecv (and
+// AllToAll), XLA's RaggedAllToAll...; nullopt when the name does not say
+// (RCCL's ncclDevKernel_Generic_N, anything else).
+std::optional<CollectiveKind> CollectiveKindOfKernel(std::string_view kernel);
+
+// Bytes of one element of a Kineto dtype ("Float" 4, "BFloat16" 2, "Half" 2,
+// "Double" 8, "Byte" 1, ...) or an HLO element type ("f32", "bf16", "s8",
+// ...); nullopt when unknown.
+std::optional<int64_t> DtypeBytes(std::string_view dtype);
+
+// Bytes one call counts (see the file comment); nullopt when a needed count is
+// missing (< 0) or the product overflows.
+std::optional<int64_t> CollectiveBytes(CollectiveKind kind, int64_t element_bytes,
+                                       int64_t in_elements, int64_t out_elements);
+
+// busbw / algbw for a group of `ranks`; nullopt for kOther or ranks < 1.
+std::optional<double> BusBandwidthFactor(CollectiveKind kind, int64_t ranks);
+
+// One collective kind's figures, summed over calls (and devices).
+struct CollectiveSums {
+  // Distinct group sizes kept, smallest first; more are counted only.
+  static constexpr size_t kMaxGroupSizes = 8;
+  int64_t calls = 0;
+  int64_t kernel_ps = 0;
+  int64_t exposed_ps = 0;   // it runs and no compute kernel does, same GPU
+  int64_t sized_calls = 0;  // calls with a byte count
+  int64_t sized_ps = 0;     // their kernel time
+  double bytes = 0;         // their bytes
+  int64_t bus_ps = 0;       // kernel time of sized calls with a bus factor
+  double bus_bytes = 0;     // their bytes x factor
+  std::vector<int64_t> group_sizes;
+  bool more_group_sizes = false;
+
+  // One call's bytes and group size (either may be unknown) for `ps`.
+  void AddSized(CollectiveKind kind, std::optional<int64_t> bytes, std::optional<int64_t> ranks,
+                int64_t ps);
+  void AddGroupSize(int64_t ranks);
+  void Merge(const CollectiveSums& o);
+  // Bytes per second over the sized calls; nullopt when none (or no time).
+  std::optional<double> AlgBandwidth() const;
+  std::optional<double> BusBandwidth() const;
+};
+
+struct CollectiveStats {
+  std::array<CollectiveSums, kCollectiveKinds> kinds{};
+  const CollectiveSums& operator[](CollectiveKind k) const { return kinds[static_cast<size_t>(k)]; }
+  CollectiveSums& operator[](CollectiveKind k) { return kinds[static_cast<size_t>(k)]; }
+  bool Any() const;  // some collective kernel ran
+  void Merge(const CollectiveStats& o);
+};
+
+// One kind's figures as every output shows them: per GPU per step over
+// `divisor` (GPUs x profiled steps), bandwidths over the window. Absent
+// (nullopt) where not computable; `note` says why.
+struct CollectiveFigures {
+  CollectiveKind kind = CollectiveKind::kOther;
+  int64_t calls = 0;
+  int64_t sized_calls = 0;
+  double calls_per_gpu_step = 0;
+  double kernel_seconds_per_gpu_step = 0;
+  double exposed_seconds_per_gpu_step = 0;
+  std::optional<double> bytes_per_gpu_step;  // of the sized calls
+  std::optional<double> alg_bandwidth;       // bytes per second
+  std::optional<double> bus_bandwidth;
+  std::vector<int64_t> group_sizes;
+  bool more_group_sizes = false;
+  std::string note;  // why a figure is absent, or that some calls had no size
+};
+// The kinds with calls, in CollectiveKind order; empty when divisor <= 0.
+std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& stats,
+                                                        int64_t divisor);
+// The kind with the most exposed time (the first of equals); nullopt when
+// no collective time is exposed.
+std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats& stats,
+                                                           int64_t divisor);
+
+// The collective metadata of one kernel call, from the trace: its kind from
+// the metadata (nullopt: none), elements in and out, element size, group size
+// (each < 0 / nullopt when unknown).
+struct CollectiveCall {
+  std::optional<CollectiveKind> kind;
+  std::optional<int64_t> bytes;
+  std::optional<int64_t> ranks;
+};
+// From Kineto's kernel args (-1: a count missing or not a non-negative
+// integer); no kind when `collective` is empty.
+CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,
+                                    int64_t in_elements, int64_t out_elements, int64_t group_size);
+
+}  // namespace profwatch::aggregate
