@@ -1,5 +1,7 @@
 #include "analysis/analyze.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -101,7 +103,8 @@ Result<SourcePreference> ParseSourcePreference(std::string_view s) {
 
 Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
                                       const AnalyzeOptions& options, uint64_t* raw_bytes) {
-  auto source = read::OpenTraceSource(path, options.inflate);
+  const read::Confinement* confine = options.confine_to ? &*options.confine_to : nullptr;
+  auto source = read::OpenTraceSource(path, options.inflate, confine);
   if (!source) return tl::unexpected(source.error());
   // The read-ahead thread decodes JSON events while its buffers are full
   // (the parsing thread is behind), instead of sleeping: docs/performance.md
@@ -133,7 +136,14 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
     // SQLite reads the database file itself (pages, not a byte stream).
     if (raw_bytes) *raw_bytes = (*source)->RawBytesRead();
     source->reset();
-    return parse::ReadNsysExport(path, sink);
+    if (confine == nullptr) return parse::ReadNsysExport(path, sink);
+    // SQLite opens the file itself: it gets a descriptor checked here, held
+    // open while it reads, so the path cannot be swapped in between.
+    Result<int> fd = read::OpenReadOnly(path, confine);
+    if (!fd) return tl::unexpected(fd.error());
+    auto summary = parse::ReadNsysExport(path, sink, "/proc/self/fd/" + std::to_string(*fd));
+    ::close(*fd);
+    return summary;
   }
   auto replay_source = read::MakeReplaySource(head, std::move(*source));
   read::ByteSource& replay = *replay_source;
@@ -160,7 +170,8 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
 }
 
 Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeOptions& options) {
-  auto source = read::OpenTraceSource(xplane, options.inflate);
+  auto source = read::OpenTraceSource(xplane, options.inflate,
+                                      options.confine_to ? &*options.confine_to : nullptr);
   if (!source) return tl::unexpected(source.error());
   return parse::ReadXPlaneHloModules(**source, options.parse.chunk_bytes);
 }

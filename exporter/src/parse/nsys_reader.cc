@@ -77,7 +77,8 @@ struct Statement {
 
 class Reader {
  public:
-  Reader(const std::string& path, EventSink& sink) : path_(path), sink_(sink) {}
+  Reader(const std::string& path, EventSink& sink, const std::string& open_as)
+      : path_(path), open_as_(open_as.empty() ? path : open_as), sink_(sink) {}
 
   Result<ParseSummary> Run() {
     summary_.schema = TraceSchema::kNsys;
@@ -131,7 +132,7 @@ class Reader {
     // NOMUTEX: the connection belongs to this reader on one thread, so
     // SQLite need not lock it around every column read.
     const int rc =
-        sqlite3_open_v2(FileUri(path_).c_str(), &db_.db,
+        sqlite3_open_v2(FileUri(open_as_).c_str(), &db_.db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
     // Sorting or large joins would spill to temp files; keep any in memory.
@@ -350,6 +351,7 @@ class Reader {
   }
 
   const std::string& path_;
+  const std::string open_as_;
   EventSink& sink_;
   ParseSummary summary_;
   Db db_;
@@ -371,8 +373,9 @@ std::optional<int64_t> Digits(std::string_view s) {
 
 }  // namespace
 
-Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink) {
-  Reader reader(path, sink);
+Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink,
+                                    const std::string& open_as) {
+  Reader reader(path, sink, open_as);
   auto out = reader.Run();
   if (!out) return tl::unexpected(out.error().Wrap(path));
   return out;

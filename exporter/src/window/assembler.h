@@ -75,6 +75,9 @@ struct AssemblerOptions {
   std::chrono::milliseconds future_tolerance{3'600'000};
   // How far the wall clock <ts> names may use (local time) is ahead of UTC.
   std::chrono::seconds wall_clock_ahead{0};
+  // A window with more files is not tracked (ScanNotes::capped): no state is
+  // kept for its files and it is never analysed (serve --max-files-per-window).
+  int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
 };
 
 struct RunId {
@@ -190,10 +193,18 @@ class Assembler {
     std::string newest_id;  // the run's newest window, analysed instead
     int files = 0;
   };
+  // A window over AssemblerOptions::max_files_per_window, not tracked.
+  struct CappedWindow {
+    RunId run;
+    std::string window_id;  // first <ts> dir name
+    std::string first_dir;  // its grouping dir
+    int64_t files = 0;
+  };
   struct ScanNotes {
     std::vector<std::string> future_dirs;
     std::vector<RunClash> clashes;
     std::vector<Superseded> superseded;
+    std::vector<CappedWindow> capped;  // each reported once while over the cap
   };
 
   // A complete scan of all roots taken at `now`. Files absent from it are
@@ -222,6 +233,8 @@ class Assembler {
 
   // Windows waiting for completeness, a retry or a worker (newest per run only).
   int64_t PendingCount() const;
+  // Files of every tracked window (state held per file), for tests.
+  int64_t TrackedFiles() const;
   // Everything analysed, for the state file.
   std::vector<AnalysedWindow> Analysed() const;
 
@@ -290,8 +303,9 @@ class Assembler {
   std::map<uint64_t, Tracked>::iterator Untrack(std::map<uint64_t, Tracked>::iterator it);
   std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
   std::map<RunId, double> gpus_per_file_;
-  std::set<std::string> future_dirs_;   // reported future-dated <ts> dirs
-  std::set<std::string> clashed_dirs_;  // reported run dirs skipped for a clash
+  std::set<std::string> future_dirs_;     // reported future-dated <ts> dirs
+  std::set<std::string> clashed_dirs_;    // reported run dirs skipped for a clash
+  std::set<std::string> capped_windows_;  // first dirs of reported over-cap windows
   TimePoint last_scan_{};
   bool scanned_ = false;  // a first scan was observed
 };
