@@ -20,8 +20,9 @@ hits the floor and the analysis alike). Also: a window of 8 files
 with 1 vs 2 threads, an nsys SQLite export beside the sqlite3 tool's own
 scan of its kernel table, an optional >4 GiB trace under a memory limit (--huge),
 and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds); one daemon
-against --shards `serve --shard` daemons over one tree (--sharded-jobs); the
-daemon's RSS over a <ts> dir of empty trace files (--flood-files).
+against --shards `serve --shard` daemons over one tree (--sharded-jobs); scrapes in a
+row behind --hostile reconnecting clients; the daemon's RSS over a <ts> dir of
+empty trace files (--flood-files).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
@@ -448,6 +449,89 @@ def scrape_load(port, args, results):
     print(f"bounds (0 failed, p99 < 1 s): {verdict}")
 
 
+def listen_drops():
+    """The kernel's count of connection attempts a listening socket dropped
+    (TcpExt ListenDrops: a full backlog, ListenOverflows, among them; this
+    network namespace), or None."""
+    try:
+        with open("/proc/net/netstat") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            table = dict(zip(names.split()[1:], values.split()[1:]))
+            return int(table["ListenDrops"]) if "ListenDrops" in table else None
+    return None
+
+
+def hostile_scrapes(port, pid, args, results):
+    """--hostile clients (tests/integration/web_door_test.py's HostileClients:
+    half silent, half trickling a byte every 2 s, each reconnecting at once
+    when cut, from --hostile-addresses addresses, 127.0.0.2 and up) against
+    the idle daemon, while one
+    scraper on 127.0.0.1 scrapes --hostile-scrapes times in a row: each
+    scrape's latency, and failures (30 s timeout)."""
+    import resource
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                    "integration"))
+    from web_door_test import HostileClients
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = args.hostile + 200
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+    sources = [f"127.0.{i // 250}.{2 + i % 250}" for i in range(args.hostile_addresses)]
+    hostile = HostileClients(port, args.hostile, sources, tls=bool(args.scrape_ca),
+                             seconds=args.hostile_scrapes * 30 + 60).start()
+    latencies, failures = [], 0
+    try:
+        deadline = time.time() + 60
+        while hostile.cuts() < args.hostile and time.time() < deadline:
+            time.sleep(0.1)  # polling interval of a deadline-bounded wait
+        def cpu():
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        drops0, t0, c0 = listen_drops(), time.time(), cpu()
+        for _ in range(args.hostile_scrapes):
+            t = time.time()
+            try:
+                ok = b"profwatch_build_info" in fetch_metrics(port, args, 30)
+            except Exception:
+                ok = False
+            latencies.append(time.time() - t)
+            failures += 0 if ok else 1
+        wall = time.time() - t0
+        drops1, daemon_cpu = listen_drops(), cpu() - c0
+    finally:
+        hostile.stop()
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2]
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    drops = None if drops0 is None or drops1 is None else drops1 - drops0
+    results["hostile"] = {"clients": args.hostile, "addresses": len(sources),
+                          "scrapes": len(latencies),
+                          "tls": bool(args.scrape_ca), "failures": failures,
+                          "p50_seconds": p50, "p99_seconds": p99, "max_seconds": latencies[-1],
+                          "wall_seconds": wall, "daemon_cpu_seconds": daemon_cpu,
+                          "connections_cut": hostile.cuts(),
+                          "listen_drops": drops}
+    door = ", gzip" if args.scrape_gzip else ""
+    if args.web_config:
+        door += ", through the door (" + ("HTTPS" if args.scrape_ca else "HTTP") + \
+            (" + basic auth" if args.scrape_user else "") + ")"
+    print(f"\n## {len(latencies)} scrapes in a row behind {args.hostile} hostile clients "
+          f"from {len(sources)} addresses (silent or trickling, reconnecting when cut){door}")
+    print(f"{len(latencies)} scrapes in {wall:.1f} s, {failures} failed; latency p50 "
+          f"{p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms; "
+          f"{hostile.cuts()} hostile connections cut; kernel listen drops "
+          f"{'n/a' if drops is None else drops}; daemon CPU {daemon_cpu:.1f} s "
+          f"({daemon_cpu / wall * 100:.0f}% of one core)")
+    verdict = "ok" if failures == 0 and latencies[-1] < 1.0 else "OVER"
+    print(f"bounds (0 failed, max < 1 s): {verdict}")
+
+
 def idle(args, bins, work, results):
     root = os.path.join(work, f"idle_jobs_{args.idle_jobs}x{args.idle_runs}")
     if not os.path.exists(root):
@@ -528,6 +612,8 @@ def idle(args, bins, work, results):
               f"{t1 - t0:.0f} s idle = {share * 100:.2f}% of one core")
         if args.scrapers > 0:
             scrape_load(port, args, results)
+        if args.hostile > 0:
+            hostile_scrapes(port, proc.pid, args, results)
         results["idle"]["peak_rss_mb"] = peak_rss_mb()
         print(f"daemon peak RSS {results['idle']['peak_rss_mb']:.0f} MB"
               + (" (bound < 150 MB: " + ("ok" if results["idle"]["peak_rss_mb"] < 150 else "OVER")
@@ -772,6 +858,13 @@ def main():
                     help="scrapers ask for gzip, as Prometheus does")
     ap.add_argument("--idle-conns", type=int, default=100,
                     help="idle or slow connections held open while the scrapers run")
+    ap.add_argument("--hostile", type=int, default=0,
+                    help="with --idle-seconds: scrape in a row behind this many hostile clients "
+                         "(silent or trickling, reconnecting when cut), e.g. 1000")
+    ap.add_argument("--hostile-scrapes", type=int, default=100,
+                    help="scrapes, one after the other, behind the --hostile clients")
+    ap.add_argument("--hostile-addresses", type=int, default=8,
+                    help="source addresses of the --hostile clients (127.0.0.2 and up)")
     ap.add_argument("--idle-warmup", type=float, default=17,
                     help="seconds between the last start-up window and the idle measurement")
     ap.add_argument("--sharded-jobs", type=int, default=0,

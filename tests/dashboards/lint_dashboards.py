@@ -16,6 +16,11 @@ Checks (each failure names the dashboard and panel):
     overlapping;
   * every PromQL expression parses: they are extracted (promql_extract.py)
     into a generated rules file and `promtool check rules` must accept it;
+  * absent is absent: a panel over a figure the exporter leaves out when it
+    cannot compute it (OPTIONAL_METRICS) never shows 0 for it: no
+    `or vector(0)` fallback, no numeric noValue, no mapping of null/NaN to
+    a number, no "null as zero"; and a panel whose every target is such a
+    figure sets noValue to the text that says why it is absent;
   * with --rules FILE: every panel that colours the step - kernel gap ratio
     uses the ProfwatchStepKernelGapHigh thresholds of that rules file, so a
     panel is orange or red exactly when the alert would fire.
@@ -41,6 +46,63 @@ GRID_COLUMNS = 24
 PANEL_TYPES = {"row", "timeseries", "stat", "table", "bargauge", "gauge", "text",
                "barchart", "heatmap", "piechart", "state-timeline", "status-history"}
 DATASOURCE_REF = {"type": "prometheus", "uid": "${datasource}"}
+
+
+# Figures profwatch does not export when it could not compute them (no
+# shapes, no peak, no step time, one profiled step, one GPU, no scopes, no
+# log): matched as substrings, so recording rules over them count too.
+OPTIONAL_METRICS = (
+    "profwatch_mfu_ratio", "profwatch_model_flops_per_second",
+    "profwatch_achieved_flops_per_second", "profwatch_window_flops_per_gpu_step",
+    "profwatch_host_stall_seconds", "profwatch_blocker_seconds", "profwatch_straggler_ratio",
+    "profwatch_region_kernel_seconds", "profwatch_step_seconds",
+    "profwatch_step_minus_kernel_seconds", "profwatch_step_minus_kernel_ratio",
+    "profwatch_window_expected_gpus", "profwatch_training_",
+)
+# `or vector(0)`, `or on() vector(0.0)`: an absent series becomes 0.
+ZERO_FALLBACK = re.compile(r"\bor\b[^;]*?\bvector\s*\(\s*[-+]?0*\.?0*\s*\)")
+NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*%?\s*$")
+
+
+def absent_shown_as_zero(p) -> List[str]:
+    """Why panel `p` would show 0 (or no reason) for an absent optional figure."""
+    exprs = [t.get("expr") or "" for t in p.get("targets") or []]
+    optional = [e for e in exprs if any(m in e for m in OPTIONAL_METRICS)]
+    if not optional:
+        return []
+    problems = []
+    for e in optional:
+        if ZERO_FALLBACK.search(e):
+            problems.append(f"turns an absent figure into 0 with a vector(0) fallback: {e}")
+    fc = p.get("fieldConfig") or {}
+    defaults = fc.get("defaults") or {}
+    no_value = defaults.get("noValue")
+    if no_value is not None and NUMBER.match(str(no_value)):
+        problems.append(f"noValue {no_value!r} shows an absent figure as a number")
+    for o in fc.get("overrides") or []:
+        for prop in o.get("properties") or []:
+            if prop.get("id") == "noValue" and NUMBER.match(str(prop.get("value"))):
+                problems.append(f"an override sets noValue {prop.get('value')!r}")
+    mappings = list(defaults.get("mappings") or [])
+    for o in fc.get("overrides") or []:
+        for prop in o.get("properties") or []:
+            if prop.get("id") == "mappings":
+                mappings.extend(prop.get("value") or [])
+    for m in mappings:
+        if m.get("type") != "special":
+            continue
+        opts = m.get("options") or {}
+        text = str((opts.get("result") or {}).get("text", ""))
+        if opts.get("match") in ("null", "nan", "null+nan", "empty") and NUMBER.match(text):
+            problems.append(f"maps {opts.get('match')} to {text!r}")
+    for node in (p, defaults.get("custom") or {}, p.get("options") or {}):
+        for key in ("nullPointMode", "nullValueMode"):
+            if node.get(key) == "null as zero":
+                problems.append(f"{key} is 'null as zero'")
+    if len(optional) == len(exprs) and not (isinstance(no_value, str) and no_value.strip()):
+        problems.append("shows only figures that can be absent but sets no noValue text "
+                        "saying why (fieldConfig.defaults.noValue)")
+    return problems
 
 
 def _strings(node):
@@ -165,6 +227,8 @@ def lint_dashboard(path: str, dash: dict) -> List[str]:
                 err(f"{where} target {t.get('refId')}: datasource is not the datasource variable")
             if not (t.get("expr") or "").strip():
                 err(f"{where} target {t.get('refId')}: empty expression")
+        for problem in absent_shown_as_zero(p):
+            err(f"{where}: {problem}")
     for i in range(len(boxes)):
         for j in range(i + 1, len(boxes)):
             (ta, a), (tb, b) = boxes[i], boxes[j]

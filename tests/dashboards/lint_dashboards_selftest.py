@@ -84,6 +84,35 @@ class LintDashboardsTest(unittest.TestCase):
         del p["fieldConfig"]["defaults"]["unit"]
         self.assert_reports(d, f"panel '{p['title']}': no unit")
 
+    def panel_titled(self, d, title):
+        for p in promql_extract.iter_panels(d["panels"]):
+            if p.get("title") == title:
+                return p
+        raise AssertionError(title)
+
+    def test_reports_an_absent_figure_shown_as_zero(self):
+        # Each way a panel over profwatch_mfu_ratio (absent without counted
+        # FLOPs, a step time or a peak) would draw 0 for a run it has no
+        # figure for.
+        plants = {
+            "vector(0) fallback": lambda p: p["targets"][0].update(
+                expr=p["targets"][0]["expr"] + " or on() vector(0)"),
+            "noValue '0'": lambda p: p["fieldConfig"]["defaults"].update(noValue="0"),
+            "maps null to '0'": lambda p: p["fieldConfig"]["defaults"].update(mappings=[
+                {"type": "special", "options": {"match": "null", "result": {"text": "0"}}}]),
+            "'null as zero'": lambda p: p.update(nullPointMode="null as zero"),
+            "sets no noValue text": lambda p: p["fieldConfig"]["defaults"].pop("noValue"),
+        }
+        for needle, plant in plants.items():
+            with self.subTest(needle):
+                d = copy.deepcopy(self.base)
+                p = self.panel_titled(d, "MFU from the trace")
+                self.assertIn("profwatch_mfu_ratio", p["targets"][0]["expr"])
+                plant(p)
+                self.assert_reports(d, f"panel 'MFU from the trace': ")
+                rc, out = self.run_linter(d)
+                self.assertIn(needle, out)
+
     def test_reports_missing_description(self):
         d = copy.deepcopy(self.base)
         p = first_panel(d)

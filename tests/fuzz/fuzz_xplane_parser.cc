@@ -1,7 +1,8 @@
 // Fuzz entry: arbitrary bytes as an .xplane.pb. The first byte picks the read
 // size (so reads split varints and planes at every position) and whether host
-// events are emitted; the rest is the XSpace, also read for its HLO modules. Must never crash, hang
-// or allocate beyond the plane limit; every event handed out must be sane.
+// events are emitted; the rest is the XSpace, also read for its HLO modules and
+// its device name. Must never crash, hang or allocate beyond the plane limit;
+// every event handed out must be sane.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -51,6 +52,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& launch : module.launches) {
         if (launch.scope >= module.scopes.size()) std::abort();
       }
+    }
+  }
+  // The same bytes as the xplane beside a JAX JSON: its device name.
+  profwatch::read::MemorySource third(
+      std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
+  third.SetMaxChunk(1 + (control & 0x3f));
+  auto names = profwatch::parse::ReadXPlaneDeviceNames(third, 64 + (control & 0x3f));
+  if (names) {
+    for (const std::string& n : *names) {
+      if (n.empty()) std::abort();
     }
   }
   return 0;

@@ -1298,6 +1298,49 @@ TEST(ServeFlopsTest, RecordShapesRunExportsWhatAnalyzeReports) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Issue #38, absent is absent: the PyTorch run profiled without
+// record_shapes counted no FLOP, so the daemon exports no FLOP figure for
+// it (it exported profwatch_mfu_ratio 0 and profwatch_model_flops_per_second
+// 0: a dashboard at 0% MFU for a run at ~45%); the JAX run's MFU is there
+// by default (its device named by the xplane beside the JSON read), the
+// figure analyze reports.
+TEST(ServeFlopsTest, NoFlopMetricForARunWithoutShapesAndJaxMfuByDefault) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(torch, "real/h200/jobs/4343-gpt-h200-torch/stall20");
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(jax, "real/h200/jobs/4242-llama-h200/base");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const std::string torch_run = jobs + "/4343-gpt-h200-torch/stall20";
+  LandCopy(tmp, torch + "/log.txt", torch_run + "/log.txt");
+  LandCycle(torch, torch_run, kStallSecond);
+  const std::string jax_run = jobs + "/4242-llama-h200/base";
+  LandCopy(tmp, jax + "/log.txt", jax_run + "/log.txt");
+  LandCopy(tmp, jax + "/tensorboard", jax_run + "/tensorboard");
+  const Labels jax_labels = {{"training_job", "4242-llama-h200"}, {"run", "base"}};
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return ExportsWindow("1795652970610113897")(text) &&
+           Sample(text, "profwatch_step_minus_kernel_seconds", kTorchRun).has_value() &&
+           Sample(text, "profwatch_mfu_ratio", jax_labels).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  for (const char* name :
+       {"profwatch_mfu_ratio", "profwatch_model_flops_per_second",
+        "profwatch_window_flops_per_gpu_step", "profwatch_achieved_flops_per_second"}) {
+    for (const std::string& line : RunLines(*m)) {
+      EXPECT_FALSE(line.starts_with(std::string(name) + "{") &&
+                   line.find("run=\"stall20\"") != std::string::npos)
+          << line;
+    }
+  }
+  const nlohmann::json f = AnalyzeRunJson(jax_run)["flops"];
+  EXPECT_NEAR(f["mfu"].get<double>(), 0.537, 0.0005);
+  EXPECT_NEAR(*Sample(*m, "profwatch_mfu_ratio", jax_labels), f["mfu"].get<double>(), 1e-9);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 TEST(ServeCyclesTest, CyclesLandingSecondsApartAreNamedByCaptureTime) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4343-gpt-h200-torch/stall20");
   TempDir tmp;

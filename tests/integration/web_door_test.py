@@ -15,7 +15,10 @@ import argparse
 import base64
 import http.client
 import json
+import multiprocessing
 import os
+import resource
+import selectors
 import shutil
 import socket
 import ssl
@@ -29,6 +32,11 @@ import warnings
 
 OPTS = {}
 SECRET_HASH = "$2b$04$lXRYIwpwjzC7RiibA7VaguIx27a4iLMeWQGCW26yh9qzP54ahTiP6"   # "secret"
+# A scrape behind 1,000 hostile clients (issue #37's bound; a tenth of
+# Prometheus' default scrape timeout). A connection the kernel's backlog
+# drops is retried after 1 s, so this fails whenever the door lets the
+# backlog fill; bench/run.py measures the latencies themselves.
+SCRAPE_DEADLINE = 1.0
 HUNTER2_HASH = "$2b$04$MTyrTuhRNQPyXt3UNjCsIe4kBCREXwQSdRZPsZ6Zu5Ns9DxzbHMM."  # "hunter2"
 
 
@@ -147,6 +155,93 @@ def get(port, path, headers=None, tls=None, timeout=10):
         return r.status, dict(r.getheaders()), r.read()
     finally:
         conn.close()
+
+
+class HostileClients:
+    """`n` hostile clients against 127.0.0.1:`port`, from the source
+    addresses `sources` (round robin; 127.0.0.2 and up, so the scraper on
+    127.0.0.1 is told apart): half connect and stay silent, half trickle a
+    byte every 2 s (a request line's, or a TLS record header's with `tls`);
+    each reconnects at once when the server cuts it. One process of its own
+    (the scraper's timing is not the harness's), epoll; it stops by itself
+    after `seconds` or when stop() is called, and closes its sockets.
+    cuts() counts the connections the server closed."""
+
+    def __init__(self, port, n, sources, tls=False, seconds=120):
+        self.port, self.n, self.sources, self.tls = port, n, sources, tls
+        self.seconds = seconds
+        self.stopping = multiprocessing.Event()
+        self.cut_count = multiprocessing.Value("q", 0)
+        self.process = multiprocessing.Process(target=self.run, daemon=True)
+
+    def start(self):
+        self.process.start()
+        return self
+
+    def cuts(self):
+        return self.cut_count.value
+
+    def stop(self):
+        self.stopping.set()
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+
+    def run(self):
+        deadline = time.time() + self.seconds
+        sel = selectors.DefaultSelector()
+        trickle = b"\x16\x03\x01\x02\x00" if self.tls else b"GET /metrics HTTP/1.1\r\n"
+        socks = {}  # index -> (socket, bytes trickled)
+
+        def open_one(i):
+            s = socket.socket()
+            s.setblocking(False)
+            s.bind((self.sources[i % len(self.sources)], 0))
+            s.connect_ex(("127.0.0.1", self.port))
+            sel.register(s, selectors.EVENT_READ, i)
+            socks[i] = (s, 0)
+
+        try:
+            for i in range(self.n):
+                open_one(i)
+            next_trickle = time.time() + 2
+            while not self.stopping.is_set() and time.time() < deadline:
+                for key, _ in sel.select(timeout=0.1):
+                    i = key.data
+                    s = socks[i][0]
+                    try:
+                        data = s.recv(4096)
+                    except OSError:
+                        data = b""
+                    if data:
+                        continue
+                    sel.unregister(s)
+                    s.close()
+                    with self.cut_count.get_lock():
+                        self.cut_count.value += 1
+                    open_one(i)
+                if time.time() >= next_trickle:
+                    next_trickle = time.time() + 2
+                    for i in range(1, self.n, 2):
+                        s, sent = socks[i]
+                        try:
+                            s.send(trickle[sent % len(trickle):sent % len(trickle) + 1])
+                            socks[i] = (s, sent + 1)
+                        except OSError:
+                            pass  # cut or not yet connected: the select above sees it
+        finally:
+            for s, _ in socks.values():
+                s.close()
+            sel.close()
+
+
+def raise_nofile(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 class WebDoorTest(unittest.TestCase):
@@ -485,6 +580,47 @@ class WebDoorTest(unittest.TestCase):
         finally:
             for s in idle:
                 s.close()
+
+    def scrapes_behind_hostile_clients(self, d, tls):
+        """1,000 hostile clients (silent or trickling, reconnecting when
+        cut) from 127.0.0.2-127.0.0.9; meanwhile 10 scrapes of /metrics from
+        127.0.0.1, one after the other, must all succeed, 9 of them within
+        SCRAPE_DEADLINE."""
+        n = 1000
+        if raise_nofile(n + 200) < n + 200:
+            self.skipTest("RLIMIT_NOFILE too low for 1,000 clients")
+        sources = [f"127.0.0.{i}" for i in range(2, 10)]
+        hostile = HostileClients(d.port, n, sources, tls=tls is not None, seconds=120).start()
+        try:
+            # The clients are all out (each connected at least once).
+            wait_until("the hostile clients to be cut once each",
+                       lambda: hostile.cuts() >= n, 60)
+            failed, took = [], []
+            for k in range(10):
+                start = time.time()
+                try:
+                    status, _, body = get(d.port, "/metrics", tls=tls, timeout=10)
+                    self.assertEqual(status, 200)
+                    self.assertIn(b"profwatch_build_info", body)
+                except (OSError, http.client.HTTPException) as e:  # the door did not hold
+                    failed.append(f"scrape {k}: {type(e).__name__}: {e}")
+                took.append(round(time.time() - start, 2))
+        finally:
+            hostile.stop()
+        why = f"seconds per scrape {took}; connections the server cut {hostile.cuts()}"
+        self.assertEqual(failed, [], why)
+        # One may meet a stall of a loaded machine (bench/run.py --hostile
+        # saw 1 in 400 over 1 s on a machine at load 15); a door that lets
+        # the backlog fill puts most of them over.
+        self.assertGreaterEqual(sum(t < SCRAPE_DEADLINE for t in took), 9, why)
+
+    def test_scrapes_go_through_1000_hostile_clients(self):
+        d = self.serve_ok()
+        self.scrapes_behind_hostile_clients(d, None)
+
+    def test_scrapes_go_through_1000_hostile_tls_clients(self):
+        d = self.serve_ok(self.tls_yaml())
+        self.scrapes_behind_hostile_clients(d, client_context(self.p("ca1.crt")))
 
     # ---------------------------------------------------------- Prometheus
     def test_prometheus_scrapes_over_https_with_basic_auth(self):

@@ -450,7 +450,7 @@ struct FileAggregator::Impl {
     }
     ++annotation_count;
     devices[static_cast<size_t>(KinetoDevice(*ordinal))].annotations.push_back(
-        Annotation{start, end, ScopeId(e.name) - 1});
+        Annotation{start, end, ScopeId(AnnotationRegion(e.name)) - 1});
   }
 
   void OnKineto(const parse::TraceEvent& e) {
@@ -686,9 +686,10 @@ struct FileAggregator::Impl {
     out.flops.flops[1] += flops[1];
     if (flops[0] > 0 && flops[1] > 0) {
       out.flops.mixed_kernel_ps += ps;
-      return;
+    } else {
+      out.flops.kernel_ps[flops[0] > 0 ? 0 : 1] += ps;
     }
-    out.flops.kernel_ps[flops[0] > 0 ? 0 : 1] += ps;
+    // Every counted execution in one family, so the families sum to the total.
     FlopStats::Family& f = by_family[family[longest_name]];
     f.flops += flops[0] + flops[1];
     f.kernel_ps += ps;

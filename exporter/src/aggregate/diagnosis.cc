@@ -42,8 +42,11 @@ Diagnosis Diagnose(const WindowStats& s, std::optional<double> step_seconds,
       const size_t n = std::min(static_cast<size_t>(gaps), dev.largest_gaps_ps.size());
       int64_t total = 0;
       for (size_t i = 0; i < n; ++i) total += dev.largest_gaps_ps[i];
-      // A GPU with fewer idle gaps than boundaries waited 0 at the others.
-      const double mean = PsToSeconds(total) / gaps;
+      // Per step as every per-step figure (idle = (span - busy) / steps):
+      // the boundaries' idle over the profiled steps, so the stall, part of
+      // the idle, is never larger per step. A GPU with fewer idle gaps than
+      // boundaries waited 0 at the others.
+      const double mean = PsToSeconds(total) / s.profile_steps;
       sum_of_means += mean;
       if (mean > worst) {
         worst = mean;

@@ -13,8 +13,11 @@
 //  - the host/input stall is the idle time before each step's first kernel:
 //    per GPU, the (profiled steps - 1) longest idle gaps between its kernels
 //    (the boundaries between the window's steps when the host holds the GPU
-//    back), their mean per GPU averaged over the GPUs. It is called a stall
-//    when it is at least kHostStallShareOfStep of the step.
+//    back), summed and divided by the profiled steps like every per-step
+//    figure (idle per step is (span - busy) / steps), averaged over the GPUs.
+//    The gaps are part of the idle, so the stall per step is never larger
+//    than the idle per step. It is called a stall when it is at least
+//    kHostStallShareOfStep of the step.
 #pragma once
 
 #include <optional>
@@ -26,7 +29,7 @@
 namespace profwatch::aggregate {
 
 inline constexpr double kBlockerShareOfStep = 0.10;
-inline constexpr double kHostStallShareOfStep = 0.15;
+inline constexpr double kHostStallShareOfStep = 0.10;
 
 struct Blocker {
   std::string kernel;
@@ -38,7 +41,7 @@ struct Blocker {
 
 struct HostStall {
   int gaps_per_gpu = 0;              // profiled steps - 1
-  double seconds_per_step = 0;       // mean gap, averaged over the GPUs
+  double seconds_per_step = 0;       // the gaps over the profiled steps, GPUs' mean
   double share_of_step = 0;          // seconds_per_step / the step
   std::vector<double> gaps_seconds;  // the worst GPU's gaps, longest first
   std::string gpu;                   // the worst GPU ("<file> <device>")

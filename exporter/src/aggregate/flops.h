@@ -21,10 +21,12 @@
 // operator unknown: counted as such, never guessed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "aggregate/window_stats.h"
 
@@ -48,20 +50,47 @@ std::optional<OpFlops> TorchOpFlops(std::string_view name, std::string_view inpu
 // deviceProperties name, xplane gpu_device_name); nullopt when unknown.
 std::optional<double> DensePeakFlops(std::string_view device_name);
 
+// The largest FLOP rate a count may imply before it is called impossible:
+// the device's peak (FlopStats::peak_per_second: the datasheet's dense bf16
+// peak or --peak-flops), else kNoPeakFlopsBound. FP8 or sparse kernels run
+// above the bf16 peak: such runs give their own peak with --peak-flops.
+// kNoPeakFlopsBound is above every dense rate of the devices in the peak
+// table at any precision (B200: 9 PFLOP/s dense FP4), so no real count
+// trips it; a count above it comes from shapes no kernel could have run.
+inline constexpr double kNoPeakFlopsBound = 1e16;
+double PlausibleFlopsBound(const FlopStats& f);
+
+// FLOPs of one family (each operator in the family of its longest kernel).
+struct FamilyFlopFigures {
+  std::string family;
+  double per_gpu_step = 0;
+  std::optional<double> achieved_per_second;  // unset when its kernels took no time
+};
+
 // What a window's counted FLOPs say (per GPU per step, FLOP/s per GPU).
+// Absent is absent: a figure that could not be computed is unset, never 0,
+// and the note says why and how to get it.
 struct FlopFigures {
-  std::array<double, 3> per_gpu_step{};  // by FlopKind
-  double total_per_gpu_step = 0;
+  // Unset when nothing was counted (no usable shapes, no HLO modules) or
+  // the count is impossible (above PlausibleFlopsBound): `note` says why.
+  std::optional<std::array<double, 3>> per_gpu_step;  // by FlopKind
+  std::optional<double> total_per_gpu_step;
   // Counted FLOPs over the time of the kernels that did them.
   std::optional<double> achieved_per_second;
   // The total over the step time: what MaxText logs as TFLOP/s/device.
   std::optional<double> model_per_second;
   std::optional<double> mfu;  // model_per_second / the peak
-  std::string mfu_note;       // why mfu is null
+  // Sum to the total (each counted execution in one family); empty when
+  // the total is unset.
+  std::vector<FamilyFlopFigures> families;
+  std::string note;      // why the total is unset ("" when set)
+  std::string mfu_note;  // why mfu is unset ("" when set)
+  // The window held operators or launches of a counted kind, usable or not
+  // (FlopStats::Counted): a report has something to say about FLOPs.
+  bool attempted = false;
 };
-// nullopt when the window counted no operator. `step_seconds`: the run's
-// step (log or config), else the trace's step markers are used.
-std::optional<FlopFigures> ComputeFlopFigures(const WindowStats& s,
-                                              std::optional<double> step_seconds);
+// `step_seconds`: the run's step (log or config), else the trace's step
+// markers are used. A window without GPUs gets every figure unset.
+FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_seconds);
 
 }  // namespace profwatch::aggregate

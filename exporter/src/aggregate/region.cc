@@ -36,6 +36,16 @@ std::string RegionOfScope(std::string_view scope, int depth) {
   return region;
 }
 
+std::string_view AnnotationRegion(std::string_view name) {
+  static constexpr std::string_view kCompiled = "## Call CompiledFxGraph ";
+  static constexpr std::string_view kEnd = " ##";
+  if (name.size() > kCompiled.size() + kEnd.size() && name.starts_with(kCompiled) &&
+      name.ends_with(kEnd)) {
+    return "## Call CompiledFxGraph ##";
+  }
+  return name;
+}
+
 AnnotationMatcher::AnnotationMatcher(std::vector<Annotation> annotations)
     : sorted_(std::move(annotations)) {
   std::stable_sort(sorted_.begin(), sorted_.end(), [](const Annotation& a, const Annotation& b) {

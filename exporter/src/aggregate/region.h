@@ -30,6 +30,11 @@ struct Annotation {
   uint32_t region = 0;  // the caller's id of the annotation's name
 };
 
+// The region a PyTorch annotation names: its name, except that
+// torch.compile's `## Call CompiledFxGraph <cache key> ##` loses the key,
+// which changes on every recompile: `## Call CompiledFxGraph ##`.
+std::string_view AnnotationRegion(std::string_view name);
+
 class AnnotationMatcher {
  public:
   explicit AnnotationMatcher(std::vector<Annotation> annotations);

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "aggregate/flops.h"
 #include "parse/nsys_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
@@ -343,6 +344,25 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     return tl::unexpected(e);
   }
   result.stats = aggregate::MergeWindow(stats, *classifier, options.aggregate);
+  // A JAX trace.json.gz names no device; the xplane of its process does (the
+  // peak for MFU). Read, without its events, only when FLOPs were counted
+  // and nothing gave a peak.
+  aggregate::FlopStats& flops = result.stats.flops;
+  if (flops.Total() > 0 && flops.peak_per_second <= 0 && flops.device_name.empty()) {
+    for (const FileJob& job : jobs) {
+      if (job.xplane.empty() || job.xplane == job.path) continue;
+      auto source = read::OpenTraceSource(job.xplane, options.inflate);
+      if (!source) continue;
+      auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
+      if (!names || names->empty()) continue;
+      flops.device_name = names->front();
+      if (auto peak = aggregate::DensePeakFlops(flops.device_name)) {
+        flops.peak_per_second = *peak;
+        flops.peak_source = "datasheet";
+      }
+      break;
+    }
+  }
   result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

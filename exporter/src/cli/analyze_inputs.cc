@@ -90,6 +90,31 @@ Result<std::vector<InputWindow>> WindowsBelow(const std::string& root, int64_t s
   return out;
 }
 
+// `files` with the .xplane.pb of each JAX trace-events JSON beside it, when
+// there is one and it is not given already: as for a <ts> dir, the xplane
+// gives the JSON its HLO modules (FLOPs, regions of CUDA graphs) and its
+// device name (the peak for MFU), and --source can pick it.
+std::vector<std::string> WithXplaneSiblings(const std::vector<std::string>& files) {
+  std::set<std::string> given;
+  for (const std::string& f : files) given.insert(fs::path(f).lexically_normal().string());
+  std::vector<std::string> out = files;
+  for (const std::string& f : files) {
+    const std::string name = fs::path(f).filename().string();
+    if (name.ends_with(".xplane.pb") || watch::IsKinetoTraceFileName(name) ||
+        !watch::IsTraceFileName(name)) {
+      continue;
+    }
+    const fs::path sibling =
+        fs::path(f).parent_path() / (watch::ProcessKeyOfTraceFile(name) + ".xplane.pb");
+    std::error_code ec;
+    if (given.count(sibling.lexically_normal().string()) == 0 && fs::is_regular_file(sibling, ec)) {
+      out.push_back(sibling.string());
+      given.insert(sibling.lexically_normal().string());
+    }
+  }
+  return out;
+}
+
 // Plain file arguments: one window, unless Kineto files of one process carry
 // different capture times (two profiling cycles): then one window per cycle,
 // the other files in the first.
@@ -107,7 +132,7 @@ std::vector<InputWindow> LooseWindows(const std::vector<std::string>& files, int
   auto label_of = [](const std::vector<std::string>& fs_) {
     return fs_.size() == 1 ? fs_[0] : std::to_string(fs_.size()) + " files";
   };
-  if (!cycles) return {InputWindow{label_of(files), files, {}, ""}};
+  if (!cycles) return {InputWindow{label_of(files), WithXplaneSiblings(files), {}, ""}};
   // One pseudo dir per capture, as the scanner makes them.
   std::map<std::string, window::TimestampDir> dirs;
   std::map<std::string, std::string> path_of;  // pseudo path -> argument
@@ -131,7 +156,7 @@ std::vector<InputWindow> LooseWindows(const std::vector<std::string>& files, int
   std::vector<InputWindow> out;
   for (const window::Window& w : window::GroupWindows(std::move(list), skew_seconds)) {
     InputWindow iw;
-    if (out.empty()) iw.files = others;
+    if (out.empty()) iw.files = WithXplaneSiblings(others);
     for (const std::string& gp : w.files) iw.files.push_back(path_of.at(gp));
     iw.label = iw.files.size() == 1 ? iw.files[0]
                                     : w.id + " (" + std::to_string(iw.files.size()) + " files)";

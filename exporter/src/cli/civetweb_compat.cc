@@ -23,7 +23,15 @@
 // once race on it (ThreadSanitizer reports it; a Date header could be torn).
 // The executable's gmtime keeps the result per thread, which POSIX allows
 // and which callers that use it from one thread cannot tell apart.
+//
+// 3. accept. civetweb 1.15 has no callback when it accepts a connection,
+// and none that names a connection's socket; the front door needs both to
+// bound the connections without a request (cli/http_server.h). The
+// executable's accept is the C library's (accept4 without flags) and then
+// hands the new socket and its peer to the running server, if any. Only
+// civetweb's accept thread accepts in this program.
 #include <dlfcn.h>
+#include <sys/socket.h>
 
 #include <cstring>
 #include <ctime>
@@ -62,6 +70,14 @@ extern "C" void* dlopen(const char* file, int mode) noexcept {
 extern "C" struct tm* gmtime(const time_t* t) noexcept {
   thread_local struct tm result;
   return gmtime_r(t, &result);
+}
+
+extern "C" int accept(int fd, sockaddr* __restrict addr, socklen_t* __restrict len) {
+  const int conn = accept4(fd, addr, len, 0);
+  if (conn >= 0 && addr != nullptr && len != nullptr) {
+    profwatch::cli::ConnectionAccepted(conn, addr, *len);
+  }
+  return conn;
 }
 
 namespace profwatch::cli {

@@ -59,8 +59,11 @@ struct WindowSummary {
   // (unset with one profiled step).
   double blocker_seconds = 0;
   std::optional<double> host_stall_seconds;
-  // FLOPs counted from operator shapes (aggregate/flops.h), in TFLOP.
+  // FLOPs counted from operator shapes (aggregate/flops.h), in TFLOP;
+  // unset figures are n/a for the reason in flop_note / mfu_note.
   std::optional<double> tflop_per_step, achieved_tflops, model_tflops, mfu;
+  bool flops_attempted = false;  // counted kinds were seen, usable or not
+  std::string flop_note, mfu_note;
 };
 
 WindowSummary Summarize(const aggregate::WindowStats& s) {
@@ -101,12 +104,14 @@ void AddDiagnosis(Variant& v, const aggregate::WindowStats& s) {
     v.summary.blocker_seconds += b.exclusive_seconds_per_gpu_step;
   }
   if (d.host_stall) v.summary.host_stall_seconds = d.host_stall->seconds_per_step;
-  if (auto ff = aggregate::ComputeFlopFigures(s, v.step_seconds)) {
-    v.summary.tflop_per_step = ff->total_per_gpu_step / 1e12;
-    if (ff->achieved_per_second) v.summary.achieved_tflops = *ff->achieved_per_second / 1e12;
-    if (ff->model_per_second) v.summary.model_tflops = *ff->model_per_second / 1e12;
-    v.summary.mfu = ff->mfu;
-  }
+  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(s, v.step_seconds);
+  if (ff.total_per_gpu_step) v.summary.tflop_per_step = *ff.total_per_gpu_step / 1e12;
+  if (ff.achieved_per_second) v.summary.achieved_tflops = *ff.achieved_per_second / 1e12;
+  if (ff.model_per_second) v.summary.model_tflops = *ff.model_per_second / 1e12;
+  v.summary.mfu = ff.mfu;
+  v.summary.flops_attempted = ff.attempted || ff.total_per_gpu_step.has_value();
+  v.summary.flop_note = ff.note;
+  v.summary.mfu_note = ff.mfu_note;
 }
 
 struct Row {
@@ -197,9 +202,10 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
       return 0.0;
     });
   }
-  // FLOPs, when some variant counted any (n/a where one did not).
-  const bool flops = std::any_of(
-      vs.begin(), vs.end(), [](const Variant& v) { return v.summary.tflop_per_step.has_value(); });
+  // FLOPs, when some variant has operators of a counted kind (n/a where a
+  // figure could not be computed; Notes() says why).
+  const bool flops =
+      std::any_of(vs.begin(), vs.end(), [](const Variant& v) { return v.summary.flops_attempted; });
   if (flops) {
     add("TFLOP per GPU step", [](const Variant& v) { return v.summary.tflop_per_step; });
     add("achieved TFLOP/s", [](const Variant& v) { return v.summary.achieved_tflops; });
@@ -214,6 +220,23 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   for (const auto& v : vs) mode.text.emplace_back(v.summary.launcher_mode);
   rows.push_back(std::move(mode));
   return rows;
+}
+
+// Why a variant's FLOP figures are n/a, one line per variant and reason
+// (empty when FLOP rows are not shown or every figure is there).
+std::vector<std::string> FlopNotes(const std::vector<Variant>& vs, const std::vector<Row>& rows) {
+  std::vector<std::string> notes;
+  const bool shown = std::any_of(rows.begin(), rows.end(),
+                                 [](const Row& r) { return r.name == "TFLOP per GPU step"; });
+  if (!shown) return notes;
+  for (const Variant& v : vs) {
+    if (!v.summary.tflop_per_step) {
+      notes.push_back("FLOPs of " + v.label + " n/a: " + v.summary.flop_note);
+    } else if (!v.summary.mfu) {
+      notes.push_back("MFU of " + v.label + " n/a: " + v.summary.mfu_note);
+    }
+  }
+  return notes;
 }
 
 bool IsCountRow(const std::string& name) { return name == "GPUs" || name == "profile steps"; }
@@ -289,6 +312,7 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
     variants.push_back(std::move(v));
   }
   j["variants"] = std::move(variants);
+  j["notes"] = FlopNotes(vs, rows);
   return j;
 }
 
@@ -518,6 +542,9 @@ int RunCompare(const std::vector<std::string>& args) {
     std::cout << RenderJson(variants, rows, mismatches).dump(2) << "\n";
   } else {
     std::cout << RenderText(variants, rows, format == "markdown");
+    const std::vector<std::string> notes = FlopNotes(variants, rows);
+    if (!notes.empty()) std::cout << "\n";
+    for (const std::string& note : notes) std::cout << note << "\n";
   }
   return 0;
 }

@@ -2,7 +2,10 @@
 
 #include <CivetServer.h>
 #include <civetweb.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <string>
@@ -20,15 +23,23 @@ std::atomic<const HttpServer*> g_server{nullptr};
 // HTTP workers, and how long one waits for a client's request. civetweb
 // gives each accepted connection a worker of its own until the request is
 // read (or request_timeout_ms passes, counted from the accept, so a client
-// trickling bytes is cut off as surely as a silent one). With fewer workers
-// than idle clients a scrape queues behind them, a timeout per round; with
-// more it is answered at once. Rendering no longer happens per worker (the
-// exposition is rendered once per snapshot and shared), so a worker costs a
-// thread stack's touched pages and a request buffer: enough workers for a
-// hundred or so idle or stuck clients plus Prometheus' concurrent scrapes.
-// docs/performance.md "The front door" has the measurements.
+// trickling bytes is cut off as surely as a silent one). At most
+// kMaxPending connections may be without a request (queued, in a TLS
+// handshake, or sending headers); each accept beyond that cuts one
+// (PendingConnections), so kHttpWorkers - kMaxPending workers are left
+// for requests being answered (Prometheus' scrapes, probes), and while
+// fewer than that many are, civetweb's accept thread never waits for a
+// worker: a scrape is accepted behind at most the backlog's connections,
+// each cut or queued at once.
+// A worker costs a thread stack's touched pages and a request buffer (the
+// exposition is rendered once per snapshot and shared).
 constexpr int kHttpWorkers = 256;
+constexpr size_t kMaxPending = 192;
 constexpr int kRequestTimeoutMs = 1000;
+// The kernel's queue of connections not yet accepted; it caps this at
+// net.core.somaxconn (what Go's net package asks for). A full one drops
+// new connections' handshakes, which clients retry only after a second.
+constexpr int kListenBacklog = 4096;
 
 bool AcceptsGzip(mg_connection* conn) {
   const char* accept = mg_get_header(conn, "Accept-Encoding");
@@ -83,7 +94,9 @@ void Answer(mg_connection* conn, const mg_request_info& request, const HttpAnswe
 int BeginRequest(mg_connection* conn) {
   const HttpServer* server = g_server.load();
   const mg_request_info* request = mg_get_request_info(conn);
-  if (server == nullptr || request == nullptr || request->local_uri == nullptr) return 0;
+  if (server == nullptr || request == nullptr) return 0;
+  server->pending().Remove(request->remote_addr, request->remote_port);
+  if (request->local_uri == nullptr) return 0;
   std::shared_ptr<DoorState> door = server->door().Current();
   const std::string headers = HeaderLines(*door);
   if (door->auth->enabled() && !door->auth->Check(mg_get_header(conn, "Authorization"))) {
@@ -98,6 +111,45 @@ int BeginRequest(mg_connection* conn) {
   if (!answer) answer = HttpAnswer{404, "text/plain; charset=utf-8", "Not Found\n"};
   Answer(conn, *request, *answer, headers);
   return answer->status;
+}
+
+// civetweb closes a connection (after its request, or without one: a
+// timeout, a failed handshake, a cut): it is no longer pending. Called
+// before the socket is closed, so a pending entry never names a closed fd.
+void ConnectionClose(const mg_connection* conn) {
+  const HttpServer* server = g_server.load();
+  const mg_request_info* request = mg_get_request_info(conn);
+  if (server == nullptr || request == nullptr) return;
+  server->pending().Remove(request->remote_addr, request->remote_port);
+}
+
+// The peer of `fd` as civetweb names it (remote_addr: getnameinfo's numeric
+// host; remote_port).
+std::optional<PendingConnections::Connection> Peer(int fd, const sockaddr* peer, socklen_t len) {
+  char host[NI_MAXHOST];
+  if (getnameinfo(peer, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) {
+    return std::nullopt;
+  }
+  int port = 0;
+  if (peer->sa_family == AF_INET) {
+    port = ntohs(reinterpret_cast<const sockaddr_in*>(peer)->sin_port);
+  } else if (peer->sa_family == AF_INET6) {
+    port = ntohs(reinterpret_cast<const sockaddr_in6*>(peer)->sin6_port);
+  } else {
+    return std::nullopt;
+  }
+  return PendingConnections::Connection{fd, host, port};
+}
+
+// Cuts a shed connection: shutdown(2) wakes its worker (a read returns end
+// of file), which closes it. The fd is checked to still be that peer's.
+void Cut(const PendingConnections::Connection& shed) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (getpeername(shed.fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return;
+  auto now = Peer(shed.fd, reinterpret_cast<const sockaddr*>(&addr), len);
+  if (!now || now->address != shed.address || now->port != shed.port) return;
+  shutdown(shed.fd, SHUT_RDWR);
 }
 
 // TLS: civetweb takes our context (external_ssl_ctx). Its ClientHello
@@ -131,6 +183,7 @@ const CivetCallbacks& Callbacks() {
   static const CivetCallbacks callbacks = [] {
     CivetCallbacks c{};
     c.begin_request = &BeginRequest;
+    c.connection_close = &ConnectionClose;
     c.external_ssl_ctx = &ExternalSslContext;
     return c;
   }();
@@ -164,6 +217,14 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
   return std::nullopt;
 }
 
+void ConnectionAccepted(int fd, const sockaddr* peer, socklen_t peer_len) {
+  const HttpServer* server = g_server.load();
+  if (server == nullptr || peer == nullptr) return;
+  auto accepted = Peer(fd, peer, peer_len);
+  if (!accepted) return;
+  if (auto shed = server->pending().Add(*accepted)) Cut(*shed);
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
     std::shared_ptr<const expose::Exposition> exposition, std::string landing_note,
@@ -181,6 +242,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->landing_note_ = std::move(landing_note);
   server->store_ = std::move(store);
   server->exposition_ = std::move(exposition);
+  server->pending_ = std::make_unique<PendingConnections>(kMaxPending);
   g_server.store(server.get());
   try {
     // Each connection holds a civetweb worker until its request is read, so
@@ -189,7 +251,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
     server->exposer_ = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", door->tls() ? listen + "s" : listen,
                                  "num_threads", std::to_string(kHttpWorkers), "request_timeout_ms",
-                                 std::to_string(kRequestTimeoutMs)},
+                                 std::to_string(kRequestTimeoutMs), "listen_backlog",
+                                 std::to_string(kListenBacklog)},
         &Callbacks());
   } catch (const std::exception&) {
     g_server.store(nullptr);

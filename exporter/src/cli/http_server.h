@@ -11,9 +11,15 @@
 // Every other path is 404. Every path is behind the same door: the web
 // config file's basic auth (401 without) and headers, and TLS when the file
 // configures it (cli/web_config.h).
+//
+// The door keeps accepting: connections without a request yet are bounded
+// (cli/pending_connections.h; past the bound the oldest of the busiest
+// address is cut), so silent, trickling or reconnecting clients never hold
+// every worker and a scrape never waits in the kernel's backlog behind them.
 #pragma once
 
 #include <prometheus/exposer.h>
+#include <sys/socket.h>
 
 #include <memory>
 #include <optional>
@@ -21,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/pending_connections.h"
 #include "cli/web_config.h"
 #include "core/result.h"
 #include "expose/exposition.h"
@@ -45,6 +52,11 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
 // Debian 12's civetweb work with OpenSSL 3); Start calls it so they are.
 bool CivetwebOpenSslShimLinked();
 
+// Called by the executable's accept() (civetweb_compat.cc) for every
+// connection civetweb accepts: registers it as pending with the running
+// server and cuts the connection that makes room, if any.
+void ConnectionAccepted(int fd, const sockaddr* peer, socklen_t peer_len);
+
 class HttpServer {
  public:
   // Listens on `listen` (checked by ParseListenAddress first). On failure the
@@ -63,6 +75,7 @@ class HttpServer {
   const expose::Exposition& exposition() const { return *exposition_; }
   const std::string& landing_note() const { return landing_note_; }
   WebDoor& door() const { return *door_; }
+  PendingConnections& pending() const { return *pending_; }
 
  private:
   HttpServer() = default;
@@ -70,6 +83,7 @@ class HttpServer {
   std::shared_ptr<const expose::Exposition> exposition_;
   std::string landing_note_;
   std::shared_ptr<WebDoor> door_;
+  std::unique_ptr<PendingConnections> pending_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

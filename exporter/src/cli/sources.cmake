@@ -7,6 +7,7 @@ target_sources(profwatch_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/listen_address.cc
   ${CMAKE_CURRENT_LIST_DIR}/web_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/civetweb_compat.cc
+  ${CMAKE_CURRENT_LIST_DIR}/pending_connections.cc
   ${CMAKE_CURRENT_LIST_DIR}/http_server.cc
   ${CMAKE_CURRENT_LIST_DIR}/serve_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_serve.cc

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <regex>
 #include <set>
@@ -20,10 +21,10 @@
 namespace profwatch::cli {
 namespace {
 
-// Unknown users are checked against this hash (bcrypt, cost 10, of a
-// password nobody sends), so a wrong name costs what a wrong password does.
-constexpr const char* kUnknownUserHash =
-    "$2b$10$tSLvidHzd9JhI4VmfDtgau39W5EBNM.BHP7x7yvmJR.tciHZI1dby";
+// The salt and hash of the hash unknown users are checked against (of a
+// password nobody sends); its cost is the users' highest (UnknownUserHash).
+constexpr const char* kUnknownUserSaltAndHash =
+    "tSLvidHzd9JhI4VmfDtgau39W5EBNM.BHP7x7yvmJR.tciHZI1dby";
 
 // Successful checks remembered per door state; beyond this many the memory
 // is dropped and rebuilt (a client cycling passwords gains nothing).
@@ -534,6 +535,17 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
   return config;
 }
 
+std::string BasicAuth::UnknownUserHash(const std::map<std::string, std::string>& users) {
+  int cost = 4;  // bcrypt's least; no users: no check at all
+  for (const auto& [user, hash] : users) {
+    // ParseUsers checked the form: $2x$NN$...
+    cost = std::max(cost, std::stoi(hash.substr(4, 2)));
+  }
+  char prefix[8];
+  std::snprintf(prefix, sizeof prefix, "$2b$%02d$", cost);
+  return prefix + std::string(kUnknownUserSaltAndHash);
+}
+
 bool BasicAuth::Check(const char* authorization) {
   std::string user, password;
   bool parsed = false;
@@ -553,9 +565,13 @@ bool BasicAuth::Check(const char* authorization) {
     }
   }
   if (!parsed) return false;
+  // libcrypt reads the password up to its first NUL; Go's bcrypt (exporter-
+  // toolkit) reads every byte, so the right password followed by a NUL and
+  // anything else is wrong there. It is refused here before any look-up.
+  if (password.find('\0') != std::string::npos) return false;
   auto it = users_.find(user);
   const bool known = it != users_.end();
-  const std::string& hash = known ? it->second : std::string(kUnknownUserHash);
+  const std::string& hash = known ? it->second : unknown_user_hash_;
   std::string key;
   key.reserve(user.size() + password.size() + hash.size() + 2);
   key.append(user).push_back('\0');

@@ -117,39 +117,49 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
   } else {
     j["trace_step_seconds"] = nullptr;
   }
-  if (auto ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds)) {
+  if (s.divisor() > 0) {
+    // Absent is absent: a figure that could not be computed is null, and
+    // `note` / `mfu_note` say why.
+    const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds);
     auto opt = [](const std::optional<double>& v) {
       return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     };
     nlohmann::ordered_json fj;
-    for (size_t k = 0; k < ff->per_gpu_step.size(); ++k) {
+    for (size_t k = 0; k < 3; ++k) {
       fj[std::string(aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))) +
-         "_per_gpu_step"] = ff->per_gpu_step[k];
+         "_per_gpu_step"] = ff.per_gpu_step ? nlohmann::ordered_json((*ff.per_gpu_step)[k])
+                                            : nlohmann::ordered_json(nullptr);
     }
-    fj["total_per_gpu_step"] = ff->total_per_gpu_step;
-    fj["counted_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.flops.TotalKernelPs());
+    fj["total_per_gpu_step"] = opt(ff.total_per_gpu_step);
+    fj["note"] =
+        ff.note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ff.note);
+    fj["counted_kernel_seconds_per_gpu_step"] =
+        ff.total_per_gpu_step ? nlohmann::ordered_json(s.PerGpuStepSeconds(s.flops.TotalKernelPs()))
+                              : nlohmann::ordered_json(nullptr);
     fj["unknown_ops"] = s.flops.unknown_ops;
     fj["unknown_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.flops.unknown_kernel_ps);
-    fj["achieved_per_second"] = opt(ff->achieved_per_second);
-    fj["model_per_second"] = opt(ff->model_per_second);
-    fj["device"] = s.flops.device_name;
+    fj["achieved_per_second"] = opt(ff.achieved_per_second);
+    fj["model_per_second"] = opt(ff.model_per_second);
+    fj["device"] = s.flops.device_name.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(s.flops.device_name);
     fj["peak_per_second"] = s.flops.peak_per_second > 0
                                 ? nlohmann::ordered_json(s.flops.peak_per_second)
                                 : nlohmann::ordered_json(nullptr);
-    fj["peak_source"] = s.flops.peak_source;
-    fj["mfu"] = opt(ff->mfu);
-    fj["mfu_note"] = ff->mfu_note;
+    fj["peak_source"] = s.flops.peak_source.empty() ? nlohmann::ordered_json(nullptr)
+                                                    : nlohmann::ordered_json(s.flops.peak_source);
+    fj["mfu"] = opt(ff.mfu);
+    fj["mfu_note"] =
+        ff.mfu_note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ff.mfu_note);
     nlohmann::ordered_json fams = nlohmann::ordered_json::array();
-    for (const auto& f : s.flops.families) {
+    for (const auto& f : ff.families) {
       fams.push_back({{"family", f.family},
-                      {"flops_per_gpu_step", f.flops / static_cast<double>(s.divisor())},
-                      {"achieved_per_second",
-                       f.kernel_ps > 0 ? f.flops / aggregate::PsToSeconds(f.kernel_ps) : 0.0}});
+                      {"flops_per_gpu_step", f.per_gpu_step},
+                      {"achieved_per_second", opt(f.achieved_per_second)}});
     }
     fj["families"] = std::move(fams);
     j["flops"] = std::move(fj);
   } else {
-    j["flops"] = nullptr;
+    j["flops"] = nullptr;  // no GPU kernels
   }
   if (auto gap = ComputeStepGap(s, ctx.step_seconds)) {
     j["step"] = {{"seconds", gap->step_seconds},

@@ -69,10 +69,10 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
     for (double g : h.gaps_seconds) gaps += Format("%s%.6f", gaps.empty() ? "" : ", ", g);
     if (gaps.empty()) gaps = "none";
     o += Format(
-        "  %-22s %.6f s idle before each step's first kernel (%.1f%% of the step; the "
-        "%d longest idle gaps of %s: %s s)\n",
+        "  %-22s %.6f s per step idle before the steps' first kernels (%.1f%% of the step; "
+        "part of the idle above: the %d longest idle gaps of %s over %d steps: %s s)\n",
         h.stalled ? "host/input stall" : "between steps", h.seconds_per_step, 100 * h.share_of_step,
-        h.gaps_per_gpu, h.gpu.c_str(), gaps.c_str());
+        h.gaps_per_gpu, h.gpu.c_str(), s.profile_steps, gaps.c_str());
     if (h.stalled) {
       o += "  => the GPU waits on the host between steps (data loader, host sync, Python, "
            "checkpointing): look there, not at the kernels\n";
@@ -114,10 +114,68 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
         o += Format("  %-22s not placed: %s\n", "", Shorten(s.graph.unplaced, 100).c_str());
       }
     }
-    o += Format(
-        "  %-22s none: kernels of top-level code (only jit frames) or between calls the "
-        "schedule cannot tell apart\n",
-        "");
+    // What "none" is depends on where regions come from (aggregate/region.h).
+    bool jax = false, torch = false;
+    for (const auto& f : s.files) {
+      jax = jax || f.schema == parse::TraceSchema::kJaxTraceEvents ||
+            f.schema == parse::TraceSchema::kXPlane;
+      torch = torch || f.schema == parse::TraceSchema::kKineto;
+    }
+    if (jax) {
+      o += Format(
+          "  %-22s none: kernels of top-level code (only jit frames) or between calls the "
+          "schedule cannot tell apart\n",
+          "");
+    }
+    if (torch) {
+      o += Format("  %-22s none: kernels outside every record_function range of their GPU\n", "");
+    }
+  }
+  return o;
+}
+
+// FLOPs (aggregate/flops.h): every figure that could not be computed is
+// "n/a: why"; the family lines sum to the total.
+std::string RenderFlops(const aggregate::WindowStats& s, const ReportContext& ctx) {
+  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds);
+  std::string o = "\nFLOPs (per GPU per step, counted from operator shapes or the HLO)\n";
+  if (!ff.total_per_gpu_step) {
+    o += Format("  %-22s n/a: %s\n", "counted", ff.note.c_str());
+    o += Format("  %-22s n/a: no counted FLOPs\n", "MFU");
+  } else {
+    const auto& k = *ff.per_gpu_step;
+    o += Format("  %-22s %.4g matmul + %.4g attention + %.4g conv = %.4g FLOP\n", "counted", k[0],
+                k[1], k[2], *ff.total_per_gpu_step);
+    for (size_t i = 0; i < ff.families.size(); ++i) {
+      const auto& f = ff.families[i];
+      const std::string rate = f.achieved_per_second
+                                   ? Format("%.1f TFLOP/s", *f.achieved_per_second / 1e12)
+                                   : std::string("n/a TFLOP/s: its kernels took no time");
+      o += Format("  %-22s %.4g FLOP at %s (%s)\n", i == 0 ? "by family" : "", f.per_gpu_step,
+                  rate.c_str(), f.family.c_str());
+    }
+    if (ff.achieved_per_second) {
+      o += Format("  %-22s %.1f TFLOP/s over the %.6f s of their kernels\n", "achieved",
+                  *ff.achieved_per_second / 1e12, s.PerGpuStepSeconds(s.flops.TotalKernelPs()));
+    }
+    if (ff.model_per_second) {
+      o += Format("  %-22s %.1f TFLOP/s (counted FLOPs over the step)\n", "model",
+                  *ff.model_per_second / 1e12);
+    } else {
+      o += Format("  %-22s n/a: %s\n", "model", ff.mfu_note.c_str());
+    }
+    if (ff.mfu) {
+      o += Format("  %-22s %.1f%% of %.1f TFLOP/s (%s, %s)\n", "MFU", 100 * *ff.mfu,
+                  s.flops.peak_per_second / 1e12, s.flops.device_name.c_str(),
+                  s.flops.peak_source.c_str());
+    } else {
+      o += Format("  %-22s n/a: %s\n", "MFU", ff.mfu_note.c_str());
+    }
+  }
+  if (s.flops.unknown_ops > 0) {
+    o += Format("  %-22s %lld operators with unusable shapes (%.6f s of kernels) not counted\n",
+                "unknown", static_cast<long long>(s.flops.unknown_ops),
+                s.PerGpuStepSeconds(s.flops.unknown_kernel_ps));
   }
   return o;
 }
@@ -228,38 +286,7 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
 
   o += RenderDiagnosis(s, ctx);
 
-  if (auto ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds)) {
-    o += "\nFLOPs (per GPU per step, counted from operator shapes)\n";
-    o += Format("  %-22s %.4g matmul + %.4g attention + %.4g conv = %.4g FLOP\n", "counted",
-                ff->per_gpu_step[0], ff->per_gpu_step[1], ff->per_gpu_step[2],
-                ff->total_per_gpu_step);
-    if (ff->achieved_per_second) {
-      o += Format("  %-22s %.1f TFLOP/s over the %.6f s of their kernels\n", "achieved",
-                  *ff->achieved_per_second / 1e12, s.PerGpuStepSeconds(s.flops.TotalKernelPs()));
-    }
-    for (const auto& f : s.flops.families) {
-      if (f.kernel_ps > 0) {
-        o += Format("  %-22s %.1f TFLOP/s (%s)\n", "",
-                    f.flops / aggregate::PsToSeconds(f.kernel_ps) / 1e12, f.family.c_str());
-      }
-    }
-    if (ff->model_per_second) {
-      o += Format("  %-22s %.1f TFLOP/s (counted FLOPs over the step)\n", "model",
-                  *ff->model_per_second / 1e12);
-    }
-    if (ff->mfu) {
-      o += Format("  %-22s %.1f%% of %.1f TFLOP/s (%s, %s)\n", "MFU", 100 * *ff->mfu,
-                  s.flops.peak_per_second / 1e12, s.flops.device_name.c_str(),
-                  s.flops.peak_source.c_str());
-    } else {
-      o += Format("  %-22s n/a: %s\n", "MFU", ff->mfu_note.c_str());
-    }
-    if (s.flops.unknown_ops > 0) {
-      o += Format("  %-22s %lld operators with unusable shapes (%.6f s of kernels) not counted\n",
-                  "unknown", static_cast<long long>(s.flops.unknown_ops),
-                  s.PerGpuStepSeconds(s.flops.unknown_kernel_ps));
-    }
-  }
+  o += RenderFlops(s, ctx);
 
   o += "\nDevices\n";
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",

@@ -444,20 +444,22 @@ void AddStep(const snapshot::RunState& rs, Builder& b) {
     if (step > 0) b.Add("profwatch_step_minus_kernel_ratio", gap / step);
   }
   b.Add("profwatch_step_source_missing", Bool(!rs.step_seconds.has_value()));
-  if (auto ff = aggregate::ComputeFlopFigures(*rs.stats, rs.step_seconds)) {
-    for (size_t k = 0; k < ff->per_gpu_step.size(); ++k) {
-      b.Add("profwatch_window_flops_per_gpu_step", ff->per_gpu_step[k],
+  // Only the FLOP figures that could be computed: nothing counted, or an
+  // impossible count, exports none (never 0).
+  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(*rs.stats, rs.step_seconds);
+  if (ff.per_gpu_step) {
+    for (size_t k = 0; k < ff.per_gpu_step->size(); ++k) {
+      b.Add("profwatch_window_flops_per_gpu_step", (*ff.per_gpu_step)[k],
             {{"kind", aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))}});
     }
-    for (const auto& f : rs.stats->flops.families) {
-      if (f.kernel_ps > 0) {
-        b.Add("profwatch_achieved_flops_per_second", f.flops / PsToSeconds(f.kernel_ps),
-              {{"family", f.family}});
-      }
-    }
-    if (ff->model_per_second) b.Add("profwatch_model_flops_per_second", *ff->model_per_second);
-    if (ff->mfu) b.Add("profwatch_mfu_ratio", *ff->mfu);
   }
+  for (const auto& f : ff.families) {
+    if (f.achieved_per_second) {
+      b.Add("profwatch_achieved_flops_per_second", *f.achieved_per_second, {{"family", f.family}});
+    }
+  }
+  if (ff.model_per_second) b.Add("profwatch_model_flops_per_second", *ff.model_per_second);
+  if (ff.mfu) b.Add("profwatch_mfu_ratio", *ff.mfu);
 }
 
 void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {

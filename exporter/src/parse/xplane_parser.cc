@@ -927,6 +927,134 @@ Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_byt
                    "no HLO modules (no /host:metadata plane with Hlo Proto stats)");
 }
 
+namespace {
+
+// One XStat's metadata id and string value (fields 1 and 5).
+bool DecodeStringStat(std::string_view stat, uint64_t* id, std::string_view* value) {
+  Cursor c(stat);
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    if (!c.Tag(&f, &wt)) return false;
+    const bool ok = f == 1   ? c.Expect(wt, kVarint, "XStat.metadata_id") && c.Varint(id)
+                    : f == 5 ? c.Expect(wt, kLen, "XStat.str_value") && c.Bytes(value)
+                             : c.Skip(wt);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// A stat metadata map entry (key 1, value 2 = XStatMetadata{name = 2}).
+bool DecodeStatName(std::string_view entry, int64_t* key, std::string_view* name) {
+  Cursor c(entry);
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    if (!c.Tag(&f, &wt)) return false;
+    if (f == 1) {
+      uint64_t v = 0;
+      if (!(c.Expect(wt, kVarint, "stat metadata key") && c.Varint(&v))) return false;
+      *key = static_cast<int64_t>(v);
+    } else if (f == 2) {
+      std::string_view value;
+      if (!(c.Expect(wt, kLen, "XStatMetadata") && c.Bytes(&value))) return false;
+      Cursor m(value);
+      while (!m.Done()) {
+        uint32_t mf = 0, mwt = 0;
+        if (!m.Tag(&mf, &mwt)) return false;
+        if (!(mf == 2 ? m.Expect(mwt, kLen, "XStatMetadata.name") && m.Bytes(name) : m.Skip(mwt))) {
+          return false;
+        }
+      }
+    } else if (!c.Skip(wt)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ReadXPlaneDeviceNames(read::ByteSource& source,
+                                                       size_t chunk_bytes) {
+  // A plane's name, stat metadata and stats are small; a larger field is
+  // skipped unread, like the lines and event metadata.
+  constexpr uint64_t kMaxFieldBytes = 1 << 20;
+  std::vector<char> chunk;
+  std::string scratch;
+  StreamReader in(source, chunk_bytes, chunk);
+  auto corrupt = [&](const std::string& what) {
+    return MakeError(ErrorCode::kCorrupt,
+                     "not an XSpace protobuf: byte " + Num(in.Offset()) + ": " + what);
+  };
+  while (true) {
+    auto tag = in.Varint(/*at_eof_ok=*/true, "a field tag");
+    if (!tag) return tl::unexpected(tag.error());
+    if (!tag->has_value()) break;
+    const uint32_t wire_type = static_cast<uint32_t>(**tag & 7);
+    if (wire_type == kVarint) {
+      if (auto v = in.Varint(false, "a varint field"); !v) return tl::unexpected(v.error());
+      continue;
+    }
+    if (wire_type != kLen) return corrupt("field " + Num(**tag >> 3));
+    auto len = in.Varint(false, "a length prefix");
+    if (!len) return tl::unexpected(len.error());
+    if ((**tag >> 3) != 1) {
+      if (auto st = in.Skip(**len, "field"); !st) return tl::unexpected(st.error());
+      continue;
+    }
+    // A plane, field by field: only a device plane's name, stat metadata
+    // and stats are read.
+    const uint64_t end = in.Offset() + **len;
+    bool device = false;
+    std::map<int64_t, std::string> stat_names;
+    std::vector<std::pair<uint64_t, std::string>> stats;  // metadata id, string value
+    while (in.Offset() < end) {
+      auto ptag = in.Varint(false, "a plane field tag");
+      if (!ptag) return tl::unexpected(ptag.error());
+      const uint64_t field = **ptag >> 3;
+      const uint32_t pwt = static_cast<uint32_t>(**ptag & 7);
+      if (pwt == kVarint) {
+        if (auto v = in.Varint(false, "a plane varint"); !v) return tl::unexpected(v.error());
+        continue;
+      }
+      if (pwt != kLen) return corrupt("plane field " + Num(field));
+      auto n = in.Varint(false, "a plane field length");
+      if (!n) return tl::unexpected(n.error());
+      if (in.Offset() + **n > end) return corrupt("a plane field runs past its plane");
+      const bool wanted = field == 2 || (device && (field == 5 || field == 6));
+      if (!wanted || **n > kMaxFieldBytes) {
+        if (auto st = in.Skip(**n, "plane field"); !st) return tl::unexpected(st.error());
+        continue;
+      }
+      auto bytes = in.Bytes(**n, scratch, "plane field");
+      if (!bytes) return tl::unexpected(bytes.error());
+      if (field == 2) {
+        device = KindOf(*bytes) == PlaneKind::kDevice;
+        if (!device) break;  // the rest of the plane is skipped below
+      } else if (field == 5) {
+        int64_t key = 0;
+        std::string_view name;
+        if (DecodeStatName(*bytes, &key, &name)) stat_names[key] = std::string(name);
+      } else {
+        uint64_t id = 0;
+        std::string_view value;
+        if (DecodeStringStat(*bytes, &id, &value) && !value.empty()) {
+          stats.emplace_back(id, std::string(value));
+        }
+      }
+    }
+    if (in.Offset() < end) {
+      if (auto st = in.Skip(end - in.Offset(), "plane"); !st) return tl::unexpected(st.error());
+    }
+    std::vector<std::string> names;
+    for (const auto& [id, value] : stats) {
+      auto it = stat_names.find(static_cast<int64_t>(id));
+      if (it != stat_names.end() && it->second == "gpu_device_name") names.push_back(value);
+    }
+    if (!names.empty()) return names;  // the process's GPUs are one kind
+  }
+  return std::vector<std::string>{};
+}
+
 std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options) {
   return MakeXPlaneParser(options, XPlaneOptions{});
 }

@@ -78,4 +78,12 @@ std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options, XPlaneOption
 Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_bytes = 256 << 10,
                                       size_t max_plane_bytes = size_t{1} << 30);
 
+// The device name of the first device plane that has one (stat
+// gpu_device_name, e.g. "NVIDIA H200"), read without decoding events: the
+// planes' lines and event metadata are skipped. A JAX trace.json.gz names no
+// device; its process's xplane does (the peak for MFU). Empty when no plane
+// names one. Errors: those of the read, kCorrupt on a malformed XSpace.
+Result<std::vector<std::string>> ReadXPlaneDeviceNames(read::ByteSource& source,
+                                                       size_t chunk_bytes = 256 << 10);
+
 }  // namespace profwatch::parse

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "aggregate/flops.h"
 #include "analysis/analyze.h"
 #include "testing/test_util.h"
 
@@ -130,6 +131,28 @@ TEST(FlopsAnalysisTest, TracesWithoutShapesCountNothing) {
   const aggregate::WindowStats s = Analyze(Kineto(ops, kernels));
   EXPECT_FALSE(s.flops.Counted());
   EXPECT_EQ(s.total_kernel_ps, 5'000'000);
+}
+
+// Issue #37: operators whose Input Dims claim 1e6 x 1e6 x 1e6 matmuls
+// (2e18 FLOP each, in 10 us kernels: 2e23 FLOP/s) made MFU 877,092. Such a
+// count is impossible on any device: unknown, with or without a known peak,
+// beside a real operator or alone.
+TEST(FlopsAnalysisTest, ImpossibleShapesAreUnknown) {
+  const std::vector<Op> ops = {{"aten::mm", 1, "[[1000000, 1000000], [1000000, 1000000]]", ""},
+                               {"aten::mm", 2, "[[16, 32], [32, 64]]", ""}};
+  const std::vector<Kernel> kernels = {{"sm90_xmma_gemm_bf16", 1, 10},
+                                       {"sm90_xmma_gemm_bf16", 2, 5}};
+  for (const char* device : {"NVIDIA H200", "Mystery GPU"}) {
+    SCOPED_TRACE(device);
+    const aggregate::WindowStats s = Analyze(Kineto(ops, kernels, device));
+    ASSERT_GT(s.flops.Total(), 1e18);  // counted from the shapes as given
+    const aggregate::FlopFigures f = aggregate::ComputeFlopFigures(s, 0.1);
+    EXPECT_FALSE(f.total_per_gpu_step.has_value());
+    EXPECT_FALSE(f.achieved_per_second.has_value());
+    EXPECT_FALSE(f.model_per_second.has_value());
+    EXPECT_FALSE(f.mfu.has_value());
+    EXPECT_NE(f.note.find("impossible count"), std::string::npos) << f.note;
+  }
 }
 
 }  // namespace

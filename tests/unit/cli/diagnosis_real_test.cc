@@ -69,7 +69,7 @@ TEST(RealRunDiagnosisTest, HealthyRunsNameNoBlockerAndNoStall) {
     EXPECT_TRUE(d["blockers"].empty()) << d.dump();
     ASSERT_TRUE(d["host_stall"].is_object());
     EXPECT_FALSE(d["host_stall"]["stalled"].get<bool>()) << d.dump();
-    EXPECT_LT(d["host_stall"]["share_of_step"].get<double>(), 0.15);
+    EXPECT_LT(d["host_stall"]["share_of_step"].get<double>(), 0.10);
     EXPECT_EQ(d["host_stall"]["gaps_per_gpu"], 2);
     // The model's GEMMs and attention run alone most of the step: work.
     EXPECT_GT(d["math_alone_share_of_step"].get<double>(), 0.5);
@@ -77,7 +77,8 @@ TEST(RealRunDiagnosisTest, HealthyRunsNameNoBlockerAndNoStall) {
 }
 
 // The healthy JAX run in numbers (one stream, GPU ~94% busy): its two
-// longest gaps (5.43 and 4.63 ms, the step boundaries) are 9.5% of the step.
+// longest gaps (5.43 and 4.63 ms, the step boundaries) over its three steps
+// are 6.3% of the step.
 TEST(RealRunDiagnosisTest, HealthyJaxRunInNumbers) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(dir, std::string(kH200) + kHealthy[0].trace);
   const std::string log = testing::SharedFixture(std::string(kH200) + kHealthy[0].log);
@@ -89,8 +90,8 @@ TEST(RealRunDiagnosisTest, HealthyJaxRunInNumbers) {
   ASSERT_EQ(h["worst_gpu_gaps_seconds"].size(), 2u);
   EXPECT_DOUBLE_EQ(h["worst_gpu_gaps_seconds"][0].get<double>(), 0.005425834);
   EXPECT_DOUBLE_EQ(h["worst_gpu_gaps_seconds"][1].get<double>(), 0.00462702);
-  EXPECT_DOUBLE_EQ(h["seconds_per_step"].get<double>(), (0.005425834 + 0.00462702) / 2);
-  EXPECT_NEAR(h["share_of_step"].get<double>(), 0.095, 0.001);
+  EXPECT_DOUBLE_EQ(h["seconds_per_step"].get<double>(), (0.005425834 + 0.00462702) / 3);
+  EXPECT_NEAR(h["share_of_step"].get<double>(), 0.063, 0.001);
   const auto r = Analyze("'" + dir + "' --log '" + log + "'");
   EXPECT_NE(r.out.find("main-stream blocker    none"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("math alone "), std::string::npos) << r.out;
@@ -99,8 +100,8 @@ TEST(RealRunDiagnosisTest, HealthyJaxRunInNumbers) {
 }
 
 // Both profiling cycles of the PyTorch run that sleeps 20 ms on the host:
-// a host stall of ~21 ms per step (two gaps of ~21 ms between its three
-// steps), no blocker.
+// two gaps of ~21 ms between its three steps, a host stall of ~14 ms per
+// step (17% of the step), no blocker.
 TEST(RealRunDiagnosisTest, HostSleepIsAHostStallNotABlocker) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(probe, "real/h200/jobs");
   const std::string dir = std::string(kH200) + "4343-gpt-h200-torch/stall20/";
@@ -115,14 +116,42 @@ TEST(RealRunDiagnosisTest, HostSleepIsAHostStallNotABlocker) {
     EXPECT_TRUE(d["blockers"].empty()) << d.dump();
     const json& h = d["host_stall"];
     EXPECT_TRUE(h["stalled"].get<bool>()) << d.dump();
-    EXPECT_NEAR(h["seconds_per_step"].get<double>(), 0.021, 0.0005);
+    EXPECT_NEAR(h["seconds_per_step"].get<double>(), 2 * 0.021 / 3, 0.0005);
     ASSERT_EQ(h["worst_gpu_gaps_seconds"].size(), 2u);
     for (const auto& g : h["worst_gpu_gaps_seconds"]) EXPECT_NEAR(g.get<double>(), 0.021, 0.0005);
-    EXPECT_GT(h["share_of_step"].get<double>(), 0.2);
+    EXPECT_GT(h["share_of_step"].get<double>(), 0.15);
     const auto r = Analyze("'" + trace + "' --log '" + log + "'");
-    EXPECT_NE(r.out.find("host/input stall       0.02"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("host/input stall       0.013"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("the GPU waits on the host between steps"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("main-stream blocker    none"), std::string::npos) << r.out;
+  }
+}
+
+// Issue #38: one definition of "per step" for idle and the host stall. The
+// stall is part of the idle, so per step it is never larger, on every real
+// run (the stalled PyTorch run showed 14.8 ms idle beside a 21.0 ms stall
+// per step, the healthy JAX run 3.6 ms beside 5.0 ms).
+TEST(RealRunDiagnosisTest, HostStallPerStepIsNeverAboveIdlePerStep) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(jobs, "real/h200/jobs");
+  for (const char* run :
+       {"4242-llama-h200/base", "4242-llama-h200/nocb", "4343-gpt-h200-torch/stall20",
+        "4444-gpt-h200-cudagraphs/graphs", "4545-gpt-h200-flops/flops"}) {
+    SCOPED_TRACE(run);
+    const auto r = Analyze("--format json '" + jobs + "/" + run + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    size_t windows = 0;
+    for (size_t at = 0; at < r.out.size();) {
+      const size_t end = r.out.find('\n', at);
+      const json j = json::parse(r.out.substr(at, end - at));
+      at = end == std::string::npos ? r.out.size() : end + 1;
+      ++windows;
+      const json& h = j["diagnosis"]["host_stall"];
+      ASSERT_TRUE(h.is_object()) << j.dump();
+      EXPECT_LE(h["seconds_per_step"].get<double>(),
+                j["idle_seconds_per_gpu_step"].get<double>() * (1 + 1e-12));
+      EXPECT_GT(h["seconds_per_step"].get<double>(), 0);
+    }
+    EXPECT_GE(windows, 1u);
   }
 }
 

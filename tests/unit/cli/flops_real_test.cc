@@ -123,26 +123,169 @@ TEST(FlopsRealTest, JaxRunsCountTheirDotsAndAttentionFromTheHlo) {
       const double step = j["step"]["seconds"].get<double>();
       const double log_tflops = LogMedianTflops(job + "/" + run + "/log.txt");
       EXPECT_NEAR(f["matmul_per_gpu_step"].get<double>() / step / 1e12 / log_tflops, 1.0, 0.03);
-      if (std::string(source) == "xplane") {  // the xplane names the device
-        EXPECT_EQ(f["device"], "NVIDIA H200");
-        EXPECT_NEAR(f["mfu"].get<double>(), f["model_per_second"].get<double>() / 989.4e12, 1e-12);
-      } else {
-        EXPECT_TRUE(f["mfu"].is_null());
-        EXPECT_NE(f["mfu_note"].get<std::string>().find("--peak-flops"), std::string::npos);
-      }
+      // The xplane names the device, also when the JSON beside it is read.
+      EXPECT_EQ(f["device"], "NVIDIA H200");
+      EXPECT_NEAR(f["mfu"].get<double>(), f["model_per_second"].get<double>() / 989.4e12, 1e-12);
     }
   }
+}
+
+json AnalyzeJson(const std::string& args) {
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze --format json " +
+                               args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out.substr(0, r.out.find('\n')));
+}
+
+std::string AnalyzeTable(const std::string& args) {
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
 }
 
 TEST(FlopsRealTest, RunsWithoutShapesHaveNoFlops) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(trace,
                                    "real/h200/jobs/4444-gpt-h200-cudagraphs/graphs/profiler/"
                                    "vm_956.1795655007791927762.pt.trace.json.gz");
-  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
-                               "' analyze --format json '" + trace + "'");
+  const json f = AnalyzeJson("'" + trace + "'")["flops"];
+  ASSERT_TRUE(f.is_object());
+  EXPECT_TRUE(f["total_per_gpu_step"].is_null());
+  EXPECT_TRUE(f["mfu"].is_null());
+  EXPECT_NE(f["note"].get<std::string>().find("record_shapes=True"), std::string::npos);
+}
+
+// Issue #38: the PyTorch run profiled without record_shapes has 177
+// operators of counted kinds and no shapes. Nothing counted is not zero:
+// every FLOP figure is null with a note in JSON, "n/a: why" in the table and
+// compare; before, it reported 0 FLOP, 0 TFLOP/s and "MFU 0.0%".
+TEST(FlopsRealTest, NothingCountedIsAbsentNotZero) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4343-gpt-h200-torch/stall20");
+  const json f = AnalyzeJson("'" + run + "'")["flops"];
+  ASSERT_TRUE(f.is_object());
+  for (const char* key :
+       {"matmul_per_gpu_step", "attention_per_gpu_step", "conv_per_gpu_step", "total_per_gpu_step",
+        "achieved_per_second", "model_per_second", "mfu", "counted_kernel_seconds_per_gpu_step"}) {
+    EXPECT_TRUE(f[key].is_null()) << key << ": " << f.dump();
+  }
+  EXPECT_TRUE(f["families"].empty()) << f.dump();
+  EXPECT_EQ(f["unknown_ops"], 177);
+  EXPECT_NE(f["note"].get<std::string>().find("no operator shapes"), std::string::npos);
+  EXPECT_NE(f["note"].get<std::string>().find("record_shapes=True"), std::string::npos);
+  EXPECT_NE(f["mfu_note"].get<std::string>().find("record_shapes=True"), std::string::npos);
+
+  const std::string table = AnalyzeTable("'" + run + "'");
+  EXPECT_NE(table.find("counted                n/a: no operator shapes"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("MFU                    n/a: "), std::string::npos) << table;
+  EXPECT_EQ(table.find("MFU                    0.0%"), std::string::npos) << table;
+  EXPECT_EQ(table.find("0 matmul + 0 attention"), std::string::npos) << table;
+
+  // compare: the run beside the record_shapes run of the same model.
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(flops, kRun);
+  auto r =
+      testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                          "' compare --label stall --label shapes '" + run + "' '" + flops + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json j = json::parse(r.out.substr(0, r.out.find('\n')));
-  EXPECT_TRUE(j["flops"].is_null());
+  std::string mfu_row;
+  for (size_t at = 0; at < r.out.size();) {
+    const size_t end = r.out.find('\n', at);
+    const std::string line = r.out.substr(at, end - at);
+    if (line.starts_with("MFU ")) mfu_row = line;
+    at = end == std::string::npos ? r.out.size() : end + 1;
+  }
+  ASSERT_FALSE(mfu_row.empty()) << r.out;
+  EXPECT_NE(mfu_row.find("n/a"), std::string::npos) << mfu_row;
+  EXPECT_EQ(mfu_row.find("0.0000"), std::string::npos) << mfu_row;
+  EXPECT_NE(r.out.find("FLOPs of stall n/a: no operator shapes"), std::string::npos) << r.out;
+  auto rj = testing::RunCommand("'" + testing::BinaryPath("profwatch") +
+                                "' compare --format json --label stall --label shapes '" + run +
+                                "' '" + flops + "'");
+  ASSERT_EQ(rj.exit_code, 0) << rj.err;
+  const json cj = json::parse(rj.out);
+  EXPECT_TRUE(cj["variants"][0]["MFU"].is_null()) << cj.dump();
+  EXPECT_TRUE(cj["variants"][0]["TFLOP per GPU step"].is_null()) << cj.dump();
+  EXPECT_NEAR(cj["variants"][1]["MFU"].get<double>(), 0.46, 0.01) << cj.dump();
+}
+
+// Issue #38: a JAX trace.json.gz names no device, its xplane does. The run
+// directory analysed by default (the JSON is read) gets the H200's peak and
+// MFU, the figure --source xplane gives: 53.7%.
+TEST(FlopsRealTest, JaxRunHasMfuByDefault) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4242-llama-h200/base");
+  const json j = AnalyzeJson("'" + run + "'");
+  EXPECT_EQ(j["format"], "json");
+  const json& f = j["flops"];
+  EXPECT_EQ(f["device"], "NVIDIA H200");
+  EXPECT_EQ(f["peak_per_second"].get<double>(), 989.4e12);
+  ASSERT_TRUE(f["mfu"].is_number()) << f.dump();
+  EXPECT_NEAR(f["mfu"].get<double>(), 0.537, 0.0005);
+  const json x = AnalyzeJson("--source xplane '" + run + "'");
+  EXPECT_NEAR(f["mfu"].get<double>(), x["flops"]["mfu"].get<double>(), 1e-12);
+  EXPECT_NE(AnalyzeTable("'" + run + "'")
+                .find("MFU                    53.7% of 989.4 TFLOP/s "
+                      "(NVIDIA H200, datasheet)"),
+            std::string::npos);
+}
+
+// Issue #38: the JAX JSON given by path reads the xplane beside it as the
+// run directory does: the same HLO FLOPs, region coverage and device.
+TEST(FlopsRealTest, JaxJsonFileGetsItsSiblingXplane) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4242-llama-h200/base");
+  const std::string ts = run + "/tensorboard/plugins/profile/2026_11_26_00_29_00";
+  const json dir = AnalyzeJson("'" + run + "'");
+  const json file = AnalyzeJson("--log '" + run + "/log.txt' '" + ts + "/vm.trace.json.gz'");
+  EXPECT_EQ(file["files"].size(), 1u);
+  ASSERT_TRUE(file["flops"]["total_per_gpu_step"].is_number()) << file["flops"].dump();
+  EXPECT_EQ(file["flops"]["total_per_gpu_step"], dir["flops"]["total_per_gpu_step"]);
+  EXPECT_EQ(file["flops"]["device"], "NVIDIA H200");
+  EXPECT_EQ(file["flops"]["mfu"], dir["flops"]["mfu"]);
+  ASSERT_TRUE(file["region_coverage"].is_number());
+  EXPECT_EQ(file["region_coverage"], dir["region_coverage"]);
+  EXPECT_GT(file["region_coverage"].get<double>(), 0.8);
+}
+
+// Issue #38: the per-family FLOP lines add up to the total above them (an
+// execution of several kinds of FLOPs is in the family of its longest
+// kernel), JSON and table, for both JAX runs and both sources.
+TEST(FlopsRealTest, FamilyFlopsSumToTheTotal) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(job, "real/h200/jobs/4242-llama-h200");
+  for (const char* run : {"base", "nocb"}) {
+    for (const char* source : {"json", "xplane"}) {
+      SCOPED_TRACE(std::string(run) + " " + source);
+      const json f =
+          AnalyzeJson("--source " + std::string(source) + " '" + job + "/" + run + "'")["flops"];
+      double sum = 0;
+      for (const json& fam : f["families"]) sum += fam["flops_per_gpu_step"].get<double>();
+      const double total = f["total_per_gpu_step"].get<double>();
+      EXPECT_NEAR(sum, total, total * 1e-12);
+    }
+  }
+}
+
+// torch.compile names its regions `## Call CompiledFxGraph <cache key> ##`;
+// the key changes on every recompile, the region label does not.
+TEST(FlopsRealTest, CompiledGraphRegionHasNoCacheKey) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, kRun);
+  const json j = AnalyzeJson("'" + run + "'");
+  ASSERT_TRUE(j["regions"].is_array()) << j.dump();
+  bool compiled = false;
+  for (const json& r : j["regions"]) {
+    const std::string region = r["region"];
+    EXPECT_EQ(region.find("CompiledFxGraph f"), std::string::npos) << region;
+    compiled = compiled || region == "## Call CompiledFxGraph ##";
+  }
+  EXPECT_TRUE(compiled) << j["regions"].dump();
+}
+
+// Regions of a PyTorch run are record_function ranges: its report does not
+// explain unregioned time with JAX's jit frames; the JAX report does.
+TEST(FlopsRealTest, PyTorchReportHasNoJaxOnlyRegionLine) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(torch, "real/h200/jobs/4343-gpt-h200-torch/stall20");
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(jax, "real/h200/jobs/4242-llama-h200/base");
+  const std::string t = AnalyzeTable("'" + torch + "'");
+  EXPECT_EQ(t.find("only jit frames"), std::string::npos) << t;
+  EXPECT_NE(t.find("outside every record_function range"), std::string::npos) << t;
+  EXPECT_NE(AnalyzeTable("'" + jax + "'").find("only jit frames"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,15 @@
 #include "cli/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
 
 namespace profwatch::cli {
 namespace {
@@ -45,6 +54,54 @@ TEST(OperationalAnswerTest, LandingPageShowsTheShardNote) {
   ASSERT_TRUE(landing);
   EXPECT_NE(landing->body.find("<p>Shard 1 of 3: ...</p>"), std::string::npos) << landing->body;
   EXPECT_NE(landing->body.find("href=\"/metrics\""), std::string::npos);
+}
+
+bool WaitFor(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a deadline-bounded wait
+  }
+  return condition();
+}
+
+int Connect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  return fd;
+}
+
+// The accept registers a connection as pending under the peer address and
+// port civetweb reports to the request and close hooks, which end it: a
+// mismatch would leave answered connections pending (and cut them later).
+TEST(HttpServerTest, AConnectionIsPendingFromItsAcceptUntilItsRequestOrClose) {
+  auto store = std::make_shared<snapshot::SnapshotStore>();
+  auto server =
+      HttpServer::Start("127.0.0.1:0", store, std::make_shared<expose::Exposition>(store));
+  ASSERT_TRUE(server) << server.error().context;
+  const int port = (*server)->ListeningPorts().at(0);
+  const PendingConnections& pending = (*server)->pending();
+  EXPECT_EQ(pending.limit(), 192u);
+
+  const int silent = Connect(port);
+  ASSERT_TRUE(WaitFor([&] { return pending.size() == 1; })) << pending.size();
+  close(silent);  // civetweb reads its end and closes it
+  ASSERT_TRUE(WaitFor([&] { return pending.size() == 0; })) << pending.size();
+
+  const int asking = Connect(port);
+  ASSERT_TRUE(WaitFor([&] { return pending.size() == 1; })) << pending.size();
+  const std::string request = "GET /-/healthy HTTP/1.0\r\n\r\n";
+  ASSERT_EQ(send(asking, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buf[512];
+  for (ssize_t n; (n = recv(asking, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
+  close(asking);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
+  EXPECT_EQ(pending.size(), 0u);  // ended by the request, before the answer
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "cli/web_config.h"
 
+#include <crypt.h>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "testing/test_util.h"
@@ -92,6 +95,61 @@ TEST(BasicAuthTest, RightWrongUnknownAndMalformed) {
   EXPECT_TRUE(auth.Check("Basic YWxpY2U6c2VjcmV0"));
   EXPECT_FALSE(auth.Check("Basic YWxpY2U6d3Jvbmc="));
   EXPECT_FALSE(BasicAuth(std::map<std::string, std::string>{}).enabled());
+}
+
+TEST(BasicAuthTest, NulOrAnyByteAfterThePasswordIsRefused) {
+  BasicAuth auth(std::map<std::string, std::string>{{"alice", kSecretHash}});
+  EXPECT_TRUE(auth.Check("Basic YWxpY2U6c2VjcmV0"));           // alice:secret
+  EXPECT_FALSE(auth.Check("Basic YWxpY2U6c2VjcmV0AGp1bms="));  // alice:secret\0junk
+  EXPECT_FALSE(auth.Check("Basic YWxpY2U6c2VjcmV0AA=="));      // alice:secret\0
+  EXPECT_FALSE(auth.Check("Basic YWxpY2U6c2VjcmV0eA=="));      // alice:secretx
+}
+
+std::string Base64(const std::string& text) {
+  std::string out(4 * ((text.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Go's bcrypt, like libcrypt's, reads the first 72 bytes of a password (the
+// key schedule takes 18 words of it): a longer one matches with any tail.
+TEST(BasicAuthTest, PasswordsLongerThan72BytesCountTheirFirst72AsInGo) {
+  const std::string password(72, 'p');
+  auto data = std::make_unique<crypt_data>();
+  const char* setting = crypt_gensalt_rn("$2b$", 4, nullptr, 0, data->setting,
+                                         static_cast<int>(sizeof data->setting));
+  ASSERT_NE(setting, nullptr);
+  const char* hash = crypt_rn(password.c_str(), setting, data.get(), sizeof(crypt_data));
+  ASSERT_NE(hash, nullptr);
+  BasicAuth auth(std::map<std::string, std::string>{{"alice", hash}});
+  EXPECT_TRUE(auth.Check(("Basic " + Base64("alice:" + password)).c_str()));
+  EXPECT_TRUE(auth.Check(("Basic " + Base64("alice:" + password + "tail")).c_str()));
+  EXPECT_FALSE(auth.Check(("Basic " + Base64("alice:" + password.substr(1))).c_str()));
+}
+
+// An unknown name is checked against a hash of the highest configured cost,
+// so it answers as slowly as a wrong password of the costliest user.
+TEST(BasicAuthTest, UnknownUsersAreCheckedAtTheHighestConfiguredCost) {
+  const std::map<std::string, std::string> users{
+      {"alice", "$2y$05$lXRYIwpwjzC7RiibA7VaguIx27a4iLMeWQGCW26yh9qzP54ahTiP6"},
+      {"bob", "$2a$12$MTyrTuhRNQPyXt3UNjCsIe4kBCREXwQSdRZPsZ6Zu5Ns9DxzbHMM."},
+      {"carol", kSecretHash}};
+  const std::string dummy = BasicAuth::UnknownUserHash(users);
+  EXPECT_EQ(dummy.substr(0, 7), "$2b$12$");
+  EXPECT_EQ(dummy.size(), 60u);
+  EXPECT_EQ(BasicAuth(users).unknown_user_hash(), dummy);
+  EXPECT_EQ(BasicAuth::UnknownUserHash({{"carol", kSecretHash}}).substr(0, 7), "$2b$04$");
+  // A hash libcrypt computes at that cost (not refused as malformed).
+  auto data = std::make_unique<crypt_data>();
+  const char* out = crypt_rn("x", BasicAuth::UnknownUserHash({{"carol", kSecretHash}}).c_str(),
+                             data.get(), sizeof(crypt_data));
+  ASSERT_NE(out, nullptr);
+  EXPECT_NE(out[0], '*');
+  EXPECT_EQ(std::string(out).substr(0, 29),
+            BasicAuth::UnknownUserHash({{"carol", kSecretHash}}).substr(0, 29));
 }
 
 }  // namespace

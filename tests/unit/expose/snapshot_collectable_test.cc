@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -313,7 +314,8 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
 TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
   const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
   EXPECT_FALSE(NamesForRun(f, "1234-llama", "run-1").count("profwatch_blocker_seconds"));
-  EXPECT_DOUBLE_EQ(Value(f, "profwatch_host_stall_seconds", kRun1), 0.045);
+  // Both GPUs: 0.09 s over their two boundaries, over the 3 steps.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_host_stall_seconds", kRun1), 0.03);
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_blocker_seconds",
             With(kRun2, {{"family", "comm_other"}, {"kernel", "ragged_all_to_all_kernel"}})),
@@ -332,6 +334,53 @@ TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
       Value(g, "profwatch_blocker_seconds",
             With(kRun1, {{"family", "NCCL"}, {"kernel", "ncclDevKernel_AllReduce_Sum_bf16"}})),
       0.02);
+}
+
+// Absent is absent (issue #38): FLOP figures that could not be computed are
+// not exported, never 0. The sample run counts 7.2e14 FLOP in 1.2 s of
+// kernels; without shapes (operators of counted kinds only, all unknown) or
+// with an impossible count (issue #37: Input Dims claiming 1e6^3 matmuls) no
+// FLOP metric is there, the rest of the run is.
+TEST(SnapshotCollectableTest, FlopFiguresThatCouldNotBeComputedAreNotExported) {
+  const std::set<std::string> kFlopMetrics = {
+      "profwatch_window_flops_per_gpu_step", "profwatch_achieved_flops_per_second",
+      "profwatch_model_flops_per_second", "profwatch_mfu_ratio"};
+  {
+    const std::set<std::string> names =
+        NamesForRun(RenderSnapshot(testing::SampleSnapshot(), kTestBuild), "1234-llama", "run-1");
+    for (const auto& m : kFlopMetrics) EXPECT_TRUE(names.count(m)) << m;
+  }
+  auto without = [&](const std::function<void(aggregate::FlopStats&)>& edit) {
+    snapshot::Snapshot snap = testing::SampleSnapshot();
+    edit(snap.runs.begin()->second.MutableStats().flops);
+    const std::set<std::string> names =
+        NamesForRun(RenderSnapshot(snap, kTestBuild), "1234-llama", "run-1");
+    for (const auto& m : kFlopMetrics) EXPECT_FALSE(names.count(m)) << m;
+    EXPECT_TRUE(names.count("profwatch_step_seconds"));
+  };
+  {
+    SCOPED_TRACE("no shapes");
+    without([](aggregate::FlopStats& f) {
+      f.flops = {0, 0, 0};
+      f.kernel_ps = {0, 0, 0};
+      f.families.clear();
+      f.unknown_ops = 177;
+    });
+  }
+  {
+    SCOPED_TRACE("impossible shapes");
+    without([](aggregate::FlopStats& f) {
+      f.flops = {2e18 * 100, 0, 0};  // 100 claimed 1e6 x 1e6 x 1e6 matmuls
+      f.families = {{"GEMM", 2e18 * 100, 1'000'000'000'000}};
+    });
+  }
+  {
+    SCOPED_TRACE("one impossible family in a plausible total");
+    without([](aggregate::FlopStats& f) {
+      f.families.push_back({"elementwise", 1e12, 1'000'000});  // 1e12 FLOP in 1 us
+      f.flops[0] += 1e12;
+    });
+  }
 }
 
 TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap) {

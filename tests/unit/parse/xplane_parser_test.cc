@@ -615,5 +615,52 @@ TEST(XPlaneParserTest, SourceErrorsPassThroughAndEarlierPlanesStayDelivered) {
   EXPECT_EQ(sink.events.size(), 3u);  // the first plane: process, thread, one X
 }
 
+// The device name of a JAX process comes from its xplane's device plane
+// (stat gpu_device_name, after the plane's lines), read without its events:
+// the first device plane that names one; none on a host-only XSpace; a cut
+// file is an error, never a guess.
+TEST(XPlaneDeviceNamesTest, FirstDevicePlaneThatNamesItsDevice) {
+  const std::string stat_md = LenField(
+      5, VarintField(1, 7) + LenField(2, VarintField(1, 7) + LenField(2, "gpu_device_name")));
+  const std::string other_md =
+      LenField(5, VarintField(1, 8) + LenField(2, VarintField(1, 8) + LenField(2, "clock_rate")));
+  const std::string name_stat = LenField(6, VarintField(1, 7) + LenField(5, "NVIDIA H200"));
+  const std::string clock_stat = LenField(6, VarintField(1, 8) + LenField(5, "1980"));
+  const std::string lines = LenField(3, Line(1, "Stream #1", 0, {Event(1, 0, 1000)}));
+  const std::string host =
+      Plane(1, "/host:CPU", {Line(1, "main", 0, {Event(1, 0, 1000)})}, stat_md + name_stat);
+  const std::string unnamed =
+      VarintField(1, 2) + LenField(2, "/device:GPU:0") + lines + other_md + clock_stat;
+  const std::string named = VarintField(1, 3) + LenField(2, "/device:GPU:1") + lines + stat_md +
+                            other_md + clock_stat + name_stat;
+  const std::string space = Space({host, unnamed, named});
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{1} << 20}) {
+    SCOPED_TRACE(chunk);
+    read::MemorySource source(space);
+    source.SetMaxChunk(chunk);
+    auto names = ReadXPlaneDeviceNames(source, 64);
+    ASSERT_TRUE(names) << names.error().ToString();
+    EXPECT_EQ(*names, std::vector<std::string>{"NVIDIA H200"});
+  }
+  {
+    read::MemorySource source(Space({host, unnamed}));
+    auto names = ReadXPlaneDeviceNames(source);
+    ASSERT_TRUE(names) << names.error().ToString();
+    EXPECT_TRUE(names->empty());
+  }
+  for (size_t cut : {size_t{5}, space.size() / 2, space.size() - 20}) {
+    SCOPED_TRACE(cut);
+    read::MemorySource source(space.substr(0, cut));
+    auto names = ReadXPlaneDeviceNames(source);
+    if (names) {
+      EXPECT_TRUE(names->empty());  // cut before the named plane began
+    } else {
+      EXPECT_TRUE(names.error().code == ErrorCode::kTruncated ||
+                  names.error().code == ErrorCode::kCorrupt)
+          << names.error().ToString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace profwatch::parse

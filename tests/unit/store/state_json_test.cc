@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "aggregate/flops.h"
 #include "testing/sample_snapshot.h"
 
 namespace profwatch::store {
@@ -202,6 +203,47 @@ TEST(StateJsonTest, RunStateRoundTrips) {
     ASSERT_TRUE(out) << out.error().ToString();
     ExpectSameRun(in, *out);
   }
+}
+
+// Issue #38: a window whose FLOPs could not be counted (operators of
+// counted kinds without shapes) or whose count is impossible stays so after
+// a restart: the figures recomputed from the loaded state are absent with
+// the same note, never 0; a counted window keeps its figures.
+TEST(StateJsonTest, AbsentFlopFiguresStayAbsentAcrossARoundTrip) {
+  auto figures_after_round_trip = [](const snapshot::RunState& in) {
+    auto out = ParseRunState(SerializeRunState(in));
+    EXPECT_TRUE(out) << out.error().ToString();
+    const auto before = aggregate::ComputeFlopFigures(*in.stats, in.step_seconds);
+    const auto after = aggregate::ComputeFlopFigures(*out->stats, out->step_seconds);
+    EXPECT_EQ(before.total_per_gpu_step, after.total_per_gpu_step);
+    EXPECT_EQ(before.model_per_second, after.model_per_second);
+    EXPECT_EQ(before.mfu, after.mfu);
+    EXPECT_EQ(before.note, after.note);
+    EXPECT_EQ(before.mfu_note, after.mfu_note);
+    return after;
+  };
+  snapshot::RunState counted = testing::RunWithEverything();
+  counted.step_seconds = 0.4;
+  EXPECT_TRUE(figures_after_round_trip(counted).mfu.has_value());
+
+  snapshot::RunState unshaped = counted;
+  aggregate::WindowStats& u = unshaped.MutableStats();
+  u.files[0].schema = parse::TraceSchema::kKineto;
+  u.flops.flops = {0, 0, 0};
+  u.flops.kernel_ps = {0, 0, 0};
+  u.flops.families.clear();
+  u.flops.unknown_ops = 177;
+  const aggregate::FlopFigures f = figures_after_round_trip(unshaped);
+  EXPECT_FALSE(f.total_per_gpu_step.has_value());
+  EXPECT_FALSE(f.mfu.has_value());
+  EXPECT_NE(f.note.find("record_shapes=True"), std::string::npos) << f.note;
+
+  snapshot::RunState impossible = counted;
+  impossible.MutableStats().flops.flops[0] = 2e20;
+  impossible.MutableStats().flops.families = {{"GEMM", 2e20, 1'000'000'000'000}};
+  const aggregate::FlopFigures g = figures_after_round_trip(impossible);
+  EXPECT_FALSE(g.total_per_gpu_step.has_value());
+  EXPECT_NE(g.note.find("impossible count"), std::string::npos) << g.note;
 }
 
 // A state file written before window_start existed: the start comes from the
