@@ -351,7 +351,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   if (flops.Total() > 0 && flops.peak_per_second <= 0 && flops.device_name.empty()) {
     for (const FileJob& job : jobs) {
       if (job.xplane.empty() || job.xplane == job.path) continue;
-      auto source = read::OpenTraceSource(job.xplane, options.inflate);
+      auto source = read::OpenTraceSource(job.xplane, options.inflate,
+                                          options.confine_to ? &*options.confine_to : nullptr);
       if (!source) continue;
       auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
       if (!names || names->empty()) continue;

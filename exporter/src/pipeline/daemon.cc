@@ -47,10 +47,11 @@ constexpr int kPersistCostFactor = 10;
 constexpr milliseconds kPublishGap{250};
 constexpr int kPublishCostFactor = 10;
 
-// A scan that finds this many fewer trace files than the one before hands
-// the freed heap back to the kernel (malloc_trim): glibc returns only the top
-// of the main heap by itself, and the state of thousands of files lies
-// scattered through it (and through the workers' arenas) until reused.
+// A scan that finds this many fewer trace files than the one before, and a
+// worker done with a window of this many files, hand the freed heap back to
+// the kernel (malloc_trim): glibc returns only the top of a heap by itself,
+// and the state of thousands of files lies scattered through the scan
+// thread's and the workers' arenas until reused.
 constexpr int64_t kTrimAfterDroppedFiles = 1024;
 // Paths named in one log line about refused files; the count says the rest.
 constexpr size_t kNamedRefusals = 5;
@@ -507,6 +508,9 @@ void Daemon::WorkerLoop(int index) {
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
+    // A window of many files left per-file state in this thread's arena;
+    // by now it is released (and an abandoned window forgotten).
+    if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
     bool refill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
