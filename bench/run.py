@@ -792,7 +792,7 @@ def flood(args, bins, work, results):
         sys.exit("flood: the daemon stopped scanning")
 
     print(f"\n## Daemon RSS over {n:,} empty trace files in one <ts> dir ({rounds} rounds, "
-          "--poll-interval 1s --settle 1s; MB)")
+          "--no-inotify --poll-interval 1s --settle 1s; MB)")
     print("| caps | before | round | with the files | CPU share with them | after removal |")
     print("|---|---:|---:|---:|---:|---:|")
     for label, extra in (("default", []),
