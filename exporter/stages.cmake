@@ -44,9 +44,14 @@ profwatch_stage(store     DEPS expose window LIBS nlohmann_json::nlohmann_json)
 # The daemon: every stage wired together.
 profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)
-# Commands (analyze, compare, serve) and flags; the profwatch executable.
-profwatch_stage(cli       DEPS pipeline drill
-                LIBS CLI11::CLI11 yaml-cpp nlohmann_json::nlohmann_json
-                     prometheus-cpp::core prometheus-cpp::pull spdlog::spdlog
+# The front door of `serve`: the --listen address, the web config file
+# (exporter-toolkit's format: TLS, basic auth, headers) and its reload, the
+# HTTP server (civetweb) and its bound on connections without a request.
+profwatch_stage(web       DEPS expose
+                LIBS yaml-cpp spdlog::spdlog
                      civetweb::civetweb civetweb::civetweb-cpp OpenSSL::SSL OpenSSL::Crypto
                      ${CRYPT_LIBRARY})
+# Commands (analyze, compare, serve, probe) and flags; the profwatch executable.
+profwatch_stage(cli       DEPS pipeline drill web
+                LIBS CLI11::CLI11 yaml-cpp nlohmann_json::nlohmann_json
+                     prometheus-cpp::core spdlog::spdlog OpenSSL::SSL)

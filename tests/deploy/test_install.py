@@ -129,7 +129,7 @@ class InstallTest(unittest.TestCase):
         # Debian's civetweb loads OpenSSL at run time by the unversioned names
         # (libssl.so, libcrypto.so: only libssl-dev has them) and looks up a
         # function OpenSSL 3 renamed; profwatch answers both for it
-        # (exporter/src/cli/civetweb_compat.cc). So the installed binary
+        # (exporter/src/web/civetweb_compat.cc). So the installed binary
         # serves HTTPS loading only the versioned libraries, which the
         # runtime packages (libssl3) ship.
         if shutil.which("openssl") is None:

@@ -18,7 +18,11 @@ set(header_libs
   "zlib.h=ZLIB::ZLIB"
   "isa-l/=profwatch_isal"
   "civetweb.h=civetweb::civetweb"
-  "CivetServer.h=civetweb::civetweb-cpp")
+  "CivetServer.h=civetweb::civetweb-cpp"
+  "openssl/=OpenSSL::SSL"
+  "crypt.h=crypt")
+# stages.cmake names libcrypt by the variable the build's find_library sets.
+set(CRYPT_LIBRARY crypt)
 
 # Read the stage table: the same file the build reads.
 set(stages "")

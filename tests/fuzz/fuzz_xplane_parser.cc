@@ -2,7 +2,10 @@
 // size (so reads split varints and planes at every position) and whether host
 // events are emitted; the rest is the XSpace, also read for its HLO modules and
 // its device name. Must never crash, hang or allocate beyond the plane limit;
-// every event handed out must be sane.
+// every event handed out must be sane, and every HLO module kept within
+// parse::HloLimits (scripts/fuzz.sh runs it under a per-input time and memory
+// limit; the corpus holds crafted modules that call themselves or expand
+// without end).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -48,10 +51,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   again.SetMaxChunk(1 + (control & 0x3f));
   auto index = profwatch::parse::ReadXPlaneHloModules(again, 64 + (control & 0x3f), 1 << 20);
   if (index) {
+    // A kept module stayed within every bound; a skipped one holds nothing.
+    const profwatch::parse::HloLimits limits;
     for (const auto& [name, module] : index->modules) {
+      if (!module.too_complex.empty() || module.cost.instructions > limits.max_instructions ||
+          module.cost.expanded > limits.max_expanded || module.cost.depth > limits.max_depth ||
+          module.launches.size() > module.cost.expanded) {
+        std::abort();
+      }
       for (const auto& launch : module.launches) {
         if (launch.scope >= module.scopes.size()) std::abort();
       }
+    }
+    for (const auto& [name, why] : index->too_complex) {
+      if (index->modules.count(name) != 0 || !why.starts_with("too_complex: ")) std::abort();
     }
   }
   // The same bytes as the xplane beside a JAX JSON: its device name.

@@ -30,6 +30,7 @@
 
 #include "nsys_export.h"
 #include "testing/diagnosis_window.h"
+#include "testing/hostile_hlo.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
 
@@ -316,7 +317,11 @@ TEST(ServeTest, WindowTruncatedPastRetriesKeepsThePreviousWindowAndIsFlagged) {
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(SumOf(*m, "profwatch_windows_analyzed_total"), 3) << *m;
-  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}), 1)
+  // The alert's reason is the real cause, as the log says it (issue #38:
+  // it said no_data while the log said truncated).
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "truncated"}}), 1)
+      << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_failed", {{"run", "run1"}, {"reason", "no_data"}}))
       << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
   EXPECT_EQ(Sample(*m, "profwatch_total_kernel_seconds", run), kernel_s) << *m;
@@ -330,10 +335,10 @@ TEST(ServeTest, WindowTruncatedPastRetriesKeepsThePreviousWindowAndIsFlagged) {
     const std::string log = serve.Log();
     EXPECT_EQ(Count(log, "window not exported"), 1u) << log;
     EXPECT_NE(log.find("window not exported: no usable kernel data training_job=jobA run=run1 "
-                       "window=2024_03_01_12_30_00"),
+                       "window=2024_03_01_12_30_00 reason=truncated"),
               std::string::npos)
         << log;
-    EXPECT_EQ(Count(log, "file given up path=" + next), 1u) << log;
+    EXPECT_EQ(Count(log, "file given up path=" + next + " reason=truncated"), 1u) << log;
   }
 
   // The writer finishes after all: the window is read again and exported,
@@ -721,6 +726,42 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// A run whose xplane holds a crafted HLO module (a fusion calling itself,
+// issue #37) beside its trace.json.gz of CUDA-graph kernels: with the one
+// analysis worker, it is analysed like any window (its kernels exported,
+// the module skipped as too complex, logged) and another run's window is
+// exported too.
+TEST(ServeTest, HostileHloModuleNeitherHoldsTheWorkerNorHidesTheWindow) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string bad = ProfileDir(jobs, "jobH", "hostile") + "/2024_03_01_12_00_00";
+  std::string trace =
+      R"j({"displayTimeUnit":"ns","traceEvents":[)j"
+      R"j({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)j"
+      R"j({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Compute)"}})j";
+  for (int i = 0; i < 4; ++i) {
+    trace += R"j(,{"ph":"X","pid":1,"tid":7,"ts":)j" + std::to_string(100 + i * 20) +
+             R"j(,"dur":10,"name":"loop_add_fusion_1","args":{"hlo_module":"jit_step"}})j";
+  }
+  WriteFile(bad + "/h0.trace.json.gz", testing::Gzip(trace + "]}"));
+  WriteFile(bad + "/h0.xplane.pb",
+            testing::MetadataPlane({testing::SelfCallingFusionHlo("jit_step")}));
+  WriteTrace(ProfileDir(jobs, "jobH", "good") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  auto flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--workers", "1"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("jobH", "good", 2)(t) && HasGpus("jobH", "hostile", 1)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_TRUE(serve.WaitForLog("hlo module skipped reason=too_complex")) << serve.Log();
+  EXPECT_NE(serve.Log().find("module=jit_step detail=computation 10 calls itself"),
+            std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // --- Nsight Systems exports ------------------------------------------------
 
 // `profwatch analyze --format json <dir>` of the same files, for comparison.
@@ -886,7 +927,8 @@ TEST(ServeBoundsTest, HundredThousandEmptyFilesInOneTsDirAreRefusedOnceAndCostNo
     m = serve.Metrics();
     ASSERT_TRUE(m.has_value());
     EXPECT_EQ(Sample(*m, "profwatch_scan_refused_total", cap), round) << "counted once";
-    EXPECT_EQ(Sample(*m, "profwatch_pending_windows"), 0) << *m;
+    EXPECT_FALSE(Sample(*m, "profwatch_pending_windows", {{"training_job", "evil"}}).has_value())
+        << *m;
     EXPECT_EQ(Sample(*m, "profwatch_window_gpus", {{"training_job", "good"}}), 2) << *m;
     EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "evil"}}).has_value());
     const double with_files = RssMiB(serve.pid());
@@ -922,14 +964,14 @@ TEST(ServeBoundsTest, StateOfTrackedFilesIsHandedBackWhenTheyGo) {
   for (int round = 1; round <= 2; ++round) {
     CreateEmptyTraceFiles(flood, 100'000);
     ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
-      return Sample(t, "profwatch_pending_windows") == 1;
+      return Sample(t, "profwatch_pending_windows", {{"training_job", "big"}}) == 1;
     })) << serve.Log();
     const double with_files = RssMiB(serve.pid());
     // Tracking 100,000 files costs memory (else this test proves nothing).
     ASSERT_GT(with_files - before, 40) << before << " -> " << with_files << " MiB";
     fs::remove_all(flood);
     ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
-      return Sample(t, "profwatch_pending_windows") == 0;
+      return !Sample(t, "profwatch_pending_windows", {{"training_job", "big"}}).has_value();
     })) << serve.Log();
     ASSERT_TRUE(serve.WaitScans(1));
     const double after = RssMiB(serve.pid());
@@ -967,6 +1009,137 @@ TEST(ServeBoundsTest, TraceFileLinkedFromOutsideTheRootIsNotRead) {
       << serve.Log();
   EXPECT_NE(serve.Log().find(ts_a + "/h0.trace.json.gz"), std::string::npos);
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Issue #38: a run's new window with fewer files than its previous one waits
+// up to --window-timeout for the rest. The wait is visible: one info line
+// with the counts, where the expectation comes from and the deadline, and
+// profwatch_pending_windows{training_job,run} counts it for its run.
+TEST(ServeTest, WindowShortOfFilesSaysWhyItWaitsAndForWhichRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string prof = ProfileDir(jobs, "jobA", "run1");
+  WriteTrace(prof + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  WriteTrace(prof + "/2024_03_01_12_00_00/h1.trace.json.gz", 1);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--window-timeout", "1h"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
+  auto good = serve.WaitFor(HasGpus("jobA", "run1", 2));
+  ASSERT_TRUE(good.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*good, "profwatch_pending_windows", run), 0) << *good;
+  // The daemon's own series are unlabelled; this one is per run only.
+  EXPECT_EQ(good->find("\nprofwatch_pending_windows "), std::string::npos) << *good;
+
+  const double dropped_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  WriteTrace(prof + "/2024_03_01_12_30_00/h0.trace.json.gz", 1);
+  const std::string held =
+      "window held: fewer files than expected, waiting for the rest until the window timeout "
+      "training_job=jobA run=run1 window=2024_03_01_12_30_00 files=1 expected_files=2 "
+      "expected_from=previous window until_unix=";
+  ASSERT_TRUE(serve.WaitForLog(held, 15s)) << serve.Log();
+  auto m = serve.WaitFor(
+      [&](const std::string& t) { return Sample(t, "profwatch_pending_windows", run) == 1.0; });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+  const std::string log = serve.Log();
+  EXPECT_EQ(Count(log, "window held: fewer files"), 1u) << log;
+  // Until first seen + 1 h (first seen between the drop and the line).
+  const size_t at = log.find(held) + held.size();
+  const double until = std::stod(log.substr(at, log.find(' ', at) - at));
+  EXPECT_GE(until, dropped_unix + 3600 - 1) << log;
+  EXPECT_LE(until, dropped_unix + 3600 + 60) << log;
+  EXPECT_NE(log.find("window_timeout_s=3600", at), std::string::npos) << log;
+  // The old window is still the exported one.
+  EXPECT_EQ(Sample(*m, "profwatch_window_info", {{"window", "2024_03_01_12_00_00"}}), 1) << *m;
+
+  // The missing file lands: the window is analysed, nothing is pending.
+  WriteTrace(prof + "/2024_03_01_12_30_00/h1.trace.json.gz", 1);
+  m = serve.WaitFor([&](const std::string& t) {
+    return Sample(t, "profwatch_window_info", {{"window", "2024_03_01_12_30_00"}}) == 1.0 &&
+           Sample(t, "profwatch_pending_windows", run) == 0.0;
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", run), 2) << *m;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Issue #38: retention is the run's, the same with or without --state. A
+// run whose files and log are older than --retention is not exported, with
+// or without a --state file that has it, and the daemon says once why; a run
+// whose log is alive exports its latest window either way (without --state
+// its old window used to be skipped silently, while --state restored it). On
+// the real JAX run, its training log included.
+TEST(ServeTest, RunOlderThanRetentionIsLeftOutAndLoggedWithOrWithoutState) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4242-llama-h200/base");
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string old_run = jobs + "/4242-llama-h200/base";
+  fs::create_directories(jobs + "/4242-llama-h200");
+  fs::copy(fixture, old_run, fs::copy_options::recursive);
+  const auto three_days_ago = fs::file_time_type::clock::now() - 72h;
+  for (const auto& e : fs::recursive_directory_iterator(old_run)) {
+    if (e.is_regular_file()) fs::last_write_time(e.path(), three_days_ago);
+  }
+  WriteTrace(ProfileDir(jobs, "jobN", "new") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  const std::string state = tmp.Sub("state.json");
+  const Labels old_labels = {{"training_job", "4242-llama-h200"}, {"run", "base"}};
+  // A daemon keeping runs for 30 days exports it and saves it in the state.
+  {
+    std::vector<std::string> flags = FastFlags(jobs);
+    flags.insert(flags.end(), {"--retention", "30d", "--state", state});
+    Serve keep(tmp, flags, "keep");
+    ASSERT_GT(keep.port(), 0) << keep.Log();
+    ASSERT_TRUE(keep.WaitFor(
+        [&](const std::string& t) {
+          return Sample(t, "profwatch_window_gpus", old_labels).has_value() &&
+                 HasGpus("jobN", "new", 1)(t);
+        },
+        60s))
+        << keep.Log();
+    ASSERT_EQ(keep.Stop(), 0);
+  }
+  for (const bool with_state : {false, true}) {
+    SCOPED_TRACE(with_state ? "with --state" : "without --state");
+    std::vector<std::string> flags = FastFlags(jobs);
+    if (with_state) flags.insert(flags.end(), {"--state", state});
+    Serve serve(tmp, flags, with_state ? "with_state" : "without_state");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    // From the very first scrape on: the default retention (24 h) leaves it out.
+    auto first = serve.Metrics();
+    ASSERT_TRUE(first.has_value()) << serve.Log();
+    EXPECT_EQ(first->find("training_job=\"4242-llama-h200\""), std::string::npos) << *first;
+    ASSERT_TRUE(serve.WaitFor(HasGpus("jobN", "new", 1))) << serve.Log();
+    ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
+    auto m = serve.Metrics();
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    EXPECT_EQ(m->find("training_job=\"4242-llama-h200\""), std::string::npos) << *m;
+    const std::string log = serve.Log();
+    const std::string said = with_state ? "run expired training_job=4242-llama-h200 run=base"
+                                        : "window not analysed: older than --retention "
+                                          "training_job=4242-llama-h200 run=base";
+    EXPECT_EQ(Count(log, said), 1u) << log;
+    EXPECT_EQ(serve.Stop(), 0);
+  }
+  // The training log written now: the run is alive, and its latest window
+  // is exported either way, however old its trace files (with --state it
+  // was; without, its window was never analysed).
+  fs::last_write_time(old_run + "/log.txt", fs::file_time_type::clock::now());
+  for (const bool with_state : {false, true}) {
+    SCOPED_TRACE(with_state ? "live log, with --state" : "live log, without --state");
+    std::vector<std::string> flags = FastFlags(jobs);
+    if (with_state) flags.insert(flags.end(), {"--state", state});
+    Serve serve(tmp, flags, with_state ? "live_with_state" : "live_without_state");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor([&](const std::string& t) {
+      return Sample(t, "profwatch_window_gpus", old_labels) == 1.0 &&
+             Sample(t, "profwatch_training_step", old_labels).has_value();
+    });
+    EXPECT_TRUE(m.has_value()) << serve.Log();
+    EXPECT_EQ(serve.Stop(), 0);
+  }
 }
 
 TEST(ServeTest, PollingModeFindsAWindowWithoutInotify) {

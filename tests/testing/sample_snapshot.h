@@ -142,7 +142,7 @@ inline snapshot::RunState RunWithoutStepTime() {
   r.format = "xplane";
   r.expected_gpus = 0;
   r.incomplete = true;
-  r.window_failure = "give_up";
+  r.window_failure = "truncated";
   r.analyzed_unix = 1795003600;
   r.last_activity_unix = 1795003600;
   aggregate::WindowStats& st = r.MutableStats();
@@ -219,6 +219,7 @@ inline snapshot::Snapshot SampleSnapshot() {
   s.shard = 1;
   s.shards = 3;
   s.pending_windows = 2;
+  s.pending_by_run[RunWithoutStepTime().key] = 2;
   return s;
 }
 

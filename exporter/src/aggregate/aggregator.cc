@@ -732,7 +732,10 @@ struct FileAggregator::Impl {
                                           graph_kernels.begin() + static_cast<ptrdiff_t>(end),
                                           [](const GraphKernel& k) { return !k.scoped; });
         if (unscoped && g.unplaced.empty()) {
-          g.unplaced = "module " + module + " is not among the HLO modules";
+          auto skipped = hlo->too_complex.find(module);
+          g.unplaced = skipped != hlo->too_complex.end()
+                           ? "module " + module + " skipped: " + skipped->second
+                           : "module " + module + " is not among the HLO modules";
         }
         begin = end;
         continue;
@@ -740,6 +743,11 @@ struct FileAggregator::Impl {
       group_names.clear();
       for (size_t i = begin; i < end; ++i) group_names.push_back(names[graph_kernels[i].name]);
       const GraphPlacement placed = aggregate::PlaceGraphKernels(*schedule, group_names);
+      if (placed.gaps_over_budget && g.unplaced.empty()) {
+        g.unplaced = "module " + module +
+                     ": too_complex: kernels between its fusions' kernels wrap around the "
+                     "schedule too often to place them all";
+      }
       for (const GraphPlacement::Execution& e : placed.executions) {
         CountExecution(*schedule, e, begin, family, out, flop_by_family);
       }

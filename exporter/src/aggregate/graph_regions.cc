@@ -83,13 +83,20 @@ GraphPlacement PlaceGraphKernels(const parse::HloModuleSchedule& schedule,
     next = pos + 1;
     ++out.anchors;
   }
+  const size_t budget = kGapWorkPerItem * (n + kernels.size());
   int64_t previous = -1;  // the last anchor kernel
   for (size_t k = 0; k < kernels.size(); ++k) {
     if (position[k] < 0) continue;
     if (previous >= 0 && k - static_cast<size_t>(previous) > 1) {
       const size_t from = static_cast<size_t>(position[static_cast<size_t>(previous)] + 1) % n;
       const size_t to = static_cast<size_t>(position[k]);
-      FillGap(schedule, Gap{static_cast<size_t>(previous) + 1, k, from, (to + n - from) % n}, out);
+      const size_t length = (to + n - from) % n;
+      if (out.gap_work + length > budget) {
+        out.gaps_over_budget = true;
+        break;
+      }
+      out.gap_work += length;
+      FillGap(schedule, Gap{static_cast<size_t>(previous) + 1, k, from, length}, out);
     }
     previous = static_cast<int64_t>(k);
   }

@@ -17,6 +17,11 @@
 //     An opaque launch (a loop or conditional whose kernels are not in the
 //     order) between them, or kernels before the first or after the last
 //     anchor, leave them without a scope. Nothing is guessed.
+// The work is bounded: anchors cost a binary search each, and the gaps
+// together walk at most kGapWorkPerItem x (launches + kernels) launches (a
+// steady capture walks each step's schedule about once). Gaps beyond that
+// (kernels crafted to wrap around the schedule at every other kernel) stay
+// without a scope, and `gaps_over_budget` says so.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +47,12 @@ struct GraphPlacement {
     std::vector<size_t> launches;             // positions in the schedule
   };
   std::vector<Execution> executions;
-  size_t anchors = 0;  // kernels placed by their name
+  size_t anchors = 0;   // kernels placed by their name
+  size_t gap_work = 0;  // launches the gaps walked
+  bool gaps_over_budget = false;
 };
+
+inline constexpr size_t kGapWorkPerItem = 4;
 
 GraphPlacement PlaceGraphKernels(const parse::HloModuleSchedule& schedule,
                                  const std::vector<std::string_view>& kernels);

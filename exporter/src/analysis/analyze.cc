@@ -1,5 +1,6 @@
 #include "analysis/analyze.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -246,6 +247,11 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
       } else {
         auto index = ReadHloModules(jobs[i].xplane, options);
         if (index) {
+          for (const auto& [module, why] : index->too_complex) {
+            // One line per module and read; `why` reads "too_complex: <bound>".
+            spdlog::warn("hlo module skipped reason=too_complex path={} module={} detail={}",
+                         jobs[i].xplane, module, std::string_view(why).substr(why.find(' ') + 1));
+          }
           out.aggregator->SetHloModules(std::make_shared<const parse::HloIndex>(std::move(*index)));
         } else {
           out.aggregator->SetHloModules(

@@ -75,6 +75,7 @@ Result<std::vector<InputWindow>> WindowsBelow(const std::string& root, int64_t s
       InputWindow iw;
       iw.label = labels.training_job + "/" + labels.run + "/" + w.id;
       iw.run_dir = run_dir;
+      iw.capture_time = w.last_time;
       for (const std::string& gp : w.files) {
         const watch::FileObservation* o = by_group_path.at(gp);
         iw.files.push_back(o->path);
@@ -156,6 +157,7 @@ std::vector<InputWindow> LooseWindows(const std::vector<std::string>& files, int
   std::vector<InputWindow> out;
   for (const window::Window& w : window::GroupWindows(std::move(list), skew_seconds)) {
     InputWindow iw;
+    iw.capture_time = w.last_time;
     if (out.empty()) iw.files = WithXplaneSiblings(others);
     for (const std::string& gp : w.files) iw.files.push_back(path_of.at(gp));
     iw.label = iw.files.size() == 1 ? iw.files[0]
@@ -189,14 +191,15 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
     if (name.empty()) name = dir.parent_path().filename().string();
     fs::path absolute = fs::absolute(dir).lexically_normal();
     if (absolute.filename().empty()) absolute = absolute.parent_path();  // "dir/"
-    if (watch::ParseTimestampDirName(name)) {
+    if (const std::optional<int64_t> ts_time = watch::ParseTimestampDirName(name)) {
       const fs::path profile = absolute.parent_path();
       const bool in_profile =
           profile.filename() == "profile" && profile.parent_path().filename() == "plugins";
       InputWindow w{arg,
                     TraceFilesIn(dir),
                     {dir.string()},
-                    in_profile ? watch::RunDirOfProfileDir(profile.string()) : ""};
+                    in_profile ? watch::RunDirOfProfileDir(profile.string()) : "",
+                    *ts_time};
       if (w.files.empty()) {
         return MakeError(ErrorCode::kNotFound, arg + ": nothing to analyse: no trace files in it");
       }
@@ -225,6 +228,30 @@ Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& p
     windows.insert(windows.begin(), lw.begin(), lw.end());
   }
   return windows;
+}
+
+std::vector<InputWindow> LatestPerRun(std::vector<InputWindow> windows) {
+  std::vector<std::string> order;        // run dirs by first appearance
+  std::map<std::string, size_t> newest;  // run dir -> index in windows
+  for (size_t i = 0; i < windows.size(); ++i) {
+    auto [it, inserted] = newest.emplace(windows[i].run_dir, i);
+    if (inserted) {
+      order.push_back(windows[i].run_dir);
+    } else if (windows[i].capture_time >= windows[it->second].capture_time) {
+      it->second = i;
+    }
+  }
+  std::vector<InputWindow> out;
+  for (const std::string& run : order) out.push_back(std::move(windows[newest.at(run)]));
+  return out;
+}
+
+InputWindow NewestWindow(std::vector<InputWindow> windows) {
+  size_t best = 0;
+  for (size_t i = 1; i < windows.size(); ++i) {
+    if (windows[i].capture_time >= windows[best].capture_time) best = i;
+  }
+  return std::move(windows[best]);
 }
 
 }  // namespace profwatch::cli

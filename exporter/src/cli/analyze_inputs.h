@@ -20,6 +20,10 @@ struct InputWindow {
   // The run directory the window belongs to (serve's rule, watch/layout.h);
   // "" for plain file arguments. Its training log is looked up from it.
   std::string run_dir;
+  // When the window was captured: its newest <ts> dir's (or Kineto
+  // capture's) time, seconds since the epoch as the name gives it; 0 when
+  // the name carries none (plain trace files).
+  int64_t capture_time = 0;
 };
 
 // `skew_seconds`: largest gap between adjacent <ts> dirs (or Kineto captures
@@ -31,5 +35,15 @@ struct InputWindow {
 // kUnsupported for a path that is neither file nor directory.
 Result<std::vector<InputWindow>> ResolveInputs(const std::vector<std::string>& paths,
                                                int64_t skew_seconds);
+
+// `--window latest`: of each run's windows (same run_dir; plain file
+// arguments count as one run), the one captured last (capture_time; on a tie
+// the later in `windows`), as serve exports one window per run. Runs keep
+// the order of their first window in `windows`.
+std::vector<InputWindow> LatestPerRun(std::vector<InputWindow> windows);
+
+// A variant of `compare`: the window of `windows` captured last (on a tie
+// the later one). `windows` must not be empty.
+InputWindow NewestWindow(std::vector<InputWindow> windows);
 
 }  // namespace profwatch::cli

@@ -1,9 +1,21 @@
 #include "cli/cli_util.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/serve_flags.h"
+
 namespace profwatch::cli {
+
+std::optional<int64_t> SkewSeconds(const std::string& verb, const std::string& text) {
+  auto d = ParseDuration(text);
+  if (!d) {
+    std::fprintf(stderr, "profwatch %s: --skew: %s\n", verb.c_str(), d.error().context.c_str());
+    return std::nullopt;
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*d).count();
+}
 
 std::string DefaultSpillDir() {
   const char* d = std::getenv("TMPDIR");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,11 @@ namespace profwatch::cli {
 // code when the verb must stop now (help printed: 0; usage error: 2).
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args);
+
+// --skew of `analyze`/`compare`: a duration as serve takes it ("30s", "2m";
+// a bare number is seconds), in whole seconds. nullopt after printing
+// "profwatch VERB: --skew: ..." (a usage error, exit 2).
+std::optional<int64_t> SkewSeconds(const std::string& verb, const std::string& text);
 
 // Default of --spill-dir: $TMPDIR when set and not empty, else /tmp. The one
 // place the environment chooses a directory; the engine gets the value.

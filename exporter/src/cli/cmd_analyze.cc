@@ -71,7 +71,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   std::string rules = "auto";
   int expected_gpus = 0;
   double step_time = 0;
-  int64_t skew = 120;
+  std::string skew = "120s";
   std::string window_sel = "all";
   std::string source = "auto";
   std::string inflate(read::InflateBackendName(read::DefaultInflateBackend()));
@@ -85,8 +85,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
   app.add_option("--format", format, "drill | table | json")
       ->check(CLI::IsMember({"drill", "table", "json"}))
       ->capture_default_str();
-  app.add_option("--profile-steps", profile_steps, "Profiled steps in the window (divisor)")
-      ->check(CLI::NonNegativeNumber)
+  app.add_option("--profile-steps", profile_steps,
+                 "Profiled steps in the window (divisor, >= 1; --format drill also takes 0, as "
+                 "profile_drill.py does)")
       ->capture_default_str();
   app.add_option("--family-top-n", family_top_n,
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
@@ -112,10 +113,12 @@ int RunAnalyze(const std::vector<std::string>& args) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--step-time", step_time, "Steady-state step seconds (config source of the gap)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
-      ->check(CLI::NonNegativeNumber)
+  app.add_option("--skew", skew,
+                 "Largest gap between <ts> dirs of one window (a duration as serve takes it: "
+                 "30s, 2m; a bare number is seconds)")
       ->capture_default_str();
-  app.add_option("--window", window_sel, "all | latest | <window id> (run/job dirs)")
+  app.add_option("--window", window_sel,
+                 "all | latest (the newest window by capture time, one per run) | <window id>")
       ->capture_default_str();
   app.add_option("--source", source,
                  "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
@@ -136,6 +139,15 @@ int RunAnalyze(const std::vector<std::string>& args) {
                  "(default: each run dir's or <ts> dir's log, found as serve finds it)");
 
   if (auto code = ParseArgs(app, "analyze", args)) return *code;
+  const std::optional<int64_t> skew_seconds = SkewSeconds("analyze", skew);
+  if (!skew_seconds) return kExitUsage;
+  // A divisor of 0 makes every per-step figure meaningless: a usage error
+  // (as serve has it), except where --format drill reproduces the script.
+  if (profile_steps < 0 || (profile_steps == 0 && format != "drill")) {
+    std::fprintf(stderr, "profwatch analyze: --profile-steps: must be at least 1, not %lld\n",
+                 static_cast<long long>(profile_steps));
+    return kExitUsage;
+  }
   const bool profile_steps_given = app.count("--profile-steps") > 0;
 
   // The training log knows the steady step time and the profiler settings.
@@ -171,7 +183,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
     options.classifier = *classifier;
   }
 
-  auto windows = ResolveInputs(paths, skew);
+  auto windows = ResolveInputs(paths, *skew_seconds);
   if (!windows) {
     std::fprintf(stderr, "profwatch analyze: %s\n", windows.error().context.c_str());
     // --format drill keeps profile_drill.py's exit code for a missing file.
@@ -180,8 +192,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
     }
     return windows.error().code == ErrorCode::kPermission ? kExitBadInput : kExitUsage;
   }
-  if (window_sel == "latest" && !windows->empty()) {
-    windows->erase(windows->begin(), windows->end() - 1);
+  if (window_sel == "latest") {
+    *windows = LatestPerRun(std::move(*windows));
   } else if (window_sel != "all") {
     std::erase_if(*windows, [&](const InputWindow& w) {
       return !w.label.ends_with("/" + window_sel) && w.label != window_sel;
@@ -193,8 +205,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   }
 
   if (format == "drill") {
-    if (window_sel == "all" && windows->size() > 1)
-      windows->erase(windows->begin(), windows->end() - 1);
+    if (windows->size() > 1) *windows = {NewestWindow(std::move(*windows))};
     const LogFigures log = windows->empty() ? LogFigures{} : logs.For(windows->back());
     const int64_t steps =
         profile_steps_given ? profile_steps : log.profile_steps.value_or(profile_steps);

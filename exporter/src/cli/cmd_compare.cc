@@ -1,8 +1,9 @@
 // `profwatch compare PATH... [--label NAME]...`: variants side by side, the
 // table users build by hand. Refuses (exit 4) when launcher mode, profile
 // steps or GPUs per window differ, since those numbers are not comparable,
-// unless --force. Exit 3: an input unreadable or corrupt; 5: a path that does
-// not exist or holds nothing to analyse.
+// unless --force. Exit 2: usage (an ambiguous --log among them); 3: an input
+// unreadable or corrupt; 5: a path that does not exist or holds nothing to
+// analyse. Each column says which window and which step source it uses.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -94,8 +95,18 @@ struct Variant {
   std::string label;
   WindowSummary summary;
   std::optional<double> step_seconds;
-  std::string step_source;
+  std::string step_source;  // log | trace | config (--step-time) | "" (none)
+  std::string step_log;     // the training log of source "log"
+  std::string window;       // the window analysed (job/run/<window id> or the path)
 };
+
+// Where the variant's step came from, for the text table.
+std::string StepSourceText(const Variant& v) {
+  if (v.step_source.empty()) return "none";
+  if (v.step_source == "config") return "--step-time";
+  if (v.step_source == "log" && !v.step_log.empty()) return "log " + v.step_log;
+  return v.step_source;
+}
 
 // Call once the variant's step is chosen.
 void AddDiagnosis(Variant& v, const aggregate::WindowStats& s) {
@@ -219,6 +230,12 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   Row mode{"launcher mode", {}, {}, false};
   for (const auto& v : vs) mode.text.emplace_back(v.summary.launcher_mode);
   rows.push_back(std::move(mode));
+  Row window{"window", {}, {}, false};
+  for (const auto& v : vs) window.text.push_back(v.window);
+  rows.push_back(std::move(window));
+  Row source{"step source", {}, {}, false};
+  for (const auto& v : vs) source.text.push_back(StepSourceText(v));
+  rows.push_back(std::move(source));
   return rows;
 }
 
@@ -299,6 +316,7 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
     nlohmann::ordered_json v;
     v["label"] = vs[i].label;
     for (const auto& r : rows) {
+      if (r.name == "step source") continue;  // step_source and step_log below
       if (!r.numeric) {
         v[r.name] = r.text[i];
       } else if (r.values[i]) {
@@ -309,11 +327,43 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
     }
     v["step_source"] = vs[i].step_source.empty() ? nlohmann::ordered_json(nullptr)
                                                  : nlohmann::ordered_json(vs[i].step_source);
+    v["step_log"] = vs[i].step_log.empty() ? nlohmann::ordered_json(nullptr)
+                                           : nlohmann::ordered_json(vs[i].step_log);
     variants.push_back(std::move(v));
   }
   j["variants"] = std::move(variants);
   j["notes"] = FlopNotes(vs, rows);
   return j;
+}
+
+// --log values bound to variants: "PATH=FILE" names its variant (PATH as
+// given on the command line); plain FILEs are one per variant, in order. One
+// plain FILE for several variants is ambiguous (whose log is it?): refused.
+Result<std::vector<std::string>> BindLogs(const std::vector<std::string>& paths,
+                                          const std::vector<std::string>& logs) {
+  std::vector<std::string> out(paths.size());
+  std::vector<std::string> plain;
+  for (const std::string& l : logs) {
+    bool bound = false;
+    for (size_t eq = l.find('='); eq != std::string::npos && !bound; eq = l.find('=', eq + 1)) {
+      const std::string path = l.substr(0, eq);
+      for (size_t i = 0; i < paths.size(); ++i) {
+        if (paths[i] != path) continue;
+        if (!out[i].empty()) return MakeError(ErrorCode::kConfig, "two --log for " + path);
+        out[i] = l.substr(eq + 1);
+        bound = true;
+      }
+    }
+    if (!bound) plain.push_back(l);
+  }
+  if (plain.empty()) return out;
+  if (plain.size() != logs.size() || plain.size() != paths.size()) {
+    return MakeError(ErrorCode::kConfig,
+                     "--log " + plain.front() +
+                         " names no variant: " + std::to_string(paths.size()) +
+                         " variants; use --log PATH=FILE (PATH as given) for each variant's log");
+  }
+  return plain;
 }
 
 }  // namespace
@@ -324,12 +374,14 @@ int RunCompare(const std::vector<std::string>& args) {
   std::vector<double> step_times;
   std::string format = "text";
   bool force = false;
-  int64_t profile_steps = 3, skew = 120;
+  int64_t profile_steps = 3;
+  std::string skew = "120s";
   std::string rules = "auto", families_file, source = "auto";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option(
          "paths", paths,
-         "One window per variant: files, a <ts> dir, or a run or job dir (its latest window)")
+         "One window per variant: files, a <ts> dir, or a run or job dir (its newest window by "
+         "capture time)")
       ->required();
   // Repeatable options take one value per occurrence (allow_extra_args(false)):
   // otherwise `--label a --label b DIR1 DIR2` would read DIR1 and DIR2 as labels.
@@ -340,14 +392,14 @@ int RunCompare(const std::vector<std::string>& args) {
       ->allow_extra_args(false)
       ->check(CLI::PositiveNumber);
   app.add_option("--log", log_files,
-                 "Training log per variant, in order (repeatable; one applies to all; default: "
-                 "each run's log, found as serve finds it)")
+                 "PATH=FILE: the training log of variant PATH (repeatable), or one FILE per "
+                 "variant in order; default: each run's log, found as serve finds it")
       ->allow_extra_args(false);
   app.add_option("--format", format, "text | markdown | json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   app.add_flag("--force", force, "Print the table even when the variants are not comparable");
-  app.add_option("--profile-steps", profile_steps, "Profiled steps per window")
+  app.add_option("--profile-steps", profile_steps, "Profiled steps per window (>= 1)")
       ->capture_default_str();
   app.add_option("--rules", rules, "drill | nvidia | amd | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
@@ -356,7 +408,9 @@ int RunCompare(const std::vector<std::string>& args) {
   app.add_option("--source", source, "auto | json | xplane")
       ->check(CLI::IsMember({"auto", "json", "xplane"}))
       ->capture_default_str();
-  app.add_option("--skew", skew, "Largest gap in seconds between <ts> dirs of one window")
+  app.add_option("--skew", skew,
+                 "Largest gap between <ts> dirs of one window (a duration as serve takes it: "
+                 "30s, 2m; a bare number is seconds)")
       ->capture_default_str();
   app.add_option(
          "--threads", threads,
@@ -378,9 +432,17 @@ int RunCompare(const std::vector<std::string>& args) {
                  paths.size());
     return 2;
   }
-  if (log_files.size() > 1 && log_files.size() != paths.size()) {
-    std::fprintf(stderr, "profwatch compare: %zu --log for %zu variants\n", log_files.size(),
-                 paths.size());
+  const std::optional<int64_t> skew_seconds = SkewSeconds("compare", skew);
+  if (!skew_seconds) return 2;
+  if (profile_steps < 1) {
+    std::fprintf(stderr, "profwatch compare: --profile-steps: must be at least 1, not %lld\n",
+                 static_cast<long long>(profile_steps));
+    return 2;
+  }
+  // Each variant's explicit training log ("" = its run's own).
+  auto explicit_logs = BindLogs(paths, log_files);
+  if (!explicit_logs) {
+    std::fprintf(stderr, "profwatch compare: %s\n", explicit_logs.error().context.c_str());
     return 2;
   }
   if (step_times.size() > 1 && step_times.size() != paths.size()) {
@@ -418,7 +480,7 @@ int RunCompare(const std::vector<std::string>& args) {
         continue;
       }
     }
-    auto windows = ResolveInputs({p}, skew);
+    auto windows = ResolveInputs({p}, *skew_seconds);
     if (!windows) {
       // The message names the path.
       std::fprintf(stderr, "profwatch compare: %s\n", windows.error().context.c_str());
@@ -430,8 +492,9 @@ int RunCompare(const std::vector<std::string>& args) {
       std::fprintf(stderr, "profwatch compare: %s: no window found\n", p.c_str());
       return kExitNothing;
     }
-    files_per_variant.push_back(windows->back().files);
-    window_per_variant.push_back(windows->back());
+    InputWindow newest = NewestWindow(std::move(*windows));
+    files_per_variant.push_back(newest.files);
+    window_per_variant.push_back(std::move(newest));
   }
   // The first analysed variant decides the rule set (history entries carry theirs).
   size_t first_path = 0;
@@ -453,12 +516,13 @@ int RunCompare(const std::vector<std::string>& args) {
     return 2;
   }
   options.classifier = *classifier;
-  // Each variant's training log: --log (per variant or one for all), else the
-  // log of its run as analyze finds it.
+  // Each variant's training log: its --log, else the log of its run as
+  // analyze finds it.
   const bool profile_steps_given = app.count("--profile-steps") > 0;
   WindowLogs logs("compare", "",
                   profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt);
-  for (const std::string& l : log_files) {
+  for (const std::string& l : *explicit_logs) {
+    if (l.empty()) continue;
     WindowLogs check("compare", l, std::nullopt);
     if (Status st = check.Preload(); !st) {
       std::fprintf(stderr, "profwatch compare: %s\n", st.error().ToString().c_str());
@@ -469,6 +533,7 @@ int RunCompare(const std::vector<std::string>& args) {
     if (auto h = from_history.find(i); h != from_history.end()) {
       Variant v;
       v.label = labels.empty() ? paths[i] : labels[i];
+      v.window = h->second.key.training_job + "/" + h->second.key.run + "/" + h->second.window_id;
       v.summary = Summarize(*h->second.stats);
       if (!step_times.empty()) {
         v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
@@ -481,9 +546,7 @@ int RunCompare(const std::vector<std::string>& args) {
       variants.push_back(std::move(v));
       continue;
     }
-    const std::string explicit_log =
-        log_files.empty() ? "" : (log_files.size() == 1 ? log_files[0] : log_files[i]);
-    const LogFigures log = logs.For(window_per_variant[i], explicit_log);
+    const LogFigures log = logs.For(window_per_variant[i], (*explicit_logs)[i]);
     options.aggregate.profile_steps = static_cast<int>(
         !profile_steps_given && log.profile_steps ? *log.profile_steps : profile_steps);
     options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
@@ -495,6 +558,7 @@ int RunCompare(const std::vector<std::string>& args) {
     }
     Variant v;
     v.label = labels.empty() ? paths[i] : labels[i];
+    v.window = window_per_variant[i].label;
     v.summary = Summarize(a->stats);
     if (!step_times.empty()) {
       v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
@@ -502,6 +566,7 @@ int RunCompare(const std::vector<std::string>& args) {
     } else if (log.step_seconds) {
       v.step_seconds = log.step_seconds;
       v.step_source = "log";
+      v.step_log = log.path;
     } else if (double ts = v.summary.trace_step_seconds; ts > 0) {
       v.step_seconds = ts;
       v.step_source = "trace";

@@ -31,8 +31,10 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/listen_address.h"
 #include "cli/serve_flags.h"
+#include "web/base64.h"
+#include "web/listen_address.h"
+#include "web/tls.h"
 
 namespace profwatch::cli {
 namespace {
@@ -50,55 +52,28 @@ struct ProbeDoor {
   std::string authorization;  // "Basic ..." or ""
 };
 
-std::string Base64(const std::string& in) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    acc = (acc << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(acc >> bits) & 63]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 63]);
-  while (out.size() % 4 != 0) out.push_back('=');
-  return out;
-}
-
-std::string TlsError() {
-  unsigned long e = ERR_get_error();
-  ERR_clear_error();
-  if (e == 0) return "TLS handshake failed";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
-
-struct CtxFree {
-  void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
-};
 struct SslFree {
   void operator()(SSL* s) const { SSL_free(s); }
 };
 
-Result<std::unique_ptr<SSL_CTX, CtxFree>> ClientContext(const ProbeDoor& door) {
-  std::unique_ptr<SSL_CTX, CtxFree> ctx(SSL_CTX_new(TLS_client_method()));
-  if (!ctx) return MakeError(ErrorCode::kConfig, TlsError());
+Result<web::SslCtxPtr> ClientContext(const ProbeDoor& door) {
+  web::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
+  if (!ctx) return MakeError(ErrorCode::kConfig, web::OpenSslError("TLS handshake failed"));
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
   if (!door.insecure) {
     const int ok = door.ca_file.empty()
                        ? SSL_CTX_set_default_verify_paths(ctx.get())
                        : SSL_CTX_load_verify_locations(ctx.get(), door.ca_file.c_str(), nullptr);
-    if (ok != 1) return MakeError(ErrorCode::kConfig, "--ca-file: " + TlsError());
+    if (ok != 1)
+      return MakeError(ErrorCode::kConfig,
+                       "--ca-file: " + web::OpenSslError("TLS handshake failed"));
     SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
   }
   if (!door.cert_file.empty() &&
       (SSL_CTX_use_certificate_chain_file(ctx.get(), door.cert_file.c_str()) != 1 ||
        SSL_CTX_use_PrivateKey_file(ctx.get(), door.key_file.c_str(), SSL_FILETYPE_PEM) != 1)) {
-    return MakeError(ErrorCode::kConfig, "--cert-file/--key-file: " + TlsError());
+    return MakeError(ErrorCode::kConfig,
+                     "--cert-file/--key-file: " + web::OpenSslError("TLS handshake failed"));
   }
   return ctx;
 }
@@ -180,7 +155,7 @@ Result<int> GetStatus(const std::string& host, int port, const std::string& path
         } else {
           const long verify = SSL_get_verify_result(ssl.get());
           error = verify != X509_V_OK ? std::string("TLS: ") + X509_verify_cert_error_string(verify)
-                                      : "TLS: " + TlsError();
+                                      : "TLS: " + web::OpenSslError("TLS handshake failed");
         }
       }
       // "HTTP/1.1 200 OK"
@@ -226,7 +201,7 @@ int RunProbe(const std::vector<std::string>& args) {
   app.add_option("--password-file", password_file,
                  "File holding the basic auth password (first line)");
   if (auto code = ParseArgs(app, "probe", args)) return *code;
-  auto address = ParseListenAddress(listen);
+  auto address = web::ParseListenAddress(listen);
   if (!address) {
     std::fprintf(stderr, "profwatch probe: %s\n", address.error().context.c_str());
     return 2;
@@ -251,9 +226,9 @@ int RunProbe(const std::vector<std::string>& args) {
       }
       std::getline(in, password);
     }
-    door.authorization = "Basic " + Base64(user + ":" + password);
+    door.authorization = "Basic " + web::EncodeBase64(user + ":" + password);
   }
-  std::unique_ptr<SSL_CTX, CtxFree> tls;
+  web::SslCtxPtr tls;
   if (door.https) {
     auto ctx = ClientContext(door);
     if (!ctx) {

@@ -15,14 +15,14 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/http_server.h"
-#include "cli/listen_address.h"
 #include "cli/serve_flags.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "expose/exposition.h"
 #include "expose/process_collectable.h"
 #include "pipeline/daemon.h"
+#include "web/http_server.h"
+#include "web/listen_address.h"
 
 #ifndef PROFWATCH_DEMO_DIR
 #define PROFWATCH_DEMO_DIR ""
@@ -69,7 +69,7 @@ int RunServe(const std::vector<std::string>& args) {
     std::fprintf(stderr, "profwatch serve: %s\n", logging.error().context.c_str());
     return 2;
   }
-  if (Result<ListenAddress> listen = ParseListenAddress(flags.listen); !listen) {
+  if (Result<web::ListenAddress> listen = web::ParseListenAddress(flags.listen); !listen) {
     spdlog::error("cannot listen address={} error={}", flags.listen, listen.error().context);
     return 2;
   }
@@ -128,21 +128,22 @@ int RunServe(const std::vector<std::string>& args) {
                         .Register(*registry)
                         .Add({});
   reload_ok.Set(1);
-  WebDoor::Hooks hooks;
+  web::WebDoor::Hooks hooks;
   hooks.reload_failed = [&reload_errors] { reload_errors.Increment(); };
   hooks.reload_result = [&reload_ok](bool ok) { reload_ok.Set(ok ? 1 : 0); };
-  Result<std::unique_ptr<WebDoor>> door = WebDoor::Open(flags.web_config_file, hooks);
+  Result<std::unique_ptr<web::WebDoor>> door = web::WebDoor::Open(flags.web_config_file, hooks);
   if (!door) {
     spdlog::error("bad web config error={}", door.error().context);
     return 2;
   }
-  Result<std::unique_ptr<HttpServer>> http = HttpServer::Start(
-      flags.listen, store, exposition, landing_note, std::shared_ptr<WebDoor>(std::move(*door)));
+  Result<std::unique_ptr<web::HttpServer>> http =
+      web::HttpServer::Start(flags.listen, store, exposition, landing_note,
+                             std::shared_ptr<web::WebDoor>(std::move(*door)));
   if (!http) {
     spdlog::error("cannot listen address={} error={}", flags.listen, http.error().context);
     return 1;
   }
-  std::unique_ptr<HttpServer> exposer = std::move(*http);
+  std::unique_ptr<web::HttpServer> exposer = std::move(*http);
   SystemClock clock;
   pipeline::Daemon daemon(*options, store, registry, clock);
   if (Status s = daemon.Start(); !s) {

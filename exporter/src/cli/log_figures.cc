@@ -44,7 +44,7 @@ Result<LogFigures> ReadLogFigures(const std::string& command, const std::string&
   }
   // The steady steps around the latest profiled steps, the log's recent
   // steady steps when there is none.
-  LogFigures figures{(*log)->steady_step_seconds(), (*log)->profile_steps()};
+  LogFigures figures{(*log)->steady_step_seconds(), (*log)->profile_steps(), path};
   if (std::optional<steplog::WindowSteps> window = (*log)->LatestWindow()) {
     if (auto seconds = (*log)->WindowSteadySeconds(*window).seconds) figures.step_seconds = seconds;
   }
@@ -59,6 +59,7 @@ Status WindowLogs::Preload() {
   if (explicit_log_.empty()) return {};
   auto figures = ReadLogFigures(command_, explicit_log_, profile_steps_flag_);
   if (!figures) return tl::unexpected(figures.error());
+  figures->path = explicit_log_;
   cache_[explicit_log_] = *figures;
   return {};
 }
@@ -82,6 +83,7 @@ LogFigures WindowLogs::For(const InputWindow& w, const std::string& explicit_log
                  figures.error().ToString().c_str());
     figures = LogFigures{};
   }
+  figures->path = path;
   return cache_[path] = *figures;
 }
 

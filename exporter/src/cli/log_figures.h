@@ -17,6 +17,7 @@ namespace profwatch::cli {
 struct LogFigures {
   std::optional<double> step_seconds;    // the window's step time (source "log")
   std::optional<int64_t> profile_steps;  // profiler_steps (divisor)
+  std::string path;                      // the log read ("" when none)
 };
 
 // Reads `path` once, printing its warnings as "profwatch <command>: ...".

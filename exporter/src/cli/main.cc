@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/build_revision.h"
+#include "core/log.h"
 
 namespace {
 
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
   if (verb == "serve") return profwatch::cli::RunServe(args);
   if (verb == "probe") return profwatch::cli::RunProbe(args);
   if (verb == "analyze" || verb == "compare") {
+    // Warnings of the analysis (a module skipped as too complex) go to
+    // stderr: stdout is the report.
+    (void)profwatch::SetupLogging("warn", profwatch::LogFormat::kText);
     return verb == "analyze" ? profwatch::cli::RunAnalyze(args) : profwatch::cli::RunCompare(args);
   }
   if (verb == "help" || verb == "--help" || verb == "-h") {

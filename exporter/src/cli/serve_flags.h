@@ -31,7 +31,7 @@ struct ServeFlags {
   std::vector<std::string> watch;
   std::string listen = std::string(kDefaultListen);
   std::string listen_port_file;
-  std::string web_config_file;  // exporter-toolkit web config (cli/web_config.h)
+  std::string web_config_file;  // exporter-toolkit web config (web/web_config.h)
   std::string poll_interval = "15s";
   bool no_inotify = false;
   bool follow_symlinks = false;

@@ -4,11 +4,6 @@ target_sources(profwatch_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/log_figures.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_analyze.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_compare.cc
-  ${CMAKE_CURRENT_LIST_DIR}/listen_address.cc
-  ${CMAKE_CURRENT_LIST_DIR}/web_config.cc
-  ${CMAKE_CURRENT_LIST_DIR}/civetweb_compat.cc
-  ${CMAKE_CURRENT_LIST_DIR}/pending_connections.cc
-  ${CMAKE_CURRENT_LIST_DIR}/http_server.cc
   ${CMAKE_CURRENT_LIST_DIR}/serve_flags.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_serve.cc
   ${CMAKE_CURRENT_LIST_DIR}/cmd_probe.cc

@@ -39,7 +39,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_dropped_events", MetricType::kGauge, "Trace events of the latest window that were dropped, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...); only reasons that occurred.", {"reason"}, true},
     {"profwatch_window_truncated", MetricType::kGauge, "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true},
     {"profwatch_window_incomplete", MetricType::kGauge, "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true},
-    {"profwatch_window_failed", MetricType::kGauge, "1 while the run's latest window analysis failed for real: a file given up after --max-retries, a corrupt or unreadable file, or no usable kernel data (the window was not exported and the previous one stays). Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true},
+    {"profwatch_window_failed", MetricType::kGauge, "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays). Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true},
     {"profwatch_window_info", MetricType::kGauge, "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true},
     {"profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "Unix time the latest window was analysed.", {}, true},
     // --- families (per GPU per step) ---
@@ -100,7 +100,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_retries_total", MetricType::kCounter, "Window analyses held back because a file was not ready yet (still being written: truncated, io, not_found), by reason; retried with backoff, not errors.", {"reason"}, false},
     {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
     {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
-    {"profwatch_pending_windows", MetricType::kGauge, "Windows waiting for completeness or for a worker.", {}, false},
+    {"profwatch_pending_windows", MetricType::kGauge, "Windows of the run waiting for completeness (files or GPUs, until --window-timeout), a retry or a worker.", {}, true},
     {"profwatch_scans_total", MetricType::kCounter, "Full scans of the watched roots: at start, every poll interval, on change hints and when a window's settle time ends.", {}, false},
     {"profwatch_label_values_rewritten", MetricType::kGauge, "Label values rewritten in this exposition, per series, by reason: invalid_utf8 (bad bytes replaced by U+FFFD), too_long (cut to 256 bytes). 0 normally.", {"reason"}, false},
     {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},

@@ -1,3 +1,6 @@
+#include <map>
+#include <string>
+
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "expose/report.h"
@@ -26,6 +29,12 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
   j["gpus_per_file"] = s.gpus_per_file;
   j["events"] = s.events;
   j["truncated"] = s.truncated;
+  // The drops profwatch_window_dropped_events counts, summed the same way.
+  std::map<std::string, uint64_t> dropped;
+  for (const auto& f : s.files) {
+    for (const auto& [reason, n] : f.drops) dropped[reason] += n;
+  }
+  j["dropped_events"] = dropped;
   j["rule_set"] = s.rule_set;
   nlohmann::ordered_json families = nlohmann::ordered_json::array();
   for (const auto& f : s.families) {

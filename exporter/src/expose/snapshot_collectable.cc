@@ -520,7 +520,6 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
     b.Add("profwatch_shard_info", 1.0,
           {{"shard", std::to_string(snap.shard)}, {"shards", std::to_string(snap.shards)}});
   }
-  b.Add("profwatch_pending_windows", static_cast<double>(snap.pending_windows));
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) {
     b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);
@@ -528,8 +527,18 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
   for (const auto& [root, readable] : snap.watch_roots) {
     b.Add("profwatch_watch_root_readable", readable ? 1.0 : 0.0, {{"root", root}});
   }
+  // Pending windows per run: every exported run (0 when none), and runs
+  // whose first window is still pending.
+  for (const auto& [key, n] : snap.pending_by_run) {
+    if (snap.runs.count(key) != 0) continue;
+    b.SetRun(&key);
+    b.Add("profwatch_pending_windows", static_cast<double>(n));
+  }
   for (const auto& [key, rs] : snap.runs) {
     b.SetRun(&key);
+    auto pending = snap.pending_by_run.find(key);
+    b.Add("profwatch_pending_windows",
+          pending == snap.pending_by_run.end() ? 0.0 : static_cast<double>(pending->second));
     if (rs.has_window) AddWindow(rs, b);
     if (!rs.window_failure.empty()) {
       b.Add("profwatch_window_failed", 1.0, {{"reason", rs.window_failure}});

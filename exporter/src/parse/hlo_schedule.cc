@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -253,6 +254,8 @@ Launches LaunchesOf(std::string_view op) {
 
 class Decoder {
  public:
+  explicit Decoder(const HloLimits& limits) : limits_(limits) {}
+
   Result<HloModuleSchedule> Decode(std::string_view module) {
     Cursor c(module);
     int64_t entry = -1;
@@ -290,6 +293,7 @@ class Decoder {
     }
     for (std::string_view bytes : computations) {
       if (auto s = DecodeComputation(bytes); !s) return tl::unexpected(s.error());
+      if (!too_complex_.empty()) return TooComplex();
     }
     if (auto s = DecodeSchedule(schedule); !s) return tl::unexpected(s.error());
     if (entry < 0 || comps_.count(entry) == 0) {
@@ -300,7 +304,9 @@ class Decoder {
       return MakeError(ErrorCode::kUnsupported,
                        "HLO module '" + out_.name + "' has no schedule (not an optimised module)");
     }
+    on_stack_.insert(entry);
     Expand(entry, 0);
+    if (!too_complex_.empty()) return TooComplex();
     return std::move(out_);
   }
 
@@ -321,6 +327,10 @@ class Decoder {
           if (!DecodeInstr(ib, in, error)) {
             return MakeError(ErrorCode::kCorrupt, "HLO instruction: " + error);
           }
+          if (++out_.cost.instructions > limits_.max_instructions) {
+            Fail("more than " + std::to_string(limits_.max_instructions) + " instructions");
+            return {};
+          }
           comp.instrs.push_back(std::move(in));
         }
       } else if (ok && f == 5) {
@@ -332,10 +342,15 @@ class Decoder {
       if (!ok) return tl::unexpected(Corrupt(c, "HLO computation"));
     }
     const int64_t id = comp.id;
-    for (size_t i = 0; i < comp.instrs.size(); ++i) {
-      instr_at_[comp.instrs[i].id] = {id, i};
+    auto [at, added] = comps_.try_emplace(id, std::move(comp));
+    if (!added) {
+      return MakeError(ErrorCode::kCorrupt, "HLO module '" + out_.name + "': computation id " +
+                                                std::to_string(id) + " given twice");
     }
-    comps_[id] = std::move(comp);
+    ++out_.cost.computations;
+    for (size_t i = 0; i < at->second.instrs.size(); ++i) {
+      instr_at_[at->second.instrs[i].id] = {id, i};
+    }
     return {};
   }
 
@@ -383,37 +398,86 @@ class Decoder {
     return &comps_.at(it->second.first).instrs[it->second.second];
   }
 
-  // The op_names of everything a fusion computes (parameters aside), through
-  // nested computations.
-  void FusedPaths(const Instr& in, std::vector<std::string_view>& out, int depth) {
-    if (depth > 16) return;
-    for (int64_t cid : in.called) {
-      auto it = comps_.find(cid);
-      if (it == comps_.end()) continue;
-      for (const Instr& x : it->second.instrs) {
-        if (x.opcode == "parameter") continue;
-        if (!x.op_name.empty()) out.push_back(x.op_name);
-        FusedPaths(x, out, depth + 1);
-      }
+  // What a fusion computes through one called computation, with the
+  // computations its instructions call in turn: the scope its op_names share
+  // (parameters aside; none when no instruction has one) and the FLOPs of its
+  // dots, counted once per call. Each computation is summarised once.
+  struct Fused {
+    enum class State : uint8_t { kNew, kOpen, kDone } state = State::kNew;
+    std::optional<std::string> scope;
+    bool dots = false;
+    int64_t flops = 0;  // -1: a dot with unusable shapes, or an overflow
+  };
+
+  static void AddTo(bool& dots, int64_t& flops, int64_t f) {
+    dots = true;
+    if (f < 0 || flops < 0 || __builtin_add_overflow(flops, f, &flops)) flops = -1;
+  }
+
+  // Merges the summaries of `called`; false once the module is too complex.
+  bool MergeCalled(const std::vector<int64_t>& called, int depth, std::vector<std::string>& scopes,
+                   bool& dots, int64_t& flops) {
+    for (int64_t cid : called) {
+      const Fused* f = Summarise(cid, depth);
+      if (!too_complex_.empty()) return false;
+      if (f == nullptr) continue;
+      if (f->scope) scopes.push_back(*f->scope);
+      if (f->dots) AddTo(dots, flops, f->flops);
     }
+    return true;
+  }
+
+  const Fused* Summarise(int64_t cid, int depth) {
+    auto it = comps_.find(cid);
+    if (it == comps_.end()) return nullptr;
+    Fused& f = fused_[cid];
+    if (f.state == Fused::State::kDone) return &f;
+    if (f.state == Fused::State::kOpen) {
+      Fail("computation " + std::to_string(cid) + " calls itself");
+      return nullptr;
+    }
+    if (!Deeper(depth)) return nullptr;
+    f.state = Fused::State::kOpen;  // f stays valid: unordered_map nodes do not move
+    ++out_.cost.fused_computations;
+    std::vector<std::string> scopes;
+    bool dots = false;
+    int64_t flops = 0;
+    for (const Instr& x : it->second.instrs) {
+      if (x.opcode == "parameter") continue;
+      if (!x.op_name.empty()) scopes.emplace_back(x.op_name);
+      if (x.opcode == "dot") AddTo(dots, flops, DotOf(x));
+      if (!MergeCalled(x.called, depth + 1, scopes, dots, flops)) return nullptr;
+    }
+    f.state = Fused::State::kDone;
+    if (!scopes.empty()) f.scope = CommonScope({scopes.begin(), scopes.end()});
+    f.dots = dots;
+    f.flops = flops;
+    return &f;
+  }
+
+  // Counts one more level of nesting; false (too complex) past the limit.
+  bool Deeper(int depth) {
+    out_.cost.depth = std::max(out_.cost.depth, depth);
+    if (depth <= limits_.max_depth) return true;
+    Fail("computations nested more than " + std::to_string(limits_.max_depth) + " deep");
+    return false;
+  }
+
+  void Fail(std::string why) {
+    if (too_complex_.empty()) too_complex_ = std::move(why);
+  }
+
+  HloModuleSchedule TooComplex() {
+    HloModuleSchedule out;
+    out.name = std::move(out_.name);
+    out.cost = out_.cost;
+    out.too_complex = "too_complex: " + too_complex_;
+    return out;
   }
 
   const std::vector<int64_t>* DimsOf(int64_t id) const {
     const Instr* in = Find(id);
     return in == nullptr ? nullptr : &in->dims;
-  }
-
-  // FLOPs of the dots a fusion computes (nested computations included).
-  void FusedFlops(const Instr& in, HloLaunch& out, int depth) {
-    if (depth > 16) return;
-    for (int64_t cid : in.called) {
-      auto it = comps_.find(cid);
-      if (it == comps_.end()) continue;
-      for (const Instr& x : it->second.instrs) {
-        if (x.opcode == "dot") AddFlops(out, HloLaunch::Flops::kMatmul, DotOf(x));
-        FusedFlops(x, out, depth + 1);
-      }
-    }
   }
 
   int64_t DotOf(const Instr& x) const {
@@ -495,43 +559,74 @@ class Decoder {
     return it->second;
   }
 
+  // The launch of one instruction (kind, kernel base, scope, FLOPs), derived
+  // once however many times its computation is inlined; nullptr once the
+  // module is too complex.
+  const HloLaunch* LaunchOf(const Instr& in, HloLaunch::Kind kind, int depth) {
+    auto [it, added] = launch_of_.try_emplace(&in);
+    HloLaunch& launch = it->second;
+    if (!added) return &launch;
+    ++out_.cost.derived;
+    launch.kind = kind;
+    if (kind == HloLaunch::Kind::kFusion) {
+      launch.kernel_base = KernelBaseOfInstruction(in.name);
+      // A fusion's scope is what its instructions share, as XLA names its
+      // kernels' scope when they run outside a graph.
+      std::vector<std::string> scopes;
+      bool dots = false;
+      int64_t flops = 0;
+      if (!MergeCalled(in.called, depth + 1, scopes, dots, flops)) return nullptr;
+      launch.scope = ScopeIndex(scopes.empty() ? std::string(in.op_name)
+                                               : CommonScope({scopes.begin(), scopes.end()}));
+      if (dots) AddFlops(launch, HloLaunch::Flops::kMatmul, flops);
+      return &launch;
+    }
+    if (kind == HloLaunch::Kind::kLibrary) LibraryFlops(in, launch);
+    launch.scope = ScopeIndex(std::string(in.op_name));
+    return &launch;
+  }
+
   void Expand(int64_t computation, int depth) {
-    for (int64_t id : sequences_[computation]) {
+    auto seq = sequences_.find(computation);
+    if (seq == sequences_.end()) return;
+    for (int64_t id : seq->second) {
+      if (++out_.cost.expanded > limits_.max_expanded) {
+        Fail("more than " + std::to_string(limits_.max_expanded) +
+             " schedule entries with calls inlined");
+        return;
+      }
       const Instr* in = Find(id);
       if (in == nullptr) continue;
-      HloLaunch launch;
+      HloLaunch::Kind kind = HloLaunch::Kind::kOpaque;
       switch (LaunchesOf(in->opcode)) {
         case Launches::kNothing:
           continue;
         case Launches::kCall:
-          if (depth < 8 && in->called.size() == 1 && sequences_.count(in->called[0]) != 0) {
-            Expand(in->called[0], depth + 1);
+          if (in->called.size() == 1 && sequences_.count(in->called[0]) != 0) {
+            const int64_t callee = in->called[0];
+            if (!on_stack_.insert(callee).second) {
+              Fail("computation " + std::to_string(callee) + " calls itself");
+              return;
+            }
+            if (!Deeper(depth + 1)) return;
+            Expand(callee, depth + 1);
+            on_stack_.erase(callee);
+            if (!too_complex_.empty()) return;
             continue;
           }
-          launch.kind = HloLaunch::Kind::kOpaque;
-          break;
+          break;  // a call without a schedule: opaque
         case Launches::kOpaque:
-          launch.kind = HloLaunch::Kind::kOpaque;
           break;
-        case Launches::kFusion: {
-          launch.kind = HloLaunch::Kind::kFusion;
-          launch.kernel_base = KernelBaseOfInstruction(in->name);
-          // A fusion's scope is what its instructions share, as XLA names
-          // its kernels' scope when they run outside a graph.
-          std::vector<std::string_view> paths;
-          FusedPaths(*in, paths, 0);
-          launch.scope = ScopeIndex(paths.empty() ? std::string(in->op_name) : CommonScope(paths));
-          FusedFlops(*in, launch, 0);
-          out_.launches.push_back(std::move(launch));
-          continue;
-        }
+        case Launches::kFusion:
+          kind = HloLaunch::Kind::kFusion;
+          break;
         case Launches::kLibrary:
-          launch.kind = HloLaunch::Kind::kLibrary;
-          LibraryFlops(*in, launch);
+          kind = HloLaunch::Kind::kLibrary;
           break;
       }
-      launch.scope = ScopeIndex(std::string(in->op_name));
-      out_.launches.push_back(std::move(launch));
+      const HloLaunch* launch = LaunchOf(*in, kind, depth);
+      if (launch == nullptr) return;
+      out_.launches.push_back(*launch);
     }
   }
 
@@ -540,6 +635,11 @@ class Decoder {
   std::unordered_map<int64_t, std::pair<int64_t, size_t>> instr_at_;  // id -> (computation, index)
   std::unordered_map<int64_t, std::vector<int64_t>> sequences_;
   std::unordered_map<std::string, uint32_t> scope_ids_;
+  std::unordered_map<int64_t, Fused> fused_;  // by computation id
+  std::unordered_map<const Instr*, HloLaunch> launch_of_;
+  std::unordered_set<int64_t> on_stack_;  // calls being inlined
+  const HloLimits& limits_;
+  std::string too_complex_;  // why, once a limit is hit: every walk stops
 };
 
 }  // namespace
@@ -549,7 +649,8 @@ const HloModuleSchedule* HloIndex::Find(std::string_view module) const {
   return it == modules.end() ? nullptr : &it->second;
 }
 
-Result<HloModuleSchedule> DecodeHloProto(std::string_view bytes, bool bare_module) {
+Result<HloModuleSchedule> DecodeHloProto(std::string_view bytes, bool bare_module,
+                                         const HloLimits& limits) {
   std::string_view module = bytes;
   if (!bare_module) {
     Cursor c(bytes);
@@ -562,7 +663,7 @@ Result<HloModuleSchedule> DecodeHloProto(std::string_view bytes, bool bare_modul
       if (!ok) return tl::unexpected(Corrupt(c, "HloProto"));
     }
   }
-  return Decoder().Decode(module);
+  return Decoder(limits).Decode(module);
 }
 
 std::string_view KernelBaseOfKernel(std::string_view kernel) {

@@ -47,10 +47,43 @@ struct HloLaunch {
   int64_t flops = 0;  // -1: a kind counted here whose shapes are unusable
 };
 
+// Bounds on the work of reading one module, so that no module (a crafted
+// one: a computation that calls itself, calls nested and repeated until the
+// inlined schedule is astronomically long) can hold the reader. A module
+// over any of them is skipped as too complex (HloModuleSchedule::too_complex);
+// docs/security.md ("Crafted trace files: the HLO modules of an
+// .xplane.pb") says what each bounds and how the defaults were chosen.
+struct HloLimits {
+  // Instructions decoded, over all computations of the module.
+  size_t max_instructions = size_t{1} << 18;
+  // Computations nested in one another: calls inlined into the schedule, and
+  // computations inside a fusion (each fusion's scope and FLOPs walk them).
+  int max_depth = 64;
+  // Schedule entries visited while inlining scheduled calls (a computation
+  // called from n places is visited n times; every launch is one entry).
+  size_t max_expanded = size_t{1} << 18;
+};
+
+// What reading one module took (the quantities HloLimits bounds).
+struct HloCost {
+  size_t instructions = 0;
+  size_t computations = 0;
+  size_t expanded = 0;            // schedule entries visited while inlining calls
+  size_t fused_computations = 0;  // computations summarised for fusions (each once)
+  // Launches derived from their instruction: each once, however often inlined.
+  size_t derived = 0;
+  int depth = 0;  // deepest nesting reached (0: the entry alone)
+};
+
 struct HloModuleSchedule {
   std::string name;                 // HloModuleProto.name, the kernels' hlo_module
   std::vector<std::string> scopes;  // distinct scopes (op_name paths)
   std::vector<HloLaunch> launches;  // in schedule order
+  // Non-empty: the module exceeded an HloLimits bound or a computation calls
+  // itself (directly or through others); why, prefixed "too_complex: ".
+  // scopes and launches are then empty: nothing of the module is used.
+  std::string too_complex;
+  HloCost cost;
 };
 
 // The modules of one XSpace by name. A name compiled more than once (two
@@ -60,6 +93,9 @@ struct HloIndex {
   std::map<std::string, HloModuleSchedule, std::less<>> modules;
   std::vector<std::string> ambiguous;
   std::vector<std::string> errors;  // modules that could not be decoded
+  // Modules skipped as too complex (HloModuleSchedule::too_complex): name ->
+  // why. Their kernels are counted but not placed, nor their FLOPs counted.
+  std::map<std::string, std::string, std::less<>> too_complex;
   const HloModuleSchedule* Find(std::string_view module) const;
 };
 
@@ -73,9 +109,14 @@ struct HloIndex {
 // for the backward.
 
 // Decodes one serialised xla.HloProto (or a bare HloModuleProto when
-// `bare_module`). Errors: kCorrupt (bad wire format), kUnsupported (no
-// entry computation or no schedule: an unoptimised module).
-Result<HloModuleSchedule> DecodeHloProto(std::string_view bytes, bool bare_module = false);
+// `bare_module`). Errors: kCorrupt (bad wire format, a computation id given
+// twice), kUnsupported (no entry computation or no schedule: an unoptimised
+// module). A module over `limits`, or whose computations call themselves,
+// is a result with `too_complex` set. Every walk over the computations is
+// memoised or counted: the work is bounded by the module's bytes and
+// `limits`, whatever they hold.
+Result<HloModuleSchedule> DecodeHloProto(std::string_view bytes, bool bare_module = false,
+                                         const HloLimits& limits = {});
 
 // The part of a kernel name that does not depend on which of several
 // identical fusions named it: `loop_add_fusion_12` -> `loop_add_fusion`.

@@ -816,6 +816,11 @@ Status DecodeMetadataPlane(std::string_view plane, HloIndex& index) {
   }
   if (!hlo_stat) return {};
   std::map<std::string, int> seen;  // module name -> count
+  // Each module within HloLimits, and all of them together within the
+  // per-file share of inlined schedule entries (what their kept launches and
+  // the expansion work add up to, however many modules the plane holds).
+  const HloLimits per_module;
+  size_t expanded_left = kMaxHloExpandedPerFile;
   for (std::string_view event : events) {
     Cursor m(event);
     while (!m.Done()) {
@@ -845,19 +850,33 @@ Status DecodeMetadataPlane(std::string_view plane, HloIndex& index) {
         if (!ok) return MakeError(ErrorCode::kCorrupt, "event metadata stat: " + st.error());
       }
       if (!has_bytes || static_cast<int64_t>(stat_id) != *hlo_stat) continue;
-      auto module = DecodeHloProto(bytes);
+      HloLimits limits = per_module;
+      limits.max_expanded = std::min(per_module.max_expanded, expanded_left);
+      auto module = DecodeHloProto(bytes, false, limits);
       if (!module) {
         index.errors.push_back(module.error().ToString());
         continue;
       }
+      expanded_left -= std::min(expanded_left, module->cost.expanded);
+      if (!module->too_complex.empty() && limits.max_expanded < per_module.max_expanded &&
+          module->cost.expanded > limits.max_expanded) {
+        module->too_complex = "too_complex: the file's modules together have more than " +
+                              std::to_string(kMaxHloExpandedPerFile) +
+                              " schedule entries with calls inlined";
+      }
       if (++seen[module->name] > 1) continue;
       std::string name = module->name;
+      if (!module->too_complex.empty()) {
+        index.too_complex.emplace(std::move(name), std::move(module->too_complex));
+        continue;
+      }
       index.modules.emplace(std::move(name), std::move(*module));
     }
   }
   for (const auto& [name, count] : seen) {
     if (count > 1) {
       index.modules.erase(name);
+      index.too_complex.erase(name);
       index.ambiguous.push_back(name);
     }
   }
@@ -917,7 +936,7 @@ Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_byt
     }
     if (!name || *name != "/host:metadata") continue;
     if (auto s = DecodeMetadataPlane(*bytes, index); !s) return tl::unexpected(s.error());
-    if (index.modules.empty() && index.ambiguous.empty()) break;
+    if (index.modules.empty() && index.ambiguous.empty() && index.too_complex.empty()) break;
     return index;
   }
   if (!index.errors.empty()) {

@@ -242,8 +242,17 @@ Status Daemon::Start() {
         dropped += owned ? 0 : 1;
         it = owned ? std::next(it) : runs_.erase(it);
       }
+      // Runs older than --retention are not exported with --state either:
+      // from the first scrape on, the set is the one a start without the
+      // file would find (and the file is saved without them).
+      const size_t restored = runs_.size();
+      RetentionSweepLocked(now);
+      if (runs_.size() != restored) persist_pending_ = true;
+      // A window is restored only with its run: the window of a run the
+      // file no longer exports (expired, or another shard's) is analysed
+      // again if its run is alive, as without the file.
       std::erase_if(state.windows, [&](const window::AnalysedWindow& w) {
-        return !options_.shard.Owns(w.run.training_job);
+        return runs_.count(snapshot::RunKey{w.run.training_job, w.run.run}) == 0;
       });
       assembler_.Restore(state.windows);
       if (dropped > 0) persist_pending_ = true;
@@ -429,6 +438,7 @@ void Daemon::ScanLoop() {
       const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
       std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
       for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
+      LogReadyNotesLocked(assembler_.TakeReadyNotes(), now);
       if (!tasks.empty()) {
         queue_cv_.notify_all();
         changed = true;
@@ -593,25 +603,34 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
     spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
                  f.error.ToString());
   }
-  // Files given up now or before are left out of the window: still a failure.
-  if (!decision.gave_up.empty() || !task.excluded.empty()) failure = kGiveUpReason;
+  // Files given up now or before are left out of the window: still a
+  // failure, and its reason is why the file was given up (truncated, io,
+  // ...), as the "file given up" line says, not the give-up itself.
+  if (!decision.gave_up.empty()) {
+    failure = ErrorCodeName(decision.gave_up.front().error.code);
+  } else if (!task.excluded.empty() && failure.empty()) {
+    failure = task.excluded_error ? ErrorCodeName(*task.excluded_error) : kGiveUpReason;
+  }
   // A window left without usable kernel data by failed, given-up or missing
   // files must not replace the run's window with zeros: the previous window
-  // and its figures stay, the run is flagged. (A window whose files all read
-  // cleanly is published as it is, kernels or not.)
+  // and its figures stay, the run is flagged with the files' failure, or
+  // no_data when none failed (files or GPUs missing at the timeout). (A
+  // window whose files all read cleanly is published as it is, kernels or
+  // not.)
   bool no_data = false;
   if (decision.publish && result && decision.incomplete &&
       (result->stats.gpus() == 0 || result->stats.total_kernel_ps == 0)) {
     no_data = true;
     decision.publish = false;
-    failure = kNoDataReason;
+    if (failure.empty()) failure = kNoDataReason;
     CountError(kNoDataReason);
     auto prev = runs_.find(key);
     const bool keeps = prev != runs_.end() && prev->second.has_window;
     spdlog::warn(
-        "window not exported: no usable kernel data training_job={} run={} window={} gpus={} "
-        "files={} files_present={} failed={} excluded={} short_of_expected={} kept_window={}",
-        job, run, task.window_id, result->stats.gpus(), result->stats.files.size(),
+        "window not exported: no usable kernel data training_job={} run={} window={} reason={} "
+        "gpus={} files={} files_present={} failed={} excluded={} short_of_expected={} "
+        "kept_window={}",
+        job, run, task.window_id, failure, result->stats.gpus(), result->stats.files.size(),
         task.total_files, outcome.failed.size(), task.excluded.size(), task.short_of_expected,
         keeps ? prev->second.window_id : "none");
   }
@@ -621,8 +640,11 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (decision.waiting_for_gpus) {
     spdlog::info(
         "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
-        "timeout training_job={} run={} window={} gpus={} expected_gpus={}",
-        job, run, task.window_id, outcome.gpus, decision.expected_gpus);
+        "timeout training_job={} run={} window={} gpus={} expected_gpus={} until_unix={:.0f} "
+        "window_timeout_s={:.0f}",
+        job, run, task.window_id, outcome.gpus, decision.expected_gpus,
+        decision.held_until ? ToUnixSeconds(*decision.held_until) : 0.0,
+        std::chrono::duration<double>(options.assembler.window_timeout).count());
   }
   if (decision.superseded) {
     spdlog::info(
@@ -741,6 +763,25 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
+void Daemon::LogReadyNotesLocked(const window::Assembler::ReadyNotes& notes, TimePoint now) {
+  for (const window::Assembler::Held& h : notes.held) {
+    spdlog::info(
+        "window held: fewer files than expected, waiting for the rest until the window timeout "
+        "training_job={} run={} window={} files={} expected_files={} expected_from={} "
+        "until_unix={:.0f} window_timeout_s={:.0f}",
+        h.run.training_job, h.run.run, h.window_id, h.files, h.expected_files, h.expected_from,
+        ToUnixSeconds(h.until),
+        std::chrono::duration<double>(options_.assembler.window_timeout).count());
+  }
+  for (const window::Assembler::Expired& e : notes.expired) {
+    spdlog::info(
+        "window not analysed: older than --retention training_job={} run={} window={} "
+        "last_activity_unix={:.0f} retention_s={:.0f} now_unix={:.0f}",
+        e.run.training_job, e.run.run, e.window_id, e.last_activity_unix,
+        std::chrono::duration<double>(options_.assembler.retention).count(), ToUnixSeconds(now));
+  }
+}
+
 void Daemon::RetentionSweepLocked(TimePoint now) {
   for (auto it = runs_.begin(); it != runs_.end();) {
     if (assembler_.RunExpired(it->second.last_activity_unix, now)) {
@@ -771,6 +812,9 @@ void Daemon::PublishLocked(TimePoint now) {
   next->runs = runs_;
   next->last_scan_unix = last_scan_unix_;
   next->pending_windows = assembler_.PendingCount();
+  for (const auto& [run, n] : assembler_.PendingByRun()) {
+    next->pending_by_run[snapshot::RunKey{run.training_job, run.run}] = n;
+  }
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;
@@ -819,6 +863,9 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
     // read: after a restart every log is read again from its start, and an
     // old run must not come back (nor stay) for another --retention.
     const double written = u.new_lines ? u.written_unix.value_or(ToUnixSeconds(now)) : 0.0;
+    // A run whose log is alive has its windows analysed however old their
+    // files are: the same with or without --state.
+    if (u.new_lines) assembler_.NoteRunActivity({u.key.training_job, u.key.run}, written);
     auto it = runs_.find(u.key);
     if (it == runs_.end()) {
       if (!u.changed) continue;  // an expired run comes back only with news

@@ -123,6 +123,9 @@ class Daemon {
   // (false; the scan loop publishes what is pending).
   bool PublishSoonLocked(TimePoint now);
   void RetentionSweepLocked(TimePoint now);
+  // Logs, at info and once each, windows held for files and windows not
+  // analysed because they are older than --retention.
+  void LogReadyNotesLocked(const window::Assembler::ReadyNotes& notes, TimePoint now);
   void PersistLocked(TimePoint now);
   // Under mu_: PersistLocked now, or once persist_throttle_ allows (the scan
   // loop, which wakes at least every second, saves what is pending). Each

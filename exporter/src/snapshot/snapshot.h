@@ -86,10 +86,11 @@ struct RunState {
   bool has_window = false;  // false: only training-log data so far
   // Why the run's latest window analysis failed for real (a file given up
   // after --max-retries, a corrupt or unreadable file, no usable kernel data
-  // so the window was not exported): an ErrorCodeName, "give_up" or
-  // "no_data"; empty once a window of the run is analysed with every file
-  // read cleanly. A file still being retried changes nothing here.
-  // Exported as profwatch_window_failed{reason}.
+  // so the window was not exported): the failed file's ErrorCodeName (for a
+  // given-up file, the error it was given up for), or "no_data" when no file
+  // failed but the window has no kernel data; empty once a window of the run is analysed with every
+  // file read cleanly. A file still being retried changes nothing here. Exported as
+  // profwatch_window_failed{reason}.
   std::string window_failure;
 
   // A private copy of `stats` to edit (state loading, tests); the reference
@@ -100,7 +101,10 @@ struct RunState {
 struct Snapshot {
   std::map<RunKey, RunState> runs;
   double last_scan_unix = 0;
-  int64_t pending_windows = 0;
+  int64_t pending_windows = 0;  // all runs together (the state file keeps it)
+  // Pending windows per run (profwatch_pending_windows{training_job,run});
+  // runs with none are left out (exported as 0 when in `runs`).
+  std::map<RunKey, int64_t> pending_by_run;
   // Each --watch root as of the last scan: true when it is a readable
   // directory (profwatch_watch_root_readable).
   std::map<std::string, bool> watch_roots;

@@ -282,7 +282,7 @@ std::chrono::milliseconds Assembler::Backoff(int tries) const {
   return std::min(d, options_.max_backoff);
 }
 
-bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) const {
+bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) {
   *gate = 0;
   *short_of_expected = false;
   // A published window with an unreadable file, or short of the expected
@@ -295,8 +295,15 @@ bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_exp
   }
   if (t.state == State::kAssembling || t.state == State::kRetryWait) {
     const double cutoff = ToUnixSeconds(now) - Seconds(options_.retention).count();
-    if (t.last_activity_unix < cutoff) {
+    auto log = run_activity_.find(t.run);
+    const double activity =
+        std::max(t.last_activity_unix, log == run_activity_.end() ? 0.0 : log->second);
+    if (activity < cutoff) {
       t.state = State::kExpired;
+      if (!t.expired_reported) {
+        t.expired_reported = true;
+        ready_notes_.expired.push_back({t.run, t.id, t.last_activity_unix});
+      }
       return false;
     }
   }
@@ -315,9 +322,22 @@ bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_exp
     }
     if (!failed_file_changed && (!t.next_retry || now < *t.next_retry)) return false;
   }
-  if (*short_of_expected && !timed_out) return false;
+  if (*short_of_expected && !timed_out) {
+    // Quiet and short of files: it waits for them until the timeout.
+    if (t.state == State::kAssembling && !t.held_reported) {
+      t.held_reported = true;
+      const std::string from = options_.expected_files > 0  ? "--expected-files"
+                               : options_.expected_gpus > 0 ? "--expected-gpus"
+                                                            : "previous window";
+      ready_notes_.held.push_back(
+          {t.run, t.id, count, *gate, from, t.first_seen + options_.window_timeout});
+    }
+    return false;
+  }
   return true;
 }
+
+Assembler::ReadyNotes Assembler::TakeReadyNotes() { return std::exchange(ready_notes_, {}); }
 
 std::vector<WindowTask> Assembler::TakeReady(TimePoint now, size_t max) {
   std::vector<std::pair<Tracked*, std::pair<int, bool>>> ready;
@@ -354,6 +374,12 @@ std::vector<WindowTask> Assembler::TakeReady(TimePoint now, size_t max) {
       }
     }
     task.total_files = static_cast<int>(t.files.size());
+    for (const std::string& f : task.excluded) {
+      if (const FileTrack& ft = t.tracks.at(f); ft.last_error) {
+        task.excluded_error = ft.last_error;
+        break;
+      }
+    }
     task.expected_files = gate_short.first;
     task.short_of_expected = gate_short.second;
     task.reanalysis = t.analysed_before;
@@ -395,6 +421,7 @@ AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOut
       d.publish = false;
       d.waiting_for_gpus = true;
       it->second.recheck_at = it->second.first_seen + options_.window_timeout;
+      d.held_until = it->second.recheck_at;
       return d;
     }
     d.incomplete = true;
@@ -503,6 +530,11 @@ std::map<uint64_t, Assembler::Tracked>::iterator Assembler::Untrack(
   return tracked_.erase(it);
 }
 
+void Assembler::NoteRunActivity(const RunId& run, double unix_seconds) {
+  double& at = run_activity_[run];
+  at = std::max(at, unix_seconds);
+}
+
 bool Assembler::RunExpired(double last_activity_unix, TimePoint now) const {
   return last_activity_unix <
          ToUnixSeconds(now) - std::chrono::duration<double>(options_.retention).count();
@@ -549,6 +581,17 @@ int64_t Assembler::TrackedFiles() const {
   int64_t n = 0;
   for (const auto& [serial, t] : tracked_) n += static_cast<int64_t>(t.tracks.size());
   return n;
+}
+
+std::map<RunId, int64_t> Assembler::PendingByRun() const {
+  std::map<RunId, int64_t> out;
+  for (const auto& [serial, t] : tracked_) {
+    if (t.state == State::kAssembling || t.state == State::kRetryWait ||
+        t.state == State::kQueued) {
+      ++out[t.run];
+    }
+  }
+  return out;
 }
 
 std::vector<AnalysedWindow> Assembler::Analysed() const {

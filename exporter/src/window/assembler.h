@@ -22,8 +22,9 @@
 // already present at the first scan (the backlog a fresh daemon finds) other
 // than the newest of their run are superseded instead: not analysed, each
 // reported once in ScanNotes::superseded. Windows whose newest file is older
-// than `retention` are not analysed at all. A file joining or changing in an analysed window makes
-// it ready again (a re-analysis).
+// than `retention`, of a run whose training log is too (NoteRunActivity), are
+// not analysed at all (reported once in ReadyNotes::expired). A file joining or changing in an
+// analysed window makes it ready again (a re-analysis).
 //
 // Retries, by the error code of a failed file (core/result.h RetryClass):
 //  - kTruncated, kIo, kNotFound: the result is held back and the window is
@@ -119,6 +120,9 @@ struct WindowTask {
   bool short_of_expected = false;           // emitted at the window timeout
   bool reanalysis = false;                  // the window was analysed before
   double last_activity_unix = 0;            // newest file mtime
+  // The last error of the first given-up file in `excluded` (why it was
+  // given up), for the window's failure reason.
+  std::optional<ErrorCode> excluded_error;
 };
 
 struct FileFailure {
@@ -158,6 +162,8 @@ struct AnalysisDecision {
   // The run keeps its exported window; this one is analysed again when a
   // file joins or changes, or at the timeout (then published incomplete).
   bool waiting_for_gpus = false;
+  // With waiting_for_gpus: when it is published anyway (the window timeout).
+  std::optional<TimePoint> held_until;
   // Files given up by this outcome: log once with path and reason, count
   // reason="give_up".
   std::vector<FileFailure> gave_up;
@@ -200,6 +206,25 @@ class Assembler {
     std::string first_dir;  // its grouping dir
     int64_t files = 0;
   };
+  // A settled window held for files it is short of, reported once per
+  // window: `files` present, `expected_files` expected (from `expected_from`:
+  // "--expected-files", "--expected-gpus" or "previous window"); it is
+  // analysed when they arrive or at `until` (first seen + window timeout).
+  struct Held {
+    RunId run;
+    std::string window_id;
+    int files = 0;
+    int expected_files = 0;
+    std::string expected_from;
+    TimePoint until;
+  };
+  // A window not analysed because its newest file is older than
+  // `retention`, reported once per window.
+  struct Expired {
+    RunId run;
+    std::string window_id;
+    double last_activity_unix = 0;
+  };
   struct ScanNotes {
     std::vector<std::string> future_dirs;
     std::vector<RunClash> clashes;
@@ -215,6 +240,14 @@ class Assembler {
   // in flight until OnAnalyzed().
   std::vector<WindowTask> TakeReady(TimePoint now, size_t max);
 
+  // What TakeReady() found held for files or expired since the last call,
+  // each window once.
+  struct ReadyNotes {
+    std::vector<Held> held;
+    std::vector<Expired> expired;
+  };
+  ReadyNotes TakeReadyNotes();
+
   // The result of a task from TakeReady(). `exported`: the window the run
   // exports now (nullopt: none yet); it decides superseding and the learned
   // GPU expectation.
@@ -226,6 +259,11 @@ class Assembler {
   // pending.
   std::optional<TimePoint> NextDeadline() const;
 
+  // The run's training log was written at `unix_seconds`: a run whose log
+  // is within `retention` is alive, and its windows are analysed however old
+  // their files are (retention is the run's, as RunExpired decides it).
+  void NoteRunActivity(const RunId& run, double unix_seconds);
+
   // True when a run whose newest window or training-log line is from
   // `last_activity_unix` has been quiet longer than `retention` at `now`: it
   // leaves the exposition.
@@ -235,6 +273,8 @@ class Assembler {
   int64_t PendingCount() const;
   // Files of every tracked window (state held per file), for tests.
   int64_t TrackedFiles() const;
+  // The same per run (runs with none left out).
+  std::map<RunId, int64_t> PendingByRun() const;
   // Everything analysed, for the state file.
   std::vector<AnalysedWindow> Analysed() const;
 
@@ -280,6 +320,8 @@ class Assembler {
     // First seen in the first scan: an older one of these is superseded.
     bool backlog = false;
     bool superseded_reported = false;
+    bool held_reported = false;     // in ReadyNotes::held once
+    bool expired_reported = false;  // in ReadyNotes::expired once
   };
 
   // Retry, give-up and publish from the files' outcomes (OnAnalyzed without
@@ -287,7 +329,8 @@ class Assembler {
   AnalysisDecision RetryDecision(const WindowTask& task, const AnalysisOutcome& outcome,
                                  TimePoint now);
   std::vector<FileFingerprint> Fingerprints(const Tracked& t) const;
-  bool IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) const;
+  // Also records ReadyNotes (a window held for files, or expired).
+  bool IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected);
   int ExpectedFiles(const Tracked& t) const;
   std::chrono::milliseconds Backoff(int tries) const;
 
@@ -303,8 +346,10 @@ class Assembler {
   std::map<uint64_t, Tracked>::iterator Untrack(std::map<uint64_t, Tracked>::iterator it);
   std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
   std::map<RunId, double> gpus_per_file_;
+  std::map<RunId, double> run_activity_;  // NoteRunActivity
   std::set<std::string> future_dirs_;     // reported future-dated <ts> dirs
   std::set<std::string> clashed_dirs_;    // reported run dirs skipped for a clash
+  ReadyNotes ready_notes_;
   std::set<std::string> capped_windows_;  // first dirs of reported over-cap windows
   TimePoint last_scan_{};
   bool scanned_ = false;  // a first scan was observed

@@ -104,5 +104,36 @@ TEST(GraphRegionsTest, EdgesLoopsAndUnknownNamesStayUnplaced) {
   EXPECT_EQ(e.scope, std::vector<int32_t>{-1});
 }
 
+// Kernels crafted to wrap around a long schedule at every other anchor (x
+// is its last fusion, y the one before): each gap would walk the whole
+// schedule. The gaps stop at their budget, say so, and the anchors are all
+// still placed; a steady capture of many steps stays well within it.
+TEST(GraphRegionsTest, GapsThatWrapAroundTheScheduleStopAtTheirBudget) {
+  constexpr size_t kLaunches = 2000;
+  std::vector<parse::HloLaunch> launches(kLaunches, Library(2));
+  launches[kLaunches - 2] = Fusion("loop_y_fusion", 3);
+  launches[kLaunches - 1] = Fusion("loop_x_fusion", 0);
+  const auto s = Schedule(std::move(launches));
+  std::vector<std::string_view> k;
+  for (int i = 0; i < 2000; ++i) {
+    k.insert(k.end(), {"loop_x_fusion", "nvjet", "loop_y_fusion", "nvjet"});
+  }
+  const GraphPlacement p = PlaceGraphKernels(s, k);
+  EXPECT_TRUE(p.gaps_over_budget);
+  EXPECT_LE(p.gap_work, kGapWorkPerItem * (kLaunches + k.size()));
+  EXPECT_GT(p.gap_work, 0u);
+  EXPECT_EQ(p.anchors, 4000u);
+
+  const auto steady = OneStep();
+  std::vector<std::string_view> steps;
+  for (int i = 0; i < 1000; ++i) {
+    steps.insert(steps.end(), {"loop_a_fusion", "nvjet_x", "nvjet_y", "loop_b_fusion", "nvjet_z"});
+  }
+  const GraphPlacement q = PlaceGraphKernels(steady, steps);
+  EXPECT_FALSE(q.gaps_over_budget);
+  EXPECT_EQ(q.gap_work, 3u * 1000 - 1);  // the 3 library calls of each step, the last one's cut
+  EXPECT_EQ(Scopes(steady, q)[4994], "jit(step)/jvp(logits)/dot_general");
+}
+
 }  // namespace
 }  // namespace profwatch::aggregate

@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "testing/hostile_hlo.h"
 #include "testing/proto_writer.h"
 #include "testing/test_util.h"
 
@@ -198,6 +200,39 @@ TEST(GraphRegionsAnalysisTest, BrokenHloKeepsTheWindowAndSaysWhy) {
   EXPECT_EQ(a->stats.graph.placed_ps, 0);
   EXPECT_NE(a->stats.graph.unplaced.find("host.xplane.pb"), std::string::npos)
       << a->stats.graph.unplaced;
+}
+
+// The window's module in the xplane beside it is crafted (issue #37): a
+// fusion calling itself, 12 nested calls 12 wide, two computations calling
+// each other. The window is analysed in bounded time, keeps its kernel
+// figures, and its graph kernels say the module was skipped as too complex
+// (no regions, no FLOPs from it: absent, not zero).
+TEST(GraphRegionsAnalysisTest, HostileModuleIsSkippedAsTooComplexAndTheWindowKept) {
+  const std::vector<std::string> hostile = {
+      testing::SelfCallingFusionHlo("jit_step"), testing::NestedCallsHlo("jit_step"),
+      testing::TwoComputationCycleHlo(/*calls=*/true, "jit_step"),
+      testing::TwoComputationCycleHlo(/*calls=*/false, "jit_step")};
+  for (const std::string& module : hostile) {
+    SCOPED_TRACE(module.size());
+    testing::RunWithin(std::chrono::seconds(60), [&] {
+      TempDir dir;
+      const std::string json = dir.Sub("2026_11_26_00_00_00/host.trace.json.gz");
+      const std::string xplane = dir.Sub("2026_11_26_00_00_00/host.xplane.pb");
+      testing::WriteFile(json, testing::Gzip(Json()));
+      testing::WriteFile(xplane, MetadataPlane({module}));
+      auto a = AnalyzeFiles({json, xplane}, Options());
+      ASSERT_TRUE(a) << a.error().ToString();
+      EXPECT_TRUE(a->errors.empty());
+      EXPECT_EQ(a->stats.devices.size(), 1u);
+      EXPECT_EQ(a->stats.total_kernel_ps, 170 * kPsPerUs);
+      EXPECT_EQ(a->stats.graph.kernel_ps, 170 * kPsPerUs);
+      EXPECT_EQ(a->stats.graph.placed_ps, 0);
+      EXPECT_EQ(a->stats.graph.unplaced.rfind("module jit_step skipped: too_complex: ", 0), 0u)
+          << a->stats.graph.unplaced;
+      EXPECT_TRUE(a->stats.regions.empty());
+      EXPECT_FALSE(a->stats.flops.Counted());
+    });
+  }
 }
 
 }  // namespace

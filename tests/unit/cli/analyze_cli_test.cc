@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/hostile_hlo.h"
 #include "testing/test_util.h"
 
 namespace profwatch {
@@ -170,6 +171,57 @@ TEST(AnalyzeCliTest, GoodFilesStillReportedBesideABadOne) {
   ASSERT_EQ(j["errors"].size(), 1u);
   EXPECT_EQ(j["errors"][0]["file"], tmp.Sub("b.trace.json.gz"));
   EXPECT_EQ(j["errors"][0]["reason"], "corrupt");
+}
+
+// Kernels the analysis leaves out are reported in the JSON as serve counts
+// them (profwatch_window_dropped_events): 50 Kineto kernels without `ts`.
+TEST(AnalyzeCliTest, JsonReportsEveryDroppedEventByReason) {
+  testing::TempDir tmp;
+  const std::string kernel = R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"dur":2,)J"
+                             R"J("args":{"device":0,"stream":7}})J";
+  std::string trace = R"J({"traceEvents":[)J";
+  for (int i = 0; i < 50; ++i) trace += kernel + ",";
+  trace += R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":2,)J"
+           R"J("args":{"device":0,"stream":7}}]})J";
+  testing::WriteFile(tmp.Sub("w.pt.trace.json.gz"), testing::Gzip(trace));
+  json j = AnalyzeJson("'" + tmp.Sub("w.pt.trace.json.gz") + "'");
+  ASSERT_TRUE(j.contains("dropped_events")) << j.dump();
+  EXPECT_EQ(j["dropped_events"], json({{"no_timestamp", 50}}));
+  EXPECT_EQ(j["devices"][0]["kernels"], 1);  // the one kernel with a time is kept
+  // Nothing dropped: an empty object, not absent.
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
+  EXPECT_EQ(AnalyzeJson("'" + path + "'")["dropped_events"], json::object());
+}
+
+// A crafted HLO module beside the window's trace: the report is printed
+// whole on stdout (valid JSON), the module is skipped as too complex with
+// one warning on stderr, and the kernels are reported.
+TEST(AnalyzeCliTest, TooComplexModuleIsAWarningOnStderrAndTheReportIsKept) {
+  testing::TempDir tmp;
+  std::string trace =
+      R"J({"displayTimeUnit":"ns","traceEvents":[)J"
+      R"J({"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},)J"
+      R"J({"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Compute)"}})J";
+  for (int i = 0; i < 4; ++i) {
+    trace += R"J(,{"ph":"X","pid":1,"tid":7,"ts":)J" + std::to_string(100 + i * 20) +
+             R"J(,"dur":10,"name":"loop_add_fusion_1","args":{"hlo_module":"jit_step"}})J";
+  }
+  const std::string dir = tmp.Sub("2026_11_26_00_00_00");
+  testing::WriteFile(dir + "/h.trace.json.gz", testing::Gzip(trace + "]}"));
+  testing::WriteFile(dir + "/h.xplane.pb",
+                     testing::MetadataPlane({testing::NestedCallsHlo("jit_step")}));
+  // `timeout`: a regression of the bounds fails here in a minute, not at ctest's limit.
+  auto r = testing::RunCommand("timeout 60 '" + testing::BinaryPath("profwatch") +
+                               "' analyze --format json '" + dir + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);  // stdout is the report alone
+  EXPECT_EQ(j["devices"][0]["kernels"], 4);
+  EXPECT_EQ(j["unscoped_kernels"]["placed_seconds_per_gpu_step"], 0.0);
+  EXPECT_EQ(j["unscoped_kernels"]["unplaced_reason"],
+            "module jit_step skipped: too_complex: more than 262144 schedule entries with calls "
+            "inlined");
+  EXPECT_NE(r.err.find("warning hlo module skipped reason=too_complex"), std::string::npos)
+      << r.err;
 }
 
 // A hand-made JAX window: one GPU, one stream, 3 kernels of 0.5 s each over
@@ -511,12 +563,11 @@ TEST(CompareLogsTest, EachRunsLogGivesItsStepAndLogOverrides) {
   EXPECT_DOUBLE_EQ(j["variants"][1]["step"].get<double>(), 0.051);
   EXPECT_TRUE(j["variants"][0]["step - total kernel"].is_number());
 
-  // --log once applies to every variant: both take the base run's step.
+  // One --log for several variants is ambiguous: refused, naming the way out.
   auto one = testing::RunCommand(cmd + " --log '" + job + "/base/log.txt'");
-  ASSERT_EQ(one.exit_code, 0) << one.err;
-  json k = json::parse(one.out);
-  EXPECT_DOUBLE_EQ(k["variants"][0]["step"].get<double>(), 0.053);
-  EXPECT_DOUBLE_EQ(k["variants"][1]["step"].get<double>(), 0.053);
+  EXPECT_EQ(one.exit_code, 2) << one.err;
+  EXPECT_NE(one.err.find("use --log PATH=FILE"), std::string::npos) << one.err;
+  EXPECT_TRUE(one.out.empty()) << one.out;
   // One --log per variant, in order.
   auto each = testing::RunCommand(cmd + " --log '" + job + "/nocb/log.txt' --log '" + job +
                                   "/base/log.txt'");
@@ -524,9 +575,131 @@ TEST(CompareLogsTest, EachRunsLogGivesItsStepAndLogOverrides) {
   json m = json::parse(each.out);
   EXPECT_DOUBLE_EQ(m["variants"][0]["step"].get<double>(), 0.051);
   EXPECT_DOUBLE_EQ(m["variants"][1]["step"].get<double>(), 0.053);
+  EXPECT_EQ(m["variants"][0]["step_log"], job + "/nocb/log.txt");
+  EXPECT_EQ(m["variants"][1]["step_log"], job + "/base/log.txt");
   // A count that fits neither rule is a usage error.
   auto three = testing::RunCommand(cmd + " --log a --log b --log c");
   EXPECT_EQ(three.exit_code, 2) << three.err;
+}
+
+// --- which window and which step (issue #38) ---
+
+std::string Profwatch() { return "'" + testing::BinaryPath("profwatch") + "' "; }
+
+// `--window latest` is the newest window by capture time, one per run, as
+// serve exports them: on the jobs root every run's newest window (the CUDA
+// graph run's and the torch run's later Kineto capture), not one window in
+// all.
+TEST(WindowLatestTest, JobsRootGivesEachRunsNewestWindow) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(jobs, "real/h200/jobs");
+  auto r = Analyze("--format json --window latest '" + jobs + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> windows;
+  for (const json& rep : Reports(r)) windows.push_back(rep["window"]);
+  EXPECT_EQ(windows, (std::vector<std::string>{
+                         "4242-llama-h200/base/2026_11_26_00_29_00",
+                         "4242-llama-h200/nocb/2026_11_26_01_03_00",
+                         "4343-gpt-h200-torch/stall20/1795652970610113897",
+                         "4444-gpt-h200-cudagraphs/graphs/1795655008263252120",
+                         "4545-gpt-h200-flops/flops/1795655714547247741",
+                     }))
+      << r.out;
+}
+
+// A job whose runs' names sort against their capture times (the newer run
+// named first): the newest window is chosen by capture time, never by name,
+// both by `analyze --window latest` (per run) and by `compare` (one window
+// per variant), and compare names the window and step source of each column.
+TEST(WindowLatestTest, NewestByCaptureTimeNotByRunName) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(real, "real/h200/jobs/4242-llama-h200");
+  testing::TempDir tmp;
+  const std::filesystem::path job = tmp.path() / "4242-llama-h200";
+  std::filesystem::create_directories(job);
+  std::filesystem::copy(real + "/nocb", job / "aa-nocb", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(real + "/base", job / "zz-base", std::filesystem::copy_options::recursive);
+  // Both windows in one run of another job too.
+  const std::string both = (tmp.path() / "other/both/tensorboard/plugins/profile").string();
+  std::filesystem::create_directories(both);
+  std::filesystem::copy(real + "/nocb/tensorboard/plugins/profile/2026_11_26_01_03_00",
+                        both + "/2026_11_26_01_03_00");
+  std::filesystem::copy(real + "/base/tensorboard/plugins/profile/2026_11_26_00_29_00",
+                        both + "/2026_11_26_00_29_00");
+
+  auto a = Analyze("--format json --window latest '" + tmp.path().string() + "'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  std::vector<std::string> windows;
+  for (const json& rep : Reports(a)) windows.push_back(rep["window"]);
+  EXPECT_EQ(windows, (std::vector<std::string>{"4242-llama-h200/aa-nocb/2026_11_26_01_03_00",
+                                               "4242-llama-h200/zz-base/2026_11_26_00_29_00",
+                                               "other/both/2026_11_26_01_03_00"}))
+      << a.out;
+
+  // compare: the job dir's newest window is aa-nocb's, not the last run's.
+  auto c = testing::RunCommand(Profwatch() + "compare --format json '" + job.string() + "' '" +
+                               real + "/base'");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  json j = json::parse(c.out);
+  EXPECT_EQ(j["variants"][0]["window"], "4242-llama-h200/aa-nocb/2026_11_26_01_03_00");
+  EXPECT_EQ(j["variants"][0]["step_source"], "log");
+  EXPECT_EQ(j["variants"][0]["step_log"], (job / "aa-nocb/log.txt").string());
+  EXPECT_DOUBLE_EQ(j["variants"][0]["step"].get<double>(), 0.051);
+  EXPECT_EQ(j["variants"][1]["window"], "4242-llama-h200/base/2026_11_26_00_29_00");
+
+  // The text table says it too, one row each.
+  auto t = testing::RunCommand(Profwatch() + "compare --step-time 0.06 '" + real + "/base' '" +
+                               real + "/nocb'");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("\nwindow "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("4242-llama-h200/nocb/2026_11_26_01_03_00"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("\nstep source "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("--step-time"), std::string::npos) << t.out;
+}
+
+// `--log PATH=FILE` binds a log to one variant; the others keep their own.
+TEST(CompareLogsTest, LogBindsToItsPathOnly) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(job, "real/h200/jobs/4242-llama-h200");
+  auto r = testing::RunCommand(Profwatch() + "compare --format json '" + job + "/base' '" + job +
+                               "/nocb' --log '" + job + "/base=" + job + "/nocb/log.txt'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["variants"][0]["step_log"], job + "/nocb/log.txt");
+  EXPECT_DOUBLE_EQ(j["variants"][0]["step"].get<double>(), 0.051);
+  EXPECT_EQ(j["variants"][1]["step_log"], job + "/nocb/log.txt");
+  // A PATH that is no variant is no binding: one plain FILE, ambiguous.
+  auto other = testing::RunCommand(Profwatch() + "compare '" + job + "/base' '" + job +
+                                   "/nocb' --log 'elsewhere=" + job + "/nocb/log.txt'");
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+}
+
+// Flag values that make no sense are usage errors (exit 2) with a short
+// message; durations are written as serve takes them.
+TEST(CliFlagsTest, ProfileStepsZeroAndBadDurationsAreUsageErrors) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4242-llama-h200/base");
+  auto zero = Analyze("--profile-steps 0 '" + run + "'");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out << zero.err;
+  EXPECT_EQ(zero.out.find("No GPU kernels"), std::string::npos) << zero.out;
+  EXPECT_EQ(zero.err, "profwatch analyze: --profile-steps: must be at least 1, not 0\n");
+  // --format drill keeps profile_drill.py's own answer to 0 (DrillCompatTest).
+  auto czero =
+      testing::RunCommand(Profwatch() + "compare --profile-steps 0 '" + run + "' '" + run + "'");
+  EXPECT_EQ(czero.exit_code, 2) << czero.err;
+
+  // 2m is two minutes, as for serve: one window, the same as --skew 120.
+  auto minutes = Analyze("--format json --skew 2m '" + run + "'");
+  ASSERT_EQ(minutes.exit_code, 0) << minutes.err;
+  auto seconds = Analyze("--format json --skew 120 '" + run + "'");
+  ASSERT_EQ(seconds.exit_code, 0) << seconds.err;
+  EXPECT_EQ(Reports(minutes).size(), 1u);
+  EXPECT_EQ(Reports(minutes)[0]["window"], Reports(seconds)[0]["window"]);
+  auto c = testing::RunCommand(Profwatch() + "compare --format json --skew 30s '" + run + "' '" +
+                               run + "'");
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  for (const char* bad : {"2x", "-1s", "soon"}) {
+    auto r = Analyze(std::string("--skew ") + bad + " '" + run + "'");
+    EXPECT_EQ(r.exit_code, 2) << bad << r.err;
+    EXPECT_NE(r.err.find("--skew: bad duration"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 200u) << r.err;
+  }
 }
 
 }  // namespace

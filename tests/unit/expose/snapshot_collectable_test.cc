@@ -136,6 +136,7 @@ TEST(SnapshotCollectableTest, CollectDuringPublishSeesWholeSnapshots) {
     r.expected_gpus = g;
     s.runs.emplace(r.key, r);
     s.pending_windows = g;
+    s.pending_by_run[r.key] = g;
     return std::make_shared<const snapshot::Snapshot>(std::move(s));
   };
   store->Publish(make(1));
@@ -301,7 +302,9 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
   // Training and self-metrics.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_training_mfu_ratio", kRun1), 0.48);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_training_step", kRun1), 1200);
-  EXPECT_DOUBLE_EQ(Value(f, "profwatch_pending_windows", {}), 2);
+  // Pending windows per run: 0 for a run with none.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_pending_windows", kRun2), 2);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_pending_windows", kRun1), 0);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_last_scan_timestamp_seconds", {}), 1795003700);
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_build_info", {{"version", "0.0.0-test"}, {"revision", "golden"}}), 1);
@@ -399,7 +402,8 @@ TEST(SnapshotCollectableTest, RunWithoutWindowExportsOnlyStepAndTrainingMetrics)
   EXPECT_EQ(NamesForRun(f, "5678-mixtral", "run-1"),
             (std::set<std::string>{"profwatch_step_seconds", "profwatch_training_step",
                                    "profwatch_training_step_seconds", "profwatch_training_loss",
-                                   "profwatch_run_activity_timestamp_seconds"}));
+                                   "profwatch_run_activity_timestamp_seconds",
+                                   "profwatch_pending_windows"}));
   // Liveness comes from the data's write time, for log-only runs too.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_run_activity_timestamp_seconds",
                          {{"training_job", "5678-mixtral"}, {"run", "run-1"}}),
@@ -440,6 +444,7 @@ TEST(SnapshotCollectableTest, RemovedRunVanishesFromNextCollect) {
 
   snapshot::Snapshot next = testing::SampleSnapshot();
   next.runs.erase(snapshot::RunKey{"1234-llama", "run-2"});
+  next.pending_by_run.erase(snapshot::RunKey{"1234-llama", "run-2"});
   store->Publish(std::make_shared<const snapshot::Snapshot>(std::move(next)));
   const Families after = c.Collect();
   EXPECT_TRUE(NamesForRun(after, "1234-llama", "run-2").empty());
@@ -454,8 +459,8 @@ TEST(SnapshotCollectableTest, EmptySnapshotExportsOnlySelfMetrics) {
   std::vector<std::string> names;
   for (const auto& f : c.Collect()) names.push_back(f.name);
   // No last scan yet: no 1970 timestamp.
-  EXPECT_EQ(names, (std::vector<std::string>{"profwatch_build_info", "profwatch_pending_windows",
-                                             "profwatch_label_values_rewritten"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"profwatch_build_info", "profwatch_label_values_rewritten"}));
 }
 
 // A 100,000-byte run name (a runaway directory name) is cut to the label
@@ -642,6 +647,7 @@ TEST(SnapshotCollectableTest, ExposerServesSnapshotOverHttp) {
   // The next scrape after a publish without run-2 no longer has it.
   snapshot::Snapshot next = testing::SampleSnapshot();
   next.runs.erase(snapshot::RunKey{"1234-llama", "run-2"});
+  next.pending_by_run.erase(snapshot::RunKey{"1234-llama", "run-2"});
   store->Publish(std::make_shared<const snapshot::Snapshot>(std::move(next)));
   r = RunCommand("/usr/bin/curl -sS --max-time 10 " + url);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "parse/xplane_parser.h"
 #include "read/byte_source.h"
+#include "testing/hostile_hlo.h"
 #include "testing/proto_writer.h"
 #include "testing/test_util.h"
 
@@ -165,6 +167,141 @@ TEST(HloScheduleTest, KernelBasesAndCommonScope) {
   EXPECT_EQ(CommonScope({}), "");
 }
 
+// Crafted modules (issue #37): each read ends in bounded work, as a module
+// skipped with the reason, never a hang. RunWithin fails the binary fast
+// should a bound regress.
+constexpr std::chrono::seconds kHangGuard{60};
+
+TEST(HloScheduleTest, FusionWhoseComputationCallsItselfIsTooComplex) {
+  testing::RunWithin(kHangGuard, [] {
+    auto m = DecodeHloProto(testing::SelfCallingFusionHlo());
+    ASSERT_TRUE(m) << m.error().ToString();
+    EXPECT_EQ(m->name, "jit_hostile");
+    EXPECT_EQ(m->too_complex, "too_complex: computation 10 calls itself");
+    EXPECT_TRUE(m->launches.empty());
+    EXPECT_TRUE(m->scopes.empty());
+    EXPECT_EQ(m->cost.fused_computations, 1u);  // found on the first way back into 10
+  });
+}
+
+TEST(HloScheduleTest, CycleThroughTwoComputationsIsTooComplex) {
+  testing::RunWithin(kHangGuard, [] {
+    auto fused = DecodeHloProto(testing::TwoComputationCycleHlo(/*calls=*/false));
+    ASSERT_TRUE(fused) << fused.error().ToString();
+    EXPECT_EQ(fused->too_complex, "too_complex: computation 2 calls itself");
+    auto called = DecodeHloProto(testing::TwoComputationCycleHlo(/*calls=*/true));
+    ASSERT_TRUE(called) << called.error().ToString();
+    EXPECT_EQ(called->too_complex, "too_complex: computation 2 calls itself");
+    EXPECT_TRUE(called->launches.empty());
+  });
+}
+
+// 12 nested calls, 12 wide: 12^12 launches inlined. The read stops at the
+// expansion bound, having visited no more entries than it allows.
+TEST(HloScheduleTest, NestedCallsBeyondTheExpansionBoundAreTooComplex) {
+  testing::RunWithin(kHangGuard, [] {
+    auto m = DecodeHloProto(testing::NestedCallsHlo());
+    ASSERT_TRUE(m) << m.error().ToString();
+    EXPECT_EQ(m->too_complex, "too_complex: more than 262144 schedule entries with calls inlined");
+    EXPECT_EQ(m->cost.expanded, HloLimits{}.max_expanded + 1);
+    EXPECT_TRUE(m->launches.empty());
+    // Under the bound the same shape is read whole: 3 levels of 4 calls.
+    auto small = DecodeHloProto(testing::NestedCallsHlo("m", 3, 4));
+    ASSERT_TRUE(small) << small.error().ToString();
+    EXPECT_TRUE(small->too_complex.empty());
+    EXPECT_EQ(small->launches.size(), 64u);
+    EXPECT_EQ(small->cost.expanded, 4u + 16u + 64u + 64u);
+    EXPECT_EQ(small->cost.derived, 1u);  // one fusion, inlined 64 times, derived once
+    EXPECT_EQ(small->scopes[small->launches[63].scope], "jit(f)/add");
+  });
+}
+
+TEST(HloScheduleTest, EachLimitSkipsTheModuleWithItsReason) {
+  const std::string module = SampleModule();
+  HloLimits few_instructions;
+  few_instructions.max_instructions = 5;
+  auto a = DecodeHloProto(module, false, few_instructions);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->too_complex, "too_complex: more than 5 instructions");
+  HloLimits shallow;
+  shallow.max_depth = 0;  // the entry alone: the inlined call is one level deeper
+  auto b = DecodeHloProto(module, false, shallow);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->too_complex, "too_complex: computations nested more than 0 deep");
+  HloLimits short_schedule;
+  short_schedule.max_expanded = 6;  // 6 entries in the entry, 1 in the called computation
+  auto c = DecodeHloProto(module, false, short_schedule);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->too_complex, "too_complex: more than 6 schedule entries with calls inlined");
+  short_schedule.max_expanded = 7;
+  auto d = DecodeHloProto(module, false, short_schedule);
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->too_complex.empty());
+  EXPECT_EQ(d->launches.size(), 4u);
+  EXPECT_EQ(d->cost.instructions, 11u);
+  EXPECT_EQ(d->cost.computations, 4u);
+  EXPECT_EQ(d->cost.depth, 2);  // call -> its fusion's computation
+}
+
+// A fusion computing a DAG 12 deep, each level calling the next 12 times
+// (12^12 paths), is no cycle: each computation is summarised once, and the
+// dots count once per call: 12^12 leaf dots of 2*2*2*2 = 16 FLOPs.
+TEST(HloScheduleTest, WideDeepFusionIsSummarisedOncePerComputation) {
+  using testing::HloOperands;
+  using testing::HloShape;
+  testing::RunWithin(kHangGuard, [] {
+    const std::string dot_dims = LenField(30, VarintField(1, 1) + VarintField(2, 0));
+    std::vector<std::string> comps;
+    comps.push_back(
+        HloComputation(100, {HloInstr(90000, "a", "parameter", "") + HloShape({2, 2}),
+                             HloInstr(90001, "b", "parameter", "") + HloShape({2, 2}),
+                             HloInstr(90002, "dot", "dot", "jit(f)/jvp(mlp)/dot_general") +
+                                 HloShape({2, 2}) + HloOperands({90000, 90001}) + dot_dims}));
+    for (int k = 11; k >= 0; --k) {  // computation 10+k calls the next level 12 times
+      std::vector<std::string> instrs;
+      for (int i = 0; i < 12; ++i) {
+        const int64_t callee = k == 11 ? 100 : 10 + k + 1;
+        instrs.push_back(
+            HloInstr((10 + k) * 100 + i, "f", "fusion", "jit(f)/jvp(mlp)/mul", {callee}));
+      }
+      comps.push_back(HloComputation(10 + k, instrs));
+    }
+    comps.push_back(
+        HloComputation(1, {HloInstr(1, "loop_dot_fusion.1", "fusion", "jit(f)/x", {10})}));
+    auto m = DecodeHloProto(HloModule("m", 1, comps, HloSequence(1, {1})));
+    ASSERT_TRUE(m) << m.error().ToString();
+    EXPECT_TRUE(m->too_complex.empty()) << m->too_complex;
+    ASSERT_EQ(m->launches.size(), 1u);
+    EXPECT_EQ(m->scopes[m->launches[0].scope], "jit(f)/jvp(mlp)");
+    EXPECT_EQ(m->launches[0].flop_kind, HloLaunch::Flops::kMatmul);
+    int64_t paths = 1;
+    for (int i = 0; i < 12; ++i) paths *= 12;
+    EXPECT_EQ(m->launches[0].flops, paths * 16);
+    EXPECT_EQ(m->cost.fused_computations, 13u);
+    EXPECT_EQ(m->cost.depth, 13);
+  });
+}
+
+// The fuzz corpus keeps these modules, so fuzz_xplane_parser (and its
+// ctest replay) runs them under its time and memory limits.
+TEST(HloScheduleTest, FuzzCorpusHoldsTheHostileModules) {
+  for (const auto& [name, bytes] : testing::HostileHloCorpus()) {
+    const std::string path =
+        std::string(PROFWATCH_SOURCE_DIR) + "/tests/fuzz/corpus/xplane_parser/" + name;
+    EXPECT_EQ(testing::ReadFile(path), bytes) << path;
+  }
+}
+
+TEST(HloScheduleTest, ComputationIdGivenTwiceIsCorrupt) {
+  const std::string a =
+      HloComputation(1, {HloInstr(1, "f.1", "fusion", "a"), HloInstr(2, "f.2", "fusion", "a")});
+  const std::string b = HloComputation(1, {HloInstr(3, "f.3", "fusion", "a")});
+  auto m = DecodeHloProto(HloModule("m", 1, {a, b}, HloSequence(1, {1, 2})));
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(m.error().context.find("computation id 1 given twice"), std::string::npos);
+}
+
 using testing::MetadataPlane;
 
 Result<HloIndex> ReadIndex(const std::string& xspace) {
@@ -187,6 +324,49 @@ TEST(HloScheduleTest, TwoModulesOfOneNameAreAmbiguous) {
   ASSERT_TRUE(index) << index.error().ToString();
   EXPECT_EQ(index->Find("jit_step"), nullptr);
   EXPECT_EQ(index->ambiguous, std::vector<std::string>{"jit_step"});
+}
+
+// A module skipped as too complex is listed with its reason; the others of
+// the plane are kept.
+TEST(HloScheduleTest, XSpaceListsTooComplexModulesAndKeepsTheRest) {
+  testing::RunWithin(kHangGuard, [] {
+    auto index = ReadIndex(MetadataPlane({testing::NestedCallsHlo("jit_calls"), SampleModule(),
+                                          testing::SelfCallingFusionHlo("jit_self")}));
+    ASSERT_TRUE(index) << index.error().ToString();
+    ASSERT_NE(index->Find("jit_step"), nullptr);
+    EXPECT_EQ(index->Find("jit_self"), nullptr);
+    EXPECT_EQ(index->too_complex.size(), 2u);
+    EXPECT_EQ(index->too_complex.at("jit_self"), "too_complex: computation 10 calls itself");
+    EXPECT_NE(index->too_complex.at("jit_calls").find("schedule entries"), std::string::npos);
+    // Alone, a too-complex module still makes an index (its kernels get the reason).
+    auto alone = ReadIndex(MetadataPlane({testing::SelfCallingFusionHlo()}));
+    ASSERT_TRUE(alone) << alone.error().ToString();
+    EXPECT_TRUE(alone->modules.empty());
+    EXPECT_EQ(alone->too_complex.count("jit_hostile"), 1u);
+  });
+}
+
+// Many modules each just within their bound (2 levels of 361 calls:
+// 261,003 entries, 130,321 launches kept) share the file's budget: the
+// first four fit its 1,048,576 entries, the fifth is skipped, so the
+// launches a file keeps stay bounded however many modules it holds.
+TEST(HloScheduleTest, ModulesOfOneFileShareTheFilesExpansionBudget) {
+  testing::RunWithin(kHangGuard, [] {
+    std::vector<std::string> modules;
+    for (int i = 1; i <= 5; ++i)
+      modules.push_back(testing::NestedCallsHlo("m" + std::to_string(i), 2, 361));
+    auto index = ReadIndex(MetadataPlane(modules));
+    ASSERT_TRUE(index) << index.error().ToString();
+    ASSERT_EQ(index->modules.size(), 4u);
+    for (const auto& [name, m] : index->modules) {
+      EXPECT_EQ(m.cost.expanded, 261'003u) << name;
+      EXPECT_EQ(m.launches.size(), 130'321u) << name;
+    }
+    ASSERT_EQ(index->too_complex.size(), 1u);
+    EXPECT_EQ(index->too_complex.begin()->second,
+              "too_complex: the file's modules together have more than 1048576 schedule entries "
+              "with calls inlined");
+  });
 }
 
 TEST(HloScheduleTest, XSpaceWithoutModulesIsNotFound) {
@@ -231,6 +411,19 @@ TEST(HloScheduleTest, RealJaxCommandBufferCapture) {
   // without command buffers: what the fused rsqrt and its inputs share.
   EXPECT_EQ(m->scopes[m->launches[1].scope], "jit(train_step)/jvp(decoder/layer_0)/attention");
   EXPECT_EQ(m->launches[205].kernel_base, "loop_multiply_fusion");
+  EXPECT_TRUE(m->too_complex.empty());
+  // What reading it took (docs/security.md chose the HloLimits from these:
+  // each bound is 30 to 500 times the real figure).
+  EXPECT_EQ(m->cost.instructions, 2881u);
+  EXPECT_EQ(m->cost.computations, 185u);
+  EXPECT_EQ(m->cost.expanded, 524u);
+  EXPECT_EQ(m->cost.fused_computations, 184u);
+  EXPECT_EQ(m->cost.derived, 206u);
+  EXPECT_EQ(m->cost.depth, 2);
+  const HloLimits limits;
+  EXPECT_LT(m->cost.instructions * 90, limits.max_instructions);
+  EXPECT_LT(m->cost.expanded * 500, limits.max_expanded);
+  EXPECT_LT(m->cost.depth * 30, limits.max_depth);
   // One execution is one train step: its dots are the model's
   // 6*B*S*(L*(4D^2+2DF)+D*V) = 26,233,660,243,968 FLOP (fixtures README);
   // the causal cuDNN attention 4 layers x (forward + 2.5x backward) x

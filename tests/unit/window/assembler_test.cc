@@ -187,6 +187,41 @@ TEST_F(AssemblerTest, PreviousWindowSetsExpectationForNext) {
   EXPECT_TRUE(next[0].short_of_expected);
 }
 
+// Issue #38: the wait is reported, once, with what it waits for and until
+// when; the pending count is per run.
+TEST_F(AssemblerTest, AWindowHeldForFilesIsReportedOnceWithItsDeadline) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Put("r", 0, "h1.trace.json.gz", 100);
+  Put("other", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto first = Step(a, seconds(10));
+  ASSERT_EQ(first.size(), 2u);
+  for (const WindowTask& t : first) a.OnAnalyzed(t, AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(a.TakeReadyNotes().held.empty());
+  EXPECT_TRUE(a.PendingByRun().empty());
+  Put("r", 1800, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  const TimePoint first_seen = clock_.Now();
+  // Not settled yet: not held for files yet.
+  EXPECT_TRUE(a.TakeReadyNotes().held.empty());
+  EXPECT_TRUE(Step(a, seconds(10)).empty());
+  Assembler::ReadyNotes notes = a.TakeReadyNotes();
+  ASSERT_EQ(notes.held.size(), 1u);
+  EXPECT_EQ(notes.held[0].run, (RunId{"j", "r"}));
+  EXPECT_EQ(notes.held[0].window_id, Ts(1800));
+  EXPECT_EQ(notes.held[0].files, 1);
+  EXPECT_EQ(notes.held[0].expected_files, 2);
+  EXPECT_EQ(notes.held[0].expected_from, "previous window");
+  EXPECT_EQ(notes.held[0].until, first_seen + minutes(10));
+  EXPECT_EQ(a.PendingByRun(), (std::map<RunId, int64_t>{{RunId{"j", "r"}, 1}}));
+  // Still held on later scans: reported once.
+  EXPECT_TRUE(Step(a, minutes(5)).empty());
+  EXPECT_TRUE(a.TakeReadyNotes().held.empty());
+  ASSERT_EQ(Step(a, minutes(6)).size(), 1u);
+  EXPECT_TRUE(a.TakeReadyNotes().held.empty());
+}
+
 TEST_F(AssemblerTest, ExpectedGpusUsesLearnedGpusPerFile) {
   options_.expected_gpus = 16;
   Assembler a(options_);
@@ -433,6 +468,14 @@ TEST_F(AssemblerTest, WindowsOlderThanRetentionAreNotAnalysed) {
   Scan(a);
   EXPECT_TRUE(a.TakeReady(clock_.Now(), 10).empty());
   EXPECT_EQ(a.PendingCount(), 0);
+  // Said once (issue #38: it vanished without a word).
+  Assembler::ReadyNotes notes = a.TakeReadyNotes();
+  ASSERT_EQ(notes.expired.size(), 1u);
+  EXPECT_EQ(notes.expired[0].run, (RunId{"j", "r"}));
+  EXPECT_EQ(notes.expired[0].window_id, Ts(0));
+  Scan(a);
+  EXPECT_TRUE(a.TakeReady(clock_.Now(), 10).empty());
+  EXPECT_TRUE(a.TakeReadyNotes().expired.empty());
 }
 
 TEST_F(AssemblerTest, OldestReadyWindowGoesFirstAcrossRuns) {

@@ -1,4 +1,4 @@
-#include "cli/listen_address.h"
+#include "web/listen_address.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "testing/test_util.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 // A TCP socket listening on 127.0.0.1 at an ephemeral port, closed on exit.
@@ -100,4 +100,4 @@ TEST(ListenAddressTest, ServeNamesTheListenProblem) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

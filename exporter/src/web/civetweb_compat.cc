@@ -26,7 +26,7 @@
 //
 // 3. accept. civetweb 1.15 has no callback when it accepts a connection,
 // and none that names a connection's socket; the front door needs both to
-// bound the connections without a request (cli/http_server.h). The
+// bound the connections without a request (web/http_server.h). The
 // executable's accept is the C library's (accept4 without flags) and then
 // hands the new socket and its peer to the running server, if any. Only
 // civetweb's accept thread accepts in this program.
@@ -36,7 +36,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "cli/http_server.h"
+#include "web/http_server.h"
 
 extern "C" {
 struct ssl_st;
@@ -75,16 +75,16 @@ extern "C" struct tm* gmtime(const time_t* t) noexcept {
 extern "C" int accept(int fd, sockaddr* __restrict addr, socklen_t* __restrict len) {
   const int conn = accept4(fd, addr, len, 0);
   if (conn >= 0 && addr != nullptr && len != nullptr) {
-    profwatch::cli::ConnectionAccepted(conn, addr, *len);
+    profwatch::web::ConnectionAccepted(conn, addr, *len);
   }
   return conn;
 }
 
-namespace profwatch::cli {
+namespace profwatch::web {
 
 bool CivetwebOpenSslShimLinked() {
   return RealDlopen() != nullptr &&
          dlsym(dlopen("libssl.so", RTLD_LAZY), "SSL_get_peer_certificate") != nullptr;
 }
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

@@ -1,4 +1,4 @@
-#include "cli/web_config.h"
+#include "web/web_config.h"
 
 #include <crypt.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,10 @@
 #include <string>
 
 #include "testing/test_util.h"
+#include "web/basic_auth.h"
+#include "web/door.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 using testing::TempDir;
@@ -153,4 +155,4 @@ TEST(BasicAuthTest, UnknownUsersAreCheckedAtTheHighestConfiguredCost) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

@@ -1,4 +1,4 @@
-#include "cli/http_server.h"
+#include "web/http_server.h"
 
 #include <CivetServer.h>
 #include <civetweb.h>
@@ -10,15 +10,25 @@
 #include <atomic>
 #include <string>
 
-#include "cli/listen_address.h"
+#include "expose/snapshot_collectable.h"
+#include "web/listen_address.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
-// civetweb hooks are plain function pointers without a context argument we
-// own, so the hook finds the server (its store and exposition) here. Set
-// while a server runs.
-std::atomic<const HttpServer*> g_server{nullptr};
+// The server whose connection civetweb calls about: civetweb's user data is
+// the CivetServer, whose user context is the HttpServer that started it.
+const HttpServer* ServerOf(const mg_connection* conn) {
+  const mg_context* ctx = mg_get_context(conn);
+  const auto* civet = ctx ? static_cast<const CivetServer*>(mg_get_user_data(ctx)) : nullptr;
+  return civet ? static_cast<const HttpServer*>(civet->getUserContext()) : nullptr;
+}
+
+// The server the accept() override hands new connections to. accept() is a
+// process-wide symbol (civetweb_compat.cc) called with nothing but the
+// listening socket, so this one slot is the only state the server shares
+// with the process; it is set while a server runs.
+std::atomic<const HttpServer*> g_accepting{nullptr};
 
 // HTTP workers, and how long one waits for a client's request. civetweb
 // gives each accepted connection a worker of its own until the request is
@@ -92,7 +102,7 @@ void Answer(mg_connection* conn, const mg_request_info& request, const HttpAnswe
 // Every path goes through here: the door (basic auth, headers) first, then
 // the endpoint; unknown paths get our 404 (behind the same door).
 int BeginRequest(mg_connection* conn) {
-  const HttpServer* server = g_server.load();
+  const HttpServer* server = ServerOf(conn);
   const mg_request_info* request = mg_get_request_info(conn);
   if (server == nullptr || request == nullptr) return 0;
   server->pending().Remove(request->remote_addr, request->remote_port);
@@ -117,7 +127,7 @@ int BeginRequest(mg_connection* conn) {
 // timeout, a failed handshake, a cut): it is no longer pending. Called
 // before the socket is closed, so a pending entry never names a closed fd.
 void ConnectionClose(const mg_connection* conn) {
-  const HttpServer* server = g_server.load();
+  const HttpServer* server = ServerOf(conn);
   const mg_request_info* request = mg_get_request_info(conn);
   if (server == nullptr || request == nullptr) return;
   server->pending().Remove(request->remote_addr, request->remote_port);
@@ -156,8 +166,10 @@ void Cut(const PendingConnections::Connection& shed) {
 // callback hands each connection the context and policy of the web config
 // file as it is at that moment, so certificates, client CAs and versions
 // rotate without a restart.
-int OnClientHello(SSL* ssl, int* alert, void*) {
-  const HttpServer* server = g_server.load();
+// `arg`: the CivetServer (civetweb's user data).
+int OnClientHello(SSL* ssl, int* alert, void* arg) {
+  const auto* civet = static_cast<const CivetServer*>(arg);
+  const auto* server = civet ? static_cast<const HttpServer*>(civet->getUserContext()) : nullptr;
   if (server == nullptr || !server->door().ApplyTls(ssl)) {
     *alert = SSL_AD_INTERNAL_ERROR;
     return SSL_CLIENT_HELLO_ERROR;
@@ -169,10 +181,10 @@ int OnClientHello(SSL* ssl, int* alert, void*) {
 // its context; the door serves one name.
 int OnServerName(SSL*, int*, void*) { return SSL_TLSEXT_ERR_NOACK; }
 
-int ExternalSslContext(void** ssl_ctx, void*) {
+int ExternalSslContext(void** ssl_ctx, void* civet) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (ctx == nullptr) return -1;
-  SSL_CTX_set_client_hello_cb(ctx, &OnClientHello, nullptr);
+  SSL_CTX_set_client_hello_cb(ctx, &OnClientHello, civet);
   SSL_CTX_set_tlsext_servername_callback(ctx, &OnServerName);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   *ssl_ctx = ctx;
@@ -190,6 +202,78 @@ const CivetCallbacks& Callbacks() {
   return callbacks;
 }
 
+// Text for HTML: root and run names come from directory names on disk, which
+// anyone who can write under a root chooses.
+std::string EscapeHtml(std::string_view text) {
+  std::string out;
+  for (char c : expose::ValidUtf8(text)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The landing page: version, the watch roots, the exported runs (their
+// window, or why it failed), and the endpoints.
+std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing_note) {
+  const expose::BuildInfo build = expose::DefaultBuildInfo();
+  std::string body =
+      "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
+      "<h1>profwatch</h1>\n<p>GPU profile window exporter, version " +
+      EscapeHtml(build.version) + " (revision " + EscapeHtml(build.revision) + ").</p>\n";
+  if (!landing_note.empty()) body += "<p>" + EscapeHtml(landing_note) + "</p>\n";
+  body +=
+      "<ul>\n"
+      "<li><a href=\"/metrics\">/metrics</a></li>\n"
+      "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
+      "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
+      "</ul>\n";
+  body += "<h2>Watch roots</h2>\n";
+  if (snap.watch_roots.empty()) body += "<p>none scanned yet</p>\n";
+  body += "<ul>\n";
+  for (const auto& [root, readable] : snap.watch_roots) {
+    body += "<li>" + EscapeHtml(root) + (readable ? "" : " (not readable)") + "</li>\n";
+  }
+  body += "</ul>\n<h2>Runs</h2>\n";
+  if (snap.runs.empty()) body += "<p>none yet</p>\n";
+  body += "<ul>\n";
+  // Bounded: a page for people, however many runs the roots hold.
+  constexpr size_t kMaxListed = 1000;
+  size_t listed = 0;
+  for (const auto& [key, rs] : snap.runs) {
+    if (listed++ == kMaxListed) {
+      body += "<li>... and " + std::to_string(snap.runs.size() - kMaxListed) +
+              " more (see /metrics)</li>\n";
+      break;
+    }
+    body += "<li>" + EscapeHtml(key.training_job) + "/" + EscapeHtml(key.run) + ": ";
+    body += rs.has_window ? "window " + EscapeHtml(rs.window_id) : std::string("no window yet");
+    if (!rs.window_failure.empty()) {
+      body += ", latest window failed (" + EscapeHtml(rs.window_failure) + ")";
+    }
+    body += "</li>\n";
+  }
+  body += "</ul>\n</body></html>\n";
+  return body;
+}
+
 }  // namespace
 
 std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
@@ -200,25 +284,13 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
     return HttpAnswer{503, "text/plain; charset=utf-8",
                       "not ready: no scan of the watch roots yet\n"};
   }
-  if (uri == "/") {
-    std::string body =
-        "<!DOCTYPE html>\n<html><head><title>profwatch</title></head><body>\n"
-        "<h1>profwatch</h1>\n<p>GPU profile window exporter.</p>\n";
-    // The note is ours (digits and fixed words), never request input.
-    if (!landing_note.empty()) body += "<p>" + std::string(landing_note) + "</p>\n";
-    body +=
-        "<ul>\n"
-        "<li><a href=\"/metrics\">/metrics</a></li>\n"
-        "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
-        "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
-        "</ul>\n</body></html>\n";
-    return HttpAnswer{200, "text/html; charset=utf-8", std::move(body)};
-  }
+  if (uri == "/")
+    return HttpAnswer{200, "text/html; charset=utf-8", LandingPage(snap, landing_note)};
   return std::nullopt;
 }
 
 void ConnectionAccepted(int fd, const sockaddr* peer, socklen_t peer_len) {
-  const HttpServer* server = g_server.load();
+  const HttpServer* server = g_accepting.load();
   if (server == nullptr || peer == nullptr) return;
   auto accepted = Peer(fd, peer, peer_len);
   if (!accepted) return;
@@ -243,19 +315,19 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->store_ = std::move(store);
   server->exposition_ = std::move(exposition);
   server->pending_ = std::make_unique<PendingConnections>(kMaxPending);
-  g_server.store(server.get());
+  g_accepting.store(server.get());
   try {
     // Each connection holds a civetweb worker until its request is read, so
     // idle or slow clients (port scanners, half-open health checks) must
     // neither outnumber the workers nor hold one for long.
-    server->exposer_ = std::make_unique<prometheus::Exposer>(
+    server->civet_ = std::make_unique<CivetServer>(
         std::vector<std::string>{"listening_ports", door->tls() ? listen + "s" : listen,
                                  "num_threads", std::to_string(kHttpWorkers), "request_timeout_ms",
                                  std::to_string(kRequestTimeoutMs), "listen_backlog",
                                  std::to_string(kListenBacklog)},
-        &Callbacks());
+        &Callbacks(), server.get());
   } catch (const std::exception&) {
-    g_server.store(nullptr);
+    g_accepting.store(nullptr);
     // The server's own text only says binding failed; find out why.
     std::string why = DescribeBindFailure(listen);
     if (door->tls()) {
@@ -271,10 +343,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(
 }
 
 HttpServer::~HttpServer() {
-  exposer_.reset();  // stops the HTTP threads before the hook loses the server
-  g_server.store(nullptr);
+  civet_.reset();  // stops the HTTP threads before the server goes
+  const HttpServer* self = this;
+  g_accepting.compare_exchange_strong(self, nullptr);
 }
 
-std::vector<int> HttpServer::ListeningPorts() const { return exposer_->GetListeningPorts(); }
+std::vector<int> HttpServer::ListeningPorts() const { return civet_->getListeningPorts(); }
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

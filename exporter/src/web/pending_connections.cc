@@ -1,8 +1,8 @@
-#include "cli/pending_connections.h"
+#include "web/pending_connections.h"
 
 #include <algorithm>
 
-namespace profwatch::cli {
+namespace profwatch::web {
 
 std::optional<PendingConnections::Connection> PendingConnections::Add(const Connection& accepted) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -43,4 +43,4 @@ void PendingConnections::EraseLocked(std::map<Key, Entry>::iterator it) {
   pending_.erase(it);
 }
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

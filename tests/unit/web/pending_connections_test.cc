@@ -1,8 +1,8 @@
-#include "cli/pending_connections.h"
+#include "web/pending_connections.h"
 
 #include <gtest/gtest.h>
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 using Connection = PendingConnections::Connection;
@@ -66,4 +66,4 @@ TEST(PendingConnectionsTest, TheSamePeerAgainReplacesItsOldEntry) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

@@ -1,5 +1,6 @@
-// The HTTP side of `profwatch serve`: civetweb (through prometheus-cpp's
-// Exposer, which owns the server) with a begin_request hook that answers:
+// The HTTP side of `profwatch serve`: civetweb (its C++ CivetServer, whose
+// user context is this server, so its hooks need no process-wide state)
+// with a begin_request hook that answers:
 //   /metrics    the exposition (expose/exposition.h: the snapshot's text is
 //               rendered once per snapshot and shared by concurrent scrapes;
 //               gzip when the client accepts it)
@@ -10,15 +11,14 @@
 //               has no scan time); 503 before: the server starts first
 // Every other path is 404. Every path is behind the same door: the web
 // config file's basic auth (401 without) and headers, and TLS when the file
-// configures it (cli/web_config.h).
+// configures it (web/web_config.h, web/door.h).
 //
 // The door keeps accepting: connections without a request yet are bounded
-// (cli/pending_connections.h; past the bound the oldest of the busiest
+// (web/pending_connections.h; past the bound the oldest of the busiest
 // address is cut), so silent, trickling or reconnecting clients never hold
 // every worker and a scrape never waits in the kernel's backlog behind them.
 #pragma once
 
-#include <prometheus/exposer.h>
 #include <sys/socket.h>
 
 #include <memory>
@@ -27,13 +27,15 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/pending_connections.h"
-#include "cli/web_config.h"
 #include "core/result.h"
 #include "expose/exposition.h"
 #include "snapshot/snapshot.h"
+#include "web/door.h"
+#include "web/pending_connections.h"
 
-namespace profwatch::cli {
+class CivetServer;
+
+namespace profwatch::web {
 
 struct HttpAnswer {
   int status = 200;
@@ -60,8 +62,8 @@ void ConnectionAccepted(int fd, const sockaddr* peer, socklen_t peer_len);
 class HttpServer {
  public:
   // Listens on `listen` (checked by ParseListenAddress first). On failure the
-  // error says why (DescribeBindFailure). One server per process: the hook
-  // reads `store` through a process-wide pointer.
+  // error says why (DescribeBindFailure). Connections are bounded while
+  // pending (ConnectionAccepted) for the server started last.
   static Result<std::unique_ptr<HttpServer>> Start(
       const std::string& listen, std::shared_ptr<const snapshot::SnapshotStore> store,
       std::shared_ptr<const expose::Exposition> exposition, std::string landing_note = {},
@@ -84,7 +86,7 @@ class HttpServer {
   std::string landing_note_;
   std::shared_ptr<WebDoor> door_;
   std::unique_ptr<PendingConnections> pending_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<CivetServer> civet_;
 };
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

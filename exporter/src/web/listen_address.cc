@@ -1,4 +1,4 @@
-#include "cli/listen_address.h"
+#include "web/listen_address.h"
 
 #include <netdb.h>
 #include <sys/socket.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-namespace profwatch::cli {
+namespace profwatch::web {
 namespace {
 
 tl::unexpected<Error> Invalid(const std::string& text, const std::string& why) {
@@ -97,4 +97,4 @@ std::string DescribeBindFailure(const std::string& text) {
   }
 }
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

@@ -26,7 +26,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace profwatch::cli {
+namespace profwatch::web {
 
 class PendingConnections {
  public:
@@ -66,4 +66,4 @@ class PendingConnections {
   void EraseLocked(std::map<Key, Entry>::iterator it);
 };
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

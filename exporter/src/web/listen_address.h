@@ -7,7 +7,7 @@
 
 #include "core/result.h"
 
-namespace profwatch::cli {
+namespace profwatch::web {
 
 struct ListenAddress {
   std::string host;  // "" for a bare port (all addresses)
@@ -23,4 +23,4 @@ Result<ListenAddress> ParseListenAddress(const std::string& text);
 // available on this host", ... Called after the HTTP server failed to start.
 std::string DescribeBindFailure(const std::string& text);
 
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

@@ -1,4 +1,4 @@
-#include "cli/http_server.h"
+#include "web/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,9 @@
 #include <string>
 #include <thread>
 
-namespace profwatch::cli {
+#include "expose/snapshot_collectable.h"
+
+namespace profwatch::web {
 namespace {
 
 TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
@@ -54,6 +56,36 @@ TEST(OperationalAnswerTest, LandingPageShowsTheShardNote) {
   ASSERT_TRUE(landing);
   EXPECT_NE(landing->body.find("<p>Shard 1 of 3: ...</p>"), std::string::npos) << landing->body;
   EXPECT_NE(landing->body.find("href=\"/metrics\""), std::string::npos);
+}
+
+// The landing page says what this daemon is and watches: its version, the
+// roots and the runs with their window. Root and run names are directory
+// names anyone writing under a root picks: they are escaped, never markup.
+TEST(OperationalAnswerTest, LandingPageShowsVersionRootsAndRunsEscaped) {
+  snapshot::Snapshot snap;
+  snap.watch_roots = {{"/jobs", true}, {"/gone<b>", false}};
+  snapshot::RunState good;
+  good.key = {"4242-llama", "base"};
+  good.has_window = true;
+  good.window_id = "2026_11_26_00_29_00";
+  snap.runs[good.key] = good;
+  snapshot::RunState hostile;
+  hostile.key = {"<script>alert(1)</script>", "r&\"'"};
+  hostile.window_failure = "truncated";
+  snap.runs[hostile.key] = hostile;
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);
+  ASSERT_TRUE(landing);
+  const std::string& b = landing->body;
+  EXPECT_NE(b.find("version " + expose::DefaultBuildInfo().version), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>/jobs</li>"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>/gone&lt;b&gt; (not readable)</li>"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>4242-llama/base: window 2026_11_26_00_29_00</li>"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>&lt;script&gt;alert(1)&lt;/script&gt;/r&amp;&quot;&#39;: no window yet, "
+                   "latest window failed (truncated)</li>"),
+            std::string::npos)
+      << b;
+  EXPECT_EQ(b.find("<script>"), std::string::npos) << b;
+  EXPECT_EQ(b.find("<b>"), std::string::npos) << b;
 }
 
 bool WaitFor(const std::function<bool()>& condition) {
@@ -105,4 +137,4 @@ TEST(HttpServerTest, AConnectionIsPendingFromItsAcceptUntilItsRequestOrClose) {
 }
 
 }  // namespace
-}  // namespace profwatch::cli
+}  // namespace profwatch::web

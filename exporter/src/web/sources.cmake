@@ -1,0 +1,11 @@
+target_sources(profwatch_web PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/listen_address.cc
+  ${CMAKE_CURRENT_LIST_DIR}/base64.cc
+  ${CMAKE_CURRENT_LIST_DIR}/web_config.cc
+  ${CMAKE_CURRENT_LIST_DIR}/tls.cc
+  ${CMAKE_CURRENT_LIST_DIR}/basic_auth.cc
+  ${CMAKE_CURRENT_LIST_DIR}/door.cc
+  ${CMAKE_CURRENT_LIST_DIR}/civetweb_compat.cc
+  ${CMAKE_CURRENT_LIST_DIR}/pending_connections.cc
+  ${CMAKE_CURRENT_LIST_DIR}/http_server.cc
+)
