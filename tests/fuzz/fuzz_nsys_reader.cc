@@ -2,8 +2,13 @@
 // and the whole reader on the input as a database file (SQLite checks the
 // pages; the reader must turn whatever it reports into an error, never a
 // crash). Every kernel event must carry a device and a valid duration flag.
+// Each input is read within a budget of one second (the reader's progress
+// handler): a view or query that never ends is refused or cut, never a
+// libFuzzer -timeout. The corpus keeps such hostile databases (recursive-CTE
+// views in the kernel, NVTX and StringIds tables' places).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -40,7 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::fwrite(data, 1, size, f);
   std::fclose(f);
   CheckSink sink;
-  (void)profwatch::parse::ReadNsysExport(path, sink);
+  profwatch::FileLimits limits;
+  limits.max_bytes = 64 << 20;
+  limits.max_time = std::chrono::seconds(1);
+  profwatch::FileBudget budget(limits);
+  (void)profwatch::parse::ReadNsysExport(path, sink, &budget);
   std::remove(path.c_str());
   return 0;
 }

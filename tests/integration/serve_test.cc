@@ -395,8 +395,9 @@ TEST(ServeTest, EveryErrorReasonIsExportedAtZeroBeforeAnyError) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   std::optional<std::string> m = serve.Metrics();
   ASSERT_TRUE(m.has_value()) << serve.Log();
-  for (const char* reason : {"not_found", "permission", "io", "truncated", "corrupt", "unsupported",
-                             "too_large", "config", "internal", "give_up", "no_data"}) {
+  for (const char* reason :
+       {"not_found", "permission", "io", "truncated", "corrupt", "unsupported", "too_large",
+        "over_budget", "config", "internal", "give_up", "no_data"}) {
     EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", reason}}), 0.0)
         << reason << "\n"
         << *m;
@@ -1684,4 +1685,87 @@ TEST(ServeShardTest, ThreeShardsExportEveryJobOnceAndResharding3To2CoversEveryJo
 }
 
 }  // namespace
+// --- budgets: one hostile file never holds the daemon ----------------------
+
+// A gzip bomb of `{}` events: ~`inflated` bytes of JSON in about 1/1000 of it.
+void WriteBomb(const std::string& path, uint64_t inflated) {
+  testing::WriteFile(path, testing::GzipBomb("{\"traceEvents\":[", "{},", inflated, "{}]}"));
+}
+
+std::function<bool(const std::string&)> Busy(double n) {
+  return [=](const std::string& m) { return Sample(m, "profwatch_workers_busy") == n; };
+}
+
+// SIGTERM while a worker is in the middle of a file that would take minutes
+// (8 GiB of JSON, no budget reached): the stop flag ends the read at its next
+// chunk and the process exits within the shutdown deadline; the window is
+// left for the next start, not recorded as analysed or failed.
+TEST(ServeTest, SigtermMidFileExitsWithinTheShutdownDeadline) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteBomb(ProfileDir(jobs, "jobB", "runB") + "/2024_03_01_12_00_00/h0.trace.json.gz", 8ull << 30);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--state", tmp.Sub("state.json")});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(Busy(1))) << serve.Log();
+  EXPECT_EQ(serve.Stop(5s), 0) << serve.Log();
+  EXPECT_NE(serve.Log().find("window analysis abandoned at shutdown"), std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Log().find("reason=over_budget"), std::string::npos) << serve.Log();
+}
+
+// With the default workers, a run whose window takes long (a bomb within the
+// default budgets) does not hold another run's window: the good run is
+// exported while the bad window is still being read.
+TEST(ServeTest, HostileWindowDoesNotHoldAGoodRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteBomb(ProfileDir(jobs, "jobBad", "runBad") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            8ull << 30);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(Busy(1))) << serve.Log();
+  WriteTrace(ProfileDir(jobs, "jobGood", "runGood") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  auto m = serve.WaitFor(HasGpus("jobGood", "runGood", 2));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  // The bad window is still in its worker; nothing of it is exported.
+  EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 1) << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "jobBad"}}).has_value());
+  EXPECT_EQ(serve.Stop(5s), 0) << serve.Log();
+}
+
+// A file past --file-max-bytes fails with its own reason, once: counted,
+// logged once, not retried while it does not change; the window's other
+// file is exported. Healthy windows leave the stuck gauge at 0 and
+// /-/ready at 200.
+TEST(ServeTest, FileOverBudgetIsOneErrorOfItsOwnReasonNeverRetried) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string dir = ProfileDir(jobs, "jobO", "runO") + "/2024_03_01_12_00_00";
+  WriteBomb(dir + "/h0.trace.json.gz", 64ull << 20);
+  WriteTrace(dir + "/h1.trace.json.gz", 2);
+  std::vector<std::string> flags = FastFlags(jobs);
+  flags.insert(flags.end(), {"--file-max-bytes", "1048576"});
+  Serve serve(tmp, flags);
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(HasGpus("jobO", "runO", 2));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "over_budget"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"reason", "over_budget"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_workers_stuck"), 0) << *m;
+  EXPECT_EQ(testing::HttpGet(serve.port(), "/-/ready"), "OK\n");
+  ASSERT_TRUE(serve.WaitScans(3)) << serve.Log();
+  m = serve.Metrics();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "over_budget"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 0) << *m;
+  const std::string log = serve.Log();
+  const size_t first = log.find("reason=over_budget");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("reason=over_budget", first + 1), std::string::npos) << log;
+  EXPECT_NE(log.find("--file-max-bytes"), std::string::npos) << log;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 }  // namespace profwatch

@@ -153,11 +153,11 @@ void Serve::Signal(int sig) const {
   if (pid_ > 0) kill(pid_, sig);
 }
 
-int Serve::Stop() {
+int Serve::Stop(std::chrono::milliseconds limit) {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);
   int status = 0;
-  auto deadline = std::chrono::steady_clock::now() + 20s;
+  auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;

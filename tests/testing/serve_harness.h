@@ -51,8 +51,9 @@ class Serve {
   // Waits until the daemon has completed `n` more full scans.
   bool WaitScans(int n) const;
   void Signal(int sig) const;
-  // SIGTERM and wait; the exit code (-1 on signal death or timeout).
-  int Stop();
+  // SIGTERM and wait up to `limit`; the exit code (-1 on signal death or
+  // when `limit` passed: then SIGKILL).
+  int Stop(std::chrono::milliseconds limit = std::chrono::seconds(20));
 
  private:
   std::string log_path_;

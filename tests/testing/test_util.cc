@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -59,6 +60,53 @@ std::string Gzip(std::string_view data) {
   deflateEnd(&zs);
   if (rc != Z_STREAM_END) throw std::runtime_error("deflate");
   out.resize(zs.total_out);
+  return out;
+}
+
+namespace {
+
+// Raw deflate of `data` ending with `flush` (Z_FULL_FLUSH: byte-aligned, the
+// dictionary reset, so the same input compresses to the same bytes again).
+std::string RawDeflate(z_stream& zs, std::string_view data, int flush) {
+  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, flush);
+  if (rc != Z_OK && rc != Z_STREAM_END) throw std::runtime_error("deflate");
+  if (zs.avail_in != 0) throw std::runtime_error("deflate: output too small");
+  out.resize(out.size() - zs.avail_out);
+  return out;
+}
+
+}  // namespace
+
+std::string GzipBomb(std::string_view head, std::string_view unit, uint64_t inflated_bytes,
+                     std::string_view tail) {
+  std::string block;
+  while (block.size() < (1u << 20)) block += unit;
+  const uint64_t repeats = std::max<uint64_t>(1, inflated_bytes / block.size());
+  z_stream zs{};
+  if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("deflateInit2");
+  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff", 10);
+  out += RawDeflate(zs, head, Z_FULL_FLUSH);
+  const std::string packed = RawDeflate(zs, block, Z_FULL_FLUSH);
+  out.reserve(out.size() + packed.size() * repeats + 64);
+  uLong crc = crc32(0, reinterpret_cast<const Bytef*>(head.data()), static_cast<uInt>(head.size()));
+  const uLong block_crc =
+      crc32(0, reinterpret_cast<const Bytef*>(block.data()), static_cast<uInt>(block.size()));
+  for (uint64_t i = 0; i < repeats; ++i) {
+    out += packed;
+    crc = crc32_combine(crc, block_crc, static_cast<z_off_t>(block.size()));
+  }
+  out += RawDeflate(zs, tail, Z_FINISH);
+  deflateEnd(&zs);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(tail.data()), static_cast<uInt>(tail.size()));
+  const uint64_t total = head.size() + repeats * block.size() + tail.size();
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((crc >> (8 * i)) & 0xff);
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((total >> (8 * i)) & 0xff);
   return out;
 }
 

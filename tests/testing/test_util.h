@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -29,6 +30,13 @@ std::string ReadFile(const std::string& path);
 
 // gzip-compresses `data` (one member, default level).
 std::string Gzip(std::string_view data);
+
+// A gzip bomb: one gzip member that inflates to `head`, then `unit` repeated
+// until about `inflated_bytes`, then `tail`; about 1/1000 of that in size and
+// written in milliseconds (one deflate block of repeats, flushed to a byte
+// boundary with its dictionary reset, is copied; the CRC is combined).
+std::string GzipBomb(std::string_view head, std::string_view unit, uint64_t inflated_bytes,
+                     std::string_view tail);
 
 // Path of a file in ../shared/fixtures (relative to the source dir), or ""
 // when the shared fixtures are absent.

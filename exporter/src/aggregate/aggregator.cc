@@ -225,7 +225,8 @@ struct FileAggregator::Impl {
   size_t held_count = 0;
   size_t annotation_count = 0;
   std::unique_ptr<SpillFile> spill;
-  bool spill_failed = false;  // no (more) spilling: kept in memory instead
+  bool spill_failed = false;     // no (more) spilling: kept in memory instead
+  FileBudget* budget = nullptr;  // charged per spill write; may be null
   uint64_t spilled_intervals = 0;
 
   size_t IntervalsInMemory() const {
@@ -259,6 +260,12 @@ struct FileAggregator::Impl {
         IntervalList& list = d.by_name[slot].second.intervals;
         const auto& v = list.intervals();
         if (v.empty()) continue;
+        // Past the file's budget nothing more is written; the budget's error
+        // stops the reader at its next check.
+        if (budget != nullptr && !budget->AddSpill(v.size() * sizeof(Interval))) {
+          spill_failed = true;
+          return;
+        }
         auto run = spill->Write(v.data(), v.size());
         if (!run) {
           spill_failed = true;  // runs written so far stay valid
@@ -796,6 +803,8 @@ FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::st
 uint64_t FileAggregator::SpilledIntervals() const { return impl_->spilled_intervals; }
 
 void FileAggregator::Park() { impl_->MaybeSpill(kParkedIntervals); }
+
+void FileAggregator::SetBudget(FileBudget* budget) { impl_->budget = budget; }
 FileAggregator::~FileAggregator() = default;
 
 void FileAggregator::OnEvent(const parse::TraceEvent& e) {

@@ -54,6 +54,7 @@
 
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
+#include "core/budget.h"
 #include "parse/hlo_schedule.h"
 #include "parse/trace_parser.h"
 
@@ -105,6 +106,11 @@ class FileAggregator final : public parse::EventSink {
   // aggregators do not hold a budget each. Optional; results are unchanged.
   static constexpr size_t kParkedIntervals = size_t{1} << 16;
   void Park();
+
+  // Charges spill writes to `budget` (bytes of intervals, core/budget.h);
+  // past it nothing more is spilled (the budget's error stops the reader).
+  // Null: no limit. `budget` must outlive the calls until it is unset.
+  void SetBudget(FileBudget* budget);
 
   // Intervals written to the spill file so far (0 when everything fit).
   uint64_t SpilledIntervals() const;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -29,6 +30,31 @@ bool PrefetchWanted(AnalyzeOptions::Prefetch p, bool fallback) {
   if (p == AnalyzeOptions::Prefetch::kOff) return false;
   return fallback;
 }
+
+// Charges every byte a parser pulls to the file's budget; a Read past the
+// budget (or after the stop flag) fails with its kOverBudget error. Checked
+// per Read, i.e. per chunk (ParseOptions::chunk_bytes).
+class BudgetSource final : public read::ByteSource {
+ public:
+  BudgetSource(read::ByteSource& inner, FileBudget& budget) : inner_(inner), budget_(budget) {}
+  bool HandOverGzipChecks() override { return inner_.HandOverGzipChecks(); }
+  void TakeGzipChecks(std::vector<read::GzipMemberCheck>& out) override {
+    inner_.TakeGzipChecks(out);
+  }
+  Result<size_t> Read(char* buf, size_t n) override {
+    if (auto s = budget_.Check(); !s) return tl::unexpected(s.error());
+    auto got = inner_.Read(buf, n);
+    if (!got) return got;
+    if (auto s = budget_.AddRead(*got); !s) return tl::unexpected(s.error());
+    return got;
+  }
+  uint64_t RawBytesRead() const override { return inner_.RawBytesRead(); }
+  std::string_view Name() const override { return inner_.Name(); }
+
+ private:
+  read::ByteSource& inner_;
+  FileBudget& budget_;
+};
 
 bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); }
 
@@ -104,7 +130,11 @@ Result<SourcePreference> ParseSourcePreference(std::string_view s) {
 }
 
 Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
-                                      const AnalyzeOptions& options, uint64_t* raw_bytes) {
+                                      const AnalyzeOptions& options, uint64_t* raw_bytes,
+                                      FileBudget* budget) {
+  std::optional<FileBudget> own;
+  if (budget == nullptr) budget = &own.emplace(options.limits);
+  if (auto s = budget->Check(); !s) return tl::unexpected(Error(s.error()).Wrap(path));
   const read::Confinement* confine = options.confine_to ? &*options.confine_to : nullptr;
   auto source = read::OpenTraceSource(path, options.inflate, confine);
   if (!source) return tl::unexpected(source.error());
@@ -138,17 +168,18 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
     // SQLite reads the database file itself (pages, not a byte stream).
     if (raw_bytes) *raw_bytes = (*source)->RawBytesRead();
     source->reset();
-    if (confine == nullptr) return parse::ReadNsysExport(path, sink);
+    if (confine == nullptr) return parse::ReadNsysExport(path, sink, budget);
     // SQLite opens the file itself: it gets a descriptor checked here, held
     // open while it reads, so the path cannot be swapped in between.
     Result<int> fd = read::OpenReadOnly(path, confine);
     if (!fd) return tl::unexpected(fd.error());
-    auto summary = parse::ReadNsysExport(path, sink, "/proc/self/fd/" + std::to_string(*fd));
+    auto summary =
+        parse::ReadNsysExport(path, sink, budget, "/proc/self/fd/" + std::to_string(*fd));
     ::close(*fd);
     return summary;
   }
   auto replay_source = read::MakeReplaySource(head, std::move(*source));
-  read::ByteSource& replay = *replay_source;
+  BudgetSource replay(*replay_source, *budget);
   std::unique_ptr<parse::TraceParser> parser;
   if (format == parse::FileFormat::kXplane) {
     parser = parse::MakeXPlaneParser(options.parse);
@@ -175,7 +206,9 @@ Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeO
   auto source = read::OpenTraceSource(xplane, options.inflate,
                                       options.confine_to ? &*options.confine_to : nullptr);
   if (!source) return tl::unexpected(source.error());
-  return parse::ReadXPlaneHloModules(**source, options.parse.chunk_bytes);
+  FileBudget budget(options.limits);
+  BudgetSource budgeted(**source, budget);
+  return parse::ReadXPlaneHloModules(budgeted, options.parse.chunk_bytes);
 }
 
 Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
@@ -204,11 +237,21 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   auto run_one = [&](size_t i) {
     FileOutcome& out = outcomes[i];
     auto parse_into = [&](const std::string& path) {
+      FileBudget file_budget(options.limits);
       out.aggregator = std::make_unique<aggregate::FileAggregator>(
           path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir);
       out.aggregator->KeepGraphKernels(!jobs[i].xplane.empty());
+      out.aggregator->SetBudget(&file_budget);
       uint64_t raw = 0;
-      auto summary = ParseFile(path, *out.aggregator, file_options, &raw);
+      auto summary = ParseFile(path, *out.aggregator, file_options, &raw, &file_budget);
+      // A spill past the budget ends the parse at its next check with the
+      // budget's error; a parse that ended anyway reports it too.
+      if (summary && file_budget.exceeded()) summary = tl::unexpected(file_budget.Check().error());
+      if (!summary && summary.error().code == ErrorCode::kOverBudget &&
+          summary.error().context.find(path) == std::string::npos) {
+        summary.error().Wrap(path);
+      }
+      out.aggregator->SetBudget(nullptr);
       out.raw_bytes += raw;
       out.format = IsXplaneName(path) ? "xplane" : "json";
       if (summary && summary->schema == parse::TraceSchema::kNsys) out.format = "nsys";

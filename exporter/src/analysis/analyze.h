@@ -13,6 +13,7 @@
 #include "aggregate/aggregator.h"
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
+#include "core/budget.h"
 #include "core/result.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
@@ -50,6 +51,10 @@ struct AnalyzeOptions {
   // descriptor (read::OpenReadOnly). nullopt: anywhere (analyze, or serve
   // --follow-symlinks).
   std::optional<read::Confinement> confine_to;
+  // Each file's budget (--file-max-bytes, --file-max-seconds) and the stop
+  // flag that abandons the analysis (core/budget.h). A file past its budget
+  // fails with kOverBudget; the window goes on with the others.
+  FileLimits limits;
 };
 
 struct FileError {
@@ -76,8 +81,10 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
 // (parse::ReadXPlaneHloModules), which place CUDA-graph kernels.
 Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeOptions& options);
 
-// Opens and parses one file into `sink` (format sniffed from content).
+// Opens and parses one file into `sink` (format sniffed from content), within
+// `budget` (null: a budget of options.limits of its own).
 Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink& sink,
-                                      const AnalyzeOptions& options, uint64_t* raw_bytes);
+                                      const AnalyzeOptions& options, uint64_t* raw_bytes,
+                                      FileBudget* budget = nullptr);
 
 }  // namespace profwatch::analysis

@@ -29,6 +29,28 @@ void AddSpillDirOption(CLI::App& app, std::string& dir) {
       ->capture_default_str();
 }
 
+FileLimits FileBudgetFlags::ToLimits() const {
+  FileLimits limits;
+  limits.max_bytes = max_bytes;
+  limits.max_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(max_seconds));
+  return limits;
+}
+
+void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags) {
+  app.add_option("--file-max-bytes", flags.max_bytes,
+                 "Per trace file: most bytes read after decompression, and most bytes of "
+                 "intervals spilled to disk; a file past it fails with reason over_budget "
+                 "(0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--file-max-seconds", flags.max_seconds,
+                 "Per trace file: most seconds of reading; a file past it fails with reason "
+                 "over_budget (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args) {
   std::vector<std::string> argv_store;

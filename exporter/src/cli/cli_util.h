@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "classify/classifier.h"
+#include "core/budget.h"
 #include "core/result.h"
 
 namespace profwatch::cli {
@@ -29,6 +30,14 @@ std::string DefaultSpillDir();
 
 // Adds --spill-dir (bound to `dir`) to a verb.
 void AddSpillDirOption(CLI::App& app, std::string& dir);
+
+// --file-max-bytes and --file-max-seconds (core/budget.h; 0: no limit).
+struct FileBudgetFlags {
+  uint64_t max_bytes = FileLimits{}.max_bytes;
+  double max_seconds = std::chrono::duration<double>(FileLimits{}.max_time).count();
+  FileLimits ToLimits() const;
+};
+void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags);
 
 // Builds a classifier from a built-in set plus an optional user rules file.
 Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,

@@ -134,6 +134,8 @@ int RunAnalyze(const std::vector<std::string>& args) {
       ->capture_default_str();
   std::string spill_dir = DefaultSpillDir();
   AddSpillDirOption(app, spill_dir);
+  FileBudgetFlags file_budget;
+  AddFileBudgetOptions(app, file_budget);
   app.add_option("--log", log_file,
                  "MaxText training log: steady step time (source log) and profiler_steps "
                  "(default: each run dir's or <ts> dir's log, found as serve finds it)");
@@ -161,6 +163,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   analysis::AnalyzeOptions options;
   options.threads = threads;
   options.spill_dir = spill_dir;
+  options.limits = file_budget.ToLimits();
   options.aggregate.profile_steps = static_cast<int>(profile_steps);
   options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
   options.aggregate.region_depth = region_depth;

@@ -418,6 +418,8 @@ int RunCompare(const std::vector<std::string>& args) {
       ->check(CLI::PositiveNumber);
   std::string spill_dir = DefaultSpillDir();
   AddSpillDirOption(app, spill_dir);
+  FileBudgetFlags file_budget;
+  AddFileBudgetOptions(app, file_budget);
   std::string history;
   app.add_option("--history", history,
                  "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "
@@ -454,6 +456,7 @@ int RunCompare(const std::vector<std::string>& args) {
   analysis::AnalyzeOptions options;
   options.threads = threads;
   options.spill_dir = spill_dir;
+  options.limits = file_budget.ToLimits();
   options.aggregate.profile_steps = static_cast<int>(profile_steps);
   options.aggregate.profile_steps_from_nvtx = app.count("--profile-steps") == 0;
   options.source = *analysis::ParseSourcePreference(source);

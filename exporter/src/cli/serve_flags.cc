@@ -71,7 +71,9 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--max-retries", f.max_retries, "Tries before a failing file is given up")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--workers", f.workers, "Analysis worker threads")
+  app.add_option("--workers", f.workers,
+                 "Windows analysed at once (niced threads): more than one, so a window "
+                 "running to its file budget does not hold the others")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--retention", f.retention, "Drop runs this long after their last window")
@@ -116,6 +118,7 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
                  "defaults); {jobs_root}, {job}, {run} are replaced")
       ->allow_extra_args(false);
   AddSpillDirOption(app, f.spill_dir);
+  AddFileBudgetOptions(app, f.file_budget);
   app.add_option("--history", f.history,
                  "Append every analysed window's summary to this JSON Lines file");
   app.add_option("--history-max-bytes", f.history_max_bytes,
@@ -337,6 +340,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
                       std::max(1, f.workers));
   o.state_file = f.state;
   o.analyze.spill_dir = f.spill_dir;
+  o.analyze.limits = f.file_budget.ToLimits();
   o.analyze.aggregate.profile_steps = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   o.analyze.aggregate.region_depth = f.region_depth;

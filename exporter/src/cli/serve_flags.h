@@ -46,7 +46,8 @@ struct ServeFlags {
   std::string window_timeout = "10m";
   std::string future_tolerance = "1h";
   int max_retries = 5;
-  int workers = 1;
+  int workers = 2;
+  FileBudgetFlags file_budget;
   std::string retention = "24h";
   std::string state;
   std::string config;

@@ -18,6 +18,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "unsupported";
     case ErrorCode::kTooLarge:
       return "too_large";
+    case ErrorCode::kOverBudget:
+      return "over_budget";
     case ErrorCode::kConfig:
       return "config";
     case ErrorCode::kInternal:
@@ -53,6 +55,9 @@ RetryClass RetryClassOf(ErrorCode code) {
       return RetryClass::kSoon;
     case ErrorCode::kCorrupt:
     case ErrorCode::kPermission:
+    // The same bytes would run out of the same budget: read again only when
+    // the file changes (and given up after --max-retries like the others).
+    case ErrorCode::kOverBudget:
       return RetryClass::kOnChange;
     default:
       return RetryClass::kNever;

@@ -18,6 +18,7 @@ enum class ErrorCode {
   kCorrupt,      // input is not what it claims (garbage, bad JSON)
   kUnsupported,  // well-formed but not a trace we can read
   kTooLarge,     // exceeds a configured or library limit
+  kOverBudget,   // the file's work budget (bytes, time) ran out (core/budget.h)
   kConfig,       // bad flag, rules or config file
   kInternal,     // a bug or an unexpected exception
 };
@@ -27,9 +28,9 @@ std::string_view ErrorCodeName(ErrorCode code);
 // Every code, in declaration order: counters by reason are created for all
 // of them up front, so a first error is an increase from 0 like any other.
 inline constexpr ErrorCode kAllErrorCodes[] = {
-    ErrorCode::kNotFound,  ErrorCode::kPermission, ErrorCode::kIo,
-    ErrorCode::kTruncated, ErrorCode::kCorrupt,    ErrorCode::kUnsupported,
-    ErrorCode::kTooLarge,  ErrorCode::kConfig,     ErrorCode::kInternal};
+    ErrorCode::kNotFound, ErrorCode::kPermission,  ErrorCode::kIo,       ErrorCode::kTruncated,
+    ErrorCode::kCorrupt,  ErrorCode::kUnsupported, ErrorCode::kTooLarge, ErrorCode::kOverBudget,
+    ErrorCode::kConfig,   ErrorCode::kInternal};
 
 struct Error {
   ErrorCode code = ErrorCode::kInternal;

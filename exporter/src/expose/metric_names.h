@@ -101,6 +101,8 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
     {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
     {"profwatch_pending_windows", MetricType::kGauge, "Windows of the run waiting for completeness (files or GPUs, until --window-timeout), a retry or a worker.", {}, true},
+    {"profwatch_workers_busy", MetricType::kGauge, "Analysis workers working on a window now.", {}, false},
+    {"profwatch_workers_stuck", MetricType::kGauge, "Analysis workers busy on one window longer than the per-file time budget (--file-max-seconds); /-/ready answers 503 while it is above 0.", {}, false},
     {"profwatch_scans_total", MetricType::kCounter, "Full scans of the watched roots: at start, every poll interval, on change hints and when a window's settle time ends.", {}, false},
     {"profwatch_label_values_rewritten", MetricType::kGauge, "Label values rewritten in this exposition, per series, by reason: invalid_utf8 (bad bytes replaced by U+FFFD), too_long (cut to 256 bytes). 0 normally.", {"reason"}, false},
     {"profwatch_last_scan_timestamp_seconds", MetricType::kGauge, "Unix time of the last completed full scan of the watched roots.", {}, false},

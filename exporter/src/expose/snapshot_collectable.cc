@@ -520,6 +520,8 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
     b.Add("profwatch_shard_info", 1.0,
           {{"shard", std::to_string(snap.shard)}, {"shards", std::to_string(snap.shards)}});
   }
+  b.Add("profwatch_workers_busy", static_cast<double>(snap.workers_busy));
+  b.Add("profwatch_workers_stuck", static_cast<double>(snap.workers_stuck));
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) {
     b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);

@@ -77,14 +77,14 @@ struct Statement {
 
 class Reader {
  public:
-  Reader(const std::string& path, EventSink& sink, const std::string& open_as)
-      : path_(path), open_as_(open_as.empty() ? path : open_as), sink_(sink) {}
+  Reader(const std::string& path, EventSink& sink, FileBudget* budget, const std::string& open_as)
+      : path_(path), open_as_(open_as.empty() ? path : open_as), sink_(sink), budget_(budget) {}
 
   Result<ParseSummary> Run() {
     summary_.schema = TraceSchema::kNsys;
     if (auto s = CheckNotBeingWritten(); !s) return tl::unexpected(s.error());
     if (auto s = Open(); !s) return tl::unexpected(s.error());
-    auto kernel_columns = Columns(kKernelTable);
+    auto kernel_columns = Columns(kKernelTable, /*required=*/true);
     if (!kernel_columns) return tl::unexpected(kernel_columns.error());
     if (kernel_columns->empty()) {
       return MakeError(ErrorCode::kUnsupported,
@@ -129,18 +129,40 @@ class Reader {
       return MakeError(e == EACCES || e == EPERM ? ErrorCode::kPermission : ErrorCode::kNotFound,
                        "cannot open: " + std::string(std::strerror(e)));
     }
+    if (budget_ != nullptr) {
+      if (auto s = budget_->AddRead(static_cast<uint64_t>(st.st_size)); !s) return s;
+    }
     // NOMUTEX: the connection belongs to this reader on one thread, so
     // SQLite need not lock it around every column read.
     const int rc =
         sqlite3_open_v2(FileUri(open_as_).c_str(), &db_.db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
+    // The file is someone else's: no view or trigger of it runs, and no
+    // function its schema names is trusted.
+    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_limit(db_.db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+    if (budget_ != nullptr) sqlite3_progress_handler(db_.db, kProgressOps, &Progress, this);
     // Sorting or large joins would spill to temp files; keep any in memory.
     sqlite3_exec(db_.db, "PRAGMA temp_store=MEMORY", nullptr, nullptr, nullptr);
     return {};
   }
 
+  // Interrupts the running query (SQLITE_INTERRUPT) once the budget is out.
+  static int Progress(void* self) {
+    auto* reader = static_cast<Reader*>(self);
+    if (reader->budget_->Check()) return 0;
+    reader->interrupted_ = true;
+    return 1;
+  }
+
   tl::unexpected<Error> Fail(int rc, std::string_view what) {
+    if (interrupted_ && budget_ != nullptr) {
+      if (auto s = budget_->Check(); !s) return tl::unexpected(s.error());
+    }
     std::string msg = std::string(what);
     if (db_.db != nullptr) {
       msg += ": ";
@@ -158,7 +180,18 @@ class Reader {
   }
 
   // The column names of `table`; empty when there is no such table.
-  Result<std::set<std::string>> Columns(std::string_view table) {
+  // Anything of that name that is not a table (a view, say) is kUnsupported
+  // when the table is `required`, and treated as absent otherwise.
+  Result<std::set<std::string>> Columns(std::string_view table, bool required = false) {
+    auto kind = KindOf(table);
+    if (!kind) return tl::unexpected(kind.error());
+    if (kind->empty()) return std::set<std::string>{};
+    if (*kind != "table") {
+      if (!required) return std::set<std::string>{};
+      return MakeError(ErrorCode::kUnsupported,
+                       std::string(table) + " is a " + *kind +
+                           ", not a table: not an nsys export (only tables are read)");
+    }
     auto stmt = Prepare("SELECT name FROM pragma_table_info('" + std::string(table) + "')");
     if (!stmt) return tl::unexpected(stmt.error());
     std::set<std::string> out;
@@ -171,11 +204,33 @@ class Reader {
     return out;
   }
 
+  // What sqlite_master says `name` is ("table", "view", ...; the first
+  // entry by that name, any case); empty when nothing has the name.
+  Result<std::string> KindOf(std::string_view name) {
+    auto stmt = Prepare(
+        "SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE "
+        "ORDER BY type <> 'table' LIMIT 1");
+    if (!stmt) return tl::unexpected(stmt.error());
+    sqlite3_bind_text(stmt->stmt, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+    const int rc = sqlite3_step(stmt->stmt);
+    if (rc == SQLITE_DONE) return std::string();
+    if (rc != SQLITE_ROW) return Fail(rc, "reading the schema");
+    const auto* text = sqlite3_column_text(stmt->stmt, 0);
+    return text == nullptr ? std::string("?") : std::string(reinterpret_cast<const char*>(text));
+  }
+
   // The text of a StringIds id, looked up once per id.
   Result<const std::string*> StringOf(int64_t id) {
     auto it = strings_.find(id);
     if (it != strings_.end()) return &it->second;
     if (string_stmt_.stmt == nullptr) {
+      auto kind = KindOf("StringIds");
+      if (!kind) return tl::unexpected(kind.error());
+      if (*kind != "table") {
+        return MakeError(ErrorCode::kUnsupported,
+                         "StringIds is " + (kind->empty() ? "missing" : "a " + *kind) +
+                             ", not a table: not an nsys export (only tables are read)");
+      }
       auto s = Prepare("SELECT value FROM StringIds WHERE id = ?");
       if (!s) return tl::unexpected(s.error());
       string_stmt_ = std::move(*s);
@@ -353,6 +408,8 @@ class Reader {
   const std::string& path_;
   const std::string open_as_;
   EventSink& sink_;
+  FileBudget* budget_;
+  bool interrupted_ = false;  // the progress handler stopped a query
   ParseSummary summary_;
   Db db_;
   Statement string_stmt_;
@@ -373,9 +430,9 @@ std::optional<int64_t> Digits(std::string_view s) {
 
 }  // namespace
 
-Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink,
+Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink, FileBudget* budget,
                                     const std::string& open_as) {
-  Reader reader(path, sink, open_as);
+  Reader reader(path, sink, budget, open_as);
   auto out = reader.Run();
   if (!out) return tl::unexpected(out.error().Wrap(path));
   return out;

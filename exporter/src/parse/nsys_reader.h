@@ -27,6 +27,16 @@
 //    rollback journal or WAL beside the file (`<file>-journal`, `-wal`: an
 //    export being written or interrupted) fails the read with kIo ("still
 //    being written", retried) instead of reading half-written pages.
+//  - Only real tables are read: a CUPTI_ACTIVITY_KIND_KERNEL (or NVTX_EVENTS,
+//    StringIds, MEMCPY, MEMSET) that is a view, or anything else that is not
+//    a table in sqlite_master, is not an nsys export (kUnsupported): a view
+//    can run an endless recursive query. Views and triggers are also turned
+//    off on the connection (SQLITE_DBCONFIG_ENABLE_VIEW/_TRIGGER) and the
+//    schema is not trusted (SQLITE_DBCONFIG_TRUSTED_SCHEMA off).
+//  - Work is bounded by `budget` (core/budget.h): the file's size counts as
+//    bytes read, and a progress handler checks the budget (time, stop) every
+//    kProgressOps virtual-machine steps of any query, so no query runs past
+//    it. A single value longer than kMaxValueBytes fails with kTooLarge.
 //  - Columns are found by name (PRAGMA table_info), never by position: nsys
 //    generations add and drop columns. Kernel names are looked up once per
 //    distinct string id, so memory is bounded by distinct names, not rows.
@@ -35,8 +45,9 @@
 // (an SQLite database without CUPTI_ACTIVITY_KIND_KERNEL: "not an nsys
 // export, or exported without CUDA trace", or a kernel table lacking a
 // needed column), kIo (still being written, or a read error),
-// kNotFound/kPermission (cannot open), kTooLarge (out of memory). Events delivered before an error
-// stay delivered.
+// kNotFound/kPermission (cannot open), kTooLarge (out of memory, or a value
+// above kMaxValueBytes), kOverBudget (the budget ran out). Events delivered
+// before an error stay delivered.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +55,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/budget.h"
 #include "core/result.h"
 #include "parse/trace_parser.h"
 
@@ -52,12 +64,18 @@ namespace profwatch::parse {
 // The 16-byte header every SQLite 3 database starts with.
 inline constexpr std::string_view kSqliteHeader{"SQLite format 3\0", 16};
 
+// SQLite virtual-machine steps between budget checks.
+inline constexpr int kProgressOps = 10000;
+// The longest string or blob value read (a kernel name is far shorter).
+inline constexpr int kMaxValueBytes = 16 << 20;
+
 // Reads the export at `path` into `sink`. ParseSummary: schema kNsys, events
-// = events emitted, process_ranks, drops. `open_as`, when given, is the path
-// SQLite opens instead (/proc/self/fd/N of a descriptor the caller checked
-// and holds open); `path` still names the file and its journal.
+// = events emitted, process_ranks, drops. `budget` may be null (no limit).
+// `open_as`, when given, is the path SQLite opens instead (/proc/self/fd/N of
+// a descriptor the caller checked and holds open); `path` still names the
+// file and its journal.
 Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink,
-                                    const std::string& open_as = {});
+                                    FileBudget* budget = nullptr, const std::string& open_as = {});
 
 // The rank an NVTX range text names: `rank=N` at the start or after a space,
 // ';' or ','  ("rank=3; pp=0 dp=3", "tp=1, rank=12"). nullopt otherwise.

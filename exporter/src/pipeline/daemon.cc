@@ -278,6 +278,7 @@ Status Daemon::Start() {
         "shard shard={} shards={} (exports the jobs whose name hashes to {} under hashmod {})",
         options_.shard.index, options_.shard.count, options_.shard.index, options_.shard.count);
   }
+  busy_.assign(static_cast<size_t>(options_.workers), Busy{});
   scan_thread_ = std::thread([this] { ScanLoop(); });
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
   return {};
@@ -443,6 +444,7 @@ void Daemon::ScanLoop() {
         queue_cv_.notify_all();
         changed = true;
       }
+      if (UpdateWorkersLocked(now)) changed = true;
       const size_t before = runs_.size();
       RetentionSweepLocked(now);
       if (runs_.size() != before) changed = true;
@@ -504,7 +506,13 @@ void Daemon::WorkerLoop(int index) {
       options = options_;
       if (!options.follow_symlinks) options.analyze.confine_to = confine_roots_;
       ApplyRunProfileStepsLocked(task, options);
+      busy_[index] = Busy{clock_.Now(), task.run, task.window_id, false};
+      UpdateWorkersLocked(clock_.Now());
+      const bool was_pending = publish_pending_;
+      if (!PublishSoonLocked(clock_.Now()) && !was_pending && watcher_) watcher_->Wake();
     }
+    // Stop() sets stop_: every file's budget check then ends its read.
+    options.analyze.limits.stop = &stop_;
     try {
       RunTask(task, options);
     } catch (const std::exception& e) {
@@ -525,6 +533,8 @@ void Daemon::WorkerLoop(int index) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
+      busy_[index] = Busy{};
+      if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
       refill = queue_.size() <= options_.queue_capacity / 2;
     }
     // The queue is down to half: the scan thread refills it. Each refill
@@ -542,6 +552,13 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
                          : analysis::AnalyzeFiles(task.files, options.analyze);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Shutting down: the analysis was cut short, so its result is not the
+  // window's. Nothing is recorded; the window is analysed after a restart.
+  if (stop_) {
+    spdlog::info("window analysis abandoned at shutdown training_job={} run={} window={}",
+                 task.run.training_job, task.run.run, task.window_id);
+    return;
+  }
 
   window::AnalysisOutcome outcome;
   if (!result) {
@@ -782,6 +799,30 @@ void Daemon::LogReadyNotesLocked(const window::Assembler::ReadyNotes& notes, Tim
   }
 }
 
+bool Daemon::UpdateWorkersLocked(TimePoint now) {
+  const auto budget = options_.analyze.limits.max_time;
+  int64_t busy = 0;
+  int64_t stuck = 0;
+  for (Busy& b : busy_) {
+    if (!b.since) continue;
+    ++busy;
+    if (budget.count() <= 0 || now - *b.since <= budget) continue;
+    ++stuck;
+    if (!b.logged_stuck) {
+      b.logged_stuck = true;
+      spdlog::warn(
+          "worker stuck: busy on one window longer than --file-max-seconds training_job={} "
+          "run={} window={} busy_seconds={:.0f}",
+          b.run.training_job, b.run.run, b.window,
+          std::chrono::duration<double>(now - *b.since).count());
+    }
+  }
+  const bool changed = busy != workers_busy_ || stuck != workers_stuck_;
+  workers_busy_ = busy;
+  workers_stuck_ = stuck;
+  return changed;
+}
+
 void Daemon::RetentionSweepLocked(TimePoint now) {
   for (auto it = runs_.begin(); it != runs_.end();) {
     if (assembler_.RunExpired(it->second.last_activity_unix, now)) {
@@ -815,6 +856,8 @@ void Daemon::PublishLocked(TimePoint now) {
   for (const auto& [run, n] : assembler_.PendingByRun()) {
     next->pending_by_run[snapshot::RunKey{run.training_job, run.run}] = n;
   }
+  next->workers_busy = workers_busy_;
+  next->workers_stuck = workers_stuck_;
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;

@@ -74,7 +74,9 @@ struct DaemonOptions {
   // in the state file and exported. Restart to change.
   watch::Shard shard;
   window::AssemblerOptions assembler;
-  int workers = 1;
+  // Windows analysed at once: more than one, so a window that runs to its
+  // file budget (analyze.limits) does not hold every other run's.
+  int workers = 2;
   // Ready windows handed to the workers at once. 0: the larger of 2 x workers
   // and 64. The scan thread refills the queue when it is down to half, so
   // each refill (a pass over every tracked window) hands over a batch.
@@ -112,8 +114,17 @@ class Daemon {
   // Counters, for tests.
   int64_t WindowsAnalyzed() const { return windows_analyzed_.load(); }
 
+  // A worker is stuck when it has been busy on one window for longer than
+  // the per-file time budget (analyze.limits.max_time) by the injected
+  // clock: every file of a real window ends far sooner, so it is a window
+  // of files that each run to the budget, or work no budget check reaches.
+  // Published as profwatch_workers_stuck; /-/ready answers 503 while any is.
+
  private:
   void ScanLoop();
+  // Under mu_: recounts the busy and stuck workers at `now` and logs each
+  // window that became stuck once; true when a published count changed.
+  bool UpdateWorkersLocked(TimePoint now);
   void WorkerLoop(int index);
   void RunTask(const window::WindowTask& task, const DaemonOptions& options);
   // Under mu_: builds and publishes the next snapshot from runs_, then counts
@@ -173,6 +184,17 @@ class Daemon {
   std::deque<window::WindowTask> queue_;
   std::condition_variable queue_cv_;
   int in_flight_ = 0;
+  // Per worker: since when (clock_) it works on a window, and whether that
+  // window was logged as stuck; guarded by mu_.
+  struct Busy {
+    std::optional<TimePoint> since;
+    window::RunId run;
+    std::string window;
+    bool logged_stuck = false;
+  };
+  std::vector<Busy> busy_;
+  int64_t workers_busy_ = 0;   // guarded by mu_, published
+  int64_t workers_stuck_ = 0;  // guarded by mu_, published
   bool stopping_ = false;
   std::mutex persist_mu_;
   store::SaveThrottle persist_throttle_;  // guarded by mu_

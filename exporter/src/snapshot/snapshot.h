@@ -105,6 +105,10 @@ struct Snapshot {
   // Pending windows per run (profwatch_pending_windows{training_job,run});
   // runs with none are left out (exported as 0 when in `runs`).
   std::map<RunKey, int64_t> pending_by_run;
+  // Analysis workers on a window now, and those busy on one window longer
+  // than the per-file time budget (pipeline::Daemon; not persisted).
+  int64_t workers_busy = 0;
+  int64_t workers_stuck = 0;
   // Each --watch root as of the last scan: true when it is a readable
   // directory (profwatch_watch_root_readable).
   std::map<std::string, bool> watch_roots;

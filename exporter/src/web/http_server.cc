@@ -280,9 +280,17 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
                                             std::string_view landing_note) {
   if (uri == "/-/healthy") return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
   if (uri == "/-/ready") {
-    if (snap.last_scan_unix > 0) return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
-    return HttpAnswer{503, "text/plain; charset=utf-8",
-                      "not ready: no scan of the watch roots yet\n"};
+    if (snap.last_scan_unix <= 0) {
+      return HttpAnswer{503, "text/plain; charset=utf-8",
+                        "not ready: no scan of the watch roots yet\n"};
+    }
+    if (snap.workers_stuck > 0) {
+      return HttpAnswer{503, "text/plain; charset=utf-8",
+                        "not ready: " + std::to_string(snap.workers_stuck) +
+                            " analysis worker(s) busy on one window longer than "
+                            "--file-max-seconds\n"};
+    }
+    return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
   }
   if (uri == "/")
     return HttpAnswer{200, "text/html; charset=utf-8", LandingPage(snap, landing_note)};

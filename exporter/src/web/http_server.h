@@ -8,7 +8,9 @@
 //   /-/healthy  200 "OK" while the process serves HTTP (liveness)
 //   /-/ready    200 once the --state file is loaded and this process's
 //               first scan of the roots is published (a restored snapshot
-//               has no scan time); 503 before: the server starts first
+//               has no scan time); 503 before: the server starts first,
+//               and 503 while an analysis worker is stuck (busy on one
+//               window longer than --file-max-seconds)
 // Every other path is 404. Every path is behind the same door: the web
 // config file's basic auth (401 without) and headers, and TLS when the file
 // configures it (web/web_config.h, web/door.h).

@@ -10,6 +10,7 @@
 
 #include "aggregate/aggregator.h"
 #include "aggregate/intervals.h"
+#include "core/budget.h"
 #include "testing/interval_reference.h"
 #include "testing/test_util.h"
 
@@ -263,6 +264,32 @@ std::shared_ptr<FileStats> RunFile(const std::vector<TraceEvent>& ev, size_t bud
   parse::ParseSummary summary;
   summary.events = ev.size();
   return agg.Finish(summary, false, c, finish_threads);
+}
+
+// The spill file is bounded by the file's budget: past it nothing more is
+// written and the budget reports over_budget (the reader then stops at its
+// next check), however many kernels keep coming.
+TEST(FileAggregatorSpillTest, SpillStopsAtTheFileBudget) {
+  const auto ev = RandomTrace(7, 200000);
+  FileLimits limits;
+  limits.max_bytes = 64 << 10;  // 4096 intervals
+  limits.max_time = std::chrono::nanoseconds(0);
+  FileBudget budget(limits);
+  FileAggregator agg("f.json", 1000);
+  agg.SetBudget(&budget);
+  for (const auto& e : ev) agg.OnEvent(e);
+  EXPECT_LE(agg.SpilledIntervals() * sizeof(Interval), limits.max_bytes);
+  EXPECT_GT(agg.SpilledIntervals(), 0u);
+  ASSERT_TRUE(budget.exceeded());
+  Status s = budget.Check();
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::kOverBudget);
+  EXPECT_NE(s.error().context.find("spill"), std::string::npos) << s.error().context;
+  // Without a budget the same events spill far more.
+  uint64_t unbounded = 0;
+  auto c = *classify::Classifier::Create(*classify::BuiltinRuleSet("drill"));
+  RunFile(ev, 1000, *c, &unbounded);
+  EXPECT_GT(unbounded * sizeof(Interval), 4 * limits.max_bytes);
 }
 
 TEST(FileAggregatorSpillTest, TinyBudgetGivesTheSameDeviceFiguresAsInMemory) {

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -244,6 +246,141 @@ TEST_F(NsysBadInputTest, ExportStillBeingWrittenIsRetriableNotRead) {
   auto r = ReadNsysExport(path, sink);
   ASSERT_TRUE(r) << r.error().ToString();
   EXPECT_EQ(sink.kernels.size(), 1u);
+}
+
+// A database made by `sql` at `path` (sqlite3_exec must accept it).
+std::string MakeDb(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err != nullptr ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+  return path;
+}
+
+constexpr const char* kStrings =
+    "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO StringIds VALUES (1, 'k');";
+// An endless recursive query, as a view body: `filter` empty yields endless
+// rows, "WHERE x < 0" none ever (endless CPU).
+std::string EndlessKernels(const std::string& filter) {
+  return "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x AS start, "
+         "x + 1 AS end, 0 AS deviceId, 7 AS streamId, 16777216 AS globalPid, 1 AS demangledName, "
+         "1 AS shortName FROM r " +
+         filter;
+}
+
+// A small export's worth of views, the way a 36 KB file can hold one: only
+// real tables are read, so neither the endless-rows nor the endless-CPU view
+// runs, whatever the budget (none given here).
+TEST_F(NsysBadInputTest, KernelViewOverEndlessRecursionIsRefusedNotRun) {
+  for (const std::string filter : {"", "WHERE x < 0"}) {
+    const std::string path =
+        MakeDb(tmp_.Sub(filter.empty() ? "rows.sqlite" : "cpu.sqlite"),
+               std::string(kStrings) + "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS " +
+                   EndlessKernels(filter));
+    ExpectError(path, ErrorCode::kUnsupported, "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table");
+  }
+}
+
+// The optional tables as views are left unread (NVTX, memory ops), and a
+// StringIds view is refused: a real kernel table must not reach a view
+// through its name look-ups either.
+TEST_F(NsysBadInputTest, OtherTablesAsViewsAreNeverRun) {
+  const std::string kernels =
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+      "streamId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 16777216, 1, 1);";
+  const std::string views =
+      "CREATE VIEW NVTX_EVENTS AS SELECT x AS start, x AS end, 1 AS globalTid, 'step 1' AS text, "
+      "NULL AS textId FROM (" +
+      EndlessKernels("") +
+      ");"
+      "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS " +
+      EndlessKernels("WHERE x < 0") + ";";
+  Collect sink;
+  auto r = ReadNsysExport(MakeDb(tmp_.Sub("nvtx.sqlite"), kStrings + kernels + views), sink);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(sink.kernels.size(), 1u);
+  EXPECT_TRUE(sink.steps.empty());
+  EXPECT_TRUE(sink.memops.empty());
+  ExpectError(MakeDb(tmp_.Sub("strings.sqlite"),
+                     kernels + "CREATE VIEW StringIds AS SELECT x AS id, 'k' AS value FROM (" +
+                         EndlessKernels("WHERE x < 0") + ");"),
+              ErrorCode::kUnsupported, "StringIds is a view, not a table");
+}
+
+// Sets the stop flag at the first event it gets.
+class StopAtFirst : public EventSink {
+ public:
+  explicit StopAtFirst(std::atomic<bool>& stop) : stop_(stop) {}
+  void OnEvent(const TraceEvent&) override {
+    ++events;
+    stop_ = true;
+  }
+  uint64_t events = 0;
+
+ private:
+  std::atomic<bool>& stop_;
+};
+
+// The budget bounds every query of a real table too: the file's size counts
+// as bytes read, the time limit and the stop flag are checked by SQLite's
+// progress handler while a query runs.
+TEST_F(NsysBadInputTest, BudgetStopsAQueryOfARealTable) {
+  constexpr int kRows = 200000;
+  const std::string path = MakeDb(
+      tmp_.Sub("big.sqlite"),
+      std::string(kStrings) +
+          "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId "
+          "INTEGER, streamId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName "
+          "INTEGER);"
+          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
+          "SELECT x + 1 FROM r WHERE x < " +
+          std::to_string(kRows) + ") SELECT x, x + 1, 0, 7, 16777216, 1, 1 FROM r;");
+  {  // stop flag: the next progress tick ends the query
+    std::atomic<bool> stop{false};
+    FileLimits limits;
+    limits.stop = &stop;
+    FileBudget budget(limits);
+    StopAtFirst sink(stop);
+    auto r = ReadNsysExport(path, sink, &budget);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::kOverBudget) << r.error().ToString();
+    EXPECT_NE(r.error().ToString().find("stopped"), std::string::npos) << r.error().ToString();
+    EXPECT_GE(sink.events, 1u);
+    EXPECT_LT(sink.events, static_cast<uint64_t>(kRows) / 10);
+  }
+  {  // bytes: the database file is larger than the budget
+    FileLimits limits;
+    limits.max_bytes = 4096;
+    FileBudget budget(limits);
+    Collect sink;
+    auto r = ReadNsysExport(path, sink, &budget);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::kOverBudget);
+    EXPECT_NE(r.error().ToString().find("--file-max-bytes"), std::string::npos);
+    EXPECT_TRUE(sink.kernels.empty());
+  }
+  {  // time: a limit already passed
+    FileLimits limits;
+    limits.max_time = std::chrono::nanoseconds(1);
+    FileBudget budget(limits);
+    Collect sink;
+    auto r = ReadNsysExport(path, sink, &budget);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::kOverBudget);
+    EXPECT_NE(r.error().ToString().find("--file-max-seconds"), std::string::npos);
+  }
+  {  // a budget that holds: every row
+    FileBudget budget;
+    Collect sink;
+    auto r = ReadNsysExport(path, sink, &budget);
+    ASSERT_TRUE(r) << r.error().ToString();
+    EXPECT_EQ(r->events, static_cast<uint64_t>(kRows));
+  }
 }
 
 }  // namespace

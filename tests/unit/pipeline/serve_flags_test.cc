@@ -56,10 +56,23 @@ TEST(ServeFlagsTest, DefaultsMatchTheContract) {
   EXPECT_EQ(o->assembler.window_timeout, milliseconds(600000));
   EXPECT_EQ(o->assembler.retention, milliseconds(86400000));
   EXPECT_EQ(o->assembler.max_retries, 5);
-  EXPECT_EQ(o->workers, 1);
+  EXPECT_EQ(o->workers, 2);  // one slow window never holds every run
+  EXPECT_EQ(o->analyze.limits.max_bytes, uint64_t{8} << 30);
+  EXPECT_EQ(o->analyze.limits.max_time, std::chrono::minutes(10));
   EXPECT_TRUE(o->use_inotify);
   EXPECT_EQ(o->analyze.aggregate.profile_steps, 3);
   EXPECT_EQ(o->analyze.aggregate.top_kernels, 5u);
+}
+
+TEST(ServeFlagsTest, FileBudgetFlagsReachTheAnalysis) {
+  ParsedServeFlags p =
+      ParseServeFlags({"--file-max-bytes", "1048576", "--file-max-seconds", "2.5"});
+  ASSERT_TRUE(p.flags.has_value());
+  auto o = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  EXPECT_EQ(o->analyze.limits.max_bytes, 1048576u);
+  EXPECT_EQ(o->analyze.limits.max_time, milliseconds(2500));
+  EXPECT_EQ(ParseServeFlags({"--file-max-seconds", "-1"}).exit_code, 2);
 }
 
 // The demo's files are as old as the build: kept whatever their age, unless

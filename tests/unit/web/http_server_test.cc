@@ -35,6 +35,22 @@ TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
   EXPECT_EQ(ready->body, "OK\n");
 }
 
+// A worker busy on one window past the per-file time budget makes the
+// instance not ready, naming why; ready again once it is not.
+TEST(OperationalAnswerTest, NotReadyWhileAWorkerIsStuck) {
+  snapshot::Snapshot snap;
+  snap.last_scan_unix = 1795003700;
+  snap.workers_busy = 2;
+  snap.workers_stuck = 1;
+  std::optional<HttpAnswer> stuck = OperationalAnswer("/-/ready", snap);
+  ASSERT_TRUE(stuck);
+  EXPECT_EQ(stuck->status, 503);
+  EXPECT_EQ(stuck->body,
+            "not ready: 1 analysis worker(s) busy on one window longer than --file-max-seconds\n");
+  snap.workers_stuck = 0;
+  EXPECT_EQ(OperationalAnswer("/-/ready", snap)->status, 200);
+}
+
 TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsServedApart) {
   snapshot::Snapshot snap;
   std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);

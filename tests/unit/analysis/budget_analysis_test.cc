@@ -1,0 +1,86 @@
+// Per-file budgets through the whole read -> parse -> aggregate path: a gzip
+// bomb stops at --file-max-bytes, a read past --file-max-seconds or after the
+// stop flag ends with reason over_budget, and a window keeps its good files.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "analysis/analyze.h"
+#include "testing/test_util.h"
+
+namespace profwatch::analysis {
+namespace {
+
+using testing::TempDir;
+
+// ~`inflated` bytes of `{}` events in one gzip member of about 1/1000 the size.
+std::string Bomb(const TempDir& tmp, uint64_t inflated) {
+  const std::string path = tmp.Sub("bomb/h0.trace.json.gz");
+  testing::WriteFile(path, testing::GzipBomb("{\"traceEvents\":[", "{},", inflated, "{}]}"));
+  return path;
+}
+
+// A Kineto trace of one kernel on GPU 0.
+std::string Good(const TempDir& tmp) {
+  const std::string path = tmp.Sub("good/h1.trace.json.gz");
+  testing::WriteFile(path, testing::Gzip(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k",)"
+                                         R"("pid":0,"tid":7,"ts":10,"dur":5}]})"));
+  return path;
+}
+
+AnalyzeOptions Options(uint64_t max_bytes) {
+  AnalyzeOptions o;
+  o.threads = 1;
+  o.limits.max_bytes = max_bytes;
+  return o;
+}
+
+TEST(BudgetAnalysisTest, GzipBombOfEmptyEventsStopsAtTheByteBudget) {
+  TempDir tmp;
+  const std::string bomb = Bomb(tmp, 512ull << 20);
+  ASSERT_LT(testing::ReadFile(bomb).size(), 1u << 20);
+  auto r = AnalyzeFiles({bomb}, Options(4 << 20));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kOverBudget) << r.error().ToString();
+  EXPECT_NE(r.error().context.find("--file-max-bytes"), std::string::npos) << r.error().context;
+  EXPECT_NE(r.error().context.find(bomb), std::string::npos) << r.error().context;
+  // Within the budget the same kind of file reads to its end.
+  const std::string small = tmp.Sub("small/h0.trace.json.gz");
+  testing::WriteFile(small, testing::GzipBomb("{\"traceEvents\":[", "{},", 2 << 20, "{}]}"));
+  auto ok = AnalyzeFiles({small}, Options(4 << 20));
+  ASSERT_TRUE(ok) << ok.error().ToString();
+  EXPECT_TRUE(ok->errors.empty());
+}
+
+TEST(BudgetAnalysisTest, WindowKeepsItsGoodFileBesideTheOneOverBudget) {
+  TempDir tmp;
+  auto r = AnalyzeFiles({Bomb(tmp, 64ull << 20), Good(tmp)}, Options(1 << 20));
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->errors.size(), 1u);
+  EXPECT_EQ(r->errors[0].error.code, ErrorCode::kOverBudget);
+  EXPECT_EQ(r->stats.gpus(), 1);
+}
+
+TEST(BudgetAnalysisTest, TimeLimitAndStopFlagEndTheReadWithOverBudget) {
+  TempDir tmp;
+  const std::string bomb = Bomb(tmp, 1ull << 30);
+  AnalyzeOptions timed = Options(0);
+  timed.limits.max_time = std::chrono::milliseconds(1);
+  auto r = AnalyzeFiles({bomb}, timed);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kOverBudget);
+  EXPECT_NE(r.error().context.find("--file-max-seconds"), std::string::npos) << r.error().context;
+
+  std::atomic<bool> stop{true};
+  AnalyzeOptions stopped = Options(0);
+  stopped.limits.stop = &stop;
+  auto s = AnalyzeFiles({bomb, Good(tmp)}, stopped);
+  ASSERT_FALSE(s);  // no file is read at all
+  EXPECT_EQ(s.error().code, ErrorCode::kOverBudget);
+  EXPECT_NE(s.error().context.find("stopped"), std::string::npos) << s.error().context;
+}
+
+}  // namespace
+}  // namespace profwatch::analysis

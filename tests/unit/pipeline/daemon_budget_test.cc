@@ -1,0 +1,101 @@
+// The daemon's workers against budgets and shutdown, with an injected clock:
+// a worker busy on one window longer than the per-file time budget is
+// published as stuck (profwatch_workers_stuck, /-/ready 503) and Stop ends
+// it mid-file; healthy windows leave both quiet.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli/http_server.h"
+#include "core/clock.h"
+#include "pipeline/daemon.h"
+#include "testing/serve_harness.h"
+#include "testing/test_util.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+// Waits (bounded, real time) until `pred` holds; `tick` runs between tries.
+bool Eventually(const std::function<bool()>& pred, const std::function<void()>& tick = {}) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    if (tick) tick();
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+class DaemonBudgetTest : public ::testing::Test {
+ protected:
+  DaemonOptions Options() {
+    DaemonOptions o;
+    o.roots = {tmp_.Sub("jobs")};
+    o.use_inotify = false;
+    o.poll_interval = 100ms;
+    o.assembler.settle = 0ms;
+    o.analyze.threads = 1;
+    o.analyze.limits.max_time = 1h;  // steady time in the reader; clock_ time for "stuck"
+    return o;
+  }
+  std::string Window(const std::string& job) {
+    return testing::ProfileDir(tmp_.Sub("jobs"), job, "run") + "/2024_03_01_12_00_00";
+  }
+  std::shared_ptr<const snapshot::Snapshot> Snap() const { return store_->Current(); }
+  int ReadyStatus() const { return cli::OperationalAnswer("/-/ready", *Snap())->status; }
+
+  TempDir tmp_;
+  FakeClock clock_{std::chrono::system_clock::now()};
+  std::shared_ptr<snapshot::SnapshotStore> store_ = std::make_shared<snapshot::SnapshotStore>();
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+};
+
+TEST_F(DaemonBudgetTest, WorkerPastTheTimeBudgetIsStuckUntilStopEndsItMidFile) {
+  // 8 GiB of `{}` events: minutes of parsing, within every byte budget.
+  testing::WriteFile(Window("bad") + "/h0.trace.json.gz",
+                     testing::GzipBomb("{\"traceEvents\":[", "{},", 8ull << 30, "{}]}"));
+  Daemon daemon(Options(), store_, registry_, clock_);
+  ASSERT_TRUE(daemon.Start());
+  ASSERT_TRUE(
+      Eventually([&] { return Snap()->workers_busy == 1; }, [&] { clock_.Advance(100ms); }));
+  EXPECT_EQ(Snap()->workers_stuck, 0);
+  EXPECT_EQ(ReadyStatus(), 200);
+  clock_.Advance(2h);  // past the per-file time budget by the daemon's clock
+  ASSERT_TRUE(Eventually([&] { return Snap()->workers_stuck == 1; }));
+  const auto ready = cli::OperationalAnswer("/-/ready", *Snap());
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_NE(ready->body.find("--file-max-seconds"), std::string::npos) << ready->body;
+  // Stop sets the stop flag: the read ends at its next chunk.
+  auto stopped = std::async(std::launch::async, [&] { daemon.Stop(); });
+  ASSERT_EQ(stopped.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(daemon.WindowsAnalyzed(), 0);  // abandoned, not recorded
+}
+
+TEST_F(DaemonBudgetTest, HealthyWindowsLeaveStuckAtZeroAndReadyAt200) {
+  testing::WriteFile(Window("good") + "/h0.trace.json.gz",
+                     testing::Gzip(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k",)"
+                                   R"("pid":0,"tid":7,"ts":10,"dur":5}]})"));
+  Daemon daemon(Options(), store_, registry_, clock_);
+  ASSERT_TRUE(daemon.Start());
+  ASSERT_TRUE(
+      Eventually([&] { return daemon.WindowsAnalyzed() == 1; }, [&] { clock_.Advance(100ms); }));
+  // Long after, by the daemon's clock, with no worker busy: nothing is stuck.
+  clock_.Advance(2h);
+  const double after = ToUnixSeconds(clock_.Now());
+  ASSERT_TRUE(Eventually([&] { return Snap()->last_scan_unix >= after; }));
+  EXPECT_EQ(Snap()->workers_busy, 0);
+  EXPECT_EQ(Snap()->workers_stuck, 0);
+  EXPECT_EQ(ReadyStatus(), 200);
+  daemon.Stop();
+}
+
+}  // namespace
+}  // namespace profwatch::pipeline
