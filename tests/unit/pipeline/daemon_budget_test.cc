@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "cli/http_server.h"
+#include "web/http_server.h"
 #include "core/clock.h"
 #include "pipeline/daemon.h"
 #include "testing/serve_harness.h"
@@ -50,7 +50,7 @@ class DaemonBudgetTest : public ::testing::Test {
     return testing::ProfileDir(tmp_.Sub("jobs"), job, "run") + "/2024_03_01_12_00_00";
   }
   std::shared_ptr<const snapshot::Snapshot> Snap() const { return store_->Current(); }
-  int ReadyStatus() const { return cli::OperationalAnswer("/-/ready", *Snap())->status; }
+  int ReadyStatus() const { return web::OperationalAnswer("/-/ready", *Snap())->status; }
 
   TempDir tmp_;
   FakeClock clock_{std::chrono::system_clock::now()};
@@ -70,7 +70,7 @@ TEST_F(DaemonBudgetTest, WorkerPastTheTimeBudgetIsStuckUntilStopEndsItMidFile) {
   EXPECT_EQ(ReadyStatus(), 200);
   clock_.Advance(2h);  // past the per-file time budget by the daemon's clock
   ASSERT_TRUE(Eventually([&] { return Snap()->workers_stuck == 1; }));
-  const auto ready = cli::OperationalAnswer("/-/ready", *Snap());
+  const auto ready = web::OperationalAnswer("/-/ready", *Snap());
   EXPECT_EQ(ready->status, 503);
   EXPECT_NE(ready->body.find("--file-max-seconds"), std::string::npos) << ready->body;
   // Stop sets the stop flag: the read ends at its next chunk.
