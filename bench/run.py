@@ -21,7 +21,8 @@ with 1 vs 2 threads, an nsys SQLite export beside the sqlite3 tool's own
 scan of its kernel table, an optional >4 GiB trace under a memory limit (--huge),
 and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds); one daemon
 against --shards `serve --shard` daemons over one tree (--sharded-jobs); scrapes in a
-row behind --hostile reconnecting clients.
+row behind --hostile reconnecting clients; the daemon's RSS over a <ts> dir of
+empty trace files (--flood-files).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
@@ -763,6 +764,71 @@ def sharded(args, bins, work, results):
     results["sharded"] = out
 
 
+def flood(args, bins, work, results):
+    """The daemon's RSS over --flood-files empty *.trace.json.gz in one <ts>
+    dir (issue #37): before the files, with them (after 3 scans), and after
+    they are removed (after 3 scans), over --flood-rounds rounds, plus the
+    CPU share while they exist; with the default caps, and with the caps
+    raised past the flood (every file tracked and its window analysed)."""
+    n, rounds = args.flood_files, args.flood_rounds
+    root = os.path.join(work, "flood_jobs")
+    shutil.rmtree(root, ignore_errors=True)
+    good = os.path.join(root, "good", "r", "tensorboard", "plugins", "profile", "2025_01_15_10_00_00")
+    os.makedirs(good)
+    tiny = os.path.join(work, "tiny.trace.json.gz")
+    if not os.path.exists(tiny):
+        generate(bins["tracegen"], tiny, 50, gpus=1)
+    shutil.copy(tiny, os.path.join(good, "host0.trace.json.gz"))
+    ts = os.path.join(root, "evil", "r", "tensorboard", "plugins", "profile", "2025_01_15_10_00_00")
+    out = {"files": n, "rounds": rounds, "setups": {}}
+
+    def wait_scans(port, k, timeout=600):
+        s0 = scrape_sum(port, "profwatch_scans_total") or 0
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if (scrape_sum(port, "profwatch_scans_total") or 0) >= s0 + k:
+                return
+            time.sleep(0.1)  # polling interval of a deadline-bounded wait
+        sys.exit("flood: the daemon stopped scanning")
+
+    print(f"\n## Daemon RSS over {n:,} empty trace files in one <ts> dir ({rounds} rounds, "
+          "--no-inotify --poll-interval 1s --settle 1s; MB)")
+    print("| caps | before | round | with the files | CPU share with them | after removal |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, extra in (("default", []),
+                         ("raised past the flood", ["--max-files-per-dir", str(10 * n),
+                                                    "--max-files-per-window", str(10 * n)])):
+        proc, port, state_dir = start_serve(bins, root, work, "flood",
+                                            extra + ["--poll-interval", "1s"])
+        rows = []
+        try:
+            wait_scans(port, 3)
+            before = proc_rss_mb(proc.pid)
+            for r in range(1, rounds + 1):
+                os.makedirs(ts)
+                for i in range(n):
+                    open(os.path.join(ts, f"e{i}.trace.json.gz"), "w").close()
+                wait_scans(port, 3)
+                c0, t0 = proc_cpu(proc.pid), time.time()
+                wait_scans(port, 3)
+                share = (proc_cpu(proc.pid) - c0) / (time.time() - t0)
+                with_files = proc_rss_mb(proc.pid)
+                shutil.rmtree(ts)
+                wait_scans(port, 3)
+                rows.append({"round": r, "with_files_mb": with_files, "cpu_share": share,
+                             "after_mb": proc_rss_mb(proc.pid)})
+        finally:
+            proc.terminate()
+            proc.wait(timeout=120)
+            shutil.rmtree(state_dir, ignore_errors=True)
+            shutil.rmtree(ts, ignore_errors=True)
+        out["setups"][label] = {"before_mb": before, "rounds": rows}
+        for row in rows:
+            print(f"| {label} | {before:.0f} | {row['round']} | {row['with_files_mb']:.0f} | "
+                  f"{row['cpu_share'] * 100:.1f}% | {row['after_mb']:.0f} |")
+    results["flood"] = out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -819,6 +885,9 @@ def main():
                     help="spawn each timed command directly, without the peak_rss wrapper "
                          "(peak RSS then reads 0, except under --huge's memory limit); the "
                          "wrapper costs the floor and analyze alike, 1-3.5 ms a run")
+    ap.add_argument("--flood-files", type=int, default=0,
+                    help="empty trace files in one <ts> dir for the daemon RSS rows (0 skips)")
+    ap.add_argument("--flood-rounds", type=int, default=3)
     ap.add_argument("--json-out")
     args = ap.parse_args()
     args.sizes = [int(float(s)) for s in args.sizes.split(",") if s]
@@ -864,6 +933,8 @@ def main():
         idle(args, bins, args.work, results)
     if args.sharded_jobs > 0:
         sharded(args, bins, args.work, results)
+    if args.flood_files > 0:
+        flood(args, bins, args.work, results)
     results["machine"]["loadavg_at_end"] = os.getloadavg()
     print(f"\nload average at end {os.getloadavg()[0]:.2f}")
     if args.json_out:

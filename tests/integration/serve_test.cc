@@ -870,6 +870,148 @@ TEST(ServeTest, RetentionRemovesAnOldRun) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// --- hostile trees (issue #37) ------------------------------------------------
+
+// The daemon's resident set, MiB (/proc/<pid>/status VmRSS).
+double RssMiB(pid_t pid) {
+  std::istringstream in(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return -1;
+}
+
+// Waits (bounded) until the daemon's log holds `text` at least `n` times.
+bool WaitForLogCount(const Serve& serve, const std::string& text, size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (Count(serve.Log(), text) < n) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(50ms);  // polling interval of a bounded wait
+  }
+  return true;
+}
+
+// `n` empty files <dir>/e<i>.trace.json.gz.
+void CreateEmptyTraceFiles(const std::string& dir, int n) {
+  fs::create_directories(dir);
+  for (int i = 0; i < n; ++i) {
+    const std::string path = dir + "/e" + std::to_string(i) + ".trace.json.gz";
+    const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << path;
+    close(fd);
+  }
+}
+
+// 100,000 empty *.trace.json.gz in one <ts> dir, three times over: the
+// directory is refused whole (over --max-files-per-window), counted and
+// logged once per time it appears, the real job beside it keeps being
+// served, and the daemon's memory does not follow the file count.
+TEST(ServeBoundsTest, HundredThousandEmptyFilesInOneTsDirAreRefusedOnceAndCostNoMemory) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteTrace(ProfileDir(jobs, "good", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(HasGpus("good", "r", 2))) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1));
+  const double before = RssMiB(serve.pid());
+  const std::string flood = ProfileDir(jobs, "evil", "r") + "/2024_03_01_12_00_00";
+  const Labels cap = {{"reason", "dir_file_cap"}};
+  for (int round = 1; round <= 3; ++round) {
+    CreateEmptyTraceFiles(flood, 100'000);
+    auto m = serve.WaitFor([&](const std::string& t) {
+      return Sample(t, "profwatch_scan_refused_total", cap) == round;
+    });
+    ASSERT_TRUE(m.has_value()) << "round " << round << "\n" << serve.Log();
+    ASSERT_TRUE(serve.WaitScans(2));
+    m = serve.Metrics();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(Sample(*m, "profwatch_scan_refused_total", cap), round) << "counted once";
+    EXPECT_FALSE(Sample(*m, "profwatch_pending_windows", {{"training_job", "evil"}}).has_value())
+        << *m;
+    EXPECT_EQ(Sample(*m, "profwatch_window_gpus", {{"training_job", "good"}}), 2) << *m;
+    EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "evil"}}).has_value());
+    const double with_files = RssMiB(serve.pid());
+    EXPECT_LT(with_files - before, 32)
+        << "round " << round << ": " << before << " -> " << with_files << " MiB";
+    fs::remove_all(flood);
+    ASSERT_TRUE(
+        WaitForLogCount(serve, "directory back under its file cap", static_cast<size_t>(round)))
+        << serve.Log();
+    ASSERT_TRUE(serve.WaitScans(1));
+    const double after = RssMiB(serve.pid());
+    EXPECT_LT(after - before, 32) << "round " << round << ": " << before << " -> " << after
+                                  << " MiB";
+  }
+  EXPECT_EQ(Count(serve.Log(), "directory holds too many trace files"), 3u) << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// With the caps raised past the flood the daemon tracks every file (state
+// per file, never analysed here: --settle 1h); once the files are deleted
+// that state is freed and the memory handed back to the kernel, round after
+// round.
+TEST(ServeBoundsTest, StateOfTrackedFilesIsHandedBackWhenTheyGo) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  Serve serve(tmp, {"--watch", jobs, "--settle", "1h", "--poll-interval", "1s",
+                    "--max-files-per-dir", "200000", "--max-files-per-window", "200000"});
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1));
+  const double before = RssMiB(serve.pid());
+  const std::string flood = ProfileDir(jobs, "big", "r") + "/2024_03_01_12_00_00";
+  for (int round = 1; round <= 2; ++round) {
+    CreateEmptyTraceFiles(flood, 100'000);
+    ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
+      return Sample(t, "profwatch_pending_windows", {{"training_job", "big"}}) == 1;
+    })) << serve.Log();
+    const double with_files = RssMiB(serve.pid());
+    // Tracking 100,000 files costs memory (else this test proves nothing).
+    ASSERT_GT(with_files - before, 40) << before << " -> " << with_files << " MiB";
+    fs::remove_all(flood);
+    ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
+      return !Sample(t, "profwatch_pending_windows", {{"training_job", "big"}}).has_value();
+    })) << serve.Log();
+    ASSERT_TRUE(serve.WaitScans(1));
+    const double after = RssMiB(serve.pid());
+    EXPECT_LT(after - before, (with_files - before) / 4)
+        << "round " << round << ": " << before << " -> " << with_files << " -> " << after << " MiB";
+  }
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// A trace file linked into a run from outside the watch root is not read:
+// nothing is exported for its run, the refusal is counted once and logged;
+// a link whose target lies inside the root is read as usual.
+TEST(ServeBoundsTest, TraceFileLinkedFromOutsideTheRootIsNotRead) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteTrace(tmp.Sub("outside/secret.trace.json.gz"), 2);
+  WriteTrace(jobs + "/store/inside.bin", 3);
+  const std::string ts_a = ProfileDir(jobs, "jobA", "r") + "/2024_03_01_12_00_00";
+  const std::string ts_b = ProfileDir(jobs, "jobB", "r") + "/2024_03_01_12_00_00";
+  fs::create_directories(ts_a);
+  fs::create_directories(ts_b);
+  fs::create_symlink(tmp.Sub("outside/secret.trace.json.gz"), ts_a + "/h0.trace.json.gz");
+  fs::create_symlink(jobs + "/store/inside.bin", ts_b + "/h0.trace.json.gz");
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor(HasGpus("jobB", "r", 3));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(2));
+  m = serve.Metrics();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(Sample(*m, "profwatch_scan_refused_total", {{"reason", "outside_root"}}), 1) << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "jobA"}}).has_value()) << *m;
+  EXPECT_EQ(SumOf(*m, "profwatch_window_errors_total"), 0) << *m;
+  EXPECT_EQ(Count(serve.Log(), "trace file links out of the watch root not read"), 1u)
+      << serve.Log();
+  EXPECT_NE(serve.Log().find(ts_a + "/h0.trace.json.gz"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // Issue #38: a run's new window with fewer files than its previous one waits
 // up to --window-timeout for the rest. The wait is visible: one info line
 // with the counts, where the expectation comes from and the deadline, and

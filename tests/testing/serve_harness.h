@@ -38,6 +38,7 @@ class Serve {
   Serve& operator=(const Serve&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string Log() const;
   std::optional<std::string> Metrics() const;
   // Polls /metrics until `pred` holds; returns the scrape that satisfied it.

@@ -1,6 +1,7 @@
 #include "analysis/analyze.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -134,7 +135,8 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   std::optional<FileBudget> own;
   if (budget == nullptr) budget = &own.emplace(options.limits);
   if (auto s = budget->Check(); !s) return tl::unexpected(Error(s.error()).Wrap(path));
-  auto source = read::OpenTraceSource(path, options.inflate);
+  const read::Confinement* confine = options.confine_to ? &*options.confine_to : nullptr;
+  auto source = read::OpenTraceSource(path, options.inflate, confine);
   if (!source) return tl::unexpected(source.error());
   // The read-ahead thread decodes JSON events while its buffers are full
   // (the parsing thread is behind), instead of sleeping: docs/performance.md
@@ -166,7 +168,15 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
     // SQLite reads the database file itself (pages, not a byte stream).
     if (raw_bytes) *raw_bytes = (*source)->RawBytesRead();
     source->reset();
-    return parse::ReadNsysExport(path, sink, budget);
+    if (confine == nullptr) return parse::ReadNsysExport(path, sink, budget);
+    // SQLite opens the file itself: it gets a descriptor checked here, held
+    // open while it reads, so the path cannot be swapped in between.
+    Result<int> fd = read::OpenReadOnly(path, confine);
+    if (!fd) return tl::unexpected(fd.error());
+    auto summary =
+        parse::ReadNsysExport(path, sink, budget, "/proc/self/fd/" + std::to_string(*fd));
+    ::close(*fd);
+    return summary;
   }
   auto replay_source = read::MakeReplaySource(head, std::move(*source));
   BudgetSource replay(*replay_source, *budget);
@@ -193,7 +203,8 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
 }
 
 Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeOptions& options) {
-  auto source = read::OpenTraceSource(xplane, options.inflate);
+  auto source = read::OpenTraceSource(xplane, options.inflate,
+                                      options.confine_to ? &*options.confine_to : nullptr);
   if (!source) return tl::unexpected(source.error());
   FileBudget budget(options.limits);
   BudgetSource budgeted(**source, budget);
@@ -389,7 +400,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   if (flops.Total() > 0 && flops.peak_per_second <= 0 && flops.device_name.empty()) {
     for (const FileJob& job : jobs) {
       if (job.xplane.empty() || job.xplane == job.path) continue;
-      auto source = read::OpenTraceSource(job.xplane, options.inflate);
+      auto source = read::OpenTraceSource(job.xplane, options.inflate,
+                                          options.confine_to ? &*options.confine_to : nullptr);
       if (!source) continue;
       auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
       if (!names || names->empty()) continue;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct AnalyzeOptions {
   // "drill", "nvidia", "auto" (pick by the kernel names seen), or a loaded set.
   std::string rules = "auto";
   std::shared_ptr<const classify::Classifier> classifier;  // overrides `rules` when set
+  // serve: a file is read only when its real path lies under one of these
+  // directories (the watch roots, resolved), checked on the opened
+  // descriptor (read::OpenReadOnly). nullopt: anywhere (analyze, or serve
+  // --follow-symlinks).
+  std::optional<read::Confinement> confine_to;
   // Each file's budget (--file-max-bytes, --file-max-seconds) and the stop
   // flag that abandons the analysis (core/budget.h). A file past its budget
   // fails with kOverBudget; the window goes on with the others.

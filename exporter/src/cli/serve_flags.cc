@@ -34,7 +34,17 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->capture_default_str();
   app.add_flag("--no-inotify", f.no_inotify, "Poll only (no inotify hints)");
   app.add_flag("--follow-symlinks", f.follow_symlinks,
-               "Walk directory symlinks that lead out of the watch root (default: skip them)");
+               "Walk directory symlinks and read trace file symlinks that lead out of the watch "
+               "root (default: skip them)");
+  app.add_option("--max-files-per-dir", f.max_files_per_dir,
+                 "A directory holding more trace files is not analysed (counted and logged "
+                 "once); a <ts> dir is held to --max-files-per-window too")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-files-per-window", f.max_files_per_window,
+                 "A window of more trace files is not analysed (counted and logged once)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
@@ -298,6 +308,8 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.roots = f.watch;
   o.use_inotify = !f.no_inotify;
   o.follow_symlinks = f.follow_symlinks;
+  o.max_files_per_dir = f.max_files_per_dir;
+  o.assembler.max_files_per_window = f.max_files_per_window;
   o.poll_interval = *poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();

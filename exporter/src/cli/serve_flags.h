@@ -35,6 +35,8 @@ struct ServeFlags {
   std::string poll_interval = "15s";
   bool no_inotify = false;
   bool follow_symlinks = false;
+  int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
+  int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
   std::string host_filter;  // "", a host name, or "auto"
   std::string shard;        // "", "I/N" or "POD-NAME-I/N" (watch::ParseShard)
   std::string skew = "120s";

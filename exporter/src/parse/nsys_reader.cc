@@ -77,8 +77,8 @@ struct Statement {
 
 class Reader {
  public:
-  Reader(const std::string& path, EventSink& sink, FileBudget* budget)
-      : path_(path), sink_(sink), budget_(budget) {}
+  Reader(const std::string& path, EventSink& sink, FileBudget* budget, const std::string& open_as)
+      : path_(path), open_as_(open_as.empty() ? path : open_as), sink_(sink), budget_(budget) {}
 
   Result<ParseSummary> Run() {
     summary_.schema = TraceSchema::kNsys;
@@ -135,7 +135,7 @@ class Reader {
     // NOMUTEX: the connection belongs to this reader on one thread, so
     // SQLite need not lock it around every column read.
     const int rc =
-        sqlite3_open_v2(FileUri(path_).c_str(), &db_.db,
+        sqlite3_open_v2(FileUri(open_as_).c_str(), &db_.db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
     // The file is someone else's: no view or trigger of it runs, and no
@@ -406,6 +406,7 @@ class Reader {
   }
 
   const std::string& path_;
+  const std::string open_as_;
   EventSink& sink_;
   FileBudget* budget_;
   bool interrupted_ = false;  // the progress handler stopped a query
@@ -429,8 +430,9 @@ std::optional<int64_t> Digits(std::string_view s) {
 
 }  // namespace
 
-Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink, FileBudget* budget) {
-  Reader reader(path, sink, budget);
+Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink, FileBudget* budget,
+                                    const std::string& open_as) {
+  Reader reader(path, sink, budget, open_as);
   auto out = reader.Run();
   if (!out) return tl::unexpected(out.error().Wrap(path));
   return out;

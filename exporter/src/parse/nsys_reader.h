@@ -71,8 +71,11 @@ inline constexpr int kMaxValueBytes = 16 << 20;
 
 // Reads the export at `path` into `sink`. ParseSummary: schema kNsys, events
 // = events emitted, process_ranks, drops. `budget` may be null (no limit).
+// `open_as`, when given, is the path SQLite opens instead (/proc/self/fd/N of
+// a descriptor the caller checked and holds open); `path` still names the
+// file and its journal.
 Result<ParseSummary> ReadNsysExport(const std::string& path, EventSink& sink,
-                                    FileBudget* budget = nullptr);
+                                    FileBudget* budget = nullptr, const std::string& open_as = {});
 
 // The rank an NVTX range text names: `rank=N` at the start or after a space,
 // ';' or ','  ("rank=3; pp=0 dp=3", "tp=1, rank=12"). nullopt otherwise.

@@ -1,5 +1,6 @@
 #include "pipeline/daemon.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <iterator>
 #include <set>
 #include <system_error>
@@ -44,6 +46,15 @@ constexpr int kPersistCostFactor = 10;
 // the runs when thousands of windows land together.
 constexpr milliseconds kPublishGap{250};
 constexpr int kPublishCostFactor = 10;
+
+// A scan that finds this many fewer trace files than the one before, and a
+// worker done with a window of this many files, hand the freed heap back to
+// the kernel (malloc_trim): glibc returns only the top of a heap by itself,
+// and the state of thousands of files lies scattered through the scan
+// thread's and the workers' arenas until reused.
+constexpr int64_t kTrimAfterDroppedFiles = 1024;
+// Paths named in one log line about refused files; the count says the rest.
+constexpr size_t kNamedRefusals = 5;
 
 std::string JoinPaths(const std::vector<std::string>& v) {
   std::string out;
@@ -108,6 +119,10 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     }
   }
   scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
+  refused_family_ = &CounterFamily("profwatch_scan_refused_total");
+  for (std::string_view reason : {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason}) {
+    refused_family_->Add({{"reason", std::string(reason)}});
+  }
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
@@ -148,6 +163,51 @@ void Daemon::CountError(std::string_view reason, double n) {
 
 void Daemon::CountRetry(std::string_view reason) {
   retries_family_->Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Daemon::ReportRefusedLocked(const watch::ScanResult& result,
+                                 const std::vector<window::Assembler::CappedWindow>& capped) {
+  std::set<std::string> dirs_now;
+  for (const watch::CappedDir& d : result.capped_dirs) {
+    dirs_now.insert(d.path);
+    if (capped_dirs_.count(d.path) != 0) continue;
+    refused_family_->Add({{"reason", std::string(kDirFileCapReason)}}).Increment();
+    spdlog::warn(
+        "directory holds too many trace files, not analysed path={} files={}{} cap={} "
+        "stage=watch hint=raise --max-files-per-dir (or --max-files-per-window for a <ts> dir) "
+        "if a real job writes that many",
+        d.path, d.counted_all ? "" : "more than ", d.counted_all ? d.files : d.cap, d.cap);
+  }
+  for (const std::string& d : capped_dirs_) {
+    if (dirs_now.count(d) == 0) spdlog::info("directory back under its file cap path={}", d);
+  }
+  capped_dirs_ = std::move(dirs_now);
+  for (const window::Assembler::CappedWindow& w : capped) {
+    refused_family_->Add({{"reason", std::string(kWindowFileCapReason)}}).Increment();
+    spdlog::warn(
+        "window holds too many trace files, not analysed training_job={} run={} window={} "
+        "files={} cap={} stage=window hint=raise --max-files-per-window if a real job writes "
+        "that many",
+        w.run.training_job, w.run.run, w.window_id, w.files,
+        options_.assembler.max_files_per_window);
+  }
+  std::set<std::string> links_now(result.outside_root_files.begin(),
+                                  result.outside_root_files.end());
+  std::vector<std::string> fresh;
+  for (const std::string& f : links_now) {
+    if (outside_root_files_.count(f) == 0) fresh.push_back(f);
+  }
+  if (!fresh.empty()) {
+    const size_t count = fresh.size();
+    refused_family_->Add({{"reason", std::string(kOutsideRootReason)}})
+        .Increment(static_cast<double>(count));
+    fresh.resize(std::min(count, kNamedRefusals));
+    spdlog::warn(
+        "trace file links out of the watch root not read count={} paths={} stage=watch "
+        "hint=pass --follow-symlinks to read them",
+        count, JoinPaths(fresh));
+  }
+  outside_root_files_ = std::move(links_now);
 }
 
 void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view reason) {
@@ -257,6 +317,7 @@ void Daemon::Reload(const DaemonOptions& next) {
   }
   options_.poll_interval = next.poll_interval;
   options_.host_filter = next.host_filter;
+  options_.max_files_per_dir = next.max_files_per_dir;
   options_.assembler = next.assembler;
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
@@ -288,6 +349,8 @@ void Daemon::ScanLoop() {
       scan_options.roots = options_.roots;
       scan_options.host_filter = options_.host_filter;
       scan_options.follow_symlinks = options_.follow_symlinks;
+      scan_options.max_files_per_dir = options_.max_files_per_dir;
+      scan_options.max_files_per_window = options_.assembler.max_files_per_window;
       scan_options.shard = options_.shard;
       poll_interval = options_.poll_interval;
       deadline = assembler_.NextDeadline().value_or(TimePoint::max());
@@ -334,7 +397,17 @@ void Daemon::ScanLoop() {
             c.run.training_job, c.run.run, c.kept_dir, c.skipped_dir);
       }
       ReportRootsLocked(result);
+      ReportRefusedLocked(result, notes.capped);
+      confine_roots_.clear();
+      for (const watch::RootStatus& root : result.roots) {
+        std::error_code ec;
+        const std::filesystem::path real = std::filesystem::canonical(root.path, ec);
+        if (!ec) confine_roots_.push_back(real.string());
+      }
       last_scan_unix_ = ToUnixSeconds(now);
+      const int64_t found = static_cast<int64_t>(result.files.size());
+      if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
+      tracked_files_ = found;
       if (result.permission_errors != last_permission_errors_) {
         if (result.permission_errors > 0) {
           spdlog::warn("scan skipped unreadable entries count={} paths={} stage=watch",
@@ -431,6 +504,7 @@ void Daemon::WorkerLoop(int index) {
       queue_.pop_front();
       ++in_flight_;
       options = options_;
+      if (!options.follow_symlinks) options.analyze.confine_to = confine_roots_;
       ApplyRunProfileStepsLocked(task, options);
       busy_[index] = Busy{clock_.Now(), task.run, task.window_id, false};
       UpdateWorkersLocked(clock_.Now());
@@ -452,6 +526,9 @@ void Daemon::WorkerLoop(int index) {
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
+    // A window of many files left per-file state in this thread's arena;
+    // by now it is released (and an abandoned window forgotten).
+    if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
     bool refill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);

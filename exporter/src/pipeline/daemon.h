@@ -54,13 +54,22 @@ inline constexpr std::string_view kGiveUpReason = "give_up";
 // time) because files failed, were given up or are missing: it is not
 // exported, the run keeps its previous window.
 inline constexpr std::string_view kNoDataReason = "no_data";
+// The `reason`s of profwatch_scan_refused_total.
+inline constexpr std::string_view kDirFileCapReason = "dir_file_cap";
+inline constexpr std::string_view kWindowFileCapReason = "window_file_cap";
+inline constexpr std::string_view kOutsideRootReason = "outside_root";
 
 struct DaemonOptions {
   std::vector<std::string> roots;
   bool use_inotify = true;
   std::chrono::milliseconds poll_interval{15'000};
-  std::string host_filter;       // resolved (not "auto")
-  bool follow_symlinks = false;  // walk directory links out of the roots
+  std::string host_filter;  // resolved (not "auto")
+  // Walk directory links and read trace file links out of the roots; off,
+  // a trace file is read only when its real path lies under a root.
+  bool follow_symlinks = false;
+  // Trace files per directory (watch::ScanOptions); the window cap is
+  // assembler.max_files_per_window.
+  int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
   // serve --shard: only the jobs this shard owns are walked, analysed, kept
   // in the state file and exported. Restart to change.
   watch::Shard shard;
@@ -155,6 +164,10 @@ class Daemon {
   // logs each root whose condition changed (a warning naming it while it
   // cannot be walked).
   void ReportRootsLocked(const watch::ScanResult& result);
+  // Under mu_: counts and logs what the scan refused (capped directories and
+  // windows, links out of the root), each once while it stays.
+  void ReportRefusedLocked(const watch::ScanResult& result,
+                           const std::vector<window::Assembler::CappedWindow>& capped);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
@@ -228,6 +241,17 @@ class Daemon {
   // snapshot exports of it.
   std::map<std::string, watch::RootCondition> root_conditions_;
   std::map<std::string, bool> watch_roots_;
+  // Under mu_: what the last scan refused (ReportRefusedLocked), so each is
+  // counted and logged once while it stays; bounded by what is on disk now.
+  std::set<std::string> capped_dirs_;
+  std::set<std::string> outside_root_files_;
+  prometheus::Family<prometheus::Counter>* refused_family_ = nullptr;
+  // Tracked files at the last scan: when a scan drops many, the freed heap
+  // is handed back to the kernel (malloc_trim).
+  int64_t tracked_files_ = 0;
+  // Under mu_: the watch roots' real paths at the last scan; without
+  // --follow-symlinks the workers read only files under them.
+  read::Confinement confine_roots_;
 };
 
 }  // namespace profwatch::pipeline

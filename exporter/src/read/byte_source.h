@@ -85,11 +85,28 @@ class MemorySource final : public ByteSource {
   Error fail_error_;
 };
 
-// Opens a regular file for reading (O_CLOEXEC; reads retry on EINTR).
-// kNotFound (ENOENT, ENOTDIR), kPermission (EACCES, EPERM) or kIo on failure;
-// kUnsupported for a directory or other non-regular file (a FIFO is refused
-// without blocking). Messages name the path.
-Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
+// Directories a file must lie under to be read: real paths (symlinks
+// resolved, no trailing '/'). Null: anywhere.
+using Confinement = std::vector<std::string>;
+
+// Opens `path` read-only (O_CLOEXEC | O_NONBLOCK) and returns the descriptor,
+// which the caller closes. With `confine_to`, the real path of the opened
+// file, as the kernel names the descriptor (/proc/self/fd), must lie under
+// one of its directories, else kPermission: the check is on what was opened,
+// so a path swapped for a link after any earlier check cannot escape it.
+// kNotFound (ENOENT, ENOTDIR), kPermission (EACCES, EPERM) or kIo on failure.
+Result<int> OpenReadOnly(const std::string& path, const Confinement* confine_to = nullptr);
+
+// True when the real path `real` lies under one of `dirs` (real paths).
+bool PathWithin(const std::string& real, const Confinement& dirs);
+
+// Opens a regular file for reading (O_CLOEXEC; reads retry on EINTR), confined
+// as OpenReadOnly says. kNotFound (ENOENT, ENOTDIR), kPermission (EACCES,
+// EPERM, or outside `confine_to`) or kIo on failure; kUnsupported for a
+// directory or other non-regular file (a FIFO is refused without blocking).
+// Messages name the path.
+Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path,
+                                                   const Confinement* confine_to = nullptr);
 
 enum class InflateBackend { kZlib, kIsal };
 // True when the ISA-L backend was compiled in (Debian libisal-dev present).
@@ -122,7 +139,8 @@ std::unique_ptr<ByteSource> MakeReplaySource(std::string prefix, std::unique_ptr
 // Opens `path`, sniffs the first bytes (gzip magic 1f 8b) and returns either a
 // gzip stack or the plain file: the content decides, not the file name.
 Result<std::unique_ptr<ByteSource>> OpenTraceSource(const std::string& path,
-                                                    InflateBackend backend = InflateBackend::kZlib);
+                                                    InflateBackend backend = InflateBackend::kZlib,
+                                                    const Confinement* confine_to = nullptr);
 
 // Same sniffing for an arbitrary source (tests, fuzzers). The peeked bytes are
 // replayed; RawBytesRead() passes through. An empty input gives the plain

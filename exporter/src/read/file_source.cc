@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <optional>
 
@@ -64,10 +65,18 @@ class FileSource final : public ByteSource {
 
 }  // namespace
 
-Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
+bool PathWithin(const std::string& real, const Confinement& dirs) {
+  for (const std::string& dir : dirs) {
+    if (dir == "/" ||
+        (real.size() > dir.size() && real.starts_with(dir) && real[dir.size()] == '/'))
+      return true;
+  }
+  return false;
+}
+
+Result<int> OpenReadOnly(const std::string& path, const Confinement* confine_to) {
   int fd;
-  // O_NONBLOCK so that opening a FIFO does not wait for a writer; cleared
-  // below once we know the file is regular.
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer.
   do {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   } while (fd < 0 && errno == EINTR);
@@ -75,6 +84,34 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
     int err = errno;
     return MakeError(OpenErrorCode(err), path + ": open: " + Errno(err));
   }
+  if (confine_to == nullptr) return fd;
+  // The kernel's name of the open file: every link resolved, whatever
+  // happened to the path since.
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  char buf[PATH_MAX + 1];
+  const ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
+  if (n <= 0 || n >= PATH_MAX) {
+    const int err = errno;
+    ::close(fd);
+    return MakeError(ErrorCode::kPermission, path + ": cannot tell where it lies (" + link + ": " +
+                                                 Errno(err) +
+                                                 "): not read outside the watched roots");
+  }
+  const std::string real(buf, static_cast<size_t>(n));
+  if (!PathWithin(real, *confine_to)) {
+    ::close(fd);
+    return MakeError(ErrorCode::kPermission, path + ": lies outside the watched roots (real path " +
+                                                 real +
+                                                 "): not read; serve --follow-symlinks allows it");
+  }
+  return fd;
+}
+
+Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path,
+                                                   const Confinement* confine_to) {
+  Result<int> opened = OpenReadOnly(path, confine_to);
+  if (!opened) return tl::unexpected(opened.error());
+  const int fd = *opened;
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     int err = errno;

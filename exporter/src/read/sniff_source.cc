@@ -61,9 +61,9 @@ Result<std::unique_ptr<ByteSource>> SniffAndWrap(std::unique_ptr<ByteSource> raw
   return std::unique_ptr<ByteSource>(std::move(replay));
 }
 
-Result<std::unique_ptr<ByteSource>> OpenTraceSource(const std::string& path,
-                                                    InflateBackend backend) {
-  auto file = OpenFileSource(path);
+Result<std::unique_ptr<ByteSource>> OpenTraceSource(const std::string& path, InflateBackend backend,
+                                                    const Confinement* confine_to) {
+  auto file = OpenFileSource(path, confine_to);
   if (!file) return tl::unexpected(file.error());
   return SniffAndWrap(std::move(*file), backend);
 }

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -89,6 +90,16 @@ class Walker {
     const std::string target = fs::canonical(path, ec).string();
     if (ec || root_real_.empty()) return true;
     return target != root_real_ && !target.starts_with(root_real_ + "/");
+  }
+
+  // True when the file link at `path` resolves to a file outside the root;
+  // false for a dangling link (it is no file to read).
+  bool FileLeavesRoot(const std::string& path) const {
+    std::error_code ec;
+    const std::string target = fs::canonical(path, ec).string();
+    if (ec) return false;
+    if (root_real_ == "/") return false;
+    return root_real_.empty() || !target.starts_with(root_real_ + "/");
   }
 
   static RootStatus CheckRoot(const std::string& configured, const std::string& root) {
@@ -176,6 +187,40 @@ class Walker {
     return entries;
   }
 
+  // The trace files of a <ts> dir (no directories), sorted by name; nullopt
+  // once more than `cap` are found: reading stops there, so a directory of
+  // millions of names costs at most cap + 1 entries.
+  std::optional<std::vector<Entry>> ListTraceFiles(const OpenDir& dir, int64_t cap) {
+    std::vector<Entry> entries;
+    while (dirent* e = readdir(dir.get())) {
+      if (e->d_type == DT_DIR || !IsTraceFileName(e->d_name)) continue;
+      bool is_link = e->d_type == DT_LNK;
+      if (e->d_type == DT_UNKNOWN) {
+        struct stat lst;
+        if (fstatat(dir.fd(), e->d_name, &lst, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(lst.st_mode)) continue;
+        is_link = S_ISLNK(lst.st_mode);
+      }
+      if (static_cast<int64_t>(entries.size()) >= cap) return std::nullopt;
+      entries.push_back({e->d_name, false, is_link});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return entries;
+  }
+
+  // The cap of a directory that is one window (<ts>, capture-nsys-profile).
+  int64_t WindowDirCap() const {
+    return std::min(options_.max_files_per_dir, options_.max_files_per_window);
+  }
+
+  // True (and the directory reported) when `files` trace files exceed `cap`.
+  bool OverCap(const std::string& dir, int64_t files, int64_t cap) {
+    if (files <= cap) return false;
+    out_->capped_dirs.push_back({dir, files, cap, true});
+    return true;
+  }
+
   // `root_run_only`: `dir` is inside a child of the root whose job another
   // shard owns, entered only because this shard owns the job named like the
   // root, whose runs may be children of the root: only the directories where
@@ -243,22 +288,30 @@ class Walker {
       std::string ts_dir = dir + "/" + e.name;
       const OpenDir ts(Enter(profile_fd, e.name, ts_dir));
       if (ts.get() == nullptr) continue;
-      const std::vector<Entry> files = List(ts);
-      out_->dirs.push_back(ts_dir);
-      for (const Entry& f : files) {
-        if (f.is_dir || !IsTraceFileName(f.name)) continue;
-        AddFile(ts.fd(), ts_dir, f.name, ts_dir, *t, labels, run_dir);
+      out_->dirs.push_back(ts_dir);  // watched, so its files going away is seen
+      const int64_t cap = WindowDirCap();
+      const std::optional<std::vector<Entry>> files = ListTraceFiles(ts, cap);
+      if (!files) {
+        out_->capped_dirs.push_back({ts_dir, cap + 1, cap, false});
+        continue;
+      }
+      for (const Entry& f : *files) {
+        AddFile(ts.fd(), ts_dir, f, ts_dir, *t, labels, run_dir);
       }
     }
   }
 
   void ScanKinetoDir(int dir_fd, const std::string& dir, const std::vector<Entry>& entries) {
+    const int64_t files = std::count_if(entries.begin(), entries.end(), [](const Entry& e) {
+      return !e.is_dir && IsKinetoName(e.name);
+    });
+    if (OverCap(dir, files, options_.max_files_per_dir)) return;
     const std::string run_dir = RunDirOfKinetoDir(dir);
     RunLabels labels = LabelsForRunDir(root_, run_dir);
     for (const Entry& f : entries) {
       if (f.is_dir || !IsKinetoName(f.name)) continue;
       std::optional<KinetoCapture> capture = KinetoCaptureOf(f.name);
-      FileObservation* obs = AddFile(dir_fd, dir, f.name, "", 0, labels, run_dir);
+      FileObservation* obs = AddFile(dir_fd, dir, f, "", 0, labels, run_dir);
       if (obs == nullptr) continue;
       if (capture) {
         // One profiling cycle per capture: its own grouping dir, named by the
@@ -279,12 +332,16 @@ class Walker {
   // rewritten in place (nsys export --force-overwrite) changes and is
   // analysed again.
   void ScanNsysDir(int dir_fd, const std::string& dir, const std::vector<Entry>& entries) {
+    const int64_t files = std::count_if(entries.begin(), entries.end(), [](const Entry& e) {
+      return !e.is_dir && IsNsysExportName(e.name);
+    });
+    if (OverCap(dir, files, WindowDirCap())) return;
     const std::string run_dir = RunDirOfNsysDir(dir);
     RunLabels labels = LabelsForRunDir(root_, run_dir);
     const size_t first = out_->files.size();
     for (const Entry& f : entries) {
       if (f.is_dir || !IsNsysExportName(f.name)) continue;
-      AddFile(dir_fd, dir, f.name, "", 0, labels, run_dir);
+      AddFile(dir_fd, dir, f, "", 0, labels, run_dir);
     }
     if (out_->files.size() == first) return;
     int64_t oldest = std::numeric_limits<int64_t>::max();
@@ -297,15 +354,22 @@ class Walker {
     }
   }
 
-  FileObservation* AddFile(int dir_fd, const std::string& dir, const std::string& name,
+  FileObservation* AddFile(int dir_fd, const std::string& dir, const Entry& entry,
                            const std::string& group_dir, int64_t group_time,
                            const RunLabels& labels, const std::string& run_dir) {
+    const std::string& name = entry.name;
     if (!options_.shard.Owns(labels.training_job)) return nullptr;
     if (!options_.host_filter.empty() && !MatchesHost(name, options_.host_filter)) {
       ++out_->filtered_files;
       return nullptr;
     }
     std::string path = dir + "/" + name;
+    // A link to a file outside the root is not read: the daemon reads only
+    // what lies under its roots (a dangling link fails the stat below).
+    if (entry.is_link && !options_.follow_symlinks && FileLeavesRoot(path)) {
+      out_->outside_root_files.push_back(std::move(path));
+      return nullptr;
+    }
     struct stat st;
     if (fstatat(dir_fd, name.c_str(), &st, 0) != 0) {
       CountError(errno, path);

@@ -26,10 +26,16 @@
 // Sharding (ScanOptions::shard): see there.
 //
 // Robustness: directories are identified by dev+inode so symlink loops end;
-// directory symlinks leading out of the root are skipped unless
-// ScanOptions::follow_symlinks (file symlinks are read where they point);
-// unreadable directories are counted and skipped; hidden entries ('.x') are
-// not walked; depth is bounded.
+// directory and trace file symlinks whose target lies outside the root are
+// skipped unless ScanOptions::follow_symlinks (a link inside the root is
+// followed); unreadable directories are counted and skipped; hidden entries
+// ('.x') are not walked; depth is bounded.
+//
+// Bounds (ScanOptions::max_files_per_dir, max_files_per_window): a directory
+// holding more trace files than its cap is reported in ScanResult::capped_dirs
+// and none of its files is stat'ed or reported. A <ts> directory is read only
+// up to the first entry past the cap, so a directory of millions of names
+// costs one bounded read per scan and no memory beyond the cap.
 //
 // Thread-safety: Scan() is a pure function of the filesystem and its options.
 #pragma once
@@ -66,6 +72,13 @@ struct FileObservation {
   int64_t mtime_ns = 0;
 };
 
+// Defaults of ScanOptions' caps (serve --max-files-per-dir,
+// --max-files-per-window): far above a real job (one file per host and format
+// per window: 2,048 for a 1,024-host JAX job writing JSON and xplane), low
+// enough that a directory of hostile names costs little per scan.
+inline constexpr int64_t kDefaultMaxFilesPerDir = 50'000;
+inline constexpr int64_t kDefaultMaxFilesPerWindow = 10'000;
+
 struct ScanOptions {
   std::vector<std::string> roots;
   // Only files whose name starts with this host name (followed by a
@@ -76,7 +89,9 @@ struct ScanOptions {
   int max_depth = 16;
   // Directory symlinks whose target lies outside the root they were found
   // under are skipped (counted) unless this is set; a symlink at /usr must
-  // not make every poll walk /usr. Loops end either way (dev+inode).
+  // not make every poll walk /usr. Loops end either way (dev+inode). Trace
+  // file symlinks whose target lies outside the root are skipped likewise
+  // (ScanResult::outside_root_files).
   bool follow_symlinks = false;
   // serve --shard: the jobs of other shards are skipped. A directory right
   // below a root is a job directory (its name the training_job label); one
@@ -86,6 +101,13 @@ struct ScanOptions {
   // job directory has runs as its children), every child is entered and only
   // that file filter applies.
   Shard shard;
+  // Trace files one directory may hold: a directory with more is not
+  // analysed (ScanResult::capped_dirs). A <ts> or capture-nsys-profile
+  // directory is one window, so the smaller of this and
+  // max_files_per_window applies to it; a Kineto directory holds every
+  // profiling cycle of its processes.
+  int64_t max_files_per_dir = kDefaultMaxFilesPerDir;
+  int64_t max_files_per_window = kDefaultMaxFilesPerWindow;
 };
 
 // What a watched root is at scan time. Anything but kOk means no file under
@@ -99,6 +121,15 @@ struct RootStatus {
   int error = 0;  // errno of the failed open, 0 when kOk
 };
 
+// A directory with more trace files than its cap: none of them is reported.
+struct CappedDir {
+  std::string path;
+  // Trace files counted; for a <ts> dir counting stops at cap + 1.
+  int64_t files = 0;
+  int64_t cap = 0;
+  bool counted_all = true;  // false: `files` is a lower bound
+};
+
 struct ScanResult {
   std::vector<RootStatus> roots;       // one per ScanOptions::roots, same order
   std::vector<FileObservation> files;  // sorted by path
@@ -106,10 +137,13 @@ struct ScanResult {
   int64_t permission_errors = 0;       // directories or files we may not read
   // The first few of those, so a warning can name them.
   std::vector<std::string> permission_error_paths;
-  int64_t other_errors = 0;      // vanished mid-scan, I/O errors
-  int64_t filtered_files = 0;    // trace files skipped by the host filter
-  int64_t symlinks_skipped = 0;  // directory links leading out of their root
-  int64_t other_shard_jobs = 0;  // job directories owned by another shard
+  int64_t other_errors = 0;            // vanished mid-scan, I/O errors
+  int64_t filtered_files = 0;          // trace files skipped by the host filter
+  int64_t symlinks_skipped = 0;        // directory links leading out of their root
+  int64_t other_shard_jobs = 0;        // job directories owned by another shard
+  std::vector<CappedDir> capped_dirs;  // over their file cap, not analysed
+  // Trace file symlinks leading out of their root, not reported in `files`.
+  std::vector<std::string> outside_root_files;
 };
 
 ScanResult Scan(const ScanOptions& options);

@@ -75,6 +75,7 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
   }
   std::erase_if(clashed_dirs_, [&](const std::string& d) { return clashed_now.count(d) == 0; });
 
+  std::set<std::string> capped_now;
   for (auto& [run_dir, obs] : by_run) {
     std::map<std::string, TimestampDir> dirs;
     std::map<std::string, const watch::FileObservation*> by_group_path;
@@ -95,6 +96,19 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
     std::set<uint64_t> used;
     std::vector<uint64_t> run_serials;
     for (const Window& w : windows) {
+      // Over the cap: no state for its files; a tracked window that grew
+      // past it is not seen in this scan and is forgotten below.
+      if (static_cast<int64_t>(w.files.size()) > options_.max_files_per_window) {
+        const std::string& first_dir = w.timestamp_dirs.front();
+        capped_now.insert(first_dir);
+        if (capped_windows_.insert(first_dir).second) {
+          const watch::FileObservation* o = by_group_path.at(w.files.front());
+          notes.capped.push_back({RunId{o->labels.training_job, o->labels.run},
+                                  fs::path(first_dir).filename().string(), first_dir,
+                                  static_cast<int64_t>(w.files.size())});
+        }
+        continue;
+      }
       // The tracked window sharing a <ts> dir with this one (its first dir may
       // have changed when a late host wrote an earlier dir).
       Tracked* t = nullptr;
@@ -228,6 +242,8 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
     }
   }
 
+  // A window back under the cap (or gone) is reported again if it exceeds it.
+  std::erase_if(capped_windows_, [&](const std::string& d) { return capped_now.count(d) == 0; });
   scanned_ = true;
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     if (!it->second.seen_in_last_scan && it->second.state != State::kQueued) {
@@ -558,6 +574,12 @@ int64_t Assembler::PendingCount() const {
       ++n;
     }
   }
+  return n;
+}
+
+int64_t Assembler::TrackedFiles() const {
+  int64_t n = 0;
+  for (const auto& [serial, t] : tracked_) n += static_cast<int64_t>(t.tracks.size());
   return n;
 }
 

@@ -76,6 +76,9 @@ struct AssemblerOptions {
   std::chrono::milliseconds future_tolerance{3'600'000};
   // How far the wall clock <ts> names may use (local time) is ahead of UTC.
   std::chrono::seconds wall_clock_ahead{0};
+  // A window with more files is not tracked (ScanNotes::capped): no state is
+  // kept for its files and it is never analysed (serve --max-files-per-window).
+  int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
 };
 
 struct RunId {
@@ -196,6 +199,13 @@ class Assembler {
     std::string newest_id;  // the run's newest window, analysed instead
     int files = 0;
   };
+  // A window over AssemblerOptions::max_files_per_window, not tracked.
+  struct CappedWindow {
+    RunId run;
+    std::string window_id;  // first <ts> dir name
+    std::string first_dir;  // its grouping dir
+    int64_t files = 0;
+  };
   // A settled window held for files it is short of, reported once per
   // window: `files` present, `expected_files` expected (from `expected_from`:
   // "--expected-files", "--expected-gpus" or "previous window"); it is
@@ -219,6 +229,7 @@ class Assembler {
     std::vector<std::string> future_dirs;
     std::vector<RunClash> clashes;
     std::vector<Superseded> superseded;
+    std::vector<CappedWindow> capped;  // each reported once while over the cap
   };
 
   // A complete scan of all roots taken at `now`. Files absent from it are
@@ -260,6 +271,8 @@ class Assembler {
 
   // Windows waiting for completeness, a retry or a worker (newest per run only).
   int64_t PendingCount() const;
+  // Files of every tracked window (state held per file), for tests.
+  int64_t TrackedFiles() const;
   // The same per run (runs with none left out).
   std::map<RunId, int64_t> PendingByRun() const;
   // Everything analysed, for the state file.
@@ -337,6 +350,7 @@ class Assembler {
   std::set<std::string> future_dirs_;     // reported future-dated <ts> dirs
   std::set<std::string> clashed_dirs_;    // reported run dirs skipped for a clash
   ReadyNotes ready_notes_;
+  std::set<std::string> capped_windows_;  // first dirs of reported over-cap windows
   TimePoint last_scan_{};
   bool scanned_ = false;  // a first scan was observed
 };

@@ -177,5 +177,27 @@ TEST(NsysAnalysisTest, ExplicitProfileStepsWinOverNvtxSteps) {
   EXPECT_EQ(result->stats.gpus(), 2);
 }
 
+// Confined (serve): SQLite reads the export through the descriptor checked
+// against the roots (/proc/self/fd/N) and finds what it finds by name; an
+// export whose real path is outside the roots is refused and not read.
+TEST(NsysAnalysisTest, ConfinedReadGoesThroughTheCheckedDescriptor) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.Sub("capture-nsys-profile"));
+  const Node a = WriteNode(tmp, 1, NsysSchema::k2024, 2, -1, 3);
+  AnalyzeOptions options;
+  options.confine_to = read::Confinement{std::filesystem::canonical(tmp.path()).string()};
+  auto inside = AnalyzeFiles({a.path}, options);
+  ASSERT_TRUE(inside) << inside.error().ToString();
+  EXPECT_TRUE(inside->errors.empty());
+  EXPECT_EQ(inside->format, "nsys");
+  EXPECT_EQ(inside->stats.gpus(), 2);
+  options.confine_to = read::Confinement{"/nonexistent-root"};
+  auto outside = AnalyzeFiles({a.path}, options);
+  ASSERT_FALSE(outside);
+  EXPECT_EQ(outside.error().code, ErrorCode::kPermission);
+  EXPECT_NE(outside.error().context.find("outside the watched roots"), std::string::npos)
+      << outside.error().context;
+}
+
 }  // namespace
 }  // namespace profwatch::analysis

@@ -108,6 +108,38 @@ TEST(FileSourceTest, DirectoryIsUnsupported) {
   EXPECT_NE(src.error().context.find("directory"), std::string::npos);
 }
 
+// Confined (serve): what is read is what the opened descriptor names, every
+// link resolved. A link to a file outside the roots is refused, one to a
+// file inside is read; so is a path that leads out through a directory link.
+TEST(FileSourceTest, ConfinedOpenReadsOnlyFilesWhoseRealPathIsUnderARoot) {
+  TempDir dir;
+  const std::string root = std::filesystem::canonical(dir.path()).string() + "/root";
+  WriteFile(root + "/in/data.json", "inside");
+  WriteFile(dir.Sub("out/secret.json"), "secret");
+  std::filesystem::create_symlink(root + "/in/data.json", root + "/link_in.json");
+  std::filesystem::create_symlink(dir.Sub("out/secret.json"), root + "/link_out.json");
+  std::filesystem::create_directory_symlink(dir.Sub("out"), root + "/outdir");
+  const Confinement roots = {root};
+  auto in = OpenFileSource(root + "/link_in.json", &roots);
+  ASSERT_TRUE(in) << in.error().ToString();
+  EXPECT_EQ(*ReadAll(**in), "inside");
+  for (const std::string& escape : {root + "/link_out.json", root + "/outdir/secret.json"}) {
+    auto out = OpenFileSource(escape, &roots);
+    ASSERT_FALSE(out) << escape;
+    EXPECT_EQ(out.error().code, ErrorCode::kPermission);
+    EXPECT_NE(out.error().context.find("outside the watched roots"), std::string::npos)
+        << out.error().context;
+  }
+  // Unconfined (analyze on an explicit path): read where it points.
+  auto any = OpenFileSource(root + "/link_out.json");
+  ASSERT_TRUE(any);
+  EXPECT_EQ(*ReadAll(**any), "secret");
+  // A root that is a prefix of the name but not a parent does not count.
+  EXPECT_FALSE(PathWithin(root + "2/x", roots));
+  EXPECT_TRUE(PathWithin(root + "/x", roots));
+  EXPECT_FALSE(PathWithin(root, roots));
+}
+
 TEST(FileSourceTest, FifoIsUnsupportedWithoutBlocking) {
   TempDir dir;
   std::string fifo = dir.Sub("pipe");

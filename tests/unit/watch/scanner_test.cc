@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -213,6 +214,96 @@ TEST(ScannerTest, DirectoryLinksOutOfTheRootAreSkippedByDefault) {
   EXPECT_EQ(r.files[0].labels.training_job, "jobA");
   EXPECT_EQ(r.symlinks_skipped, 2);
   for (const std::string& d : r.dirs) EXPECT_FALSE(d.starts_with(root + "/usr")) << d;
+}
+
+// A trace file linked from outside the root is not reported (the daemon
+// reads only what lies under its roots); a link whose target is inside the
+// root is read like the file itself.
+TEST(ScannerTest, FileLinksOutOfTheRootAreSkippedByDefault) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  const std::string ts = root + "/j/r/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  WriteFile(tmp.Sub("elsewhere/secret.trace.json.gz"), "12345");
+  WriteFile(root + "/j/r/data/h1.bin", "123");
+  WriteFile(ts + "/h0.trace.json.gz", "x");
+  fs::create_symlink(tmp.Sub("elsewhere/secret.trace.json.gz"), ts + "/h2.trace.json.gz");
+  fs::create_symlink(root + "/j/r/data/h1.bin", ts + "/h1.trace.json.gz");
+  fs::create_symlink(tmp.Sub("elsewhere/gone"), ts + "/h3.trace.json.gz");
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.files[0].name, "h0.trace.json.gz");
+  EXPECT_EQ(r.files[1].name, "h1.trace.json.gz");
+  EXPECT_EQ(r.files[1].size, 3u);  // the target inside the root
+  EXPECT_EQ(r.outside_root_files, std::vector<std::string>{ts + "/h2.trace.json.gz"});
+  // --follow-symlinks reads it.
+  ScanOptions follow = Roots(root);
+  follow.follow_symlinks = true;
+  ScanResult f = Scan(follow);
+  EXPECT_EQ(f.files.size(), 3u);
+  EXPECT_TRUE(f.outside_root_files.empty());
+}
+
+// 100,000 empty trace files in one <ts> dir: nothing of it is stat'ed or
+// reported (the scanner stops reading it one entry past the cap), the
+// directory is reported once per scan as capped, and the job beside it is
+// found as before.
+TEST(ScannerTest, TsDirOverTheWindowCapIsRefusedWhole) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  const std::string flood = root + "/evil/r/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  WriteFile(root + "/good/r/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
+  fs::create_directories(flood);
+  for (int i = 0; i < 100'000; ++i) {
+    const std::string path = flood + "/h" + std::to_string(i) + ".trace.json.gz";
+    const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << path;
+    close(fd);
+  }
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].labels.training_job, "good");
+  ASSERT_EQ(r.capped_dirs.size(), 1u);
+  EXPECT_EQ(r.capped_dirs[0].path, flood);
+  EXPECT_EQ(r.capped_dirs[0].cap, kDefaultMaxFilesPerWindow);
+  EXPECT_EQ(r.capped_dirs[0].files, kDefaultMaxFilesPerWindow + 1);
+  EXPECT_FALSE(r.capped_dirs[0].counted_all);
+  // Still watched: its files going away must be noticed.
+  EXPECT_NE(std::find(r.dirs.begin(), r.dirs.end(), flood), r.dirs.end());
+  EXPECT_EQ(r.permission_errors + r.other_errors, 0);
+}
+
+// The caps at their edge: a directory holding exactly its cap is read, one
+// more file refuses it; a <ts> dir is held to the smaller of the two caps, a
+// Kineto dir (every cycle of its processes) to the directory cap.
+TEST(ScannerTest, FileCapsApplyPerDirectoryKind) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("root");
+  const std::string ts = root + "/j/r/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  const std::string kineto = root + "/j/k/profiler";
+  for (int i = 0; i < 3; ++i) {
+    WriteFile(ts + "/h" + std::to_string(i) + ".trace.json.gz", "x");
+    WriteFile(kineto + "/h_1." + std::to_string(1795652969892807939LL + i) + ".pt.trace.json.gz",
+              "x");
+  }
+  ScanOptions o = Roots(root);
+  o.max_files_per_window = 3;
+  o.max_files_per_dir = 3;
+  EXPECT_EQ(Scan(o).files.size(), 6u);
+  EXPECT_TRUE(Scan(o).capped_dirs.empty());
+  o.max_files_per_window = 2;  // the <ts> dir is one window; Kineto cycles are not
+  ScanResult r = Scan(o);
+  EXPECT_EQ(r.files.size(), 3u);
+  ASSERT_EQ(r.capped_dirs.size(), 1u);
+  EXPECT_EQ(r.capped_dirs[0].path, ts);
+  EXPECT_EQ(r.capped_dirs[0].cap, 2);
+  o.max_files_per_dir = 2;
+  r = Scan(o);
+  EXPECT_TRUE(r.files.empty());
+  ASSERT_EQ(r.capped_dirs.size(), 2u);
+  const CappedDir& k = r.capped_dirs[0].path == kineto ? r.capped_dirs[0] : r.capped_dirs[1];
+  EXPECT_EQ(k.path, kineto);
+  EXPECT_EQ(k.files, 3);
+  EXPECT_TRUE(k.counted_all);
 }
 
 TEST(ScannerTest, UnreadableDirectoryIsCountedAndSkipped) {

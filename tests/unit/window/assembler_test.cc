@@ -807,5 +807,63 @@ TEST_F(FaultPolicyTest, TwoRunDirsWithTheSameLabelsDoNotShareSeries) {
   EXPECT_EQ(tasks[0].run_dir, "/jobs/j/r");
 }
 
+// A window over --max-files-per-window keeps no state for its files and is
+// never analysed; it is reported once while it stays over the cap. 100,000
+// files (the scanner's caps bypassed, e.g. over many <ts> dirs) leave
+// nothing tracked.
+TEST_F(AssemblerTest, AWindowOverTheFileCapIsNotTrackedAndReportedOnce) {
+  Assembler a(options_);
+  Put("good", 0, "h0.trace.json.gz", 100);
+  const watch::FileObservation model = files_.back();
+  for (int i = 0; i < 100'000; ++i) {
+    watch::FileObservation o = model;
+    o.name = "e" + std::to_string(i) + ".trace.json.gz";
+    o.dir = o.group_dir = "/jobs/j/evil/tensorboard/plugins/profile/" + Ts(0);
+    o.path = o.dir + "/" + o.name;
+    o.labels = {"j", "evil"};
+    o.run_dir = "/jobs/j/evil";
+    o.ino = next_ino_++;
+    o.size = 0;
+    files_.push_back(std::move(o));
+  }
+  Assembler::ScanNotes notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.capped.size(), 1u);
+  EXPECT_EQ(notes.capped[0].run.run, "evil");
+  EXPECT_EQ(notes.capped[0].window_id, Ts(0));
+  EXPECT_EQ(notes.capped[0].files, 100'000);
+  EXPECT_EQ(a.TrackedFiles(), 1);  // the good run's file only
+  EXPECT_EQ(a.PendingCount(), 1);
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).capped.empty());  // reported once
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].run.run, "good");
+  EXPECT_EQ(a.TrackedFiles(), 1);
+}
+
+// A tracked window that grows past the cap is forgotten (its files' state
+// freed); back under the cap it is tracked anew, and reported again if it
+// exceeds the cap again.
+TEST_F(AssemblerTest, AWindowGrowingPastTheCapIsForgottenAndComesBackUnderIt) {
+  options_.max_files_per_window = 3;
+  Assembler a(options_);
+  for (int i = 0; i < 3; ++i) Put("r", 0, "h" + std::to_string(i) + ".trace.json.gz", 100);
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).capped.empty());
+  EXPECT_EQ(a.TrackedFiles(), 3);
+  Put("r", 0, "h3.trace.json.gz", 100);
+  EXPECT_EQ(a.ObserveScan(files_, clock_.Now()).capped.size(), 1u);
+  EXPECT_EQ(a.TrackedFiles(), 0);
+  EXPECT_EQ(a.PendingCount(), 0);
+  EXPECT_TRUE(Step(a, minutes(20)).empty());  // never analysed, not even at the timeout
+  Remove("/h3.trace.json.gz");
+  EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).capped.empty());
+  EXPECT_EQ(a.TrackedFiles(), 3);
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].files.size(), 3u);
+  a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  Put("r", 0, "h3.trace.json.gz", 100);
+  EXPECT_EQ(a.ObserveScan(files_, clock_.Now()).capped.size(), 1u);
+}
+
 }  // namespace
 }  // namespace profwatch::window
