@@ -258,8 +258,8 @@ size_t Count(const std::string& text, const std::string& what) {
 
 // A writer that finishes its file within the retry budget is no error: the
 // held-back tries are retries, the new window replaces the old one, nothing
-// is flagged (#29: it used to count truncated errors and fire
-// ProfwatchWindowErrors).
+// is flagged: no truncated error is counted, so ProfwatchWindowErrors
+// stays quiet (#29).
 TEST(ServeTest, HalfWrittenFileFinishedWithinRetriesIsNoError) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
@@ -1081,9 +1081,8 @@ TEST(ServeTest, WindowShortOfFilesSaysWhyItWaitsAndForWhichRun) {
 // Issue #38: retention is the run's, the same with or without --state. A
 // run whose files and log are older than --retention is not exported, with
 // or without a --state file that has it, and the daemon says once why; a run
-// whose log is alive exports its latest window either way (without --state
-// its old window used to be skipped silently, while --state restored it). On
-// the real JAX run, its training log included.
+// whose log is alive exports its latest window either way, however old the
+// window itself. On the real JAX run, its training log included.
 TEST(ServeTest, RunOlderThanRetentionIsLeftOutAndLoggedWithOrWithoutState) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(fixture, "real/h200/jobs/4242-llama-h200/base");
   TempDir tmp;
