@@ -77,6 +77,9 @@ class WindowPolicyTest : public ::testing::Test {
     return DecideWindow(task_, w, previous, clock_.Now(), options_);
   }
   double NowUnix() const { return ToUnixSeconds(clock_.Now()); }
+  static std::vector<LogEvent> One(LogLevel level, std::string text) {
+    return {{level, std::move(text)}};
+  }
 
   FakeClock clock_;
   WindowPolicyOptions options_{std::nullopt, 10min};
@@ -106,12 +109,11 @@ TEST_F(WindowPolicyTest, CleanWindowIsPublishedAsTheRunsFirst) {
   EXPECT_DOUBLE_EQ(rs.analyzed_unix, NowUnix());
   // Activity is the newest file's time, not the analysis time.
   EXPECT_DOUBLE_EQ(rs.last_activity_unix, 1709294460);
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kInfo,
-       "window analysed training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 "
-       "expected_gpus=0 files=2 files_present=2 launcher_mode=unknown "
-       "total_kernel_s_per_gpu_step=1.000000 seconds=1.500 reanalysis=false"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kInfo,
+                "window analysed training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 "
+                "expected_gpus=0 files=2 files_present=2 launcher_mode=unknown "
+                "total_kernel_s_per_gpu_step=1.000000 seconds=1.500 reanalysis=false"));
 }
 
 TEST_F(WindowPolicyTest, ActivityFallsBackToTheWindowTimeThenTheAnalysisTime) {
@@ -160,10 +162,8 @@ TEST_F(WindowPolicyTest, FileStillBeingWrittenIsARetryNotAnError) {
   EXPECT_FALSE(v.next.has_value());  // the run is not flagged
   EXPECT_FALSE(v.published);
   EXPECT_EQ(v.result, WindowResult::kError);
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kDebug,
-       std::string("file not ready, will retry path=") + kFile1 + " reason=truncated"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(v.logs, One(LogLevel::kDebug, std::string("file not ready, will retry path=") + kFile1 +
+                                              " reason=truncated"));
 }
 
 TEST_F(WindowPolicyTest, WholeWindowNotReadyIsARetry) {
@@ -176,11 +176,11 @@ TEST_F(WindowPolicyTest, WholeWindowNotReadyIsARetry) {
   EXPECT_TRUE(v.errors.empty());
   EXPECT_FALSE(v.next.has_value());
   EXPECT_EQ(v.result, WindowResult::kError);
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kDebug,
-       "window not ready, will retry training_job=jobA run=run1 window=2024_03_01_12_00_00 "
-       "reason=not_found"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(
+      v.logs,
+      One(LogLevel::kDebug,
+          "window not ready, will retry training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+          "reason=not_found"));
 }
 
 TEST_F(WindowPolicyTest, FailedWindowFlagsARunWithoutOneActiveAsOfItsFiles) {
@@ -196,11 +196,10 @@ TEST_F(WindowPolicyTest, FailedWindowFlagsARunWithoutOneActiveAsOfItsFiles) {
   EXPECT_FALSE(v.next->has_window);
   EXPECT_EQ(v.next->window_failure, "unsupported");
   EXPECT_DOUBLE_EQ(v.next->last_activity_unix, 1709294460);
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kWarn,
-       "window analysis failed training_job=jobA run=run1 window=2024_03_01_12_00_00 "
-       "reason=unsupported error=unsupported: not a trace"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kWarn,
+                "window analysis failed training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+                "reason=unsupported error=unsupported: not a trace"));
 }
 
 TEST_F(WindowPolicyTest, FailedWindowKeepsTheRunsExportedWindow) {
@@ -278,12 +277,11 @@ TEST_F(WindowPolicyTest, WindowWithoutKernelDataIsNotExported) {
   ASSERT_TRUE(v.next.has_value());  // the previous window stays, flagged
   EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
   EXPECT_EQ(v.next->window_failure, "no_data");
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kWarn,
-       "window not exported: no usable kernel data training_job=jobA run=run1 "
-       "window=2024_03_01_12_00_00 reason=no_data gpus=0 files=2 files_present=2 failed=0 "
-       "excluded=0 short_of_expected=true kept_window=2024_03_01_11_00_00"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kWarn,
+                "window not exported: no usable kernel data training_job=jobA run=run1 "
+                "window=2024_03_01_12_00_00 reason=no_data gpus=0 files=2 files_present=2 failed=0 "
+                "excluded=0 short_of_expected=true kept_window=2024_03_01_11_00_00"));
 }
 
 TEST_F(WindowPolicyTest, NoKernelDataAfterAFailedFileIsFlaggedWithTheFilesError) {
@@ -332,11 +330,10 @@ TEST_F(WindowPolicyTest, OlderWindowFinishingLateGoesToHistoryOnly) {
   // The training log's steady steps come before --step-time.
   EXPECT_EQ(h.step_seconds, 0.5);
   EXPECT_EQ(h.step_source, "log");
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kInfo,
-       "older window analysed after a newer one, not exported training_job=jobA run=run1 "
-       "window=2024_03_01_12_00_00 exported=2024_03_01_13_00_00"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kInfo,
+                "older window analysed after a newer one, not exported training_job=jobA run=run1 "
+                "window=2024_03_01_12_00_00 exported=2024_03_01_13_00_00"));
 
   snapshot::RunState no_log = previous;
   no_log.training = {};
@@ -370,13 +367,13 @@ TEST_F(WindowPolicyTest, WindowShortOfGpusIsHeldUntilTheTimeout) {
   EXPECT_FALSE(v.next.has_value());
   EXPECT_TRUE(v.errors.empty());
   EXPECT_EQ(v.result, WindowResult::kIncomplete);
-  const std::vector<LogEvent> logs = {
-      {LogLevel::kInfo,
-       "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
-       "timeout training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 expected_gpus=8 "
-       "until_unix=" +
-           std::to_string(static_cast<int64_t>(NowUnix()) + 600) + " window_timeout_s=600"}};
-  EXPECT_EQ(v.logs, logs);
+  EXPECT_EQ(
+      v.logs,
+      One(LogLevel::kInfo,
+          "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
+          "timeout training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 expected_gpus=8 "
+          "until_unix=" +
+              std::to_string(static_cast<int64_t>(NowUnix()) + 600) + " window_timeout_s=600"));
 }
 
 TEST_F(WindowPolicyTest, OutcomeAndExportedWindowForTheAssembler) {
