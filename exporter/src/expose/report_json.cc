@@ -8,6 +8,16 @@
 
 namespace profwatch::expose {
 
+nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
+  ReportContext ctx;
+  ctx.window = rs.window_id;
+  ctx.format = rs.format;
+  ctx.expected_gpus = rs.expected_gpus;
+  ctx.step_seconds = rs.step_seconds;
+  ctx.step_source = rs.step_source;
+  return WindowToJson(*rs.stats, ctx);
+}
+
 nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
   using aggregate::PsToSeconds;
   nlohmann::ordered_json j;
