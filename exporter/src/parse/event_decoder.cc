@@ -56,8 +56,8 @@ std::string_view DropReason(simdjson::error_code err) {
 void DropError(DecodeCounts& counts, simdjson::error_code err) { counts.Drop(DropReason(err)); }
 
 // A key as one 8-byte word: its bytes, then the closing quote, and a mask over
-// them. simdjson's unsafe_is_equal compares a byte at a time, which was ~3%
-// of a one-thread analysis for the ~8 compares of every event.
+// them, so that each of an event's key compares is one word compare
+// (simdjson's unsafe_is_equal compares a byte at a time).
 struct KeyWord {
   uint64_t word = 0;
   uint64_t mask = 0;

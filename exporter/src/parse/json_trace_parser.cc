@@ -12,9 +12,9 @@
 //    straight from the read buffer (the buffer keeps SIMDJSON_PADDING spare
 //    bytes), which extracts the few fields a TraceEvent carries. Entries that
 //    lie back to back go as one document, an array of up to 64 KiB
-//    (EventDecoder::DecodeRun): a separate document per entry of a few
-//    hundred bytes spent a quarter of decoding in simdjson's per-document
-//    work. Any entry a run cannot decode exactly is decoded alone.
+//    (EventDecoder::DecodeRun), so simdjson's per-document work is paid once
+//    per run rather than once per entry of a few hundred bytes. Any entry a
+//    run cannot decode exactly is decoded alone.
 // An entry straddling two reads is carried to the front of the buffer. Memory
 // is bounded by chunk_bytes + max_event_bytes + max_header_value_bytes.
 //
@@ -244,7 +244,7 @@ class JsonTraceParser final : public TraceParser {
   ParseOptions opt_;
   od::parser parser_;     // header values
   EventDecoder decoder_;  // entries decoded inline (before batching, or without it)
-  TraceEvent event_;      // their event: Decode overwrites it (a fresh one per entry cost a memset)
+  TraceEvent event_;      // their event: Decode overwrites it (no zeroing of a fresh one per entry)
   std::unique_ptr<DecodePipeline> pipeline_;  // decode_threads > 0
   // Entries of buf_ waiting to be decoded together, in runs (once the time
   // base is known every entry goes this way): as a batch of the pipeline, or
