@@ -148,8 +148,10 @@ struct Stat {
   int64_t ref = -1;
 };
 
+// ReadStat and ReadEvent run per event: they and their field lambdas are
+// inlined into the event loop (GCC keeps the lambdas out of line otherwise).
 [[gnu::always_inline]] inline bool ReadStat(Cursor& c, Stat* stat) {
-  return c.Fields([&](uint32_t f, uint32_t wt) {
+  return c.Fields([&](uint32_t f, uint32_t wt) __attribute__((always_inline)) {
     switch (f) {
       case 1:
         return c.Int(wt, "XStat.metadata_id", &stat->metadata_id);
@@ -245,7 +247,7 @@ struct EventFields {
 template <typename OnStat>
 [[gnu::always_inline]] inline bool ReadEvent(Cursor& c, bool stats, EventFields* ev,
                                              OnStat&& on_stat) {
-  return c.Fields([&](uint32_t f, uint32_t wt) {
+  return c.Fields([&](uint32_t f, uint32_t wt) __attribute__((always_inline)) {
     uint64_t occurrences = 0;
     switch (f) {
       case 1:
@@ -598,21 +600,24 @@ class XPlaneParser final : public TraceParser {
       if (!c.Bytes(&bytes_of_event)) return Corrupt(c, "line");
       Cursor e(bytes_of_event);
       EventFields ev;
-      const bool ok = ReadEvent(e, stats, &ev, [&](Cursor& ec, uint32_t ewt) {
-        return ec.Message(ewt, "XEvent.stats", [&](Cursor& s) { return TakeStat(s, &ev); });
-      });
+      const bool ok = ReadEvent(e, stats, &ev,
+                                [&](Cursor& ec, uint32_t ewt) { return TakeStat(ec, ewt, &ev); });
       if (!ok) return Corrupt(e, "event");
       EmitEvent(ev, line_ps, x);
     }
     return {};
   }
 
-  // An event stat that is its scope, module or HLO instruction sets that
-  // field of `ev`: its str_value, or the name of the stat metadata its
-  // ref_value points at. Other stats are read and ignored.
-  [[gnu::always_inline]] bool TakeStat(Cursor& c, EventFields* ev) {
+  // An event's stat (XEvent.stats, the next field of `event`) that is its
+  // scope, module or HLO instruction sets that field of `ev`: its str_value,
+  // or the name of the stat metadata its ref_value points at. Other stats
+  // are read and ignored. An error inside the stat is `event`'s.
+  [[gnu::always_inline]] bool TakeStat(Cursor& event, uint32_t wire_type, EventFields* ev) {
+    std::string_view bytes;
+    if (!event.String(wire_type, "XEvent.stats", &bytes)) return false;
+    Cursor c(bytes);
     Stat stat;
-    if (!ReadStat(c, &stat)) return false;
+    if (!ReadStat(c, &stat)) return event.Fail(c.error());
     std::string_view* out = nullptr;
     if (scope_stat_ && stat.metadata_id == *scope_stat_) out = &ev->scope;
     if (module_stat_ && stat.metadata_id == *module_stat_) out = &ev->module;
