@@ -219,6 +219,9 @@ class JsonTraceParser final : public TraceParser {
   // A byte of the top level outside keys and values: the document's
   // braces, a key's opening quote, ':', ',', and what follows the document.
   Result<HeaderStep> HeaderSyntax(char c);
+  // `c` must be `want`: the state becomes `next`; else kCorrupt "expected
+  // <what>, found <c> at offset <n>".
+  Result<HeaderStep> Expect(char c, char want, Top next, const char* what);
   // A byte of a key (kInKey); the key keeps its first kMaxKeyBytes.
   void KeyByte(char c);
   // A byte of a value other than traceEvents (kInValue): scanned to the
@@ -496,7 +499,6 @@ Result<JsonTraceParser::HeaderStep> JsonTraceParser::HeaderSyntax(char c) {
     return HeaderStep::kReread;
   }
   if (IsSpace(c)) return HeaderStep::kConsume;
-  auto found = [&] { return DescribeByte(c) + " at offset " + std::to_string(Offset(pos_)); };
   switch (top_) {
     case Top::kBeforeDoc: {
       if (c == '{') {
@@ -515,21 +517,11 @@ Result<JsonTraceParser::HeaderStep> JsonTraceParser::HeaderSyntax(char c) {
         top_ = Top::kAfterDoc;
         return HeaderStep::kConsume;
       }
-      if (c != '"') {
-        return MakeError(ErrorCode::kCorrupt,
-                         "expected a key in the top-level object, found " + found());
-      }
       key_.clear();
       key_escape_ = false;
-      top_ = Top::kInKey;
-      return HeaderStep::kConsume;
+      return Expect(c, '"', Top::kInKey, "a key in the top-level object");
     case Top::kColon:
-      if (c != ':') {
-        return MakeError(ErrorCode::kCorrupt,
-                         "expected ':' after a top-level key, found " + found());
-      }
-      top_ = Top::kValue;
-      return HeaderStep::kConsume;
+      return Expect(c, ':', Top::kValue, "':' after a top-level key");
     case Top::kValue:
       if (key_ == "traceEvents") {
         // On success pos_ is past the '[' and the events array begins.
@@ -544,21 +536,28 @@ Result<JsonTraceParser::HeaderStep> JsonTraceParser::HeaderSyntax(char c) {
         top_ = Top::kKey;
         return HeaderStep::kConsume;
       }
-      if (c != '}') {
-        return MakeError(ErrorCode::kCorrupt,
-                         "expected ',' or '}' after a top-level value, found " + found());
-      }
-      top_ = Top::kAfterDoc;
-      return HeaderStep::kConsume;
+      return Expect(c, '}', Top::kAfterDoc, "',' or '}' after a top-level value");
     case Top::kAfterDoc:
-      return MakeError(ErrorCode::kCorrupt,
-                       "trailing data after the JSON document (" + found() + ")");
+      return MakeError(ErrorCode::kCorrupt, "trailing data after the JSON document (" +
+                                                DescribeByte(c) + " at offset " +
+                                                std::to_string(Offset(pos_)) + ")");
     case Top::kInKey:
     case Top::kInValue:
     case Top::kInEvents:
       break;  // not syntax: RunHeader does not call for them
   }
   return HeaderStep::kReread;
+}
+
+Result<JsonTraceParser::HeaderStep> JsonTraceParser::Expect(char c, char want, Top next,
+                                                            const char* what) {
+  if (c != want) {
+    return MakeError(ErrorCode::kCorrupt, std::string("expected ") + what + ", found " +
+                                              DescribeByte(c) + " at offset " +
+                                              std::to_string(Offset(pos_)));
+  }
+  top_ = next;
+  return HeaderStep::kConsume;
 }
 
 void JsonTraceParser::KeyByte(char c) {
