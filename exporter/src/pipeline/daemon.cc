@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "expose/metric_names.h"
+#include "expose/report.h"
 #include "store/state_file.h"
 #include "watch/layout.h"
 #include "window/grouping.h"
@@ -661,7 +662,9 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
 
 void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, TimePoint now) {
   if (!history_) return;
-  if (Status s = history_->Append(store::HistoryLine(rs, ToUnixSeconds(now))); !s) {
+  if (Status s =
+          history_->Append(store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
+      !s) {
     spdlog::warn("history not written path={} error={}", history_->path(), s.error().ToString());
   }
 }
