@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "aggregate/flops.h"
+#include "parse/op_shape_reader.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 

@@ -31,6 +31,7 @@
 #include "aggregate/intervals.h"
 #include "aggregate/name_table.h"
 #include "aggregate/region.h"
+#include "parse/op_shape_reader.h"
 #include "watch/layout.h"
 
 namespace profwatch::aggregate {

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "parse/op_shape_reader.h"
+
 namespace profwatch::parse {
 
 OpShapes OpShapeReader::Read(std::string_view input_dims, std::string_view concrete_inputs) {

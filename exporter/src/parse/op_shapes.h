@@ -3,7 +3,7 @@
 // here and nowhere else. Kineto operators carry args "Input Dims" and
 // "Concrete Inputs" (record_shapes=True); HLO launches carry their dots'
 // operand shapes and dimension numbers, and cuDNN attention's
-// intermediate tensor (hlo_schedule.h).
+// intermediate tensor (hlo_schedule.h). op_shape_reader.h decodes Kineto's.
 #pragma once
 
 #include <simdjson.h>
@@ -42,17 +42,6 @@ struct OpShapes {
   std::optional<std::vector<Dims>> input_dims;
   // "Concrete Inputs": one string per input ("" for tensors).
   std::optional<std::vector<std::string>> concrete_inputs;
-};
-
-// Decodes OpShapes from the raw JSON arrays a TraceEvent carries
-// (args_input_dims, args_concrete_inputs). Owns its JSON parser: one reader
-// per thread (an aggregator owns one).
-class OpShapeReader {
- public:
-  OpShapes Read(std::string_view input_dims, std::string_view concrete_inputs);
-
- private:
-  simdjson::dom::parser parser_;
 };
 
 // A concrete input that holds integers: "[1, 2]" or "1" -> {1, 2} / {1};

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parse/hlo_schedule.h"
+#include "parse/op_shape_reader.h"
 #include "testing/proto_writer.h"
 #include "testing/real_hlo.h"
 #include "testing/test_util.h"
