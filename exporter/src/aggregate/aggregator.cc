@@ -1,4 +1,4 @@
-// FileAggregator and MergeWindow: see aggregator.h for the detection rules.
+// FileAggregator: see aggregator.h for the detection rules.
 //
 // Per file, kernel events are kept per (device, kernel name): launch count,
 // summed duration, first start / last end, and an IntervalList (16 B per
@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
@@ -25,45 +24,18 @@
 
 #include "aggregate/collectives.h"
 #include "aggregate/device_sweep.h"
+#include "aggregate/file_stats.h"
 #include "aggregate/flops.h"
 #include "aggregate/graph_regions.h"
 #include "aggregate/interval_spill.h"
 #include "aggregate/intervals.h"
 #include "aggregate/name_table.h"
 #include "aggregate/region.h"
-#include "watch/layout.h"
 
 namespace profwatch::aggregate {
 
 using classify::FamilyId;
 using classify::FamilyKind;
-
-struct FileStats {
-  FileSummary summary;
-  std::vector<DeviceSummary> devices;  // GPUs only (>= 1 kernel), device order
-  struct Name {
-    std::string name;
-    FamilyId family = 0;
-    int64_t launches = 0;
-    int64_t total_ps = 0;
-    int64_t exclusive_ps = 0;
-    int64_t idle_before_ps = 0;
-  };
-  std::vector<Name> kernels;  // distinct kernel names of the file
-  std::vector<StepSpan> steps;
-  struct ScopeTime {
-    std::string scope;
-    int64_t kernel_ps = 0;
-  };
-  std::vector<ScopeTime> scopes;  // kernel time per args.name scope (no memory kernels)
-  // Kernel time per innermost gpu_user_annotation (the region itself).
-  std::vector<ScopeTime> annotations;
-  bool annotated = false;  // some device had gpu_user_annotation ranges
-  GraphRegionStats graph;  // kernels of CUDA graphs (no scope, a module)
-  FlopStats flops;         // families: "#<FamilyId>" until MergeWindow names them
-  std::vector<std::pair<FamilyId, FlopStats::Family>> flop_families;
-  CollectiveStats collectives;  // communication kernels by collective kind
-};
 
 namespace {
 
@@ -91,45 +63,6 @@ std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-// Compares strings with digit runs as numbers: "/device:GPU:2" < "/device:GPU:10".
-bool NaturalLess(std::string_view a, std::string_view b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const bool da = a[i] >= '0' && a[i] <= '9';
-    const bool db = b[j] >= '0' && b[j] <= '9';
-    if (da && db) {
-      size_t ie = i, je = j;
-      while (ie < a.size() && a[ie] >= '0' && a[ie] <= '9') ++ie;
-      while (je < b.size() && b[je] >= '0' && b[je] <= '9') ++je;
-      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
-      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
-      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
-      if (na.size() != nb.size()) return na.size() < nb.size();
-      if (na != nb) return na < nb;
-      i = ie;
-      j = je;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  if ((a.size() - i) != (b.size() - j)) return (a.size() - i) < (b.size() - j);
-  return a < b;
-}
-
-// The `keep` largest (then by name) of `v`; all when keep is 0.
-std::vector<RankedKernel> TopRanked(std::vector<RankedKernel> v, size_t keep) {
-  auto larger = [](const RankedKernel& a, const RankedKernel& b) {
-    if (a.ps != b.ps) return a.ps > b.ps;
-    return a.name < b.name;
-  };
-  if (keep == 0 || keep > v.size()) keep = v.size();
-  std::partial_sort(v.begin(), v.begin() + static_cast<ptrdiff_t>(keep), v.end(), larger);
-  v.resize(keep);
   return v;
 }
 
@@ -1080,180 +1013,6 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   impl_->interval_budget = budget;
   impl_->spill_dir = std::move(spill_dir);
   return out;
-}
-
-WindowStats MergeWindow(const std::vector<std::shared_ptr<FileStats>>& files,
-                        const classify::Classifier& classifier, const AggregateOptions& options) {
-  WindowStats w;
-  w.rule_set = classifier.RuleSetName();
-  w.profile_steps = options.profile_steps;
-  const auto& fam_names = classifier.FamilyNames();
-  w.families.resize(fam_names.size());
-  std::vector<std::unordered_map<std::string_view, size_t>> index(fam_names.size());
-  std::vector<std::vector<KernelSummary>> kernels(fam_names.size());
-  for (size_t f = 0; f < fam_names.size(); ++f) {
-    w.families[f].family = fam_names[f];
-    w.families[f].kind = classifier.KindOf(static_cast<FamilyId>(f));
-  }
-  std::set<std::string> ts_dirs;
-  std::vector<std::pair<size_t, DeviceSummary>> devices;
-  std::map<std::string, int64_t> region_ps;
-  std::map<FamilyId, FlopStats::Family> flop_families;
-  for (size_t fi = 0; fi < files.size(); ++fi) {
-    const FileStats* fs = files[fi].get();
-    if (fs == nullptr) continue;
-    w.files.push_back(fs->summary);
-    w.events += fs->summary.events;
-    w.truncated = w.truncated || fs->summary.suspected_truncated || fs->summary.partial;
-    const std::filesystem::path parent = std::filesystem::path(fs->summary.path).parent_path();
-    // A file directly in a <ts> dir names it; the profile layout owns the test.
-    if (watch::ParseTimestampDirName(parent.filename().string())) ts_dirs.insert(parent.string());
-    for (const auto& d : fs->devices) devices.emplace_back(fi, d);
-    for (const auto& s : fs->steps) w.trace_steps.push_back(s);
-    for (const auto& sc : fs->scopes) {
-      w.has_regions = true;
-      std::string region = RegionOfScope(sc.scope, options.region_depth);
-      if (!region.empty()) region_ps[std::move(region)] += sc.kernel_ps;
-    }
-    w.has_regions = w.has_regions || fs->annotated;
-    for (const auto& a : fs->annotations) region_ps[a.scope] += a.kernel_ps;
-    for (size_t k = 0; k < w.flops.flops.size(); ++k) {
-      w.flops.flops[k] += fs->flops.flops[k];
-      w.flops.kernel_ps[k] += fs->flops.kernel_ps[k];
-    }
-    w.flops.mixed_kernel_ps += fs->flops.mixed_kernel_ps;
-    w.flops.unknown_ops += fs->flops.unknown_ops;
-    w.flops.unknown_kernel_ps += fs->flops.unknown_kernel_ps;
-    for (const auto& [id, f] : fs->flop_families) {
-      FlopStats::Family& to = flop_families[id];
-      to.family = fam_names[id];
-      to.flops += f.flops;
-      to.kernel_ps += f.kernel_ps;
-    }
-    if (w.flops.device_name.empty()) w.flops.device_name = fs->flops.device_name;
-    w.collectives.Merge(fs->collectives);
-    w.graph.kernel_ps += fs->graph.kernel_ps;
-    w.graph.placed_ps += fs->graph.placed_ps;
-    if (w.graph.unplaced.empty()) w.graph.unplaced = fs->graph.unplaced;
-    for (const auto& k : fs->kernels) {
-      // REQUIRES: Finish used the same classifier; ids beyond it are reclassified.
-      FamilyId id = k.family < fam_names.size() ? k.family : classifier.Classify(k.name);
-      FamilySummary& fam = w.families[id];
-      fam.launches += k.launches;
-      fam.total_ps += k.total_ps;
-      fam.exclusive_ps += k.exclusive_ps;
-      fam.idle_before_ps += k.idle_before_ps;
-      auto [it, inserted] = index[id].emplace(k.name, kernels[id].size());
-      if (inserted) kernels[id].push_back(KernelSummary{k.name, 0, 0, 0, 0});
-      KernelSummary& ks = kernels[id][it->second];
-      ks.launches += k.launches;
-      ks.total_ps += k.total_ps;
-      ks.exclusive_ps += k.exclusive_ps;
-      ks.idle_before_ps += k.idle_before_ps;
-    }
-  }
-  // The diagnosis lists rank every kernel of every family (memory excluded).
-  std::vector<RankedKernel> by_exclusive, by_idle_before;
-  for (size_t f = 0; f < fam_names.size(); ++f) {
-    if (w.families[f].kind == FamilyKind::kMemory) continue;
-    for (const KernelSummary& k : kernels[f]) {
-      if (k.exclusive_ps > 0) by_exclusive.push_back({k.name, fam_names[f], k.exclusive_ps});
-      if (k.idle_before_ps > 0) by_idle_before.push_back({k.name, fam_names[f], k.idle_before_ps});
-    }
-  }
-  w.top_exclusive = TopRanked(std::move(by_exclusive), options.top_kernels);
-  for (size_t f = 0; f < fam_names.size(); ++f) {
-    const FamilyKind kind = w.families[f].kind;
-    if (kind == FamilyKind::kMemory || kind == FamilyKind::kMath) continue;
-    for (const KernelSummary& k : kernels[f]) {
-      if (k.launches > 0 && 2 * k.exclusive_ps >= k.total_ps &&
-          k.exclusive_ps >= kSerialCallPs * k.launches) {
-        w.serial_kernels.push_back({k.name, fam_names[f], k.launches, k.total_ps, k.exclusive_ps});
-      }
-    }
-  }
-  std::sort(w.serial_kernels.begin(), w.serial_kernels.end(),
-            [](const SerialKernel& a, const SerialKernel& b) {
-              if (a.exclusive_ps != b.exclusive_ps) return a.exclusive_ps > b.exclusive_ps;
-              return a.name < b.name;
-            });
-  if (options.top_kernels > 0 && w.serial_kernels.size() > options.top_kernels) {
-    w.serial_kernels.resize(options.top_kernels);
-  }
-  w.top_idle_before = TopRanked(std::move(by_idle_before), options.top_kernels);
-  for (size_t f = 0; f < fam_names.size(); ++f) {
-    FamilySummary& fam = w.families[f];
-    auto& ks = kernels[f];
-    fam.distinct_kernels = static_cast<int64_t>(ks.size());
-    auto by_time = [](const KernelSummary& a, const KernelSummary& b) {
-      if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
-      return a.name < b.name;
-    };
-    const size_t keep =
-        options.top_kernels == 0 ? ks.size() : std::min(options.top_kernels, ks.size());
-    std::partial_sort(ks.begin(), ks.begin() + static_cast<ptrdiff_t>(keep), ks.end(), by_time);
-    ks.resize(keep);
-    fam.top_kernels = std::move(ks);
-    if (fam.kind != FamilyKind::kMemory) {
-      w.total_kernel_ps += fam.total_ps;
-      w.total_launches += fam.launches;
-    }
-  }
-  std::stable_sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first < b.first;
-    return NaturalLess(a.second.device, b.second.device);
-  });
-  for (auto& [fi, d] : devices) w.devices.push_back(std::move(d));
-  w.timestamp_dirs.assign(ts_dirs.begin(), ts_dirs.end());
-  for (auto& [id, f] : flop_families) w.flops.families.push_back(std::move(f));
-  if (options.peak_flops > 0) {
-    w.flops.peak_per_second = options.peak_flops;
-    w.flops.peak_source = "--peak-flops";
-  } else if (auto peak = DensePeakFlops(w.flops.device_name)) {
-    w.flops.peak_per_second = *peak;
-    w.flops.peak_source = "datasheet";
-  }
-  int64_t region_total_ps = 0;
-  for (const auto& [region, ps] : region_ps) {
-    w.regions.push_back({region, ps});
-    region_total_ps += ps;
-  }
-  w.has_regions = w.has_regions || w.graph.kernel_ps > 0;
-  w.region_coverage = w.total_kernel_ps > 0 ? static_cast<double>(region_total_ps) /
-                                                  static_cast<double>(w.total_kernel_ps)
-                                            : 0.0;
-  std::stable_sort(
-      w.regions.begin(), w.regions.end(),
-      [](const RegionSummary& a, const RegionSummary& b) { return a.kernel_ps > b.kernel_ps; });
-  if (options.top_regions > 0 && w.regions.size() > options.top_regions) {
-    for (size_t i = options.top_regions; i < w.regions.size(); ++i) {
-      w.regions_other_ps += w.regions[i].kernel_ps;
-    }
-    w.regions.resize(options.top_regions);
-  }
-  if (options.profile_steps_from_nvtx) {
-    std::set<int64_t> nvtx_steps;
-    for (const StepSpan& s : w.trace_steps) {
-      if (s.step >= 0) nvtx_steps.insert(s.step);
-    }
-    const bool nsys = std::any_of(w.files.begin(), w.files.end(), [](const FileSummary& f) {
-      return f.schema == parse::TraceSchema::kNsys;
-    });
-    if (nsys && !nvtx_steps.empty()) w.profile_steps = static_cast<int>(nvtx_steps.size());
-  }
-  const int nfiles = static_cast<int>(w.files.size());
-  // A process per file, except in nsys exports: a file per node holding
-  // several processes, told apart by the devices' pids.
-  std::set<std::pair<std::string, int64_t>> nsys_processes;
-  int processes = 0;
-  for (const FileSummary& f : w.files) processes += f.schema == parse::TraceSchema::kNsys ? 0 : 1;
-  for (const DeviceSummary& d : w.devices) {
-    if (d.pid) nsys_processes.emplace(d.file, *d.pid);
-  }
-  processes += static_cast<int>(nsys_processes.size());
-  w.launcher_mode = LauncherModeFor(w.gpus(), processes);
-  w.gpus_per_file = nfiles > 0 ? static_cast<double>(w.gpus()) / nfiles : 0.0;
-  return w;
 }
 
 }  // namespace profwatch::aggregate

@@ -9,5 +9,6 @@ target_sources(profwatch_aggregate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/interval_spill.cc
   ${CMAKE_CURRENT_LIST_DIR}/name_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/region.cc
+  ${CMAKE_CURRENT_LIST_DIR}/window_merge.cc
   ${CMAKE_CURRENT_LIST_DIR}/window_stats.cc
 )
