@@ -95,8 +95,9 @@ struct KernelTable {
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
 
-  // The spill policy (see the file comment).
-  size_t interval_budget = size_t{1} << 20;
+  // The spill policy (see the file comment). interval_budget: intervals kept
+  // in memory before a spill (FileAggregator sets it, >= 1).
+  size_t interval_budget = 1;
   std::string spill_dir = "/tmp";
   size_t adds_since_check = 0;
   std::unique_ptr<SpillFile> spill;
