@@ -324,4 +324,14 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
   return j;
 }
 
+nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
+  ReportContext ctx;
+  ctx.window = rs.window_id;
+  ctx.format = rs.format;
+  ctx.expected_gpus = rs.expected_gpus;
+  ctx.step_seconds = rs.step_seconds;
+  ctx.step_source = rs.step_source;
+  return WindowToJson(*rs.stats, ctx);
+}
+
 }  // namespace profwatch::expose

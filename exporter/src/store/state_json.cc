@@ -238,7 +238,7 @@ json ToJson(const RunState& r) {
             {"last_activity_unix", Double(r.last_activity_unix)},
             {"has_window", r.has_window}};
   if (r.step_seconds) j["step_seconds"] = Double(*r.step_seconds);
-  // Absent in log-only runs and in older files.
+  // Absent in log-only runs; optional to the reader.
   if (r.has_window) j["window_log"] = ToJson(r.window_log);
   // Kept across a restart: the failed window is not analysed again unless a
   // file changes, so the flag would otherwise vanish while the fault stays.
@@ -484,8 +484,8 @@ bool ReadRanked(Reader& r, const json& j, std::string_view key,
   });
 }
 
-// FLOPs counted from operator shapes; written since FLOP counting (older
-// files have none: the window counted nothing).
+// FLOPs counted from operator shapes; optional: a file without "flops" reads
+// as a window that counted none.
 bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
   if (!j.is_object() || !j.contains("flops")) return true;
   const json& fj = j["flops"];
