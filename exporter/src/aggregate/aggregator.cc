@@ -175,6 +175,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   Impl& im = *impl_;
   KernelTable& table = im.table;
   im.jax.ResolveHeld();
+  im.graph.SizeCollectives();
   auto out = std::make_shared<FileStats>();
   out->summary = SummaryOf(table, summary, partial);
   const std::vector<FamilyId> family = ClassifyNames(table, classifier);

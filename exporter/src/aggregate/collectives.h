@@ -95,9 +95,10 @@ struct CollectiveSums {
   std::vector<int64_t> group_sizes;
   bool more_group_sizes = false;
 
-  // One call's bytes and group size (either may be unknown) for `ps`.
+  // `calls` calls of one size: bytes and group size each (either may be
+  // unknown), `ps` their kernel time together.
   void AddSized(CollectiveKind kind, std::optional<int64_t> bytes, std::optional<int64_t> ranks,
-                int64_t ps);
+                int64_t ps, int64_t calls = 1);
   void AddGroupSize(int64_t ranks);
   void Merge(const CollectiveSums& o);
   // Bytes per second over the sized calls; nullopt when none (or no time).

@@ -5,6 +5,8 @@
 #include <array>
 
 #include "aggregate/aggregator.h"
+#include "aggregate/collectives.h"
+#include "aggregate/flops.h"
 
 namespace profwatch::aggregate {
 
@@ -15,6 +17,40 @@ uint32_t GraphKernels::ModuleId(std::string_view module) {
   if (!keep_) return kAnyModule;
   bool added;
   return modules_.Intern(module, added) + 1;
+}
+
+uint32_t GraphKernels::HloOpId(std::string_view op) {
+  bool added;
+  return hlo_ops_.Intern(op, added) + 1;
+}
+
+void GraphKernels::SizeCollectives() {
+  if (!table_.hlo_collectives) return;
+  for (KernelTable::Device& d : table_.devices) {
+    for (auto& [name, n] : d.by_name) {
+      if (!n.collective) continue;
+      KernelTable::CollectiveSlot& slot = *n.collective;
+      for (const auto& [key, calls_ps] : slot.by_hlo_op) {
+        const auto& [calls, ps] = calls_ps;
+        const parse::HloModuleSchedule* schedule =
+            hlo_ ? hlo_->Find(modules_[static_cast<uint32_t>(key >> 32) - 1]) : nullptr;
+        const parse::HloCollective* c = nullptr;
+        if (schedule != nullptr) {
+          auto it = schedule->collectives.find(hlo_ops_[static_cast<uint32_t>(key) - 1]);
+          if (it != schedule->collectives.end()) c = &it->second;
+        }
+        std::optional<int64_t> bytes, ranks;
+        if (c != nullptr) {
+          // HloCollective counts bytes: elements of one byte each.
+          bytes = CollectiveBytes(slot.kind, 1, c->in_bytes, c->out_bytes);
+          if (c->group_size > 0) ranks = c->group_size;
+        }
+        slot.sums.AddSized(slot.kind, bytes, ranks, ps, calls);
+      }
+      slot.by_hlo_op.clear();
+    }
+  }
+  table_.hlo_collectives = false;
 }
 
 void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int64_t start,
@@ -35,16 +71,23 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
                                   FamilyFlops& by_family) {
   std::array<double, 2> flops{};
   bool any = false, unknown = false;
+  auto [counted, added] = launch_flops_.try_emplace(&schedule);
+  if (added) {
+    for (const parse::HloLaunch& launch : schedule.launches) {
+      counted->second.push_back(HloLaunchFlops(launch).value_or(-1));
+    }
+  }
   for (size_t l : e.launches) {
     const parse::HloLaunch& launch = schedule.launches[l];
     if (launch.flop_kind == parse::HloLaunch::Flops::kNone) continue;
     any = true;
-    if (launch.flops < 0) {
+    const int64_t launch_flops_count = counted->second[l];
+    if (launch_flops_count < 0) {
       unknown = true;
       continue;
     }
     flops[launch.flop_kind == parse::HloLaunch::Flops::kMatmul ? 0 : 1] +=
-        static_cast<double>(launch.flops);
+        static_cast<double>(launch_flops_count);
   }
   if (!any) return;
   int64_t ps = 0, longest = -1;

@@ -1,7 +1,9 @@
-// Internal to aggregate/. GraphKernels: one file's JAX kernels that carry an
-// hlo_module (those of a CUDA graph, and scoped ones whose launch FLOPs the
-// schedule knows), kept as they arrive and placed by their module's launch
-// schedule (graph_regions.h) when the file finishes. One owner thread.
+// Internal to aggregate/. GraphKernels: what of one file needs its HLO
+// modules. JAX kernels that carry an hlo_module (those of a CUDA graph, and
+// scoped ones whose launch FLOPs the schedule knows) are kept as they arrive
+// and placed by their module's launch schedule (graph_regions.h) when the
+// file finishes; JAX collective calls kept by HLO instruction in the kernel
+// table are sized from that instruction. One owner thread.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "aggregate/file_stats.h"
@@ -32,13 +35,22 @@ class GraphKernels {
     hlo_ = std::move(index);
     hlo_missing_ = std::move(missing);
   }
-  bool Any() const { return !kernels_.empty() || unkept_ps_ > 0; }
+  // Kernels to place or collective calls to size were seen.
+  bool Any() const { return !kernels_.empty() || unkept_ps_ > 0 || table_.hlo_collectives; }
 
   // The id of args.hlo_module: 0 = none. Without HLO modules to come
   // (Keep(false)) only whether there is one matters: kAnyModule, nothing
   // interned.
   static constexpr uint32_t kAnyModule = ~uint32_t{0};
   uint32_t ModuleId(std::string_view module);
+  // The id of a collective kernel's args.hlo_op: index + 1.
+  uint32_t HloOpId(std::string_view op);
+
+  // Sizes the JAX collective calls the table kept by HLO instruction: bytes
+  // and group size from the instruction in their module (parse::
+  // HloCollective), by the nccl-tests rules of collectives.h. Calls whose
+  // module or instruction is not in the index stay unsized.
+  void SizeCollectives();
 
   // A kernel of module `module` (!= 0) on device `dev`; `scoped`: it has its
   // own args.name scope (placed for FLOPs only). Beyond kMaxGraphKernels
@@ -70,12 +82,16 @@ class GraphKernels {
 
   KernelTable& table_;
   NameTable modules_;  // args.hlo_module values; ModuleId = index + 1
+  NameTable hlo_ops_;  // collective kernels' args.hlo_op values; HloOpId = index + 1
   std::vector<Kernel> kernels_;
   bool keep_ = true;
   int64_t unkept_ps_ = 0;
   int64_t over_limit_ps_ = 0;  // beyond kMaxGraphKernels
   std::shared_ptr<const parse::HloIndex> hlo_;
   std::string hlo_missing_;  // why there is no index, when there is none
+  // FLOPs of each launch of a module (HloLaunchFlops, -1: unusable shapes),
+  // computed once per module.
+  std::unordered_map<const parse::HloModuleSchedule*, std::vector<int64_t>> launch_flops_;
 };
 
 }  // namespace profwatch::aggregate

@@ -26,7 +26,10 @@ void JaxEvents::StreamEvent(int dev, int64_t tid, const Held& h) {
   }
   CollectiveCall call;
   if (h.collective != 0) call.kind = static_cast<CollectiveKind>(h.collective - 1);
-  table_.AddKernel(dev, tid, h.name, start, end, &call);
+  const uint64_t hlo_op = h.module != 0 && h.module != GraphKernels::kAnyModule && h.hlo_op != 0
+                              ? (uint64_t{h.module} << 32) | h.hlo_op
+                              : 0;
+  table_.AddKernel(dev, tid, h.name, start, end, &call, hlo_op);
   if (h.scope != 0) table_.scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
   // Kernels of a module are placed by its schedule: for a scope when they
   // have none, and for the FLOPs of the launch they execute.
@@ -105,13 +108,18 @@ void JaxEvents::OnComplete(const parse::TraceEvent& e) {
   }
   if (r.route == Route::kIgnore) return;
   uint8_t collective = 0;
+  uint32_t hlo_op = 0;
   if (!e.args_hlo_op.empty()) {
-    if (auto k = CollectiveKindOfHloOp(e.args_hlo_op)) collective = 1 + static_cast<uint8_t>(*k);
+    if (auto k = CollectiveKindOfHloOp(e.args_hlo_op)) {
+      collective = 1 + static_cast<uint8_t>(*k);
+      hlo_op = graph_.HloOpId(e.args_hlo_op);
+    }
   }
   Held h{table_.Intern(e.name),
          table_.ScopeId(e.args_name),
          graph_.ModuleId(e.args_hlo_module),
          collective,
+         hlo_op,
          e.has_ts,
          e.has_dur,
          e.dur_exact,

@@ -45,6 +45,7 @@ class JaxEvents {
     uint32_t scope = 0;      // ScopeId(args.name): 0 = none
     uint32_t module = 0;     // GraphKernels::ModuleId(args.hlo_module): 0 = none
     uint8_t collective = 0;  // 1 + the CollectiveKind its args.hlo_op names; 0 = none
+    uint32_t hlo_op = 0;     // a collective's GraphKernels::HloOpId(args.hlo_op); 0 = none
     bool has_ts = false;
     bool has_dur = false;
     bool dur_exact = false;

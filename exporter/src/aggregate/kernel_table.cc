@@ -121,7 +121,7 @@ bool KernelTable::Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, i
 }
 
 void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
-                            const CollectiveCall* call) {
+                            const CollectiveCall* call, uint64_t hlo_op) {
   Device& d = devices[static_cast<size_t>(dev)];
   name_is_kernel[name] = 1;
   uint32_t* slot = nullptr;
@@ -140,8 +140,14 @@ void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t star
     }
   }
   NameOnDevice& n = d.by_name[*slot - 1].second;
-  if (n.collective)
+  if (n.collective && hlo_op != 0) {
+    auto& [calls, ps] = n.collective->by_hlo_op[hlo_op];
+    ++calls;
+    ps += end - start;
+    hlo_collectives = true;
+  } else if (n.collective) {
     n.collective->sums.AddSized(n.collective->kind, call->bytes, call->ranks, end - start);
+  }
   ++n.launches;
   n.total_ps += end - start;
   n.min_start = std::min(n.min_start, start);

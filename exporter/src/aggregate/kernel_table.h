@@ -55,6 +55,10 @@ struct KernelTable {
   struct CollectiveSlot {
     CollectiveKind kind = CollectiveKind::kOther;
     CollectiveSums sums;
+    // JAX calls sized at Finish from their HLO instruction
+    // (GraphKernels::SizeCollectives): (ModuleId << 32 | HloOpId) -> (calls,
+    // kernel ps).
+    std::map<uint64_t, std::pair<int64_t, int64_t>> by_hlo_op{};
   };
   struct NameOnDevice {
     int64_t launches = 0;
@@ -94,6 +98,7 @@ struct KernelTable {
   std::vector<Device> devices;
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
+  bool hlo_collectives = false;  // some collective call waits for its HLO sizes
 
   // The spill policy (see the file comment). interval_budget: intervals kept
   // in memory before a spill (FileAggregator sets it, >= 1).
@@ -122,9 +127,10 @@ struct KernelTable {
   bool Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, int64_t dur, int64_t* start,
              int64_t* end);
   // A kernel on device `dev`. `call`: the kernel's collective metadata, when
-  // it has a kind.
+  // it has a kind; `hlo_op`: (ModuleId << 32 | HloOpId) of a JAX collective
+  // call sized at Finish from its HLO instruction (0: none).
   void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
-                 const CollectiveCall* call = nullptr);
+                 const CollectiveCall* call = nullptr, uint64_t hlo_op = 0);
   void AddMemop(int dev, int64_t start, int64_t end);
   // A step span; `number` is the step when a non-negative integer, else -1.
   void AddStep(std::string_view number, int64_t start, int64_t end);

@@ -91,7 +91,8 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
 }
 
 void KinetoEvents::OnOperator(const parse::TraceEvent& e) {
-  auto f = TorchOpFlops(e.name, e.args_input_dims, e.args_concrete_inputs);
+  if (!TorchOpKind(e.name)) return;
+  auto f = TorchOpFlops(e.name, op_shapes_.Read(e.args_input_dims, e.args_concrete_inputs));
   if (!f) return;
   flops_.AddOperator(e.args_external_id, *f);
 }

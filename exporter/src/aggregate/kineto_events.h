@@ -11,6 +11,7 @@
 
 #include "aggregate/flop_join.h"
 #include "aggregate/kernel_table.h"
+#include "parse/op_shape_reader.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::aggregate {
@@ -37,6 +38,7 @@ class KinetoEvents {
   FlopJoin& flops_;
   std::unordered_map<int64_t, int> devices_;  // ordinal -> device index
   size_t annotation_count_ = 0;
+  parse::OpShapeReader op_shapes_;  // decodes counted operators' shapes
 };
 
 }  // namespace profwatch::aggregate
