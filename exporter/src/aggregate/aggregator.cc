@@ -213,6 +213,7 @@ struct FileAggregator::Impl {
     uint32_t name = 0;
   };
   std::vector<KernelLink> kernel_links;
+  CollectiveOps collective_ops;  // record_param_comms metadata by External id
   int64_t unkept_graph_ps = 0;
   int64_t over_limit_graph_ps = 0;  // beyond kMaxGraphKernels
   std::shared_ptr<const parse::HloIndex> hlo;
@@ -381,8 +382,7 @@ struct FileAggregator::Impl {
       }
     }
     NameOnDevice& n = d.by_name[*slot - 1].second;
-    if (n.collective)
-      n.collective->sums.AddSized(n.collective->kind, call->bytes, call->ranks, end - start);
+    if (n.collective) n.collective->sums.AddCall(n.collective->kind, *call, end - start);
     ++n.launches;
     n.total_ps += end - start;
     n.min_start = std::min(n.min_start, start);
@@ -498,6 +498,11 @@ struct FileAggregator::Impl {
     }
     if (!kernel && !memop) {
       if (e.has_args_external_id && e.cat == "cpu_op") OnOperator(e);
+      // record_param_comms: the collective metadata of the kernels it launched.
+      if (e.has_args_external_id && !e.args_collective.empty() &&
+          !collective_ops.Add(e.args_external_id, KinetoCall(e))) {
+        ++drops["collective_op_limit"];
+      }
       if (e.name.starts_with("ProfilerStep#")) {
         int64_t start = 0, end = 0;
         if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
@@ -523,8 +528,10 @@ struct FileAggregator::Impl {
       AddMemop(dev, start, end);
     } else {
       const uint32_t name = Intern(e.name);
-      const CollectiveCall call = KinetoCollectiveCall(
-          e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems, e.args_group_size);
+      CollectiveCall call = KinetoCall(e);
+      if (!call.kind && e.has_args_external_id) {
+        if (const CollectiveCall* op = collective_ops.Find(e.args_external_id)) call = *op;
+      }
       AddKernel(dev, stream, name, start, end, &call);
       if (e.has_args_external_id) {
         if (kernel_links.size() < FileAggregator::kMaxFlopLinks) {
@@ -534,6 +541,12 @@ struct FileAggregator::Impl {
         }
       }
     }
+  }
+
+  static CollectiveCall KinetoCall(const parse::TraceEvent& e) {
+    return KinetoCollectiveCall(e.args_collective, e.args_dtype, e.args_in_nelems,
+                                e.args_out_nelems, e.args_group_size, e.args_pg_desc,
+                                e.args_pg_ranks);
   }
 
   // A Kineto operator whose FLOPs are counted (flops.h); the kernels it

@@ -8,6 +8,20 @@
 
 namespace profwatch::expose {
 
+namespace {
+// A kind's named process groups (aggregate::ProcessGroup): description and
+// the trace's ranks text (null when absent).
+nlohmann::ordered_json ProcessGroupsJson(const aggregate::CollectiveFigures& f) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const aggregate::ProcessGroup& g : f.process_groups) {
+    out.push_back({{"description", g.description},
+                   {"ranks", g.ranks.empty() ? nlohmann::ordered_json(nullptr)
+                                             : nlohmann::ordered_json(g.ranks)}});
+  }
+  return out;
+}
+}  // namespace
+
 nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
   using aggregate::PsToSeconds;
   nlohmann::ordered_json j;
@@ -191,6 +205,8 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
       r["busbw_bytes_per_second"] = opt(f.bus_bandwidth);
       r["group_sizes"] = f.group_sizes;
       r["more_group_sizes"] = f.more_group_sizes;
+      r["process_groups"] = ProcessGroupsJson(f);
+      r["more_process_groups"] = f.more_process_groups;
       r["note"] = f.note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.note);
       cj.push_back(std::move(r));
     }
@@ -242,6 +258,7 @@ nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const Repor
                ? nlohmann::ordered_json(c->exposed_seconds_per_gpu_step / dg.step_seconds)
                : nlohmann::ordered_json(nullptr)},
           {"group_sizes", c->group_sizes},
+          {"process_groups", ProcessGroupsJson(*c)},
           {"busbw_bytes_per_second", c->bus_bandwidth ? nlohmann::ordered_json(*c->bus_bandwidth)
                                                       : nlohmann::ordered_json(nullptr)}};
     } else {

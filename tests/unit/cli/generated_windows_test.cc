@@ -307,6 +307,53 @@ TEST(GeneratedWindowsTest, CollectivesOfEveryGeneratedKindMatchTheManifest) {
   }
 }
 
+// The diagnosis names the dominant exposed collective's process group where
+// the trace does (Process Group Description), and is silent about it where
+// the description is torch's "undefined" or absent. The generator's
+// all_gather runs in the group it describes as "fsdp".
+TEST(GeneratedWindowsTest, DiagnosisNamesTheProcessGroupOnlyWhereTheTraceDoes) {
+  for (const char* pg : {"named", "undefined", "absent"}) {
+    SCOPED_TRACE(pg);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub("n0.pt.trace.json.gz");
+    auto gen = testing::RunCommand(Tracegen(std::string("kineto --pg-desc ") + pg + " --out " +
+                                            file + " --manifest " + tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    std::map<std::string, std::set<std::string>> groups;  // kind -> descriptions
+    for (const json& c : manifest["files"][0]["calls"]) {
+      const json& d = c["process_group_description"];
+      if (d.is_string() && d != "undefined") groups[c["kind"]].insert(d.get<std::string>());
+    }
+    const bool named = std::string(pg) == "named";
+    EXPECT_EQ(groups.empty(), !named);
+    const json j = RunJson(Analyze("'" + file + "'"));
+    const json& dominant = j["diagnosis"]["exposed_collective"];
+    ASSERT_EQ(dominant["collective"], "all_gather");
+    for (const json& c : j["collectives"]) {
+      std::set<std::string> got;
+      for (const json& g : c["process_groups"]) got.insert(g["description"].get<std::string>());
+      EXPECT_EQ(got, groups[c["collective"]]) << c["collective"];
+    }
+    std::set<std::string> got;
+    for (const json& g : dominant["process_groups"]) {
+      got.insert(g["description"].get<std::string>());
+      EXPECT_EQ(g["ranks"], "[0, 1, 2, 3, 4, 5, 6, 7]");
+    }
+    EXPECT_EQ(got, groups["all_gather"]);
+    auto table =
+        testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze '" + file + "'");
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    const size_t line = table.out.find("exposed collective");
+    ASSERT_NE(line, std::string::npos) << table.out;
+    const std::string text = table.out.substr(line, table.out.find('\n', line) - line);
+    EXPECT_EQ(text.find("process group") != std::string::npos, named) << text;
+    if (named) {
+      EXPECT_NE(text.find(", process group 'fsdp'"), std::string::npos) << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace profwatch
 
@@ -403,8 +450,10 @@ void ExpectCollectivesMatch(const json& report, const json& manifest) {
 TEST(GeneratedWindowsTest, KinetoCollectivesOfEveryKindMatchTheGeneratorsParameters) {
   // nccl: NCCL kernel names with the args; rccl: RCCL's generic kernel with
   // the args (the kinds come from them alone); rccl-bare: the generic kernel
-  // without args, so every call is `other` with no size.
-  for (const char* form : {"nccl", "rccl", "rccl-bare"}) {
+  // without args, so every call is `other` with no size; cpu-op: the args
+  // only on the record_param_comms operator, joined by External id (the
+  // all_to_allv's kernel says SendRecv: only the operator says all_to_all).
+  for (const char* form : {"nccl", "rccl", "rccl-bare", "cpu-op"}) {
     SCOPED_TRACE(form);
     testing::TempDir tmp;
     const std::string file = tmp.Sub("n0.pt.trace.json.gz");
