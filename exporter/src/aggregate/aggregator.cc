@@ -622,7 +622,8 @@ struct FileAggregator::Impl {
     if (e.cat == parse::kNsysMemopCat) {
       AddMemop(dev, start, end);
     } else {
-      AddKernel(dev, e.tid.num, Intern(e.name), start, end);
+      const CollectiveCall call = KinetoCall(e);  // the NCCL NVTX range it was launched in
+      AddKernel(dev, e.tid.num, Intern(e.name), start, end, &call);
     }
   }
 

@@ -64,7 +64,9 @@ std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name) {
   // A leading "_" (Kineto's _allgather_base) and "nccl:" (annotations) say nothing.
   if (name.starts_with("nccl:")) name.remove_prefix(5);
   const Normalized normalized(name);
-  const std::string_view n = normalized.view();
+  std::string_view n = normalized.view();
+  // NCCL's API names, as its NVTX ranges show them: ncclAllReduce, ncclSend.
+  if (n.starts_with("nccl")) n.remove_prefix(4);
   if (Starts(n, "allreduce")) return CollectiveKind::kAllReduce;
   if (Starts(n, "allgather")) return CollectiveKind::kAllGather;
   if (Starts(n, "reducescatter")) return CollectiveKind::kReduceScatter;

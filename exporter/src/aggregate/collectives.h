@@ -49,7 +49,8 @@ std::string_view CollectiveKindName(CollectiveKind k);
 // The kind a collective's own name says: Kineto's "Collective name"
 // (allreduce, _allgather_base, reduce_scatter_tensor_coalesced, all_to_allv,
 // send, recv, ...) or an HLO instruction or opcode (all-gather-start.3,
-// reduce-scatter.1, collective-permute-done, all-to-all). kOther for a
+// reduce-scatter.1, collective-permute-done, all-to-all), or NCCL's API name
+// as its NVTX ranges show it (ncclAllGather, ncclSend). kOther for a
 // name that is a collective of no modelled kind (gather, scatter, barrier);
 // nullopt when the name is not a collective's at all (a fusion's hlo_op).
 std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name);
