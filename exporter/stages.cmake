@@ -40,7 +40,7 @@ profwatch_stage(expose    DEPS snapshot
 profwatch_stage(steplog   DEPS core LIBS ZLIB::ZLIB)
 # Persistence: the run-state JSON, the --state file, the --history file and
 # what compare reads back from it (docs/on-disk-formats.md).
-profwatch_stage(store     DEPS expose window LIBS nlohmann_json::nlohmann_json)
+profwatch_stage(store     DEPS snapshot window LIBS nlohmann_json::nlohmann_json)
 # The daemon: every stage wired together.
 profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)

@@ -92,8 +92,13 @@ using testing::ProfileDir;
 using testing::Sample;
 using testing::Serve;
 
-std::vector<std::string> FastFlags(const std::string& jobs) {
-  return {"--watch", jobs, "--settle", "500ms", "--poll-interval", "200ms"};
+// Settle and rescan fast, then `more`.
+std::vector<std::string> FastFlags(const std::string& jobs,
+                                   std::initializer_list<std::string> more = {}) {
+  std::vector<std::string> flags = {"--watch",         jobs,   "--settle", "500ms",
+                                    "--poll-interval", "200ms"};
+  flags.insert(flags.end(), more);
+  return flags;
 }
 
 std::function<bool(const std::string&)> Has(const std::string& name, const Labels& labels) {
@@ -127,8 +132,8 @@ TEST(ServeStepsTest, GrowingMaxTextLogGivesLogStepTimeAndPositiveGap) {
   const std::string jobs = tmp.Sub("jobs");
   const std::string log = jobs + "/jobA.log";
   WriteFile(log, "");
-  std::vector<std::string> flags = FastFlags(jobs);
-  flags.insert(flags.end(), {"--log", "jobA/run1=" + log, "--history", tmp.Sub("h.jsonl")});
+  std::vector<std::string> flags =
+      FastFlags(jobs, {"--log", "jobA/run1=" + log, "--history", tmp.Sub("h.jsonl")});
   Serve serve(tmp, flags);
   ASSERT_GT(serve.port(), 0) << serve.Log();
   const Labels run = {{"training_job", "jobA"}, {"run", "run1"}};
@@ -151,9 +156,8 @@ TEST(ServeStepsTest, GrowingMaxTextLogGivesLogStepTimeAndPositiveGap) {
 
   // A torn last line: the daemon must not take the prefix for a line.
   Append(log, "completed step: 12, seconds: 0.8");
-  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
-  m = serve.Metrics();
-  ASSERT_TRUE(m);
+  m = serve.MetricsAfterScans(2);
+  ASSERT_TRUE(m) << serve.Log();
   EXPECT_EQ(Sample(*m, "profwatch_training_step", run), 11) << *m;
   Append(log,
          "125, TFLOP/s/device: 123.500, MFU: 40.00%, Tokens/s/device: 2900.000, loss: 2.250\n");
@@ -288,8 +292,7 @@ TEST(ServeStepsTest, OldLogReadAfterARestartDoesNotReviveItsRun) {
       fs::last_write_time(log, month_ago);
     }
   }
-  std::vector<std::string> flags = FastFlags(jobs);
-  flags.insert(flags.end(), {"--retention", "1h"});
+  std::vector<std::string> flags = FastFlags(jobs, {"--retention", "1h"});
   Serve serve(tmp, flags);
   ASSERT_GT(serve.port(), 0) << serve.Log();
   auto m = serve.WaitFor(Equals("profwatch_training_step", {{"training_job", "jobNew"}}, 20));
@@ -299,8 +302,7 @@ TEST(ServeStepsTest, OldLogReadAfterARestartDoesNotReviveItsRun) {
       << serve.Log();
   m = serve.WaitFor(Has("profwatch_window_gpus", {{"training_job", "jobNew"}}));
   ASSERT_TRUE(m) << serve.Log();
-  ASSERT_TRUE(serve.WaitScans(2)) << serve.Log();
-  m = serve.Metrics();
+  m = serve.MetricsAfterScans(2);
   ASSERT_TRUE(m) << serve.Log();
   EXPECT_EQ(m->find("training_job=\"jobOld\""), std::string::npos) << *m;
   EXPECT_EQ(serve.Log().find("window analysed training_job=jobOld"), std::string::npos);
@@ -345,8 +347,8 @@ TEST(ServeStepsTest, RunActivityIsTheNewestWriteNotTheAnalysisTime) {
   SetMtime(log_w, t0 + 60);
   SetMtime(log_l, t0 + 120);
   SetMtime(trace_t, t0 + 30);
-  std::vector<std::string> flags = FastFlags(jobs);
-  flags.insert(flags.end(), {"--retention", "30d", "--log", "jobL/run1=" + log_l});
+  std::vector<std::string> flags =
+      FastFlags(jobs, {"--retention", "30d", "--log", "jobL/run1=" + log_l});
   const Labels w = {{"training_job", "jobW"}, {"run", "run1"}};
   const Labels l = {{"training_job", "jobL"}, {"run", "run1"}};
   const Labels t = {{"training_job", "jobT"}, {"run", "run1"}};
@@ -514,8 +516,7 @@ TEST(ServeStepsTest, NoStepSourceIsMissingAndStepTimeFlagIsConfigSource) {
     EXPECT_NE(serve.Log().find("no step-time source training_job=jobC run=run1"), std::string::npos)
         << serve.Log();
   }
-  std::vector<std::string> flags = FastFlags(jobs);
-  flags.insert(flags.end(), {"--step-time", "0.9"});
+  std::vector<std::string> flags = FastFlags(jobs, {"--step-time", "0.9"});
   Serve serve(tmp, flags, "config");
   ASSERT_GT(serve.port(), 0) << serve.Log();
   auto m = serve.WaitFor(Has("profwatch_step_minus_kernel_seconds", run));
@@ -535,9 +536,8 @@ TEST(ServeStepsTest, HistoryRotatesAndFeedsCompareByRunName) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   const std::string history = tmp.Sub("history.jsonl");
-  std::vector<std::string> flags = FastFlags(jobs);
-  flags.insert(flags.end(),
-               {"--history", history, "--history-max-bytes", "1", "--step-time", "0.5"});
+  std::vector<std::string> flags =
+      FastFlags(jobs, {"--history", history, "--history-max-bytes", "1", "--step-time", "0.5"});
   Serve serve(tmp, flags);
   ASSERT_GT(serve.port(), 0) << serve.Log();
   auto per_gpu = [](int gpu) {

@@ -135,6 +135,11 @@ bool Serve::WaitForLog(const std::string& text, std::chrono::milliseconds limit)
   return false;
 }
 
+std::optional<std::string> Serve::MetricsAfterScans(int n) const {
+  if (!WaitScans(n)) return std::nullopt;
+  return Metrics();
+}
+
 bool Serve::WaitScans(int n) const {
   auto first = Metrics();
   if (!first) return false;

@@ -50,6 +50,9 @@ class Serve {
                   std::chrono::milliseconds limit = std::chrono::seconds(10)) const;
   // Waits until the daemon has completed `n` more full scans.
   bool WaitScans(int n) const;
+  // The scrape after `n` more full scans: what stays once the daemon has
+  // looked again. nullopt when the scans or the scrape do not come.
+  std::optional<std::string> MetricsAfterScans(int n) const;
   void Signal(int sig) const;
   // SIGTERM and wait up to `limit`; the exit code (-1 on signal death or
   // when `limit` passed: then SIGKILL).

@@ -211,6 +211,157 @@ Result<parse::HloIndex> ReadHloModules(const std::string& xplane, const AnalyzeO
   return parse::ReadXPlaneHloModules(budgeted, options.parse.chunk_bytes);
 }
 
+namespace {
+
+// Runs fn(i) for every i below n on `threads` workers (inline with one).
+template <class Fn>
+void ForEachOnWorkers(size_t n, int threads, Fn fn) {
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++) fn(i);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+// Parses `path` into a fresh aggregator under its own file budget; `out`
+// holds the result: ok, partial (a file that ended early keeps what was
+// parsed), or the error.
+void ParseInto(const std::string& path, const FileJob& job, FileOutcome& out,
+               const AnalyzeOptions& options, const AnalyzeOptions& file_options) {
+  FileBudget file_budget(options.limits);
+  out.aggregator = std::make_unique<aggregate::FileAggregator>(
+      path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir);
+  out.aggregator->KeepGraphKernels(!job.xplane.empty());
+  out.aggregator->SetBudget(&file_budget);
+  uint64_t raw = 0;
+  auto summary = ParseFile(path, *out.aggregator, file_options, &raw, &file_budget);
+  // A spill past the budget ends the parse at its next check with the
+  // budget's error; a parse that ended anyway reports it too.
+  if (summary && file_budget.exceeded()) summary = tl::unexpected(file_budget.Check().error());
+  if (!summary && summary.error().code == ErrorCode::kOverBudget &&
+      summary.error().context.find(path) == std::string::npos) {
+    summary.error().Wrap(path);
+  }
+  out.aggregator->SetBudget(nullptr);
+  out.raw_bytes += raw;
+  out.format = IsXplaneName(path) ? "xplane" : "json";
+  if (summary && summary->schema == parse::TraceSchema::kNsys) out.format = "nsys";
+  if (summary) {
+    out.summary = *summary;
+    out.ok = true;
+    out.partial = false;
+    out.error.reset();
+  } else {
+    out.error = summary.error();
+    out.ok = summary.error().code == ErrorCode::kTruncated;
+    out.partial = out.ok;
+  }
+}
+
+// Kernels of a CUDA graph carry no scope: the process's xplane holds the
+// compiled modules whose schedules place them (read only then).
+void AttachHloModules(const FileJob& job, FileOutcome& out, const AnalyzeOptions& options) {
+  if (!out.ok || !out.aggregator || !out.aggregator->HasGraphKernels()) return;
+  if (job.xplane.empty()) {
+    out.aggregator->SetHloModules(nullptr, "no .xplane.pb of this process beside " +
+                                               std::filesystem::path(job.path).filename().string());
+    return;
+  }
+  auto index = ReadHloModules(job.xplane, options);
+  if (!index) {
+    out.aggregator->SetHloModules(nullptr, std::filesystem::path(job.xplane).filename().string() +
+                                               ": " + index.error().context);
+    return;
+  }
+  for (const auto& [module, why] : index->too_complex) {
+    // One line per module and read; `why` reads "too_complex: <bound>".
+    spdlog::warn("hlo module skipped reason=too_complex path={} module={} detail={}", job.xplane,
+                 module, std::string_view(why).substr(why.find(' ') + 1));
+  }
+  out.aggregator->SetHloModules(std::make_shared<const parse::HloIndex>(std::move(*index)));
+}
+
+// One file of the window: its source, else (auto) the uncapped xplane of
+// the same process when the JSON hit the writer's event cap or was cut; then
+// its HLO modules; then parked until every file is read.
+void AnalyzeOneFile(const FileJob& job, FileOutcome& out, bool park, const AnalyzeOptions& options,
+                    const AnalyzeOptions& file_options) {
+  ParseInto(job.path, job, out, options, file_options);
+  if (!job.fallback.empty() && (!out.ok || out.partial || out.summary.suspected_truncated)) {
+    FileOutcome saved = std::move(out);
+    out = FileOutcome{};
+    ParseInto(job.fallback, job, out, options, file_options);
+    if (!out.ok) {
+      out = std::move(saved);  // keep the JSON result and its error
+    } else {
+      out.raw_bytes += saved.raw_bytes;
+    }
+  }
+  AttachHloModules(job, out, options);
+  // Finish waits for every file (the rule set may depend on all names):
+  // meanwhile each file's intervals go to its spill file, not RAM.
+  if (park && out.ok && out.aggregator) out.aggregator->Park();
+}
+
+// The classifier: explicit, named, or chosen from the kernel names seen (an
+// nsys export holds CUDA kernels only: the NVIDIA set).
+Result<std::shared_ptr<const classify::Classifier>> PickClassifier(
+    const std::vector<FileOutcome>& outcomes, const AnalyzeOptions& options) {
+  if (options.classifier) return options.classifier;
+  std::string set_name = options.rules;
+  const bool nsys = std::any_of(outcomes.begin(), outcomes.end(), [](const FileOutcome& o) {
+    return o.ok && o.summary.schema == parse::TraceSchema::kNsys;
+  });
+  if (set_name == "auto" && nsys) set_name = "nvidia";
+  if (set_name == "auto") {
+    std::vector<std::string> names;
+    for (const auto& o : outcomes) {
+      if (o.ok && o.aggregator) {
+        auto more = o.aggregator->KernelNames(2000);
+        names.insert(names.end(), more.begin(), more.end());
+      }
+    }
+    std::vector<std::string_view> views(names.begin(), names.end());
+    set_name = std::string(classify::AutoRuleSetName(views));
+  }
+  auto set = classify::BuiltinRuleSet(set_name);
+  if (!set) return tl::unexpected(set.error());
+  auto created = classify::Classifier::Create(std::move(*set));
+  if (!created) return tl::unexpected(created.error());
+  return *created;
+}
+
+// A JAX trace.json.gz names no device; the xplane of its process does (the
+// peak for MFU). Read, without its events, only when FLOPs were counted and
+// nothing gave a peak.
+void NameDeviceFromXplane(const std::vector<FileJob>& jobs, const AnalyzeOptions& options,
+                          aggregate::FlopStats& flops) {
+  if (!(flops.Total() > 0 && flops.peak_per_second <= 0 && flops.device_name.empty())) return;
+  for (const FileJob& job : jobs) {
+    if (job.xplane.empty() || job.xplane == job.path) continue;
+    auto source = read::OpenTraceSource(job.xplane, options.inflate,
+                                        options.confine_to ? &*options.confine_to : nullptr);
+    if (!source) continue;
+    auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
+    if (!names || names->empty()) continue;
+    flops.device_name = names->front();
+    if (auto peak = aggregate::DensePeakFlops(flops.device_name)) {
+      flops.peak_per_second = *peak;
+      flops.peak_source = "datasheet";
+    }
+    return;
+  }
+}
+
+}  // namespace
+
 Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
                                     const AnalyzeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -233,142 +384,24 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   if (file_options.parse.decode_threads == 0) {
     file_options.parse.decode_threads = std::clamp(spare_per_worker - 1, 0, 2);
   }
+  ForEachOnWorkers(jobs.size(), threads, [&](size_t i) {
+    AnalyzeOneFile(jobs[i], outcomes[i], jobs.size() > 1, options, file_options);
+  });
 
-  auto run_one = [&](size_t i) {
-    FileOutcome& out = outcomes[i];
-    auto parse_into = [&](const std::string& path) {
-      FileBudget file_budget(options.limits);
-      out.aggregator = std::make_unique<aggregate::FileAggregator>(
-          path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir);
-      out.aggregator->KeepGraphKernels(!jobs[i].xplane.empty());
-      out.aggregator->SetBudget(&file_budget);
-      uint64_t raw = 0;
-      auto summary = ParseFile(path, *out.aggregator, file_options, &raw, &file_budget);
-      // A spill past the budget ends the parse at its next check with the
-      // budget's error; a parse that ended anyway reports it too.
-      if (summary && file_budget.exceeded()) summary = tl::unexpected(file_budget.Check().error());
-      if (!summary && summary.error().code == ErrorCode::kOverBudget &&
-          summary.error().context.find(path) == std::string::npos) {
-        summary.error().Wrap(path);
-      }
-      out.aggregator->SetBudget(nullptr);
-      out.raw_bytes += raw;
-      out.format = IsXplaneName(path) ? "xplane" : "json";
-      if (summary && summary->schema == parse::TraceSchema::kNsys) out.format = "nsys";
-      if (summary) {
-        out.summary = *summary;
-        out.ok = true;
-        out.partial = false;
-        out.error.reset();
-      } else {
-        out.error = summary.error();
-        // A file that ended early keeps what was parsed (flagged partial).
-        out.ok = summary.error().code == ErrorCode::kTruncated;
-        out.partial = out.ok;
-      }
-    };
-    parse_into(jobs[i].path);
-    // auto: the JSON hit the writer's event cap (or was cut) and the uncapped
-    // xplane of the same process is there: read that instead.
-    if (!jobs[i].fallback.empty() && (!out.ok || out.partial || out.summary.suspected_truncated)) {
-      FileOutcome saved = std::move(out);
-      out = FileOutcome{};
-      parse_into(jobs[i].fallback);
-      if (!out.ok) {
-        out = std::move(saved);  // keep the JSON result and its error
-      } else {
-        out.raw_bytes += saved.raw_bytes;
-      }
-    }
-    // Kernels of a CUDA graph carry no scope: the process's xplane holds the
-    // compiled modules whose schedules place them (read only then).
-    if (out.ok && out.aggregator && out.aggregator->HasGraphKernels()) {
-      if (jobs[i].xplane.empty()) {
-        out.aggregator->SetHloModules(nullptr,
-                                      "no .xplane.pb of this process beside " +
-                                          std::filesystem::path(jobs[i].path).filename().string());
-      } else {
-        auto index = ReadHloModules(jobs[i].xplane, options);
-        if (index) {
-          for (const auto& [module, why] : index->too_complex) {
-            // One line per module and read; `why` reads "too_complex: <bound>".
-            spdlog::warn("hlo module skipped reason=too_complex path={} module={} detail={}",
-                         jobs[i].xplane, module, std::string_view(why).substr(why.find(' ') + 1));
-          }
-          out.aggregator->SetHloModules(std::make_shared<const parse::HloIndex>(std::move(*index)));
-        } else {
-          out.aggregator->SetHloModules(
-              nullptr, std::filesystem::path(jobs[i].xplane).filename().string() + ": " +
-                           index.error().context);
-        }
-      }
-    }
-    // Finish waits for every file (the rule set may depend on all names):
-    // meanwhile each file's intervals go to its spill file, not RAM.
-    if (jobs.size() > 1 && out.ok && out.aggregator) out.aggregator->Park();
-  };
-
-  if (threads <= 1) {
-    for (size_t i = 0; i < jobs.size(); ++i) run_one(i);
-  } else {
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
-        for (size_t i = next++; i < jobs.size(); i = next++) run_one(i);
-      });
-    }
-    for (auto& th : pool) th.join();
-  }
-
-  // Pick the classifier: explicit, named, or chosen from the names seen.
-  std::shared_ptr<const classify::Classifier> classifier = options.classifier;
-  if (!classifier) {
-    std::string set_name = options.rules;
-    const bool nsys = std::any_of(outcomes.begin(), outcomes.end(), [](const FileOutcome& o) {
-      return o.ok && o.summary.schema == parse::TraceSchema::kNsys;
-    });
-    // An nsys export holds CUDA kernels only: the NVIDIA set.
-    if (set_name == "auto" && nsys) set_name = "nvidia";
-    if (set_name == "auto") {
-      std::vector<std::string> names;
-      for (const auto& o : outcomes) {
-        if (o.ok && o.aggregator) {
-          auto more = o.aggregator->KernelNames(2000);
-          names.insert(names.end(), more.begin(), more.end());
-        }
-      }
-      std::vector<std::string_view> views(names.begin(), names.end());
-      set_name = std::string(classify::AutoRuleSetName(views));
-    }
-    auto set = classify::BuiltinRuleSet(set_name);
-    if (!set) return tl::unexpected(set.error());
-    auto created = classify::Classifier::Create(std::move(*set));
-    if (!created) return tl::unexpected(created.error());
-    classifier = *created;
-  }
+  auto classifier = PickClassifier(outcomes, options);
+  if (!classifier) return tl::unexpected(classifier.error());
 
   // Finish (interval unions) runs per file on the workers again, and a lone
   // file's devices share the whole budget.
   std::vector<std::shared_ptr<aggregate::FileStats>> finished(outcomes.size());
-  auto finish_one = [&](size_t i, int device_threads) {
+  const int finish_threads = outcomes.size() <= 1 ? 1 : threads;
+  const int device_threads = outcomes.size() == 1 ? budget : 1;
+  ForEachOnWorkers(outcomes.size(), finish_threads, [&](size_t i) {
     FileOutcome& o = outcomes[i];
     if (!o.ok) return;
-    finished[i] = o.aggregator->Finish(o.summary, o.partial, *classifier, device_threads);
+    finished[i] = o.aggregator->Finish(o.summary, o.partial, **classifier, device_threads);
     o.aggregator.reset();
-  };
-  if (threads <= 1 || outcomes.size() <= 1) {
-    for (size_t i = 0; i < outcomes.size(); ++i) finish_one(i, outcomes.size() == 1 ? budget : 1);
-  } else {
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
-        for (size_t i = next++; i < outcomes.size(); i = next++) finish_one(i, 1);
-      });
-    }
-    for (auto& th : pool) th.join();
-  }
+  });
 
   WindowAnalysis result;
   std::vector<std::shared_ptr<aggregate::FileStats>> stats;
@@ -392,27 +425,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     }
     return tl::unexpected(e);
   }
-  result.stats = aggregate::MergeWindow(stats, *classifier, options.aggregate);
-  // A JAX trace.json.gz names no device; the xplane of its process does (the
-  // peak for MFU). Read, without its events, only when FLOPs were counted
-  // and nothing gave a peak.
-  aggregate::FlopStats& flops = result.stats.flops;
-  if (flops.Total() > 0 && flops.peak_per_second <= 0 && flops.device_name.empty()) {
-    for (const FileJob& job : jobs) {
-      if (job.xplane.empty() || job.xplane == job.path) continue;
-      auto source = read::OpenTraceSource(job.xplane, options.inflate,
-                                          options.confine_to ? &*options.confine_to : nullptr);
-      if (!source) continue;
-      auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
-      if (!names || names->empty()) continue;
-      flops.device_name = names->front();
-      if (auto peak = aggregate::DensePeakFlops(flops.device_name)) {
-        flops.peak_per_second = *peak;
-        flops.peak_source = "datasheet";
-      }
-      break;
-    }
-  }
+  result.stats = aggregate::MergeWindow(stats, **classifier, options.aggregate);
+  NameDeviceFromXplane(jobs, options, result.stats.flops);
   result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

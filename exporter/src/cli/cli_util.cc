@@ -51,6 +51,36 @@ void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags) {
       ->capture_default_str();
 }
 
+void AddAnalysisOptions(CLI::App& app, AnalysisFlags& flags) {
+  app.add_option("--rules", flags.rules, "Base family rule set: drill | nvidia | amd | auto")
+      ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
+      ->capture_default_str();
+  app.add_option("--families", flags.families_file,
+                 "Family rules file (YAML/JSON) added before the base set");
+  app.add_option("--source", flags.source,
+                 "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
+      ->check(CLI::IsMember({"auto", "json", "xplane"}))
+      ->capture_default_str();
+  app.add_option("--skew", flags.skew,
+                 "Largest gap between <ts> dirs of one window (a duration as serve takes it: "
+                 "30s, 2m; a bare number is seconds)")
+      ->capture_default_str();
+  app.add_option(
+         "--threads", flags.threads,
+         "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  AddSpillDirOption(app, flags.spill_dir);
+  AddFileBudgetOptions(app, flags.file_budget);
+}
+
+void AnalysisFlags::ApplyTo(analysis::AnalyzeOptions& options) const {
+  options.threads = threads;
+  options.spill_dir = spill_dir;
+  options.limits = file_budget.ToLimits();
+  options.source = *analysis::ParseSourcePreference(source);
+}
+
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args) {
   std::vector<std::string> argv_store;

@@ -2,12 +2,15 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "analysis/analyze.h"
 #include "classify/classifier.h"
 #include "core/budget.h"
 #include "core/result.h"
@@ -38,6 +41,22 @@ struct FileBudgetFlags {
   FileLimits ToLimits() const;
 };
 void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags);
+
+// The options `analyze` and `compare` share, defined once: base rule set,
+// rules file, source, --skew, thread budget, spill directory, file budget.
+struct AnalysisFlags {
+  std::string rules = "auto";
+  std::string families_file;
+  std::string source = "auto";
+  std::string skew = "120s";
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string spill_dir = DefaultSpillDir();
+  FileBudgetFlags file_budget;
+  // Sets threads, spill_dir, limits and source; the rule set and classifier
+  // are each verb's choice.
+  void ApplyTo(analysis::AnalyzeOptions& options) const;
+};
+void AddAnalysisOptions(CLI::App& app, AnalysisFlags& flags);
 
 // Builds a classifier from a built-in set plus an optional user rules file.
 Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,

@@ -58,161 +58,201 @@ int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int
   return out.exit_code;
 }
 
-}  // namespace
-
-int RunAnalyze(const std::vector<std::string>& args) {
-  CLI::App app{"One-shot report for trace files, a <ts> dir, or a run/job dir.",
-               "profwatch analyze"};
+// Every flag of `analyze`, parsed.
+struct AnalyzeFlags {
   std::vector<std::string> paths;
   std::string format = "table";
   int64_t profile_steps = 3;
   int64_t family_top_n = -1;
-  std::string families_file;
-  std::string rules = "auto";
   int expected_gpus = 0;
   double step_time = 0;
-  std::string skew = "120s";
   std::string window_sel = "all";
-  std::string source = "auto";
-  std::string inflate(read::InflateBackendName(read::DefaultInflateBackend()));
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string inflate{read::InflateBackendName(read::DefaultInflateBackend())};
   std::string log_file;
   int region_depth = 3;
   double peak_flops = 0;
   int top_regions = 10;
+  AnalysisFlags common;  // shared with compare
+};
 
-  app.add_option("paths", paths, "Trace files, <ts> dirs, run or job dirs")->required();
-  app.add_option("--format", format, "drill | table | json")
+void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
+  app.add_option("paths", f.paths, "Trace files, <ts> dirs, run or job dirs")->required();
+  app.add_option("--format", f.format, "drill | table | json")
       ->check(CLI::IsMember({"drill", "table", "json"}))
       ->capture_default_str();
-  app.add_option("--profile-steps", profile_steps,
+  app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps in the window (divisor, >= 1; --format drill also takes 0, as "
                  "profile_drill.py does)")
       ->capture_default_str();
-  app.add_option("--family-top-n", family_top_n,
+  app.add_option("--family-top-n", f.family_top_n,
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
                  "mode, 5 otherwise)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--families", families_file,
-                 "Family rules file (YAML/JSON) added before the base set");
-  app.add_option("--region-depth", region_depth,
+  app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--peak-flops", peak_flops,
+  app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--top-regions", top_regions, "Regions listed by kernel time; the rest as other")
+  app.add_option("--top-regions", f.top_regions, "Regions listed by kernel time; the rest as other")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--rules", rules, "Base family rule set: drill | nvidia | amd | auto")
-      ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
-      ->capture_default_str();
-  app.add_option("--expected-gpus", expected_gpus,
+  app.add_option("--expected-gpus", f.expected_gpus,
                  "Warn loudly when the window has a different GPU count")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--step-time", step_time, "Steady-state step seconds (config source of the gap)")
+  app.add_option("--step-time", f.step_time, "Steady-state step seconds (config source of the gap)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--skew", skew,
-                 "Largest gap between <ts> dirs of one window (a duration as serve takes it: "
-                 "30s, 2m; a bare number is seconds)")
-      ->capture_default_str();
-  app.add_option("--window", window_sel,
+  app.add_option("--window", f.window_sel,
                  "all | latest (the newest window by capture time, one per run) | <window id>")
       ->capture_default_str();
-  app.add_option("--source", source,
-                 "auto | json | xplane (auto: xplane when the JSON is capped or absent)")
-      ->check(CLI::IsMember({"auto", "json", "xplane"}))
-      ->capture_default_str();
-  app.add_option("--inflate", inflate,
+  app.add_option("--inflate", f.inflate,
                  "Gzip backend: zlib | isal (default: isal where built in, else zlib)")
       ->capture_default_str();
-  app.add_option(
-         "--threads", threads,
-         "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  std::string spill_dir = DefaultSpillDir();
-  AddSpillDirOption(app, spill_dir);
-  FileBudgetFlags file_budget;
-  AddFileBudgetOptions(app, file_budget);
-  app.add_option("--log", log_file,
+  AddAnalysisOptions(app, f.common);
+  app.add_option("--log", f.log_file,
                  "MaxText training log: steady step time (source log) and profiler_steps "
                  "(default: each run dir's or <ts> dir's log, found as serve finds it)");
+}
 
-  if (auto code = ParseArgs(app, "analyze", args)) return *code;
-  const std::optional<int64_t> skew_seconds = SkewSeconds("analyze", skew);
-  if (!skew_seconds) return kExitUsage;
-  // A divisor of 0 makes every per-step figure meaningless: a usage error
-  // (as serve has it), except where --format drill reproduces the script.
-  if (profile_steps < 0 || (profile_steps == 0 && format != "drill")) {
-    std::fprintf(stderr, "profwatch analyze: --profile-steps: must be at least 1, not %lld\n",
-                 static_cast<long long>(profile_steps));
-    return kExitUsage;
-  }
-  const bool profile_steps_given = app.count("--profile-steps") > 0;
-
-  // The training log knows the steady step time and the profiler settings.
-  WindowLogs logs("analyze", log_file,
-                  profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt);
-  if (Status s = logs.Preload(); !s) {
-    std::fprintf(stderr, "profwatch analyze: %s\n", s.error().ToString().c_str());
-    return kExitBadInput;
-  }
-
-  analysis::AnalyzeOptions options;
-  options.threads = threads;
-  options.spill_dir = spill_dir;
-  options.limits = file_budget.ToLimits();
-  options.aggregate.profile_steps = static_cast<int>(profile_steps);
-  options.aggregate.top_kernels = family_top_n >= 0 ? static_cast<size_t>(family_top_n) : 5;
-  options.aggregate.region_depth = region_depth;
-  options.aggregate.peak_flops = peak_flops;
-  options.aggregate.top_regions = static_cast<size_t>(top_regions);
-  auto backend = read::ParseInflateBackend(inflate);
+// The engine's options from the flags; an exit code when a flag is unusable
+// (printed).
+std::optional<int> BuildOptions(const AnalyzeFlags& f, analysis::AnalyzeOptions& options) {
+  f.common.ApplyTo(options);
+  options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
+  options.aggregate.top_kernels = f.family_top_n >= 0 ? static_cast<size_t>(f.family_top_n) : 5;
+  options.aggregate.region_depth = f.region_depth;
+  options.aggregate.peak_flops = f.peak_flops;
+  options.aggregate.top_regions = static_cast<size_t>(f.top_regions);
+  auto backend = read::ParseInflateBackend(f.inflate);
   if (!backend) {
     std::fprintf(stderr, "profwatch analyze: %s\n", backend.error().context.c_str());
     return kExitUsage;
   }
   options.inflate = *backend;
-  options.source = *analysis::ParseSourcePreference(source);
-  options.rules = rules;
-  if (!families_file.empty()) {
-    auto classifier = LoadClassifier(rules == "auto" ? "drill" : rules, families_file);
+  options.rules = f.common.rules;
+  if (!f.common.families_file.empty()) {
+    const std::string& rules = f.common.rules;
+    auto classifier = LoadClassifier(rules == "auto" ? "drill" : rules, f.common.families_file);
     if (!classifier) {
       std::fprintf(stderr, "profwatch analyze: %s\n", classifier.error().context.c_str());
       return kExitUsage;
     }
     options.classifier = *classifier;
   }
+  return std::nullopt;
+}
 
-  auto windows = ResolveInputs(paths, *skew_seconds);
+// The windows the paths hold, narrowed by --window; an exit code (printed)
+// when there are none or a path is unusable.
+tl::expected<std::vector<InputWindow>, int> SelectWindows(const AnalyzeFlags& f,
+                                                          int64_t skew_seconds) {
+  auto windows = ResolveInputs(f.paths, skew_seconds);
   if (!windows) {
     std::fprintf(stderr, "profwatch analyze: %s\n", windows.error().context.c_str());
     // --format drill keeps profile_drill.py's exit code for a missing file.
     if (windows.error().code == ErrorCode::kNotFound) {
-      return format == "drill" ? kExitBadInput : kExitNothing;
+      return tl::unexpected(f.format == "drill" ? kExitBadInput : kExitNothing);
     }
-    return windows.error().code == ErrorCode::kPermission ? kExitBadInput : kExitUsage;
+    return tl::unexpected(windows.error().code == ErrorCode::kPermission ? kExitBadInput
+                                                                         : kExitUsage);
   }
-  if (window_sel == "latest") {
+  if (f.window_sel == "latest") {
     *windows = LatestPerRun(std::move(*windows));
-  } else if (window_sel != "all") {
+  } else if (f.window_sel != "all") {
     std::erase_if(*windows, [&](const InputWindow& w) {
-      return !w.label.ends_with("/" + window_sel) && w.label != window_sel;
+      return !w.label.ends_with("/" + f.window_sel) && w.label != f.window_sel;
     });
     if (windows->empty()) {
-      std::fprintf(stderr, "profwatch analyze: no window '%s' found\n", window_sel.c_str());
-      return kExitNothing;
+      std::fprintf(stderr, "profwatch analyze: no window '%s' found\n", f.window_sel.c_str());
+      return tl::unexpected(kExitNothing);
     }
   }
+  return std::move(*windows);
+}
 
-  if (format == "drill") {
+// Analyses one window and prints its report; the window's exit code.
+int ReportWindow(const AnalyzeFlags& f, const InputWindow& w, bool first, const LogFigures& log,
+                 const analysis::AnalyzeOptions& options) {
+  auto analysis = analysis::AnalyzeFiles(w.files, options);
+  if (!analysis) {
+    std::fprintf(stderr, "profwatch analyze: %s: %s\n", w.label.c_str(),
+                 analysis.error().ToString().c_str());
+    return kExitBadInput;
+  }
+  int exit_code = kExitOk;
+  expose::ReportContext ctx;
+  ctx.window = w.label;
+  ctx.format = analysis->format;
+  ctx.expected_gpus = f.expected_gpus;
+  ctx.analysis_seconds = analysis->seconds;
+  // Step-time sources in order: training log, in-trace markers, configuration.
+  if (log.step_seconds) {
+    ctx.step_seconds = log.step_seconds;
+    ctx.step_source = "log";
+  } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
+    ctx.step_seconds = ts;
+    ctx.step_source = "trace";
+  } else if (f.step_time > 0) {
+    ctx.step_seconds = f.step_time;
+    ctx.step_source = "config";
+  }
+  for (const auto& e : analysis->errors) {
+    ctx.errors.push_back({e.path, std::string(ErrorCodeName(e.error.code)), e.error.ToString()});
+    std::fprintf(stderr, "profwatch analyze: %s\n", e.error.ToString().c_str());
+    exit_code = kExitBadInput;
+  }
+  if (f.format == "json") {
+    std::cout << expose::WindowToJson(analysis->stats, ctx).dump() << "\n";
+  } else {
+    if (!first) std::cout << "\n";
+    std::cout << expose::RenderTable(analysis->stats, ctx);
+  }
+  if (analysis->stats.gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
+  if (f.expected_gpus > 0 && analysis->stats.gpus() != f.expected_gpus) {
+    std::fprintf(stderr, "profwatch analyze: WARNING: %s: %d GPUs detected, %d expected\n",
+                 w.label.c_str(), analysis->stats.gpus(), f.expected_gpus);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int RunAnalyze(const std::vector<std::string>& args) {
+  CLI::App app{"One-shot report for trace files, a <ts> dir, or a run/job dir.",
+               "profwatch analyze"};
+  AnalyzeFlags f;
+  AddAnalyzeOptions(app, f);
+  if (auto code = ParseArgs(app, "analyze", args)) return *code;
+  const std::optional<int64_t> skew_seconds = SkewSeconds("analyze", f.common.skew);
+  if (!skew_seconds) return kExitUsage;
+  // A divisor of 0 makes every per-step figure meaningless: a usage error
+  // (as serve has it), except where --format drill reproduces the script.
+  if (f.profile_steps < 0 || (f.profile_steps == 0 && f.format != "drill")) {
+    std::fprintf(stderr, "profwatch analyze: --profile-steps: must be at least 1, not %lld\n",
+                 static_cast<long long>(f.profile_steps));
+    return kExitUsage;
+  }
+  const bool profile_steps_given = app.count("--profile-steps") > 0;
+
+  // The training log knows the steady step time and the profiler settings.
+  WindowLogs logs("analyze", f.log_file,
+                  profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt);
+  if (Status s = logs.Preload(); !s) {
+    std::fprintf(stderr, "profwatch analyze: %s\n", s.error().ToString().c_str());
+    return kExitBadInput;
+  }
+  analysis::AnalyzeOptions options;
+  if (auto code = BuildOptions(f, options)) return *code;
+  auto windows = SelectWindows(f, *skew_seconds);
+  if (!windows) return windows.error();
+
+  if (f.format == "drill") {
     if (windows->size() > 1) *windows = {NewestWindow(std::move(*windows))};
     const LogFigures log = windows->empty() ? LogFigures{} : logs.For(windows->back());
     const int64_t steps =
-        profile_steps_given ? profile_steps : log.profile_steps.value_or(profile_steps);
-    return RunDrill(*windows, steps, family_top_n, options);
+        profile_steps_given ? f.profile_steps : log.profile_steps.value_or(f.profile_steps);
+    return RunDrill(*windows, steps, f.family_top_n, options);
   }
 
   int exit_code = kExitOk;
@@ -221,48 +261,16 @@ int RunAnalyze(const std::vector<std::string>& args) {
     if (!profile_steps_given && log.profile_steps) {
       options.aggregate.profile_steps = static_cast<int>(*log.profile_steps);
     } else {
-      options.aggregate.profile_steps = static_cast<int>(profile_steps);
+      options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
     }
     // Neither flag nor log: an nsys export's NVTX step ranges count the steps.
     options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
-    auto analysis = analysis::AnalyzeFiles(w.files, options);
-    if (!analysis) {
-      std::fprintf(stderr, "profwatch analyze: %s: %s\n", w.label.c_str(),
-                   analysis.error().ToString().c_str());
+    const int code = ReportWindow(f, w, &w == &windows->front(), log, options);
+    // Any window's bad input wins; no kernels only while every window read.
+    if (code == kExitBadInput) {
       exit_code = kExitBadInput;
-      continue;
-    }
-    expose::ReportContext ctx;
-    ctx.window = w.label;
-    ctx.format = analysis->format;
-    ctx.expected_gpus = expected_gpus;
-    ctx.analysis_seconds = analysis->seconds;
-    // Step-time sources in order: training log, in-trace markers, configuration.
-    if (log.step_seconds) {
-      ctx.step_seconds = log.step_seconds;
-      ctx.step_source = "log";
-    } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
-      ctx.step_seconds = ts;
-      ctx.step_source = "trace";
-    } else if (step_time > 0) {
-      ctx.step_seconds = step_time;
-      ctx.step_source = "config";
-    }
-    for (const auto& e : analysis->errors) {
-      ctx.errors.push_back({e.path, std::string(ErrorCodeName(e.error.code)), e.error.ToString()});
-      std::fprintf(stderr, "profwatch analyze: %s\n", e.error.ToString().c_str());
-      exit_code = kExitBadInput;
-    }
-    if (format == "json") {
-      std::cout << expose::WindowToJson(analysis->stats, ctx).dump() << "\n";
-    } else {
-      if (&w != &windows->front()) std::cout << "\n";
-      std::cout << expose::RenderTable(analysis->stats, ctx);
-    }
-    if (analysis->stats.gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
-    if (expected_gpus > 0 && analysis->stats.gpus() != expected_gpus) {
-      std::fprintf(stderr, "profwatch analyze: WARNING: %s: %d GPUs detected, %d expected\n",
-                   w.label.c_str(), analysis->stats.gpus(), expected_gpus);
+    } else if (code == kExitNoKernels && exit_code == kExitOk) {
+      exit_code = kExitNoKernels;
     }
   }
   std::cout.flush();

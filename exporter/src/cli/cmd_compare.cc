@@ -150,56 +150,65 @@ std::string Delta(std::optional<double> v, std::optional<double> base, int preci
   return buf;
 }
 
-std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
-  std::vector<Row> rows;
-  auto add = [&](std::string name, auto fn, bool counts = false) {
-    Row r{std::move(name), {}, {}, true};
-    for (const auto& v : vs) r.values.push_back(fn(v));
-    (void)counts;
-    rows.push_back(std::move(r));
-  };
-  // Families in the baseline's order (same rule set => same order).
-  for (size_t f = 0; f < vs[0].summary.families.size(); ++f) {
-    const std::string& family = vs[0].summary.families[f].family;
-    add(family, [&](const Variant& v) -> std::optional<double> {
-      for (const auto& fam : v.summary.families) {
-        if (fam.family == family) return fam.seconds;
-      }
-      return 0.0;
-    });
+// Appends one numeric row: `fn(variant)` per variant (nullopt = n/a).
+template <class Fn>
+void AddRow(std::vector<Row>& rows, const std::vector<Variant>& vs, std::string name, Fn fn) {
+  Row r{std::move(name), {}, {}, true};
+  for (const auto& v : vs) r.values.push_back(fn(v));
+  rows.push_back(std::move(r));
+}
+
+// A family's figure in a variant (0 where the variant has no such family).
+std::optional<double> FamilyFigure(const Variant& v, const std::string& family,
+                                   double SummaryFamily::*figure) {
+  for (const auto& fam : v.summary.families) {
+    if (fam.family == family) return fam.*figure;
   }
-  add("total kernel",
-      [](const Variant& v) -> std::optional<double> { return v.summary.total_kernel; });
-  add("step", [](const Variant& v) { return v.step_seconds; });
-  add("step - total kernel", [](const Variant& v) -> std::optional<double> {
+  return 0.0;
+}
+
+// Families in the baseline's order (same rule set => same order), then the
+// step, its decomposition and the diagnosis totals.
+void AddTimeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
+  for (const auto& base : vs[0].summary.families) {
+    const std::string& family = base.family;
+    AddRow(rows, vs, family,
+           [&](const Variant& v) { return FamilyFigure(v, family, &SummaryFamily::seconds); });
+  }
+  using Opt = std::optional<double>;
+  AddRow(rows, vs, "total kernel", [](const Variant& v) -> Opt { return v.summary.total_kernel; });
+  AddRow(rows, vs, "step", [](const Variant& v) { return v.step_seconds; });
+  AddRow(rows, vs, "step - total kernel", [](const Variant& v) -> Opt {
     if (!v.step_seconds) return std::nullopt;
     return *v.step_seconds - v.summary.total_kernel;
   });
-  add("busy", [](const Variant& v) -> std::optional<double> { return v.summary.busy; });
-  add("idle", [](const Variant& v) -> std::optional<double> { return v.summary.idle; });
-  add("overlap", [](const Variant& v) -> std::optional<double> { return v.summary.overlap; });
-  add("exposed comm",
-      [](const Variant& v) -> std::optional<double> { return v.summary.exposed_comm; });
-  add("blockers alone",
-      [](const Variant& v) -> std::optional<double> { return v.summary.blocker_seconds; });
-  add("host stall per step",
-      [](const Variant& v) -> std::optional<double> { return v.summary.host_stall_seconds; });
-  // Exclusive time (the family ran alone on the GPU), for families where
-  // some variant has any.
-  for (size_t f = 0; f < vs[0].summary.families.size(); ++f) {
-    const std::string& family = vs[0].summary.families[f].family;
-    auto exclusive = [&](const Variant& v) -> std::optional<double> {
-      for (const auto& fam : v.summary.families) {
-        if (fam.family == family) return fam.exclusive;
-      }
-      return 0.0;
+  AddRow(rows, vs, "busy", [](const Variant& v) -> Opt { return v.summary.busy; });
+  AddRow(rows, vs, "idle", [](const Variant& v) -> Opt { return v.summary.idle; });
+  AddRow(rows, vs, "overlap", [](const Variant& v) -> Opt { return v.summary.overlap; });
+  AddRow(rows, vs, "exposed comm", [](const Variant& v) -> Opt { return v.summary.exposed_comm; });
+  AddRow(rows, vs, "blockers alone",
+         [](const Variant& v) -> Opt { return v.summary.blocker_seconds; });
+  AddRow(rows, vs, "host stall per step",
+         [](const Variant& v) -> Opt { return v.summary.host_stall_seconds; });
+}
+
+// Exclusive time (the family ran alone on the GPU), for families where some
+// variant has any.
+void AddExclusiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
+  for (const auto& base : vs[0].summary.families) {
+    const std::string& family = base.family;
+    auto exclusive = [&](const Variant& v) {
+      return FamilyFigure(v, family, &SummaryFamily::exclusive);
     };
     bool any = false;
     for (const auto& v : vs) any = any || exclusive(v).value_or(0) > 0;
-    if (any) add("exclusive " + family, exclusive);
+    if (any) AddRow(rows, vs, "exclusive " + family, exclusive);
   }
-  // Regions: every region of any variant, in first-seen order (the
-  // baseline's first); n/a for a variant whose input has no scopes.
+}
+
+// Regions: every region of any variant, in first-seen order (the baseline's
+// first); n/a for a variant whose input has no scopes.
+void AddRegionRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   std::vector<std::string> regions;
   for (const auto& v : vs) {
     for (const auto& [region, seconds] : v.summary.regions) {
@@ -209,7 +218,7 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
     }
   }
   for (const std::string& region : regions) {
-    add("region " + region, [&](const Variant& v) -> std::optional<double> {
+    AddRow(rows, vs, "region " + region, [&](const Variant& v) -> std::optional<double> {
       if (!v.summary.has_regions) return std::nullopt;
       for (const auto& [name, seconds] : v.summary.regions) {
         if (name == region) return seconds;
@@ -217,19 +226,24 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
       return 0.0;
     });
   }
-  // FLOPs, when some variant has operators of a counted kind (n/a where a
-  // figure could not be computed; Notes() says why).
+}
+
+// FLOPs, when some variant has operators of a counted kind (n/a where a
+// figure could not be computed; FlopNotes() says why).
+void AddFlopRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   const bool flops =
       std::any_of(vs.begin(), vs.end(), [](const Variant& v) { return v.summary.flops_attempted; });
-  if (flops) {
-    add("TFLOP per GPU step", [](const Variant& v) { return v.summary.tflop_per_step; });
-    add("achieved TFLOP/s", [](const Variant& v) { return v.summary.achieved_tflops; });
-    add("model TFLOP/s", [](const Variant& v) { return v.summary.model_tflops; });
-    add("MFU", [](const Variant& v) { return v.summary.mfu; });
-  }
-  // Collectives: every kind some variant ran, in kind order. Exposed time
-  // is 0 for a variant that ran no such collective; bus bandwidth is n/a
-  // there and where no call carried its size (GB/s).
+  if (!flops) return;
+  AddRow(rows, vs, "TFLOP per GPU step", [](const Variant& v) { return v.summary.tflop_per_step; });
+  AddRow(rows, vs, "achieved TFLOP/s", [](const Variant& v) { return v.summary.achieved_tflops; });
+  AddRow(rows, vs, "model TFLOP/s", [](const Variant& v) { return v.summary.model_tflops; });
+  AddRow(rows, vs, "MFU", [](const Variant& v) { return v.summary.mfu; });
+}
+
+// Collectives: every kind some variant ran, in kind order. Exposed time is 0
+// for a variant that ran no such collective; bus bandwidth is n/a there and
+// where no call carried its size (GB/s).
+void AddCollectiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   for (size_t k = 0; k < aggregate::kCollectiveKinds; ++k) {
     const auto kind = static_cast<aggregate::CollectiveKind>(k);
     auto of = [kind](const Variant& v) -> const aggregate::CollectiveFigures* {
@@ -242,18 +256,23 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
       continue;
     }
     const std::string name(aggregate::CollectiveKindName(kind));
-    add("exposed " + name, [&](const Variant& v) -> std::optional<double> {
+    AddRow(rows, vs, "exposed " + name, [&](const Variant& v) -> std::optional<double> {
       const auto* c = of(v);
       return c ? c->exposed_seconds_per_gpu_step : 0.0;
     });
-    add("busbw GB/s " + name, [&](const Variant& v) -> std::optional<double> {
+    AddRow(rows, vs, "busbw GB/s " + name, [&](const Variant& v) -> std::optional<double> {
       const auto* c = of(v);
       if (c == nullptr || !c->bus_bandwidth) return std::nullopt;
       return *c->bus_bandwidth / 1e9;
     });
   }
-  add("GPUs", [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
-  add("profile steps", [](const Variant& v) -> std::optional<double> {
+}
+
+// What makes variants comparable or not, and where each came from.
+void AddShapeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
+  AddRow(rows, vs, "GPUs",
+         [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
+  AddRow(rows, vs, "profile steps", [](const Variant& v) -> std::optional<double> {
     return static_cast<double>(v.summary.profile_steps);
   });
   Row mode{"launcher mode", {}, {}, false};
@@ -265,6 +284,16 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   Row source{"step source", {}, {}, false};
   for (const auto& v : vs) source.text.push_back(StepSourceText(v));
   rows.push_back(std::move(source));
+}
+
+std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
+  std::vector<Row> rows;
+  AddTimeRows(rows, vs);
+  AddExclusiveRows(rows, vs);
+  AddRegionRows(rows, vs);
+  AddFlopRows(rows, vs);
+  AddCollectiveRows(rows, vs);
+  AddShapeRows(rows, vs);
   return rows;
 }
 
@@ -395,165 +424,161 @@ Result<std::vector<std::string>> BindLogs(const std::vector<std::string>& paths,
   return plain;
 }
 
-}  // namespace
-
-int RunCompare(const std::vector<std::string>& args) {
-  CLI::App app{"Compare variants (windows or runs) side by side.", "profwatch compare"};
+// Every flag of `compare`, parsed.
+struct CompareFlags {
   std::vector<std::string> paths, labels, log_files;
   std::vector<double> step_times;
   std::string format = "text";
   bool force = false;
   int64_t profile_steps = 3;
-  std::string skew = "120s";
-  std::string rules = "auto", families_file, source = "auto";
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string history;
+  AnalysisFlags common;  // shared with analyze
+};
+
+void AddCompareOptions(CLI::App& app, CompareFlags& f) {
   app.add_option(
-         "paths", paths,
+         "paths", f.paths,
          "One window per variant: files, a <ts> dir, or a run or job dir (its newest window by "
          "capture time)")
       ->required();
   // Repeatable options take one value per occurrence (allow_extra_args(false)):
   // otherwise `--label a --label b DIR1 DIR2` would read DIR1 and DIR2 as labels.
-  app.add_option("--label", labels, "Column name per variant, in order (repeatable)")
+  app.add_option("--label", f.labels, "Column name per variant, in order (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--step-time", step_times,
+  app.add_option("--step-time", f.step_times,
                  "Step seconds per variant, in order (repeatable; one value applies to all)")
       ->allow_extra_args(false)
       ->check(CLI::PositiveNumber);
-  app.add_option("--log", log_files,
+  app.add_option("--log", f.log_files,
                  "PATH=FILE: the training log of variant PATH (repeatable), or one FILE per "
                  "variant in order; default: each run's log, found as serve finds it")
       ->allow_extra_args(false);
-  app.add_option("--format", format, "text | markdown | json")
+  app.add_option("--format", f.format, "text | markdown | json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
-  app.add_flag("--force", force, "Print the table even when the variants are not comparable");
-  app.add_option("--profile-steps", profile_steps, "Profiled steps per window (>= 1)")
+  app.add_flag("--force", f.force, "Print the table even when the variants are not comparable");
+  app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (>= 1)")
       ->capture_default_str();
-  app.add_option("--rules", rules, "drill | nvidia | amd | auto")
-      ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
-      ->capture_default_str();
-  app.add_option("--families", families_file, "Family rules file");
-  app.add_option("--source", source, "auto | json | xplane")
-      ->check(CLI::IsMember({"auto", "json", "xplane"}))
-      ->capture_default_str();
-  app.add_option("--skew", skew,
-                 "Largest gap between <ts> dirs of one window (a duration as serve takes it: "
-                 "30s, 2m; a bare number is seconds)")
-      ->capture_default_str();
-  app.add_option(
-         "--threads", threads,
-         "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
-      ->check(CLI::PositiveNumber);
-  std::string spill_dir = DefaultSpillDir();
-  AddSpillDirOption(app, spill_dir);
-  FileBudgetFlags file_budget;
-  AddFileBudgetOptions(app, file_budget);
-  std::string history;
-  app.add_option("--history", history,
+  AddAnalysisOptions(app, f.common);
+  app.add_option("--history", f.history,
                  "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "
                  "not an existing path is its latest matching window there");
-  if (auto code = ParseArgs(app, "compare", args)) return *code;
-  if (paths.size() < 2) {
+}
+
+// What the usage checks leave: the skew in seconds and each variant's
+// explicit training log ("" = its run's own).
+struct CompareUsage {
+  int64_t skew_seconds = 0;
+  std::vector<std::string> explicit_logs;
+};
+
+// The usage checks, in order; exit 2 (printed) when one fails.
+tl::expected<CompareUsage, int> CheckUsage(const CompareFlags& f) {
+  if (f.paths.size() < 2) {
     std::fprintf(stderr, "profwatch compare: need at least two variants\n");
-    return 2;
+    return tl::unexpected(2);
   }
-  if (!labels.empty() && labels.size() != paths.size()) {
-    std::fprintf(stderr, "profwatch compare: %zu --label for %zu variants\n", labels.size(),
-                 paths.size());
-    return 2;
+  if (!f.labels.empty() && f.labels.size() != f.paths.size()) {
+    std::fprintf(stderr, "profwatch compare: %zu --label for %zu variants\n", f.labels.size(),
+                 f.paths.size());
+    return tl::unexpected(2);
   }
-  const std::optional<int64_t> skew_seconds = SkewSeconds("compare", skew);
-  if (!skew_seconds) return 2;
-  if (profile_steps < 1) {
+  const std::optional<int64_t> skew_seconds = SkewSeconds("compare", f.common.skew);
+  if (!skew_seconds) return tl::unexpected(2);
+  if (f.profile_steps < 1) {
     std::fprintf(stderr, "profwatch compare: --profile-steps: must be at least 1, not %lld\n",
-                 static_cast<long long>(profile_steps));
-    return 2;
+                 static_cast<long long>(f.profile_steps));
+    return tl::unexpected(2);
   }
-  // Each variant's explicit training log ("" = its run's own).
-  auto explicit_logs = BindLogs(paths, log_files);
+  auto explicit_logs = BindLogs(f.paths, f.log_files);
   if (!explicit_logs) {
     std::fprintf(stderr, "profwatch compare: %s\n", explicit_logs.error().context.c_str());
-    return 2;
+    return tl::unexpected(2);
   }
-  if (step_times.size() > 1 && step_times.size() != paths.size()) {
-    std::fprintf(stderr, "profwatch compare: %zu --step-time for %zu variants\n", step_times.size(),
-                 paths.size());
-    return 2;
+  if (f.step_times.size() > 1 && f.step_times.size() != f.paths.size()) {
+    std::fprintf(stderr, "profwatch compare: %zu --step-time for %zu variants\n",
+                 f.step_times.size(), f.paths.size());
+    return tl::unexpected(2);
   }
+  return CompareUsage{*skew_seconds, std::move(*explicit_logs)};
+}
 
-  analysis::AnalyzeOptions options;
-  options.threads = threads;
-  options.spill_dir = spill_dir;
-  options.limits = file_budget.ToLimits();
-  options.aggregate.profile_steps = static_cast<int>(profile_steps);
-  options.aggregate.profile_steps_from_nvtx = app.count("--profile-steps") == 0;
-  options.source = *analysis::ParseSourcePreference(source);
-  // One classifier for all variants so family rows line up.
-  std::string base = rules;
-  std::vector<Variant> variants;
-  std::vector<std::vector<std::string>> files_per_variant;
-  std::vector<InputWindow> window_per_variant;
-  // Variants read from --history (index -> entry); their files stay empty.
-  std::map<size_t, snapshot::RunState> from_history;
-  for (const auto& p : paths) {
+// Where each variant's window comes from: its path's newest window, or (a
+// path that does not exist, with --history) a history entry.
+struct VariantInputs {
+  std::vector<std::vector<std::string>> files;  // empty for history variants
+  std::vector<InputWindow> windows;
+  std::map<size_t, snapshot::RunState> from_history;  // variant index -> entry
+};
+
+// An exit code (printed) when a path is unusable or holds no window.
+tl::expected<VariantInputs, int> ResolveVariants(const CompareFlags& f, int64_t skew_seconds) {
+  VariantInputs in;
+  for (const auto& p : f.paths) {
     std::error_code exists_ec;
-    if (!history.empty() && !std::filesystem::exists(p, exists_ec)) {
+    if (!f.history.empty() && !std::filesystem::exists(p, exists_ec)) {
       if (auto query = store::ParseHistoryQuery(p)) {
-        auto entry = store::FindInHistory(history, *query);
+        auto entry = store::FindInHistory(f.history, *query);
         if (!entry) {
           std::fprintf(stderr, "profwatch compare: %s: %s\n", p.c_str(),
                        entry.error().context.c_str());
-          return kExitBadInput;
+          return tl::unexpected(kExitBadInput);
         }
-        from_history[files_per_variant.size()] = std::move(*entry);
-        files_per_variant.emplace_back();
-        window_per_variant.emplace_back();
+        in.from_history[in.files.size()] = std::move(*entry);
+        in.files.emplace_back();
+        in.windows.emplace_back();
         continue;
       }
     }
-    auto windows = ResolveInputs({p}, *skew_seconds);
+    auto windows = ResolveInputs({p}, skew_seconds);
     if (!windows) {
       // The message names the path.
       std::fprintf(stderr, "profwatch compare: %s\n", windows.error().context.c_str());
-      return windows.error().code == ErrorCode::kNotFound     ? kExitNothing
-             : windows.error().code == ErrorCode::kPermission ? kExitBadInput
-                                                              : 2;
+      return tl::unexpected(windows.error().code == ErrorCode::kNotFound     ? kExitNothing
+                            : windows.error().code == ErrorCode::kPermission ? kExitBadInput
+                                                                             : 2);
     }
     if (windows->empty()) {
       std::fprintf(stderr, "profwatch compare: %s: no window found\n", p.c_str());
-      return kExitNothing;
+      return tl::unexpected(kExitNothing);
     }
     InputWindow newest = NewestWindow(std::move(*windows));
-    files_per_variant.push_back(newest.files);
-    window_per_variant.push_back(std::move(newest));
+    in.files.push_back(newest.files);
+    in.windows.push_back(std::move(newest));
   }
-  // The first analysed variant decides the rule set (history entries carry theirs).
+  return in;
+}
+
+// One classifier for all variants so family rows line up: --rules, where
+// auto is what the first analysed variant's names decide (history entries
+// carry their own). An exit code (printed) on failure.
+std::optional<int> ChooseClassifier(const CompareFlags& f, const VariantInputs& in,
+                                    analysis::AnalyzeOptions& options) {
+  std::string base = f.common.rules;
   size_t first_path = 0;
-  while (first_path < paths.size() && from_history.count(first_path)) ++first_path;
-  if (first_path == paths.size()) base = "drill";  // nothing to analyse
+  while (first_path < f.paths.size() && in.from_history.count(first_path)) ++first_path;
+  if (first_path == f.paths.size()) base = "drill";  // nothing to analyse
   if (base == "auto") {
-    // Decide once from the first variant's names.
-    auto first = analysis::AnalyzeFiles(files_per_variant[first_path], options);
+    auto first = analysis::AnalyzeFiles(in.files[first_path], options);
     if (!first) {
-      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[first_path].c_str(),
+      std::fprintf(stderr, "profwatch compare: %s: %s\n", f.paths[first_path].c_str(),
                    first.error().ToString().c_str());
       return kExitBadInput;
     }
     base = first->stats.rule_set;
   }
-  auto classifier = LoadClassifier(base, families_file);
+  auto classifier = LoadClassifier(base, f.common.families_file);
   if (!classifier) {
     std::fprintf(stderr, "profwatch compare: %s\n", classifier.error().context.c_str());
     return 2;
   }
   options.classifier = *classifier;
-  // Each variant's training log: its --log, else the log of its run as
-  // analyze finds it.
-  const bool profile_steps_given = app.count("--profile-steps") > 0;
-  WindowLogs logs("compare", "",
-                  profile_steps_given ? std::optional<int64_t>(profile_steps) : std::nullopt);
-  for (const std::string& l : *explicit_logs) {
+  return std::nullopt;
+}
+
+// Every explicit --log must be readable before any variant is analysed.
+std::optional<int> PreloadLogs(const std::vector<std::string>& explicit_logs) {
+  for (const std::string& l : explicit_logs) {
     if (l.empty()) continue;
     WindowLogs check("compare", l, std::nullopt);
     if (Status st = check.Preload(); !st) {
@@ -561,52 +586,65 @@ int RunCompare(const std::vector<std::string>& args) {
       return st.error().code == ErrorCode::kNotFound ? kExitNothing : kExitBadInput;
     }
   }
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (auto h = from_history.find(i); h != from_history.end()) {
-      Variant v;
-      v.label = labels.empty() ? paths[i] : labels[i];
-      v.window = h->second.key.training_job + "/" + h->second.key.run + "/" + h->second.window_id;
-      v.summary = Summarize(*h->second.stats);
-      if (!step_times.empty()) {
-        v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
-        v.step_source = "config";
-      } else if (h->second.step_seconds) {
-        v.step_seconds = h->second.step_seconds;  // as the daemon chose it
-        v.step_source = h->second.step_source;
-      }
-      AddDiagnosis(v, *h->second.stats);
-      variants.push_back(std::move(v));
-      continue;
-    }
-    const LogFigures log = logs.For(window_per_variant[i], (*explicit_logs)[i]);
-    options.aggregate.profile_steps = static_cast<int>(
-        !profile_steps_given && log.profile_steps ? *log.profile_steps : profile_steps);
-    options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
-    auto a = analysis::AnalyzeFiles(files_per_variant[i], options);
-    if (!a) {
-      std::fprintf(stderr, "profwatch compare: %s: %s\n", paths[i].c_str(),
-                   a.error().ToString().c_str());
-      return kExitBadInput;
-    }
-    Variant v;
-    v.label = labels.empty() ? paths[i] : labels[i];
-    v.window = window_per_variant[i].label;
-    v.summary = Summarize(a->stats);
-    if (!step_times.empty()) {
-      v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
-      v.step_source = "config";
-    } else if (log.step_seconds) {
-      v.step_seconds = log.step_seconds;
-      v.step_source = "log";
-      v.step_log = log.path;
-    } else if (double ts = v.summary.trace_step_seconds; ts > 0) {
-      v.step_seconds = ts;
-      v.step_source = "trace";
-    }
-    AddDiagnosis(v, a->stats);
-    variants.push_back(std::move(v));
-  }
+  return std::nullopt;
+}
 
+// --step-time of variant i, when given (one value applies to all).
+bool ConfiguredStep(Variant& v, const std::vector<double>& step_times, size_t i) {
+  if (step_times.empty()) return false;
+  v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
+  v.step_source = "config";
+  return true;
+}
+
+// A variant read from a --history entry: its step as the daemon chose it,
+// unless --step-time.
+Variant HistoryVariant(const CompareFlags& f, size_t i, const snapshot::RunState& h) {
+  Variant v;
+  v.label = f.labels.empty() ? f.paths[i] : f.labels[i];
+  v.window = h.key.training_job + "/" + h.key.run + "/" + h.window_id;
+  v.summary = Summarize(*h.stats);
+  if (!ConfiguredStep(v, f.step_times, i) && h.step_seconds) {
+    v.step_seconds = h.step_seconds;
+    v.step_source = h.step_source;
+  }
+  AddDiagnosis(v, *h.stats);
+  return v;
+}
+
+// A variant analysed from its files: step from --step-time, else its
+// training log, else the trace's step markers. Exit 3 (printed) when the
+// analysis fails.
+tl::expected<Variant, int> AnalyzedVariant(const CompareFlags& f, size_t i, const VariantInputs& in,
+                                           const LogFigures& log,
+                                           const analysis::AnalyzeOptions& options) {
+  auto a = analysis::AnalyzeFiles(in.files[i], options);
+  if (!a) {
+    std::fprintf(stderr, "profwatch compare: %s: %s\n", f.paths[i].c_str(),
+                 a.error().ToString().c_str());
+    return tl::unexpected(kExitBadInput);
+  }
+  Variant v;
+  v.label = f.labels.empty() ? f.paths[i] : f.labels[i];
+  v.window = in.windows[i].label;
+  v.summary = Summarize(a->stats);
+  if (ConfiguredStep(v, f.step_times, i)) {
+    // --step-time wins
+  } else if (log.step_seconds) {
+    v.step_seconds = log.step_seconds;
+    v.step_source = "log";
+    v.step_log = log.path;
+  } else if (double ts = v.summary.trace_step_seconds; ts > 0) {
+    v.step_seconds = ts;
+    v.step_source = "trace";
+  }
+  AddDiagnosis(v, a->stats);
+  return v;
+}
+
+// Why the variants' per-GPU-per-step numbers are not comparable with the
+// baseline's (empty when they are).
+std::vector<std::string> Mismatches(const std::vector<Variant>& variants) {
   std::vector<std::string> mismatches;
   const WindowSummary& b = variants[0].summary;
   for (size_t i = 1; i < variants.size(); ++i) {
@@ -625,25 +663,73 @@ int RunCompare(const std::vector<std::string>& args) {
                            std::to_string(s.gpus) + " (" + l + ")");
     }
   }
+  return mismatches;
+}
+
+// The table (text, markdown or JSON), or exit 4 when the variants are not
+// comparable and --force was not given.
+int Report(const CompareFlags& f, const std::vector<Variant>& variants) {
+  const std::vector<std::string> mismatches = Mismatches(variants);
   for (const auto& m : mismatches) {
-    std::fprintf(stderr, "profwatch compare: %s: %s\n", force ? "WARNING" : "refusing", m.c_str());
+    std::fprintf(stderr, "profwatch compare: %s: %s\n", f.force ? "WARNING" : "refusing",
+                 m.c_str());
   }
-  if (!mismatches.empty() && !force) {
+  if (!mismatches.empty() && !f.force) {
     std::fprintf(stderr,
                  "profwatch compare: these variants are not comparable (per-GPU-per-step numbers "
                  "would mislead); use --force to print the table anyway\n");
     return kExitIncomparable;
   }
   auto rows = BuildRows(variants);
-  if (format == "json") {
+  if (f.format == "json") {
     std::cout << RenderJson(variants, rows, mismatches).dump(2) << "\n";
   } else {
-    std::cout << RenderText(variants, rows, format == "markdown");
+    std::cout << RenderText(variants, rows, f.format == "markdown");
     const std::vector<std::string> notes = FlopNotes(variants, rows);
     if (!notes.empty()) std::cout << "\n";
     for (const std::string& note : notes) std::cout << note << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int RunCompare(const std::vector<std::string>& args) {
+  CLI::App app{"Compare variants (windows or runs) side by side.", "profwatch compare"};
+  CompareFlags f;
+  AddCompareOptions(app, f);
+  if (auto code = ParseArgs(app, "compare", args)) return *code;
+  auto usage = CheckUsage(f);
+  if (!usage) return usage.error();
+
+  const bool profile_steps_given = app.count("--profile-steps") > 0;
+  analysis::AnalyzeOptions options;
+  f.common.ApplyTo(options);
+  options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
+  options.aggregate.profile_steps_from_nvtx = !profile_steps_given;
+  auto in = ResolveVariants(f, usage->skew_seconds);
+  if (!in) return in.error();
+  if (auto code = ChooseClassifier(f, *in, options)) return *code;
+  if (auto code = PreloadLogs(usage->explicit_logs)) return *code;
+  // Each variant's training log: its --log, else the log of its run as
+  // analyze finds it.
+  WindowLogs logs("compare", "",
+                  profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt);
+  std::vector<Variant> variants;
+  for (size_t i = 0; i < f.paths.size(); ++i) {
+    if (auto h = in->from_history.find(i); h != in->from_history.end()) {
+      variants.push_back(HistoryVariant(f, i, h->second));
+      continue;
+    }
+    const LogFigures log = logs.For(in->windows[i], usage->explicit_logs[i]);
+    options.aggregate.profile_steps = static_cast<int>(
+        !profile_steps_given && log.profile_steps ? *log.profile_steps : f.profile_steps);
+    options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
+    auto v = AnalyzedVariant(f, i, *in, log, options);
+    if (!v) return v.error();
+    variants.push_back(std::move(*v));
+  }
+  return Report(f, variants);
 }
 
 }  // namespace profwatch::cli

@@ -54,6 +54,106 @@ std::string HostOf(const std::string& listen) {
   return colon == std::string::npos ? listen : listen.substr(0, colon);
 }
 
+// Logging, the listen address and the daemon's options from the flags, the
+// bundled demo when nothing is watched; exit 2 (logged) when unusable.
+tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
+  Status logging = SetupLogging(flags.log_level,
+                                flags.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+  if (!logging) {
+    std::fprintf(stderr, "profwatch serve: %s\n", logging.error().context.c_str());
+    return tl::unexpected(2);
+  }
+  if (Result<web::ListenAddress> listen = web::ParseListenAddress(flags.listen); !listen) {
+    spdlog::error("cannot listen address={} error={}", flags.listen, listen.error().context);
+    return tl::unexpected(2);
+  }
+  Result<pipeline::DaemonOptions> options = ToDaemonOptions(flags);
+  if (!options) {
+    spdlog::error("bad configuration error={}", options.error().context);
+    return tl::unexpected(2);
+  }
+  if (options->roots.empty()) {
+    const std::string demo = FindDemoDir();
+    if (demo.empty()) {
+      spdlog::error("no --watch given and no bundled demo directory found");
+      return tl::unexpected(2);
+    }
+    spdlog::info("no --watch given, serving the bundled demo job directory path={}", demo);
+    spdlog::info(
+        "to watch your jobs, pass --watch DIR (in a container, mount it first: docker run -v "
+        "/data/jobs:/jobs:ro IMAGE serve --watch /jobs)");
+    UseBundledDemo(demo, flags, *options);
+  }
+  return std::move(*options);
+}
+
+// The landing page's line on sharding ("" when not sharded).
+std::string ShardNote(const pipeline::DaemonOptions& options) {
+  if (!options.shard.enabled()) return "";
+  return "Shard " + std::to_string(options.shard.index) + " of " +
+         std::to_string(options.shard.count) + ": exports the jobs whose name hashes to " +
+         std::to_string(options.shard.index) + " under hashmod " +
+         std::to_string(options.shard.count) + ".";
+}
+
+// The web config file's reload outcome, as metrics in `registry` (which
+// outlives the hooks).
+web::WebDoor::Hooks ReloadMetricHooks(prometheus::Registry& registry) {
+  auto& reload_errors =
+      prometheus::BuildCounter()
+          .Name("profwatch_web_config_reload_errors_total")
+          .Help("Re-reads of --web.config.file that failed (the previous version stays)")
+          .Register(registry)
+          .Add({});
+  auto& reload_ok = prometheus::BuildGauge()
+                        .Name("profwatch_web_config_last_reload_successful")
+                        .Help("1 if the last read of --web.config.file succeeded, else 0")
+                        .Register(registry)
+                        .Add({});
+  reload_ok.Set(1);
+  web::WebDoor::Hooks hooks;
+  hooks.reload_failed = [&reload_errors] { reload_errors.Increment(); };
+  hooks.reload_result = [&reload_ok](bool ok) { reload_ok.Set(ok ? 1 : 0); };
+  return hooks;
+}
+
+// Writes the bound port to `path` whole (a temp file renamed over it).
+void WritePortFile(const std::string& path, int port) {
+  std::ofstream out(path + ".tmp");
+  out << port << "\n";
+  out.close();
+  std::error_code ec;
+  fs::rename(path + ".tmp", path, ec);
+}
+
+// SIGHUP: re-reads the flags and the --config file; a bad new version keeps
+// the running configuration. Watched roots and the web config file's path
+// stay as started.
+void Reload(const std::vector<std::string>& args, const ServeFlags& flags,
+            const pipeline::DaemonOptions& options, pipeline::Daemon& daemon) {
+  ParsedServeFlags again = ParseServeFlags(args);
+  if (!again.flags) {
+    spdlog::warn("reload failed, keeping the running configuration error={}", again.config_error);
+    return;
+  }
+  Result<pipeline::DaemonOptions> next = ToDaemonOptions(*again.flags);
+  if (!next) {
+    spdlog::warn("reload failed, keeping the running configuration error={}", next.error().context);
+    return;
+  }
+  if (next->roots.empty()) next->roots = options.roots;
+  if (again.flags->web_config_file != flags.web_config_file) {
+    // The file itself is re-read when it changes; which file, only at start.
+    spdlog::warn("--web.config.file changed, needs a restart; still reading path={}",
+                 flags.web_config_file);
+  }
+  if (auto lvl = spdlog::level::from_str(again.flags->log_level);
+      lvl != spdlog::level::off || again.flags->log_level == "off") {
+    spdlog::set_level(lvl);
+  }
+  daemon.Reload(*next);
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -63,33 +163,8 @@ int RunServe(const std::vector<std::string>& args) {
   }
   if (!parsed.flags) return parsed.exit_code;
   ServeFlags flags = *parsed.flags;
-  Status logging = SetupLogging(flags.log_level,
-                                flags.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
-  if (!logging) {
-    std::fprintf(stderr, "profwatch serve: %s\n", logging.error().context.c_str());
-    return 2;
-  }
-  if (Result<web::ListenAddress> listen = web::ParseListenAddress(flags.listen); !listen) {
-    spdlog::error("cannot listen address={} error={}", flags.listen, listen.error().context);
-    return 2;
-  }
-  Result<pipeline::DaemonOptions> options = ToDaemonOptions(flags);
-  if (!options) {
-    spdlog::error("bad configuration error={}", options.error().context);
-    return 2;
-  }
-  if (options->roots.empty()) {
-    const std::string demo = FindDemoDir();
-    if (demo.empty()) {
-      spdlog::error("no --watch given and no bundled demo directory found");
-      return 2;
-    }
-    spdlog::info("no --watch given, serving the bundled demo job directory path={}", demo);
-    spdlog::info(
-        "to watch your jobs, pass --watch DIR (in a container, mount it first: docker run -v "
-        "/data/jobs:/jobs:ro IMAGE serve --watch /jobs)");
-    UseBundledDemo(demo, flags, *options);
-  }
+  auto options = StartupOptions(flags);
+  if (!options) return options.error();
 
   // Block the signals in every thread (the exposer's and ours inherit the
   // mask); the main thread takes them with sigwait.
@@ -106,38 +181,16 @@ int RunServe(const std::vector<std::string>& args) {
   auto exposition = std::make_shared<expose::Exposition>(store);
   exposition->AddLive(registry);
   exposition->AddLive(process);
-  std::string landing_note;
-  if (options->shard.enabled()) {
-    landing_note = "Shard " + std::to_string(options->shard.index) + " of " +
-                   std::to_string(options->shard.count) +
-                   ": exports the jobs whose name hashes to " +
-                   std::to_string(options->shard.index) + " under hashmod " +
-                   std::to_string(options->shard.count) + ".";
-  }
-  // The web config file's reload outcome, as metrics; a bad file at start
-  // stops here (exit 2), a bad new version while running keeps the old one.
-  auto& reload_errors =
-      prometheus::BuildCounter()
-          .Name("profwatch_web_config_reload_errors_total")
-          .Help("Re-reads of --web.config.file that failed (the previous version stays)")
-          .Register(*registry)
-          .Add({});
-  auto& reload_ok = prometheus::BuildGauge()
-                        .Name("profwatch_web_config_last_reload_successful")
-                        .Help("1 if the last read of --web.config.file succeeded, else 0")
-                        .Register(*registry)
-                        .Add({});
-  reload_ok.Set(1);
-  web::WebDoor::Hooks hooks;
-  hooks.reload_failed = [&reload_errors] { reload_errors.Increment(); };
-  hooks.reload_result = [&reload_ok](bool ok) { reload_ok.Set(ok ? 1 : 0); };
-  Result<std::unique_ptr<web::WebDoor>> door = web::WebDoor::Open(flags.web_config_file, hooks);
+  // A bad web config file at start stops here (exit 2); a bad new version
+  // while running keeps the old one.
+  Result<std::unique_ptr<web::WebDoor>> door =
+      web::WebDoor::Open(flags.web_config_file, ReloadMetricHooks(*registry));
   if (!door) {
     spdlog::error("bad web config error={}", door.error().context);
     return 2;
   }
   Result<std::unique_ptr<web::HttpServer>> http =
-      web::HttpServer::Start(flags.listen, store, exposition, landing_note,
+      web::HttpServer::Start(flags.listen, store, exposition, ShardNote(*options),
                              std::shared_ptr<web::WebDoor>(std::move(*door)));
   if (!http) {
     spdlog::error("cannot listen address={} error={}", flags.listen, http.error().context);
@@ -157,13 +210,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (!flags.web_config_file.empty()) {
     spdlog::info("web config path={} tls={}", flags.web_config_file, exposer->door().tls());
   }
-  if (!flags.listen_port_file.empty()) {
-    std::ofstream out(flags.listen_port_file + ".tmp");
-    out << port << "\n";
-    out.close();
-    std::error_code ec;
-    fs::rename(flags.listen_port_file + ".tmp", flags.listen_port_file, ec);
-  }
+  if (!flags.listen_port_file.empty()) WritePortFile(flags.listen_port_file, port);
 
   for (;;) {
     int sig = 0;
@@ -172,28 +219,7 @@ int RunServe(const std::vector<std::string>& args) {
       spdlog::info("shutting down signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       break;
     }
-    ParsedServeFlags again = ParseServeFlags(args);
-    if (!again.flags) {
-      spdlog::warn("reload failed, keeping the running configuration error={}", again.config_error);
-      continue;
-    }
-    Result<pipeline::DaemonOptions> next = ToDaemonOptions(*again.flags);
-    if (!next) {
-      spdlog::warn("reload failed, keeping the running configuration error={}",
-                   next.error().context);
-      continue;
-    }
-    if (next->roots.empty()) next->roots = options->roots;
-    if (again.flags->web_config_file != flags.web_config_file) {
-      // The file itself is re-read when it changes; which file, only at start.
-      spdlog::warn("--web.config.file changed, needs a restart; still reading path={}",
-                   flags.web_config_file);
-    }
-    if (auto lvl = spdlog::level::from_str(again.flags->log_level);
-        lvl != spdlog::level::off || again.flags->log_level == "off") {
-      spdlog::set_level(lvl);
-    }
-    daemon.Reload(*next);
+    Reload(args, flags, *options, daemon);
   }
   daemon.Stop();
   // The state is saved and every line logged. Tearing the HTTP server down

@@ -15,21 +15,14 @@
 namespace profwatch::cli {
 namespace {
 
-void AddServeOptions(CLI::App& app, ServeFlags& f) {
+// What is watched and how: roots, rescans, symlinks, file caps, host filter,
+// shard.
+void AddScanOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--watch", f.watch,
                  "Directory to watch (repeatable): a directory of jobs, one job dir or one run "
                  "dir. Default: the bundled demo job directory (kept whatever its age unless "
                  "--retention is given)")
       ->allow_extra_args(false);  // one value per occurrence: never swallow what follows
-  app.add_option("--listen,--web.listen-address", f.listen,
-                 "HTTP address for /metrics (host:port; port 0 picks a free port)")
-      ->capture_default_str();
-  app.add_option("--web.config.file", f.web_config_file,
-                 "TLS, basic auth and response headers for every endpoint, in Prometheus "
-                 "exporter-toolkit's web config format; re-read when it changes "
-                 "(docs/security.md)");
-  app.add_option("--listen-port-file", f.listen_port_file,
-                 "Write the bound port to this file once listening (for tests and scripts)");
   app.add_option("--poll-interval", f.poll_interval, "Full rescan period (always runs)")
       ->capture_default_str();
   app.add_flag("--no-inotify", f.no_inotify, "Poll only (no inotify hints)");
@@ -52,6 +45,23 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
                  "I/N: export only the jobs whose directory name hashes to I under Prometheus' "
                  "hashmod with modulus N; I may be a pod name ending in -I (profwatch-2/3). "
                  "Restart to change");
+}
+
+// Where /metrics answers and behind what (TLS, auth).
+void AddWebOptions(CLI::App& app, ServeFlags& f) {
+  app.add_option("--listen,--web.listen-address", f.listen,
+                 "HTTP address for /metrics (host:port; port 0 picks a free port)")
+      ->capture_default_str();
+  app.add_option("--web.config.file", f.web_config_file,
+                 "TLS, basic auth and response headers for every endpoint, in Prometheus "
+                 "exporter-toolkit's web config format; re-read when it changes "
+                 "(docs/security.md)");
+  app.add_option("--listen-port-file", f.listen_port_file,
+                 "Write the bound port to this file once listening (for tests and scripts)");
+}
+
+// When a window is complete, retried, given up or dropped.
+void AddWindowOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--skew", f.skew, "Largest gap between adjacent <ts> dirs of one window")
       ->capture_default_str();
   app.add_option("--settle", f.settle, "Quiet time before a window is complete")
@@ -78,8 +88,11 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->capture_default_str();
   app.add_option("--retention", f.retention, "Drop runs this long after their last window")
       ->capture_default_str();
-  app.add_option("--state", f.state, "Persist analysed windows here (atomic rewrite)");
-  app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
+}
+
+// How a window is analysed: divisor, exports, rules, step time, spill and
+// per-file budget.
+void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps per window (divisor); given explicitly it wins over the "
                  "training log's profiler_steps")
@@ -119,6 +132,12 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
       ->allow_extra_args(false);
   AddSpillDirOption(app, f.spill_dir);
   AddFileBudgetOptions(app, f.file_budget);
+}
+
+// State, configuration, history and logging.
+void AddStateOptions(CLI::App& app, ServeFlags& f) {
+  app.add_option("--state", f.state, "Persist analysed windows here (atomic rewrite)");
+  app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
   app.add_option("--history", f.history,
                  "Append every analysed window's summary to this JSON Lines file");
   app.add_option("--history-max-bytes", f.history_max_bytes,
@@ -130,6 +149,14 @@ void AddServeOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--log-format", f.log_format, "text | json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+}
+
+void AddServeOptions(CLI::App& app, ServeFlags& f) {
+  AddScanOptions(app, f);
+  AddWebOptions(app, f);
+  AddWindowOptions(app, f);
+  AddServeAnalysisOptions(app, f);
+  AddStateOptions(app, f);
 }
 
 // The config file as extra command-line arguments, skipping flags that the

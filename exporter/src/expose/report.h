@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aggregate/window_stats.h"
+#include "snapshot/snapshot.h"
 
 namespace profwatch::expose {
 
@@ -43,5 +44,10 @@ std::string RenderTable(const aggregate::WindowStats& stats, const ReportContext
 
 // Stable machine schema "profwatch.window.v1" (documented in the README).
 nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& stats, const ReportContext& ctx);
+
+// WindowToJson of a run's current window in the context the run carries
+// (window id, format, expected GPUs, step time and its source): the
+// "report" of a --history line. REQUIRES: rs.stats.
+nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs);
 
 }  // namespace profwatch::expose

@@ -37,13 +37,10 @@ std::optional<StepGap> ComputeStepGap(const aggregate::WindowStats& stats,
 
 namespace {
 
-// The plain-words answers: what blocks the main stream, whether the host
-// holds the GPU back between steps, which GPU straggles (aggregate/diagnosis.h
-// decides; this only words it).
-std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  const aggregate::Diagnosis dg = aggregate::Diagnose(s, ctx.step_seconds, ctx.step_source);
-  std::string o = Format("\nDiagnosis (per GPU per step; shares of a %.6f s step, from %s)\n",
-                         dg.step_seconds, dg.step_basis.c_str());
+// What runs alone on the main stream: the blocking kernels, else why none,
+// and the GEMM/attention/conv time that runs alone as the step's own work.
+std::string RenderBlockers(const aggregate::Diagnosis& dg) {
+  std::string o;
   if (dg.blockers.empty()) {
     o += Format(
         "  %-22s none (no kernel outside gemm/attention/conv runs alone for %.0f%% of the step "
@@ -64,24 +61,89 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
         "alone are the step's work, not blockers\n",
         "math alone", dg.math_alone_seconds_per_gpu_step, 100 * dg.math_alone_share_of_step);
   }
-  if (dg.host_stall) {
-    const auto& h = *dg.host_stall;
-    std::string gaps;
-    for (double g : h.gaps_seconds) gaps += Format("%s%.6f", gaps.empty() ? "" : ", ", g);
-    if (gaps.empty()) gaps = "none";
+  return o;
+}
+
+// Idle before each step's first kernel, and whether it is a host stall; ""
+// with one profiled step (no boundary between steps).
+std::string RenderHostStall(const aggregate::WindowStats& s, const aggregate::Diagnosis& dg) {
+  if (!dg.host_stall) return "";
+  const auto& h = *dg.host_stall;
+  std::string gaps;
+  for (double g : h.gaps_seconds) gaps += Format("%s%.6f", gaps.empty() ? "" : ", ", g);
+  if (gaps.empty()) gaps = "none";
+  std::string o = Format(
+      "  %-22s %.6f s per step idle before the steps' first kernels (%.1f%% of the step; "
+      "part of the idle above: the %d longest idle gaps of %s over %d steps: %s s)\n",
+      h.stalled ? "host/input stall" : "between steps", h.seconds_per_step, 100 * h.share_of_step,
+      h.gaps_per_gpu, h.gpu.c_str(), s.profile_steps, gaps.c_str());
+  if (h.stalled) {
+    o += "  => the GPU waits on the host between steps (data loader, host sync, Python, "
+         "checkpointing): look there, not at the kernels\n";
+  } else {
+    o += Format("  %-22s below the %.0f%% of the step that is called a host stall\n", "",
+                100 * aggregate::kHostStallShareOfStep);
+  }
+  return o;
+}
+
+// Kernel time by source region, the coverage, and what "none" holds for the
+// input's schemas (aggregate/region.h says where regions come from).
+std::string RenderRegions(const aggregate::WindowStats& s) {
+  if (!s.has_regions) {
+    return Format(
+        "  %-22s none: the input carries no scopes (JAX args.name, PyTorch gpu_user_annotation)\n",
+        "regions");
+  }
+  std::string o;
+  for (size_t i = 0; i < s.regions.size(); ++i) {
+    o += Format("  %-22s %.6f s  %s\n", i == 0 ? "top regions" : "",
+                s.PerGpuStepSeconds(s.regions[i].kernel_ps),
+                Shorten(s.regions[i].region, 80).c_str());
+  }
+  if (s.regions_other_ps > 0) {
+    o += Format("  %-22s %.6f s  other\n", "", s.PerGpuStepSeconds(s.regions_other_ps));
+  }
+  const int64_t unattributed =
+      s.total_kernel_ps - static_cast<int64_t>(s.region_coverage * s.total_kernel_ps + 0.5);
+  o += Format("  %-22s %.1f%% of kernel time has a region; %.6f s has none\n", "region coverage",
+              100 * s.region_coverage, s.PerGpuStepSeconds(std::max<int64_t>(0, unattributed)));
+  if (s.graph.kernel_ps > 0) {
     o += Format(
-        "  %-22s %.6f s per step idle before the steps' first kernels (%.1f%% of the step; "
-        "part of the idle above: the %d longest idle gaps of %s over %d steps: %s s)\n",
-        h.stalled ? "host/input stall" : "between steps", h.seconds_per_step, 100 * h.share_of_step,
-        h.gaps_per_gpu, h.gpu.c_str(), s.profile_steps, gaps.c_str());
-    if (h.stalled) {
-      o += "  => the GPU waits on the host between steps (data loader, host sync, Python, "
-           "checkpointing): look there, not at the kernels\n";
-    } else {
-      o += Format("  %-22s below the %.0f%% of the step that is called a host stall\n", "",
-                  100 * aggregate::kHostStallShareOfStep);
+        "  %-22s %.6f s of kernels carried no scope (as in CUDA graphs); %.6f s of it placed by "
+        "the HLO schedule\n",
+        "", s.PerGpuStepSeconds(s.graph.kernel_ps), s.PerGpuStepSeconds(s.graph.placed_ps));
+    if (!s.graph.unplaced.empty()) {
+      o += Format("  %-22s not placed: %s\n", "", Shorten(s.graph.unplaced, 100).c_str());
     }
   }
+  bool jax = false, torch = false;
+  for (const auto& f : s.files) {
+    jax = jax || f.schema == parse::TraceSchema::kJaxTraceEvents ||
+          f.schema == parse::TraceSchema::kXPlane;
+    torch = torch || f.schema == parse::TraceSchema::kKineto;
+  }
+  if (jax) {
+    o += Format(
+        "  %-22s none: kernels of top-level code (only jit frames) or between calls the "
+        "schedule cannot tell apart\n",
+        "");
+  }
+  if (torch) {
+    o += Format("  %-22s none: kernels outside every record_function range of their GPU\n", "");
+  }
+  return o;
+}
+
+// The plain-words answers: what blocks the main stream, whether the host
+// holds the GPU back between steps, which GPU straggles (aggregate/diagnosis.h
+// decides; this only words it).
+std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext& ctx) {
+  const aggregate::Diagnosis dg = aggregate::Diagnose(s, ctx.step_seconds, ctx.step_source);
+  std::string o = Format("\nDiagnosis (per GPU per step; shares of a %.6f s step, from %s)\n",
+                         dg.step_seconds, dg.step_basis.c_str());
+  o += RenderBlockers(dg);
+  o += RenderHostStall(s, dg);
   if (auto c = aggregate::DominantExposedCollective(s.collectives, s.divisor())) {
     std::string ranks;
     for (int64_t g : c->group_sizes) ranks += (ranks.empty() ? "" : "/") + std::to_string(g);
@@ -100,49 +162,7 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
                 s.PerStepSeconds(static_cast<double>(st->compute_busy_ps)), st->ratio,
                 s.PerStepSeconds(st->median_compute_busy_ps));
   }
-  if (!s.has_regions) {
-    o += Format(
-        "  %-22s none: the input carries no scopes (JAX args.name, PyTorch gpu_user_annotation)\n",
-        "regions");
-  } else {
-    for (size_t i = 0; i < s.regions.size(); ++i) {
-      o += Format("  %-22s %.6f s  %s\n", i == 0 ? "top regions" : "",
-                  s.PerGpuStepSeconds(s.regions[i].kernel_ps),
-                  Shorten(s.regions[i].region, 80).c_str());
-    }
-    if (s.regions_other_ps > 0) {
-      o += Format("  %-22s %.6f s  other\n", "", s.PerGpuStepSeconds(s.regions_other_ps));
-    }
-    const int64_t unattributed =
-        s.total_kernel_ps - static_cast<int64_t>(s.region_coverage * s.total_kernel_ps + 0.5);
-    o += Format("  %-22s %.1f%% of kernel time has a region; %.6f s has none\n", "region coverage",
-                100 * s.region_coverage, s.PerGpuStepSeconds(std::max<int64_t>(0, unattributed)));
-    if (s.graph.kernel_ps > 0) {
-      o += Format(
-          "  %-22s %.6f s of kernels carried no scope (as in CUDA graphs); %.6f s of it placed by "
-          "the HLO schedule\n",
-          "", s.PerGpuStepSeconds(s.graph.kernel_ps), s.PerGpuStepSeconds(s.graph.placed_ps));
-      if (!s.graph.unplaced.empty()) {
-        o += Format("  %-22s not placed: %s\n", "", Shorten(s.graph.unplaced, 100).c_str());
-      }
-    }
-    // What "none" is depends on where regions come from (aggregate/region.h).
-    bool jax = false, torch = false;
-    for (const auto& f : s.files) {
-      jax = jax || f.schema == parse::TraceSchema::kJaxTraceEvents ||
-            f.schema == parse::TraceSchema::kXPlane;
-      torch = torch || f.schema == parse::TraceSchema::kKineto;
-    }
-    if (jax) {
-      o += Format(
-          "  %-22s none: kernels of top-level code (only jit frames) or between calls the "
-          "schedule cannot tell apart\n",
-          "");
-    }
-    if (torch) {
-      o += Format("  %-22s none: kernels outside every record_function range of their GPU\n", "");
-    }
-  }
+  o += RenderRegions(s);
   return o;
 }
 
@@ -221,10 +241,9 @@ std::string RenderFlops(const aggregate::WindowStats& s, const ReportContext& ct
   return o;
 }
 
-}  // namespace
-
-std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  using aggregate::PsToSeconds;
+// What was read: files, dirs, GPUs (warning when not the expected count),
+// launcher mode, steps, events, rule set, truncation and read errors.
+std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& ctx) {
   std::string o;
   o += "profwatch window report";
   if (!ctx.window.empty()) o += ": " + ctx.window;
@@ -255,12 +274,13 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
   for (const auto& e : ctx.errors) {
     o += Format("  !!! ERROR %s: %s\n", e.reason.c_str(), e.message.c_str());
   }
-  if (s.divisor() == 0) {
-    o += "\nNo GPU kernels found in this window.\n";
-    return o;
-  }
+  return o;
+}
 
-  o += "\nKernel families (per GPU per step)\n";
+// Kernel families with their share of kernel time, then each family's top
+// kernels.
+std::string RenderFamilies(const aggregate::WindowStats& s) {
+  std::string o = "\nKernel families (per GPU per step)\n";
   o += Format("  %-34s %12s %10s %8s\n", "family", "seconds", "launches", "share");
   for (const auto& f : s.families) {
     double share = s.total_kernel_ps > 0
@@ -281,9 +301,14 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
                   s.PerGpuStepCount(k.launches), Shorten(k.name, 100).c_str());
     }
   }
+  return o;
+}
 
+// Kernel sum, busy union, idle, overlap, exposed communication, and the
+// step time the trace shows.
+std::string RenderDecomposition(const aggregate::WindowStats& s) {
   const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
-  o += "\nMeasured decomposition (per GPU per step)\n";
+  std::string o = "\nMeasured decomposition (per GPU per step)\n";
   o += Format("  %-34s %12.6f\n", "total kernel (sum)", s.PerGpuStepSeconds(s.total_kernel_ps));
   o += Format("  %-34s %12.6f\n", "busy (union of kernels)", s.PerGpuStepSeconds(busy));
   o += Format("  %-34s %12.6f\n", "idle (span - busy)", s.PerGpuStepSeconds(span - busy));
@@ -294,44 +319,47 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
   if (double ts = s.TraceStepSeconds(); ts > 0) {
     o += Format("  %-34s %12.6f\n", "step time in trace (median)", ts);
   }
+  return o;
+}
 
-  if (auto gap = ComputeStepGap(s, ctx.step_seconds)) {
-    const aggregate::FamilySummary* top_family = nullptr;
-    for (const auto& f : s.families) {
-      if (!top_family || f.total_ps > top_family->total_ps) top_family = &f;
-    }
-    o += Format("\nStep time composition (source: %s)\n", ctx.step_source.c_str());
-    o += Format("  %-34s %12.6f\n", "step", gap->step_seconds);
-    o += Format("  %-34s %12.6f\n", "total kernel", gap->total_kernel_seconds);
-    o += Format("  %-34s %+12.6f (%+.1f%% of step)\n", "step - total kernel",
-                gap->minus_kernel_seconds, gap->ratio * 100.0);
-    if (top_family && top_family->total_ps > 0) {
-      o += Format("  %-34s %s (%.6f s)\n", "top family", top_family->family.c_str(),
-                  s.PerGpuStepSeconds(top_family->total_ps));
-      if (!top_family->top_kernels.empty()) {
-        o += Format("  %-34s %s\n", "top kernel",
-                    Shorten(top_family->top_kernels[0].name, 80).c_str());
-      }
-    }
-    if (gap->minus_kernel_seconds > 0) {
-      o += "  => positive gap: the GPU idles for part of each step (the Diagnosis below says "
-           "whether between steps, a host/input stall)\n";
-    } else {
-      o += "  => negative or zero gap: kernels fill the step (streams overlap when negative)\n";
-    }
-  } else {
-    o += "\nStep time composition\n"
-         "  no step time: the input has no step markers and none was given; pass the training "
-         "log (--log FILE) or --step-time SECONDS for step - total kernel\n";
+// The step time against kernel time, or how to give a step time.
+std::string RenderStepComposition(const aggregate::WindowStats& s, const ReportContext& ctx) {
+  auto gap = ComputeStepGap(s, ctx.step_seconds);
+  if (!gap) {
+    return "\nStep time composition\n"
+           "  no step time: the input has no step markers and none was given; pass the training "
+           "log (--log FILE) or --step-time SECONDS for step - total kernel\n";
   }
+  const aggregate::FamilySummary* top_family = nullptr;
+  for (const auto& f : s.families) {
+    if (!top_family || f.total_ps > top_family->total_ps) top_family = &f;
+  }
+  std::string o = Format("\nStep time composition (source: %s)\n", ctx.step_source.c_str());
+  o += Format("  %-34s %12.6f\n", "step", gap->step_seconds);
+  o += Format("  %-34s %12.6f\n", "total kernel", gap->total_kernel_seconds);
+  o += Format("  %-34s %+12.6f (%+.1f%% of step)\n", "step - total kernel",
+              gap->minus_kernel_seconds, gap->ratio * 100.0);
+  if (top_family && top_family->total_ps > 0) {
+    o += Format("  %-34s %s (%.6f s)\n", "top family", top_family->family.c_str(),
+                s.PerGpuStepSeconds(top_family->total_ps));
+    if (!top_family->top_kernels.empty()) {
+      o += Format("  %-34s %s\n", "top kernel",
+                  Shorten(top_family->top_kernels[0].name, 80).c_str());
+    }
+  }
+  if (gap->minus_kernel_seconds > 0) {
+    o += "  => positive gap: the GPU idles for part of each step (the Diagnosis below says "
+         "whether between steps, a host/input stall)\n";
+  } else {
+    o += "  => negative or zero gap: kernels fill the step (streams overlap when negative)\n";
+  }
+  return o;
+}
 
-  o += RenderDiagnosis(s, ctx);
-
-  o += RenderFlops(s, ctx);
-
-  o += RenderCollectives(s);
-
-  o += "\nDevices\n";
+// One row per device: file base name, device (with rank where known), times.
+std::string RenderDevices(const aggregate::WindowStats& s) {
+  using aggregate::PsToSeconds;
+  std::string o = "\nDevices\n";
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",
               "busy_s", "span_s", "streams");
   for (const auto& d : s.devices) {
@@ -343,6 +371,24 @@ std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ct
                 device.c_str(), static_cast<long long>(d.kernels), PsToSeconds(d.kernel_ps),
                 PsToSeconds(d.busy_ps), PsToSeconds(d.span_ps), d.streams);
   }
+  return o;
+}
+
+}  // namespace
+
+std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ctx) {
+  std::string o = RenderHeader(s, ctx);
+  if (s.divisor() == 0) {
+    o += "\nNo GPU kernels found in this window.\n";
+    return o;
+  }
+  o += RenderFamilies(s);
+  o += RenderDecomposition(s);
+  o += RenderStepComposition(s, ctx);
+  o += RenderDiagnosis(s, ctx);
+  o += RenderFlops(s, ctx);
+  o += RenderCollectives(s);
+  o += RenderDevices(s);
   return o;
 }
 

@@ -349,7 +349,8 @@ void AddCollectives(const aggregate::WindowStats& st, Builder& b) {
   }
 }
 
-void AddWindow(const snapshot::RunState& rs, Builder& b) {
+// What the window is: GPUs, files, steps, events, drops, completeness.
+void AddWindowShape(const snapshot::RunState& rs, Builder& b) {
   const aggregate::WindowStats& st = *rs.stats;
   b.Add("profwatch_window_gpus", st.gpus());
   if (rs.expected_gpus > 0) b.Add("profwatch_window_expected_gpus", rs.expected_gpus);
@@ -371,7 +372,10 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
          {"window", rs.window_id},
          {"format", rs.format}});
   b.Add("profwatch_window_analyzed_timestamp_seconds", rs.analyzed_unix);
+}
 
+// Per family per GPU per step: kernel time and launches, and its top kernels.
+void AddFamilies(const aggregate::WindowStats& st, Builder& b) {
   for (const aggregate::FamilySummary& f : st.families) {
     b.Add("profwatch_family_kernel_seconds", st.PerGpuStepSeconds(f.total_ps),
           {{"family", f.family}});
@@ -400,6 +404,11 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
             {{"family", f.family}, {"kernel", label}});
     }
   }
+}
+
+// Kernel sum, busy, idle, overlap and exposed communication per GPU per
+// step, then each family's exclusive and idle-before time and kind.
+void AddDecomposition(const aggregate::WindowStats& st, Builder& b) {
   const int64_t busy_ps = st.SumBusyPs();
   const int64_t span_ps = st.SumSpanPs();
   const int64_t exposed_ps = st.SumExposedCommPs();
@@ -420,6 +429,10 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
     b.Add("profwatch_family_info", 1.0,
           {{"family", f.family}, {"kind", classify::FamilyKindName(f.kind)}});
   }
+}
+
+// Kernel time by region, and the straggling GPU where one stands out.
+void AddRegionsAndStraggler(const aggregate::WindowStats& st, Builder& b) {
   for (const aggregate::RegionSummary& r : st.regions) {
     b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(r.kernel_ps),
           {{"region", r.region}});
@@ -442,7 +455,14 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
     b.Add("profwatch_straggler_info", 1.0,
           {{"host", straggler->host}, {"device", st.devices[straggler->device].device}});
   }
+}
 
+// The window's additive sums, undivided, for recording rules that add
+// windows across sidecars before dividing.
+void AddRawSums(const aggregate::WindowStats& st, Builder& b) {
+  const int64_t busy_ps = st.SumBusyPs();
+  const int64_t span_ps = st.SumSpanPs();
+  const int64_t exposed_ps = st.SumExposedCommPs();
   for (const aggregate::FamilySummary& f : st.families) {
     b.Add("profwatch_window_raw_family_kernel_seconds", PsToSeconds(f.total_ps),
           {{"family", f.family}});
@@ -456,6 +476,15 @@ void AddWindow(const snapshot::RunState& rs, Builder& b) {
   b.Add("profwatch_window_raw_gpu_span_seconds", PsToSeconds(span_ps));
   b.Add("profwatch_window_raw_exposed_comm_seconds", PsToSeconds(exposed_ps));
   b.Add("profwatch_window_raw_gpu_steps", static_cast<double>(st.divisor()));
+}
+
+void AddWindow(const snapshot::RunState& rs, Builder& b) {
+  const aggregate::WindowStats& st = *rs.stats;
+  AddWindowShape(rs, b);
+  AddFamilies(st, b);
+  AddDecomposition(st, b);
+  AddRegionsAndStraggler(st, b);
+  AddRawSums(st, b);
   AddCollectives(st, b);
 }
 

@@ -12,9 +12,9 @@
 //    straight from the read buffer (the buffer keeps SIMDJSON_PADDING spare
 //    bytes), which extracts the few fields a TraceEvent carries. Entries that
 //    lie back to back go as one document, an array of up to 64 KiB
-//    (EventDecoder::DecodeRun): a separate document per entry of a few
-//    hundred bytes spent a quarter of decoding in simdjson's per-document
-//    work. Any entry a run cannot decode exactly is decoded alone.
+//    (EventDecoder::DecodeRun), so simdjson's per-document work is paid once
+//    per run rather than once per entry of a few hundred bytes. Any entry a
+//    run cannot decode exactly is decoded alone.
 // An entry straddling two reads is carried to the front of the buffer. Memory
 // is bounded by chunk_bytes + max_event_bytes + max_header_value_bytes.
 //
@@ -213,6 +213,24 @@ class JsonTraceParser final : public TraceParser {
   // Consumes bytes from pos_ until the data ends or the events array starts.
   // Returns an error for structural problems of the top level.
   Status RunHeader();
+  // What RunHeader does after a step: go on with the next byte, or read
+  // the same one again (the state changed before it).
+  enum class HeaderStep { kConsume, kReread };
+  // A byte of the top level outside keys and values: the document's
+  // braces, a key's opening quote, ':', ',', and what follows the document.
+  Result<HeaderStep> HeaderSyntax(char c);
+  // `c` must be `want`: the state becomes `next`; else kCorrupt "expected
+  // <what>, found <c> at offset <n>".
+  Result<HeaderStep> Expect(char c, char want, Top next, const char* what);
+  // A byte of a key (kInKey); the key keeps its first kMaxKeyBytes.
+  void KeyByte(char c);
+  // A byte of a value other than traceEvents (kInValue): scanned to the
+  // value's end and captured (up to max_header_value_bytes) when its key is
+  // one the summary reads.
+  Result<HeaderStep> ValueByte(char c);
+  // Where a value ends, seen from the byte just scanned.
+  enum class ValueEnd { kNo, kAfter, kBefore };
+  ValueEnd ScanValueByte(char c);
   void BeginValue();
   void EndValue();
   Status StartTraceEvents(char c);
@@ -229,7 +247,7 @@ class JsonTraceParser final : public TraceParser {
   ParseOptions opt_;
   od::parser parser_;     // header values
   EventDecoder decoder_;  // entries decoded inline (before batching, or without it)
-  TraceEvent event_;      // their event: Decode overwrites it (a fresh one per entry cost a memset)
+  TraceEvent event_;      // their event: Decode overwrites it (no zeroing of a fresh one per entry)
   std::unique_ptr<DecodePipeline> pipeline_;  // decode_threads > 0
   // Entries of buf_ waiting to be decoded together, in runs (once the time
   // base is known every entry goes this way): as a batch of the pipeline, or
@@ -456,166 +474,172 @@ Status JsonTraceParser::StartTraceEvents(char c) {
 }
 
 Status JsonTraceParser::RunHeader() {
-  const char* b = buf_.data();
   while (pos_ < end_ && top_ != Top::kInEvents) {
-    const char c = b[pos_];
-    switch (top_) {
-      case Top::kBeforeDoc:
-        if (Offset(pos_) == 0 && end_ - pos_ >= 3 &&
-            std::memcmp(b + pos_, "\xEF\xBB\xBF", 3) == 0) {
-          pos_ += 3;
-          continue;
-        }
-        if (IsSpace(c)) break;
-        if (c != '{') {
-          std::string what = "not a JSON object (first byte " + DescribeByte(c);
-          if (c == '\x1f') what += ": still gzip?";
-          if (c == '[') what += ": top level is an array";
-          what += ") at offset " + std::to_string(Offset(pos_));
-          return MakeError(ErrorCode::kCorrupt, what);
-        }
-        top_ = Top::kKeyOrEnd;
-        break;
-      case Top::kKeyOrEnd:
-      case Top::kKey:
-        if (IsSpace(c)) break;
-        if (c == '}' && top_ == Top::kKeyOrEnd) {
-          top_ = Top::kAfterDoc;
-          break;
-        }
-        if (c != '"') {
-          return MakeError(ErrorCode::kCorrupt, "expected a key in the top-level object, found " +
-                                                    DescribeByte(c) + " at offset " +
-                                                    std::to_string(Offset(pos_)));
-        }
-        key_.clear();
-        key_escape_ = false;
-        top_ = Top::kInKey;
-        break;
-      case Top::kInKey:
-        if (key_escape_) {
-          key_escape_ = false;
-        } else if (c == '\\') {
-          key_escape_ = true;
-        } else if (c == '"') {
-          top_ = Top::kColon;
-          break;
-        }
-        if (key_.size() < kMaxKeyBytes) key_ += c;
-        break;
-      case Top::kColon:
-        if (IsSpace(c)) break;
-        if (c != ':') {
-          return MakeError(ErrorCode::kCorrupt, "expected ':' after a top-level key, found " +
-                                                    DescribeByte(c) + " at offset " +
-                                                    std::to_string(Offset(pos_)));
-        }
-        top_ = Top::kValue;
-        break;
-      case Top::kValue:
-        if (IsSpace(c)) break;
-        if (key_ == "traceEvents") {
-          Status st = StartTraceEvents(c);
-          if (!st) return st;
-          return {};
-        }
-        BeginValue();
-        top_ = Top::kInValue;
-        continue;  // the same byte starts the value
-      case Top::kInValue: {
-        const bool was_started = val_started_;
-        bool done_after = false;   // value ends with this byte
-        bool done_before = false;  // value ended before this byte
-        if (val_in_string_) {
-          if (val_escape_) {
-            val_escape_ = false;
-          } else if (c == '\\') {
-            val_escape_ = true;
-          } else if (c == '"') {
-            val_in_string_ = false;
-            if (val_depth_ == 0) done_after = true;
-          }
-        } else {
-          switch (c) {
-            case '"':
-              val_in_string_ = true;
-              if (!val_started_) val_is_string_ = true;
-              break;
-            case '{':
-            case '[':
-              ++val_depth_;
-              break;
-            case '}':
-            case ']':
-              if (val_depth_ == 0) {
-                done_before = true;
-              } else if (--val_depth_ == 0) {
-                done_after = true;
-              }
-              break;
-            case ',':
-              if (val_depth_ == 0) done_before = true;
-              break;
-            case ' ':
-            case '\n':
-            case '\r':
-            case '\t':
-              if (val_depth_ == 0 && val_started_) done_before = true;
-              break;
-            default:
-              break;
-          }
-          val_started_ = true;
-        }
-        if (done_before) {
-          if (!was_started) {
-            return MakeError(ErrorCode::kCorrupt, "missing value for top-level key at offset " +
-                                                      std::to_string(Offset(pos_)));
-          }
-          EndValue();
-          continue;  // re-read this byte as a separator
-        }
-        if (capture_ && !capture_overflow_) {
-          if (captured_.size() >= opt_.max_header_value_bytes) {
-            capture_overflow_ = true;
-            captured_.clear();
-            captured_.shrink_to_fit();
-          } else {
-            captured_ += c;
-          }
-        }
-        if (done_after) {
-          ++pos_;
-          EndValue();
-          continue;
-        }
-        break;
-      }
-      case Top::kCommaOrEnd:
-        if (IsSpace(c)) break;
-        if (c == ',') {
-          top_ = Top::kKey;
-        } else if (c == '}') {
-          top_ = Top::kAfterDoc;
-        } else {
-          return MakeError(ErrorCode::kCorrupt,
-                           "expected ',' or '}' after a top-level value, found " + DescribeByte(c) +
-                               " at offset " + std::to_string(Offset(pos_)));
-        }
-        break;
-      case Top::kAfterDoc:
-        if (IsSpace(c)) break;
-        return MakeError(ErrorCode::kCorrupt, "trailing data after the JSON document (" +
-                                                  DescribeByte(c) + " at offset " +
-                                                  std::to_string(Offset(pos_)) + ")");
-      case Top::kInEvents:
-        return {};
+    const char c = buf_.data()[pos_];
+    Result<HeaderStep> step = HeaderStep::kConsume;
+    if (top_ == Top::kInValue) {
+      step = ValueByte(c);
+    } else if (top_ == Top::kInKey) {
+      KeyByte(c);
+    } else {
+      step = HeaderSyntax(c);
     }
-    ++pos_;
+    if (!step) return tl::unexpected(step.error());
+    if (*step == HeaderStep::kConsume) ++pos_;
   }
   // A scalar header value may end exactly at end of input; that is handled
   // as truncation by the caller (the object's '}' is missing anyway).
   return {};
+}
+
+Result<JsonTraceParser::HeaderStep> JsonTraceParser::HeaderSyntax(char c) {
+  if (top_ == Top::kBeforeDoc && Offset(pos_) == 0 && end_ - pos_ >= 3 &&
+      std::memcmp(buf_.data() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+    pos_ += 3;  // a UTF-8 byte order mark
+    return HeaderStep::kReread;
+  }
+  if (IsSpace(c)) return HeaderStep::kConsume;
+  switch (top_) {
+    case Top::kBeforeDoc: {
+      if (c == '{') {
+        top_ = Top::kKeyOrEnd;
+        return HeaderStep::kConsume;
+      }
+      std::string what = "not a JSON object (first byte " + DescribeByte(c);
+      if (c == '\x1f') what += ": still gzip?";
+      if (c == '[') what += ": top level is an array";
+      what += ") at offset " + std::to_string(Offset(pos_));
+      return MakeError(ErrorCode::kCorrupt, what);
+    }
+    case Top::kKeyOrEnd:
+    case Top::kKey:
+      if (c == '}' && top_ == Top::kKeyOrEnd) {
+        top_ = Top::kAfterDoc;
+        return HeaderStep::kConsume;
+      }
+      key_.clear();
+      key_escape_ = false;
+      return Expect(c, '"', Top::kInKey, "a key in the top-level object");
+    case Top::kColon:
+      return Expect(c, ':', Top::kValue, "':' after a top-level key");
+    case Top::kValue:
+      if (key_ == "traceEvents") {
+        // On success pos_ is past the '[' and the events array begins.
+        if (Status st = StartTraceEvents(c); !st) return tl::unexpected(st.error());
+        return HeaderStep::kReread;
+      }
+      BeginValue();
+      top_ = Top::kInValue;
+      return HeaderStep::kReread;  // the same byte starts the value
+    case Top::kCommaOrEnd:
+      if (c == ',') {
+        top_ = Top::kKey;
+        return HeaderStep::kConsume;
+      }
+      return Expect(c, '}', Top::kAfterDoc, "',' or '}' after a top-level value");
+    case Top::kAfterDoc:
+      return MakeError(ErrorCode::kCorrupt, "trailing data after the JSON document (" +
+                                                DescribeByte(c) + " at offset " +
+                                                std::to_string(Offset(pos_)) + ")");
+    case Top::kInKey:
+    case Top::kInValue:
+    case Top::kInEvents:
+      break;  // not syntax: RunHeader does not call for them
+  }
+  return HeaderStep::kReread;
+}
+
+Result<JsonTraceParser::HeaderStep> JsonTraceParser::Expect(char c, char want, Top next,
+                                                            const char* what) {
+  if (c != want) {
+    return MakeError(ErrorCode::kCorrupt, std::string("expected ") + what + ", found " +
+                                              DescribeByte(c) + " at offset " +
+                                              std::to_string(Offset(pos_)));
+  }
+  top_ = next;
+  return HeaderStep::kConsume;
+}
+
+void JsonTraceParser::KeyByte(char c) {
+  if (key_escape_) {
+    key_escape_ = false;
+  } else if (c == '\\') {
+    key_escape_ = true;
+  } else if (c == '"') {
+    top_ = Top::kColon;
+    return;
+  }
+  if (key_.size() < kMaxKeyBytes) key_ += c;
+}
+
+Result<JsonTraceParser::HeaderStep> JsonTraceParser::ValueByte(char c) {
+  const bool was_started = val_started_;
+  const ValueEnd end = ScanValueByte(c);
+  if (end == ValueEnd::kBefore) {
+    if (!was_started) {
+      return MakeError(ErrorCode::kCorrupt,
+                       "missing value for top-level key at offset " + std::to_string(Offset(pos_)));
+    }
+    EndValue();
+    return HeaderStep::kReread;  // the byte is the separator after the value
+  }
+  if (capture_ && !capture_overflow_) {
+    if (captured_.size() >= opt_.max_header_value_bytes) {
+      capture_overflow_ = true;
+      captured_.clear();
+      captured_.shrink_to_fit();
+    } else {
+      captured_ += c;
+    }
+  }
+  if (end == ValueEnd::kAfter) EndValue();
+  return HeaderStep::kConsume;
+}
+
+JsonTraceParser::ValueEnd JsonTraceParser::ScanValueByte(char c) {
+  if (val_in_string_) {
+    if (val_escape_) {
+      val_escape_ = false;
+    } else if (c == '\\') {
+      val_escape_ = true;
+    } else if (c == '"') {
+      val_in_string_ = false;
+      if (val_depth_ == 0) return ValueEnd::kAfter;
+    }
+    return ValueEnd::kNo;
+  }
+  ValueEnd end = ValueEnd::kNo;
+  switch (c) {
+    case '"':
+      val_in_string_ = true;
+      if (!val_started_) val_is_string_ = true;
+      break;
+    case '{':
+    case '[':
+      ++val_depth_;
+      break;
+    case '}':
+    case ']':
+      if (val_depth_ == 0) {
+        end = ValueEnd::kBefore;
+      } else if (--val_depth_ == 0) {
+        end = ValueEnd::kAfter;
+      }
+      break;
+    case ',':
+      if (val_depth_ == 0) end = ValueEnd::kBefore;
+      break;
+    case ' ':
+    case '\n':
+    case '\r':
+    case '\t':
+      if (val_depth_ == 0 && val_started_) end = ValueEnd::kBefore;
+      break;
+    default:
+      break;
+  }
+  val_started_ = true;
+  return end;
 }
 
 void JsonTraceParser::ParseCapturedHeader() {

@@ -1,13 +1,25 @@
-// Protocol-buffer wire format over one complete in-memory message: the
-// reader the XSpace and HLO decoders share (parse-internal). Every read checks
-// the end of the enclosing message: running past it means the bytes are
-// corrupt (the enclosing length was complete), never truncated.
+// Protocol-buffer wire format: the one reader the XSpace and HLO decoders
+// share (parse-internal).
+//  - Cursor: one complete in-memory message. Every read checks the end of
+//    the enclosing message: running past it means the bytes are corrupt (the
+//    enclosing length was complete), never truncated.
+//  - Stream: the top level of a message pulled from a ByteSource in chunks,
+//    for a message too large to hold (an XSpace): tags, lengths, skips, and
+//    whole fields handed over as bytes for a Cursor. Running out of input is
+//    kTruncated there.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "read/byte_source.h"
 
 namespace profwatch::parse::wire {
 
@@ -100,6 +112,45 @@ class Cursor {
     }
   }
 
+  // Calls on_field(field, wire_type) for each field left in the message;
+  // on_field reads or skips the value and returns false on an error (set on
+  // this cursor).
+  template <typename OnField>
+  [[gnu::always_inline]] bool Fields(OnField&& on_field) {
+    while (!Done()) {
+      uint32_t field = 0, wire_type = 0;
+      if (!Tag(&field, &wire_type) || !on_field(field, wire_type)) return false;
+    }
+    return true;
+  }
+
+  // A field's value of the wire type its schema gives it; a field of another
+  // wire type is an error that names it (`what`).
+  [[gnu::always_inline]] bool Uint(uint32_t wire_type, const char* what, uint64_t* out) {
+    return Expect(wire_type, kVarint, what) && Varint(out);
+  }
+  [[gnu::always_inline]] bool Int(uint32_t wire_type, const char* what, int64_t* out) {
+    uint64_t v = 0;
+    if (!Uint(wire_type, what, &v)) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+  }
+  [[gnu::always_inline]] bool String(uint32_t wire_type, const char* what, std::string_view* out) {
+    return Expect(wire_type, kLen, what) && Bytes(out);
+  }
+  // A length-delimited field read as a message by read(Cursor&); an error
+  // inside it becomes this cursor's error.
+  template <typename Read>
+  [[gnu::always_inline]] bool Message(uint32_t wire_type, const char* what, Read&& read) {
+    std::string_view bytes;
+    if (!String(wire_type, what, &bytes)) return false;
+    Cursor inner(bytes);
+    if (read(inner)) [[likely]] {
+      return true;
+    }
+    return Fail(inner.error());
+  }
+
   // Reads a field that must have `want` wire type; names it in the error.
   bool Expect(uint32_t wire_type, uint32_t want, const char* what) {
     if (wire_type == want) [[likely]] {
@@ -147,6 +198,160 @@ class Cursor {
   const uint8_t* p_;
   const uint8_t* end_;
   std::string error_;
+};
+
+// A tag read from a Stream: the field, its wire type, and the offset of the
+// tag's first byte in the input.
+struct StreamTag {
+  uint64_t field = 0;
+  uint32_t wire_type = 0;
+  uint64_t at = 0;
+};
+
+// The top level of a message pulled from `source` one chunk at a time (into
+// `buf`, which the caller keeps between reads). Errors name the input
+// offset; running out of input inside a field is kTruncated.
+class Stream {
+ public:
+  Stream(read::ByteSource& source, size_t chunk_bytes, std::vector<char>& buf)
+      : source_(source), buf_(buf) {
+    buf_.resize(std::max<size_t>(chunk_bytes, 64));
+  }
+
+  uint64_t Offset() const { return consumed_ - (end_ - pos_); }
+  uint64_t Consumed() const { return consumed_; }
+  // The bytes read but not consumed yet (at least one after a Fill that
+  // returned true).
+  std::string_view Peek() const { return std::string_view(buf_.data() + pos_, end_ - pos_); }
+
+  // Fills the buffer if empty. Returns false at clean EOF.
+  Result<bool> Fill() {
+    if (pos_ < end_) return true;
+    if (eof_) return false;
+    auto n = source_.Read(buf_.data(), buf_.size());
+    if (!n) return tl::unexpected(n.error());
+    pos_ = 0;
+    end_ = *n;
+    consumed_ += *n;
+    if (*n == 0) eof_ = true;
+    return *n > 0;
+  }
+
+  // The next tag, its field number unchecked. `at_eof_ok`: the input may
+  // end before its first byte (the end of the message): nullopt then; else
+  // that is kTruncated too.
+  Result<std::optional<StreamTag>> Tag(bool at_eof_ok = true, const char* what = "a field tag") {
+    const uint64_t at = Offset();
+    auto tag = ReadVarint(at_eof_ok, what);
+    if (!tag) return tl::unexpected(tag.error());
+    if (!tag->has_value()) return std::optional<StreamTag>();
+    return std::optional<StreamTag>(StreamTag{**tag >> 3, static_cast<uint32_t>(**tag & 7), at});
+  }
+
+  // A varint that may straddle reads.
+  Result<uint64_t> Varint(const char* what) {
+    auto v = ReadVarint(/*at_eof_ok=*/false, what);
+    if (!v) return tl::unexpected(v.error());
+    return **v;
+  }
+
+  // Returns `n` bytes: a view into the read buffer when they are all there,
+  // else a copy assembled in `scratch`. `scratch` grows with the bytes that
+  // actually arrive (capped at `n`), so a lying length prefix costs no more
+  // memory than the input really has.
+  Result<std::string_view> Bytes(uint64_t n, std::string& scratch, const std::string& what) {
+    if (n <= end_ - pos_) {
+      std::string_view v(buf_.data() + pos_, static_cast<size_t>(n));
+      pos_ += n;
+      return v;
+    }
+    scratch.clear();
+    const uint64_t start = Offset();
+    while (scratch.size() < n) {
+      auto more = Fill();
+      if (!more) return tl::unexpected(more.error());
+      if (!*more) return Short(what, start, scratch.size(), n);
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(n - scratch.size(), end_ - pos_));
+      if (scratch.capacity() < scratch.size() + take) {
+        const uint64_t want = std::max<uint64_t>(scratch.capacity() * 2, scratch.size() + take);
+        scratch.reserve(static_cast<size_t>(std::min<uint64_t>(want, n)));
+      }
+      scratch.append(buf_.data() + pos_, take);
+      pos_ += take;
+    }
+    return std::string_view(scratch);
+  }
+
+  // Skips `n` bytes without keeping them.
+  Status Skip(uint64_t n, const std::string& what) {
+    const uint64_t start = Offset();
+    uint64_t left = n;
+    while (left > 0) {
+      auto more = Fill();
+      if (!more) return tl::unexpected(more.error());
+      if (!*more) return Short(what, start, n - left, n);
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(left, end_ - pos_));
+      pos_ += take;
+      left -= take;
+    }
+    return {};
+  }
+
+  // Skips the value of a field of tag `tag`. REQUIRES: a wire type other
+  // than the groups' (kCorrupt otherwise).
+  Status SkipValue(const StreamTag& tag) {
+    switch (tag.wire_type) {
+      case kVarint: {
+        auto v = Varint("a varint field");
+        if (!v) return tl::unexpected(v.error());
+        return {};
+      }
+      case kFixed64:
+      case kFixed32:
+        return Skip(tag.wire_type == kFixed64 ? 8 : 4, "fixed-width field " + Num(tag.field));
+      case kLen: {
+        auto n = Varint("a length prefix");
+        if (!n) return tl::unexpected(n.error());
+        return Skip(*n, "field " + Num(tag.field));
+      }
+      default:
+        return MakeError(ErrorCode::kCorrupt,
+                         "byte " + Num(tag.at) + ": unsupported wire type " + Num(tag.wire_type));
+    }
+  }
+
+ private:
+  Result<std::optional<uint64_t>> ReadVarint(bool at_eof_ok, const char* what) {
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      auto more = Fill();
+      if (!more) return tl::unexpected(more.error());
+      if (!*more) {
+        if (shift == 0 && at_eof_ok) return std::optional<uint64_t>();
+        return MakeError(ErrorCode::kTruncated,
+                         "byte " + Num(Offset()) + ": input ends inside " + what);
+      }
+      const uint8_t b = static_cast<uint8_t>(buf_[pos_++]);
+      r |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return std::optional<uint64_t>(r);
+    }
+    return MakeError(ErrorCode::kCorrupt,
+                     "byte " + Num(Offset()) + ": " + what + " is a varint longer than 10 bytes");
+  }
+
+  static tl::unexpected<Error> Short(const std::string& what, uint64_t start, uint64_t got,
+                                     uint64_t n) {
+    return MakeError(ErrorCode::kTruncated, what + " at byte " + Num(start) +
+                                                ": input ends after " + Num(got) + " of its " +
+                                                Num(n) + " bytes");
+  }
+
+  read::ByteSource& source_;
+  std::vector<char>& buf_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  uint64_t consumed_ = 0;
+  bool eof_ = false;
 };
 
 }  // namespace profwatch::parse::wire

@@ -22,8 +22,6 @@ namespace profwatch::parse {
 namespace {
 
 using wire::Cursor;
-using wire::kFixed32;
-using wire::kFixed64;
 using wire::kLen;
 using wire::kMaxFieldNumber;
 using wire::kVarint;
@@ -115,108 +113,238 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-// Pulls the top-level XSpace from the source: tags, lengths and whole planes.
-class StreamReader {
- public:
-  StreamReader(read::ByteSource& source, size_t chunk_bytes, std::vector<char>& buf)
-      : source_(source), buf_(buf) {
-    buf_.resize(std::max<size_t>(chunk_bytes, 64));
-  }
+// ---- The XSpace messages the readers share, one decoder each. Each reads
+// the fields it names (a wrong wire type is an error naming the field) and
+// skips the others.
 
-  uint64_t Offset() const { return consumed_ - (end_ - pos_); }
-  uint64_t Consumed() const { return consumed_; }
-  // First bytes seen (for a clearer "this is JSON" message).
-  std::string_view Peek() const { return std::string_view(buf_.data() + pos_, end_ - pos_); }
+// A map<int64, message> entry: key = 1, value = 2 (the value's bytes).
+bool ReadMapEntry(Cursor& c, int64_t* key, std::string_view* value) {
+  return c.Fields([&](uint32_t f, uint32_t wt) {
+    if (f == 1) return c.Int(wt, "map key", key);
+    if (f == 2) return c.String(wt, "map value", value);
+    return c.Skip(wt);
+  });
+}
 
-  // Fills the buffer if empty. Returns false at clean EOF.
-  Result<bool> Fill() {
-    if (pos_ < end_) return true;
-    if (eof_) return false;
-    auto n = source_.Read(buf_.data(), buf_.size());
-    if (!n) return tl::unexpected(n.error());
-    pos_ = 0;
-    end_ = *n;
-    consumed_ += *n;
-    if (*n == 0) eof_ = true;
-    return *n > 0;
-  }
+// A map<int64, XStatMetadata> entry: its key and the metadata's name = 2.
+bool ReadStatName(Cursor& c, int64_t* key, std::string_view* name) {
+  std::string_view value;
+  if (!ReadMapEntry(c, key, &value)) return false;
+  Cursor m(value);
+  const bool ok = m.Fields([&](uint32_t f, uint32_t wt) {
+    return f == 2 ? m.String(wt, "XStatMetadata.name", name) : m.Skip(wt);
+  });
+  return ok || c.Fail(m.error());
+}
 
-  // Reads a varint that may straddle reads. `at_eof_ok`: clean EOF before
-  // its first byte returns nullopt (the end of the XSpace).
-  Result<std::optional<uint64_t>> Varint(bool at_eof_ok, const char* what) {
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      auto more = Fill();
-      if (!more) return tl::unexpected(more.error());
-      if (!*more) {
-        if (shift == 0 && at_eof_ok) return std::optional<uint64_t>();
-        return MakeError(ErrorCode::kTruncated,
-                         "byte " + Num(Offset()) + ": input ends inside " + what);
-      }
-      const uint8_t b = static_cast<uint8_t>(buf_[pos_++]);
-      r |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return std::optional<uint64_t>(r);
+// XStat: metadata_id = 1, str_value = 5, bytes_value = 6, ref_value = 7 (a
+// reference to a stat metadata, whose name is the value). The numeric
+// values are skipped. An id that is absent is -1: it names no stat.
+struct Stat {
+  int64_t metadata_id = -1;
+  std::string_view str;
+  std::string_view bytes;
+  bool has_bytes = false;
+  int64_t ref = -1;
+};
+
+// ReadStat and ReadEvent run per event: they and their field lambdas are
+// inlined into the event loop (GCC keeps the lambdas out of line otherwise).
+[[gnu::always_inline]] inline bool ReadStat(Cursor& c, Stat* stat) {
+  return c.Fields([&](uint32_t f, uint32_t wt) __attribute__((always_inline)) {
+    switch (f) {
+      case 1:
+        return c.Int(wt, "XStat.metadata_id", &stat->metadata_id);
+      case 5:
+        return c.String(wt, "XStat.str_value", &stat->str);
+      case 6:
+        stat->has_bytes = true;
+        return c.String(wt, "XStat.bytes_value", &stat->bytes);
+      case 7:
+        return c.Int(wt, "XStat.ref_value", &stat->ref);
+      default:
+        return c.Skip(wt);
     }
+  });
+}
+
+// XEventMetadata: id = 1, name = 2, display_name = 4, stats = 5, each stat
+// handed to on_stat(cursor, wire_type), which reads or skips it.
+template <typename OnStat>
+bool ReadEventMetadata(Cursor& c, EventMetadata* md, OnStat&& on_stat) {
+  return c.Fields([&](uint32_t f, uint32_t wt) {
+    uint64_t id = 0;
+    switch (f) {
+      case 1:
+        return c.Uint(wt, "XEventMetadata.id", &id);
+      case 2:
+        return c.String(wt, "XEventMetadata.name", &md->name);
+      case 4:
+        return c.String(wt, "XEventMetadata.display_name", &md->display_name);
+      case 5:
+        return on_stat(c, wt);
+      default:  // metadata bytes, child_id (packed or not)
+        return c.Skip(wt);
+    }
+  });
+}
+
+// The device name a plane stat carries: the str_value of a stat whose
+// metadata is named "gpu_device_name"; empty for any other stat.
+template <typename StatNames>
+std::string_view DeviceNameOf(int64_t metadata_id, std::string_view str, const StatNames& names) {
+  auto it = names.find(metadata_id);
+  if (it == names.end() || it->second != "gpu_device_name") return {};
+  return str;
+}
+
+// XLine: id = 1, name = 2, timestamp_ns = 3, events = 4 (counted here,
+// decoded by the emitting pass), display_id = 10, display_name = 11.
+struct LineHead {
+  int64_t id = 0;
+  int64_t display_id = 0;
+  int64_t timestamp_ns = 0;
+  std::string_view name;
+  std::string_view display_name;
+  uint64_t events = 0;
+};
+
+bool ReadLineHead(Cursor& c, LineHead* line) {
+  return c.Fields([&](uint32_t f, uint32_t wt) {
+    switch (f) {
+      case 1:
+        return c.Int(wt, "XLine.id", &line->id);
+      case 2:
+        return c.String(wt, "XLine.name", &line->name);
+      case 3:
+        return c.Int(wt, "XLine.timestamp_ns", &line->timestamp_ns);
+      case 4:
+        ++line->events;
+        return c.Expect(wt, kLen, "XLine.events") && c.Skip(wt);
+      case 10:
+        return c.Int(wt, "XLine.display_id", &line->display_id);
+      case 11:
+        return c.String(wt, "XLine.display_name", &line->display_name);
+      default:
+        return c.Skip(wt);
+    }
+  });
+}
+
+// XEvent: metadata_id = 1, offset_ps = 2 | num_occurrences = 5 (a oneof: the
+// last one set wins), duration_ps = 3, stats = 4 (read by the caller's
+// on_stat(cursor, wire_type) when `stats`, else skipped).
+struct EventFields {
+  int64_t metadata_id = 0;
+  int64_t offset_ps = 0;
+  int64_t duration_ps = 0;
+  bool aggregated = false;  // num_occurrences set: no start time
+  std::string_view scope;   // stat "name"
+  std::string_view module;  // stat "hlo_module"
+  std::string_view op;      // stat "hlo_op"
+};
+
+template <typename OnStat>
+[[gnu::always_inline]] inline bool ReadEvent(Cursor& c, bool stats, EventFields* ev,
+                                             OnStat&& on_stat) {
+  return c.Fields([&](uint32_t f, uint32_t wt) __attribute__((always_inline)) {
+    uint64_t occurrences = 0;
+    switch (f) {
+      case 1:
+        return c.Int(wt, "XEvent.metadata_id", &ev->metadata_id);
+      case 2:
+        ev->aggregated = false;
+        return c.Int(wt, "XEvent.offset_ps", &ev->offset_ps);
+      case 3:
+        return c.Int(wt, "XEvent.duration_ps", &ev->duration_ps);
+      case 4:
+        return stats ? on_stat(c, wt) : c.Skip(wt);
+      case 5:
+        ev->aggregated = true;
+        return c.Uint(wt, "XEvent.num_occurrences", &occurrences);
+      default:
+        return c.Skip(wt);
+    }
+  });
+}
+
+// ---- The top level of an XSpace, pulled from its source: planes = 1;
+// errors = 2, warnings = 3, hostnames = 4 are skipped, as are unknown
+// fields.
+
+struct PlaneAt {
+  uint64_t at = 0;     // offset of the plane's tag
+  uint64_t bytes = 0;  // its length (the bytes follow, unread)
+};
+
+// The next plane of the XSpace, its length read and its bytes not; nullopt
+// at the end of the input.
+Result<std::optional<PlaneAt>> NextPlane(wire::Stream& in) {
+  auto corrupt = [](uint64_t at, const std::string& what) {
     return MakeError(ErrorCode::kCorrupt,
-                     "byte " + Num(Offset()) + ": " + what + " is a varint longer than 10 bytes");
-  }
-
-  // Returns `n` bytes: a view into the read buffer when they are all there,
-  // else a copy assembled in `scratch`. `scratch` grows with the bytes that
-  // actually arrive (capped at `n`), so a lying length prefix costs no more
-  // memory than the input really has.
-  Result<std::string_view> Bytes(uint64_t n, std::string& scratch, const std::string& what) {
-    if (n <= end_ - pos_) {
-      std::string_view v(buf_.data() + pos_, static_cast<size_t>(n));
-      pos_ += n;
-      return v;
+                     "not an XSpace protobuf: byte " + Num(at) + ": " + std::string(what));
+  };
+  while (true) {
+    auto tag = in.Tag();
+    if (!tag) return tl::unexpected(tag.error());
+    if (!tag->has_value()) return std::optional<PlaneAt>();
+    const wire::StreamTag t = **tag;
+    if (t.field == 0 || t.field > kMaxFieldNumber) {
+      return corrupt(t.at, "invalid field number " + Num(t.field));
     }
-    scratch.clear();
-    const uint64_t start = Offset();
-    while (scratch.size() < n) {
-      auto more = Fill();
-      if (!more) return tl::unexpected(more.error());
-      if (!*more) {
-        return MakeError(ErrorCode::kTruncated, what + " at byte " + Num(start) +
-                                                    ": input ends after " + Num(scratch.size()) +
-                                                    " of its " + Num(n) + " bytes");
-      }
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(n - scratch.size(), end_ - pos_));
-      if (scratch.capacity() < scratch.size() + take) {
-        const uint64_t want = std::max<uint64_t>(scratch.capacity() * 2, scratch.size() + take);
-        scratch.reserve(static_cast<size_t>(std::min<uint64_t>(want, n)));
-      }
-      scratch.append(buf_.data() + pos_, take);
-      pos_ += take;
+    if (t.field <= 4 && t.wire_type != kLen) {
+      return corrupt(
+          t.at, "field " + Num(t.field) + " has wire type " + Num(t.wire_type) + ", expected 2");
     }
-    return std::string_view(scratch);
-  }
-
-  Status Skip(uint64_t n, const std::string& what) {
-    const uint64_t start = Offset();
-    uint64_t left = n;
-    while (left > 0) {
-      auto more = Fill();
-      if (!more) return tl::unexpected(more.error());
-      if (!*more) {
-        return MakeError(ErrorCode::kTruncated, what + " at byte " + Num(start) +
-                                                    ": input ends after " + Num(n - left) +
-                                                    " of its " + Num(n) + " bytes");
-      }
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(left, end_ - pos_));
-      pos_ += take;
-      left -= take;
+    if (t.field == 1) {
+      auto n = in.Varint("a length prefix");
+      if (!n) return tl::unexpected(n.error());
+      return std::optional<PlaneAt>(PlaneAt{t.at, *n});
     }
-    return {};
+    if (auto s = in.SkipValue(t); !s) {
+      Error e = s.error();
+      if (e.code == ErrorCode::kCorrupt) e.Wrap("not an XSpace protobuf");
+      return tl::unexpected(std::move(e));
+    }
   }
+}
 
- private:
-  read::ByteSource& source_;
-  std::vector<char>& buf_;
-  size_t pos_ = 0;
-  size_t end_ = 0;
-  uint64_t consumed_ = 0;
-  bool eof_ = false;
+// A plane's bytes in one buffer (a view into the read buffer or into
+// `scratch`); kTooLarge before anything is read when it claims more than
+// `max_bytes`. `what` names the plane in errors.
+Result<std::string_view> ReadPlane(wire::Stream& in, const PlaneAt& plane, uint64_t max_bytes,
+                                   std::string& scratch, const std::string& what) {
+  if (plane.bytes > max_bytes) {
+    return MakeError(ErrorCode::kTooLarge, what + " at byte " + Num(plane.at) + " claims " +
+                                               Num(plane.bytes) + " bytes, above the " +
+                                               Num(max_bytes) + "-byte plane limit");
+  }
+  return in.Bytes(plane.bytes, scratch, what);
+}
+
+// Names formats that users feed by mistake, for a clear error.
+std::string ForeignFormat(std::string_view head) {
+  size_t i = 0;
+  while (i < head.size() &&
+         (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+    ++i;
+  if (i < head.size() && (head[i] == '{' || head[i] == '[')) return "the content is JSON";
+  if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x1f &&
+      static_cast<uint8_t>(head[1]) == 0x8b) {
+    return "the content is gzip-compressed";
+  }
+  return "";
+}
+
+Status Corrupt(const Cursor& c, std::string_view where) {
+  return MakeError(ErrorCode::kCorrupt, std::string(where) + ": " + c.error());
+}
+
+// XPlane: id = 1, name = 2, lines = 3, event_metadata = 4, stat_metadata = 5,
+// stats = 6.
+struct PlaneHead {
+  int64_t id = 0;
+  std::string_view name;
 };
 
 class XPlaneParser final : public TraceParser {
@@ -240,78 +368,28 @@ class XPlaneParser final : public TraceParser {
 
  private:
   Status ParseSpace(read::ByteSource& source, ParseSummary& summary) {
-    StreamReader in(source, options_.chunk_bytes, chunk_);
+    wire::Stream in(source, options_.chunk_bytes, chunk_);
+    auto more = in.Fill();
+    if (!more) return tl::unexpected(more.error());
+    if (!*more) return MakeError(ErrorCode::kTruncated, "empty input: no XSpace bytes");
+    if (auto why = ForeignFormat(in.Peek()); !why.empty()) {
+      return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: " + why);
+    }
     uint64_t planes = 0;
-    bool first = true;
     while (true) {
-      if (first) {
-        auto more = in.Fill();
-        if (!more) return tl::unexpected(more.error());
-        if (!*more) return MakeError(ErrorCode::kTruncated, "empty input: no XSpace bytes");
-        if (auto why = ForeignFormat(in.Peek()); !why.empty()) {
-          return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: " + why);
-        }
-        first = false;
+      auto plane = NextPlane(in);
+      if (!plane) return tl::unexpected(plane.error());
+      if (!plane->has_value()) break;
+      const std::string what = "plane " + Num(planes);
+      auto bytes = ReadPlane(in, **plane, xplane_.max_plane_bytes, scratch_, what);
+      if (!bytes) return tl::unexpected(bytes.error());
+      if (auto s = DecodePlane(*bytes); !s) {
+        Error e = s.error();
+        e.Wrap(what + " at byte " + Num((*plane)->at));
+        return tl::unexpected(std::move(e));
       }
-      const uint64_t tag_at = in.Offset();
-      auto tag = in.Varint(/*at_eof_ok=*/true, "a field tag");
-      if (!tag) return tl::unexpected(tag.error());
-      if (!tag->has_value()) break;
-      const uint64_t field = **tag >> 3;
-      const uint32_t wire_type = static_cast<uint32_t>(**tag & 7);
-      if (field == 0 || field > kMaxFieldNumber) {
-        return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: byte " + Num(tag_at) +
-                                                  ": invalid field number " + Num(field));
-      }
-      if (field <= 4 && wire_type != kLen) {
-        return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: byte " + Num(tag_at) +
-                                                  ": field " + Num(field) + " has wire type " +
-                                                  Num(wire_type) + ", expected 2");
-      }
-      switch (wire_type) {
-        case kVarint: {
-          auto v = in.Varint(false, "a varint field");
-          if (!v) return tl::unexpected(v.error());
-          break;
-        }
-        case kFixed64:
-        case kFixed32: {
-          auto s = in.Skip(wire_type == kFixed64 ? 8 : 4, "fixed-width field " + Num(field));
-          if (!s) return s;
-          break;
-        }
-        case kLen: {
-          auto len = in.Varint(false, "a length prefix");
-          if (!len) return tl::unexpected(len.error());
-          const uint64_t n = **len;
-          if (field != 1) {
-            auto s = in.Skip(n, "field " + Num(field));
-            if (!s) return s;
-            break;
-          }
-          const std::string what = "plane " + Num(planes);
-          if (n > xplane_.max_plane_bytes) {
-            return MakeError(ErrorCode::kTooLarge, what + " at byte " + Num(tag_at) + " claims " +
-                                                       Num(n) + " bytes, above the " +
-                                                       Num(xplane_.max_plane_bytes) +
-                                                       "-byte plane limit");
-          }
-          auto bytes = in.Bytes(n, scratch_, what);
-          if (!bytes) return tl::unexpected(bytes.error());
-          auto s = DecodePlane(*bytes);
-          if (!s) {
-            Error e = s.error();
-            e.Wrap(what + " at byte " + Num(tag_at));
-            return tl::unexpected(std::move(e));
-          }
-          ++planes;
-          summary.has_trace_events = true;
-          break;
-        }
-        default:
-          return MakeError(ErrorCode::kCorrupt, "not an XSpace protobuf: byte " + Num(tag_at) +
-                                                    ": unsupported wire type " + Num(wire_type));
-      }
+      ++planes;
+      summary.has_trace_events = true;
     }
     summary.json_bytes = in.Consumed();
     if (planes == 0) {
@@ -320,110 +398,102 @@ class XPlaneParser final : public TraceParser {
     return {};
   }
 
-  // Names formats that users feed by mistake, for a clear error.
-  static std::string ForeignFormat(std::string_view head) {
-    size_t i = 0;
-    while (i < head.size() &&
-           (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
-      ++i;
-    if (i < head.size() && (head[i] == '{' || head[i] == '[')) return "the content is JSON";
-    if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x1f &&
-        static_cast<uint8_t>(head[1]) == 0x8b) {
-      return "the content is gzip-compressed";
-    }
-    return "";
-  }
-
-  static Status Corrupt(const Cursor& c, std::string_view where) {
-    return MakeError(ErrorCode::kCorrupt, std::string(where) + ": " + c.error());
-  }
-
   Status DecodePlane(std::string_view bytes) {
-    Cursor c(bytes);
-    int64_t id = 0;
-    std::string_view name;
+    PlaneHead plane;
+    if (auto s = ReadPlaneFields(bytes, &plane); !s) return s;
+    const PlaneKind kind = KindOf(plane.name);
+    if (kind == PlaneKind::kDevice) {
+      if (auto s = CollectDeviceNames(); !s) return s;
+    }
+    FindEventStats();
+    return EmitPlane(plane, kind);
+  }
+
+  // Reads the plane's fields into `plane` and this plane's tables: its
+  // lines (bytes, for EmitPlane), event metadata, stat metadata and stats.
+  Status ReadPlaneFields(std::string_view bytes, PlaneHead* plane) {
     lines_.clear();
     metadata_.Clear();
     stat_names_.clear();
     plane_stats_.clear();
+    Cursor c(bytes);
     bool known = false;
     while (!c.Done()) {
       uint32_t f = 0, wt = 0;
       if (!c.Tag(&f, &wt)) return Corrupt(c, "plane");
+      std::string_view v;
+      bool ok = true;
+      known = known || (f >= 1 && f <= 6);
       switch (f) {
-        case 1: {
-          uint64_t v;
-          if (!c.Expect(wt, kVarint, "XPlane.id") || !c.Varint(&v)) return Corrupt(c, "plane");
-          id = static_cast<int64_t>(v);
-          known = true;
+        case 1:
+          ok = c.Int(wt, "XPlane.id", &plane->id);
           break;
-        }
         case 2:
-          if (!c.Expect(wt, kLen, "XPlane.name") || !c.Bytes(&name)) return Corrupt(c, "plane");
-          known = true;
+          ok = c.String(wt, "XPlane.name", &plane->name);
           break;
-        case 3: {
-          std::string_view line;
-          if (!c.Expect(wt, kLen, "XPlane.lines") || !c.Bytes(&line)) return Corrupt(c, "plane");
-          lines_.push_back(line);
-          known = true;
+        case 3:
+          ok = c.String(wt, "XPlane.lines", &v);
+          lines_.push_back(v);
           break;
-        }
-        case 4: {
-          std::string_view entry;
-          if (!c.Expect(wt, kLen, "XPlane.event_metadata") || !c.Bytes(&entry)) {
-            return Corrupt(c, "plane");
-          }
-          if (auto s = DecodeMetadataEntry(entry); !s) return s;
-          known = true;
+        case 4:
+          if (!c.String(wt, "XPlane.event_metadata", &v)) return Corrupt(c, "plane");
+          if (auto s = DecodeMetadataEntry(v); !s) return s;
+          break;
+        case 5: {  // map<int64, XStatMetadata>: the name a stat id stands for
+          int64_t key = 0;
+          ok = c.Message(wt, "XPlane.stat_metadata",
+                         [&](Cursor& e) { return ReadStatName(e, &key, &v); });
+          if (ok) stat_names_[key] = v;  // a later entry with the same key wins
           break;
         }
-        case 5: {
-          std::string_view entry;
-          if (!c.Expect(wt, kLen, "XPlane.stat_metadata") || !c.Bytes(&entry)) {
-            return Corrupt(c, "plane");
-          }
-          if (auto s = DecodeStatMetadataEntry(entry); !s) return s;
-          known = true;
+        case 6:
+          ok = c.String(wt, "XPlane.stats", &v);
+          plane_stats_.push_back(v);
           break;
-        }
-        case 6: {
-          std::string_view stat;
-          if (!c.Expect(wt, kLen, "XPlane.stats") || !c.Bytes(&stat)) return Corrupt(c, "plane");
-          plane_stats_.push_back(stat);
-          known = true;
-          break;
-        }
         default:
-          if (!c.Skip(wt)) return Corrupt(c, "plane");
+          ok = c.Skip(wt);
       }
+      if (!ok) return Corrupt(c, "plane");
     }
     if (!known && !bytes.empty()) {
       return MakeError(ErrorCode::kCorrupt, "not an XPlane: none of its fields are present");
     }
     metadata_.Finish();
-    // A device plane names its device (stat gpu_device_name): the peak for MFU.
-    if (KindOf(name) == PlaneKind::kDevice) {
-      for (std::string_view stat : plane_stats_) {
-        Cursor sc(stat);
-        uint64_t id = 0;
-        std::string_view value;
-        while (!sc.Done()) {
-          uint32_t sf = 0, swt = 0;
-          if (!sc.Tag(&sf, &swt)) return Corrupt(sc, "plane stat");
-          const bool ok = sf == 1   ? sc.Expect(swt, kVarint, "XStat.metadata_id") && sc.Varint(&id)
-                          : sf == 5 ? sc.Expect(swt, kLen, "XStat.str_value") && sc.Bytes(&value)
-                                    : sc.Skip(swt);
-          if (!ok) return Corrupt(sc, "plane stat");
-        }
-        auto it = stat_names_.find(static_cast<int64_t>(id));
-        if (it != stat_names_.end() && it->second == "gpu_device_name" && !value.empty()) {
-          summary_->device_names.emplace_back(value);
-        }
+    return {};
+  }
+
+  // map<int64, XEventMetadata> entry: an event's name by its metadata id.
+  Status DecodeMetadataEntry(std::string_view entry) {
+    Cursor c(entry);
+    int64_t key = 0;
+    std::string_view value;
+    if (!ReadMapEntry(c, &key, &value)) return Corrupt(c, "event metadata entry");
+    EventMetadata md;
+    Cursor v(value);
+    if (!ReadEventMetadata(v, &md, [](Cursor& s, uint32_t wt) { return s.Skip(wt); })) {
+      return Corrupt(v, "event metadata " + Num(static_cast<uint64_t>(key)));
+    }
+    metadata_.Add(key, md);
+    return {};
+  }
+
+  // A device plane names its device (stat gpu_device_name): the peak for MFU.
+  Status CollectDeviceNames() {
+    for (std::string_view bytes : plane_stats_) {
+      Cursor c(bytes);
+      Stat stat;
+      if (!ReadStat(c, &stat)) return Corrupt(c, "plane stat");
+      if (auto name = DeviceNameOf(stat.metadata_id, stat.str, stat_names_); !name.empty()) {
+        summary_->device_names.emplace_back(name);
       }
     }
-    // The JAX scope of a kernel is its stat named "name" (args.name in the
-    // JSON the converter writes): its id, if the plane has one.
+    return {};
+  }
+
+  // The ids of the stats an event carries into its TraceEvent, where this
+  // plane has them: "name" (the JAX scope, args.name in the JSON the
+  // converter writes), "hlo_module" and "hlo_op".
+  void FindEventStats() {
     scope_stat_.reset();
     module_stat_.reset();
     op_stat_.reset();
@@ -432,15 +502,17 @@ class XPlaneParser final : public TraceParser {
       if (stat_name == "hlo_module") module_stat_ = stat_id;
       if (stat_name == "hlo_op") op_stat_ = stat_id;
     }
+  }
 
-    const PlaneKind kind = KindOf(name);
-    bool emit = kind == PlaneKind::kDevice || (kind == PlaneKind::kHost && xplane_.host_events);
+  // The process_name event of an emitted plane, then each line's events.
+  Status EmitPlane(const PlaneHead& plane, PlaneKind kind) {
+    const bool emit =
+        kind == PlaneKind::kDevice || (kind == PlaneKind::kHost && xplane_.host_events);
     int64_t pid = kXPlaneHostPid;
-    if (kind == PlaneKind::kDevice) {
-      if (__builtin_add_overflow(id, int64_t{1}, &pid)) {
-        return MakeError(ErrorCode::kCorrupt,
-                         "device plane id " + Num(static_cast<uint64_t>(id)) + " overflows a pid");
-      }
+    if (kind == PlaneKind::kDevice && __builtin_add_overflow(plane.id, int64_t{1}, &pid)) {
+      return MakeError(
+          ErrorCode::kCorrupt,
+          "device plane id " + Num(static_cast<uint64_t>(plane.id)) + " overflows a pid");
     }
     if (emit) {
       TraceEvent m;
@@ -448,13 +520,12 @@ class XPlaneParser final : public TraceParser {
       m.has_name = true;
       m.name = "process_name";
       m.pid = Id{IdKind::kInt, pid, {}};
-      m.args_name = name;
+      m.args_name = plane.name;
       Emit(m);
     }
     const char* skip_reason = kind == PlaneKind::kHost ? "host_plane" : "other_plane";
     for (size_t i = 0; i < lines_.size(); ++i) {
-      auto s = DecodeLine(lines_[i], emit, pid, skip_reason);
-      if (!s) {
+      if (auto s = DecodeLine(lines_[i], emit, pid, skip_reason); !s) {
         Error e = s.error();
         e.Wrap("line " + Num(i));
         return tl::unexpected(std::move(e));
@@ -463,180 +534,19 @@ class XPlaneParser final : public TraceParser {
     return {};
   }
 
-  // map<int64, XStatMetadata> entry: key 1, value 2 = XStatMetadata{id=1, name=2}.
-  Status DecodeStatMetadataEntry(std::string_view entry) {
-    Cursor c(entry);
-    int64_t key = 0;
-    std::string_view name;
-    while (!c.Done()) {
-      uint32_t f = 0, wt = 0;
-      if (!c.Tag(&f, &wt)) return Corrupt(c, "stat metadata entry");
-      bool ok = true;
-      if (f == 1) {
-        uint64_t v = 0;
-        ok = c.Expect(wt, kVarint, "stat metadata key") && c.Varint(&v);
-        key = static_cast<int64_t>(v);
-      } else if (f == 2) {
-        std::string_view value;
-        ok = c.Expect(wt, kLen, "XStatMetadata") && c.Bytes(&value);
-        Cursor m(value);
-        while (ok && !m.Done()) {
-          uint32_t mf = 0, mwt = 0;
-          ok =
-              m.Tag(&mf, &mwt) &&
-              (mf == 2 ? m.Expect(mwt, kLen, "XStatMetadata.name") && m.Bytes(&name) : m.Skip(mwt));
-        }
-      } else {
-        ok = c.Skip(wt);
-      }
-      if (!ok) return Corrupt(c, "stat metadata entry");
-    }
-    stat_names_[key] = name;  // a later entry with the same key wins
-    return {};
-  }
-
-  // The scope (stat "name") or module (stat "hlo_module") carried by one
-  // XStat: its str_value, or the name of the stat metadata its ref_value
-  // points at. Neither is set when it is another stat.
-  // Likewise the HLO instruction (stat "hlo_op": collectives by kind).
-  bool ScopeOfStat(std::string_view stat, std::string_view* scope, std::string_view* module,
-                   std::string_view* op) {
-    Cursor c(stat);
-    int64_t metadata_id = -1;
-    std::string_view str;
-    int64_t ref = -1;
-    while (!c.Done()) {
-      uint32_t f = 0, wt = 0;
-      if (!c.Tag(&f, &wt)) return false;
-      uint64_t v = 0;
-      bool ok = true;
-      if (f == 1) {
-        ok = c.Expect(wt, kVarint, "XStat.metadata_id") && c.Varint(&v);
-        metadata_id = static_cast<int64_t>(v);
-      } else if (f == 5) {
-        ok = c.Expect(wt, kLen, "XStat.str_value") && c.Bytes(&str);
-      } else if (f == 7) {
-        ok = c.Expect(wt, kVarint, "XStat.ref_value") && c.Varint(&v);
-        ref = static_cast<int64_t>(v);
-      } else {
-        ok = c.Skip(wt);
-      }
-      if (!ok) return false;
-    }
-    std::string_view* out = nullptr;
-    if (scope_stat_ && metadata_id == *scope_stat_) out = scope;
-    if (module_stat_ && metadata_id == *module_stat_) out = module;
-    if (op_stat_ && metadata_id == *op_stat_) out = op;
-    if (out == nullptr) return true;
-    if (!str.empty()) {
-      *out = str;
-    } else if (auto it = stat_names_.find(ref); it != stat_names_.end()) {
-      *out = it->second;
-    }
-    return true;
-  }
-
-  Status DecodeMetadataEntry(std::string_view entry) {
-    Cursor c(entry);
-    int64_t key = 0;
-    std::string_view value;
-    while (!c.Done()) {
-      uint32_t f = 0, wt = 0;
-      if (!c.Tag(&f, &wt)) return Corrupt(c, "event metadata entry");
-      if (f == 1) {
-        uint64_t v;
-        if (!c.Expect(wt, kVarint, "map key") || !c.Varint(&v))
-          return Corrupt(c, "event metadata entry");
-        key = static_cast<int64_t>(v);
-      } else if (f == 2) {
-        if (!c.Expect(wt, kLen, "map value") || !c.Bytes(&value)) {
-          return Corrupt(c, "event metadata entry");
-        }
-      } else if (!c.Skip(wt)) {
-        return Corrupt(c, "event metadata entry");
-      }
-    }
-    EventMetadata md;
-    Cursor v(value);
-    while (!v.Done()) {
-      uint32_t f = 0, wt = 0;
-      if (!v.Tag(&f, &wt)) return Corrupt(v, "event metadata " + Num(static_cast<uint64_t>(key)));
-      bool ok = true;
-      switch (f) {
-        case 1:
-          ok = v.Expect(wt, kVarint, "XEventMetadata.id") && v.Skip(wt);
-          break;
-        case 2:
-          ok = v.Expect(wt, kLen, "XEventMetadata.name") && v.Bytes(&md.name);
-          break;
-        case 4:
-          ok = v.Expect(wt, kLen, "XEventMetadata.display_name") && v.Bytes(&md.display_name);
-          break;
-        default:  // metadata bytes, stats, child_id (packed or not)
-          ok = v.Skip(wt);
-      }
-      if (!ok) return Corrupt(v, "event metadata " + Num(static_cast<uint64_t>(key)));
-    }
-    metadata_.Add(key, md);
-    return {};
-  }
-
   Status DecodeLine(std::string_view bytes, bool emit, int64_t pid, const char* skip_reason) {
     Cursor c(bytes);
-    int64_t id = 0, display_id = 0, timestamp_ns = 0;
-    std::string_view name, display_name;
-    uint64_t events = 0;
-    while (!c.Done()) {
-      uint32_t f = 0, wt = 0;
-      if (!c.Tag(&f, &wt)) return Corrupt(c, "line");
-      bool ok = true;
-      uint64_t v = 0;
-      switch (f) {
-        case 1:
-          ok = c.Expect(wt, kVarint, "XLine.id") && c.Varint(&v);
-          id = static_cast<int64_t>(v);
-          break;
-        case 10:
-          ok = c.Expect(wt, kVarint, "XLine.display_id") && c.Varint(&v);
-          display_id = static_cast<int64_t>(v);
-          break;
-        case 2:
-          ok = c.Expect(wt, kLen, "XLine.name") && c.Bytes(&name);
-          break;
-        case 11:
-          ok = c.Expect(wt, kLen, "XLine.display_name") && c.Bytes(&display_name);
-          break;
-        case 3:
-          ok = c.Expect(wt, kVarint, "XLine.timestamp_ns") && c.Varint(&v);
-          timestamp_ns = static_cast<int64_t>(v);
-          break;
-        case 4:
-          ok = c.Expect(wt, kLen, "XLine.events") && c.Skip(wt);
-          ++events;
-          break;
-        default:
-          ok = c.Skip(wt);
-      }
-      if (!ok) return Corrupt(c, "line");
-    }
+    LineHead line;
+    if (!ReadLineHead(c, &line)) return Corrupt(c, "line");
     if (!emit) {
-      if (events > 0) summary_->drops[skip_reason] += events;
+      if (line.events > 0) summary_->drops[skip_reason] += line.events;
       return {};
     }
-    if (!base_set_) {
-      base_us_ = FloorDiv(timestamp_ns, 1000);
-      // Near INT64_MIN the floor times 1000 no longer fits: truncate instead.
-      if (__builtin_mul_overflow(base_us_, int64_t{1000}, &base_ns_)) {
-        base_us_ = timestamp_ns / 1000;
-        base_ns_ = base_us_ * 1000;
-      }
-      base_set_ = true;
-      summary_->time_base_us = base_us_;
-    }
+    if (!base_set_) SetTimeBase(line.timestamp_ns);
     // (timestamp_ns - base) * 1000 in int64; a line too far from the base
     // loses its events (counted) rather than wrapping around.
     int64_t line_ps = 0;
-    const bool line_ok = !__builtin_sub_overflow(timestamp_ns, base_ns_, &line_ps) &&
+    const bool line_ok = !__builtin_sub_overflow(line.timestamp_ns, base_ns_, &line_ps) &&
                          !__builtin_mul_overflow(line_ps, int64_t{1000}, &line_ps);
 
     TraceEvent m;
@@ -645,91 +555,106 @@ class XPlaneParser final : public TraceParser {
     m.name = "thread_name";
     m.pid = Id{IdKind::kInt, pid, {}};
     // XLA's trace_viewer resource id is a uint32.
-    const uint32_t tid = static_cast<uint32_t>(display_id != 0 ? display_id : id);
+    const uint32_t tid = static_cast<uint32_t>(line.display_id != 0 ? line.display_id : line.id);
     m.tid = Id{IdKind::kInt, static_cast<int64_t>(tid), {}};
-    m.args_name = display_name.empty() ? name : display_name;
+    m.args_name = line.display_name.empty() ? line.name : line.display_name;
     Emit(m);
+    return EmitEvents(bytes, m, line_ok ? std::optional<int64_t>(line_ps) : std::nullopt);
+  }
 
+  // The time base is the first emitted line's timestamp_ns / 1000, floored
+  // (ParseSummary::time_base_us).
+  void SetTimeBase(int64_t timestamp_ns) {
+    base_us_ = FloorDiv(timestamp_ns, 1000);
+    // Near INT64_MIN the floor times 1000 does not fit: truncate instead.
+    if (__builtin_mul_overflow(base_us_, int64_t{1000}, &base_ns_)) {
+      base_us_ = timestamp_ns / 1000;
+      base_ns_ = base_us_ * 1000;
+    }
+    base_set_ = true;
+    summary_->time_base_us = base_us_;
+  }
+
+  // One X event per event of the line (its events = 4, in file order) on the
+  // thread of `thread`; `line_ps`: the line's start relative to the time
+  // base, absent when it does not fit (its events are dropped as
+  // time_overflow).
+  Status EmitEvents(std::string_view bytes, const TraceEvent& thread,
+                    std::optional<int64_t> line_ps) {
     TraceEvent x;
     x.ph = 'X';
-    x.pid = m.pid;
-    x.tid = m.tid;
+    x.pid = thread.pid;
+    x.tid = thread.tid;
     x.has_dur = true;
     x.dur_exact = true;
-    Cursor lc(bytes);
-    while (!lc.Done()) {
+    const bool stats = scope_stat_ || module_stat_ || op_stat_;
+    Cursor c(bytes);
+    while (!c.Done()) {
       uint32_t f = 0, wt = 0;
-      if (!lc.Tag(&f, &wt)) return Corrupt(lc, "line");
+      std::string_view bytes_of_event;
+      if (!c.Tag(&f, &wt)) return Corrupt(c, "line");
       if (f != 4) {
-        if (!lc.Skip(wt)) return Corrupt(lc, "line");
+        if (!c.Skip(wt)) return Corrupt(c, "line");
         continue;
       }
-      std::string_view ev;
-      if (!lc.Bytes(&ev)) return Corrupt(lc, "line");
-      int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
-      bool aggregated = false;
-      std::string_view scope, module, op;
-      Cursor e(ev);
-      while (!e.Done()) {
-        uint32_t ef = 0, ewt = 0;
-        if (!e.Tag(&ef, &ewt)) return Corrupt(e, "event");
-        bool ok = true;
-        uint64_t v = 0;
-        switch (ef) {
-          case 1:
-            ok = e.Expect(ewt, kVarint, "XEvent.metadata_id") && e.Varint(&v);
-            metadata_id = static_cast<int64_t>(v);
-            break;
-          case 2:
-            ok = e.Expect(ewt, kVarint, "XEvent.offset_ps") && e.Varint(&v);
-            offset_ps = static_cast<int64_t>(v);
-            aggregated = false;  // oneof: the last member set wins
-            break;
-          case 3:
-            ok = e.Expect(ewt, kVarint, "XEvent.duration_ps") && e.Varint(&v);
-            duration_ps = static_cast<int64_t>(v);
-            break;
-          case 5:
-            ok = e.Expect(ewt, kVarint, "XEvent.num_occurrences") && e.Varint(&v);
-            aggregated = true;
-            break;
-          case 4:
-            if (scope_stat_ || module_stat_ || op_stat_) {
-              std::string_view stat;
-              ok = e.Expect(ewt, kLen, "XEvent.stats") && e.Bytes(&stat) &&
-                   ScopeOfStat(stat, &scope, &module, &op);
-              break;
-            }
-            ok = e.Skip(ewt);
-            break;
-          default:  // unknown fields
-            ok = e.Skip(ewt);
-        }
-        if (!ok) return Corrupt(e, "event");
-      }
-      if (aggregated) {
-        ++summary_->drops["aggregated_event"];
-        continue;
-      }
-      int64_t ts_ps = 0;
-      if (!line_ok || __builtin_add_overflow(line_ps, offset_ps, &ts_ps)) {
-        ++summary_->drops["time_overflow"];
-        continue;
-      }
-      const EventMetadata* md = metadata_.Find(metadata_id);
-      x.has_name = md != nullptr;
-      x.name = md == nullptr ? std::string_view()
-                             : (md->display_name.empty() ? md->name : md->display_name);
-      x.args_name = scope;
-      x.args_hlo_module = module;
-      x.args_hlo_op = op;
-      x.has_ts = true;
-      x.ts_ps = ts_ps;
-      x.dur_ps = duration_ps;
-      x.dur_us = static_cast<double>(duration_ps) / 1e6;
-      Emit(x);
+      if (!c.Bytes(&bytes_of_event)) return Corrupt(c, "line");
+      Cursor e(bytes_of_event);
+      EventFields ev;
+      const bool ok = ReadEvent(e, stats, &ev,
+                                [&](Cursor& ec, uint32_t ewt) { return TakeStat(ec, ewt, &ev); });
+      if (!ok) return Corrupt(e, "event");
+      EmitEvent(ev, line_ps, x);
     }
     return {};
+  }
+
+  // An event's stat (XEvent.stats, the next field of `event`) that is its
+  // scope, module or HLO instruction sets that field of `ev`: its str_value,
+  // or the name of the stat metadata its ref_value points at. Other stats
+  // are read and ignored. An error inside the stat is `event`'s.
+  [[gnu::always_inline]] bool TakeStat(Cursor& event, uint32_t wire_type, EventFields* ev) {
+    std::string_view bytes;
+    if (!event.String(wire_type, "XEvent.stats", &bytes)) return false;
+    Cursor c(bytes);
+    Stat stat;
+    if (!ReadStat(c, &stat)) return event.Fail(c.error());
+    std::string_view* out = nullptr;
+    if (scope_stat_ && stat.metadata_id == *scope_stat_) out = &ev->scope;
+    if (module_stat_ && stat.metadata_id == *module_stat_) out = &ev->module;
+    if (op_stat_ && stat.metadata_id == *op_stat_) out = &ev->op;
+    if (out == nullptr) return true;
+    if (!stat.str.empty()) {
+      *out = stat.str;
+    } else if (auto it = stat_names_.find(stat.ref); it != stat_names_.end()) {
+      *out = it->second;
+    }
+    return true;
+  }
+
+  // Emits one decoded event through `x` (the line's X event, reused), or
+  // counts why it has no start time.
+  void EmitEvent(const EventFields& ev, std::optional<int64_t> line_ps, TraceEvent& x) {
+    if (ev.aggregated) {
+      ++summary_->drops["aggregated_event"];
+      return;
+    }
+    int64_t ts_ps = 0;
+    if (!line_ps || __builtin_add_overflow(*line_ps, ev.offset_ps, &ts_ps)) {
+      ++summary_->drops["time_overflow"];
+      return;
+    }
+    const EventMetadata* md = metadata_.Find(ev.metadata_id);
+    x.has_name = md != nullptr;
+    x.name = md == nullptr ? std::string_view()
+                           : (md->display_name.empty() ? md->name : md->display_name);
+    x.args_name = ev.scope;
+    x.args_hlo_module = ev.module;
+    x.args_hlo_op = ev.op;
+    x.has_ts = true;
+    x.ts_ps = ts_ps;
+    x.dur_ps = ev.duration_ps;
+    x.dur_us = static_cast<double>(ev.duration_ps) / 1e6;
+    Emit(x);
   }
 
   void Emit(const TraceEvent& e) {
@@ -757,6 +682,8 @@ class XPlaneParser final : public TraceParser {
   int64_t base_ns_ = 0;
 };
 
+// ---- The HLO modules of the "/host:metadata" plane.
+
 // The name of a plane from the first bytes of its message (id = 1 and
 // name = 2 come first in every writer's field order); nullopt when they are
 // not there.
@@ -775,110 +702,85 @@ std::optional<std::string_view> PlaneNameFromHead(std::string_view head) {
   return std::nullopt;
 }
 
-// Decodes the "/host:metadata" plane's modules into `index`.
-Status DecodeMetadataPlane(std::string_view plane, HloIndex& index) {
-  Cursor c(plane);
-  std::vector<std::string_view> events;  // XEventMetadata messages
+// What the modules are read from: the plane's event metadata (XEventMetadata
+// messages) and the id of its "Hlo Proto" stat, if it has one.
+struct MetadataPlane {
+  std::vector<std::string_view> events;
   std::optional<int64_t> hlo_stat;
-  while (!c.Done()) {
-    uint32_t f = 0, wt = 0;
-    std::string_view entry;
-    if (!c.Tag(&f, &wt)) return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
-    if (f != 4 && f != 5) {
-      if (!c.Skip(wt)) return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
-      continue;
-    }
-    if (!c.Expect(wt, kLen, "map entry") || !c.Bytes(&entry)) {
-      return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
-    }
-    Cursor e(entry);
-    std::string_view value;
-    while (!e.Done()) {
-      uint32_t ef = 0, ewt = 0;
-      bool ok = e.Tag(&ef, &ewt) &&
-                (ef == 2 ? e.Expect(ewt, kLen, "map value") && e.Bytes(&value) : e.Skip(ewt));
-      if (!ok) return MakeError(ErrorCode::kCorrupt, "metadata plane entry: " + e.error());
-    }
-    if (f == 4) {
-      events.push_back(value);
-      continue;
-    }
-    // XStatMetadata: id = 1, name = 2.
-    Cursor m(value);
-    uint64_t id = 0;
-    std::string_view name;
-    while (!m.Done()) {
-      uint32_t mf = 0, mwt = 0;
-      bool ok = m.Tag(&mf, &mwt);
-      if (ok && mf == 1) {
-        ok = m.Expect(mwt, kVarint, "XStatMetadata.id") && m.Varint(&id);
-      } else if (ok && mf == 2) {
-        ok = m.Expect(mwt, kLen, "XStatMetadata.name") && m.Bytes(&name);
-      } else if (ok) {
-        ok = m.Skip(mwt);
+};
+
+Status ReadMetadataPlane(std::string_view plane, MetadataPlane* out) {
+  Cursor c(plane);
+  const bool ok = c.Fields([&](uint32_t f, uint32_t wt) {
+    if (f != 4 && f != 5) return c.Skip(wt);
+    return c.Message(wt, "map entry", [&](Cursor& e) {
+      int64_t key = 0;
+      std::string_view value;
+      if (f == 4) {
+        if (!ReadMapEntry(e, &key, &value)) return false;
+        out->events.push_back(value);
+        return true;
       }
-      if (!ok) return MakeError(ErrorCode::kCorrupt, "stat metadata: " + m.error());
-    }
-    if (name == "Hlo Proto") hlo_stat = static_cast<int64_t>(id);
+      if (!ReadStatName(e, &key, &value)) return false;
+      if (value == "Hlo Proto") out->hlo_stat = key;
+      return true;
+    });
+  });
+  if (!ok) return MakeError(ErrorCode::kCorrupt, "metadata plane: " + c.error());
+  return {};
+}
+
+// The bytes_value of every "Hlo Proto" stat (a serialised HloModuleProto),
+// in file order. REQUIRES: plane.hlo_stat.
+Result<std::vector<std::string_view>> ModuleProtos(const MetadataPlane& plane) {
+  std::vector<std::string_view> protos;
+  for (std::string_view event : plane.events) {
+    Cursor m(event);
+    EventMetadata md;
+    const bool ok = ReadEventMetadata(m, &md, [&](Cursor& c, uint32_t wt) {
+      return c.Message(wt, "XEventMetadata.stats", [&](Cursor& s) {
+        Stat stat;
+        if (!ReadStat(s, &stat)) return false;
+        if (stat.has_bytes && stat.metadata_id == *plane.hlo_stat) protos.push_back(stat.bytes);
+        return true;
+      });
+    });
+    if (!ok) return MakeError(ErrorCode::kCorrupt, "event metadata: " + m.error());
   }
-  if (!hlo_stat) return {};
+  return protos;
+}
+
+// Decodes the modules into `index`: each within HloLimits, all of them
+// together within the per-file share of inlined schedule entries (what
+// their kept launches and the expansion work add up to, however many
+// modules the plane holds). A module that fails to decode is listed in
+// index.errors; a name that two modules share is ambiguous, neither kept.
+void AddModules(const std::vector<std::string_view>& protos, HloIndex& index) {
   std::map<std::string, int> seen;  // module name -> count
-  // Each module within HloLimits, and all of them together within the
-  // per-file share of inlined schedule entries (what their kept launches and
-  // the expansion work add up to, however many modules the plane holds).
   const HloLimits per_module;
   size_t expanded_left = kMaxHloExpandedPerFile;
-  for (std::string_view event : events) {
-    Cursor m(event);
-    while (!m.Done()) {
-      uint32_t f = 0, wt = 0;
-      std::string_view stat;
-      bool ok =
-          m.Tag(&f, &wt) &&
-          (f == 5 ? m.Expect(wt, kLen, "XEventMetadata.stats") && m.Bytes(&stat) : m.Skip(wt));
-      if (!ok) return MakeError(ErrorCode::kCorrupt, "event metadata: " + m.error());
-      if (f != 5) continue;
-      // XStat: metadata_id = 1, bytes_value = 6.
-      Cursor st(stat);
-      uint64_t stat_id = 0;
-      std::string_view bytes;
-      bool has_bytes = false;
-      while (!st.Done()) {
-        uint32_t sf = 0, swt = 0;
-        ok = st.Tag(&sf, &swt);
-        if (ok && sf == 1) {
-          ok = st.Expect(swt, kVarint, "XStat.metadata_id") && st.Varint(&stat_id);
-        } else if (ok && sf == 6) {
-          ok = st.Expect(swt, kLen, "XStat.bytes_value") && st.Bytes(&bytes);
-          has_bytes = ok;
-        } else if (ok) {
-          ok = st.Skip(swt);
-        }
-        if (!ok) return MakeError(ErrorCode::kCorrupt, "event metadata stat: " + st.error());
-      }
-      if (!has_bytes || static_cast<int64_t>(stat_id) != *hlo_stat) continue;
-      HloLimits limits = per_module;
-      limits.max_expanded = std::min(per_module.max_expanded, expanded_left);
-      auto module = DecodeHloProto(bytes, false, limits);
-      if (!module) {
-        index.errors.push_back(module.error().ToString());
-        continue;
-      }
-      expanded_left -= std::min(expanded_left, module->cost.expanded);
-      if (!module->too_complex.empty() && limits.max_expanded < per_module.max_expanded &&
-          module->cost.expanded > limits.max_expanded) {
-        module->too_complex = "too_complex: the file's modules together have more than " +
-                              std::to_string(kMaxHloExpandedPerFile) +
-                              " schedule entries with calls inlined";
-      }
-      if (++seen[module->name] > 1) continue;
-      std::string name = module->name;
-      if (!module->too_complex.empty()) {
-        index.too_complex.emplace(std::move(name), std::move(module->too_complex));
-        continue;
-      }
-      index.modules.emplace(std::move(name), std::move(*module));
+  for (std::string_view bytes : protos) {
+    HloLimits limits = per_module;
+    limits.max_expanded = std::min(per_module.max_expanded, expanded_left);
+    auto module = DecodeHloProto(bytes, false, limits);
+    if (!module) {
+      index.errors.push_back(module.error().ToString());
+      continue;
     }
+    expanded_left -= std::min(expanded_left, module->cost.expanded);
+    if (!module->too_complex.empty() && limits.max_expanded < per_module.max_expanded &&
+        module->cost.expanded > limits.max_expanded) {
+      module->too_complex = "too_complex: the file's modules together have more than " +
+                            std::to_string(kMaxHloExpandedPerFile) +
+                            " schedule entries with calls inlined";
+    }
+    if (++seen[module->name] > 1) continue;
+    std::string name = module->name;
+    if (!module->too_complex.empty()) {
+      index.too_complex.emplace(std::move(name), std::move(module->too_complex));
+      continue;
+    }
+    index.modules.emplace(std::move(name), std::move(*module));
   }
   for (const auto& [name, count] : seen) {
     if (count > 1) {
@@ -887,7 +789,83 @@ Status DecodeMetadataPlane(std::string_view plane, HloIndex& index) {
       index.ambiguous.push_back(name);
     }
   }
+}
+
+// Decodes the "/host:metadata" plane's modules into `index`.
+Status DecodeMetadataPlane(std::string_view bytes, HloIndex& index) {
+  MetadataPlane plane;
+  if (auto s = ReadMetadataPlane(bytes, &plane); !s) return s;
+  if (!plane.hlo_stat) return {};
+  auto protos = ModuleProtos(plane);
+  if (!protos) return tl::unexpected(protos.error());
+  AddModules(*protos, index);
   return {};
+}
+
+// The plane's name from the bytes already read, without consuming them;
+// nullopt when they do not show it. A copy: reading on refills the buffer.
+Result<std::optional<std::string>> PeekPlaneName(wire::Stream& in, const PlaneAt& plane) {
+  if (auto fill = in.Fill(); !fill) return tl::unexpected(fill.error());
+  std::string_view head = in.Peek();
+  if (head.size() > plane.bytes) head = head.substr(0, static_cast<size_t>(plane.bytes));
+  if (auto name = PlaneNameFromHead(head)) return std::optional<std::string>(std::string(*name));
+  return std::optional<std::string>();
+}
+
+// ---- The device name of an XSpace, read plane field by plane field.
+
+// The device names of one plane (its bytes not read yet): only a device
+// plane's name, stat metadata and stats are read, each within
+// `max_field_bytes`; the rest is skipped unread.
+Result<std::vector<std::string>> DeviceNamesOfPlane(wire::Stream& in, const PlaneAt& plane,
+                                                    uint64_t max_field_bytes,
+                                                    std::string& scratch) {
+  auto corrupt = [&](const std::string& what) {
+    return MakeError(ErrorCode::kCorrupt,
+                     "not an XSpace protobuf: byte " + Num(in.Offset()) + ": " + what);
+  };
+  const uint64_t end = in.Offset() + plane.bytes;
+  bool device = false;
+  std::map<int64_t, std::string> stat_names;
+  std::vector<std::pair<int64_t, std::string>> stats;  // metadata id, string value
+  while (in.Offset() < end) {
+    auto tag = in.Tag(/*at_eof_ok=*/false, "a plane field tag");
+    if (!tag) return tl::unexpected(tag.error());
+    const wire::StreamTag t = **tag;
+    if (t.wire_type == kVarint) {
+      if (auto v = in.Varint("a plane varint"); !v) return tl::unexpected(v.error());
+      continue;
+    }
+    if (t.wire_type != kLen) return corrupt("plane field " + Num(t.field));
+    auto n = in.Varint("a plane field length");
+    if (!n) return tl::unexpected(n.error());
+    if (in.Offset() + *n > end) return corrupt("a plane field runs past its plane");
+    const bool wanted = t.field == 2 || (device && (t.field == 5 || t.field == 6));
+    if (!wanted || *n > max_field_bytes) {
+      if (auto s = in.Skip(*n, "plane field"); !s) return tl::unexpected(s.error());
+      continue;
+    }
+    auto bytes = in.Bytes(*n, scratch, "plane field");
+    if (!bytes) return tl::unexpected(bytes.error());
+    Cursor c(*bytes);
+    if (t.field == 2) {
+      device = KindOf(*bytes) == PlaneKind::kDevice;
+      if (!device) break;  // the rest of the plane is skipped below
+    } else if (int64_t key = 0; t.field == 5) {
+      std::string_view name;
+      if (ReadStatName(c, &key, &name)) stat_names[key] = std::string(name);
+    } else if (Stat stat; ReadStat(c, &stat) && !stat.str.empty()) {
+      stats.emplace_back(stat.metadata_id, stat.str);
+    }
+  }
+  if (in.Offset() < end) {
+    if (auto s = in.Skip(end - in.Offset(), "plane"); !s) return tl::unexpected(s.error());
+  }
+  std::vector<std::string> names;
+  for (const auto& [id, value] : stats) {
+    if (auto name = DeviceNameOf(id, value, stat_names); !name.empty()) names.emplace_back(name);
+  }
+  return names;
 }
 
 }  // namespace
@@ -896,52 +874,21 @@ Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_byt
                                       size_t max_plane_bytes) {
   std::vector<char> chunk;
   std::string scratch;
-  StreamReader in(source, chunk_bytes, chunk);
+  wire::Stream in(source, chunk_bytes, chunk);
   HloIndex index;
   while (true) {
-    const uint64_t tag_at = in.Offset();
-    auto tag = in.Varint(/*at_eof_ok=*/true, "a field tag");
-    if (!tag) return tl::unexpected(tag.error());
-    if (!tag->has_value()) break;
-    const uint64_t field = **tag >> 3;
-    const uint32_t wire_type = static_cast<uint32_t>(**tag & 7);
-    if (field == 0 || field > kMaxFieldNumber || wire_type != kLen) {
-      if (wire_type == kVarint) {
-        auto v = in.Varint(false, "a varint field");
-        if (!v) return tl::unexpected(v.error());
-        continue;
-      }
-      return MakeError(ErrorCode::kCorrupt,
-                       "not an XSpace protobuf: byte " + Num(tag_at) + ": field " + Num(field));
-    }
-    auto len = in.Varint(false, "a length prefix");
-    if (!len) return tl::unexpected(len.error());
-    const uint64_t n = **len;
-    if (field != 1) {
-      if (auto s = in.Skip(n, "field " + Num(field)); !s) return tl::unexpected(s.error());
+    auto plane = NextPlane(in);
+    if (!plane) return tl::unexpected(plane.error());
+    if (!plane->has_value()) break;
+    auto name = PeekPlaneName(in, **plane);
+    if (!name) return tl::unexpected(name.error());
+    if (*name && **name != "/host:metadata") {
+      if (auto s = in.Skip((*plane)->bytes, "plane"); !s) return tl::unexpected(s.error());
       continue;
     }
-    if (auto fill = in.Fill(); !fill) return tl::unexpected(fill.error());
-    std::string_view head = in.Peek();
-    if (head.size() > n) head = head.substr(0, static_cast<size_t>(n));
-    // A copy: reading the plane refills the buffer the view points into.
-    std::optional<std::string> name;
-    if (auto head_name = PlaneNameFromHead(head)) name = std::string(*head_name);
-    if (name && *name != "/host:metadata") {
-      if (auto s = in.Skip(n, "plane"); !s) return tl::unexpected(s.error());
-      continue;
-    }
-    if (n > max_plane_bytes) {
-      return MakeError(ErrorCode::kTooLarge, "plane at byte " + Num(tag_at) + " claims " + Num(n) +
-                                                 " bytes, above the " + Num(max_plane_bytes) +
-                                                 "-byte plane limit");
-    }
-    auto bytes = in.Bytes(n, scratch, "plane at byte " + Num(tag_at));
+    auto bytes = ReadPlane(in, **plane, max_plane_bytes, scratch, "plane");
     if (!bytes) return tl::unexpected(bytes.error());
-    if (!name) {
-      if (auto full_name = PlaneNameFromHead(*bytes)) name = std::string(*full_name);
-    }
-    if (!name || *name != "/host:metadata") continue;
+    if (!*name && PlaneNameFromHead(*bytes) != "/host:metadata") continue;
     if (auto s = DecodeMetadataPlane(*bytes, index); !s) return tl::unexpected(s.error());
     if (index.modules.empty() && index.ambiguous.empty() && index.too_complex.empty()) break;
     return index;
@@ -953,52 +900,6 @@ Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_byt
                    "no HLO modules (no /host:metadata plane with Hlo Proto stats)");
 }
 
-namespace {
-
-// One XStat's metadata id and string value (fields 1 and 5).
-bool DecodeStringStat(std::string_view stat, uint64_t* id, std::string_view* value) {
-  Cursor c(stat);
-  while (!c.Done()) {
-    uint32_t f = 0, wt = 0;
-    if (!c.Tag(&f, &wt)) return false;
-    const bool ok = f == 1   ? c.Expect(wt, kVarint, "XStat.metadata_id") && c.Varint(id)
-                    : f == 5 ? c.Expect(wt, kLen, "XStat.str_value") && c.Bytes(value)
-                             : c.Skip(wt);
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// A stat metadata map entry (key 1, value 2 = XStatMetadata{name = 2}).
-bool DecodeStatName(std::string_view entry, int64_t* key, std::string_view* name) {
-  Cursor c(entry);
-  while (!c.Done()) {
-    uint32_t f = 0, wt = 0;
-    if (!c.Tag(&f, &wt)) return false;
-    if (f == 1) {
-      uint64_t v = 0;
-      if (!(c.Expect(wt, kVarint, "stat metadata key") && c.Varint(&v))) return false;
-      *key = static_cast<int64_t>(v);
-    } else if (f == 2) {
-      std::string_view value;
-      if (!(c.Expect(wt, kLen, "XStatMetadata") && c.Bytes(&value))) return false;
-      Cursor m(value);
-      while (!m.Done()) {
-        uint32_t mf = 0, mwt = 0;
-        if (!m.Tag(&mf, &mwt)) return false;
-        if (!(mf == 2 ? m.Expect(mwt, kLen, "XStatMetadata.name") && m.Bytes(name) : m.Skip(mwt))) {
-          return false;
-        }
-      }
-    } else if (!c.Skip(wt)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 Result<std::vector<std::string>> ReadXPlaneDeviceNames(read::ByteSource& source,
                                                        size_t chunk_bytes) {
   // A plane's name, stat metadata and stats are small; a larger field is
@@ -1006,77 +907,14 @@ Result<std::vector<std::string>> ReadXPlaneDeviceNames(read::ByteSource& source,
   constexpr uint64_t kMaxFieldBytes = 1 << 20;
   std::vector<char> chunk;
   std::string scratch;
-  StreamReader in(source, chunk_bytes, chunk);
-  auto corrupt = [&](const std::string& what) {
-    return MakeError(ErrorCode::kCorrupt,
-                     "not an XSpace protobuf: byte " + Num(in.Offset()) + ": " + what);
-  };
+  wire::Stream in(source, chunk_bytes, chunk);
   while (true) {
-    auto tag = in.Varint(/*at_eof_ok=*/true, "a field tag");
-    if (!tag) return tl::unexpected(tag.error());
-    if (!tag->has_value()) break;
-    const uint32_t wire_type = static_cast<uint32_t>(**tag & 7);
-    if (wire_type == kVarint) {
-      if (auto v = in.Varint(false, "a varint field"); !v) return tl::unexpected(v.error());
-      continue;
-    }
-    if (wire_type != kLen) return corrupt("field " + Num(**tag >> 3));
-    auto len = in.Varint(false, "a length prefix");
-    if (!len) return tl::unexpected(len.error());
-    if ((**tag >> 3) != 1) {
-      if (auto st = in.Skip(**len, "field"); !st) return tl::unexpected(st.error());
-      continue;
-    }
-    // A plane, field by field: only a device plane's name, stat metadata
-    // and stats are read.
-    const uint64_t end = in.Offset() + **len;
-    bool device = false;
-    std::map<int64_t, std::string> stat_names;
-    std::vector<std::pair<uint64_t, std::string>> stats;  // metadata id, string value
-    while (in.Offset() < end) {
-      auto ptag = in.Varint(false, "a plane field tag");
-      if (!ptag) return tl::unexpected(ptag.error());
-      const uint64_t field = **ptag >> 3;
-      const uint32_t pwt = static_cast<uint32_t>(**ptag & 7);
-      if (pwt == kVarint) {
-        if (auto v = in.Varint(false, "a plane varint"); !v) return tl::unexpected(v.error());
-        continue;
-      }
-      if (pwt != kLen) return corrupt("plane field " + Num(field));
-      auto n = in.Varint(false, "a plane field length");
-      if (!n) return tl::unexpected(n.error());
-      if (in.Offset() + **n > end) return corrupt("a plane field runs past its plane");
-      const bool wanted = field == 2 || (device && (field == 5 || field == 6));
-      if (!wanted || **n > kMaxFieldBytes) {
-        if (auto st = in.Skip(**n, "plane field"); !st) return tl::unexpected(st.error());
-        continue;
-      }
-      auto bytes = in.Bytes(**n, scratch, "plane field");
-      if (!bytes) return tl::unexpected(bytes.error());
-      if (field == 2) {
-        device = KindOf(*bytes) == PlaneKind::kDevice;
-        if (!device) break;  // the rest of the plane is skipped below
-      } else if (field == 5) {
-        int64_t key = 0;
-        std::string_view name;
-        if (DecodeStatName(*bytes, &key, &name)) stat_names[key] = std::string(name);
-      } else {
-        uint64_t id = 0;
-        std::string_view value;
-        if (DecodeStringStat(*bytes, &id, &value) && !value.empty()) {
-          stats.emplace_back(id, std::string(value));
-        }
-      }
-    }
-    if (in.Offset() < end) {
-      if (auto st = in.Skip(end - in.Offset(), "plane"); !st) return tl::unexpected(st.error());
-    }
-    std::vector<std::string> names;
-    for (const auto& [id, value] : stats) {
-      auto it = stat_names.find(static_cast<int64_t>(id));
-      if (it != stat_names.end() && it->second == "gpu_device_name") names.push_back(value);
-    }
-    if (!names.empty()) return names;  // the process's GPUs are one kind
+    auto plane = NextPlane(in);
+    if (!plane) return tl::unexpected(plane.error());
+    if (!plane->has_value()) break;
+    auto names = DeviceNamesOfPlane(in, **plane, kMaxFieldBytes, scratch);
+    if (!names) return tl::unexpected(names.error());
+    if (!names->empty()) return names;  // the process's GPUs are one kind
   }
   return std::vector<std::string>{};
 }

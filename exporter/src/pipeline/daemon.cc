@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "expose/metric_names.h"
+#include "expose/report.h"
 #include "store/state_file.h"
 #include "watch/layout.h"
 #include "window/grouping.h"
@@ -680,7 +681,9 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       rs.window_failure = failure;
       rs.analyzed_unix = ToUnixSeconds(now);
       ChooseStepTime(rs, options.step_seconds);
-      if (Status s = history_->Append(store::HistoryLine(rs, ToUnixSeconds(now))); !s) {
+      if (Status s = history_->Append(
+              store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
+          !s) {
         spdlog::warn("history not written path={} error={}", history_->path(),
                      s.error().ToString());
       }
@@ -749,7 +752,9 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
             task.excluded.size(), outcome.failed.size());
       }
       if (history_) {
-        if (Status s = history_->Append(store::HistoryLine(rs, ToUnixSeconds(now))); !s) {
+        if (Status s = history_->Append(
+                store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
+            !s) {
           spdlog::warn("history not written path={} error={}", history_->path(),
                        s.error().ToString());
         }

@@ -1,9 +1,9 @@
 // Checking gzip members' CRC-32 and length outside the gzip layer.
 //
 // A zlib gzip stack can leave those checks to whoever reads its bytes
-// (ByteSource::HandOverGzipChecks): zlib's own CRC-32 is table-driven, ~5x
-// slower here than ISA-L's carry-less-multiply one (read/gzip_crc.h), and was
-// 9% of a one-thread analysis. GzipMemberChecker applies the handed-over
+// (ByteSource::HandOverGzipChecks): zlib's own CRC-32 is table-driven and
+// slower than ISA-L's carry-less-multiply one (read/gzip_crc.h; the figures
+// are in docs/performance.md). GzipMemberChecker applies the handed-over
 // checks to the bytes as they are read; the read-ahead source runs it on the
 // parsing thread, MakeGzipCheckSource on the reader's own.
 //

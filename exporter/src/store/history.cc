@@ -10,7 +10,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "expose/report.h"
 #include "store/state_json.h"
 
 namespace profwatch::store {
@@ -22,13 +21,8 @@ Error IoError(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-std::string HistoryLine(const snapshot::RunState& rs, double now_unix) {
-  expose::ReportContext ctx;
-  ctx.window = rs.window_id;
-  ctx.format = rs.format;
-  ctx.expected_gpus = rs.expected_gpus;
-  ctx.step_seconds = rs.step_seconds;
-  ctx.step_source = rs.step_source;
+std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
+                        nlohmann::ordered_json report) {
   nlohmann::ordered_json j;
   j["schema"] = kHistorySchema;
   j["time"] = now_unix;
@@ -37,7 +31,7 @@ std::string HistoryLine(const snapshot::RunState& rs, double now_unix) {
   j["window"] = rs.window_id;
   j["incomplete"] = rs.incomplete;
   j["state"] = nlohmann::ordered_json::parse(SerializeRunState(rs));
-  j["report"] = expose::WindowToJson(*rs.stats, ctx);
+  j["report"] = std::move(report);
   // Replace invalid UTF-8 (kernel names are arbitrary bytes) instead of throwing.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

@@ -6,8 +6,7 @@
 //    "state":<the run's RunState, as in the state file (state_json.h)>,
 //    "report":<profwatch.window.v1 object, for people and jq>}
 // compare reads "state": the analysis result itself, never the report.
-// Lines without "state" (written before it existed) are skipped by the
-// reader; unknown keys are ignored.
+// The reader skips a line without "state" and ignores unknown keys.
 // Each line goes out with a single write() on an O_APPEND descriptor, so a
 // reader never sees half a line from a completed write. Size is bounded:
 // before a write that would take the file past max_bytes (and the file is
@@ -19,6 +18,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,8 +31,10 @@ namespace profwatch::store {
 inline constexpr std::string_view kHistorySchema = "profwatch.history.v1";
 inline constexpr uint64_t kDefaultHistoryMaxBytes = 64ull << 20;
 
-// The history line of one run's current window (no trailing newline).
-std::string HistoryLine(const snapshot::RunState& rs, double now_unix);
+// The history line of one run's current window (no trailing newline), with
+// `report` as its "report" (the caller renders it: expose::RunReportToJson).
+std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
+                        nlohmann::ordered_json report);
 
 class HistoryWriter {
  public:

@@ -1,5 +1,5 @@
 // The daemon's --state file: the published snapshot (runs and their latest
-// windows, in expose/state_json.h's profwatch.state.v1 form) plus the list of
+// windows, in store/state_json.h's profwatch.state.v1 form) plus the list of
 // analysed windows with their files' fingerprints, so a restarted daemon
 // serves the same metrics at once and analyses nothing twice.
 //

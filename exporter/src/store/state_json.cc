@@ -81,9 +81,10 @@ json FlopsJson(const aggregate::FlopStats& f) {
           {"peak_source", f.peak_source}};
 }
 
-json ToJson(const aggregate::WindowStats& st) {
+// Per trace file: schema, events, drops.
+json FilesJson(const std::vector<aggregate::FileSummary>& v) {
   json files = json::array();
-  for (const auto& f : st.files) {
+  for (const auto& f : v) {
     json drops = json::object();
     for (const auto& [reason, n] : f.drops) drops[reason] = n;
     files.push_back({{"path", f.path},
@@ -94,8 +95,13 @@ json ToJson(const aggregate::WindowStats& st) {
                      {"drops", std::move(drops)},
                      {"gpus", f.gpus}});
   }
+  return files;
+}
+
+// Per family, with its top kernels.
+json FamiliesJson(const std::vector<aggregate::FamilySummary>& v) {
   json families = json::array();
-  for (const auto& f : st.families) {
+  for (const auto& f : v) {
     json top = json::array();
     for (const auto& k : f.top_kernels) {
       top.push_back({{"name", k.name},
@@ -113,8 +119,13 @@ json ToJson(const aggregate::WindowStats& st) {
                         {"idle_before_ps", f.idle_before_ps},
                         {"top_kernels", std::move(top)}});
   }
+  return families;
+}
+
+// Per device; the nsys-only keys only where set.
+json DevicesJson(const std::vector<aggregate::DeviceSummary>& v) {
   json devices = json::array();
-  for (const auto& d : st.devices) {
+  for (const auto& d : v) {
     json jd = {{"file", d.file},
                {"device", d.device},
                {"kernels", d.kernels},
@@ -135,6 +146,10 @@ json ToJson(const aggregate::WindowStats& st) {
     if (!d.largest_gaps_ps.empty()) jd["largest_gaps_ps"] = d.largest_gaps_ps;
     devices.push_back(std::move(jd));
   }
+  return devices;
+}
+
+json ToJson(const aggregate::WindowStats& st) {
   json steps = json::array();
   for (const auto& s : st.trace_steps) {
     steps.push_back({{"file", s.file}, {"step", s.step}, {"dur_ps", s.dur_ps}});
@@ -155,7 +170,7 @@ json ToJson(const aggregate::WindowStats& st) {
   json regions = json::array();
   for (const auto& r : st.regions)
     regions.push_back({{"region", r.region}, {"kernel_ps", r.kernel_ps}});
-  return {{"files", std::move(files)},
+  return {{"files", FilesJson(st.files)},
           {"timestamp_dirs", st.timestamp_dirs},
           {"rule_set", st.rule_set},
           {"profile_steps", st.profile_steps},
@@ -163,10 +178,10 @@ json ToJson(const aggregate::WindowStats& st) {
           {"gpus_per_file", Double(st.gpus_per_file)},
           {"events", st.events},
           {"truncated", st.truncated},
-          {"families", std::move(families)},
+          {"families", FamiliesJson(st.families)},
           {"total_kernel_ps", st.total_kernel_ps},
           {"total_launches", st.total_launches},
-          {"devices", std::move(devices)},
+          {"devices", DevicesJson(st.devices)},
           {"trace_steps", std::move(steps)},
           {"top_exclusive", ranked(st.top_exclusive)},
           {"top_idle_before", ranked(st.top_idle_before)},
@@ -223,7 +238,7 @@ json ToJson(const RunState& r) {
             {"last_activity_unix", Double(r.last_activity_unix)},
             {"has_window", r.has_window}};
   if (r.step_seconds) j["step_seconds"] = Double(*r.step_seconds);
-  // Absent in log-only runs and in older files.
+  // Absent in log-only runs; optional to the reader.
   if (r.has_window) j["window_log"] = ToJson(r.window_log);
   // Kept across a restart: the failed window is not analysed again unless a
   // file changes, so the flag would otherwise vanish while the fault stays.
@@ -469,8 +484,8 @@ bool ReadRanked(Reader& r, const json& j, std::string_view key,
   });
 }
 
-// FLOPs counted from operator shapes; written since FLOP counting (older
-// files have none: the window counted nothing).
+// FLOPs counted from operator shapes; optional: a file without "flops" reads
+// as a window that counted none.
 bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
   if (!j.is_object() || !j.contains("flops")) return true;
   const json& fj = j["flops"];

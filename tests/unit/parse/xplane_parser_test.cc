@@ -347,6 +347,10 @@ TEST(XPlaneParserTest, ScopeStatBecomesArgsName) {
                       corrupt);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, ErrorCode::kCorrupt) << r.error().ToString();
+  // The error names what is wrong inside the stat, not only the event.
+  EXPECT_NE(r.error().ToString().find("event: varint runs past the end of its message"),
+            std::string::npos)
+      << r.error().ToString();
 }
 
 // A kernel's stat "hlo_op" (its HLO instruction: collectives by kind) is
@@ -526,6 +530,9 @@ TEST(XPlaneParserTest, ProtobufOfAnotherShapeIsRejected) {
       {VarintField(1, 5), ErrorCode::kCorrupt, "field 1 has wire type 0"},
       {LenField(1, VarintField(7, 1) + VarintField(9, 2)), ErrorCode::kCorrupt, "not an XPlane"},
       {LenField(1, VarintField(3, 1)), ErrorCode::kCorrupt, "XPlane.lines has wire type 0"},
+      {LenField(1, LenField(2, "/device:GPU:0") +
+                       LenField(5, VarintField(1, 7) + LenField(2, VarintField(2, 5)))),
+       ErrorCode::kCorrupt, "XStatMetadata.name has wire type 0"},
       {LenField(1, LenField(2, "/device:GPU:0") + LenField(3, LenField(4, LenField(1, "x")))),
        ErrorCode::kCorrupt, "XEvent.metadata_id has wire type 2"},
       {LenField(1, LenField(3,

@@ -329,8 +329,8 @@ TEST(StepTimeSourceTest, RetainsBoundedNumberOfSteps) {
   EXPECT_EQ(steps.front().step, 950);
   EXPECT_EQ(steps.back().step, 999);
   EXPECT_DOUBLE_EQ(*s.steady_step_seconds(), 1.5);
-  // Far below the retained steps is a restart (issue 23: it used to be
-  // ignored, which froze the gauges), not an old line.
+  // Far below the retained steps is a restart the step gauges follow (issue
+  // 23), not an old line to ignore.
   s.AddLine(Step(3, 99.0));
   EXPECT_EQ(s.last_step(), 3);
   EXPECT_EQ(s.Steps().size(), 1u);

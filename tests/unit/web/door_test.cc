@@ -59,15 +59,26 @@ struct Counted {
   }
 };
 
+// Every test's door: kPath at version v1 on a fake clock and file system,
+// its reload outcomes counted.
+class WebDoorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { files.identity[kPath] = "v1"; }
+  Result<std::unique_ptr<WebDoor>> Open(const std::string& path = kPath) {
+    return WebDoor::Open(path, hooks.Hooks(), files.Files(), &clock);
+  }
+
+  FakeClock clock;
+  FakeFiles files;
+  Counted hooks;
+};
+
 std::string User(const std::shared_ptr<DoorState>& state) {
   return state->config.users.begin()->first;
 }
 
-TEST(WebDoorTest, UnchangedFilesAreNotReRead) {
-  FakeClock clock;
-  FakeFiles files;
-  files.identity[kPath] = "v1";
-  auto door = WebDoor::Open(kPath, {}, files.Files(), &clock);
+TEST_F(WebDoorTest, UnchangedFilesAreNotReRead) {
+  auto door = Open();
   ASSERT_TRUE(door) << door.error().context;
   EXPECT_EQ(files.loads, 1);
   for (int i = 0; i < 5; ++i) {
@@ -77,12 +88,8 @@ TEST(WebDoorTest, UnchangedFilesAreNotReRead) {
   EXPECT_EQ(files.loads, 1);
 }
 
-TEST(WebDoorTest, AChangeIsReadAtTheFirstCheckAfterTheInterval) {
-  FakeClock clock;
-  FakeFiles files;
-  files.identity[kPath] = "v1";
-  Counted hooks;
-  auto door = WebDoor::Open(kPath, hooks.Hooks(), files.Files(), &clock);
+TEST_F(WebDoorTest, AChangeIsReadAtTheFirstCheckAfterTheInterval) {
+  auto door = Open();
   ASSERT_TRUE(door);
   files.identity[kPath] = "v2";
   files.user = "bob";
@@ -96,12 +103,8 @@ TEST(WebDoorTest, AChangeIsReadAtTheFirstCheckAfterTheInterval) {
   EXPECT_EQ(hooks.failed, 0);
 }
 
-TEST(WebDoorTest, ABadVersionKeepsTheOldOneAndIsCountedOnce) {
-  FakeClock clock;
-  FakeFiles files;
-  files.identity[kPath] = "v1";
-  Counted hooks;
-  auto door = WebDoor::Open(kPath, hooks.Hooks(), files.Files(), &clock);
+TEST_F(WebDoorTest, ABadVersionKeepsTheOldOneAndIsCountedOnce) {
+  auto door = Open();
   ASSERT_TRUE(door);
   files.identity[kPath] = "bad";
   files.error = "web config file /etc/web.yml: line 1: junk";
@@ -122,14 +125,10 @@ TEST(WebDoorTest, ABadVersionKeepsTheOldOneAndIsCountedOnce) {
   EXPECT_EQ(hooks.results, (std::vector<bool>{false, true}));
 }
 
-TEST(WebDoorTest, AChangedCertificateIsAChangeAndTlsCannotBeSwitchedOff) {
-  FakeClock clock;
-  FakeFiles files;
-  files.identity[kPath] = "v1";
+TEST_F(WebDoorTest, AChangedCertificateIsAChangeAndTlsCannotBeSwitchedOff) {
   files.identity["/etc/tls.crt"] = "c1";
   files.tls = true;
-  Counted hooks;
-  auto door = WebDoor::Open(kPath, hooks.Hooks(), files.Files(), &clock);
+  auto door = Open();
   ASSERT_TRUE(door);
   EXPECT_TRUE((*door)->tls());
   files.identity["/etc/tls.crt"] = "c2";  // rotated in place: the config file is the same
@@ -147,16 +146,13 @@ TEST(WebDoorTest, AChangedCertificateIsAChangeAndTlsCannotBeSwitchedOff) {
   EXPECT_EQ(hooks.failed, 1);
 }
 
-TEST(WebDoorTest, AChangeDuringTheReadIsSeenAtTheNextCheck) {
-  FakeClock clock;
-  FakeFiles files;
-  files.identity[kPath] = "v1";
-  auto door = WebDoor::Open(kPath, {}, files.Files(), &clock);
+TEST_F(WebDoorTest, AChangeDuringTheReadIsSeenAtTheNextCheck) {
+  auto door = Open();
   ASSERT_TRUE(door);
   files.identity[kPath] = "v2";
   files.user = "bob";
   // The file is replaced again while version 2 is read.
-  files.during_load = [&files] {
+  files.during_load = [this] {
     files.identity[kPath] = "v3";
     files.during_load = nullptr;
   };
@@ -168,10 +164,8 @@ TEST(WebDoorTest, AChangeDuringTheReadIsSeenAtTheNextCheck) {
   EXPECT_EQ(files.loads, 3);
 }
 
-TEST(WebDoorTest, NoPathIsNoDoorAndNothingIsRead) {
-  FakeClock clock;
-  FakeFiles files;
-  auto door = WebDoor::Open("", {}, files.Files(), &clock);
+TEST_F(WebDoorTest, NoPathIsNoDoorAndNothingIsRead) {
+  auto door = Open("");
   ASSERT_TRUE(door);
   clock.Advance(WebDoor::kCheckInterval * 3);
   EXPECT_FALSE((*door)->Current()->auth->enabled());
@@ -179,11 +173,9 @@ TEST(WebDoorTest, NoPathIsNoDoorAndNothingIsRead) {
   EXPECT_EQ(files.loads, 0);
 }
 
-TEST(WebDoorTest, AFailedFirstLoadIsAnError) {
-  FakeClock clock;
-  FakeFiles files;
+TEST_F(WebDoorTest, AFailedFirstLoadIsAnError) {
   files.error = "web config file /etc/web.yml: cannot be read";
-  auto door = WebDoor::Open(kPath, {}, files.Files(), &clock);
+  auto door = Open();
   ASSERT_FALSE(door);
   EXPECT_EQ(door.error().context, files.error);
 }

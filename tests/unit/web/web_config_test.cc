@@ -22,18 +22,22 @@ using testing::WriteFile;
 // bcrypt (cost 4) of "secret": a fixed test value.
 constexpr const char* kSecretHash = "$2b$04$lXRYIwpwjzC7RiibA7VaguIx27a4iLMeWQGCW26yh9qzP54ahTiP6";
 
-std::string Load(const TempDir& tmp, const std::string& text) {
+// `text` written to web.yml in `tmp`, then loaded.
+Result<WebConfig> LoadText(const TempDir& tmp, const std::string& text) {
   const std::string path = tmp.Sub("web.yml");
   WriteFile(path, text);
-  auto config = LoadWebConfig(path);
+  return LoadWebConfig(path);
+}
+
+// The load's error, "" when it loads.
+std::string Load(const TempDir& tmp, const std::string& text) {
+  auto config = LoadText(tmp, text);
   return config ? "" : config.error().context;
 }
 
 TEST(WebConfigTest, EmptyFileIsPlainHttpWithoutAuth) {
   TempDir tmp;
-  const std::string path = tmp.Sub("web.yml");
-  WriteFile(path, "");
-  auto config = LoadWebConfig(path);
+  auto config = LoadText(tmp, "");
   ASSERT_TRUE(config) << config.error().context;
   EXPECT_FALSE(config->tls);
   EXPECT_TRUE(config->users.empty());
@@ -68,12 +72,11 @@ TEST(WebConfigTest, ErrorsNameTheFileTheKeyAndTheLine) {
 
 TEST(WebConfigTest, HeadersAndUsersAreKept) {
   TempDir tmp;
-  const std::string path = tmp.Sub("web.yml");
-  WriteFile(path, std::string("http_server_config:\n  http2: false\n  headers:\n"
-                              "    X-Content-Type-Options: nosniff\n    X-XSS-Protection: ''\n"
-                              "basic_auth_users:\n  alice: '") +
-                      kSecretHash + "'\n");
-  auto config = LoadWebConfig(path);
+  auto config = LoadText(tmp, std::string("http_server_config:\n  http2: false\n  headers:\n"
+                                          "    X-Content-Type-Options: nosniff\n"
+                                          "    X-XSS-Protection: ''\n"
+                                          "basic_auth_users:\n  alice: '") +
+                                  kSecretHash + "'\n");
   ASSERT_TRUE(config) << config.error().context;
   ASSERT_EQ(config->headers.size(), 1u);  // blank values are unset
   EXPECT_EQ(config->headers[0].first, "X-Content-Type-Options");
