@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "aggregate/flops.h"
+#include "parse/op_shape_reader.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 
@@ -51,8 +52,8 @@ class HashingSink final : public profwatch::parse::EventSink {
       Mix(static_cast<uint64_t>(v));
     }
     // Operator shapes as the aggregator reads them (never trusted).
-    if (auto f =
-            profwatch::aggregate::TorchOpFlops(e.name, e.args_input_dims, e.args_concrete_inputs)) {
+    if (auto f = profwatch::aggregate::TorchOpFlops(
+            e.name, shapes_.Read(e.args_input_dims, e.args_concrete_inputs))) {
       if (f->known && f->flops < 0) __builtin_trap();
       Mix(static_cast<uint64_t>(f->flops));
     }
@@ -61,6 +62,7 @@ class HashingSink final : public profwatch::parse::EventSink {
 
  private:
   void Mix(uint64_t v) { hash = (hash ^ v) * 1099511628211ULL; }
+  profwatch::parse::OpShapeReader shapes_;
 };
 
 struct Run {

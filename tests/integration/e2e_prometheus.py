@@ -80,9 +80,10 @@ MAY_BE_EMPTY = {
         "the generated traces record no operator shapes (no FLOPs counted)",
     ("profwatch-job-overview", "Achieved and model TFLOP/s per GPU", "B"):
         "the generated traces record no operator shapes (no FLOPs counted)",
-    # The generated JAX traces name their collectives by hlo_op but carry no
-    # sizes (JAX bytes need the HLO operand shapes, not read yet): no
-    # bandwidth. Sizes and bandwidth are checked in ServeCollectivesTest.
+    # The generated JAX traces name their collectives by hlo_op but come
+    # without the .xplane.pb whose HLO modules give their sizes: no
+    # bandwidth. Sizes and bandwidth are checked in ServeCollectivesTest and
+    # JaxCollectivesAnalysisTest.
     ("profwatch-job-overview", "Bus bandwidth by collective", "A"):
         "the generated JAX traces carry no collective sizes (no bandwidth)",
 }

@@ -31,6 +31,7 @@
 #include "aggregate/intervals.h"
 #include "aggregate/name_table.h"
 #include "aggregate/region.h"
+#include "parse/op_shape_reader.h"
 #include "watch/layout.h"
 
 namespace profwatch::aggregate {
@@ -141,6 +142,9 @@ struct FileAggregator::Impl {
   struct CollectiveSlot {
     CollectiveKind kind = CollectiveKind::kOther;
     CollectiveSums sums;
+    // JAX calls sized at Finish from their HLO instruction (SizeHloCollectives):
+    // (ModuleId << 32 | HloOpId) -> (calls, kernel ps).
+    std::map<uint64_t, std::pair<int64_t, int64_t>> by_hlo_op{};
   };
   struct NameOnDevice {
     int64_t launches = 0;
@@ -179,6 +183,7 @@ struct FileAggregator::Impl {
     uint32_t scope = 0;      // ScopeId(args.name): 0 = none
     uint32_t module = 0;     // ModuleId(args.hlo_module): 0 = none
     uint8_t collective = 0;  // 1 + the CollectiveKind its args.hlo_op names; 0 = none
+    uint32_t hlo_op = 0;     // a collective's HloOpId(args.hlo_op); 0 = none
     bool has_ts = false;
     bool has_dur = false;
     bool dur_exact = false;
@@ -201,12 +206,18 @@ struct FileAggregator::Impl {
     int dev = 0;
     bool scoped = false;  // has its own scope: placed for FLOPs only
   };
-  NameTable modules;  // args.hlo_module values; ModuleId = index + 1
+  NameTable modules;             // args.hlo_module values; ModuleId = index + 1
+  NameTable hlo_ops;             // collective kernels' args.hlo_op values; HloOpId = index + 1
+  bool hlo_collectives = false;  // some collective call waits for its HLO sizes
   std::vector<GraphKernel> graph_kernels;
   bool keep_graph_kernels = true;  // false: only their time is summed
   // FLOP counting (flops.h): counted operators by External id, and each
   // Kineto kernel's External id link.
   std::unordered_map<int64_t, OpFlops> flop_ops;
+  parse::OpShapeReader op_shapes;  // decodes counted operators' shapes
+  // FLOPs of each launch of a module (HloLaunchFlops, -1: unusable shapes),
+  // computed once per module.
+  std::unordered_map<const parse::HloModuleSchedule*, std::vector<int64_t>> launch_flops;
   struct KernelLink {
     int64_t external_id = 0;
     int64_t ps = 0;
@@ -308,6 +319,39 @@ struct FileAggregator::Impl {
     return modules.Intern(module, added) + 1;
   }
 
+  // Sizes the JAX collective calls AddKernel kept by HLO instruction: bytes
+  // and group size from the instruction in their module (parse::
+  // HloCollective), by the nccl-tests rules of collectives.h. Calls whose
+  // module or instruction is not in the index stay unsized.
+  void SizeHloCollectives() {
+    if (!hlo_collectives) return;
+    for (Device& d : devices) {
+      for (auto& [name, n] : d.by_name) {
+        if (!n.collective) continue;
+        CollectiveSlot& slot = *n.collective;
+        for (const auto& [key, calls_ps] : slot.by_hlo_op) {
+          const auto& [calls, ps] = calls_ps;
+          const parse::HloModuleSchedule* schedule =
+              hlo ? hlo->Find(modules[static_cast<uint32_t>(key >> 32) - 1]) : nullptr;
+          const parse::HloCollective* c = nullptr;
+          if (schedule != nullptr) {
+            auto it = schedule->collectives.find(hlo_ops[static_cast<uint32_t>(key) - 1]);
+            if (it != schedule->collectives.end()) c = &it->second;
+          }
+          std::optional<int64_t> bytes, ranks;
+          if (c != nullptr) {
+            // HloCollective counts bytes: elements of one byte each.
+            bytes = CollectiveBytes(slot.kind, 1, c->in_bytes, c->out_bytes);
+            if (c->group_size > 0) ranks = c->group_size;
+          }
+          slot.sums.AddSized(slot.kind, bytes, ranks, ps, calls);
+        }
+        slot.by_hlo_op.clear();
+      }
+    }
+    hlo_collectives = false;
+  }
+
   uint32_t Intern(std::string_view n) {
     bool added;
     const uint32_t id = names.Intern(n, added);
@@ -360,9 +404,11 @@ struct FileAggregator::Impl {
     return true;
   }
 
-  // `call`: the kernel's collective metadata, when it has a kind.
+  // `call`: the kernel's collective metadata, when it has a kind;
+  // `hlo_op`: (ModuleId << 32 | HloOpId) of a JAX collective call sized at
+  // Finish from its HLO instruction (0: none).
   void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
-                 const CollectiveCall* call = nullptr) {
+                 const CollectiveCall* call = nullptr, uint64_t hlo_op = 0) {
     Device& d = devices[static_cast<size_t>(dev)];
     name_is_kernel[name] = 1;
     uint32_t* slot = nullptr;
@@ -382,7 +428,14 @@ struct FileAggregator::Impl {
       }
     }
     NameOnDevice& n = d.by_name[*slot - 1].second;
-    if (n.collective) n.collective->sums.AddCall(n.collective->kind, *call, end - start);
+    if (n.collective && hlo_op != 0) {
+      auto& [calls, ps] = n.collective->by_hlo_op[hlo_op];
+      ++calls;
+      ps += end - start;
+      hlo_collectives = true;
+    } else if (n.collective) {
+      n.collective->sums.AddCall(n.collective->kind, *call, end - start);
+    }
     ++n.launches;
     n.total_ps += end - start;
     n.min_start = std::min(n.min_start, start);
@@ -415,7 +468,10 @@ struct FileAggregator::Impl {
     } else {
       CollectiveCall call;
       if (h.collective != 0) call.kind = static_cast<CollectiveKind>(h.collective - 1);
-      AddKernel(dev, tid, h.name, start, end, &call);
+      const uint64_t hlo_op = h.module != 0 && h.module != kAnyModule && h.hlo_op != 0
+                                  ? (uint64_t{h.module} << 32) | h.hlo_op
+                                  : 0;
+      AddKernel(dev, tid, h.name, start, end, &call, hlo_op);
       if (h.scope != 0) scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
       // Kernels of a module are placed by its schedule: for a scope when
       // they have none, and for the FLOPs of the launch they execute.
@@ -552,7 +608,8 @@ struct FileAggregator::Impl {
   // A Kineto operator whose FLOPs are counted (flops.h); the kernels it
   // launched carry its External id.
   void OnOperator(const parse::TraceEvent& e) {
-    auto f = TorchOpFlops(e.name, e.args_input_dims, e.args_concrete_inputs);
+    if (!TorchOpKind(e.name)) return;
+    auto f = TorchOpFlops(e.name, op_shapes.Read(e.args_input_dims, e.args_concrete_inputs));
     if (!f) return;
     if (flop_ops.size() >= FileAggregator::kMaxFlopLinks) {
       ++drops["flop_op_limit"];
@@ -680,13 +737,19 @@ struct FileAggregator::Impl {
     }
     if (r.route == Route::kIgnore) return;
     uint8_t collective = 0;
+    uint32_t hlo_op = 0;
     if (!e.args_hlo_op.empty()) {
-      if (auto k = CollectiveKindOfHloOp(e.args_hlo_op)) collective = 1 + static_cast<uint8_t>(*k);
+      if (auto k = CollectiveKindOfHloOp(e.args_hlo_op)) {
+        collective = 1 + static_cast<uint8_t>(*k);
+        bool added;
+        hlo_op = hlo_ops.Intern(e.args_hlo_op, added) + 1;
+      }
     }
     Held h{Intern(e.name),
            ScopeId(e.args_name),
            ModuleId(e.args_hlo_module),
            collective,
+           hlo_op,
            e.has_ts,
            e.has_dur,
            e.dur_exact,
@@ -712,16 +775,23 @@ struct FileAggregator::Impl {
                       std::map<FamilyId, FlopStats::Family>& by_family) {
     std::array<double, 2> flops{};
     bool any = false, unknown = false;
+    auto [counted, added] = launch_flops.try_emplace(&schedule);
+    if (added) {
+      for (const parse::HloLaunch& launch : schedule.launches) {
+        counted->second.push_back(HloLaunchFlops(launch).value_or(-1));
+      }
+    }
     for (size_t l : e.launches) {
       const parse::HloLaunch& launch = schedule.launches[l];
       if (launch.flop_kind == parse::HloLaunch::Flops::kNone) continue;
       any = true;
-      if (launch.flops < 0) {
+      const int64_t launch_flops_count = counted->second[l];
+      if (launch_flops_count < 0) {
         unknown = true;
         continue;
       }
       flops[launch.flop_kind == parse::HloLaunch::Flops::kMatmul ? 0 : 1] +=
-          static_cast<double>(launch.flops);
+          static_cast<double>(launch_flops_count);
     }
     if (!any) return;
     int64_t ps = 0, longest = -1;
@@ -881,7 +951,7 @@ void FileAggregator::OnEvent(const parse::TraceEvent& e) {
 }
 
 bool FileAggregator::HasGraphKernels() const {
-  return !impl_->graph_kernels.empty() || impl_->unkept_graph_ps > 0;
+  return !impl_->graph_kernels.empty() || impl_->unkept_graph_ps > 0 || impl_->hlo_collectives;
 }
 
 void FileAggregator::KeepGraphKernels(bool keep) { impl_->keep_graph_kernels = keep; }
@@ -905,6 +975,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
                                                   int threads) {
   Impl& im = *impl_;
   im.ResolveHeld();
+  im.SizeHloCollectives();
   auto out = std::make_shared<FileStats>();
   FileSummary& fs = out->summary;
   fs.path = im.path;

@@ -115,7 +115,8 @@ class FileAggregator final : public parse::EventSink {
   // Intervals written to the spill file so far (0 when everything fit).
   uint64_t SpilledIntervals() const;
 
-  // Whether CUDA-graph kernels were seen (they need the HLO modules).
+  // Whether CUDA-graph kernels, or JAX collective calls (sized from their
+  // HLO instruction at Finish), were seen: they need the HLO modules.
   bool HasGraphKernels() const;
   // Call before the first event: false when no HLO modules can come (no
   // xplane of the process), so CUDA-graph kernels are only summed, not kept.

@@ -226,16 +226,17 @@ void CollectiveSums::AddGroupSize(int64_t ranks) {
 }
 
 void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_bytes,
-                              std::optional<int64_t> ranks, int64_t ps) {
+                              std::optional<int64_t> ranks, int64_t ps, int64_t calls) {
   if (ranks && *ranks >= 1) AddGroupSize(*ranks);
   if (!call_bytes) return;
-  ++sized_calls;
+  sized_calls += calls;
   sized_ps += ps;
-  bytes += static_cast<double>(*call_bytes);
+  const double all = static_cast<double>(*call_bytes) * static_cast<double>(calls);
+  bytes += all;
   const auto factor = BusBandwidthFactor(kind, ranks.value_or(0));
   if (!factor) return;
   bus_ps += ps;
-  bus_bytes += static_cast<double>(*call_bytes) * *factor;
+  bus_bytes += all * *factor;
 }
 
 void CollectiveSums::AddProcessGroup(const ProcessGroup& group) {

@@ -123,9 +123,10 @@ struct CollectiveSums {
   std::vector<ProcessGroup> process_groups;
   bool more_process_groups = false;
 
-  // One call's bytes and group size (either may be unknown) for `ps`.
+  // `calls` calls of one size: bytes and group size each (either may be
+  // unknown), `ps` their kernel time together.
   void AddSized(CollectiveKind kind, std::optional<int64_t> bytes, std::optional<int64_t> ranks,
-                int64_t ps);
+                int64_t ps, int64_t calls = 1);
   // AddSized and the call's process group.
   void AddCall(CollectiveKind kind, const CollectiveCall& call, int64_t ps);
   void AddGroupSize(int64_t ranks);

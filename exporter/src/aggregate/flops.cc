@@ -1,7 +1,6 @@
 #include "aggregate/flops.h"
 
-#include <simdjson.h>
-
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -9,71 +8,89 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.h"
+
 namespace profwatch::aggregate {
+
+using core::CheckedMul;
+using parse::Dims;
+
+std::optional<int64_t> MatmulFlops(const MatmulShape& s) {
+  int64_t f = 2;
+  if (!(CheckedMul(f, s.batch) && CheckedMul(f, s.m) && CheckedMul(f, s.n) && CheckedMul(f, s.k))) {
+    return std::nullopt;
+  }
+  return f;
+}
+
+std::optional<int64_t> DotFlops(const parse::DotShape& d) {
+  if (d.lhs.empty() || d.rhs.empty() || d.lhs_contracting.size() != d.rhs_contracting.size()) {
+    return std::nullopt;
+  }
+  // Each dimension in at most one role: the product of the role's dims.
+  auto roles = [](const Dims& shape, const Dims& batch, const Dims& contracting, int64_t& b,
+                  int64_t& k, int64_t& free) {
+    std::vector<uint8_t> role(shape.size(), 0);
+    for (const Dims* list : {&batch, &contracting}) {
+      for (int64_t i : *list) {
+        if (i < 0 || static_cast<size_t>(i) >= shape.size() || role[static_cast<size_t>(i)] != 0) {
+          return false;
+        }
+        role[static_cast<size_t>(i)] = list == &batch ? 1 : 2;
+      }
+    }
+    b = k = free = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t& into = role[i] == 1 ? b : role[i] == 2 ? k : free;
+      if (!CheckedMul(into, shape[i])) return false;
+    }
+    return true;
+  };
+  MatmulShape s;
+  int64_t rhs_batch = 0, rhs_k = 0;
+  if (!roles(d.lhs, d.lhs_batch, d.lhs_contracting, s.batch, s.k, s.m) ||
+      !roles(d.rhs, d.rhs_batch, d.rhs_contracting, rhs_batch, rhs_k, s.n)) {
+    return std::nullopt;
+  }
+  return MatmulFlops(s);
+}
+
+std::optional<int64_t> AttentionFlops(const parse::AttentionShape& a) {
+  int64_t f = 2;  // QK^T: 2*B*H*Sq*Sk*D, PV: 2*B*H*Sq*Sk*Dv
+  int64_t d = a.head_dim;
+  if (!(CheckedMul(f, a.batch) && CheckedMul(f, a.heads) && CheckedMul(f, a.q_len) &&
+        CheckedMul(f, a.kv_len) && core::CheckedAdd(d, a.value_dim) && CheckedMul(f, d))) {
+    return std::nullopt;
+  }
+  if (a.backward) {
+    if (!CheckedMul(f, 5)) return std::nullopt;
+    f /= 2;  // 2.5x the forward
+  }
+  if (a.causal) f /= 2;
+  return f;
+}
+
+std::optional<int64_t> HloLaunchFlops(const parse::HloLaunch& l) {
+  if (l.shapes_unusable) return std::nullopt;
+  int64_t total = 0;
+  for (const parse::HloLaunch::Dot& dot : l.dots) {
+    std::optional<int64_t> f = DotFlops(dot.shape);
+    if (!f || !CheckedMul(*f, dot.count) || !core::CheckedAdd(total, *f)) return std::nullopt;
+  }
+  if (l.attention) {
+    std::optional<int64_t> f = AttentionFlops(*l.attention);
+    if (!f || !core::CheckedAdd(total, *f)) return std::nullopt;
+  }
+  if (l.flop_kind == parse::HloLaunch::Flops::kAttention && !l.attention) return std::nullopt;
+  return total;
+}
+
 namespace {
 
-using Dims = std::vector<int64_t>;
-
-// "Input Dims": an array of arrays of non-negative integers (one per input;
-// [] for non-tensors). False on anything else.
-bool ParseDims(std::string_view json, std::vector<Dims>& out) {
-  if (json.empty()) return false;
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(simdjson::padded_string(json)).get(doc)) return false;
-  simdjson::dom::array inputs;
-  if (doc.get_array().get(inputs)) return false;
-  for (simdjson::dom::element input : inputs) {
-    simdjson::dom::array dims;
-    if (input.get_array().get(dims)) return false;
-    Dims d;
-    for (simdjson::dom::element v : dims) {
-      int64_t n = 0;
-      if (v.get_int64().get(n) || n < 0) return false;
-      d.push_back(n);
-    }
-    out.push_back(std::move(d));
-  }
-  return true;
-}
-
-// "Concrete Inputs": an array of strings ("" for tensors).
-bool ParseStrings(std::string_view json, std::vector<std::string>& out) {
-  if (json.empty()) return false;
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(simdjson::padded_string(json)).get(doc)) return false;
-  simdjson::dom::array items;
-  if (doc.get_array().get(items)) return false;
-  for (simdjson::dom::element v : items) {
-    std::string_view s;
-    if (v.get_string().get(s)) return false;
-    out.emplace_back(s);
-  }
-  return true;
-}
-
-// "[1, 2]" or "1" -> {1, 2} / {1}; false otherwise.
-bool ParseIntList(const std::string& s, std::vector<int64_t>& out) {
-  std::vector<Dims> wrapped;
-  const std::string json = s.starts_with("[") ? "[" + s + "]" : "[[" + s + "]]";
-  if (!ParseDims(json, wrapped) || wrapped.size() != 1) return false;
-  out = wrapped[0];
-  return true;
-}
-
-// a * b * ... without overflow; false on overflow.
-bool Mul(int64_t& acc, int64_t v) { return !__builtin_mul_overflow(acc, v, &acc); }
-bool Product(const Dims& d, size_t from, size_t to, int64_t& out) {
-  out = 1;
-  for (size_t i = from; i < to; ++i) {
-    if (!Mul(out, d[i])) return false;
-  }
-  return true;
-}
-
 OpFlops Unknown(FlopKind k) { return {k, false, 0}; }
-OpFlops Known(FlopKind k, int64_t f) { return {k, true, f}; }
+OpFlops Known(FlopKind k, std::optional<int64_t> f) {
+  return f ? OpFlops{k, true, *f} : Unknown(k);
+}
 
 // 2*B*M*K*N for a [.., M, K] x [.., K, N] product (batch dims of `a` and
 // `b` broadcast, 1-D operands as in torch.matmul).
@@ -88,11 +105,9 @@ OpFlops MatmulOf(Dims a, Dims b) {
   for (size_t i = 0; i < std::max(ba, bb); ++i) {
     const int64_t x = i < ba ? a[ba - 1 - i] : 1, y = i < bb ? b[bb - 1 - i] : 1;
     if (x != y && x != 1 && y != 1) return Unknown(FlopKind::kMatmul);
-    if (!Mul(batch, std::max(x, y))) return Unknown(FlopKind::kMatmul);
+    if (!CheckedMul(batch, std::max(x, y))) return Unknown(FlopKind::kMatmul);
   }
-  int64_t f = 2;
-  if (!(Mul(f, batch) && Mul(f, m) && Mul(f, k) && Mul(f, n))) return Unknown(FlopKind::kMatmul);
-  return Known(FlopKind::kMatmul, f);
+  return Known(FlopKind::kMatmul, MatmulFlops({batch, m, n, k}));
 }
 
 struct AttentionOp {
@@ -126,16 +141,10 @@ OpFlops AttentionOf(const AttentionOp& op, const std::vector<Dims>& in,
   if (concrete.size() <= c || (concrete[c] != "True" && concrete[c] != "False")) {
     return Unknown(FlopKind::kAttention);
   }
-  int64_t f = 2;  // QK^T: 2*B*H*Sq*Sk*D, PV: 2*B*H*Sq*Sk*Dv
-  int64_t d = query[3];
-  if (!(Mul(f, query[0]) && Mul(f, query[1]) && Mul(f, query[2]) && Mul(f, key[2]) &&
-        !__builtin_add_overflow(d, value[3], &d) && Mul(f, d))) {
-    return Unknown(FlopKind::kAttention);
-  }
-  if (op.backward && !Mul(f, 5)) return Unknown(FlopKind::kAttention);
-  if (op.backward) f /= 2;  // 2.5x the forward
-  if (concrete[c] == "True") f /= 2;
-  return Known(FlopKind::kAttention, f);
+  parse::AttentionShape shape{query[0], query[1], query[2], key[2], query[3], value[3]};
+  shape.causal = concrete[c] == "True";
+  shape.backward = op.backward;
+  return Known(FlopKind::kAttention, AttentionFlops(shape));
 }
 
 // Convolution: `stride`, `padding`, `dilation` at the given concrete input
@@ -147,29 +156,29 @@ OpFlops ConvOf(const std::vector<Dims>& in, const std::vector<std::string>& conc
   const Dims &x = in[0], &w = in[1];
   if (x.size() < 3 || w.size() != x.size()) return unknown;
   const size_t spatial = x.size() - 2;
-  auto list = [&](int at, std::vector<int64_t>& out) {
-    if (at < 0 || static_cast<size_t>(at) >= concrete.size()) return false;
-    if (!ParseIntList(concrete[static_cast<size_t>(at)], out)) return false;
+  auto ints = [&](int at) -> std::optional<Dims> {
+    if (at < 0 || static_cast<size_t>(at) >= concrete.size()) return std::nullopt;
+    return parse::ConcreteInts(concrete[static_cast<size_t>(at)]);
+  };
+  auto list = [&](int at, Dims& out) {
+    std::optional<Dims> l = ints(at);
+    if (!l) return false;
+    out = std::move(*l);
     if (out.size() == 1) out.assign(spatial, out[0]);
     return out.size() == spatial;
   };
-  std::vector<int64_t> s, p, dl;
+  Dims s, p, dl;
   if (!list(stride, s) || !list(padding, p) || !list(dilation, dl)) return unknown;
   int64_t g = 1;
   if (groups >= 0) {
-    std::vector<int64_t> gl;
-    if (!ParseIntList(concrete.size() > static_cast<size_t>(groups)
-                          ? concrete[static_cast<size_t>(groups)]
-                          : std::string(),
-                      gl) ||
-        gl.size() != 1 || gl[0] <= 0) {
-      return unknown;
-    }
-    g = gl[0];
+    const std::optional<Dims> gl = ints(groups);
+    if (!gl || gl->size() != 1 || (*gl)[0] <= 0) return unknown;
+    g = (*gl)[0];
   }
-  if (x[1] != w[1] * g) return unknown;
+  int64_t channels = w[1];
+  if (!CheckedMul(channels, g) || x[1] != channels) return unknown;
   int64_t f = 2;
-  if (!(Mul(f, x[0]) && Mul(f, w[0]) && Mul(f, w[1]))) return unknown;
+  if (!(CheckedMul(f, x[0]) && CheckedMul(f, w[0]) && CheckedMul(f, w[1]))) return unknown;
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t k = w[2 + i];
     if (s[i] <= 0 || dl[i] <= 0 || p[i] < 0 || k <= 0) return unknown;
@@ -179,7 +188,7 @@ OpFlops ConvOf(const std::vector<Dims>& in, const std::vector<std::string>& conc
       return unknown;
     }
     const int64_t out = (padded - span - 1) / s[i] + 1;
-    if (!(Mul(f, k) && Mul(f, out))) return unknown;
+    if (!(CheckedMul(f, k) && CheckedMul(f, out))) return unknown;
   }
   return Known(FlopKind::kConv, f);
 }
@@ -198,9 +207,12 @@ std::string_view FlopKindName(FlopKind k) {
   return "matmul";
 }
 
-std::optional<OpFlops> TorchOpFlops(std::string_view name, std::string_view input_dims,
-                                    std::string_view concrete_inputs) {
-  enum class Op { kMm, kAddmm, kBmm, kBaddbmm, kLinear, kMatmul, kConvolution, kCudnnConv, kNone };
+namespace {
+
+enum class Op { kMm, kAddmm, kBmm, kBaddbmm, kLinear, kMatmul, kConvolution, kCudnnConv, kNone };
+
+// The operator a name is, and its attention signature when it is one.
+Op OpOf(std::string_view name, const AttentionOp*& attention) {
   Op op = Op::kNone;
   if (name == "aten::mm") op = Op::kMm;
   if (name == "aten::addmm") op = Op::kAddmm;
@@ -210,20 +222,37 @@ std::optional<OpFlops> TorchOpFlops(std::string_view name, std::string_view inpu
   if (name == "aten::matmul") op = Op::kMatmul;
   if (name == "aten::convolution" || name == "aten::_convolution") op = Op::kConvolution;
   if (name == "aten::cudnn_convolution") op = Op::kCudnnConv;
-  const AttentionOp* attention = nullptr;
+  attention = nullptr;
   for (const AttentionOp& a : kAttention) {
     if (a.name == name) attention = &a;
   }
-  if (op == Op::kNone && attention == nullptr) return std::nullopt;
-  const FlopKind kind = attention != nullptr                             ? FlopKind::kAttention
-                        : op == Op::kConvolution || op == Op::kCudnnConv ? FlopKind::kConv
-                                                                         : FlopKind::kMatmul;
-  std::vector<Dims> in;
-  if (!ParseDims(input_dims, in)) return Unknown(kind);
-  std::vector<std::string> concrete;
-  if (attention != nullptr || kind == FlopKind::kConv) {
-    if (!ParseStrings(concrete_inputs, concrete)) return Unknown(kind);
+  return op;
+}
+
+}  // namespace
+
+std::optional<FlopKind> TorchOpKind(std::string_view name) {
+  const AttentionOp* attention = nullptr;
+  const Op op = OpOf(name, attention);
+  if (attention != nullptr) return FlopKind::kAttention;
+  if (op == Op::kNone) return std::nullopt;
+  return op == Op::kConvolution || op == Op::kCudnnConv ? FlopKind::kConv : FlopKind::kMatmul;
+}
+
+std::optional<OpFlops> TorchOpFlops(std::string_view name, const parse::OpShapes& shapes) {
+  const auto kind_of = TorchOpKind(name);
+  if (!kind_of) return std::nullopt;
+  const FlopKind kind = *kind_of;
+  const AttentionOp* attention = nullptr;
+  const Op op = OpOf(name, attention);
+  if (!shapes.input_dims) return Unknown(kind);
+  const std::vector<Dims>& in = *shapes.input_dims;
+  static const std::vector<std::string> kNone;
+  if ((attention != nullptr || kind == FlopKind::kConv) && !shapes.concrete_inputs) {
+    return Unknown(kind);
   }
+  const std::vector<std::string>& concrete =
+      shapes.concrete_inputs ? *shapes.concrete_inputs : kNone;
   if (attention != nullptr) return AttentionOf(*attention, in, concrete);
   auto two = [&](size_t i, size_t rank) {
     return in.size() > i + 1 && in[i].size() == rank && in[i + 1].size() == rank;
@@ -244,8 +273,10 @@ std::optional<OpFlops> TorchOpFlops(std::string_view name, std::string_view inpu
       if (in.size() < 2 || in[0].empty() || in[1].size() != 2) return Unknown(kind);
       Dims a = in[0];
       if (a.size() == 1) a.insert(a.begin(), 1);
-      int64_t rows = 0;
-      if (!Product(a, 0, a.size() - 1, rows)) return Unknown(kind);
+      int64_t rows = 1;
+      for (size_t i = 0; i + 1 < a.size(); ++i) {
+        if (!CheckedMul(rows, a[i])) return Unknown(kind);
+      }
       return MatmulOf({rows, a.back()}, {in[1][1], in[1][0]});
     }
     case Op::kConvolution:  // (input, weight, bias, stride, padding, dilation, transposed, ...)

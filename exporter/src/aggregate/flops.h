@@ -1,7 +1,9 @@
-// FLOP counts of PyTorch operators from the shapes Kineto records
-// (`record_shapes=True`: args "Input Dims" and "Concrete Inputs"), and the
-// dense bf16 peaks of common accelerators. See docs/json-format.md "FLOP/s
-// and MFU" for what is counted. Pure functions; thread-safe.
+// The FLOP formulas, the one place they are defined: of PyTorch operators
+// from the shapes Kineto records (`record_shapes=True`: args "Input Dims"
+// and "Concrete Inputs", decoded by parse/op_shapes.h) and of XLA launches
+// from their HLO shapes (parse/hlo_schedule.h); and the dense bf16 peaks of
+// common accelerators. See docs/json-format.md "FLOP/s and MFU" for what is
+// counted. Pure functions; thread-safe.
 //
 // An operator's FLOPs count once, through the kernels it launched itself
 // (Kineto links a kernel to the innermost operator by "External id"), so
@@ -29,6 +31,8 @@
 #include <vector>
 
 #include "aggregate/window_stats.h"
+#include "parse/hlo_schedule.h"
+#include "parse/op_shapes.h"
 
 namespace profwatch::aggregate {
 
@@ -42,9 +46,29 @@ struct OpFlops {
   int64_t flops = 0;
 };
 
+// A matrix product [B, M, K] x [B, K, N]: 2*B*M*N*K. Every matmul count
+// (PyTorch's, HLO dots, cuBLAS GEMMs) ends here; nullopt on overflow or a
+// negative size.
+struct MatmulShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+std::optional<int64_t> MatmulFlops(const MatmulShape& s);
+// An HLO dot as a MatmulShape: batch, contracting and free dimensions of
+// each operand multiplied; nullopt when the dimension numbers do not fit the
+// shapes (an index out of range or given twice, unequal contracting counts).
+std::optional<int64_t> DotFlops(const parse::DotShape& d);
+// 2*B*H*Sq*Sk*(D+Dv), 2.5x for the backward, halved when causal.
+std::optional<int64_t> AttentionFlops(const parse::AttentionShape& a);
+// One execution of an HLO launch: its dots (each times its count) and its
+// attention; 0 for a launch of no counted kind; nullopt when its shapes are
+// unusable.
+std::optional<int64_t> HloLaunchFlops(const parse::HloLaunch& l);
+
+// The kind of a counted PyTorch operator; nullopt: not an operator counted
+// here (its shapes need not be decoded).
+std::optional<FlopKind> TorchOpKind(std::string_view name);
 // nullopt: not an operator counted here.
-std::optional<OpFlops> TorchOpFlops(std::string_view name, std::string_view input_dims,
-                                    std::string_view concrete_inputs);
+std::optional<OpFlops> TorchOpFlops(std::string_view name, const parse::OpShapes& shapes);
 
 // Dense bf16 peak FLOP/s of a device named as the trace names it (Kineto
 // deviceProperties name, xplane gpu_device_name); nullopt when unknown.

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "core/checked.h"
 #include "parse/proto_wire.h"
 
 namespace profwatch::parse {
@@ -36,34 +38,100 @@ bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>& out) {
   return true;
 }
 
-struct DotDims {
-  std::vector<int64_t> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
+// One array of a shape: its PrimitiveType and dimensions.
+struct Leaf {
+  int64_t type = 0;
+  Dims dims;
 };
 
 struct Instr {
   std::string_view name, opcode, op_name, custom_call_target, backend_config;
   int64_t id = 0;
   std::vector<int64_t> called, operands;
-  std::vector<int64_t> dims;  // array shape, or a tuple's first element
+  // The arrays of its shape in order (a tuple's, nested ones flattened); the
+  // first is the result of a custom-call whose other elements are workspaces.
+  std::vector<Leaf> leaves;
   bool has_dot_dims = false;
-  DotDims dot;
+  DotShape dot;  // dimension numbers only
+  // Replica groups (ReplicaGroup lists or an iota list): how many, the size
+  // of the first, whether all have that size.
+  int64_t groups = 0, group_size = -1;
+  bool unequal_groups = false;
 };
 
-// ShapeProto: dimensions = 3 (int64s), tuple_shapes = 4 (the first is the
-// result of a custom-call whose other elements are workspaces).
-bool DecodeShape(std::string_view bytes, std::vector<int64_t>& dims, int depth = 0) {
+const Dims kNoDims;
+const Dims& DimsOfShape(const Instr& in) {
+  return in.leaves.empty() ? kNoDims : in.leaves.front().dims;
+}
+
+// ShapeProto: element_type = 2, dimensions = 3 (int64s), tuple_shapes = 4
+// (nested up to 4 deep).
+bool DecodeShape(std::string_view bytes, std::vector<Leaf>& leaves, int depth = 0) {
   Cursor c(bytes);
-  bool tuple_seen = false;
+  Leaf leaf;
+  bool tuple = false;
   while (!c.Done()) {
     uint32_t f = 0, wt = 0;
+    uint64_t v = 0;
     if (!c.Tag(&f, &wt)) return false;
-    if (f == 3) {
-      if (!ReadInt64s(c, wt, dims)) return false;
-    } else if (f == 4 && !tuple_seen && depth < 4) {
+    if (f == 2) {
+      if (!c.Expect(wt, kVarint, "element_type") || !c.Varint(&v)) return false;
+      leaf.type = static_cast<int64_t>(v);
+    } else if (f == 3) {
+      if (!ReadInt64s(c, wt, leaf.dims)) return false;
+    } else if (f == 4 && depth < 4) {
       std::string_view t;
       if (!c.Expect(wt, kLen, "tuple shape") || !c.Bytes(&t)) return false;
-      tuple_seen = true;
-      if (!DecodeShape(t, dims, depth + 1)) return false;
+      tuple = true;
+      if (!DecodeShape(t, leaves, depth + 1)) return false;
+    } else if (!c.Skip(wt)) {
+      return false;
+    }
+  }
+  if (!tuple) leaves.push_back(std::move(leaf));
+  return true;
+}
+
+// ReplicaGroup: replica_ids = 1. Counts one group into `in`.
+bool DecodeReplicaGroup(std::string_view bytes, Instr& in) {
+  Cursor c(bytes);
+  std::vector<int64_t> ids;
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    if (!c.Tag(&f, &wt) || !(f == 1 ? ReadInt64s(c, wt, ids) : c.Skip(wt))) return false;
+  }
+  const auto size = static_cast<int64_t>(ids.size());
+  if (in.groups++ == 0) in.group_size = size;
+  in.unequal_groups = in.unequal_groups || size != in.group_size;
+  return true;
+}
+
+// CollectiveDeviceListProto: replica_groups = 1, iota_replica_group_list = 2
+// (IotaReplicaGroupListProto: num_replica_groups = 1,
+// num_devices_per_group = 2).
+bool DecodeDeviceList(std::string_view bytes, Instr& in) {
+  Cursor c(bytes);
+  while (!c.Done()) {
+    uint32_t f = 0, wt = 0;
+    std::string_view b;
+    if (!c.Tag(&f, &wt)) return false;
+    if (f == 1 || f == 2) {
+      if (!c.Expect(wt, kLen, "device list") || !c.Bytes(&b)) return false;
+      if (f == 1 && !DecodeReplicaGroup(b, in)) return false;
+      if (f == 2) {
+        Cursor iota(b);
+        while (!iota.Done()) {
+          uint32_t g = 0, gwt = 0;
+          uint64_t v = 0;
+          if (!iota.Tag(&g, &gwt)) return false;
+          if (g == 1 || g == 2) {
+            if (!iota.Expect(gwt, kVarint, "iota list") || !iota.Varint(&v)) return false;
+            (g == 1 ? in.groups : in.group_size) = static_cast<int64_t>(v);
+          } else if (!iota.Skip(gwt)) {
+            return false;
+          }
+        }
+      }
     } else if (!c.Skip(wt)) {
       return false;
     }
@@ -73,7 +141,7 @@ bool DecodeShape(std::string_view bytes, std::vector<int64_t>& dims, int depth =
 
 // DotDimensionNumbers: lhs_contracting 1, rhs_contracting 2, lhs_batch 3,
 // rhs_batch 4.
-bool DecodeDotDims(std::string_view bytes, DotDims& d) {
+bool DecodeDotDims(std::string_view bytes, DotShape& d) {
   Cursor c(bytes);
   while (!c.Done()) {
     uint32_t f = 0, wt = 0;
@@ -130,7 +198,19 @@ bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
         case 3: {
           std::string_view shape;
           ok = c.Expect(wt, kLen, "shape") && c.Bytes(&shape);
-          if (ok && !DecodeShape(shape, in.dims)) in.dims.clear();
+          if (ok && !DecodeShape(shape, in.leaves)) in.leaves.clear();
+          break;
+        }
+        case 49: {
+          std::string_view group;
+          ok = c.Expect(wt, kLen, "replica_groups") && c.Bytes(&group);
+          if (ok && !DecodeReplicaGroup(group, in)) in.groups = -1;
+          break;
+        }
+        case 87: {
+          std::string_view list;
+          ok = c.Expect(wt, kLen, "collective_device_list") && c.Bytes(&list);
+          if (ok && !DecodeDeviceList(list, in)) in.groups = -1;
           break;
         }
         case 28:
@@ -163,35 +243,42 @@ bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
   return true;
 }
 
-bool Mul(int64_t& acc, int64_t v) { return v >= 0 && !__builtin_mul_overflow(acc, v, &acc); }
-
-bool Indices(const std::vector<int64_t>& idx, size_t rank) {
-  for (int64_t i : idx) {
-    if (i < 0 || static_cast<size_t>(i) >= rank) return false;
-  }
-  return true;
+// Bytes of one element of an xla PrimitiveType; 0 for tokens and opaque
+// values (they hold no data), -1 for sub-byte and unknown types.
+int64_t ElementBytes(int64_t type) {
+  // By PrimitiveType number (xla_data.proto).
+  static constexpr int8_t kBytes[] = {
+      -1, 1, 1, 2, 4, 8, 1, 2, 4, 8,     // INVALID PRED S8 S16 S32 S64 U8 U16 U32 U64
+      2, 4, 8, 0, 0, 8, 2, 0, 16, 1,     // F16 F32 F64 TUPLE OPAQUE C64 BF16 TOKEN C128 F8E5M2
+      1, -1, -1, 1, 1, 1, -1, -1, 1, 1,  // F8E4M3FN S4 U4 F8E4M3B11FNUZ F8E5M2FNUZ F8E4M3FNUZ
+                                         // S2 U2 F8E4M3 F8E3M4
+      -1, -1, -1, 1,                     // S1 U1 F4E2M1FN F8E8M0FNU
+  };
+  return type >= 0 && type < static_cast<int64_t>(std::size(kBytes)) ? kBytes[type] : -1;
 }
 
-// 2 * prod(lhs) * prod(rhs dims neither contracted nor batch) = 2*B*M*K*N;
-// -1 when the dimension numbers do not fit the shapes.
-int64_t DotFlops(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
-                 const DotDims& d) {
-  if (lhs.empty() || rhs.empty() || !Indices(d.lhs_contracting, lhs.size()) ||
-      !Indices(d.lhs_batch, lhs.size()) || !Indices(d.rhs_contracting, rhs.size()) ||
-      !Indices(d.rhs_batch, rhs.size()) || d.lhs_contracting.size() != d.rhs_contracting.size()) {
-    return -1;
+// Bytes of the arrays of a shape, summed; -1 when one is of unknown size or
+// the sum overflows.
+int64_t BytesOf(const std::vector<Leaf>& leaves) {
+  int64_t total = 0;
+  for (const Leaf& l : leaves) {
+    int64_t bytes = ElementBytes(l.type);
+    if (bytes < 0) return -1;
+    for (int64_t d : l.dims) {
+      if (!core::CheckedMul(bytes, d)) return -1;
+    }
+    if (!core::CheckedAdd(total, bytes)) return -1;
   }
-  int64_t f = 2;
-  for (int64_t v : lhs) {
-    if (!Mul(f, v)) return -1;
-  }
-  for (size_t i = 0; i < rhs.size(); ++i) {
-    const auto in = [&](const std::vector<int64_t>& v) {
-      return std::find(v.begin(), v.end(), static_cast<int64_t>(i)) != v.end();
-    };
-    if (!in(d.rhs_contracting) && !in(d.rhs_batch) && !Mul(f, rhs[i])) return -1;
-  }
-  return f;
+  return total;
+}
+
+// The collectives whose operands are the data they move (ragged-all-to-all's
+// are buffers, offsets and sizes: not counted).
+bool IsCollective(std::string_view op) {
+  return op == "all-gather" || op == "all-gather-start" || op == "all-reduce" ||
+         op == "all-reduce-start" || op == "reduce-scatter" || op == "all-to-all" ||
+         op == "collective-permute" || op == "collective-permute-start" ||
+         op == "collective-broadcast";
 }
 
 // Integers written as JSON strings or numbers (protobuf's JSON form of int64).
@@ -307,6 +394,7 @@ class Decoder {
     on_stack_.insert(entry);
     Expand(entry, 0);
     if (!too_complex_.empty()) return TooComplex();
+    IndexCollectives();
     return std::move(out_);
   }
 
@@ -400,29 +488,50 @@ class Decoder {
 
   // What a fusion computes through one called computation, with the
   // computations its instructions call in turn: the scope its op_names share
-  // (parameters aside; none when no instruction has one) and the FLOPs of its
-  // dots, counted once per call. Each computation is summarised once.
+  // (parameters aside; none when no instruction has one) and its dots, each
+  // with how often one call runs it. Each computation is summarised once.
+  struct Dots {
+    std::vector<std::pair<const Instr*, int64_t>> counts;  // dot -> runs per call
+    bool any = false;
+    bool unusable = false;  // over kMaxFusionDots distinct dots, or a count overflow
+    // Adds `n` runs of `dot`; counts stay within kMaxFusionDots entries.
+    void Add(const Instr* dot, int64_t n) {
+      any = true;
+      if (unusable) return;
+      for (auto& [d, c] : counts) {
+        if (d == dot) {
+          unusable = !core::CheckedAdd(c, n);
+          return;
+        }
+      }
+      if (counts.size() >= HloLaunch::kMaxFusionDots) {
+        unusable = true;
+        return;
+      }
+      counts.emplace_back(dot, n);
+    }
+    void Merge(const Dots& o) {
+      if (!o.any) return;
+      any = true;
+      unusable = unusable || o.unusable;
+      for (const auto& [d, c] : o.counts) Add(d, c);
+    }
+  };
   struct Fused {
     enum class State : uint8_t { kNew, kOpen, kDone } state = State::kNew;
     std::optional<std::string> scope;
-    bool dots = false;
-    int64_t flops = 0;  // -1: a dot with unusable shapes, or an overflow
+    Dots dots;
   };
-
-  static void AddTo(bool& dots, int64_t& flops, int64_t f) {
-    dots = true;
-    if (f < 0 || flops < 0 || __builtin_add_overflow(flops, f, &flops)) flops = -1;
-  }
 
   // Merges the summaries of `called`; false once the module is too complex.
   bool MergeCalled(const std::vector<int64_t>& called, int depth, std::vector<std::string>& scopes,
-                   bool& dots, int64_t& flops) {
+                   Dots& dots) {
     for (int64_t cid : called) {
       const Fused* f = Summarise(cid, depth);
       if (!too_complex_.empty()) return false;
       if (f == nullptr) continue;
       if (f->scope) scopes.push_back(*f->scope);
-      if (f->dots) AddTo(dots, flops, f->flops);
+      dots.Merge(f->dots);
     }
     return true;
   }
@@ -440,18 +549,16 @@ class Decoder {
     f.state = Fused::State::kOpen;  // f stays valid: unordered_map nodes do not move
     ++out_.cost.fused_computations;
     std::vector<std::string> scopes;
-    bool dots = false;
-    int64_t flops = 0;
+    Dots dots;
     for (const Instr& x : it->second.instrs) {
       if (x.opcode == "parameter") continue;
       if (!x.op_name.empty()) scopes.emplace_back(x.op_name);
-      if (x.opcode == "dot") AddTo(dots, flops, DotOf(x));
-      if (!MergeCalled(x.called, depth + 1, scopes, dots, flops)) return nullptr;
+      if (x.opcode == "dot") dots.Add(&x, 1);
+      if (!MergeCalled(x.called, depth + 1, scopes, dots)) return nullptr;
     }
     f.state = Fused::State::kDone;
     if (!scopes.empty()) f.scope = CommonScope({scopes.begin(), scopes.end()});
-    f.dots = dots;
-    f.flops = flops;
+    f.dots = std::move(dots);
     return &f;
   }
 
@@ -475,55 +582,60 @@ class Decoder {
     return out;
   }
 
-  const std::vector<int64_t>* DimsOf(int64_t id) const {
+  const Dims* DimsOf(int64_t id) const {
     const Instr* in = Find(id);
-    return in == nullptr ? nullptr : &in->dims;
+    return in == nullptr ? nullptr : &DimsOfShape(*in);
   }
 
-  int64_t DotOf(const Instr& x) const {
-    if (!x.has_dot_dims || x.operands.size() < 2) return -1;
-    const auto *lhs = DimsOf(x.operands[0]), *rhs = DimsOf(x.operands[1]);
-    return lhs && rhs ? DotFlops(*lhs, *rhs, x.dot) : -1;
-  }
-
-  static void AddFlops(HloLaunch& out, HloLaunch::Flops kind, int64_t flops) {
-    if (out.flop_kind == HloLaunch::Flops::kNone) out.flop_kind = kind;
-    if (flops < 0 || out.flops < 0) {
-      out.flops = -1;
-    } else if (__builtin_add_overflow(out.flops, flops, &out.flops)) {
-      out.flops = -1;
+  // A dot's shapes: its dimension numbers and its operands' shapes.
+  static void AddDot(HloLaunch& out, DotShape shape, const Dims* lhs, const Dims* rhs,
+                     int64_t count) {
+    out.flop_kind = HloLaunch::Flops::kMatmul;
+    if (lhs == nullptr || rhs == nullptr) {
+      out.shapes_unusable = true;
+      return;
     }
+    shape.lhs = *lhs;
+    shape.rhs = *rhs;
+    out.dots.push_back({std::move(shape), count});
+  }
+
+  void AddDotOf(HloLaunch& out, const Instr& x, int64_t count) const {
+    if (!x.has_dot_dims || x.operands.size() < 2) {
+      out.flop_kind = HloLaunch::Flops::kMatmul;
+      out.shapes_unusable = true;
+      return;
+    }
+    AddDot(out, x.dot, DimsOf(x.operands[0]), DimsOf(x.operands[1]), count);
   }
 
   // cuBLAS GEMMs and cuDNN fused attention, from their backend configs.
-  void LibraryFlops(const Instr& in, HloLaunch& out) {
+  void LibraryShapes(const Instr& in, HloLaunch& out) {
     if (in.opcode == "dot") {
-      AddFlops(out, HloLaunch::Flops::kMatmul, DotOf(in));
+      AddDotOf(out, in, 1);
       return;
     }
     const bool gemm = in.custom_call_target.starts_with("__cublas$");
     const bool fmha = in.custom_call_target.starts_with("__cudnn$fmha");
     if (!gemm && !fmha) return;
-    const auto kind = gemm ? HloLaunch::Flops::kMatmul : HloLaunch::Flops::kAttention;
-    thread_local simdjson::dom::parser parser;
+    out.flop_kind = gemm ? HloLaunch::Flops::kMatmul : HloLaunch::Flops::kAttention;
     simdjson::dom::element config;
-    if (parser.parse(simdjson::padded_string(in.backend_config)).get(config)) {
-      AddFlops(out, kind, -1);
+    if (json_.parse(simdjson::padded_string(in.backend_config)).get(config)) {
+      out.shapes_unusable = true;
       return;
     }
     if (gemm) {
-      DotDims d;
+      DotShape d;
       simdjson::dom::element dn;
       if (config["gemm_backend_config"]["dot_dimension_numbers"].get(dn) ||
           !JsonInts(dn["lhs_contracting_dimensions"], d.lhs_contracting) ||
           !JsonInts(dn["rhs_contracting_dimensions"], d.rhs_contracting) ||
           !JsonInts(dn["lhs_batch_dimensions"], d.lhs_batch) ||
           !JsonInts(dn["rhs_batch_dimensions"], d.rhs_batch) || in.operands.size() < 2) {
-        AddFlops(out, kind, -1);
+        out.shapes_unusable = true;
         return;
       }
-      const auto *lhs = DimsOf(in.operands[0]), *rhs = DimsOf(in.operands[1]);
-      AddFlops(out, kind, lhs && rhs ? DotFlops(*lhs, *rhs, d) : -1);
+      AddDot(out, std::move(d), DimsOf(in.operands[0]), DimsOf(in.operands[1]), 1);
       return;
     }
     simdjson::dom::element fc;
@@ -532,25 +644,68 @@ class Decoder {
     if (config["cudnn_fmha_backend_config"].get(fc) ||
         !JsonInts(fc["intermediate_tensor_shape"]["dimensions"], s) || s.size() != 4 ||
         in.operands.size() < 3) {
-      AddFlops(out, kind, -1);
+      out.shapes_unusable = true;
       return;
     }
-    const auto *q = DimsOf(in.operands[0]), *v = DimsOf(in.operands[2]);
-    int64_t f = 2, d = 0;
-    if (!q || !v || q->empty() || v->empty() || __builtin_add_overflow(q->back(), v->back(), &d) ||
-        !(Mul(f, s[0]) && Mul(f, s[1]) && Mul(f, s[2]) && Mul(f, s[3]) && Mul(f, d))) {
-      AddFlops(out, kind, -1);
+    const Dims *q = DimsOf(in.operands[0]), *v = DimsOf(in.operands[2]);
+    if (!q || !v || q->empty() || v->empty()) {
+      out.shapes_unusable = true;
       return;
     }
-    if (in.custom_call_target.find("Backward") != std::string_view::npos) {
-      if (!Mul(f, 5)) {
-        AddFlops(out, kind, -1);
-        return;
+    AttentionShape a{s[0], s[1], s[2], s[3], q->back(), v->back()};
+    a.causal = !fc["mask_type"].get(mask) && mask.find("CAUSAL") != std::string_view::npos;
+    a.backward = in.custom_call_target.find("Backward") != std::string_view::npos;
+    out.attention = a;
+  }
+
+  // What a collective instruction moves (HloCollective); for an
+  // async-start, the collective it wraps.
+  std::optional<HloCollective> CollectiveOf(const Instr& in) const {
+    const Instr* c = &in;
+    if (in.opcode == "async-start") {
+      c = nullptr;
+      for (int64_t cid : in.called) {
+        auto it = comps_.find(cid);
+        if (it == comps_.end()) continue;
+        for (const Instr& x : it->second.instrs) {
+          if (IsCollective(x.opcode)) c = &x;
+        }
       }
-      f /= 2;  // 2.5x the forward
+      if (c == nullptr) return std::nullopt;
+    } else if (!IsCollective(in.opcode)) {
+      return std::nullopt;
     }
-    if (!fc["mask_type"].get(mask) && mask.find("CAUSAL") != std::string_view::npos) f /= 2;
-    AddFlops(out, kind, f);
+    HloCollective out;
+    int64_t in_bytes = 0;
+    for (int64_t id : c->operands) {
+      const Instr* op = Find(id);
+      const int64_t b = op == nullptr ? -1 : BytesOf(op->leaves);
+      if (b < 0 || !core::CheckedAdd(in_bytes, b)) {
+        in_bytes = -1;
+        break;
+      }
+    }
+    if (!c->operands.empty()) out.in_bytes = in_bytes;
+    int64_t result = BytesOf(c->leaves);
+    // An all-gather-start's tuple holds its operands before its outputs.
+    if (result >= 0 && c->opcode == "all-gather-start") {
+      result = out.in_bytes >= 0 && result >= out.in_bytes ? result - out.in_bytes : -1;
+    }
+    out.out_bytes = result;
+    if (c->groups > 0 && c->group_size > 0 && !c->unequal_groups) {
+      out.groups = c->groups;
+      out.group_size = c->group_size;
+    }
+    return out;
+  }
+
+  void IndexCollectives() {
+    for (const auto& [id, comp] : comps_) {
+      for (const Instr& in : comp.instrs) {
+        if (in.opcode != "async-start" && !IsCollective(in.opcode)) continue;
+        if (auto c = CollectiveOf(in)) out_.collectives.emplace(std::string(in.name), *c);
+      }
+    }
   }
 
   uint32_t ScopeIndex(std::string scope) {
@@ -573,15 +728,18 @@ class Decoder {
       // A fusion's scope is what its instructions share, as XLA names its
       // kernels' scope when they run outside a graph.
       std::vector<std::string> scopes;
-      bool dots = false;
-      int64_t flops = 0;
-      if (!MergeCalled(in.called, depth + 1, scopes, dots, flops)) return nullptr;
+      Dots dots;
+      if (!MergeCalled(in.called, depth + 1, scopes, dots)) return nullptr;
       launch.scope = ScopeIndex(scopes.empty() ? std::string(in.op_name)
                                                : CommonScope({scopes.begin(), scopes.end()}));
-      if (dots) AddFlops(launch, HloLaunch::Flops::kMatmul, flops);
+      if (dots.any) {
+        launch.flop_kind = HloLaunch::Flops::kMatmul;
+        launch.shapes_unusable = dots.unusable;
+        for (const auto& [dot, count] : dots.counts) AddDotOf(launch, *dot, count);
+      }
       return &launch;
     }
-    if (kind == HloLaunch::Kind::kLibrary) LibraryFlops(in, launch);
+    if (kind == HloLaunch::Kind::kLibrary) LibraryShapes(in, launch);
     launch.scope = ScopeIndex(std::string(in.op_name));
     return &launch;
   }
@@ -639,7 +797,8 @@ class Decoder {
   std::unordered_map<const Instr*, HloLaunch> launch_of_;
   std::unordered_set<int64_t> on_stack_;  // calls being inlined
   const HloLimits& limits_;
-  std::string too_complex_;  // why, once a limit is hit: every walk stops
+  simdjson::dom::parser json_;  // backend configs
+  std::string too_complex_;     // why, once a limit is hit: every walk stops
 };
 
 }  // namespace

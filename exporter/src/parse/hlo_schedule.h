@@ -16,11 +16,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/result.h"
+#include "parse/op_shapes.h"
 
 namespace profwatch::parse {
 
@@ -41,10 +43,41 @@ struct HloLaunch {
   Kind kind = Kind::kLibrary;
   std::string kernel_base;  // kFusion: KernelBaseOfInstruction(name)
   uint32_t scope = 0;       // index into HloModuleSchedule::scopes
-  // FLOPs of one execution, from the shapes (see LaunchFlops below).
+  // What one execution computes of the kinds whose FLOPs are counted, as
+  // shapes (aggregate/flops.h HloLaunchFlops has the formulas): the dots of a
+  // fusion (in its computations, each with how often one execution runs it)
+  // or of a `dot` or cuBLAS GEMM, or one cuDNN fused attention.
   enum class Flops : uint8_t { kNone, kMatmul, kAttention };
   Flops flop_kind = Flops::kNone;
-  int64_t flops = 0;  // -1: a kind counted here whose shapes are unusable
+  struct Dot {
+    DotShape shape;
+    int64_t count = 1;
+  };
+  std::vector<Dot> dots{};                    // kMatmul
+  std::optional<AttentionShape> attention{};  // kAttention
+  // A counted kind whose shapes could not be read (a missing operand shape,
+  // an unreadable backend config, more than kMaxFusionDots distinct dots):
+  // its FLOPs are unknown, never guessed.
+  bool shapes_unusable = false;
+  // Distinct dot instructions one fusion's FLOPs are kept for (the bound on
+  // the work of summarising a fusion's computations).
+  static constexpr size_t kMaxFusionDots = 16;
+};
+
+// What one collective instruction moves (all-gather, all-reduce,
+// reduce-scatter, all-to-all, collective-permute, collective-broadcast,
+// their -start forms, and an async-start wrapping one): bytes of its operands (summed: a combined
+// collective has several) and of its result (the outputs alone for an
+// all-gather-start, whose tuple holds the operands too), and its replica
+// groups. -1 where
+// unknown: a shape without a known element size (sub-byte types), an
+// overflow, no replica groups (all devices: a count the module does not
+// give), groups of unequal sizes.
+struct HloCollective {
+  int64_t in_bytes = -1;
+  int64_t out_bytes = -1;
+  int64_t group_size = -1;  // devices in one replica group
+  int64_t groups = -1;      // replica groups
 };
 
 // Bounds on the work of reading one module, so that no module (a crafted
@@ -79,6 +112,8 @@ struct HloModuleSchedule {
   std::string name;                 // HloModuleProto.name, the kernels' hlo_module
   std::vector<std::string> scopes;  // distinct scopes (op_name paths)
   std::vector<HloLaunch> launches;  // in schedule order
+  // The module's collective instructions by name (a JAX kernel's hlo_op).
+  std::map<std::string, HloCollective, std::less<>> collectives;
   // Non-empty: the module exceeded an HloLimits bound or a computation calls
   // itself (directly or through others); why, prefixed "too_complex: ".
   // scopes and launches are then empty: nothing of the module is used.
@@ -99,14 +134,13 @@ struct HloIndex {
   const HloModuleSchedule* Find(std::string_view module) const;
 };
 
-// FLOPs of a launch (one execution), counted like PyTorch's operators
-// (aggregate/flops.h): a `dot` (in a fusion, or alone) 2*batch*M*N*K from
-// its operands' shapes and dot_dimension_numbers; a cuBLAS custom-call
-// (`__cublas$gemm`, `__cublas$lt$matmul...`) the same from its
-// gemm_backend_config; a cuDNN fused attention (`__cudnn$fmha...`)
-// 2*B*H*Sq*Sk*(D+Dv) from its intermediate tensor [B,H,Sq,Sk] and the last
-// dimension of its query and value operands, halved for a CAUSAL mask, 2.5x
-// for the backward.
+// The shapes of a launch (one execution), read like PyTorch's operators
+// (aggregate/flops.h): a `dot` (in a fusion, or alone) from its operands'
+// shapes and dot_dimension_numbers; a cuBLAS custom-call (`__cublas$gemm`,
+// `__cublas$lt$matmul...`) the same from its gemm_backend_config; a cuDNN
+// fused attention (`__cudnn$fmha...`) from its intermediate tensor
+// [B,H,Sq,Sk], the last dimension of its query and value operands, its
+// mask_type (CAUSAL) and target (Backward).
 
 // Decodes one serialised xla.HloProto (or a bare HloModuleProto when
 // `bare_module`). Errors: kCorrupt (bad wire format, a computation id given

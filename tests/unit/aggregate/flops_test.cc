@@ -7,11 +7,25 @@
 
 #include <string>
 
+#include "parse/hlo_schedule.h"
+#include "parse/op_shape_reader.h"
+#include "testing/proto_writer.h"
+#include "testing/real_hlo.h"
+#include "testing/test_util.h"
+
 namespace profwatch::aggregate {
 namespace {
 
+// An operator's FLOPs from its args as Kineto writes them (the JSON arrays
+// a TraceEvent carries), decoded by parse's reader as the aggregator does.
+std::optional<OpFlops> FromJson(std::string_view op, std::string_view dims,
+                                std::string_view concrete) {
+  parse::OpShapeReader reader;
+  return TorchOpFlops(op, reader.Read(dims, concrete));
+}
+
 int64_t Flops(std::string_view op, std::string_view dims, std::string_view concrete = "") {
-  auto f = TorchOpFlops(op, dims, concrete);
+  auto f = FromJson(op, dims, concrete);
   EXPECT_TRUE(f.has_value()) << op;
   if (!f) return -1;
   EXPECT_TRUE(f->known) << op << " " << dims;
@@ -19,7 +33,7 @@ int64_t Flops(std::string_view op, std::string_view dims, std::string_view concr
 }
 
 bool Unknown(std::string_view op, std::string_view dims, std::string_view concrete = "") {
-  auto f = TorchOpFlops(op, dims, concrete);
+  auto f = FromJson(op, dims, concrete);
   return f.has_value() && !f->known;
 }
 
@@ -36,7 +50,7 @@ TEST(FlopsTest, Matmuls) {
   // matmul broadcasts batch dims: [3, 1, 8, 32] x [5, 32, 16] -> batch 15.
   EXPECT_EQ(Flops("aten::matmul", "[[3, 1, 8, 32], [5, 32, 16]]"), 2 * 15 * 8 * 32 * 16);
   EXPECT_EQ(Flops("aten::matmul", "[[32], [32, 16]]"), 2 * 32 * 16);  // vector x matrix
-  const auto kind = TorchOpFlops("aten::mm", "[[2, 3], [3, 4]]", "");
+  const auto kind = FromJson("aten::mm", "[[2, 3], [3, 4]]", "");
   ASSERT_TRUE(kind);
   EXPECT_EQ(kind->kind, FlopKind::kMatmul);
 }
@@ -62,7 +76,7 @@ TEST(FlopsTest, AttentionForwardBackwardAndCausal) {
   EXPECT_EQ(Flops("aten::_scaled_dot_product_flash_attention", qkv + "]",
                   R"(["", "", "", "0.", "False", "False", ""])"),
             full);
-  const auto a = TorchOpFlops("aten::_cudnn_attention_forward", fwd, causal);
+  const auto a = FromJson("aten::_cudnn_attention_forward", fwd, causal);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->kind, FlopKind::kAttention);
   // Without the causal flag it is not guessed.
@@ -103,8 +117,58 @@ TEST(FlopsTest, GarbageShapesAreUnknownNeverACrash) {
   EXPECT_TRUE(Unknown("aten::linear", "[[], [64, 32]]"));
   EXPECT_TRUE(Unknown("aten::_cudnn_attention_forward", "[[8, 16, 2048], [8], [8]]", "[]"));
   EXPECT_TRUE(Unknown("aten::convolution", "[[2, 3, 32, 32], [16, 3, 3, 3]]", "[\"\", 7]"));
-  EXPECT_FALSE(TorchOpFlops("aten::add", "[[2, 3], [2, 3]]", "").has_value());  // not counted
-  EXPECT_FALSE(TorchOpFlops("aten::mm_", "[[2, 3], [3, 4]]", "").has_value());
+  EXPECT_FALSE(FromJson("aten::add", "[[2, 3], [2, 3]]", "").has_value());  // not counted
+  EXPECT_FALSE(FromJson("aten::mm_", "[[2, 3], [3, 4]]", "").has_value());
+}
+
+// HLO launches from their shapes (HloScheduleTest.LaunchShapesFromShapesAndConfigs
+// reads the same module): the formulas Kineto's operators use.
+TEST(FlopsTest, HloLaunchFlops) {
+  auto m = parse::DecodeHloProto(testing::FlopShapesHlo());
+  ASSERT_TRUE(m) << m.error().ToString();
+  ASSERT_EQ(m->launches.size(), 6u);
+  EXPECT_EQ(HloLaunchFlops(m->launches[0]), 2 * 4 * 8 * 16 * 32);
+  EXPECT_EQ(HloLaunchFlops(m->launches[1]), 2 * 8 * 32 * 16);
+  EXPECT_EQ(HloLaunchFlops(m->launches[2]), std::nullopt);
+  const int64_t attention = int64_t{2} * 2 * 4 * 64 * 64 * (32 + 32) / 2;  // causal
+  EXPECT_EQ(HloLaunchFlops(m->launches[3]), attention);
+  EXPECT_EQ(HloLaunchFlops(m->launches[4]), attention * 5 / 2);
+  EXPECT_EQ(HloLaunchFlops(m->launches[5]), std::nullopt);  // no value operand
+  // A dot run 12^12 times per execution (a fusion's nested computations).
+  parse::HloLaunch wide;
+  wide.flop_kind = parse::HloLaunch::Flops::kMatmul;
+  int64_t paths = 1;
+  for (int i = 0; i < 12; ++i) paths *= 12;
+  wide.dots.push_back({parse::DotShape{{2, 2}, {2, 2}, {1}, {0}, {}, {}}, paths});
+  EXPECT_EQ(HloLaunchFlops(wide), paths * 16);
+  wide.dots[0].count = int64_t{1} << 62;  // overflows: unknown, never wrapped
+  EXPECT_EQ(HloLaunchFlops(wide), std::nullopt);
+  // Dimension numbers that do not fit the shapes.
+  EXPECT_EQ(DotFlops({{4, 8}, {8, 2}, {1}, {0, 1}, {}, {}}), std::nullopt);
+  EXPECT_EQ(DotFlops({{4, 8}, {8, 2}, {2}, {0}, {}, {}}), std::nullopt);
+  EXPECT_EQ(DotFlops({{4, 8}, {8, 2}, {1}, {0}, {1}, {}}), std::nullopt);  // given twice
+}
+
+// The real command-buffer capture's train step (HloScheduleTest reads its
+// schedule): its dots are the model's 6*B*S*(L*(4D^2+2DF)+D*V) =
+// 26,233,660,243,968 FLOP (fixtures README); the causal cuDNN attention 4
+// layers x (forward + 2.5x backward) x 2*B*H*S*S*(D+Dv)/2 with B=8, H=16,
+// S=2048, D=Dv=128.
+TEST(FlopsTest, RealJaxModuleFlops) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(path, testing::kRealCommandBufferXplane);
+  auto index = testing::ReadHloModulesOf(path);
+  ASSERT_TRUE(index) << index.error().ToString();
+  const parse::HloModuleSchedule* m = index->Find("jit_train_step");
+  ASSERT_NE(m, nullptr);
+  int64_t matmul = 0, attention = 0;
+  for (const parse::HloLaunch& l : m->launches) {
+    const auto f = HloLaunchFlops(l);
+    ASSERT_TRUE(f);
+    if (l.flop_kind == parse::HloLaunch::Flops::kMatmul) matmul += *f;
+    if (l.flop_kind == parse::HloLaunch::Flops::kAttention) attention += *f;
+  }
+  EXPECT_EQ(matmul, 26'233'660'243'968);
+  EXPECT_EQ(attention, int64_t{4} * 7 / 2 * 2 * 8 * 16 * 2048 * 2048 * 256 / 2);
 }
 
 TEST(FlopsTest, DensePeaksByDeviceName) {
@@ -192,7 +256,7 @@ TEST(FlopsTest, NothingCountedIsAbsentNotZero) {
 // rate is impossible inside a plausible total, and for counted FLOPs in no
 // kernel time.
 TEST(FlopsTest, ImpossibleCountIsUnknown) {
-  const auto huge = TorchOpFlops("aten::mm", "[[1000000, 1000000], [1000000, 1000000]]", "");
+  const auto huge = FromJson("aten::mm", "[[1000000, 1000000], [1000000, 1000000]]", "");
   ASSERT_TRUE(huge && huge->known);
   EXPECT_EQ(huge->flops, 2'000'000'000'000'000'000);
   WindowStats s;

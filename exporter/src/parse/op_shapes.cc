@@ -1,0 +1,82 @@
+#include "parse/op_shapes.h"
+
+#include <charconv>
+
+#include "parse/op_shape_reader.h"
+
+namespace profwatch::parse {
+
+OpShapes OpShapeReader::Read(std::string_view input_dims, std::string_view concrete_inputs) {
+  OpShapes out;
+  simdjson::dom::element doc;
+  simdjson::dom::array items;
+  if (!input_dims.empty() && !parser_.parse(simdjson::padded_string(input_dims)).get(doc) &&
+      !doc.get_array().get(items)) {
+    std::vector<Dims> all;
+    bool ok = true;
+    for (simdjson::dom::element input : items) {
+      simdjson::dom::array dims;
+      if (input.get_array().get(dims)) {
+        ok = false;
+        break;
+      }
+      Dims d;
+      for (simdjson::dom::element v : dims) {
+        int64_t n = 0;
+        if (v.get_int64().get(n) || n < 0) {
+          ok = false;
+          break;
+        }
+        d.push_back(n);
+      }
+      if (!ok) break;
+      all.push_back(std::move(d));
+    }
+    if (ok) out.input_dims = std::move(all);
+  }
+  if (!concrete_inputs.empty() &&
+      !parser_.parse(simdjson::padded_string(concrete_inputs)).get(doc) &&
+      !doc.get_array().get(items)) {
+    std::vector<std::string> all;
+    bool ok = true;
+    for (simdjson::dom::element v : items) {
+      std::string_view s;
+      if (v.get_string().get(s)) {
+        ok = false;
+        break;
+      }
+      all.emplace_back(s);
+    }
+    if (ok) out.concrete_inputs = std::move(all);
+  }
+  return out;
+}
+
+std::optional<Dims> ConcreteInts(std::string_view text) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  };
+  text = trim(text);
+  if (text.starts_with('[')) {
+    if (!text.ends_with(']')) return std::nullopt;
+    text = trim(text.substr(1, text.size() - 2));
+    if (text.empty()) return Dims{};
+  }
+  Dims out;
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || n < 0) {
+      return std::nullopt;
+    }
+    out.push_back(n);
+    if (comma == std::string_view::npos) return out;
+    text = text.substr(comma + 1);
+  }
+}
+
+}  // namespace profwatch::parse
