@@ -224,6 +224,7 @@ struct FileAggregator::Impl {
     uint32_t name = 0;
   };
   std::vector<KernelLink> kernel_links;
+  CollectiveOps collective_ops;  // record_param_comms metadata by External id
   int64_t unkept_graph_ps = 0;
   int64_t over_limit_graph_ps = 0;  // beyond kMaxGraphKernels
   std::shared_ptr<const parse::HloIndex> hlo;
@@ -433,7 +434,7 @@ struct FileAggregator::Impl {
       ps += end - start;
       hlo_collectives = true;
     } else if (n.collective) {
-      n.collective->sums.AddSized(n.collective->kind, call->bytes, call->ranks, end - start);
+      n.collective->sums.AddCall(n.collective->kind, *call, end - start);
     }
     ++n.launches;
     n.total_ps += end - start;
@@ -553,6 +554,11 @@ struct FileAggregator::Impl {
     }
     if (!kernel && !memop) {
       if (e.has_args_external_id && e.cat == "cpu_op") OnOperator(e);
+      // record_param_comms: the collective metadata of the kernels it launched.
+      if (e.has_args_external_id && !e.args_collective.empty() &&
+          !collective_ops.Add(e.args_external_id, KinetoCall(e))) {
+        ++drops["collective_op_limit"];
+      }
       if (e.name.starts_with("ProfilerStep#")) {
         int64_t start = 0, end = 0;
         if (!Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
@@ -578,8 +584,10 @@ struct FileAggregator::Impl {
       AddMemop(dev, start, end);
     } else {
       const uint32_t name = Intern(e.name);
-      const CollectiveCall call = KinetoCollectiveCall(
-          e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems, e.args_group_size);
+      CollectiveCall call = KinetoCall(e);
+      if (!call.kind && e.has_args_external_id) {
+        if (const CollectiveCall* op = collective_ops.Find(e.args_external_id)) call = *op;
+      }
       AddKernel(dev, stream, name, start, end, &call);
       if (e.has_args_external_id) {
         if (kernel_links.size() < FileAggregator::kMaxFlopLinks) {
@@ -589,6 +597,12 @@ struct FileAggregator::Impl {
         }
       }
     }
+  }
+
+  static CollectiveCall KinetoCall(const parse::TraceEvent& e) {
+    return KinetoCollectiveCall(e.args_collective, e.args_dtype, e.args_in_nelems,
+                                e.args_out_nelems, e.args_group_size, e.args_pg_desc,
+                                e.args_pg_ranks);
   }
 
   // A Kineto operator whose FLOPs are counted (flops.h); the kernels it
@@ -665,7 +679,8 @@ struct FileAggregator::Impl {
     if (e.cat == parse::kNsysMemopCat) {
       AddMemop(dev, start, end);
     } else {
-      AddKernel(dev, e.tid.num, Intern(e.name), start, end);
+      const CollectiveCall call = KinetoCall(e);  // the NCCL NVTX range it was launched in
+      AddKernel(dev, e.tid.num, Intern(e.name), start, end, &call);
     }
   }
 
