@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kineto_collectives.h"
 #include "nsys_export.h"
 #include "trace_model.h"
 
@@ -34,6 +35,9 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen job --out JOBS_ROOT --job NAME --run NAME [options] [--manifest FILE]
   profwatch-tracegen nsys --out FILE.sqlite [--schema 2020|2024] [--ranks R] [--first-rank N]
                           [--steps K] [--kernels N] [--seed N]
+  profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
+                          [--form nccl|rccl|rccl-bare|cpu-op] [--pg-desc named|undefined|absent]
+                          [--manifest FILE]
 
 trace options (both subcommands):
   --vendor amd|nvidia        kernel names and stream naming (default amd)
@@ -78,6 +82,16 @@ nsys options (an Nsight Systems SQLite export of one node, one GPU per rank):
   --ranks R                  processes, one GPU each (default 8)
   --first-rank N             rank of the first process (default 0)
   --kernels N                kernel rows in all (default 1000)
+
+kineto options (a PyTorch Kineto trace whose collectives are of every kind, README.md):
+  --gpus N                   devices in the file (default 2)
+  --steps K                  ProfilerStep#s (default 3)
+  --form F                   nccl: NCCL kernel names with the collective args; rccl: RCCL's
+                             generic kernel with them; rccl-bare: the generic kernel, no args
+                             (kind and size unknown); cpu-op: NCCL names, the args only on
+                             the record_param_comms operator (default nccl)
+  --pg-desc D                named: each group's description (fsdp, ep, pp, tp, dp);
+                             undefined: torch's "undefined"; absent: no process-group args
 )";
 
 struct Args {
@@ -123,7 +137,9 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "schema",
                                                "ranks",
                                                "first-rank",
-                                               "kernels"};
+                                               "kernels",
+                                               "form",
+                                               "pg-desc"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -647,6 +663,79 @@ int CmdNsys(const Args& args) {
   return 0;
 }
 
+int CmdKineto(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::KinetoCollectiveParams p;
+  p.gpus = static_cast<int>(g.Int("gpus", 2, 1, 64));
+  p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
+  p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  using profwatch::tracegen::KinetoCommForm;
+  using profwatch::tracegen::PgDescForm;
+  const std::string form = g.Str("form", "nccl"), pg = g.Str("pg-desc", "named");
+  const std::map<std::string, KinetoCommForm> forms = {{"nccl", KinetoCommForm::kNccl},
+                                                       {"rccl", KinetoCommForm::kRccl},
+                                                       {"rccl-bare", KinetoCommForm::kRcclBare},
+                                                       {"cpu-op", KinetoCommForm::kCpuOp}};
+  const std::map<std::string, PgDescForm> pgs = {{"named", PgDescForm::kNamed},
+                                                 {"undefined", PgDescForm::kUndefined},
+                                                 {"absent", PgDescForm::kAbsent}};
+  if (!forms.count(form)) g.error = "--form must be nccl, rccl, rccl-bare or cpu-op";
+  if (!pgs.count(pg)) g.error = "--pg-desc must be named, undefined or absent";
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "kineto: --out FILE is required";
+  if (!g.error.empty()) return Fail(g.error);
+  p.form = forms.at(form);
+  p.pg = pgs.at(pg);
+  std::error_code ec;
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
+  profwatch::tracegen::KinetoCollectiveTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteKinetoCollectiveTrace(p, out, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    // Per call kind: the generator's parameters (what the trace says) and
+    // its sums; per collective kind: calls, kernel and exposed time.
+    json calls = json::array(), kinds = json::object();
+    for (const auto& c : truth.calls) {
+      auto opt = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+      auto str = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+      calls.push_back(json{{"kernel", c.kernel},
+                           {"collective_name", str(c.collective_name)},
+                           {"kind", c.kind},
+                           {"dtype", str(c.dtype)},
+                           {"in_nelems", opt(c.in_nelems)},
+                           {"out_nelems", opt(c.out_nelems)},
+                           {"group_size", opt(c.group_size)},
+                           {"process_group_description", str(c.pg_desc)},
+                           {"process_group_ranks", str(c.pg_ranks)},
+                           {"calls", c.calls},
+                           {"ps", c.ps},
+                           {"exposed_ps", c.exposed_ps}});
+      json& k = kinds[c.kind];
+      if (k.is_null()) k = json{{"calls", 0}, {"ps", 0}, {"exposed_ps", 0}};
+      k["calls"] = k["calls"].get<uint64_t>() + c.calls;
+      k["ps"] = k["ps"].get<int64_t>() + c.ps;
+      k["exposed_ps"] = k["exposed_ps"].get<int64_t>() + c.exposed_ps;
+    }
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "kineto"},
+           {"params", json{{"gpus", p.gpus},
+                           {"steps", p.steps},
+                           {"seed", p.seed},
+                           {"form", form},
+                           {"pg_desc", pg}}},
+           {"files", json::array({json{{"path", out},
+                                       {"gpus", p.gpus},
+                                       {"steps", p.steps},
+                                       {"kernel_launches", truth.kernel_launches},
+                                       {"collectives", kinds},
+                                       {"calls", calls}}})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -668,6 +757,7 @@ int main(int argc, char** argv) {
   if (cmd == "file") return CmdFile(args);
   if (cmd == "job") return CmdJob(args);
   if (cmd == "nsys") return CmdNsys(args);
+  if (cmd == "kineto") return CmdKineto(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -31,6 +31,11 @@ std::optional<int64_t> ParseInt(std::string_view s) {
   return v;
 }
 
+CollectiveCall CollectiveCallOf(const parse::TraceEvent& e) {
+  return KinetoCollectiveCall(e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems,
+                              e.args_group_size, e.args_pg_desc, e.args_pg_ranks);
+}
+
 size_t KernelTable::IntervalsInMemory() const {
   size_t total = 0;
   for (const Device& d : devices) {
@@ -146,7 +151,7 @@ void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t star
     ps += end - start;
     hlo_collectives = true;
   } else if (n.collective) {
-    n.collective->sums.AddSized(n.collective->kind, call->bytes, call->ranks, end - start);
+    n.collective->sums.AddCall(n.collective->kind, *call, end - start);
   }
   ++n.launches;
   n.total_ps += end - start;

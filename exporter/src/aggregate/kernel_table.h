@@ -42,6 +42,10 @@ namespace profwatch::aggregate {
 // A whole decimal integer (sign allowed), else nullopt.
 std::optional<int64_t> ParseInt(std::string_view s);
 
+// The collective metadata in an event's args: Kineto's collective args,
+// or the NCCL NVTX range an nsys kernel was launched in.
+CollectiveCall CollectiveCallOf(const parse::TraceEvent& e);
+
 // Hash of an integer pair ((pid, tid), (pid, device)).
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {

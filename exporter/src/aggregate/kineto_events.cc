@@ -59,6 +59,11 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
   }
   if (!kernel && !memop) {
     if (e.has_args_external_id && e.cat == "cpu_op") OnOperator(e);
+    // record_param_comms: the collective metadata of the kernels it launched.
+    if (e.has_args_external_id && !e.args_collective.empty() &&
+        !collective_ops_.Add(e.args_external_id, CollectiveCallOf(e))) {
+      ++table_.drops["collective_op_limit"];
+    }
     if (e.name.starts_with("ProfilerStep#")) {
       int64_t start = 0, end = 0;
       if (!table_.Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
@@ -84,8 +89,10 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
     return;
   }
   const uint32_t name = table_.Intern(e.name);
-  const CollectiveCall call = KinetoCollectiveCall(
-      e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems, e.args_group_size);
+  CollectiveCall call = CollectiveCallOf(e);
+  if (!call.kind && e.has_args_external_id) {
+    if (const CollectiveCall* op = collective_ops_.Find(e.args_external_id)) call = *op;
+  }
   table_.AddKernel(dev, stream, name, start, end, &call);
   if (e.has_args_external_id) flops_.AddKernel(e.args_external_id, end - start, name);
 }

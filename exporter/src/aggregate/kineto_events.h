@@ -9,6 +9,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "aggregate/collectives.h"
 #include "aggregate/flop_join.h"
 #include "aggregate/kernel_table.h"
 #include "parse/op_shape_reader.h"
@@ -38,6 +39,7 @@ class KinetoEvents {
   FlopJoin& flops_;
   std::unordered_map<int64_t, int> devices_;  // ordinal -> device index
   size_t annotation_count_ = 0;
+  CollectiveOps collective_ops_;    // record_param_comms metadata by External id
   parse::OpShapeReader op_shapes_;  // decodes counted operators' shapes
 };
 

@@ -27,7 +27,8 @@ void NsysEvents::OnComplete(const parse::TraceEvent& e) {
   if (e.cat == parse::kNsysMemopCat) {
     table_.AddMemop(dev, start, end);
   } else {
-    table_.AddKernel(dev, e.tid.num, table_.Intern(e.name), start, end);
+    const CollectiveCall call = CollectiveCallOf(e);  // the NCCL NVTX range it was launched in
+    table_.AddKernel(dev, e.tid.num, table_.Intern(e.name), start, end, &call);
   }
 }
 
