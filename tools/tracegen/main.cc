@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "jax_collectives.h"
 #include "kineto_collectives.h"
 #include "nsys_export.h"
 #include "trace_model.h"
@@ -38,6 +39,8 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
                           [--form nccl|rccl|rccl-bare|cpu-op] [--pg-desc named|undefined|absent]
                           [--manifest FILE]
+  profwatch-tracegen jax-collectives --out DIR [--gpus N] [--steps K] [--seed N]
+                          [--host NAME] [--start YYYY_MM_DD_HH_MM_SS] [--manifest FILE]
 
 trace options (both subcommands):
   --vendor amd|nvidia        kernel names and stream naming (default amd)
@@ -92,6 +95,13 @@ kineto options (a PyTorch Kineto trace whose collectives are of every kind, READ
                              the record_param_comms operator (default nccl)
   --pg-desc D                named: each group's description (fsdp, ep, pp, tp, dp);
                              undefined: torch's "undefined"; absent: no process-group args
+
+jax-collectives options (a JAX window, DIR/<ts>/<host>.trace.json.gz and <host>.xplane.pb,
+whose collectives' sizes are in the xplane's HLO module, README.md):
+  --gpus N                   devices (default 2)
+  --steps K                  steps (default 3; analyze with --profile-steps K)
+  --host NAME                file name prefix (default node0)
+  --start TS                 the <ts> dir (default 2025_01_15_10_00_00)
 )";
 
 struct Args {
@@ -139,7 +149,8 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "first-rank",
                                                "kernels",
                                                "form",
-                                               "pg-desc"};
+                                               "pg-desc",
+                                               "host"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -736,6 +747,76 @@ int CmdKineto(const Args& args) {
   return 0;
 }
 
+int CmdJaxCollectives(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::JaxCollectiveParams p;
+  p.gpus = static_cast<int>(g.Int("gpus", 2, 1, 64));
+  p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
+  p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  p.host = g.Str("host", p.host);
+  const std::string ts = g.Str("start", "2025_01_15_10_00_00");
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "jax-collectives: --out DIR is required";
+  if (p.host.empty() || p.host.find('/') != std::string::npos) g.error = "--host: a file name";
+  std::time_t start = 0;
+  if (!ParseStart(ts, &start)) g.error = "--start must look like 2025_01_15_10_00_00";
+  if (!g.error.empty()) return Fail(g.error);
+  const std::string dir = (fs::path(out) / ts).string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Fail("cannot create " + dir + ": " + ec.message());
+  profwatch::tracegen::JaxCollectiveTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteJaxCollectiveWindow(p, dir, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    // Per instruction: the generator's parameters (what the HLO says) and
+    // its sums; per collective kind: calls, kernel and exposed time.
+    auto arrays = [](const std::vector<profwatch::tracegen::JaxArray>& v) {
+      json a = json::array();
+      for (const auto& x : v) a.push_back(json{{"dtype", x.dtype}, {"dims", x.dims}});
+      return a;
+    };
+    auto opt = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    json calls = json::array(), kinds = json::object();
+    for (const auto& c : truth.calls) {
+      calls.push_back(json{
+          {"hlo_op", c.hlo_op},
+          {"opcode", c.opcode},
+          {"kernel", c.kernel},
+          {"kind", c.kind},
+          {"operands", arrays(c.operands)},
+          {"outputs", arrays(c.outputs)},
+          {"replica_groups", c.replica_groups.empty() ? json(nullptr) : json(c.replica_groups)},
+          {"groups", opt(c.groups)},
+          {"group_size", opt(c.group_size)},
+          {"calls", c.calls},
+          {"ps", c.ps},
+          {"exposed_ps", c.exposed_ps}});
+      json& k = kinds[c.kind];
+      if (k.is_null()) k = json{{"calls", 0}, {"ps", 0}, {"exposed_ps", 0}};
+      k["calls"] = k["calls"].get<uint64_t>() + c.calls;
+      k["ps"] = k["ps"].get<int64_t>() + c.ps;
+      k["exposed_ps"] = k["exposed_ps"].get<int64_t>() + c.exposed_ps;
+    }
+    const std::string base = (fs::path(dir) / p.host).string();
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "jax-collectives"},
+           {"params", json{{"gpus", p.gpus}, {"steps", p.steps}, {"seed", p.seed}}},
+           {"hlo_module", truth.module},
+           {"files", json::array({json{{"path", base + ".trace.json.gz"},
+                                       {"xplane", base + ".xplane.pb"},
+                                       {"gpus", p.gpus},
+                                       {"steps", p.steps},
+                                       {"kernel_launches", truth.kernel_launches},
+                                       {"collectives", kinds},
+                                       {"calls", calls}}})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -758,6 +839,7 @@ int main(int argc, char** argv) {
   if (cmd == "job") return CmdJob(args);
   if (cmd == "nsys") return CmdNsys(args);
   if (cmd == "kineto") return CmdKineto(args);
+  if (cmd == "jax-collectives") return CmdJaxCollectives(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }
