@@ -674,6 +674,32 @@ int CmdNsys(const Args& args) {
   return 0;
 }
 
+// A count the trace may lack (-1): null then.
+json OptCount(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+// Adds one call kind's sums to its collective kind's in a manifest's
+// `collectives` object.
+void AddKindSums(json* kinds, const std::string& kind, uint64_t calls, int64_t ps,
+                 int64_t exposed_ps) {
+  json& k = (*kinds)[kind];
+  if (k.is_null()) k = json{{"calls", 0}, {"ps", 0}, {"exposed_ps", 0}};
+  k["calls"] = k["calls"].get<uint64_t>() + calls;
+  k["ps"] = k["ps"].get<int64_t>() + ps;
+  k["exposed_ps"] = k["exposed_ps"].get<int64_t>() + exposed_ps;
+}
+
+// A collective generator's manifest entry for one file: `entry` (its
+// paths), then the window's shape, the per-kind sums and the calls.
+json CollectiveFileEntry(json entry, int gpus, int steps, int64_t kernel_launches,
+                         const json& kinds, const json& calls) {
+  entry["gpus"] = gpus;
+  entry["steps"] = steps;
+  entry["kernel_launches"] = kernel_launches;
+  entry["collectives"] = kinds;
+  entry["calls"] = calls;
+  return entry;
+}
+
 int CmdKineto(const Args& args) {
   Getter g{args, ""};
   profwatch::tracegen::KinetoCollectiveParams p;
@@ -707,25 +733,20 @@ int CmdKineto(const Args& args) {
     // its sums; per collective kind: calls, kernel and exposed time.
     json calls = json::array(), kinds = json::object();
     for (const auto& c : truth.calls) {
-      auto opt = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
       auto str = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
       calls.push_back(json{{"kernel", c.kernel},
                            {"collective_name", str(c.collective_name)},
                            {"kind", c.kind},
                            {"dtype", str(c.dtype)},
-                           {"in_nelems", opt(c.in_nelems)},
-                           {"out_nelems", opt(c.out_nelems)},
-                           {"group_size", opt(c.group_size)},
+                           {"in_nelems", OptCount(c.in_nelems)},
+                           {"out_nelems", OptCount(c.out_nelems)},
+                           {"group_size", OptCount(c.group_size)},
                            {"process_group_description", str(c.pg_desc)},
                            {"process_group_ranks", str(c.pg_ranks)},
                            {"calls", c.calls},
                            {"ps", c.ps},
                            {"exposed_ps", c.exposed_ps}});
-      json& k = kinds[c.kind];
-      if (k.is_null()) k = json{{"calls", 0}, {"ps", 0}, {"exposed_ps", 0}};
-      k["calls"] = k["calls"].get<uint64_t>() + c.calls;
-      k["ps"] = k["ps"].get<int64_t>() + c.ps;
-      k["exposed_ps"] = k["exposed_ps"].get<int64_t>() + c.exposed_ps;
+      AddKindSums(&kinds, c.kind, c.calls, c.ps, c.exposed_ps);
     }
     json m{{"generator", "profwatch-tracegen"},
            {"schema", 1},
@@ -735,12 +756,8 @@ int CmdKineto(const Args& args) {
                            {"seed", p.seed},
                            {"form", form},
                            {"pg_desc", pg}}},
-           {"files", json::array({json{{"path", out},
-                                       {"gpus", p.gpus},
-                                       {"steps", p.steps},
-                                       {"kernel_launches", truth.kernel_launches},
-                                       {"collectives", kinds},
-                                       {"calls", calls}}})}};
+           {"files", json::array({CollectiveFileEntry(json{{"path", out}}, p.gpus, p.steps,
+                                                      truth.kernel_launches, kinds, calls)})}};
     if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());
@@ -776,7 +793,6 @@ int CmdJaxCollectives(const Args& args) {
       for (const auto& x : v) a.push_back(json{{"dtype", x.dtype}, {"dims", x.dims}});
       return a;
     };
-    auto opt = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
     json calls = json::array(), kinds = json::object();
     for (const auto& c : truth.calls) {
       calls.push_back(json{
@@ -787,16 +803,12 @@ int CmdJaxCollectives(const Args& args) {
           {"operands", arrays(c.operands)},
           {"outputs", arrays(c.outputs)},
           {"replica_groups", c.replica_groups.empty() ? json(nullptr) : json(c.replica_groups)},
-          {"groups", opt(c.groups)},
-          {"group_size", opt(c.group_size)},
+          {"groups", OptCount(c.groups)},
+          {"group_size", OptCount(c.group_size)},
           {"calls", c.calls},
           {"ps", c.ps},
           {"exposed_ps", c.exposed_ps}});
-      json& k = kinds[c.kind];
-      if (k.is_null()) k = json{{"calls", 0}, {"ps", 0}, {"exposed_ps", 0}};
-      k["calls"] = k["calls"].get<uint64_t>() + c.calls;
-      k["ps"] = k["ps"].get<int64_t>() + c.ps;
-      k["exposed_ps"] = k["exposed_ps"].get<int64_t>() + c.exposed_ps;
+      AddKindSums(&kinds, c.kind, c.calls, c.ps, c.exposed_ps);
     }
     const std::string base = (fs::path(dir) / p.host).string();
     json m{{"generator", "profwatch-tracegen"},
@@ -804,13 +816,9 @@ int CmdJaxCollectives(const Args& args) {
            {"command", "jax-collectives"},
            {"params", json{{"gpus", p.gpus}, {"steps", p.steps}, {"seed", p.seed}}},
            {"hlo_module", truth.module},
-           {"files", json::array({json{{"path", base + ".trace.json.gz"},
-                                       {"xplane", base + ".xplane.pb"},
-                                       {"gpus", p.gpus},
-                                       {"steps", p.steps},
-                                       {"kernel_launches", truth.kernel_launches},
-                                       {"collectives", kinds},
-                                       {"calls", calls}}})}};
+           {"files", json::array({CollectiveFileEntry(
+                         json{{"path", base + ".trace.json.gz"}, {"xplane", base + ".xplane.pb"}},
+                         p.gpus, p.steps, truth.kernel_launches, kinds, calls)})}};
     if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
   }
   std::fprintf(stderr, "wrote %s\n", dir.c_str());

@@ -381,15 +381,21 @@ double BusFactor(const std::string& kind, int64_t n) {
   return 1;  // broadcast, reduce, send_recv
 }
 
+// Adds a manifest call's count and times to its kind's entry.
+ExpectedCollective& AddTimes(std::map<std::string, ExpectedCollective>* out, const json& c) {
+  ExpectedCollective& e = (*out)[c["kind"].get<std::string>()];
+  e.calls += c["calls"].get<int64_t>();
+  e.ps += c["ps"].get<int64_t>();
+  e.exposed_ps += c["exposed_ps"].get<int64_t>();
+  return e;
+}
+
 std::map<std::string, ExpectedCollective> ExpectedFromManifest(const json& file) {
   std::map<std::string, ExpectedCollective> out;
   for (const json& c : file["calls"]) {
     const std::string kind = c["kind"];
-    ExpectedCollective& e = out[kind];
     const int64_t calls = c["calls"], ps = c["ps"];
-    e.calls += calls;
-    e.ps += ps;
-    e.exposed_ps += c["exposed_ps"].get<int64_t>();
+    ExpectedCollective& e = AddTimes(&out, c);
     if (!c["group_size"].is_null()) e.group_sizes.insert(c["group_size"].get<int64_t>());
     if (kind == "other" || c["dtype"].is_null()) continue;
     const int64_t elements = kind == "all_gather" ? c["out_nelems"] : c["in_nelems"];
@@ -411,11 +417,8 @@ std::map<std::string, ExpectedCollective> ExpectedFromJaxManifest(const json& fi
   std::map<std::string, ExpectedCollective> out;
   for (const json& c : file["calls"]) {
     const std::string kind = c["kind"];
-    ExpectedCollective& e = out[kind];
     const int64_t calls = c["calls"], ps = c["ps"];
-    e.calls += calls;
-    e.ps += ps;
-    e.exposed_ps += c["exposed_ps"].get<int64_t>();
+    ExpectedCollective& e = AddTimes(&out, c);
     int64_t call_bytes = 0;
     for (const json& a : c[kind == "all_gather" ? "outputs" : "operands"]) {
       int64_t elements = 1;
