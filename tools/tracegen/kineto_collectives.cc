@@ -1,11 +1,7 @@
 // profwatch-tracegen `kineto`: see kineto_collectives.h.
 #include "kineto_collectives.h"
 
-#include <zlib.h>
-
-#include <cstdio>
-#include <cstring>
-#include <initializer_list>
+#include "gen_util.h"
 
 namespace profwatch::tracegen {
 namespace {
@@ -61,21 +57,6 @@ constexpr int64_t kLeadNs = 20 * kUs;  // compute kernel start before its call
 constexpr int64_t kCpuPid = 3141;
 constexpr int64_t kComputeStream = 7, kCommStream = 20;
 
-uint64_t SplitMix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Microseconds with three decimals (whole nanoseconds), as Kineto writes.
-std::string Us(int64_t ns) {
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%lld.%03lld", static_cast<long long>(ns / 1000),
-                static_cast<long long>(ns % 1000));
-  return buf;
-}
-
 // The collective args of a call, without the braces (leading comma).
 std::string CommArgs(const CallSpec& c, PgDescForm pg) {
   std::string a = std::string(",\"Collective name\":\"") + c.collective_name +
@@ -126,13 +107,14 @@ bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::stri
                        const std::string& args) {
     cpu += "{\"ph\":\"X\",\"cat\":\"" + std::string(cat) + "\",\"name\":\"" + name +
            "\",\"pid\":" + std::to_string(kCpuPid) + ",\"tid\":" + std::to_string(kCpuPid) +
-           ",\"ts\":" + Us(ts) + ",\"dur\":" + Us(dur) + ",\"args\":{" + args + "}},\n";
+           ",\"ts\":" + MicrosText(ts) + ",\"dur\":" + MicrosText(dur) + ",\"args\":{" + args +
+           "}},\n";
   };
   auto kernel = [&](int dev, int64_t stream, const std::string& name, int64_t ts, int64_t dur,
                     int64_t ext, int64_t corr, const std::string& extra) {
     gpu += "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" + name +
            "\",\"pid\":" + std::to_string(dev) + ",\"tid\":" + std::to_string(stream) +
-           ",\"ts\":" + Us(ts) + ",\"dur\":" + Us(dur) +
+           ",\"ts\":" + MicrosText(ts) + ",\"dur\":" + MicrosText(dur) +
            ",\"args\":{\"External id\":" + std::to_string(ext) +
            ",\"queued\":0,\"device\":" + std::to_string(dev) +
            ",\"context\":1,\"stream\":" + std::to_string(stream) +
@@ -177,11 +159,6 @@ bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::stri
     }
   }
 
-  gzFile gz = gzopen(path.c_str(), "wb6");
-  if (gz == nullptr) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
   std::string meta;
   for (int dev = 0; dev < p.gpus; ++dev) {
     const std::string pid = std::to_string(dev);
@@ -201,19 +178,10 @@ bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::stri
   const std::string tail =
       "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\","
       "\"ts\":" +
-      Us(base_ns + p.steps * kStepNs) +
+      MicrosText(base_ns + p.steps * kStepNs) +
       "}],\"traceName\":\"profwatch-tracegen\",\"displayTimeUnit\":\"ms\","
       "\"baseTimeNanoseconds\":1711964646000000000}\n";
-  bool ok = true;
-  for (const std::string* s :
-       std::initializer_list<const std::string*>{&head, &meta, &cpu, &gpu, &tail}) {
-    if (s->empty()) continue;
-    ok = ok &&
-         gzwrite(gz, s->data(), static_cast<unsigned>(s->size())) == static_cast<int>(s->size());
-  }
-  ok = gzclose(gz) == Z_OK && ok;
-  if (!ok) *error = "cannot write " + path;
-  return ok;
+  return WriteGzipParts(path, {&head, &meta, &cpu, &gpu, &tail}, error);
 }
 
 }  // namespace profwatch::tracegen

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -206,9 +207,6 @@ TEST(GeneratedWindowsTest, NvidiaKernelNamesAreCountedAndClassified) {
   EXPECT_LT(drill_total, 0.5 * total);
 }
 
-namespace profwatch {
-namespace {
-
 // Source selection between a host's .trace.json.gz and .xplane.pb
 // (tests/fixtures/xplane: the same two-GPU window in both forms; expected
 // values in expected.txt).
@@ -354,9 +352,6 @@ TEST(GeneratedWindowsTest, DiagnosisNamesTheProcessGroupOnlyWhereTheTraceDoes) {
   }
 }
 
-}  // namespace
-}  // namespace profwatch
-
 // Issue #40: a generated PyTorch Kineto window with collectives of every
 // kind (profwatch-tracegen kineto), in each form the generator writes.
 // Every figure is computed here from the generator's parameters in its
@@ -373,6 +368,8 @@ struct ExpectedCollective {
 int64_t ElementBytes(const std::string& dtype) {
   if (dtype == "BFloat16") return 2;
   if (dtype == "Float") return 4;
+  if (dtype == "bf16") return 2;  // HLO's names
+  if (dtype == "f32") return 4;
   ADD_FAILURE() << "no element size for " << dtype;
   return 0;
 }
@@ -384,15 +381,21 @@ double BusFactor(const std::string& kind, int64_t n) {
   return 1;  // broadcast, reduce, send_recv
 }
 
+// Adds a manifest call's count and times to its kind's entry.
+ExpectedCollective& AddTimes(std::map<std::string, ExpectedCollective>* out, const json& c) {
+  ExpectedCollective& e = (*out)[c["kind"].get<std::string>()];
+  e.calls += c["calls"].get<int64_t>();
+  e.ps += c["ps"].get<int64_t>();
+  e.exposed_ps += c["exposed_ps"].get<int64_t>();
+  return e;
+}
+
 std::map<std::string, ExpectedCollective> ExpectedFromManifest(const json& file) {
   std::map<std::string, ExpectedCollective> out;
   for (const json& c : file["calls"]) {
     const std::string kind = c["kind"];
-    ExpectedCollective& e = out[kind];
     const int64_t calls = c["calls"], ps = c["ps"];
-    e.calls += calls;
-    e.ps += ps;
-    e.exposed_ps += c["exposed_ps"].get<int64_t>();
+    ExpectedCollective& e = AddTimes(&out, c);
     if (!c["group_size"].is_null()) e.group_sizes.insert(c["group_size"].get<int64_t>());
     if (kind == "other" || c["dtype"].is_null()) continue;
     const int64_t elements = kind == "all_gather" ? c["out_nelems"] : c["in_nelems"];
@@ -406,11 +409,38 @@ std::map<std::string, ExpectedCollective> ExpectedFromManifest(const json& file)
   return out;
 }
 
-void ExpectCollectivesMatch(const json& report, const json& manifest) {
-  const json& file = manifest["files"][0];
+// The same from a `jax-collectives` manifest: per HLO instruction its
+// operand and output arrays (dtype, dims) and replica groups. Bytes are the
+// operands' (the outputs' for an all-gather); an instruction without a
+// group size (collective-permute) has no bus bandwidth.
+std::map<std::string, ExpectedCollective> ExpectedFromJaxManifest(const json& file) {
+  std::map<std::string, ExpectedCollective> out;
+  for (const json& c : file["calls"]) {
+    const std::string kind = c["kind"];
+    const int64_t calls = c["calls"], ps = c["ps"];
+    ExpectedCollective& e = AddTimes(&out, c);
+    int64_t call_bytes = 0;
+    for (const json& a : c[kind == "all_gather" ? "outputs" : "operands"]) {
+      int64_t elements = 1;
+      for (const json& d : a["dims"]) elements *= d.get<int64_t>();
+      call_bytes += elements * ElementBytes(a["dtype"]);
+    }
+    const double bytes = static_cast<double>(calls * call_bytes);
+    e.sized = true;
+    e.sized_ps += ps;
+    e.bytes += bytes;
+    if (c["group_size"].is_null()) continue;
+    e.group_sizes.insert(c["group_size"].get<int64_t>());
+    e.bus_ps += ps;
+    e.bus_bytes += bytes * BusFactor(kind, c["group_size"]);
+  }
+  return out;
+}
+
+void ExpectCollectivesMatch(const json& report, const json& file,
+                            const std::map<std::string, ExpectedCollective>& expected) {
   const double divisor = file["gpus"].get<double>() * file["steps"].get<double>();
   ASSERT_EQ(report["divisor"].get<double>(), divisor);
-  const auto expected = ExpectedFromManifest(file);
   ASSERT_EQ(report["collectives"].size(), expected.size()) << report["collectives"].dump();
   std::string most_exposed;
   for (const auto& [kind, e] : expected) {
@@ -442,6 +472,11 @@ void ExpectCollectivesMatch(const json& report, const json& manifest) {
     EXPECT_EQ(c["sized_calls"].get<int64_t>(), e.calls);
     near(c["bytes_per_gpu_step"], e.bytes / divisor);
     near(c["algbw_bytes_per_second"], e.bytes / (static_cast<double>(e.sized_ps) * 1e-12));
+    if (e.bus_ps == 0) {
+      EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
+      EXPECT_FALSE(c["note"].is_null());
+      continue;
+    }
     near(c["busbw_bytes_per_second"], e.bus_bytes / (static_cast<double>(e.bus_ps) * 1e-12));
   }
   EXPECT_EQ(report["diagnosis"]["exposed_collective"]["collective"], most_exposed);
@@ -463,8 +498,54 @@ TEST(GeneratedWindowsTest, KinetoCollectivesOfEveryKindMatchTheGeneratorsParamet
     ASSERT_EQ(gen.exit_code, 0) << gen.err;
     const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
     const json j = RunJson(Analyze("'" + file + "'"));
-    ExpectCollectivesMatch(j, manifest);
+    ExpectCollectivesMatch(j, manifest["files"][0], ExpectedFromManifest(manifest["files"][0]));
     EXPECT_EQ(j["collectives"].size(), std::string(form) == "rccl-bare" ? 1u : 8u);
+  }
+}
+
+// A generated JAX window (profwatch-tracegen jax-collectives): the trace
+// names each call's HLO instruction, the sibling .xplane.pb's module gives
+// its shapes and replica groups (explicit lists and the iota form). Every
+// figure is computed here from the manifest's arrays and groups;
+// collective-permute has no replica groups, so its bus bandwidth is absent.
+// Without the .xplane.pb the same calls are counted but carry no size.
+TEST(GeneratedWindowsTest, JaxCollectivesOfEveryKindAreSizedFromTheXplanesHlo) {
+  testing::TempDir tmp;
+  auto gen = testing::RunCommand(Tracegen("jax-collectives --out " + tmp.Sub("jobs") +
+                                          " --gpus 2 --steps 4 --seed 9 --start "
+                                          "2026_11_27_04_00_00 --manifest " +
+                                          tmp.Sub("m.json")));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+  const json& file = manifest["files"][0];
+  const std::string dir = tmp.Sub("jobs/2026_11_27_04_00_00");
+  const json j = RunJson(Analyze("--profile-steps 4 '" + dir + "'"));
+  EXPECT_EQ(j["format"], "json");
+  EXPECT_EQ(j["rule_set"], "nvidia");
+  EXPECT_EQ(j["gpus"], 2);
+  ExpectCollectivesMatch(j, file, ExpectedFromJaxManifest(file));
+  EXPECT_EQ(j["collectives"].size(), 5u);
+  std::set<std::string> forms;
+  for (const json& c : file["calls"]) {
+    if (!c["replica_groups"].is_null()) forms.insert(c["replica_groups"].get<std::string>());
+  }
+  EXPECT_EQ(forms, (std::set<std::string>{"iota", "list"}));
+  for (const json& c : j["collectives"]) {
+    if (c["collective"] != "send_recv") continue;
+    EXPECT_FALSE(c["bytes_per_gpu_step"].is_null());
+    EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
+    EXPECT_TRUE(c["group_sizes"].empty());
+  }
+
+  ASSERT_TRUE(std::filesystem::remove(file["xplane"].get<std::string>()));
+  const json bare = RunJson(Analyze("--profile-steps 4 '" + dir + "'"));
+  ASSERT_EQ(bare["collectives"].size(), 5u);
+  for (const json& c : bare["collectives"]) {
+    SCOPED_TRACE(c["collective"].get<std::string>());
+    EXPECT_EQ(c["sized_calls"], 0);
+    EXPECT_TRUE(c["bytes_per_gpu_step"].is_null());
+    EXPECT_TRUE(c["algbw_bytes_per_second"].is_null());
+    EXPECT_FALSE(c["note"].is_null());
   }
 }
 
