@@ -1733,6 +1733,54 @@ TEST(ServeCollectivesTest, NcclRunExportsWhatAnalyzeReports) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Issue #40: a generated Kineto window with collectives of every kind
+// (profwatch-tracegen kineto): the daemon exports, per kind, what `analyze`
+// reports; `other` (no size) has no bytes or bandwidth series.
+TEST(ServeCollectivesTest, GeneratedEveryKindWindowExportsWhatAnalyzeReports) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  fs::create_directories(jobs);
+  const std::string generated = tmp.Sub("gen/node0_1.1.pt.trace.json.gz");
+  auto gen = testing::RunCommand("'" + testing::BinaryPath("profwatch-tracegen") +
+                                 "' kineto --gpus 2 --steps 3 --seed 9 --out '" + generated + "'");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitScans(1)) << serve.Log();
+  const std::string run = jobs + "/gen-kinds/r1";
+  LandCopy(tmp, generated, run + "/profiler/node0_1.1.pt.trace.json.gz");
+  const Labels labels = {{"training_job", "gen-kinds"}, {"run", "r1"}};
+  Labels reduce = labels;
+  reduce["collective"] = "reduce";
+  auto m = serve.WaitFor([&](const std::string& text) {
+    return Sample(text, "profwatch_collective_bus_bandwidth_bytes_per_second", reduce).has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  const nlohmann::json j = AnalyzeRunJson(run);
+  ASSERT_EQ(j["collectives"].size(), 8u) << j.dump();
+  for (const auto& c : j["collectives"]) {
+    SCOPED_TRACE(c.dump());
+    Labels l = labels;
+    l["collective"] = c["collective"];
+    auto near = [&](const char* metric, const nlohmann::json& want) {
+      const auto got = Sample(*m, metric, l);
+      if (want.is_null()) {
+        EXPECT_FALSE(got.has_value()) << metric;
+        return;
+      }
+      ASSERT_TRUE(got.has_value()) << metric;
+      EXPECT_NEAR(*got, want.get<double>(), std::abs(want.get<double>()) * 1e-9) << metric;
+    };
+    near("profwatch_collective_seconds", c["kernel_seconds_per_gpu_step"]);
+    near("profwatch_collective_exposed_seconds", c["exposed_seconds_per_gpu_step"]);
+    near("profwatch_collective_calls", c["calls_per_gpu_step"]);
+    near("profwatch_collective_bytes", c["bytes_per_gpu_step"]);
+    near("profwatch_collective_bus_bandwidth_bytes_per_second", c["busbw_bytes_per_second"]);
+    near("profwatch_collective_algorithm_bandwidth_bytes_per_second", c["algbw_bytes_per_second"]);
+  }
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 }  // namespace
 // --- budgets: one hostile file never holds the daemon ----------------------
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "jax_collectives.h"
+#include "kineto_collectives.h"
 #include "nsys_export.h"
 #include "trace_model.h"
 
@@ -34,6 +36,11 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen job --out JOBS_ROOT --job NAME --run NAME [options] [--manifest FILE]
   profwatch-tracegen nsys --out FILE.sqlite [--schema 2020|2024] [--ranks R] [--first-rank N]
                           [--steps K] [--kernels N] [--seed N]
+  profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
+                          [--form nccl|rccl|rccl-bare|cpu-op] [--pg-desc named|undefined|absent]
+                          [--manifest FILE]
+  profwatch-tracegen jax-collectives --out DIR [--gpus N] [--steps K] [--seed N]
+                          [--host NAME] [--start YYYY_MM_DD_HH_MM_SS] [--manifest FILE]
 
 trace options (both subcommands):
   --vendor amd|nvidia        kernel names and stream naming (default amd)
@@ -78,6 +85,23 @@ nsys options (an Nsight Systems SQLite export of one node, one GPU per rank):
   --ranks R                  processes, one GPU each (default 8)
   --first-rank N             rank of the first process (default 0)
   --kernels N                kernel rows in all (default 1000)
+
+kineto options (a PyTorch Kineto trace whose collectives are of every kind, README.md):
+  --gpus N                   devices in the file (default 2)
+  --steps K                  ProfilerStep#s (default 3)
+  --form F                   nccl: NCCL kernel names with the collective args; rccl: RCCL's
+                             generic kernel with them; rccl-bare: the generic kernel, no args
+                             (kind and size unknown); cpu-op: NCCL names, the args only on
+                             the record_param_comms operator (default nccl)
+  --pg-desc D                named: each group's description (fsdp, ep, pp, tp, dp);
+                             undefined: torch's "undefined"; absent: no process-group args
+
+jax-collectives options (a JAX window, DIR/<ts>/<host>.trace.json.gz and <host>.xplane.pb,
+whose collectives' sizes are in the xplane's HLO module, README.md):
+  --gpus N                   devices (default 2)
+  --steps K                  steps (default 3; analyze with --profile-steps K)
+  --host NAME                file name prefix (default node0)
+  --start TS                 the <ts> dir (default 2025_01_15_10_00_00)
 )";
 
 struct Args {
@@ -123,7 +147,10 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "schema",
                                                "ranks",
                                                "first-rank",
-                                               "kernels"};
+                                               "kernels",
+                                               "form",
+                                               "pg-desc",
+                                               "host"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -647,6 +674,157 @@ int CmdNsys(const Args& args) {
   return 0;
 }
 
+// A count the trace may lack (-1): null then.
+json OptCount(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+// Adds one call kind's sums to its collective kind's in a manifest's
+// `collectives` object.
+void AddKindSums(json* kinds, const std::string& kind, uint64_t calls, int64_t ps,
+                 int64_t exposed_ps) {
+  json& k = (*kinds)[kind];
+  if (k.is_null()) k = json{{"calls", 0}, {"ps", 0}, {"exposed_ps", 0}};
+  k["calls"] = k["calls"].get<uint64_t>() + calls;
+  k["ps"] = k["ps"].get<int64_t>() + ps;
+  k["exposed_ps"] = k["exposed_ps"].get<int64_t>() + exposed_ps;
+}
+
+// A collective generator's manifest entry for one file: `entry` (its
+// paths), then the window's shape, the per-kind sums and the calls.
+json CollectiveFileEntry(json entry, int gpus, int steps, int64_t kernel_launches,
+                         const json& kinds, const json& calls) {
+  entry["gpus"] = gpus;
+  entry["steps"] = steps;
+  entry["kernel_launches"] = kernel_launches;
+  entry["collectives"] = kinds;
+  entry["calls"] = calls;
+  return entry;
+}
+
+int CmdKineto(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::KinetoCollectiveParams p;
+  p.gpus = static_cast<int>(g.Int("gpus", 2, 1, 64));
+  p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
+  p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  using profwatch::tracegen::KinetoCommForm;
+  using profwatch::tracegen::PgDescForm;
+  const std::string form = g.Str("form", "nccl"), pg = g.Str("pg-desc", "named");
+  const std::map<std::string, KinetoCommForm> forms = {{"nccl", KinetoCommForm::kNccl},
+                                                       {"rccl", KinetoCommForm::kRccl},
+                                                       {"rccl-bare", KinetoCommForm::kRcclBare},
+                                                       {"cpu-op", KinetoCommForm::kCpuOp}};
+  const std::map<std::string, PgDescForm> pgs = {{"named", PgDescForm::kNamed},
+                                                 {"undefined", PgDescForm::kUndefined},
+                                                 {"absent", PgDescForm::kAbsent}};
+  if (!forms.count(form)) g.error = "--form must be nccl, rccl, rccl-bare or cpu-op";
+  if (!pgs.count(pg)) g.error = "--pg-desc must be named, undefined or absent";
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "kineto: --out FILE is required";
+  if (!g.error.empty()) return Fail(g.error);
+  p.form = forms.at(form);
+  p.pg = pgs.at(pg);
+  std::error_code ec;
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
+  profwatch::tracegen::KinetoCollectiveTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteKinetoCollectiveTrace(p, out, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    // Per call kind: the generator's parameters (what the trace says) and
+    // its sums; per collective kind: calls, kernel and exposed time.
+    json calls = json::array(), kinds = json::object();
+    for (const auto& c : truth.calls) {
+      auto str = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+      calls.push_back(json{{"kernel", c.kernel},
+                           {"collective_name", str(c.collective_name)},
+                           {"kind", c.kind},
+                           {"dtype", str(c.dtype)},
+                           {"in_nelems", OptCount(c.in_nelems)},
+                           {"out_nelems", OptCount(c.out_nelems)},
+                           {"group_size", OptCount(c.group_size)},
+                           {"process_group_description", str(c.pg_desc)},
+                           {"process_group_ranks", str(c.pg_ranks)},
+                           {"calls", c.calls},
+                           {"ps", c.ps},
+                           {"exposed_ps", c.exposed_ps}});
+      AddKindSums(&kinds, c.kind, c.calls, c.ps, c.exposed_ps);
+    }
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "kineto"},
+           {"params", json{{"gpus", p.gpus},
+                           {"steps", p.steps},
+                           {"seed", p.seed},
+                           {"form", form},
+                           {"pg_desc", pg}}},
+           {"files", json::array({CollectiveFileEntry(json{{"path", out}}, p.gpus, p.steps,
+                                                      truth.kernel_launches, kinds, calls)})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
+int CmdJaxCollectives(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::JaxCollectiveParams p;
+  p.gpus = static_cast<int>(g.Int("gpus", 2, 1, 64));
+  p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
+  p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  p.host = g.Str("host", p.host);
+  const std::string ts = g.Str("start", "2025_01_15_10_00_00");
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "jax-collectives: --out DIR is required";
+  if (p.host.empty() || p.host.find('/') != std::string::npos) g.error = "--host: a file name";
+  std::time_t start = 0;
+  if (!ParseStart(ts, &start)) g.error = "--start must look like 2025_01_15_10_00_00";
+  if (!g.error.empty()) return Fail(g.error);
+  const std::string dir = (fs::path(out) / ts).string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Fail("cannot create " + dir + ": " + ec.message());
+  profwatch::tracegen::JaxCollectiveTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteJaxCollectiveWindow(p, dir, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    // Per instruction: the generator's parameters (what the HLO says) and
+    // its sums; per collective kind: calls, kernel and exposed time.
+    auto arrays = [](const std::vector<profwatch::tracegen::JaxArray>& v) {
+      json a = json::array();
+      for (const auto& x : v) a.push_back(json{{"dtype", x.dtype}, {"dims", x.dims}});
+      return a;
+    };
+    json calls = json::array(), kinds = json::object();
+    for (const auto& c : truth.calls) {
+      calls.push_back(json{
+          {"hlo_op", c.hlo_op},
+          {"opcode", c.opcode},
+          {"kernel", c.kernel},
+          {"kind", c.kind},
+          {"operands", arrays(c.operands)},
+          {"outputs", arrays(c.outputs)},
+          {"replica_groups", c.replica_groups.empty() ? json(nullptr) : json(c.replica_groups)},
+          {"groups", OptCount(c.groups)},
+          {"group_size", OptCount(c.group_size)},
+          {"calls", c.calls},
+          {"ps", c.ps},
+          {"exposed_ps", c.exposed_ps}});
+      AddKindSums(&kinds, c.kind, c.calls, c.ps, c.exposed_ps);
+    }
+    const std::string base = (fs::path(dir) / p.host).string();
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "jax-collectives"},
+           {"params", json{{"gpus", p.gpus}, {"steps", p.steps}, {"seed", p.seed}}},
+           {"hlo_module", truth.module},
+           {"files", json::array({CollectiveFileEntry(
+                         json{{"path", base + ".trace.json.gz"}, {"xplane", base + ".xplane.pb"}},
+                         p.gpus, p.steps, truth.kernel_launches, kinds, calls)})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -668,6 +846,8 @@ int main(int argc, char** argv) {
   if (cmd == "file") return CmdFile(args);
   if (cmd == "job") return CmdJob(args);
   if (cmd == "nsys") return CmdNsys(args);
+  if (cmd == "kineto") return CmdKineto(args);
+  if (cmd == "jax-collectives") return CmdJaxCollectives(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }

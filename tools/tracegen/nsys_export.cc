@@ -71,6 +71,11 @@ std::unique_ptr<NsysExportWriter> NsysExportWriter::Create(const std::string& pa
   }
   if (ok && kernel_table) ok = w->Exec(schema == NsysSchema::k2020 ? kKernel2020 : kKernel2024);
   if (ok && nvtx_table) ok = w->Exec(kNvtx);
+  ok = ok && w->Exec(
+                 "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER "
+                 "NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId "
+                 "INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId "
+                 "INTEGER)");
   ok = ok && w->Exec("BEGIN");
   const char* kernel_insert =
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
@@ -87,6 +92,11 @@ std::unique_ptr<NsysExportWriter> NsysExportWriter::Create(const std::string& pa
                             "textId) VALUES (?, ?, 59, ?, ?, ?)",
                             -1, &w->range_, nullptr) == SQLITE_OK;
   }
+  ok = ok && sqlite3_prepare_v2(w->db_,
+                                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, "
+                                "globalTid, correlationId, nameId, returnValue) VALUES (?, ?, 1, "
+                                "?, ?, 0, 0)",
+                                -1, &w->runtime_, nullptr) == SQLITE_OK;
   ok = ok && sqlite3_prepare_v2(w->db_, "INSERT INTO StringIds (id, value) VALUES (?, ?)", -1,
                                 &w->string_, nullptr) == SQLITE_OK;
   if (!ok) {
@@ -99,6 +109,7 @@ std::unique_ptr<NsysExportWriter> NsysExportWriter::Create(const std::string& pa
 NsysExportWriter::~NsysExportWriter() {
   sqlite3_finalize(kernel_);
   sqlite3_finalize(range_);
+  sqlite3_finalize(runtime_);
   sqlite3_finalize(string_);
   sqlite3_close(db_);
 }
@@ -153,6 +164,16 @@ bool NsysExportWriter::AddRange(const NsysRange& r) {
   }
   sqlite3_bind_int64(range_, 4, NsysGlobalTid(r.pid, r.pid));
   return sqlite3_step(range_) == SQLITE_DONE;
+}
+
+bool NsysExportWriter::AddRuntime(int64_t pid, int64_t start_ns, int64_t end_ns,
+                                  int64_t correlation) {
+  sqlite3_reset(runtime_);
+  sqlite3_bind_int64(runtime_, 1, start_ns);
+  sqlite3_bind_int64(runtime_, 2, end_ns);
+  sqlite3_bind_int64(runtime_, 3, NsysGlobalTid(pid, pid));
+  sqlite3_bind_int64(runtime_, 4, correlation);
+  return sqlite3_step(runtime_) == SQLITE_DONE;
 }
 
 bool NsysExportWriter::Finish(std::string* error) {

@@ -54,6 +54,12 @@ class NsysExportWriter {
 
   bool AddKernel(const NsysKernel& k);
   bool AddRange(const NsysRange& r);
+  // The correlationId the last AddKernel wrote.
+  int64_t last_correlation() const { return correlation_; }
+  // A CUDA runtime call (CUPTI_ACTIVITY_KIND_RUNTIME) on process pid's main
+  // thread (the thread AddRange writes to) that launched the kernel with
+  // `correlation`.
+  bool AddRuntime(int64_t pid, int64_t start_ns, int64_t end_ns, int64_t correlation);
   // Commits and closes; false (with `error`) on failure.
   bool Finish(std::string* error);
 
@@ -65,6 +71,7 @@ class NsysExportWriter {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* kernel_ = nullptr;
   sqlite3_stmt* range_ = nullptr;
+  sqlite3_stmt* runtime_ = nullptr;
   sqlite3_stmt* string_ = nullptr;
   NsysSchema schema_ = NsysSchema::k2020;
   struct Strings;

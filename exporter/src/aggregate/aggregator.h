@@ -2,7 +2,9 @@
 // analysed in parallel: one FileAggregator per file (an EventSink, one thread)
 // yields a mergeable FileStats; MergeWindow combines a window's FileStats.
 //
-// Device-aware kernel detection (vendor-neutral):
+// Device-aware kernel detection (vendor-neutral), one handler per trace
+// format (kineto_events.h, jax_events.h, nsys_events.h) over the file's
+// per-device kernel table (kernel_table.h):
 //  - JAX/XLA: an X event on a process whose process_name is /device:GPU:N (or
 //    TPU) and on a thread whose thread_name starts with "Stream #". Metadata
 //    normally comes first; events of a pid/tid whose metadata has not been

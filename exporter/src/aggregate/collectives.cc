@@ -26,6 +26,16 @@ struct Normalized {
 
 bool Starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
 
+// Printable ASCII of `text`, cut at kMaxProcessGroupText characters.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= kMaxProcessGroupText) break;
+    if (c >= 0x20 && c < 0x7f) out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view CollectiveKindName(CollectiveKind k) {
@@ -54,7 +64,9 @@ std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name) {
   // A leading "_" (Kineto's _allgather_base) and "nccl:" (annotations) say nothing.
   if (name.starts_with("nccl:")) name.remove_prefix(5);
   const Normalized normalized(name);
-  const std::string_view n = normalized.view();
+  std::string_view n = normalized.view();
+  // NCCL's API names, as its NVTX ranges show them: ncclAllReduce, ncclSend.
+  if (n.starts_with("nccl")) n.remove_prefix(4);
   if (Starts(n, "allreduce")) return CollectiveKind::kAllReduce;
   if (Starts(n, "allgather")) return CollectiveKind::kAllGather;
   if (Starts(n, "reducescatter")) return CollectiveKind::kReduceScatter;
@@ -227,6 +239,23 @@ void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_b
   bus_bytes += all * *factor;
 }
 
+void CollectiveSums::AddProcessGroup(const ProcessGroup& group) {
+  if (group.description.empty()) return;
+  if (std::find(process_groups.begin(), process_groups.end(), group) != process_groups.end()) {
+    return;
+  }
+  if (process_groups.size() >= kMaxProcessGroups) {
+    more_process_groups = true;
+    return;
+  }
+  process_groups.push_back(group);
+}
+
+void CollectiveSums::AddCall(CollectiveKind kind, const CollectiveCall& call, int64_t ps) {
+  AddSized(kind, call.bytes, call.ranks, ps);
+  AddProcessGroup(call.group);
+}
+
 void CollectiveSums::Merge(const CollectiveSums& o) {
   calls += o.calls;
   kernel_ps += o.kernel_ps;
@@ -238,6 +267,8 @@ void CollectiveSums::Merge(const CollectiveSums& o) {
   bus_bytes += o.bus_bytes;
   for (int64_t g : o.group_sizes) AddGroupSize(g);
   more_group_sizes = more_group_sizes || o.more_group_sizes;
+  for (const ProcessGroup& g : o.process_groups) AddProcessGroup(g);
+  more_process_groups = more_process_groups || o.more_process_groups;
 }
 
 std::optional<double> CollectiveSums::AlgBandwidth() const {
@@ -279,6 +310,8 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& s
     f.bus_bandwidth = s.BusBandwidth();
     f.group_sizes = s.group_sizes;
     f.more_group_sizes = s.more_group_sizes;
+    f.process_groups = s.process_groups;
+    f.more_process_groups = s.more_process_groups;
     if (f.kind == CollectiveKind::kOther) {
       f.note =
           "collectives of no known kind (as RCCL's generic kernels without metadata) have "
@@ -313,16 +346,43 @@ std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats
 }
 
 CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,
-                                    int64_t in_elements, int64_t out_elements, int64_t group_size) {
+                                    int64_t in_elements, int64_t out_elements, int64_t group_size,
+                                    std::string_view pg_desc, std::string_view pg_ranks) {
   CollectiveCall call;
   if (collective.empty()) return call;
   call.kind = CollectiveKindOfName(collective);
   if (group_size >= 1) call.ranks = group_size;
+  // torch writes "undefined" for a group created without a description.
+  if (pg_desc != "undefined") call.group.description = Printable(pg_desc);
+  if (!call.group.description.empty()) call.group.ranks = Printable(pg_ranks);
   const auto element = DtypeBytes(dtype);
   if (call.kind && element) {
     call.bytes = CollectiveBytes(*call.kind, *element, in_elements, out_elements);
   }
   return call;
+}
+
+std::string ProcessGroupPhrase(const CollectiveFigures& f) {
+  if (f.process_groups.empty()) return "";
+  std::string o = f.process_groups.size() > 1 ? ", process groups " : ", process group ";
+  for (size_t i = 0; i < f.process_groups.size(); ++i) {
+    o += (i == 0 ? "'" : ", '") + f.process_groups[i].description + "'";
+  }
+  if (f.more_process_groups) o += ", ...";
+  return o;
+}
+
+bool CollectiveOps::Add(int64_t external_id, CollectiveCall call) {
+  if (!call.kind) return true;  // nothing a kernel could use
+  if (by_id_.size() >= kMaxOps && !by_id_.contains(external_id)) return false;
+  by_id_[external_id] = std::move(call);
+  return true;
+}
+
+const CollectiveCall* CollectiveOps::Find(int64_t external_id) const {
+  if (by_id_.empty()) return nullptr;
+  auto it = by_id_.find(external_id);
+  return it == by_id_.end() ? nullptr : &it->second;
 }
 
 }  // namespace profwatch::aggregate

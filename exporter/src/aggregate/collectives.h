@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace profwatch::aggregate {
@@ -48,7 +49,8 @@ std::string_view CollectiveKindName(CollectiveKind k);
 // The kind a collective's own name says: Kineto's "Collective name"
 // (allreduce, _allgather_base, reduce_scatter_tensor_coalesced, all_to_allv,
 // send, recv, ...) or an HLO instruction or opcode (all-gather-start.3,
-// reduce-scatter.1, collective-permute-done, all-to-all). kOther for a
+// reduce-scatter.1, collective-permute-done, all-to-all), or NCCL's API name
+// as its NVTX ranges show it (ncclAllGather, ncclSend). kOther for a
 // name that is a collective of no modelled kind (gather, scatter, barrier);
 // nullopt when the name is not a collective's at all (a fusion's hlo_op).
 std::optional<CollectiveKind> CollectiveKindOfName(std::string_view name);
@@ -80,10 +82,34 @@ std::optional<int64_t> CollectiveBytes(CollectiveKind kind, int64_t element_byte
 // busbw / algbw for a group of `ranks`; nullopt for kOther or ranks < 1.
 std::optional<double> BusBandwidthFactor(CollectiveKind kind, int64_t ranks);
 
+// A process group the trace names for a call (Kineto's "Process Group
+// Description" and "Process Group Ranks"): printable ASCII only, each cut
+// at kMaxProcessGroupText characters (bounded, safe to print).
+struct ProcessGroup {
+  std::string description;  // "fsdp", "tp", "default_pg", ...
+  std::string ranks;        // the trace's text, "[0, 1, 2, 3]"; empty when absent
+  bool operator==(const ProcessGroup&) const = default;
+};
+inline constexpr size_t kMaxProcessGroupText = 64;
+
+// The collective metadata of one kernel call, from the trace: its kind from
+// the metadata (nullopt: none), bytes and group size (nullopt when unknown),
+// and the process group when the trace names one (empty description:
+// none; torch's "undefined" counts as none).
+struct CollectiveCall {
+  std::optional<CollectiveKind> kind;
+  std::optional<int64_t> bytes;
+  std::optional<int64_t> ranks;
+  ProcessGroup group;
+};
+
 // One collective kind's figures, summed over calls (and devices).
 struct CollectiveSums {
   // Distinct group sizes kept, smallest first; more are counted only.
   static constexpr size_t kMaxGroupSizes = 8;
+  // Distinct named process groups kept, the first seen first (file order,
+  // then device and file merge order); more are counted only.
+  static constexpr size_t kMaxProcessGroups = 4;
   int64_t calls = 0;
   int64_t kernel_ps = 0;
   int64_t exposed_ps = 0;   // it runs and no compute kernel does, same GPU
@@ -94,12 +120,17 @@ struct CollectiveSums {
   double bus_bytes = 0;     // their bytes x factor
   std::vector<int64_t> group_sizes;
   bool more_group_sizes = false;
+  std::vector<ProcessGroup> process_groups;
+  bool more_process_groups = false;
 
   // `calls` calls of one size: bytes and group size each (either may be
   // unknown), `ps` their kernel time together.
   void AddSized(CollectiveKind kind, std::optional<int64_t> bytes, std::optional<int64_t> ranks,
                 int64_t ps, int64_t calls = 1);
+  // AddSized and the call's process group.
+  void AddCall(CollectiveKind kind, const CollectiveCall& call, int64_t ps);
   void AddGroupSize(int64_t ranks);
+  void AddProcessGroup(const ProcessGroup& group);  // none when its description is empty
   void Merge(const CollectiveSums& o);
   // Bytes per second over the sized calls; nullopt when none (or no time).
   std::optional<double> AlgBandwidth() const;
@@ -129,6 +160,8 @@ struct CollectiveFigures {
   std::optional<double> bus_bandwidth;
   std::vector<int64_t> group_sizes;
   bool more_group_sizes = false;
+  std::vector<ProcessGroup> process_groups;  // as CollectiveSums::process_groups
+  bool more_process_groups = false;
   std::string note;  // why a figure is absent, or that some calls had no size
 };
 // The kinds with calls, in CollectiveKind order; empty when divisor <= 0.
@@ -139,17 +172,35 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& s
 std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats& stats,
                                                            int64_t divisor);
 
-// The collective metadata of one kernel call, from the trace: its kind from
-// the metadata (nullopt: none), elements in and out, element size, group size
-// (each < 0 / nullopt when unknown).
-struct CollectiveCall {
-  std::optional<CollectiveKind> kind;
-  std::optional<int64_t> bytes;
-  std::optional<int64_t> ranks;
-};
 // From Kineto's kernel args (-1: a count missing or not a non-negative
-// integer); no kind when `collective` is empty.
+// integer); no kind when `collective` is empty. `pg_desc`/`pg_ranks`: the
+// process group's description and ranks text (see ProcessGroup).
 CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,
-                                    int64_t in_elements, int64_t out_elements, int64_t group_size);
+                                    int64_t in_elements, int64_t out_elements, int64_t group_size,
+                                    std::string_view pg_desc = {}, std::string_view pg_ranks = {});
+
+// ", process group 'fsdp'" (", process groups 'fsdp', 'tp'") for the
+// diagnosis line when the trace names the kind's groups; "" otherwise.
+std::string ProcessGroupPhrase(const CollectiveFigures& f);
+
+// The collective metadata of Kineto's record_param_comms operators by their
+// External id, for the kernels they launched that carry none themselves
+// (Kineto links an operator and its kernels by that id; traces before the
+// args were copied onto kernels have them on the operator only). Operators
+// come before their kernels in Kineto's files; a kernel read before its
+// operator finds nothing (its kind then comes from its name). At most
+// kMaxOps operators are kept.
+class CollectiveOps {
+ public:
+  static constexpr size_t kMaxOps = 1 << 16;
+  // False when the table is full (the operator is not kept).
+  bool Add(int64_t external_id, CollectiveCall call);
+  // Null when no operator with a kind has that id.
+  const CollectiveCall* Find(int64_t external_id) const;
+  bool empty() const { return by_id_.empty(); }
+
+ private:
+  std::unordered_map<int64_t, CollectiveCall> by_id_;
+};
 
 }  // namespace profwatch::aggregate

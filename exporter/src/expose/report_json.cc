@@ -17,6 +17,16 @@ Json OrNull(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr
 // A reason or name that is empty is absent too.
 Json OrNull(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); }
 
+// A kind's named process groups (aggregate::ProcessGroup): description and
+// the trace's ranks text (null when absent).
+Json ProcessGroupsJson(const aggregate::CollectiveFigures& f) {
+  Json out = Json::array();
+  for (const aggregate::ProcessGroup& g : f.process_groups) {
+    out.push_back({{"description", g.description}, {"ranks", OrNull(g.ranks)}});
+  }
+  return out;
+}
+
 // What was read: window, format, files, GPUs, steps, events and drops.
 void AddInputs(Json& j, const aggregate::WindowStats& s, const ReportContext& ctx) {
   j["schema"] = "profwatch.window.v1";
@@ -206,6 +216,8 @@ Json CollectivesJson(const aggregate::WindowStats& s) {
     r["busbw_bytes_per_second"] = OrNull(f.bus_bandwidth);
     r["group_sizes"] = f.group_sizes;
     r["more_group_sizes"] = f.more_group_sizes;
+    r["process_groups"] = ProcessGroupsJson(f);
+    r["more_process_groups"] = f.more_process_groups;
     r["note"] = OrNull(f.note);
     cj.push_back(std::move(r));
   }
@@ -259,6 +271,7 @@ Json DiagnosisJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
                               ? Json(c->exposed_seconds_per_gpu_step / dg.step_seconds)
                               : Json(nullptr)},
         {"group_sizes", c->group_sizes},
+        {"process_groups", ProcessGroupsJson(*c)},
         {"busbw_bytes_per_second", OrNull(c->bus_bandwidth)}};
   } else {
     dj["exposed_collective"] = nullptr;  // no collective time exposed

@@ -148,11 +148,12 @@ std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext
     std::string ranks;
     for (int64_t g : c->group_sizes) ranks += (ranks.empty() ? "" : "/") + std::to_string(g);
     o += Format(
-        "  %-22s %s %.6f s exposed (%.1f%% of the step)%s%s, busbw %s\n", "exposed collective",
+        "  %-22s %s %.6f s exposed (%.1f%% of the step)%s%s, busbw %s%s\n", "exposed collective",
         std::string(aggregate::CollectiveKindName(c->kind)).c_str(),
         c->exposed_seconds_per_gpu_step, 100 * c->exposed_seconds_per_gpu_step / dg.step_seconds,
         ranks.empty() ? "" : ", ranks ", ranks.c_str(),
-        c->bus_bandwidth ? Format("%.1f GB/s", *c->bus_bandwidth / 1e9).c_str() : "n/a (no sizes)");
+        c->bus_bandwidth ? Format("%.1f GB/s", *c->bus_bandwidth / 1e9).c_str() : "n/a (no sizes)",
+        aggregate::ProcessGroupPhrase(*c).c_str());
   }
   if (auto st = s.FindStraggler(); st && s.gpus() > 1) {
     const auto& d = s.devices[st->device];

@@ -115,6 +115,12 @@ inline bool KeyIsOutMsgNelems(const od::raw_json_string& key) {
 inline bool KeyIsGroupSize(const od::raw_json_string& key) {
   return key.raw()[0] == 'G' && std::memcmp(key.raw(), "Group size\"", 11) == 0;
 }
+inline bool KeyIsPgDesc(const od::raw_json_string& key) {
+  return key.raw()[0] == 'P' && std::memcmp(key.raw(), "Process Group Description\"", 26) == 0;
+}
+inline bool KeyIsPgRanks(const od::raw_json_string& key) {
+  return key.raw()[0] == 'P' && std::memcmp(key.raw(), "Process Group Ranks\"", 20) == 0;
+}
 // A count: a non-negative integer number token, else -1 (never an error:
 // a count is optional metadata).
 int64_t CountOf(od::value& v) {
@@ -250,7 +256,7 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_hlo_module = {};
   ev.args_input_dims = {};
   ev.args_concrete_inputs = {};
-  ev.args_collective = ev.args_dtype = ev.args_hlo_op = {};
+  ev.args_collective = ev.args_dtype = ev.args_hlo_op = ev.args_pg_desc = ev.args_pg_ranks = {};
   ev.args_in_nelems = ev.args_out_nelems = ev.args_group_size = -1;
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
   od::json_type t;
@@ -332,6 +338,17 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
         break;
       case 'G':
         if (KeyIsGroupSize(ak)) ev.args_group_size = CountOf(av);
+        break;
+      case 'P':
+        if (KeyIsPgDesc(ak)) {
+          bool is_string;
+          ev.args_pg_desc = {};
+          if ((err = GetString(av, ev.args_pg_desc, is_string))) return true;
+        } else if (KeyIsPgRanks(ak)) {
+          bool is_string;
+          ev.args_pg_ranks = {};
+          if ((err = GetString(av, ev.args_pg_ranks, is_string))) return true;
+        }
         break;
       default:
         break;

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <set>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace profwatch::parse {
 
@@ -20,6 +22,13 @@ constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
 constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
+// NCCL's own NVTX ranges kept, and kernel launches inside them (bounded).
+constexpr size_t kMaxNcclRanges = size_t{1} << 20;
+constexpr size_t kMaxNcclLaunches = size_t{1} << 20;
+// How many earlier ranges of a thread a launch is checked against (NCCL's
+// ranges nest at most a few deep: ncclGroupEnd around the calls).
+constexpr size_t kNcclNestingChecked = 8;
 // The columns every device table (kernels, memcpy, memset) is read by, in
 // the order DeviceRow expects them.
 constexpr const char* kDeviceColumns[] = {"start", "end", "deviceId", "streamId", "globalPid"};
@@ -96,6 +105,9 @@ class Reader {
     if (!nvtx_columns) return tl::unexpected(nvtx_columns.error());
     if (!nvtx_columns->empty()) {
       if (auto s = ReadNvtx(*nvtx_columns); !s) return tl::unexpected(s.error());
+    }
+    if (!nccl_ranges_.empty()) {
+      if (auto s = ReadNcclLaunches(); !s) return tl::unexpected(s.error());
     }
     if (auto s = ReadKernels(*kernel_columns); !s) return tl::unexpected(s.error());
     for (const auto& [table, name] :
@@ -277,6 +289,12 @@ class Reader {
       }
       if (label.empty()) continue;
       const int64_t pid = ProcessOfGlobalId(sqlite3_column_int64(st, 2));
+      if (label.starts_with("nccl")) {  // NCCL's own range: ncclAllReduce, ...
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+          AddNcclRange(sqlite3_column_int64(st, 2), start, sqlite3_column_int64(st, 1), label);
+        }
+        continue;
+      }
       if (auto rank = RankOfNvtxText(label)) {
         auto [it, added] = rank_at.try_emplace(pid, start, *rank);
         if (!added && start < it->second.first) it->second = {start, *rank};
@@ -298,6 +316,62 @@ class Reader {
     }
     if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kNvtxTable));
     for (const auto& [pid, at] : rank_at) summary_.process_ranks[pid] = at.second;
+    return {};
+  }
+
+  void AddNcclRange(int64_t global_tid, int64_t start, int64_t end, std::string_view label) {
+    if (nccl_range_count_ >= kMaxNcclRanges) {
+      ++summary_.drops["nccl_range_limit"];
+      return;
+    }
+    ++nccl_range_count_;
+    auto [it, added] = nccl_name_of_.try_emplace(std::string(label), nccl_names_.size());
+    if (added) nccl_names_.push_back(it->first);
+    nccl_ranges_[global_tid].push_back({start, end, static_cast<uint32_t>(it->second)});
+  }
+
+  // The launches (CUPTI_ACTIVITY_KIND_RUNTIME rows) made inside an NCCL
+  // range of their thread, by (process, correlationId): the innermost
+  // range's name, for the kernel of that correlation.
+  Status ReadNcclLaunches() {
+    for (auto& [tid, ranges] : nccl_ranges_) {
+      std::sort(ranges.begin(), ranges.end(),
+                [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
+    }
+    auto cols = Columns(kRuntimeTable);
+    if (!cols) return tl::unexpected(cols.error());
+    for (const char* need : {"start", "globalTid", "correlationId"}) {
+      if (!cols->contains(need)) return {};
+    }
+    auto stmt =
+        Prepare("SELECT start, globalTid, correlationId FROM " + std::string(kRuntimeTable));
+    if (!stmt) return tl::unexpected(stmt.error());
+    sqlite3_stmt* st = stmt->stmt;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+          sqlite3_column_type(st, 2) == SQLITE_NULL) {
+        continue;
+      }
+      const int64_t tid = sqlite3_column_int64(st, 1);
+      auto r = nccl_ranges_.find(tid);
+      if (r == nccl_ranges_.end()) continue;
+      const int64_t at = sqlite3_column_int64(st, 0);
+      const auto& ranges = r->second;
+      auto it = std::upper_bound(ranges.begin(), ranges.end(), at,
+                                 [](int64_t t, const NcclRange& x) { return t < x.start; });
+      for (size_t n = 0; it != ranges.begin() && n < kNcclNestingChecked; ++n) {
+        --it;
+        if (it->end < at) continue;
+        if (nccl_launches_.size() >= kMaxNcclLaunches) {
+          ++summary_.drops["nccl_launch_limit"];
+        } else {
+          nccl_launches_[{ProcessOfGlobalId(tid), sqlite3_column_int64(st, 2)}] = it->name;
+        }
+        break;
+      }
+    }
+    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kRuntimeTable));
     return {};
   }
 
@@ -352,10 +426,11 @@ class Reader {
       return MakeError(ErrorCode::kUnsupported,
                        std::string(kKernelTable) + " has neither demangledName nor shortName");
     }
-    auto stmt = Prepare(std::string(kDeviceSelect) + ", " +
-                        std::string(demangled ? "demangledName" : "NULL") + ", " +
-                        std::string(short_name ? "shortName" : "NULL") + " FROM " +
-                        std::string(kKernelTable));
+    const bool correlation = !nccl_launches_.empty() && cols.contains("correlationId");
+    auto stmt = Prepare(
+        std::string(kDeviceSelect) + ", " + std::string(demangled ? "demangledName" : "NULL") +
+        ", " + std::string(short_name ? "shortName" : "NULL") + ", " +
+        std::string(correlation ? "correlationId" : "NULL") + " FROM " + std::string(kKernelTable));
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_stmt* st = stmt->stmt;
     TraceEvent e;
@@ -373,6 +448,10 @@ class Reader {
           e.has_name = true;
           break;
         }
+      }
+      if (correlation && sqlite3_column_type(st, 7) != SQLITE_NULL) {
+        auto launch = nccl_launches_.find({e.pid.num, sqlite3_column_int64(st, 7)});
+        if (launch != nccl_launches_.end()) e.args_collective = nccl_names_[launch->second];
       }
       ++summary_.events;
       sink_.OnEvent(e);
@@ -414,6 +493,17 @@ class Reader {
   Db db_;
   Statement string_stmt_;
   std::unordered_map<int64_t, std::string> strings_;
+  // NCCL's NVTX ranges by globalTid, their distinct names, and the kernel
+  // launches inside them by (process, correlationId) -> name index.
+  struct NcclRange {
+    int64_t start = 0, end = 0;
+    uint32_t name = 0;
+  };
+  std::unordered_map<int64_t, std::vector<NcclRange>> nccl_ranges_;
+  size_t nccl_range_count_ = 0;
+  std::map<std::string, size_t, std::less<>> nccl_name_of_;
+  std::vector<std::string_view> nccl_names_;  // keys of nccl_name_of_
+  std::map<std::pair<int64_t, int64_t>, uint32_t> nccl_launches_;
 };
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }

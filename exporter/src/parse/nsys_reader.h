@@ -11,6 +11,13 @@
 //    name = the demangled name (the short name when that is missing), pid =
 //    the process (globalPid / 0x1000000 % 0x1000000), args_device =
 //    deviceId, tid = streamId, exact ps times (ns x 1000).
+//    A kernel launched (CUPTI_ACTIVITY_KIND_RUNTIME row with its
+//    correlationId, same process) inside one of NCCL's own NVTX ranges of
+//    the launching thread (text starting "nccl": ncclAllReduce, ncclSend,
+//    ...; the innermost of the last kNcclNestingChecked that contain the
+//    launch) gets that range's text as args_collective. NCCL's NVTX
+//    payloads (message sizes) are not read. At most 2^20 such ranges and
+//    launches are kept (drops["nccl_range_limit"], ["nccl_launch_limit"]).
 //  - per row of CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET (optional tables): an X
 //    event with cat kNsysMemopCat named "Memcpy" / "Memset", on the same
 //    device and stream fields as a kernel (a memory operation, not a kernel).

@@ -48,9 +48,13 @@ struct TraceEvent {
   // (aggregate/collectives.h): Kineto's args "Collective name", "dtype",
   // "In msg nelems", "Out msg nelems" and "Group size" (PyTorch 2.1 and
   // later), and a JAX kernel's args.hlo_op (the HLO instruction). Counts
-  // are -1 when missing or not a non-negative integer.
+  // are -1 when missing or not a non-negative integer. "Process Group
+  // Description" and "Process Group Ranks" (a string, "[0, 1]") name the
+  // call's process group.
   std::string_view args_collective;
   std::string_view args_dtype;
+  std::string_view args_pg_desc;
+  std::string_view args_pg_ranks;
   std::string_view args_hlo_op;
   int64_t args_in_nelems = -1;
   int64_t args_out_nelems = -1;
@@ -80,6 +84,8 @@ struct TraceEvent {
     has_args_external_id = false;
     args_collective = {};
     args_dtype = {};
+    args_pg_desc = {};
+    args_pg_ranks = {};
     args_hlo_op = {};
     args_in_nelems = -1;
     args_out_nelems = -1;
@@ -101,7 +107,7 @@ struct TraceEvent {
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
-static_assert(sizeof(TraceEvent) == 288);
+static_assert(sizeof(TraceEvent) == 320);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

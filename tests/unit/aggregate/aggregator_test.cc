@@ -744,6 +744,56 @@ TEST(FileAggregatorTest, CollectivesByKindWithBytesAndExposedTime) {
   EXPECT_EQ(w.devices[0].exposed_comm_ps, (60 + 10 + 10 + 5) * kUs);
 }
 
+// Older Kineto: the kernels carry no collective args, their
+// record_param_comms operator does; Kineto links the two by External id.
+// The operator's metadata says all_to_all for a SendRecv kernel and gives
+// its size and process group; a kernel with no operator of its id keeps the
+// kind its name says, with no size; an operator after its kernel is not
+// used (documented: Kineto writes operators first).
+TEST(FileAggregatorTest, RecordParamCommsGivesItsKernelsTheirCollective) {
+  FileSpec f{"rank0.pt.trace.json", {}, {}, false};
+  auto& ev = f.events;
+  auto op = [](int64_t id, std::string_view collective, std::string_view desc) {
+    TraceEvent e = X(Int(3141), Int(3141), "record_param_comms", 0, kUs, "cpu_op");
+    e.args_external_id = id;
+    e.has_args_external_id = true;
+    e.args_collective = collective;
+    e.args_dtype = "BFloat16";
+    e.args_in_nelems = e.args_out_nelems = 1000;
+    e.args_group_size = 4;
+    e.args_pg_desc = desc;
+    e.args_pg_ranks = "[0, 2, 4, 6]";
+    return e;
+  };
+  auto kernel = [](std::string_view name, int64_t ts, int64_t id) {
+    TraceEvent e = X(Int(0), Int(20), name, ts, 10 * kUs, "kernel");
+    e.args_external_id = id;
+    e.has_args_external_id = true;
+    return e;
+  };
+  ev.push_back(op(11, "all_to_allv", "ep"));
+  ev.push_back(op(12, "all_to_allv", "undefined"));
+  ev.push_back(kernel("ncclDevKernel_SendRecv(x)", 100 * kUs, 11));
+  ev.push_back(kernel("ncclDevKernel_SendRecv(x)", 200 * kUs, 12));
+  ev.push_back(kernel("ncclDevKernel_SendRecv(x)", 300 * kUs, 13));  // no operator 13
+  ev.push_back(kernel("ncclDevKernel_SendRecv(x)", 400 * kUs, 14));
+  ev.push_back(op(14, "allreduce", "dp"));  // after its kernel
+  const WindowStats w = Aggregate({f}, *Builtin("nvidia"));
+  const CollectiveSums& a2a = w.collectives[CollectiveKind::kAllToAll];
+  EXPECT_EQ(a2a.calls, 2);
+  EXPECT_EQ(a2a.sized_calls, 2);
+  EXPECT_EQ(a2a.bytes, 4000.0);
+  EXPECT_DOUBLE_EQ(*a2a.BusBandwidth(), 4000 * 0.75 / 20e-6);
+  EXPECT_EQ(a2a.group_sizes, std::vector<int64_t>{4});
+  ASSERT_EQ(a2a.process_groups.size(), 1u);  // "undefined" names none
+  EXPECT_EQ(a2a.process_groups[0].description, "ep");
+  EXPECT_EQ(a2a.process_groups[0].ranks, "[0, 2, 4, 6]");
+  const CollectiveSums& sr = w.collectives[CollectiveKind::kSendRecv];
+  EXPECT_EQ(sr.calls, 2);
+  EXPECT_EQ(sr.sized_calls, 0);
+  EXPECT_EQ(w.collectives[CollectiveKind::kAllReduce].calls, 0);
+}
+
 // JAX: a kernel's hlo_op names its collective, so RCCL's generic kernel is
 // the all-gather its instruction is; a fusion's hlo_op says nothing.
 TEST(FileAggregatorTest, JaxHloOpNamesTheCollective) {

@@ -26,6 +26,11 @@ TEST(CollectivesTest, KindOfKinetoAndHloNames) {
                         Case{"recv", K::kSendRecv},
                         Case{"reduce", K::kReduce},
                         Case{"nccl:all_reduce", K::kAllReduce},
+                        Case{"ncclAllGather", K::kAllGather},
+                        Case{"ncclReduceScatter", K::kReduceScatter},
+                        Case{"ncclSend", K::kSendRecv},
+                        Case{"ncclBroadcast", K::kBroadcast},
+                        Case{"ncclGroupEnd", std::nullopt},
                         Case{"all-gather-start.3", K::kAllGather},
                         Case{"reduce-scatter.1", K::kReduceScatter},
                         Case{"all-reduce-start", K::kAllReduce},
@@ -147,6 +152,61 @@ TEST(CollectivesTest, KinetoCallNeedsAKnownDtypeForBytes) {
   c = KinetoCollectiveCall("", "Float", 10, 10, 2);
   EXPECT_EQ(c.kind, std::nullopt);
   EXPECT_EQ(c.bytes, std::nullopt);
+}
+
+// Process groups: named ones kept, first seen first, at most
+// kMaxProcessGroups; torch's "undefined" and an empty description are none;
+// the text is printable ASCII cut at kMaxProcessGroupText.
+TEST(CollectivesTest, ProcessGroupsAreBoundedAndOnlyNamedOnesSpeak) {
+  const CollectiveCall undefined =
+      KinetoCollectiveCall("allreduce", "Float", 4, 4, 2, "undefined", "[0, 1]");
+  EXPECT_EQ(undefined.group.description, "");
+  EXPECT_EQ(undefined.group.ranks, "");
+  const CollectiveCall named =
+      KinetoCollectiveCall("allreduce", "Float", 4, 4, 2, "f\x01sdp\n", "[0, 1]");
+  EXPECT_EQ(named.group.description, "fsdp");
+  EXPECT_EQ(named.group.ranks, "[0, 1]");
+  const std::string huge(1000, 'x');
+  EXPECT_EQ(KinetoCollectiveCall("allreduce", "Float", 4, 4, 2, huge, huge).group.ranks.size(),
+            kMaxProcessGroupText);
+
+  CollectiveSums s;
+  s.AddCall(K::kAllReduce, undefined, 10);
+  EXPECT_TRUE(s.process_groups.empty());
+  for (const char* d : {"tp", "dp", "tp", "pp", "ep", "fsdp"}) {
+    CollectiveCall c = named;
+    c.group.description = d;
+    s.AddCall(K::kAllReduce, c, 10);
+  }
+  ASSERT_EQ(s.process_groups.size(), CollectiveSums::kMaxProcessGroups);
+  EXPECT_EQ(s.process_groups[0].description, "tp");
+  EXPECT_EQ(s.process_groups[3].description, "ep");
+  EXPECT_TRUE(s.more_process_groups);
+  EXPECT_EQ(s.calls, 0);  // AddCall adds figures, the caller counts calls
+
+  CollectiveFigures f;
+  EXPECT_EQ(ProcessGroupPhrase(f), "");
+  f.process_groups = {{"fsdp", "[0, 1]"}};
+  EXPECT_EQ(ProcessGroupPhrase(f), ", process group 'fsdp'");
+  f.process_groups.push_back({"tp", ""});
+  f.more_process_groups = true;
+  EXPECT_EQ(ProcessGroupPhrase(f), ", process groups 'fsdp', 'tp', ...");
+}
+
+TEST(CollectivesTest, CollectiveOpsAreFoundByExternalIdAndBounded) {
+  CollectiveOps ops;
+  EXPECT_EQ(ops.Find(1), nullptr);
+  EXPECT_TRUE(ops.Add(1, KinetoCollectiveCall("_allgather_base", "Half", 2, 8, 4)));
+  EXPECT_TRUE(ops.Add(2, KinetoCollectiveCall("frobnicate", "Half", 2, 8, 4)));  // no kind
+  ASSERT_NE(ops.Find(1), nullptr);
+  EXPECT_EQ(ops.Find(1)->kind, K::kAllGather);
+  EXPECT_EQ(ops.Find(1)->bytes, 16);
+  EXPECT_EQ(ops.Find(2), nullptr);
+  for (int64_t id = 10; ops.Add(id, KinetoCollectiveCall("send", "Float", 1, 1, 2)); ++id) {
+    ASSERT_LT(id, static_cast<int64_t>(CollectiveOps::kMaxOps) + 10);
+  }
+  EXPECT_TRUE(ops.Add(1, KinetoCollectiveCall("recv", "Float", 1, 1, 2)));  // a kept id: replaced
+  EXPECT_EQ(ops.Find(1)->kind, K::kSendRecv);
 }
 
 }  // namespace

@@ -108,6 +108,8 @@ TEST(RealFixtureTest, KinetoNcclSampleCollectives) {
   ASSERT_TRUE(ar.AlgBandwidth().has_value());
   EXPECT_NEAR(*ar.AlgBandwidth(), 6'558'388'033.366894, 1e-3);
   EXPECT_NEAR(*ar.BusBandwidth(), 6'558'388'033.366894, 1e-3);  // 2(n-1)/n = 1 for n = 2
+  // The trace names its one process group (torch's default group).
+  EXPECT_EQ(ar.process_groups, (std::vector<ProcessGroup>{{"default_pg", "[0, 1]"}}));
   const CollectiveSums& bc = w.collectives[CollectiveKind::kBroadcast];
   EXPECT_EQ(bc.calls, 6);
   EXPECT_EQ(bc.kernel_ps, 114'334'000);
@@ -136,6 +138,7 @@ TEST(RealFixtureTest, KinetoB200AllGatherBytesAndBusBandwidth) {
   EXPECT_EQ(ag.exposed_ps, 21'953'000);
   EXPECT_EQ(ag.bytes, 402'176.0);
   EXPECT_EQ(ag.group_sizes, std::vector<int64_t>{8});
+  EXPECT_TRUE(ag.process_groups.empty());  // its description is torch's "undefined"
   EXPECT_NEAR(*ag.AlgBandwidth(), 18'319'865'166.492051, 1e-3);
   EXPECT_NEAR(*ag.BusBandwidth(), 16'029'882'020.680545, 1e-3);
   EXPECT_EQ(w.collectives[CollectiveKind::kAllReduce].calls, 0);

@@ -199,5 +199,54 @@ TEST(NsysAnalysisTest, ConfinedReadGoesThroughTheCheckedDescriptor) {
       << outside.error().context;
 }
 
+// NCCL's NVTX ranges name the collective of the kernels launched inside
+// them (joined through CUPTI_ACTIVITY_KIND_RUNTIME by correlationId, on the
+// launching thread): RCCL-style generic kernels become all_gather and
+// reduce_scatter; a launch outside any NCCL range, or inside ncclGroupEnd,
+// keeps what its name says (other). No sizes: bytes stay unknown.
+TEST(NsysAnalysisTest, NcclNvtxRangesNameTheirKernelsCollective) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.Sub("capture-nsys-profile"));
+  const std::string path = tmp.Sub("capture-nsys-profile/n_node0.sqlite");
+  std::string error;
+  auto w = NsysExportWriter::Create(path, NsysSchema::k2024, &error);
+  ASSERT_TRUE(w) << error;
+  const int64_t pid = 4242;
+  const std::string generic = "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)";
+  // (range text or "" for none, as a StringIds id?, kernel start, length)
+  struct Call {
+    std::string range;
+    bool string_id;
+    int64_t start, len;
+  };
+  const std::vector<Call> calls = {{"ncclAllGather", false, 1000, 400},
+                                   {"ncclReduceScatter", true, 3000, 300},
+                                   {"", false, 5000, 200},
+                                   {"ncclGroupEnd", false, 7000, 100}};
+  ASSERT_TRUE(w->AddKernel({0, 5000000, pid, 0, 7, "gemm_kernel", ""}));  // compute, covers all
+  ASSERT_TRUE(w->AddRuntime(pid, 0, 10, w->last_correlation()));
+  for (const Call& c : calls) {
+    const int64_t launch = c.start - 500;  // on the host, before the kernel runs
+    if (!c.range.empty()) {
+      ASSERT_TRUE(w->AddRange({launch - 10, launch + 20, pid, c.range, c.string_id}));
+    }
+    ASSERT_TRUE(
+        w->AddKernel({c.start + 10000000, c.start + 10000000 + c.len, pid, 0, 20, generic, ""}));
+    ASSERT_TRUE(w->AddRuntime(pid, launch, launch + 5, w->last_correlation()));
+  }
+  ASSERT_TRUE(w->Finish(&error)) << error;
+  AnalyzeOptions options;
+  auto result = AnalyzeFiles({path}, options);
+  ASSERT_TRUE(result) << result.error().ToString();
+  const aggregate::CollectiveStats& c = result->stats.collectives;
+  EXPECT_EQ(c[aggregate::CollectiveKind::kAllGather].calls, 1);
+  EXPECT_EQ(c[aggregate::CollectiveKind::kAllGather].kernel_ps, 400 * 1000);
+  EXPECT_EQ(c[aggregate::CollectiveKind::kAllGather].sized_calls, 0);
+  EXPECT_EQ(c[aggregate::CollectiveKind::kReduceScatter].calls, 1);
+  EXPECT_EQ(c[aggregate::CollectiveKind::kReduceScatter].kernel_ps, 300 * 1000);
+  EXPECT_EQ(c[aggregate::CollectiveKind::kOther].calls, 2);
+  EXPECT_EQ(c[aggregate::CollectiveKind::kOther].kernel_ps, 300 * 1000);
+}
+
 }  // namespace
 }  // namespace profwatch::analysis

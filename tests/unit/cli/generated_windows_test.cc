@@ -4,7 +4,11 @@
 // generator from its own integer-picosecond intervals.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "testing/test_util.h"
@@ -203,12 +207,6 @@ TEST(GeneratedWindowsTest, NvidiaKernelNamesAreCountedAndClassified) {
   EXPECT_LT(drill_total, 0.5 * total);
 }
 
-}  // namespace
-}  // namespace profwatch
-
-namespace profwatch {
-namespace {
-
 // Source selection between a host's .trace.json.gz and .xplane.pb
 // (tests/fixtures/xplane: the same two-GPU window in both forms; expected
 // values in expected.txt).
@@ -304,6 +302,250 @@ TEST(GeneratedWindowsTest, CollectivesOfEveryGeneratedKindMatchTheManifest) {
       EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
       EXPECT_FALSE(c["note"].is_null());
     }
+  }
+}
+
+// The diagnosis names the dominant exposed collective's process group where
+// the trace does (Process Group Description), and is silent about it where
+// the description is torch's "undefined" or absent. The generator's
+// all_gather runs in the group it describes as "fsdp".
+TEST(GeneratedWindowsTest, DiagnosisNamesTheProcessGroupOnlyWhereTheTraceDoes) {
+  for (const char* pg : {"named", "undefined", "absent"}) {
+    SCOPED_TRACE(pg);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub("n0.pt.trace.json.gz");
+    auto gen = testing::RunCommand(Tracegen(std::string("kineto --pg-desc ") + pg + " --out " +
+                                            file + " --manifest " + tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    std::map<std::string, std::set<std::string>> groups;  // kind -> descriptions
+    for (const json& c : manifest["files"][0]["calls"]) {
+      const json& d = c["process_group_description"];
+      if (d.is_string() && d != "undefined") groups[c["kind"]].insert(d.get<std::string>());
+    }
+    const bool named = std::string(pg) == "named";
+    EXPECT_EQ(groups.empty(), !named);
+    const json j = RunJson(Analyze("'" + file + "'"));
+    const json& dominant = j["diagnosis"]["exposed_collective"];
+    ASSERT_EQ(dominant["collective"], "all_gather");
+    for (const json& c : j["collectives"]) {
+      std::set<std::string> got;
+      for (const json& g : c["process_groups"]) got.insert(g["description"].get<std::string>());
+      EXPECT_EQ(got, groups[c["collective"]]) << c["collective"];
+    }
+    std::set<std::string> got;
+    for (const json& g : dominant["process_groups"]) {
+      got.insert(g["description"].get<std::string>());
+      EXPECT_EQ(g["ranks"], "[0, 1, 2, 3, 4, 5, 6, 7]");
+    }
+    EXPECT_EQ(got, groups["all_gather"]);
+    auto table =
+        testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze '" + file + "'");
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    const size_t line = table.out.find("exposed collective");
+    ASSERT_NE(line, std::string::npos) << table.out;
+    const std::string text = table.out.substr(line, table.out.find('\n', line) - line);
+    EXPECT_EQ(text.find("process group") != std::string::npos, named) << text;
+    if (named) {
+      EXPECT_NE(text.find(", process group 'fsdp'"), std::string::npos) << text;
+    }
+  }
+}
+
+// Issue #40: a generated PyTorch Kineto window with collectives of every
+// kind (profwatch-tracegen kineto), in each form the generator writes.
+// Every figure is computed here from the generator's parameters in its
+// manifest (elements, dtype, group size per call kind; calls, kernel and
+// exposed time by construction): bytes by the element sizes below, algbw
+// and busbw by nccl-tests' PERFORMANCE.md factors.
+struct ExpectedCollective {
+  int64_t calls = 0, ps = 0, exposed_ps = 0, sized_ps = 0, bus_ps = 0;
+  double bytes = 0, bus_bytes = 0;
+  bool sized = false;
+  std::set<int64_t> group_sizes;
+};
+
+int64_t ElementBytes(const std::string& dtype) {
+  if (dtype == "BFloat16") return 2;
+  if (dtype == "Float") return 4;
+  if (dtype == "bf16") return 2;  // HLO's names
+  if (dtype == "f32") return 4;
+  ADD_FAILURE() << "no element size for " << dtype;
+  return 0;
+}
+
+double BusFactor(const std::string& kind, int64_t n) {
+  const double r = static_cast<double>(n);
+  if (kind == "all_reduce") return 2 * (r - 1) / r;
+  if (kind == "all_gather" || kind == "reduce_scatter" || kind == "all_to_all") return (r - 1) / r;
+  return 1;  // broadcast, reduce, send_recv
+}
+
+// Adds a manifest call's count and times to its kind's entry.
+ExpectedCollective& AddTimes(std::map<std::string, ExpectedCollective>* out, const json& c) {
+  ExpectedCollective& e = (*out)[c["kind"].get<std::string>()];
+  e.calls += c["calls"].get<int64_t>();
+  e.ps += c["ps"].get<int64_t>();
+  e.exposed_ps += c["exposed_ps"].get<int64_t>();
+  return e;
+}
+
+std::map<std::string, ExpectedCollective> ExpectedFromManifest(const json& file) {
+  std::map<std::string, ExpectedCollective> out;
+  for (const json& c : file["calls"]) {
+    const std::string kind = c["kind"];
+    const int64_t calls = c["calls"], ps = c["ps"];
+    ExpectedCollective& e = AddTimes(&out, c);
+    if (!c["group_size"].is_null()) e.group_sizes.insert(c["group_size"].get<int64_t>());
+    if (kind == "other" || c["dtype"].is_null()) continue;
+    const int64_t elements = kind == "all_gather" ? c["out_nelems"] : c["in_nelems"];
+    const double bytes = static_cast<double>(calls * elements * ElementBytes(c["dtype"]));
+    e.sized = true;
+    e.sized_ps += ps;
+    e.bytes += bytes;
+    e.bus_ps += ps;
+    e.bus_bytes += bytes * BusFactor(kind, c["group_size"]);
+  }
+  return out;
+}
+
+// The same from a `jax-collectives` manifest: per HLO instruction its
+// operand and output arrays (dtype, dims) and replica groups. Bytes are the
+// operands' (the outputs' for an all-gather); an instruction without a
+// group size (collective-permute) has no bus bandwidth.
+std::map<std::string, ExpectedCollective> ExpectedFromJaxManifest(const json& file) {
+  std::map<std::string, ExpectedCollective> out;
+  for (const json& c : file["calls"]) {
+    const std::string kind = c["kind"];
+    const int64_t calls = c["calls"], ps = c["ps"];
+    ExpectedCollective& e = AddTimes(&out, c);
+    int64_t call_bytes = 0;
+    for (const json& a : c[kind == "all_gather" ? "outputs" : "operands"]) {
+      int64_t elements = 1;
+      for (const json& d : a["dims"]) elements *= d.get<int64_t>();
+      call_bytes += elements * ElementBytes(a["dtype"]);
+    }
+    const double bytes = static_cast<double>(calls * call_bytes);
+    e.sized = true;
+    e.sized_ps += ps;
+    e.bytes += bytes;
+    if (c["group_size"].is_null()) continue;
+    e.group_sizes.insert(c["group_size"].get<int64_t>());
+    e.bus_ps += ps;
+    e.bus_bytes += bytes * BusFactor(kind, c["group_size"]);
+  }
+  return out;
+}
+
+void ExpectCollectivesMatch(const json& report, const json& file,
+                            const std::map<std::string, ExpectedCollective>& expected) {
+  const double divisor = file["gpus"].get<double>() * file["steps"].get<double>();
+  ASSERT_EQ(report["divisor"].get<double>(), divisor);
+  ASSERT_EQ(report["collectives"].size(), expected.size()) << report["collectives"].dump();
+  std::string most_exposed;
+  for (const auto& [kind, e] : expected) {
+    if (most_exposed.empty() || e.exposed_ps > expected.at(most_exposed).exposed_ps) {
+      most_exposed = kind;
+    }
+  }
+  auto near = [](const json& got, double want) {
+    ASSERT_TRUE(got.is_number()) << got;
+    EXPECT_NEAR(got.get<double>(), want, std::abs(want) * 1e-12 + 1e-15);
+  };
+  for (const json& c : report["collectives"]) {
+    const std::string kind = c["collective"];
+    SCOPED_TRACE(kind);
+    ASSERT_TRUE(expected.contains(kind));
+    const ExpectedCollective& e = expected.at(kind);
+    EXPECT_EQ(c["calls"].get<int64_t>(), e.calls);
+    near(c["calls_per_gpu_step"], static_cast<double>(e.calls) / divisor);
+    near(c["kernel_seconds_per_gpu_step"], static_cast<double>(e.ps) * 1e-12 / divisor);
+    near(c["exposed_seconds_per_gpu_step"], static_cast<double>(e.exposed_ps) * 1e-12 / divisor);
+    EXPECT_EQ(c["group_sizes"].get<std::set<int64_t>>(), e.group_sizes);
+    if (!e.sized) {
+      EXPECT_TRUE(c["bytes_per_gpu_step"].is_null());
+      EXPECT_TRUE(c["algbw_bytes_per_second"].is_null());
+      EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
+      EXPECT_FALSE(c["note"].is_null());
+      continue;
+    }
+    EXPECT_EQ(c["sized_calls"].get<int64_t>(), e.calls);
+    near(c["bytes_per_gpu_step"], e.bytes / divisor);
+    near(c["algbw_bytes_per_second"], e.bytes / (static_cast<double>(e.sized_ps) * 1e-12));
+    if (e.bus_ps == 0) {
+      EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
+      EXPECT_FALSE(c["note"].is_null());
+      continue;
+    }
+    near(c["busbw_bytes_per_second"], e.bus_bytes / (static_cast<double>(e.bus_ps) * 1e-12));
+  }
+  EXPECT_EQ(report["diagnosis"]["exposed_collective"]["collective"], most_exposed);
+}
+
+TEST(GeneratedWindowsTest, KinetoCollectivesOfEveryKindMatchTheGeneratorsParameters) {
+  // nccl: NCCL kernel names with the args; rccl: RCCL's generic kernel with
+  // the args (the kinds come from them alone); rccl-bare: the generic kernel
+  // without args, so every call is `other` with no size; cpu-op: the args
+  // only on the record_param_comms operator, joined by External id (the
+  // all_to_allv's kernel says SendRecv: only the operator says all_to_all).
+  for (const char* form : {"nccl", "rccl", "rccl-bare", "cpu-op"}) {
+    SCOPED_TRACE(form);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub("n0.pt.trace.json.gz");
+    auto gen = testing::RunCommand(Tracegen(std::string("kineto --form ") + form + " --out " +
+                                            file + " --gpus 2 --steps 3 --seed 7 --manifest " +
+                                            tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    const json j = RunJson(Analyze("'" + file + "'"));
+    ExpectCollectivesMatch(j, manifest["files"][0], ExpectedFromManifest(manifest["files"][0]));
+    EXPECT_EQ(j["collectives"].size(), std::string(form) == "rccl-bare" ? 1u : 8u);
+  }
+}
+
+// A generated JAX window (profwatch-tracegen jax-collectives): the trace
+// names each call's HLO instruction, the sibling .xplane.pb's module gives
+// its shapes and replica groups (explicit lists and the iota form). Every
+// figure is computed here from the manifest's arrays and groups;
+// collective-permute has no replica groups, so its bus bandwidth is absent.
+// Without the .xplane.pb the same calls are counted but carry no size.
+TEST(GeneratedWindowsTest, JaxCollectivesOfEveryKindAreSizedFromTheXplanesHlo) {
+  testing::TempDir tmp;
+  auto gen = testing::RunCommand(Tracegen("jax-collectives --out " + tmp.Sub("jobs") +
+                                          " --gpus 2 --steps 4 --seed 9 --start "
+                                          "2026_11_27_04_00_00 --manifest " +
+                                          tmp.Sub("m.json")));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+  const json& file = manifest["files"][0];
+  const std::string dir = tmp.Sub("jobs/2026_11_27_04_00_00");
+  const json j = RunJson(Analyze("--profile-steps 4 '" + dir + "'"));
+  EXPECT_EQ(j["format"], "json");
+  EXPECT_EQ(j["rule_set"], "nvidia");
+  EXPECT_EQ(j["gpus"], 2);
+  ExpectCollectivesMatch(j, file, ExpectedFromJaxManifest(file));
+  EXPECT_EQ(j["collectives"].size(), 5u);
+  std::set<std::string> forms;
+  for (const json& c : file["calls"]) {
+    if (!c["replica_groups"].is_null()) forms.insert(c["replica_groups"].get<std::string>());
+  }
+  EXPECT_EQ(forms, (std::set<std::string>{"iota", "list"}));
+  for (const json& c : j["collectives"]) {
+    if (c["collective"] != "send_recv") continue;
+    EXPECT_FALSE(c["bytes_per_gpu_step"].is_null());
+    EXPECT_TRUE(c["busbw_bytes_per_second"].is_null());
+    EXPECT_TRUE(c["group_sizes"].empty());
+  }
+
+  ASSERT_TRUE(std::filesystem::remove(file["xplane"].get<std::string>()));
+  const json bare = RunJson(Analyze("--profile-steps 4 '" + dir + "'"));
+  ASSERT_EQ(bare["collectives"].size(), 5u);
+  for (const json& c : bare["collectives"]) {
+    SCOPED_TRACE(c["collective"].get<std::string>());
+    EXPECT_EQ(c["sized_calls"], 0);
+    EXPECT_TRUE(c["bytes_per_gpu_step"].is_null());
+    EXPECT_TRUE(c["algbw_bytes_per_second"].is_null());
+    EXPECT_FALSE(c["note"].is_null());
   }
 }
 

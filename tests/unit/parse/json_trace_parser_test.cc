@@ -45,7 +45,7 @@ struct OwnedEvent {
   int64_t args_device = 0;
   bool has_args_stream = false;
   int64_t args_stream = 0;
-  std::string args_collective, args_dtype, args_hlo_op;
+  std::string args_collective, args_dtype, args_hlo_op, args_pg_desc, args_pg_ranks;
   int64_t args_in_nelems = -1, args_out_nelems = -1, args_group_size = -1;
 };
 
@@ -74,6 +74,8 @@ class Collector : public EventSink {
     o.args_stream = e.args_stream;
     o.args_collective = e.args_collective;
     o.args_dtype = e.args_dtype;
+    o.args_pg_desc = e.args_pg_desc;
+    o.args_pg_ranks = e.args_pg_ranks;
     o.args_hlo_op = e.args_hlo_op;
     o.args_in_nelems = e.args_in_nelems;
     o.args_out_nelems = e.args_out_nelems;
@@ -337,9 +339,11 @@ TEST(JsonTraceParserTest, CollectiveArgsAreReadAndBadCountsAreUnknown) {
       R"({"traceEvents":[)"
       R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllGather_RING_LL","args":{)"
       R"("Collective name":"_allgather_base","In msg nelems":25136,"Out msg nelems":201088,)"
-      R"("Group size":8,"dtype":"BFloat16","Process Group Ranks":"[0, 1]"}},)"
+      R"("Group size":8,"dtype":"BFloat16","Process Group Ranks":"[0, 1]",)"
+      R"("Process Group Description":"fsdp\u0020shard"}},)"
       R"({"ph":"X","cat":"kernel","name":"k","args":{"Collective name":"all_reduce",)"
-      R"("In msg nelems":"12","Out msg nelems":-4,"Group size":2.5,"dtype":7}},)"
+      R"("In msg nelems":"12","Out msg nelems":-4,"Group size":2.5,"dtype":7,)"
+      R"("Process Group Description":3,"Process Group Ranks":[0, 1]}},)"
       R"({"ph":"X","name":"ncclDevKernel_Generic_4","args":{"hlo_op":"all-gather-start.3"}},)"
       R"({"ph":"X","cat":"kernel","name":"plain","args":{"In msg nelemsX":3}}]})";
   ParseRun run = ParseString(json);
@@ -351,6 +355,11 @@ TEST(JsonTraceParserTest, CollectiveArgsAreReadAndBadCountsAreUnknown) {
   EXPECT_EQ(ev[0].args_in_nelems, 25136);
   EXPECT_EQ(ev[0].args_out_nelems, 201088);
   EXPECT_EQ(ev[0].args_group_size, 8);
+  EXPECT_EQ(ev[0].args_pg_desc, "fsdp shard");  // escapes resolved
+  EXPECT_EQ(ev[0].args_pg_ranks, "[0, 1]");
+  EXPECT_EQ(ev[1].args_pg_desc, "");  // not a string: none
+  EXPECT_EQ(ev[1].args_pg_ranks, "");
+  EXPECT_EQ(ev[3].args_pg_desc, "");               // no carry-over from earlier events
   EXPECT_EQ(ev[1].args_collective, "all_reduce");  // escapes resolved
   EXPECT_EQ(ev[1].args_in_nelems, -1);
   EXPECT_EQ(ev[1].args_out_nelems, -1);

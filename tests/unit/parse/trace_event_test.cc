@@ -24,6 +24,8 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   e.has_args_external_id = true;
   e.args_collective = "allreduce";
   e.args_dtype = "Float";
+  e.args_pg_desc = "fsdp";
+  e.args_pg_ranks = "[0, 1]";
   e.args_hlo_op = "all-gather-start.3";
   e.args_in_nelems = 6;
   e.args_out_nelems = 7;
@@ -48,6 +50,8 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   EXPECT_TRUE(e.args_concrete_inputs.empty());
   EXPECT_EQ(e.args_external_id, 0);
   EXPECT_FALSE(e.has_args_external_id);
+  EXPECT_TRUE(e.args_pg_desc.empty());
+  EXPECT_TRUE(e.args_pg_ranks.empty());
   EXPECT_TRUE(e.args_collective.empty());
   EXPECT_TRUE(e.args_dtype.empty());
   EXPECT_TRUE(e.args_hlo_op.empty());

@@ -1,0 +1,43 @@
+// Internal to aggregate/. FileStats: one file's partial result, what
+// FileAggregator::Finish yields and MergeWindow combines (plain data).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aggregate/collectives.h"
+#include "aggregate/window_stats.h"
+#include "classify/classifier.h"
+
+namespace profwatch::aggregate {
+
+struct FileStats {
+  FileSummary summary;
+  std::vector<DeviceSummary> devices;  // GPUs only (>= 1 kernel), device order
+  struct Name {
+    std::string name;
+    classify::FamilyId family = 0;
+    int64_t launches = 0;
+    int64_t total_ps = 0;
+    int64_t exclusive_ps = 0;
+    int64_t idle_before_ps = 0;
+  };
+  std::vector<Name> kernels;  // distinct kernel names of the file
+  std::vector<StepSpan> steps;
+  struct ScopeTime {
+    std::string scope;
+    int64_t kernel_ps = 0;
+  };
+  std::vector<ScopeTime> scopes;  // kernel time per args.name scope (no memory kernels)
+  // Kernel time per innermost gpu_user_annotation (the region itself).
+  std::vector<ScopeTime> annotations;
+  bool annotated = false;  // some device had gpu_user_annotation ranges
+  GraphRegionStats graph;  // kernels of CUDA graphs (no scope, a module)
+  FlopStats flops;         // families: "#<FamilyId>" until MergeWindow names them
+  std::vector<std::pair<classify::FamilyId, FlopStats::Family>> flop_families;
+  CollectiveStats collectives;  // communication kernels by collective kind
+};
+
+}  // namespace profwatch::aggregate

@@ -1,0 +1,198 @@
+// GraphKernels: see graph_kernels.h.
+#include "aggregate/graph_kernels.h"
+
+#include <algorithm>
+#include <array>
+
+#include "aggregate/aggregator.h"
+#include "aggregate/collectives.h"
+#include "aggregate/flops.h"
+
+namespace profwatch::aggregate {
+
+using classify::FamilyId;
+
+uint32_t GraphKernels::ModuleId(std::string_view module) {
+  if (module.empty()) return 0;
+  if (!keep_) return kAnyModule;
+  bool added;
+  return modules_.Intern(module, added) + 1;
+}
+
+uint32_t GraphKernels::HloOpId(std::string_view op) {
+  bool added;
+  return hlo_ops_.Intern(op, added) + 1;
+}
+
+void GraphKernels::SizeCollectives() {
+  if (!table_.hlo_collectives) return;
+  for (KernelTable::Device& d : table_.devices) {
+    for (auto& [name, n] : d.by_name) {
+      if (!n.collective) continue;
+      KernelTable::CollectiveSlot& slot = *n.collective;
+      for (const auto& [key, calls_ps] : slot.by_hlo_op) {
+        const auto& [calls, ps] = calls_ps;
+        const parse::HloModuleSchedule* schedule =
+            hlo_ ? hlo_->Find(modules_[static_cast<uint32_t>(key >> 32) - 1]) : nullptr;
+        const parse::HloCollective* c = nullptr;
+        if (schedule != nullptr) {
+          auto it = schedule->collectives.find(hlo_ops_[static_cast<uint32_t>(key) - 1]);
+          if (it != schedule->collectives.end()) c = &it->second;
+        }
+        std::optional<int64_t> bytes, ranks;
+        if (c != nullptr) {
+          // HloCollective counts bytes: elements of one byte each.
+          bytes = CollectiveBytes(slot.kind, 1, c->in_bytes, c->out_bytes);
+          if (c->group_size > 0) ranks = c->group_size;
+        }
+        slot.sums.AddSized(slot.kind, bytes, ranks, ps, calls);
+      }
+      slot.by_hlo_op.clear();
+    }
+  }
+  table_.hlo_collectives = false;
+}
+
+void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int64_t start,
+                       int64_t end) {
+  if (!keep_) {
+    if (!scoped) unkept_ps_ += end - start;
+  } else if (kernels_.size() < FileAggregator::kMaxGraphKernels) {
+    kernels_.push_back({start, end, name, module, dev, scoped});
+  } else {
+    ++table_.drops["graph_kernel_limit"];
+    if (!scoped) over_limit_ps_ += end - start;
+  }
+}
+
+void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
+                                  const GraphPlacement::Execution& e, size_t offset,
+                                  const std::vector<FamilyId>& family, FileStats& out,
+                                  FamilyFlops& by_family) {
+  std::array<double, 2> flops{};
+  bool any = false, unknown = false;
+  auto [counted, added] = launch_flops_.try_emplace(&schedule);
+  if (added) {
+    for (const parse::HloLaunch& launch : schedule.launches) {
+      counted->second.push_back(HloLaunchFlops(launch).value_or(-1));
+    }
+  }
+  for (size_t l : e.launches) {
+    const parse::HloLaunch& launch = schedule.launches[l];
+    if (launch.flop_kind == parse::HloLaunch::Flops::kNone) continue;
+    any = true;
+    const int64_t launch_flops_count = counted->second[l];
+    if (launch_flops_count < 0) {
+      unknown = true;
+      continue;
+    }
+    flops[launch.flop_kind == parse::HloLaunch::Flops::kMatmul ? 0 : 1] +=
+        static_cast<double>(launch_flops_count);
+  }
+  if (!any) return;
+  int64_t ps = 0, longest = -1;
+  uint32_t longest_name = 0;
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    const Kernel& gk = kernels_[k];
+    ps += gk.end - gk.start;
+    if (gk.end - gk.start > longest) {
+      longest = gk.end - gk.start;
+      longest_name = gk.name;
+    }
+  }
+  if (unknown) {
+    ++out.flops.unknown_ops;
+    out.flops.unknown_kernel_ps += ps;
+    return;
+  }
+  out.flops.flops[0] += flops[0];
+  out.flops.flops[1] += flops[1];
+  if (flops[0] > 0 && flops[1] > 0) {
+    out.flops.mixed_kernel_ps += ps;
+  } else {
+    out.flops.kernel_ps[flops[0] > 0 ? 0 : 1] += ps;
+  }
+  // Every counted execution in one family, so the families sum to the total.
+  FlopStats::Family& f = by_family[family[longest_name]];
+  f.flops += flops[0] + flops[1];
+  f.kernel_ps += ps;
+}
+
+void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
+  GraphRegionStats& g = out.graph;
+  g.kernel_ps = unkept_ps_ + over_limit_ps_;
+  for (const Kernel& k : kernels_) g.kernel_ps += k.scoped ? 0 : k.end - k.start;
+  if (g.kernel_ps == 0 && kernels_.empty()) return;
+  if (over_limit_ps_ > 0) {
+    g.unplaced = "more than " + std::to_string(FileAggregator::kMaxGraphKernels) +
+                 " kernels without a scope in the file: the later ones are not placed";
+  }
+  if (!hlo_ || unkept_ps_ > 0) {
+    if (g.kernel_ps > 0) {
+      g.unplaced = hlo_missing_.empty() ? "no HLO modules for this file" : hlo_missing_;
+    }
+    return;
+  }
+  FamilyFlops flop_by_family;
+  std::stable_sort(kernels_.begin(), kernels_.end(), [](const Kernel& a, const Kernel& b) {
+    if (a.dev != b.dev) return a.dev < b.dev;
+    if (a.module != b.module) return a.module < b.module;
+    return a.start < b.start;
+  });
+  for (size_t begin = 0; begin < kernels_.size();) {
+    size_t end = begin;
+    while (end < kernels_.size() && kernels_[end].dev == kernels_[begin].dev &&
+           kernels_[end].module == kernels_[begin].module) {
+      ++end;
+    }
+    PlaceGroup(begin, end, family, out, flop_by_family);
+    begin = end;
+  }
+  for (auto& [id, f] : flop_by_family) out.flop_families.emplace_back(id, std::move(f));
+  std::vector<Kernel>().swap(kernels_);
+}
+
+void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<FamilyId>& family,
+                              FileStats& out, FamilyFlops& by_family) {
+  GraphRegionStats& g = out.graph;
+  const std::string& module = modules_[kernels_[begin].module - 1];
+  const parse::HloModuleSchedule* schedule = hlo_->Find(module);
+  if (schedule == nullptr) {
+    const bool unscoped = std::any_of(kernels_.begin() + static_cast<ptrdiff_t>(begin),
+                                      kernels_.begin() + static_cast<ptrdiff_t>(end),
+                                      [](const Kernel& k) { return !k.scoped; });
+    if (unscoped && g.unplaced.empty()) {
+      auto skipped = hlo_->too_complex.find(module);
+      g.unplaced = skipped != hlo_->too_complex.end()
+                       ? "module " + module + " skipped: " + skipped->second
+                       : "module " + module + " is not among the HLO modules";
+    }
+    return;
+  }
+  std::vector<std::string_view> group_names;
+  for (size_t i = begin; i < end; ++i) group_names.push_back(table_.names[kernels_[i].name]);
+  const GraphPlacement placed = aggregate::PlaceGraphKernels(*schedule, group_names);
+  if (placed.gaps_over_budget && g.unplaced.empty()) {
+    g.unplaced = "module " + module +
+                 ": too_complex: kernels between its fusions' kernels wrap around the "
+                 "schedule too often to place them all";
+  }
+  for (const GraphPlacement::Execution& e : placed.executions) {
+    CountExecution(*schedule, e, begin, family, out, by_family);
+  }
+  for (size_t i = begin; i < end; ++i) {
+    const Kernel& k = kernels_[i];
+    const int32_t at = placed.scope[i - begin];
+    if (at < 0 || k.scoped) continue;
+    const size_t idx = static_cast<size_t>(at);
+    const std::string& scope = idx < schedule->scopes.size()
+                                   ? schedule->scopes[idx]
+                                   : placed.shared_scopes[idx - schedule->scopes.size()];
+    const uint32_t sid = table_.ScopeId(scope);
+    if (sid == 0) continue;
+    table_.scope_name_ps[(uint64_t{sid} << 32) | k.name] += k.end - k.start;
+    g.placed_ps += k.end - k.start;
+  }
+}
+
+}  // namespace profwatch::aggregate

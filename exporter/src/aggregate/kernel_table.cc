@@ -1,0 +1,329 @@
+// KernelTable: see kernel_table.h.
+#include "aggregate/kernel_table.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <set>
+#include <thread>
+
+#include "aggregate/device_sweep.h"
+
+namespace profwatch::aggregate {
+
+using classify::FamilyId;
+using classify::FamilyKind;
+
+namespace {
+
+// FinishDevices' external merge: about kMergeFanIn spilled runs' read
+// buffers of kMergeBufferIntervals each, which bounds the memory of a
+// device's merge.
+constexpr size_t kMergeFanIn = 128;
+constexpr size_t kMergeBufferIntervals = 4096;
+
+}  // namespace
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+CollectiveCall CollectiveCallOf(const parse::TraceEvent& e) {
+  return KinetoCollectiveCall(e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems,
+                              e.args_group_size, e.args_pg_desc, e.args_pg_ranks);
+}
+
+size_t KernelTable::IntervalsInMemory() const {
+  size_t total = 0;
+  for (const Device& d : devices) {
+    for (const auto& [name, n] : d.by_name) total += n.intervals.size();
+  }
+  return total;
+}
+
+void KernelTable::MaybeSpill(size_t keep) {
+  adds_since_check = 0;
+  if (IntervalsInMemory() <= keep) return;
+  if (spill_failed) return;
+  for (Device& d : devices) {
+    for (auto& [name, n] : d.by_name) n.intervals.Sort();
+  }
+  if (!spill) {
+    auto created = SpillFile::Create(spill_dir);
+    if (!created) {
+      spill_failed = true;
+      return;
+    }
+    spill = std::move(*created);
+  }
+  for (Device& d : devices) {
+    for (size_t slot = 0; slot < d.by_name.size(); ++slot) {
+      IntervalList& list = d.by_name[slot].second.intervals;
+      const auto& v = list.intervals();
+      if (v.empty()) continue;
+      // Past the file's budget nothing more is written; the budget's error
+      // stops the reader at its next check.
+      if (budget != nullptr && !budget->AddSpill(v.size() * sizeof(Interval))) {
+        spill_failed = true;
+        return;
+      }
+      auto run = spill->Write(v.data(), v.size());
+      if (!run) {
+        spill_failed = true;  // runs written so far stay valid
+        return;
+      }
+      d.spilled.emplace_back(static_cast<uint32_t>(slot), *run);
+      spilled_intervals += v.size();
+      list.Clear();
+    }
+  }
+}
+
+uint32_t KernelTable::ScopeId(std::string_view scope) {
+  if (scope.empty()) return 0;
+  bool added;
+  return scopes.Intern(scope, added) + 1;
+}
+
+uint32_t KernelTable::Intern(std::string_view n) {
+  bool added;
+  const uint32_t id = names.Intern(n, added);
+  if (!added) return id;
+  name_is_kernel.push_back(0);
+  name_is_memop.push_back(classify::IsRuntimeMemopName(n) ? 1 : 0);
+  return id;
+}
+
+int KernelTable::NewDevice(std::string name) {
+  devices.push_back(Device{});
+  devices.back().name = std::move(name);
+  return static_cast<int>(devices.size() - 1);
+}
+
+bool KernelTable::Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, int64_t dur,
+                        int64_t* start, int64_t* end) {
+  if (!has_ts) {
+    ++drops["no_timestamp"];
+    return false;
+  }
+  int64_t d = 0;
+  if (has_dur) {
+    if (!dur_exact || dur < 0) {
+      ++drops["bad_duration"];
+      return false;
+    }
+    d = dur;
+  }
+  if (__builtin_add_overflow(ts, d, end)) {
+    ++drops["bad_duration"];
+    return false;
+  }
+  *start = ts;
+  return true;
+}
+
+void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
+                            const CollectiveCall* call, uint64_t hlo_op) {
+  Device& d = devices[static_cast<size_t>(dev)];
+  name_is_kernel[name] = 1;
+  uint32_t* slot = nullptr;
+  if (call != nullptr && call->kind) {
+    slot = &d.collective_slot_of[(uint64_t{name} << 8) | (1u + static_cast<uint8_t>(*call->kind))];
+  } else {
+    if (d.slot_of.size() <= name) d.slot_of.resize(names.size(), 0);
+    slot = &d.slot_of[name];
+  }
+  if (*slot == 0) {
+    d.by_name.emplace_back(name, NameOnDevice{});
+    *slot = static_cast<uint32_t>(d.by_name.size());
+    if (call != nullptr && call->kind) {
+      d.by_name.back().second.collective =
+          std::make_unique<CollectiveSlot>(CollectiveSlot{*call->kind, {}});
+    }
+  }
+  NameOnDevice& n = d.by_name[*slot - 1].second;
+  if (n.collective && hlo_op != 0) {
+    auto& [calls, ps] = n.collective->by_hlo_op[hlo_op];
+    ++calls;
+    ps += end - start;
+    hlo_collectives = true;
+  } else if (n.collective) {
+    n.collective->sums.AddCall(n.collective->kind, *call, end - start);
+  }
+  ++n.launches;
+  n.total_ps += end - start;
+  n.min_start = std::min(n.min_start, start);
+  n.max_end = std::max(n.max_end, end);
+  n.intervals.Add(start, end);
+  if (++adds_since_check >= std::min<size_t>(65536, interval_budget / 4 + 1))
+    MaybeSpill(interval_budget);
+  size_t si = 0;
+  while (si < d.streams.size() && d.streams[si] != stream) ++si;
+  if (si == d.streams.size()) d.streams.push_back(stream);
+  const uint64_t key = (static_cast<uint64_t>(si) << 32) | name;
+  if (key != d.last_stream_name) {
+    d.stream_names.insert(key);
+    d.last_stream_name = key;
+  }
+}
+
+void KernelTable::AddMemop(int dev, int64_t start, int64_t end) {
+  Device& d = devices[static_cast<size_t>(dev)];
+  ++d.memops;
+  d.memop_ps += end - start;
+}
+
+void KernelTable::AddStep(std::string_view number, int64_t start, int64_t end) {
+  const auto n = ParseInt(number);
+  steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
+}
+
+std::vector<KernelTable::DeviceResult> KernelTable::FinishDevices(
+    const std::vector<FamilyId>& family, const classify::Classifier& classifier,
+    const parse::ParseSummary& summary, int threads) {
+  std::vector<DeviceResult> results(devices.size());
+  const size_t workers = std::min<size_t>(std::max(1, threads), devices.size());
+  if (workers <= 1) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      FinishDevice(i, family, classifier, summary, results[i]);
+    }
+    return results;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < devices.size(); i = next++) {
+      FinishDevice(i, family, classifier, summary, results[i]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return results;
+}
+
+struct KernelTable::SlotPlan {
+  std::vector<uint8_t> memory_name;  // by name id: a kMemory kernel
+  std::vector<uint8_t> is_comm, is_memory;
+  std::vector<uint8_t> collective;  // 1 + CollectiveKind; 0: not comm
+  std::vector<TaggedRun> runs;      // the intervals of every non-memory slot
+  int64_t first = std::numeric_limits<int64_t>::max();
+  int64_t last = std::numeric_limits<int64_t>::min();
+};
+
+KernelTable::SlotPlan KernelTable::PlanSlots(Device& d, const std::vector<FamilyId>& family,
+                                             const classify::Classifier& classifier,
+                                             DeviceResult& result) {
+  DeviceSummary& ds = result.ds;
+  SlotPlan plan;
+  plan.memory_name.assign(names.size(), 0);
+  plan.is_comm.assign(d.by_name.size(), 0);
+  plan.is_memory.assign(d.by_name.size(), 0);
+  plan.collective.assign(d.by_name.size(), 0);
+  for (size_t slot = 0; slot < d.by_name.size(); ++slot) {
+    auto& [name, n] = d.by_name[slot];
+    const FamilyKind kind = classifier.KindOf(family[name]);
+    if (kind == FamilyKind::kMemory) {
+      plan.memory_name[name] = 1;
+      plan.is_memory[slot] = 1;
+      ds.memops += n.launches;
+      ds.memop_ps += n.total_ps;
+      continue;
+    }
+    plan.is_comm[slot] = kind == FamilyKind::kComm ? 1 : 0;
+    ds.kernels += n.launches;
+    ds.kernel_ps += n.total_ps;
+    plan.first = std::min(plan.first, n.min_start);
+    plan.last = std::max(plan.last, n.max_end);
+    if (kind == FamilyKind::kComm) {
+      ds.comm_ps += n.total_ps;
+      // Kind from the call's metadata, else the kernel name, else other.
+      const CollectiveKind ck =
+          n.collective ? n.collective->kind
+                       : CollectiveKindOfKernel(names[name]).value_or(CollectiveKind::kOther);
+      plan.collective[slot] = 1 + static_cast<uint8_t>(ck);
+      CollectiveSums& sums = result.collectives[ck];
+      sums.calls += n.launches;
+      sums.kernel_ps += n.total_ps;
+      if (n.collective) sums.Merge(n.collective->sums);
+    }
+    n.intervals.Sort();
+    plan.runs.push_back(
+        TaggedRun{RunCursor::Memory(&n.intervals.intervals()), static_cast<uint32_t>(slot)});
+  }
+  for (const auto& [slot, run] : d.spilled) {
+    if (plan.is_memory[slot]) continue;
+    plan.runs.push_back(TaggedRun{RunCursor::File(spill.get(), run, kMergeBufferIntervals), slot});
+  }
+  return plan;
+}
+
+void KernelTable::FinishDevice(size_t index, const std::vector<FamilyId>& family,
+                               const classify::Classifier& classifier,
+                               const parse::ParseSummary& summary, DeviceResult& result) {
+  Device& d = devices[index];
+  DeviceSummary& ds = result.ds;
+  ds.file = path;
+  ds.device = d.name;
+  ds.memops = d.memops;
+  ds.memop_ps = d.memop_ps;
+  ds.pid = d.pid;
+  ds.device_id = d.device_id;
+  if (d.pid) {
+    auto rank = summary.process_ranks.find(*d.pid);
+    if (rank != summary.process_ranks.end()) ds.rank = rank->second;
+  }
+  SlotPlan plan = PlanSlots(d, family, classifier, result);
+  if (ds.kernels == 0) return;  // not a GPU: no kernel on it
+  result.gpu = true;
+  std::set<uint32_t> kernel_streams;
+  for (uint64_t key : d.stream_names) {
+    if (!plan.memory_name[key & 0xffffffffu]) {
+      kernel_streams.insert(static_cast<uint32_t>(key >> 32));
+    }
+  }
+  ds.streams = static_cast<int>(kernel_streams.size());
+  ds.span_ps = plan.last - plan.first;
+  Sweep(d, std::move(plan), result);
+}
+
+void KernelTable::Sweep(Device& d, SlotPlan plan, DeviceResult& result) {
+  DeviceSummary& ds = result.ds;
+  MergeStream merged(std::move(plan.runs), spill.get(), kMergeFanIn, kMergeBufferIntervals);
+  DeviceSweep sweep(std::move(plan.is_comm), [&](uint32_t a, uint32_t b) {
+    return names[d.by_name[a].first] < names[d.by_name[b].first];
+  });
+  sweep.SetCollectiveKinds(std::move(plan.collective));
+  std::optional<AnnotationMatcher> annotations;
+  if (!d.annotations.empty()) {
+    result.annotated = true;
+    annotations.emplace(std::move(d.annotations));
+  }
+  Interval iv;
+  uint32_t slot = 0;
+  while (merged.Next(&iv, &slot)) {
+    sweep.Add(iv.start, iv.end, slot);
+    if (annotations) {
+      if (auto region = annotations->RegionOf(iv.start, iv.end)) {
+        result.annotation_ps[*region] += iv.end - iv.start;
+      }
+    }
+  }
+  const SweepTotals t = sweep.Finish();
+  ds.busy_ps = t.busy;
+  ds.exposed_comm_ps = t.exposed_comm;
+  ds.compute_busy_ps = t.compute_busy;
+  ds.exclusive_ps = t.exclusive;
+  ds.largest_gaps_ps = t.largest_gaps;
+  for (size_t k = 0; k < kCollectiveKinds; ++k) {
+    result.collectives.kinds[k].exposed_ps = t.exposed_by_collective[k];
+  }
+  result.exclusive = sweep.exclusive();
+  result.idle_before = sweep.idle_before();
+  result.spill_error = merged.error().has_value();
+}
+
+}  // namespace profwatch::aggregate

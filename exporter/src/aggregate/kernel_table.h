@@ -1,0 +1,176 @@
+// Internal to aggregate/. KernelTable: the per-device kernel table of one
+// file that every format handler (kineto_events.h, jax_events.h,
+// nsys_events.h) fills, and that FileAggregator::Finish reduces.
+//
+// Kernel events are kept per (device, kernel name): launch count, summed
+// duration, first start / last end, and an IntervalList (16 B per
+// interval). Keeping them per name lets classification wait until Finish
+// (for `--rules auto`) while still splitting comm from compute and dropping
+// kMemory kernels from the device figures there. Beyond the interval budget
+// the lists are sorted in place and written as sorted runs to a spill file;
+// FinishDevices merges memory lists and spilled runs in start order into one
+// DeviceSweep per device (device_sweep.h), so memory stays bounded and the
+// integer results are the same.
+//
+// One owner thread while events arrive; FinishDevices may use several.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "aggregate/collectives.h"
+#include "aggregate/interval_spill.h"
+#include "aggregate/intervals.h"
+#include "aggregate/name_table.h"
+#include "aggregate/region.h"
+#include "aggregate/window_stats.h"
+#include "classify/classifier.h"
+#include "core/budget.h"
+#include "parse/trace_parser.h"
+
+namespace profwatch::aggregate {
+
+// A whole decimal integer (sign allowed), else nullopt.
+std::optional<int64_t> ParseInt(std::string_view s);
+
+// The collective metadata in an event's args: Kineto's collective args,
+// or the NCCL NVTX range an nsys kernel was launched in.
+CollectiveCall CollectiveCallOf(const parse::TraceEvent& e);
+
+// Hash of an integer pair ((pid, tid), (pid, device)).
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<int64_t>{}(p.first) * 0x9E3779B97F4A7C15ULL ^ std::hash<int64_t>{}(p.second);
+  }
+};
+
+struct KernelTable {
+  // Kernels of one name whose calls carried collective metadata of one kind
+  // (Kineto args, a JAX hlo_op): the kind and their sized figures.
+  struct CollectiveSlot {
+    CollectiveKind kind = CollectiveKind::kOther;
+    CollectiveSums sums;
+    // JAX calls sized at Finish from their HLO instruction
+    // (GraphKernels::SizeCollectives): (ModuleId << 32 | HloOpId) -> (calls,
+    // kernel ps).
+    std::map<uint64_t, std::pair<int64_t, int64_t>> by_hlo_op{};
+  };
+  struct NameOnDevice {
+    int64_t launches = 0;
+    int64_t total_ps = 0;
+    int64_t min_start = std::numeric_limits<int64_t>::max();
+    int64_t max_end = std::numeric_limits<int64_t>::min();
+    IntervalList intervals;
+    std::unique_ptr<CollectiveSlot> collective;  // null: no collective metadata
+  };
+  struct Device {
+    std::string name;
+    // Kernel names seen on this device, in first-seen order; slot_of[name id]
+    // is the index into by_name + 1 (0: not seen). Dense, because name ids
+    // are small and this is looked up once per kernel.
+    std::vector<std::pair<uint32_t, NameOnDevice>> by_name;
+    std::vector<uint32_t> slot_of;
+    // Slots of kernels with collective metadata, by (name id << 8 | 1 +
+    // kind): slot index + 1, apart from slot_of (one name, several kinds).
+    std::unordered_map<uint64_t, uint32_t> collective_slot_of;
+    std::vector<int64_t> streams;               // distinct stream ids seen with kernels
+    std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
+    std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (by_name index, run)
+    uint64_t last_stream_name = ~0ULL;
+    int64_t memops = 0;
+    int64_t memop_ps = 0;
+    std::optional<int64_t> pid, device_id;  // nsys devices only
+    std::vector<Annotation> annotations;    // PyTorch gpu_user_annotation ranges
+  };
+
+  std::string path;
+  NameTable names;  // kernel names; the vectors below are indexed by name id
+  std::vector<uint8_t> name_is_kernel;
+  std::vector<uint8_t>
+      name_is_memop;  // JAX stream copies (classify::IsRuntimeMemopName), once per name
+  NameTable scopes;   // args.name scopes and annotation regions; ScopeId = index + 1
+  std::unordered_map<uint64_t, int64_t> scope_name_ps;  // (scope id << 32 | name) -> ps
+  std::vector<Device> devices;
+  std::vector<StepSpan> steps;
+  std::map<std::string, uint64_t> drops;
+  bool hlo_collectives = false;  // some collective call waits for its HLO sizes
+
+  // The spill policy (see the file comment). interval_budget: intervals kept
+  // in memory before a spill (FileAggregator sets it, >= 1).
+  size_t interval_budget = 1;
+  std::string spill_dir = "/tmp";
+  size_t adds_since_check = 0;
+  std::unique_ptr<SpillFile> spill;
+  bool spill_failed = false;     // no (more) spilling: kept in memory instead
+  FileBudget* budget = nullptr;  // charged per spill write; may be null
+  uint64_t spilled_intervals = 0;
+
+  size_t IntervalsInMemory() const;
+  // Called every few thousand kernels: keeps the in-memory intervals under
+  // the budget. `keep`: the most intervals left in memory without writing
+  // them out.
+  void MaybeSpill(size_t keep);
+
+  // The id of a kernel name (interned on first sight).
+  uint32_t Intern(std::string_view n);
+  // ScopeId of a scope or region name: index + 1; 0 for the empty name.
+  uint32_t ScopeId(std::string_view scope);
+  // Adds a device named `name`; returns its index.
+  int NewDevice(std::string name);
+
+  // Validates times; returns false (and counts) when the event must be dropped.
+  bool Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, int64_t dur, int64_t* start,
+             int64_t* end);
+  // A kernel on device `dev`. `call`: the kernel's collective metadata, when
+  // it has a kind; `hlo_op`: (ModuleId << 32 | HloOpId) of a JAX collective
+  // call sized at Finish from its HLO instruction (0: none).
+  void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
+                 const CollectiveCall* call = nullptr, uint64_t hlo_op = 0);
+  void AddMemop(int dev, int64_t start, int64_t end);
+  // A step span; `number` is the step when a non-negative integer, else -1.
+  void AddStep(std::string_view number, int64_t start, int64_t end);
+
+  // One device's figures from FinishDevices.
+  struct DeviceResult {
+    bool gpu = false;
+    bool spill_error = false;
+    DeviceSummary ds;
+    std::vector<int64_t> exclusive, idle_before;  // by by_name index
+    std::map<uint32_t, int64_t> annotation_ps;    // kernel time by annotation (scope id - 1)
+    bool annotated = false;                       // the device had annotations
+    CollectiveStats collectives;
+  };
+  // Reduces every device (by index) to its figures; `family` by name id.
+  // Devices are independent, so they run on up to `threads` threads
+  // (spilled runs are read, and merge passes written into reserved ranges,
+  // with positioned I/O on the shared spill file); the result does not
+  // depend on it. Consumes the intervals and annotations.
+  std::vector<DeviceResult> FinishDevices(const std::vector<classify::FamilyId>& family,
+                                          const classify::Classifier& classifier,
+                                          const parse::ParseSummary& summary, int threads);
+
+ private:
+  // A device's slots split by family kind, with the runs its sweep merges.
+  struct SlotPlan;
+  void FinishDevice(size_t index, const std::vector<classify::FamilyId>& family,
+                    const classify::Classifier& classifier, const parse::ParseSummary& summary,
+                    DeviceResult& result);
+  // Adds each slot's counts to result.ds (kernels, or memory ops for
+  // kMemory names) and its collective figures; sorts the in-memory intervals.
+  SlotPlan PlanSlots(Device& d, const std::vector<classify::FamilyId>& family,
+                     const classify::Classifier& classifier, DeviceResult& result);
+  // Merges the plan's runs in start order through a DeviceSweep (and the
+  // device's annotations): busy, exposed and exclusive figures.
+  void Sweep(Device& d, SlotPlan plan, DeviceResult& result);
+};
+
+}  // namespace profwatch::aggregate

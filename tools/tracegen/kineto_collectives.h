@@ -1,0 +1,66 @@
+// profwatch-tracegen `kineto`: a PyTorch Kineto trace (one process, `gpus`
+// devices) whose communication kernels are collectives of every kind with
+// known sizes, dtypes, group sizes, process groups and overlap with
+// compute, in the forms real traces take (tools/tracegen/README.md):
+//
+//   nccl     NCCL kernel names (ncclDevKernel_AllGather_RING_LL, ...) with
+//            PyTorch 2.1+'s kernel args (Collective name, In/Out msg nelems,
+//            Group size, dtype, Process Group Name/Description/Ranks) and a
+//            record_param_comms operator carrying the same
+//   rccl     RCCL's ncclDevKernel_Generic_1 for every call, same args
+//   rccl-bare  the generic kernel with no collective args and no
+//            record_param_comms: nothing says the kind or the size (`other`)
+//   cpu-op   NCCL kernel names without collective args; only the
+//            record_param_comms operator with the kernel's External id
+//            carries them (Kineto before the args moved onto kernels)
+//
+// Per GPU and step, each call runs alone on the comm stream; a compute
+// kernel on the compute stream covers exactly its first `overlap` part, so
+// exposed = duration - overlap by construction. Times are whole
+// nanoseconds. Deterministic in `seed`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace profwatch::tracegen {
+
+enum class KinetoCommForm { kNccl, kRccl, kRcclBare, kCpuOp };
+// How the calls name their process group: each kind's own description
+// (fsdp, tp, pp, ep, dp, default_pg), torch's "undefined", or no
+// description/ranks args at all.
+enum class PgDescForm { kNamed, kUndefined, kAbsent };
+
+struct KinetoCollectiveParams {
+  int gpus = 2;
+  int steps = 3;
+  uint64_t seed = 1;
+  KinetoCommForm form = KinetoCommForm::kNccl;
+  PgDescForm pg = PgDescForm::kNamed;
+};
+
+// One kind of call the file holds, with the generator's own parameters and
+// the sums over the file's GPUs and steps.
+struct KinetoCallTruth {
+  std::string kernel;           // the kernel name written
+  std::string collective_name;  // args "Collective name" ("" in rccl-bare)
+  std::string kind;             // the kind a correct reader finds
+  std::string dtype;            // "" when the trace carries none
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;  // -1: not in the trace
+  std::string pg_desc;                                       // "" when not in the trace
+  std::string pg_ranks;
+  uint64_t calls = 0;
+  int64_t ps = 0;          // summed kernel time
+  int64_t exposed_ps = 0;  // summed (duration - overlap with compute)
+};
+
+struct KinetoCollectiveTruth {
+  std::vector<KinetoCallTruth> calls;
+  int64_t kernel_launches = 0;  // all kernels, compute included
+};
+
+bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::string& path,
+                                KinetoCollectiveTruth* truth, std::string* error);
+
+}  // namespace profwatch::tracegen
