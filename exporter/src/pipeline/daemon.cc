@@ -57,6 +57,22 @@ constexpr int64_t kTrimAfterDroppedFiles = 1024;
 // Paths named in one log line about refused files; the count says the rest.
 constexpr size_t kNamedRefusals = 5;
 
+void Emit(const std::vector<LogEvent>& logs) {
+  for (const LogEvent& e : logs) {
+    switch (e.level) {
+      case LogLevel::kDebug:
+        spdlog::debug("{}", e.text);
+        break;
+      case LogLevel::kInfo:
+        spdlog::info("{}", e.text);
+        break;
+      case LogLevel::kWarn:
+        spdlog::warn("{}", e.text);
+        break;
+    }
+  }
+}
+
 std::string JoinPaths(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) {
@@ -162,8 +178,8 @@ void Daemon::CountError(std::string_view reason, double n) {
   errors_family_->Add({{"reason", std::string(reason)}}).Increment(n);
 }
 
-void Daemon::CountRetry(std::string_view reason) {
-  retries_family_->Add({{"reason", std::string(reason)}}).Increment();
+void Daemon::CountRetry(std::string_view reason, double n) {
+  retries_family_->Add({{"reason", std::string(reason)}}).Increment(n);
 }
 
 void Daemon::ReportRefusedLocked(const watch::ScanResult& result,
@@ -213,16 +229,9 @@ void Daemon::ReportRefusedLocked(const watch::ScanResult& result,
 
 void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view reason) {
   const snapshot::RunKey key{task.run.training_job, task.run.run};
-  auto it = runs_.find(key);
-  if (it == runs_.end()) {
-    snapshot::RunState fresh;
-    fresh.key = key;
-    // Retention counts from the failed window's newest file, so a run that
-    // only ever failed still leaves the exposition.
-    fresh.last_activity_unix = task.last_activity_unix;
-    it = runs_.emplace(key, std::move(fresh)).first;
-  }
-  it->second.window_failure = std::string(reason);
+  const auto it = runs_.find(key);
+  snapshot::RunState flagged = FlaggedRun(task, it == runs_.end() ? nullptr : &it->second, reason);
+  runs_[key] = std::move(flagged);
 }
 
 Status Daemon::Start() {
@@ -279,7 +288,7 @@ Status Daemon::Start() {
         "shard shard={} shards={} (exports the jobs whose name hashes to {} under hashmod {})",
         options_.shard.index, options_.shard.count, options_.shard.index, options_.shard.count);
   }
-  busy_.assign(static_cast<size_t>(options_.workers), Busy{});
+  busy_.assign(static_cast<size_t>(options_.workers), WorkerSlot{});
   scan_thread_ = std::thread([this] { ScanLoop(); });
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
   return {};
@@ -300,11 +309,13 @@ void Daemon::Stop() {
   queue_cv_.notify_all();
   for (std::thread& t : workers_) t.join();  // in-flight analyses finish
   workers_.clear();
+  std::optional<StateSave> save;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (publish_pending_) PublishLocked(clock_.Now());
-    PersistLocked(clock_.Now());
+    save = SerializeStateLocked(clock_.Now());
   }
+  WriteState(std::move(save));
   spdlog::info("stopped abandoned_windows={}", abandoned);
 }
 
@@ -335,11 +346,7 @@ void Daemon::Reload(const DaemonOptions& next) {
 }
 
 void Daemon::ScanLoop() {
-  bool need_scan = true;
-  bool hinted = false;      // entries or trace files changed: rescan
-  bool log_hinted = false;  // only other files were written: re-read the logs
-  TimePoint last_scan{};
-  TimePoint last_log_poll{};
+  ScanCadence cadence;
   while (!stop_) {
     TimePoint now = clock_.Now();
     watch::ScanOptions scan_options;
@@ -357,133 +364,160 @@ void Daemon::ScanLoop() {
       deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     }
     // A deadline at or before the last scan is already served by it.
-    if (deadline <= last_scan) deadline = TimePoint::max();
-    if (rescan_requested_.exchange(false)) need_scan = true;
-    const bool hint_due = hinted && now >= last_scan + kMinHintScanGap;
-    const bool log_hint_due = log_hinted && now >= last_log_poll + kMinHintScanGap;
-    const bool due = need_scan || hint_due || now >= last_scan + poll_interval || now >= deadline;
+    if (deadline <= cadence.last_scan) deadline = TimePoint::max();
+    if (rescan_requested_.exchange(false)) cadence.need_scan = true;
+    const bool hint_due = cadence.hinted && now >= cadence.last_scan + kMinHintScanGap;
+    const bool log_hint_due = cadence.log_hinted && now >= cadence.last_log_poll + kMinHintScanGap;
+    const bool due = cadence.need_scan || hint_due || now >= cadence.last_scan + poll_interval ||
+                     now >= deadline;
     bool changed = false;
     if (due) {
-      need_scan = false;
-      hinted = false;
-      watch::ScanResult result = watch::Scan(scan_options);
-      scans_total_->Increment();
-      watcher_->AddDirectories(result.dirs);
-      ObserveLogRuns(result);
-      now = clock_.Now();
-      last_scan = now;
-      std::lock_guard<std::mutex> lock(mu_);
-      const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
-      for (const std::string& dir : notes.future_dirs) {
-        future_dirs_total_->Increment();
-        spdlog::warn(
-            "profile dir dated in the future skipped path={} stage=window "
-            "hint=clock skew or a copied tree; it is analysed once the clock reaches it "
-            "(--future-tolerance)",
-            dir);
-      }
-      for (const window::Assembler::Superseded& w : notes.superseded) {
-        superseded_total_->Increment();
-        spdlog::info(
-            "older window found at startup not analysed training_job={} run={} window={} "
-            "files={} newest={} stage=window",
-            w.run.training_job, w.run.run, w.window_id, w.files, w.newest_id);
-      }
-      for (const window::Assembler::RunClash& c : notes.clashes) {
-        run_clashes_total_->Increment();
-        spdlog::error(
-            "two run dirs have the same labels, the second is not analysed training_job={} "
-            "run={} kept={} path={} stage=window hint=watch them under roots that give "
-            "distinct job names",
-            c.run.training_job, c.run.run, c.kept_dir, c.skipped_dir);
-      }
-      ReportRootsLocked(result);
-      ReportRefusedLocked(result, notes.capped);
-      confine_roots_.clear();
-      for (const watch::RootStatus& root : result.roots) {
-        std::error_code ec;
-        const std::filesystem::path real = std::filesystem::canonical(root.path, ec);
-        if (!ec) confine_roots_.push_back(real.string());
-      }
-      last_scan_unix_ = ToUnixSeconds(now);
-      const int64_t found = static_cast<int64_t>(result.files.size());
-      if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
-      tracked_files_ = found;
-      if (result.permission_errors != last_permission_errors_) {
-        if (result.permission_errors > 0) {
-          spdlog::warn("scan skipped unreadable entries count={} paths={} stage=watch",
-                       result.permission_errors, JoinPaths(result.permission_error_paths));
-        }
-        last_permission_errors_ = result.permission_errors;
-      }
-      if (result.symlinks_skipped != last_symlinks_skipped_) {
-        if (result.symlinks_skipped > 0) {
-          spdlog::warn(
-              "scan skipped directory links out of the watch root count={} stage=watch "
-              "hint=pass --follow-symlinks to walk them",
-              result.symlinks_skipped);
-        }
-        last_symlinks_skipped_ = result.symlinks_skipped;
-      }
+      cadence.need_scan = false;
+      cadence.hinted = false;
+      now = ScanOnce(scan_options);
+      cadence.last_scan = now;
       changed = true;
     }
     // Logs follow the scan cadence and the hints of written files; a log left
     // behind its byte budget goes on next loop.
     if (due || log_hint_due || training_logs_->behind()) {
-      log_hinted = false;
-      last_log_poll = now;
+      cadence.log_hinted = false;
+      cadence.last_log_poll = now;
       if (PollTrainingLogs(now, /*discover=*/due)) changed = true;
     }
+    std::optional<StateSave> save;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      const size_t cap = options_.queue_capacity;
-      const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
-      std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
-      for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
-      LogReadyNotesLocked(assembler_.TakeReadyNotes(), now);
-      if (!tasks.empty()) {
-        queue_cv_.notify_all();
-        changed = true;
-      }
-      if (UpdateWorkersLocked(now)) changed = true;
-      const size_t before = runs_.size();
-      RetentionSweepLocked(now);
-      if (runs_.size() != before) changed = true;
-      // A scan publishes at once (profwatch_scans_total, already counted,
-      // must find its snapshot); anything else waits for the throttle.
-      if (due) {
-        PublishLocked(now);
-      } else if (changed || publish_pending_) {
-        PublishSoonLocked(now);
-      }
-      if (persist_pending_ && persist_throttle_.Due(now)) PersistLocked(now);
+      save = DispatchLocked(now, due, changed);
     }
-    // Sleep until the next poll, the next assembler deadline or a hint.
-    TimePoint wake = std::min(last_scan + poll_interval, now + kMaxIdle);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      deadline = assembler_.NextDeadline().value_or(TimePoint::max());
-    }
-    if (deadline > last_scan) wake = std::min(wake, deadline);
-    if (hinted) wake = std::min(wake, last_scan + kMinHintScanGap);
-    if (log_hinted) wake = std::min(wake, last_log_poll + kMinHintScanGap);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (publish_pending_) wake = std::min(wake, publish_throttle_.next());
-    }
-    auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
-    timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
-    // A log left behind its byte budget (a restart, or a log bound late)
-    // goes on at once: sleeping here paced catch-up to one read budget per
-    // wake-up, so a large log left the step gauges old for a long time. The
-    // hints are still collected, without waiting.
-    if (training_logs_->behind()) timeout = milliseconds(0);
+    WriteState(std::move(save));
+    const milliseconds timeout = SleepTimeout(cadence, poll_interval, now);
     if (stop_) break;
     watch::WatchHints hints = watcher_->Wait(timeout);
-    if (hints.overflow) need_scan = true;
-    if (!hints.dirs.empty()) hinted = true;
-    if (!hints.content_dirs.empty()) log_hinted = true;
+    if (hints.overflow) cadence.need_scan = true;
+    if (!hints.dirs.empty()) cadence.hinted = true;
+    if (!hints.content_dirs.empty()) cadence.log_hinted = true;
   }
+}
+
+TimePoint Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
+  watch::ScanResult result = watch::Scan(scan_options);
+  scans_total_->Increment();
+  watcher_->AddDirectories(result.dirs);
+  ObserveLogRuns(result);
+  const TimePoint now = clock_.Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  ObserveScanLocked(result, now);
+  return now;
+}
+
+void Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
+  const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
+  ReportScanNotesLocked(notes);
+  ReportRootsLocked(result);
+  ReportRefusedLocked(result, notes.capped);
+  confine_roots_.clear();
+  for (const watch::RootStatus& root : result.roots) {
+    std::error_code ec;
+    const std::filesystem::path real = std::filesystem::canonical(root.path, ec);
+    if (!ec) confine_roots_.push_back(real.string());
+  }
+  last_scan_unix_ = ToUnixSeconds(now);
+  const int64_t found = static_cast<int64_t>(result.files.size());
+  if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
+  tracked_files_ = found;
+  ReportSkippedLocked(result);
+}
+
+void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
+  for (const std::string& dir : notes.future_dirs) {
+    future_dirs_total_->Increment();
+    spdlog::warn(
+        "profile dir dated in the future skipped path={} stage=window "
+        "hint=clock skew or a copied tree; it is analysed once the clock reaches it "
+        "(--future-tolerance)",
+        dir);
+  }
+  for (const window::Assembler::Superseded& w : notes.superseded) {
+    superseded_total_->Increment();
+    spdlog::info(
+        "older window found at startup not analysed training_job={} run={} window={} "
+        "files={} newest={} stage=window",
+        w.run.training_job, w.run.run, w.window_id, w.files, w.newest_id);
+  }
+  for (const window::Assembler::RunClash& c : notes.clashes) {
+    run_clashes_total_->Increment();
+    spdlog::error(
+        "two run dirs have the same labels, the second is not analysed training_job={} "
+        "run={} kept={} path={} stage=window hint=watch them under roots that give "
+        "distinct job names",
+        c.run.training_job, c.run.run, c.kept_dir, c.skipped_dir);
+  }
+}
+
+void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
+  if (result.permission_errors != last_permission_errors_) {
+    if (result.permission_errors > 0) {
+      spdlog::warn("scan skipped unreadable entries count={} paths={} stage=watch",
+                   result.permission_errors, JoinPaths(result.permission_error_paths));
+    }
+    last_permission_errors_ = result.permission_errors;
+  }
+  if (result.symlinks_skipped != last_symlinks_skipped_) {
+    if (result.symlinks_skipped > 0) {
+      spdlog::warn(
+          "scan skipped directory links out of the watch root count={} stage=watch "
+          "hint=pass --follow-symlinks to walk them",
+          result.symlinks_skipped);
+    }
+    last_symlinks_skipped_ = result.symlinks_skipped;
+  }
+}
+
+std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scanned, bool changed) {
+  const size_t cap = options_.queue_capacity;
+  const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
+  std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
+  for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
+  Emit(ReadyNoteEvents(assembler_.TakeReadyNotes(), now, options_.assembler.window_timeout,
+                       options_.assembler.retention));
+  if (!tasks.empty()) {
+    queue_cv_.notify_all();
+    changed = true;
+  }
+  if (UpdateWorkersLocked(now)) changed = true;
+  const size_t before = runs_.size();
+  RetentionSweepLocked(now);
+  if (runs_.size() != before) changed = true;
+  // A scan publishes at once (profwatch_scans_total, already counted, must
+  // find its snapshot); anything else waits for the throttle.
+  if (scanned) {
+    PublishLocked(now);
+  } else if (changed || publish_pending_) {
+    PublishSoonLocked(now);
+  }
+  if (persist_pending_ && persist_throttle_.Due(now)) return SerializeStateLocked(now);
+  return std::nullopt;
+}
+
+milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_interval,
+                                  TimePoint now) {
+  TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxIdle);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const TimePoint deadline = assembler_.NextDeadline().value_or(TimePoint::max());
+    if (deadline > cadence.last_scan) wake = std::min(wake, deadline);
+    if (publish_pending_) wake = std::min(wake, publish_throttle_.next());
+  }
+  if (cadence.hinted) wake = std::min(wake, cadence.last_scan + kMinHintScanGap);
+  if (cadence.log_hinted) wake = std::min(wake, cadence.last_log_poll + kMinHintScanGap);
+  auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
+  timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
+  // A log left behind its byte budget (a restart, or a log bound late) goes
+  // on at once, so catch-up is not paced to one read budget per wake-up;
+  // the hints are still collected, without waiting.
+  if (training_logs_->behind()) timeout = milliseconds(0);
+  return timeout;
 }
 
 void Daemon::WorkerLoop(int index) {
@@ -507,7 +541,7 @@ void Daemon::WorkerLoop(int index) {
       options = options_;
       if (!options.follow_symlinks) options.analyze.confine_to = confine_roots_;
       ApplyRunProfileStepsLocked(task, options);
-      busy_[index] = Busy{clock_.Now(), task.run, task.window_id, false};
+      busy_[index] = WorkerSlot{clock_.Now(), task.run, task.window_id, false};
       UpdateWorkersLocked(clock_.Now());
       const bool was_pending = publish_pending_;
       if (!PublishSoonLocked(clock_.Now()) && !was_pending && watcher_) watcher_->Wake();
@@ -534,7 +568,7 @@ void Daemon::WorkerLoop(int index) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
-      busy_[index] = Busy{};
+      busy_[index] = WorkerSlot{};
       if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
       refill = queue_.size() <= options_.queue_capacity / 2;
     }
@@ -560,271 +594,87 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
                  task.run.training_job, task.run.run, task.window_id);
     return;
   }
-
-  window::AnalysisOutcome outcome;
-  if (!result) {
-    outcome.window_error = result.error();
-  } else {
-    for (const analysis::FileError& e : result->errors) outcome.failed.push_back({e.path, e.error});
-    outcome.gpus = result->stats.gpus();
+  FinishedWindow finished;
+  finished.outcome = OutcomeOf(result);
+  finished.seconds = seconds;
+  if (result) {
+    finished.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
+    finished.format = std::move(result->format);
   }
   const TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
-  const snapshot::RunKey key{task.run.training_job, task.run.run};
-  std::optional<window::ExportedWindow> exported;
-  if (auto prev = runs_.find(key); prev != runs_.end() && prev->second.has_window) {
-    auto serial = exported_serial_.find(key);
-    exported = window::ExportedWindow{serial == exported_serial_.end() ? 0 : serial->second,
-                                      prev->second.window_start, prev->second.stats->gpus(),
-                                      prev->second.expected_gpus, prev->second.incomplete};
+  std::optional<StateSave> save;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    save = RecordResultLocked(task, std::move(finished), options, now);
   }
-  window::AnalysisDecision decision = assembler_.OnAnalyzed(task, outcome, now, exported);
-  ++windows_analyzed_;
-
-  const std::string& job = task.run.training_job;
-  const std::string& run = task.run.run;
-  // A failure the assembler holds back for a retry is a file still being
-  // written: a retry, not an error (it becomes one only when given up). A
-  // given-up file is one error, reason give_up. `failure` is this attempt's
-  // real failure, for profwatch_window_failed.
-  std::set<std::string> retrying;
-  for (const window::FileFailure& f : decision.retrying) retrying.insert(f.path);
-  std::set<std::string> gave_up;
-  for (const window::FileFailure& f : decision.gave_up) gave_up.insert(f.path);
-  std::string failure;
-  if (outcome.window_error) {
-    const std::string_view reason = ErrorCodeName(outcome.window_error->code);
-    if (!decision.retrying.empty()) {
-      CountRetry(reason);
-      spdlog::debug("window not ready, will retry training_job={} run={} window={} reason={}", job,
-                    run, task.window_id, reason);
-    } else if (decision.gave_up.empty()) {
-      CountError(reason);
-      failure = reason;
-      spdlog::warn("window analysis failed training_job={} run={} window={} reason={} error={}",
-                   job, run, task.window_id, reason, outcome.window_error->ToString());
-    }
-  }
-  for (const window::FileFailure& f : outcome.failed) {
-    const std::string_view reason = ErrorCodeName(f.error.code);
-    if (retrying.count(f.path) != 0) {
-      CountRetry(reason);
-      spdlog::debug("file not ready, will retry path={} reason={}", f.path, reason);
-    } else if (gave_up.count(f.path) == 0) {
-      CountError(reason);
-      if (failure.empty()) failure = reason;
-      spdlog::warn("file failed path={} reason={} error={}", f.path, reason, f.error.ToString());
-    }
-  }
-  for (const window::FileFailure& f : decision.gave_up) {
-    CountError(kGiveUpReason);
-    spdlog::warn("file given up path={} reason={} error={}", f.path, ErrorCodeName(f.error.code),
-                 f.error.ToString());
-  }
-  // Files given up now or before are left out of the window: still a
-  // failure, and its reason is why the file was given up (truncated, io,
-  // ...), as the "file given up" line says, not the give-up itself.
-  if (!decision.gave_up.empty()) {
-    failure = ErrorCodeName(decision.gave_up.front().error.code);
-  } else if (!task.excluded.empty() && failure.empty()) {
-    failure = task.excluded_error ? ErrorCodeName(*task.excluded_error) : kGiveUpReason;
-  }
-  // A window left without usable kernel data by failed, given-up or missing
-  // files must not replace the run's window with zeros: the previous window
-  // and its figures stay, the run is flagged with the files' failure, or
-  // no_data when none failed (files or GPUs missing at the timeout). (A
-  // window whose files all read cleanly is published as it is, kernels or
-  // not.)
-  bool no_data = false;
-  if (decision.publish && result && decision.incomplete &&
-      (result->stats.gpus() == 0 || result->stats.total_kernel_ps == 0)) {
-    no_data = true;
-    decision.publish = false;
-    if (failure.empty()) failure = kNoDataReason;
-    CountError(kNoDataReason);
-    auto prev = runs_.find(key);
-    const bool keeps = prev != runs_.end() && prev->second.has_window;
-    spdlog::warn(
-        "window not exported: no usable kernel data training_job={} run={} window={} reason={} "
-        "gpus={} files={} files_present={} failed={} excluded={} short_of_expected={} "
-        "kept_window={}",
-        job, run, task.window_id, failure, result->stats.gpus(), result->stats.files.size(),
-        task.total_files, outcome.failed.size(), task.excluded.size(), task.short_of_expected,
-        keeps ? prev->second.window_id : "none");
-  }
-  if (!failure.empty() && !decision.publish && !decision.superseded) {
-    FlagFailureLocked(task, failure);
-  }
-  if (decision.waiting_for_gpus) {
-    spdlog::info(
-        "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
-        "timeout training_job={} run={} window={} gpus={} expected_gpus={} until_unix={:.0f} "
-        "window_timeout_s={:.0f}",
-        job, run, task.window_id, outcome.gpus, decision.expected_gpus,
-        decision.held_until ? ToUnixSeconds(*decision.held_until) : 0.0,
-        std::chrono::duration<double>(options.assembler.window_timeout).count());
-  }
-  if (decision.superseded) {
-    spdlog::info(
-        "older window analysed after a newer one, not exported training_job={} run={} window={} "
-        "exported={}",
-        job, run, task.window_id, runs_[key].window_id);
-    // Still one profiling cycle of the run: --history keeps it.
-    if (history_ && result) {
-      snapshot::RunState rs = runs_[key];
-      rs.window_id = task.window_id;
-      rs.window_start = task.first_time;
-      rs.window_log = {};
-      rs.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
-      rs.format = result->format.empty() ? "json" : result->format;
-      rs.incomplete = decision.incomplete;
-      rs.window_failure = failure;
-      rs.analyzed_unix = ToUnixSeconds(now);
-      ChooseStepTime(rs, options.step_seconds);
-      if (Status s = history_->Append(
-              store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
-          !s) {
-        spdlog::warn("history not written path={} error={}", history_->path(),
-                     s.error().ToString());
-      }
-    }
-  }
-  if (decision.publish && result) {
-    auto prev = runs_.find(key);
-    {
-      snapshot::RunState rs;
-      if (prev != runs_.end()) rs = prev->second;  // keeps training-log figures
-      // A new window is placed in its log anew; the same window analysed
-      // again (a late file joined) keeps its place and step time.
-      const bool same_window = rs.has_window && rs.window_id == task.window_id;
-      const snapshot::WindowLogSteps previous_log = rs.window_log;
-      const bool had_window = rs.has_window;
-      if (!same_window) rs.window_log = {};
-      rs.key = key;
-      rs.window_id = task.window_id;
-      rs.window_start = task.first_time;
-      rs.stats = std::make_shared<const aggregate::WindowStats>(std::move(result->stats));
-      rs.format = result->format.empty() ? "json" : result->format;
-      rs.expected_gpus = decision.expected_gpus;
-      const int gpus = rs.stats->gpus();
-      rs.incomplete = decision.incomplete;
-      // Published: this attempt's failure, or none (a clean analysis clears it).
-      rs.window_failure = failure;
-      rs.analyzed_unix = ToUnixSeconds(now);
-      // Activity is the data's own time: the window's newest file, not when
-      // we happened to analyse it (a restart must not revive an old run, nor
-      // make it look live). Without file times, the window's <ts> time; the
-      // analysis time only when neither is known.
-      const double written = task.last_activity_unix > 0 ? task.last_activity_unix
-                             : task.first_time > 0       ? static_cast<double>(task.first_time)
-                                                         : rs.analyzed_unix;
-      rs.last_activity_unix =
-          std::max({rs.last_activity_unix, written, rs.training.last_step_unix.value_or(0.0)});
-      rs.has_window = true;
-      training_logs_->UpdateWindowSteps(key, rs.window_log,
-                                        had_window && !same_window ? &previous_log : nullptr);
-      ChooseStepLocked(rs, options);
-      if (task.reanalysis) reanalyzed_total_->Increment();
-      // files: the trace files analysed, one per process (a JSON + xplane
-      // pair is read in one format), as profwatch_window_trace_files counts
-      // them; files_present: the window's files on disk, pairs counted twice.
-      spdlog::info(
-          "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
-          "files_present={} launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} "
-          "reanalysis={}",
-          job, run, task.window_id, gpus, rs.expected_gpus, rs.stats->files.size(),
-          task.files.size(), aggregate::LauncherModeName(rs.stats->launcher_mode),
-          rs.stats->PerGpuStepSeconds(rs.stats->total_kernel_ps), seconds, task.reanalysis);
-      if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
-        spdlog::warn(
-            "gpu count differs from expected training_job={} run={} window={} gpus={} "
-            "expected_gpus={}",
-            job, run, task.window_id, gpus, rs.expected_gpus);
-      }
-      if (rs.stats->truncated) {
-        spdlog::warn("window truncated training_job={} run={} window={}", job, run, task.window_id);
-      }
-      if (rs.incomplete) {
-        spdlog::warn(
-            "window incomplete training_job={} run={} window={} files={} files_present={} "
-            "expected_files={} excluded={} failed={}",
-            job, run, task.window_id, rs.stats->files.size(), task.total_files, task.expected_files,
-            task.excluded.size(), outcome.failed.size());
-      }
-      if (history_) {
-        if (Status s = history_->Append(
-                store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
-            !s) {
-          spdlog::warn("history not written path={} error={}", history_->path(),
-                       s.error().ToString());
-        }
-      }
-      runs_[key] = std::move(rs);
-      exported_serial_[key] = task.serial;
-    }
-  }
-  // Counted when the snapshot with this result is published (PublishLocked):
-  // scrapes read counters without mu_, so a client that sees the count go up
-  // must also find the window's snapshot and history line.
-  // error: nothing usable (the analysis failed, or a file is retried);
-  // incomplete: published or held short of files or GPUs; ok: the rest.
-  const bool failed =
-      outcome.window_error.has_value() || (decision.retry && !outcome.failed.empty()) || no_data;
-  if (failed) {
-    ++unpublished_.error;
-  } else if (decision.waiting_for_gpus || (decision.publish && decision.incomplete)) {
-    ++unpublished_.incomplete;
-  } else {
-    ++unpublished_.ok;
-  }
-  // When the publish is deferred, the scan loop publishes it: woken once.
-  const bool was_pending = publish_pending_;
-  if (!PublishSoonLocked(clock_.Now()) && !was_pending && watcher_) watcher_->Wake();
-  PersistSoonLocked(now);
+  WriteState(std::move(save));
   duration_->Observe(seconds);
   if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
-void Daemon::LogReadyNotesLocked(const window::Assembler::ReadyNotes& notes, TimePoint now) {
-  for (const window::Assembler::Held& h : notes.held) {
-    spdlog::info(
-        "window held: fewer files than expected, waiting for the rest until the window timeout "
-        "training_job={} run={} window={} files={} expected_files={} expected_from={} "
-        "until_unix={:.0f} window_timeout_s={:.0f}",
-        h.run.training_job, h.run.run, h.window_id, h.files, h.expected_files, h.expected_from,
-        ToUnixSeconds(h.until),
-        std::chrono::duration<double>(options_.assembler.window_timeout).count());
+std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::WindowTask& task,
+                                                            FinishedWindow w,
+                                                            const DaemonOptions& options,
+                                                            TimePoint now) {
+  const snapshot::RunKey key{task.run.training_job, task.run.run};
+  const auto prev = runs_.find(key);
+  const snapshot::RunState* previous = prev == runs_.end() ? nullptr : &prev->second;
+  const auto serial = exported_serial_.find(key);
+  w.decision = assembler_.OnAnalyzed(
+      task, w.outcome, now,
+      ExportedOf(previous, serial == exported_serial_.end() ? 0 : serial->second));
+  ++windows_analyzed_;
+  WindowVerdict v = DecideWindow(task, w, previous, now,
+                                 {options.step_seconds, options.assembler.window_timeout});
+  for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));
+  for (const auto& [reason, n] : v.errors) CountError(reason, static_cast<double>(n));
+  Emit(v.logs);
+  if (v.superseded_history) AppendHistoryLocked(*v.superseded_history, now);
+  if (v.published) {
+    snapshot::RunState& rs = *v.next;
+    training_logs_->UpdateWindowSteps(key, rs.window_log,
+                                      v.replaced_log ? &*v.replaced_log : nullptr);
+    ChooseStepLocked(rs, options);
+    if (task.reanalysis) reanalyzed_total_->Increment();
+    AppendHistoryLocked(rs, now);
+    exported_serial_[key] = task.serial;
   }
-  for (const window::Assembler::Expired& e : notes.expired) {
-    spdlog::info(
-        "window not analysed: older than --retention training_job={} run={} window={} "
-        "last_activity_unix={:.0f} retention_s={:.0f} now_unix={:.0f}",
-        e.run.training_job, e.run.run, e.window_id, e.last_activity_unix,
-        std::chrono::duration<double>(options_.assembler.retention).count(), ToUnixSeconds(now));
+  if (v.next) runs_[key] = std::move(*v.next);
+  // Counted when the snapshot with this result is published (PublishLocked):
+  // scrapes read counters without mu_, so a client that sees the count go up
+  // must also find the window's snapshot and history line.
+  switch (v.result) {
+    case WindowResult::kOk:
+      ++unpublished_.ok;
+      break;
+    case WindowResult::kIncomplete:
+      ++unpublished_.incomplete;
+      break;
+    case WindowResult::kError:
+      ++unpublished_.error;
+      break;
+  }
+  // When the publish is deferred, the scan loop publishes it: woken once.
+  const bool was_pending = publish_pending_;
+  if (!PublishSoonLocked(clock_.Now()) && !was_pending && watcher_) watcher_->Wake();
+  return PersistSoonLocked(now);
+}
+
+void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, TimePoint now) {
+  if (!history_) return;
+  if (Status s =
+          history_->Append(store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
+      !s) {
+    spdlog::warn("history not written path={} error={}", history_->path(), s.error().ToString());
   }
 }
 
 bool Daemon::UpdateWorkersLocked(TimePoint now) {
-  const auto budget = options_.analyze.limits.max_time;
-  int64_t busy = 0;
-  int64_t stuck = 0;
-  for (Busy& b : busy_) {
-    if (!b.since) continue;
-    ++busy;
-    if (budget.count() <= 0 || now - *b.since <= budget) continue;
-    ++stuck;
-    if (!b.logged_stuck) {
-      b.logged_stuck = true;
-      spdlog::warn(
-          "worker stuck: busy on one window longer than --file-max-seconds training_job={} "
-          "run={} window={} busy_seconds={:.0f}",
-          b.run.training_job, b.run.run, b.window,
-          std::chrono::duration<double>(now - *b.since).count());
-    }
-  }
-  const bool changed = busy != workers_busy_ || stuck != workers_stuck_;
-  workers_busy_ = busy;
-  workers_stuck_ = stuck;
+  WorkerCounts counts = CountWorkers(busy_, now, options_.analyze.limits.max_time);
+  Emit(counts.logs);
+  const bool changed = counts.busy != workers_busy_ || counts.stuck != workers_stuck_;
+  workers_busy_ = counts.busy;
+  workers_stuck_ = counts.stuck;
   return changed;
 }
 
@@ -960,35 +810,47 @@ void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& optio
   }
 }
 
-void Daemon::PersistSoonLocked(TimePoint now) {
-  if (persist_throttle_.Due(now)) {
-    PersistLocked(now);
-  } else {
-    persist_pending_ = true;
-  }
+std::optional<Daemon::StateSave> Daemon::PersistSoonLocked(TimePoint now) {
+  if (persist_throttle_.Due(now)) return SerializeStateLocked(now);
+  persist_pending_ = true;
+  return std::nullopt;
 }
 
-void Daemon::PersistLocked(TimePoint now) {
+std::optional<Daemon::StateSave> Daemon::SerializeStateLocked(TimePoint now) {
   persist_pending_ = false;
   if (options_.state_file.empty()) {
     persist_throttle_.Saved(now, now);
-    return;
+    return std::nullopt;
   }
-  const TimePoint started = clock_.Now();
+  StateSave save;
+  save.started = clock_.Now();
+  save.seq = ++save_seq_;
+  save.path = options_.state_file;
   store::DaemonState state;
   state.snapshot.runs = runs_;
   state.snapshot.last_scan_unix = last_scan_unix_;
   state.windows = assembler_.Analysed();
-  const std::string data = store::SerializeDaemonState(state, ToUnixSeconds(now));
-  // Written under mu_ so saves cannot land out of order; the file is small.
-  std::lock_guard<std::mutex> lock(persist_mu_);
-  Status s = store::WriteFileAtomic(options_.state_file, data);
-  if (!s) {
-    state_save_errors_->Increment();
-    spdlog::warn("state not saved path={} error={}", options_.state_file, s.error().ToString());
+  save.data = store::SerializeDaemonState(state, ToUnixSeconds(now));
+  // The throttle counts the save from here; WriteState adds the write.
+  persist_throttle_.Saved(save.started, clock_.Now());
+  return save;
+}
+
+void Daemon::WriteState(std::optional<StateSave> save) {
+  if (!save) return;
+  {
+    std::lock_guard<std::mutex> lock(persist_mu_);
+    if (save->seq <= written_seq_) return;  // a newer save is on disk already
+    written_seq_ = save->seq;
+    Status s = store::WriteFileAtomic(save->path, save->data);
+    if (!s) {
+      state_save_errors_->Increment();
+      spdlog::warn("state not saved path={} error={}", save->path, s.error().ToString());
+    }
   }
-  // `now` may predate the wait for mu_; the save's own cost is measured.
-  persist_throttle_.Saved(started, clock_.Now());
+  // `started` may predate the wait for mu_; the save's own cost is measured.
+  std::lock_guard<std::mutex> lock(mu_);
+  persist_throttle_.Saved(save->started, clock_.Now());
 }
 
 }  // namespace profwatch::pipeline

@@ -2,6 +2,8 @@
 // rescans -> window assembler -> bounded queue) and a pool of low-priority
 // worker threads (analysis::AnalyzeFiles -> new immutable Snapshot ->
 // SnapshotStore). The scrape path only reads the store and the registry.
+// What a finished analysis means for its run is decided by the pure window
+// policy (window_policy.h); the daemon applies its verdict.
 //
 //   watcher/scanner --> Assembler (under mu_) --> queue (bounded, fair) --> workers
 //                                                                            |
@@ -37,6 +39,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "pipeline/training_logs.h"
+#include "pipeline/window_policy.h"
 #include "snapshot/snapshot.h"
 #include "store/history.h"
 #include "store/state_file.h"
@@ -46,14 +49,6 @@
 
 namespace profwatch::pipeline {
 
-// The `reason` of profwatch_window_errors_total for a file given up after
-// --max-retries; the other reasons are core/result.h's ErrorCodeName values.
-inline constexpr std::string_view kGiveUpReason = "give_up";
-// The `reason` of profwatch_window_errors_total (and profwatch_window_failed)
-// for a window whose analysis left no usable kernel data (0 GPUs or no kernel
-// time) because files failed, were given up or are missing: it is not
-// exported, the run keeps its previous window.
-inline constexpr std::string_view kNoDataReason = "no_data";
 // The `reason`s of profwatch_scan_refused_total.
 inline constexpr std::string_view kDirFileCapReason = "dir_file_cap";
 inline constexpr std::string_view kWindowFileCapReason = "window_file_cap";
@@ -121,12 +116,54 @@ class Daemon {
   // Published as profwatch_workers_stuck; /-/ready answers 503 while any is.
 
  private:
+  // The state file's bytes, serialised under mu_ and written after it is
+  // released. `seq` orders the saves: an older one never replaces a newer.
+  struct StateSave {
+    uint64_t seq = 0;
+    std::string path;
+    std::string data;
+    TimePoint started;  // when serialising began (the throttle's cost)
+  };
+  // The scan thread's timing between loops.
+  struct ScanCadence {
+    bool need_scan = true;
+    bool hinted = false;      // entries or trace files changed: rescan
+    bool log_hinted = false;  // only other files were written: re-read the logs
+    TimePoint last_scan{};
+    TimePoint last_log_poll{};
+  };
+
   void ScanLoop();
+  // Walks the roots and feeds the result to the assembler; returns when it
+  // was taken (the clock after the walk).
+  TimePoint ScanOnce(const watch::ScanOptions& scan_options);
+  // Under mu_: the assembler, reports and confinement roots after a scan.
+  void ObserveScanLocked(const watch::ScanResult& result, TimePoint now);
+  // Under mu_: counts and logs what the assembler skipped in a scan.
+  void ReportScanNotesLocked(const window::Assembler::ScanNotes& notes);
+  // Under mu_: logs the scan's unreadable entries and skipped directory
+  // links when their counts change.
+  void ReportSkippedLocked(const watch::ScanResult& result);
+  // Under mu_: queues ready windows, recounts workers, sweeps retention,
+  // publishes (at once after a scan, else throttled) and returns a due
+  // state save. `changed`: published state changed before this call.
+  std::optional<StateSave> DispatchLocked(TimePoint now, bool scanned, bool changed);
+  // How long the scan thread may sleep: until the next poll, assembler
+  // deadline, hint gap or throttled publish, at most kMaxIdle.
+  std::chrono::milliseconds SleepTimeout(const ScanCadence& cadence,
+                                         std::chrono::milliseconds poll_interval, TimePoint now);
   // Under mu_: recounts the busy and stuck workers at `now` and logs each
   // window that became stuck once; true when a published count changed.
   bool UpdateWorkersLocked(TimePoint now);
   void WorkerLoop(int index);
   void RunTask(const window::WindowTask& task, const DaemonOptions& options);
+  // Under mu_: asks the assembler and the window policy about the finished
+  // analysis of `task` and applies the verdict (counters, log events, run
+  // state, history, publish); returns a due state save.
+  std::optional<StateSave> RecordResultLocked(const window::WindowTask& task, FinishedWindow w,
+                                              const DaemonOptions& options, TimePoint now);
+  // Under mu_: appends the run's history line (--history), warning on failure.
+  void AppendHistoryLocked(const snapshot::RunState& rs, TimePoint now);
   // Under mu_: builds and publishes the next snapshot from runs_, then counts
   // the window results it carries (unpublished_).
   void PublishLocked(TimePoint now);
@@ -134,19 +171,20 @@ class Daemon {
   // (false; the scan loop publishes what is pending).
   bool PublishSoonLocked(TimePoint now);
   void RetentionSweepLocked(TimePoint now);
-  // Logs, at info and once each, windows held for files and windows not
-  // analysed because they are older than --retention.
-  void LogReadyNotesLocked(const window::Assembler::ReadyNotes& notes, TimePoint now);
-  void PersistLocked(TimePoint now);
-  // Under mu_: PersistLocked now, or once persist_throttle_ allows (the scan
-  // loop, which wakes at least every second, saves what is pending). Each
-  // save serialises every run, so one save per window result was quadratic
-  // when many windows land at once, and so was one per second once a save
-  // took about a second.
-  void PersistSoonLocked(TimePoint now);
+  // Under mu_: the state to save now (nullopt without --state). The
+  // throttle counts the save from here; WriteState adds the write's cost.
+  std::optional<StateSave> SerializeStateLocked(TimePoint now);
+  // Under mu_: SerializeStateLocked now, or nullopt and pending until
+  // persist_throttle_ allows (the scan loop, which wakes at least every
+  // second, saves what is pending). A save serialises every run: the
+  // throttle bounds the share of time spent saving (store::SaveThrottle).
+  std::optional<StateSave> PersistSoonLocked(TimePoint now);
+  // Without mu_: writes `save` (atomic write-rename) unless a newer save is
+  // on disk already, counting a failed write; nothing for nullopt.
+  void WriteState(std::optional<StateSave> save);
   void CountError(std::string_view reason, double n = 1);
   // profwatch_window_retries_total{reason}: a file not ready yet, retried.
-  void CountRetry(std::string_view reason);
+  void CountRetry(std::string_view reason, double n = 1);
   // Under mu_: sets the run's window_failure (profwatch_window_failed),
   // creating a window-less run entry when the run has none yet.
   void FlagFailureLocked(const window::WindowTask& task, std::string_view reason);
@@ -186,17 +224,14 @@ class Daemon {
   int in_flight_ = 0;
   // Per worker: since when (clock_) it works on a window, and whether that
   // window was logged as stuck; guarded by mu_.
-  struct Busy {
-    std::optional<TimePoint> since;
-    window::RunId run;
-    std::string window;
-    bool logged_stuck = false;
-  };
-  std::vector<Busy> busy_;
+  std::vector<WorkerSlot> busy_;
   int64_t workers_busy_ = 0;   // guarded by mu_, published
   int64_t workers_stuck_ = 0;  // guarded by mu_, published
   bool stopping_ = false;
+  // Held while a state save is written, never together with mu_.
   std::mutex persist_mu_;
+  uint64_t written_seq_ = 0;              // guarded by persist_mu_
+  uint64_t save_seq_ = 0;                 // guarded by mu_
   store::SaveThrottle persist_throttle_;  // guarded by mu_
   bool persist_pending_ = false;          // guarded by mu_
   store::SaveThrottle publish_throttle_;  // guarded by mu_

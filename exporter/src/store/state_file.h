@@ -50,7 +50,7 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
 
 // When the daemon may save its state file next. A save serialises every run
 // and window the daemon holds, so it costs time in proportion to them, and
-// the daemon saves while holding the lock its scan and workers need. A fixed
+// the daemon serialises while holding the lock its scan and workers need. A fixed
 // gap let a daemon holding many thousand runs spend most of its time saving
 // while results landed; here the gap after a save is the larger of `min_gap`
 // and `cost_factor` times that save's duration, so saving takes at most

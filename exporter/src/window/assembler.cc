@@ -39,12 +39,32 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
   ScanNotes notes;
   last_scan_ = now;
   for (auto& [serial, t] : tracked_) t.seen_in_last_scan = false;
+  RunObservations by_run = ByRunDir(files, now, notes);
+  DropClashes(by_run, notes);
+  std::set<std::string> capped_now;
+  for (const auto& [run_dir, obs] : by_run) {
+    const std::vector<uint64_t> run_serials = ObserveRunDir(run_dir, obs, now, notes, capped_now);
+    SupersedeBacklog(run_serials, notes);
+  }
+  // A window back under the cap (or gone) is reported again if it exceeds it.
+  std::erase_if(capped_windows_, [&](const std::string& d) { return capped_now.count(d) == 0; });
+  scanned_ = true;
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    if (!it->second.seen_in_last_scan && it->second.state != State::kQueued) {
+      it = Untrack(it);
+    } else {
+      ++it;
+    }
+  }
+  return notes;
+}
 
-  // run_dir -> observations, future-dated <ts> dirs left out
+Assembler::RunObservations Assembler::ByRunDir(const std::vector<watch::FileObservation>& files,
+                                               TimePoint now, ScanNotes& notes) {
   const double latest_ok = ToUnixSeconds(now) + Seconds(options_.wall_clock_ahead).count() +
                            Seconds(options_.future_tolerance).count();
   std::set<std::string> future_now;
-  std::map<std::string, std::vector<const watch::FileObservation*>> by_run;
+  RunObservations by_run;
   for (const watch::FileObservation& o : files) {
     if (static_cast<double>(o.group_time) > latest_ok) {
       future_now.insert(o.group_dir);
@@ -55,9 +75,10 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
   }
   // A dir that is no longer future (or gone) may be reported again later.
   std::erase_if(future_dirs_, [&](const std::string& d) { return future_now.count(d) == 0; });
+  return by_run;
+}
 
-  // One run dir per (training_job, run): series of two would overwrite each
-  // other. by_run is ordered, so the lexically first dir keeps the run.
+void Assembler::DropClashes(RunObservations& by_run, ScanNotes& notes) {
   std::map<RunId, std::string> owner;
   std::set<std::string> clashed_now;
   for (auto it = by_run.begin(); it != by_run.end();) {
@@ -74,185 +95,183 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
     it = by_run.erase(it);
   }
   std::erase_if(clashed_dirs_, [&](const std::string& d) { return clashed_now.count(d) == 0; });
+}
 
-  std::set<std::string> capped_now;
-  for (auto& [run_dir, obs] : by_run) {
-    std::map<std::string, TimestampDir> dirs;
-    std::map<std::string, const watch::FileObservation*> by_group_path;
-    std::map<std::string, std::string> real_dir_of;
-    for (const watch::FileObservation* o : obs) {
-      TimestampDir& d = dirs[o->group_dir];
-      d.path = o->group_dir;
-      d.time = o->group_time;
-      d.files.push_back(o->name);
-      by_group_path[(fs::path(o->group_dir) / o->name).string()] = o;
-      real_dir_of[o->group_dir] = o->dir;
+std::vector<uint64_t> Assembler::ObserveRunDir(
+    const std::string& run_dir, const std::vector<const watch::FileObservation*>& obs,
+    TimePoint now, ScanNotes& notes, std::set<std::string>& capped_now) {
+  std::map<std::string, TimestampDir> dirs;
+  ScanFiles scan;
+  for (const watch::FileObservation* o : obs) {
+    TimestampDir& d = dirs[o->group_dir];
+    d.path = o->group_dir;
+    d.time = o->group_time;
+    d.files.push_back(o->name);
+    scan.by_group_path[(fs::path(o->group_dir) / o->name).string()] = o;
+    scan.real_dir_of[o->group_dir] = o->dir;
+  }
+  std::vector<TimestampDir> list;
+  for (auto& [path, d] : dirs) list.push_back(std::move(d));
+  const std::vector<Window> windows =
+      GroupWindows(std::move(list), static_cast<int64_t>(options_.skew.count()));
+
+  std::set<uint64_t> used;
+  std::vector<uint64_t> run_serials;
+  for (const Window& w : windows) {
+    // Over the cap: no state for its files; a tracked window that grew
+    // past it is not seen in this scan and is forgotten by ObserveScan.
+    if (static_cast<int64_t>(w.files.size()) > options_.max_files_per_window) {
+      const std::string& first_dir = w.timestamp_dirs.front();
+      capped_now.insert(first_dir);
+      if (capped_windows_.insert(first_dir).second) {
+        const watch::FileObservation* o = scan.by_group_path.at(w.files.front());
+        notes.capped.push_back({RunId{o->labels.training_job, o->labels.run},
+                                fs::path(first_dir).filename().string(), first_dir,
+                                static_cast<int64_t>(w.files.size())});
+      }
+      continue;
     }
-    std::vector<TimestampDir> list;
-    for (auto& [path, d] : dirs) list.push_back(std::move(d));
-    std::vector<Window> windows =
-        GroupWindows(std::move(list), static_cast<int64_t>(options_.skew.count()));
+    Tracked& t = MatchOrTrack(run_dir, w, used, now);
+    used.insert(t.serial);
+    run_serials.push_back(t.serial);
+    Place(t, w, scan);
+    OnScanned(t, UpdateFiles(t, w, scan, now));
+  }
+  return run_serials;
+}
 
-    std::set<uint64_t> used;
-    std::vector<uint64_t> run_serials;
-    for (const Window& w : windows) {
-      // Over the cap: no state for its files; a tracked window that grew
-      // past it is not seen in this scan and is forgotten below.
-      if (static_cast<int64_t>(w.files.size()) > options_.max_files_per_window) {
-        const std::string& first_dir = w.timestamp_dirs.front();
-        capped_now.insert(first_dir);
-        if (capped_windows_.insert(first_dir).second) {
-          const watch::FileObservation* o = by_group_path.at(w.files.front());
-          notes.capped.push_back({RunId{o->labels.training_job, o->labels.run},
-                                  fs::path(first_dir).filename().string(), first_dir,
-                                  static_cast<int64_t>(w.files.size())});
-        }
-        continue;
-      }
-      // The tracked window sharing a <ts> dir with this one (its first dir may
-      // have changed when a late host wrote an earlier dir).
-      Tracked* t = nullptr;
-      std::set<std::string> wdirs(w.timestamp_dirs.begin(), w.timestamp_dirs.end());
-      auto run_serials_it = serials_by_run_dir_.find(run_dir);
-      const std::set<uint64_t> none;
-      for (uint64_t serial :
-           run_serials_it == serials_by_run_dir_.end() ? none : run_serials_it->second) {
-        Tracked& cand = tracked_.at(serial);
-        if (used.count(serial) != 0) continue;
-        bool overlap = std::any_of(cand.group_dirs.begin(), cand.group_dirs.end(),
-                                   [&](const std::string& d) { return wdirs.count(d) != 0; });
-        if (overlap) {
-          t = &cand;
-          break;
-        }
-      }
-      const watch::FileObservation* first_obs = by_group_path.at(w.files.front());
-      if (t == nullptr) {
-        uint64_t serial = next_serial_++;
-        t = &Track(serial, run_dir);
-        t->first_seen = now;
-        t->last_change = now;
-        t->backlog = !scanned_;
-        auto rit = restored_.find({run_dir, w.timestamp_dirs.front()});
-        if (rit != restored_.end()) {
-          t->analysed_before = true;
-          t->analysed_fp = rit->second.files;
-          t->analyzed_unix = rit->second.analyzed_unix;
-          t->taught = true;
-          // Decided below once the tracks are filled in.
-          t->state = State::kDone;
-        }
-      }
-      used.insert(t->serial);
-      run_serials.push_back(t->serial);
-      t->seen_in_last_scan = true;
-      t->run = RunId{first_obs->labels.training_job, first_obs->labels.run};
-      t->id = fs::path(w.timestamp_dirs.front()).filename().string();
-      t->first_time = w.first_time;
-      t->group_dirs = w.timestamp_dirs;
-      t->real_dirs.clear();
-      for (const std::string& gd : w.timestamp_dirs) {
-        const std::string& real = real_dir_of[gd];
-        if (t->real_dirs.empty() || t->real_dirs.back() != real) t->real_dirs.push_back(real);
-      }
+Assembler::Tracked& Assembler::MatchOrTrack(const std::string& run_dir, const Window& w,
+                                            const std::set<uint64_t>& used, TimePoint now) {
+  // The tracked window sharing a <ts> dir with this one (its first dir may
+  // have changed when a late host wrote an earlier dir).
+  const std::set<std::string> wdirs(w.timestamp_dirs.begin(), w.timestamp_dirs.end());
+  auto run_serials_it = serials_by_run_dir_.find(run_dir);
+  const std::set<uint64_t> none;
+  for (uint64_t serial :
+       run_serials_it == serials_by_run_dir_.end() ? none : run_serials_it->second) {
+    Tracked& cand = tracked_.at(serial);
+    if (used.count(serial) != 0) continue;
+    const bool overlap = std::any_of(cand.group_dirs.begin(), cand.group_dirs.end(),
+                                     [&](const std::string& d) { return wdirs.count(d) != 0; });
+    if (overlap) return cand;
+  }
+  Tracked& t = Track(next_serial_++, run_dir);
+  t.first_seen = now;
+  t.last_change = now;
+  t.backlog = !scanned_;
+  auto rit = restored_.find({run_dir, w.timestamp_dirs.front()});
+  if (rit != restored_.end()) {
+    t.analysed_before = true;
+    t.analysed_fp = rit->second.files;
+    t.analyzed_unix = rit->second.analyzed_unix;
+    t.taught = true;
+    // Decided by OnScanned once the tracks are filled in.
+    t.state = State::kDone;
+  }
+  return t;
+}
 
-      bool changed = false;
-      std::map<std::string, FileTrack> tracks;
-      t->files.clear();
-      t->last_activity_unix = 0;
-      for (const std::string& gp : w.files) {
-        const watch::FileObservation* o = by_group_path.at(gp);
-        t->files.push_back(o->path);
-        FileFingerprint fp = FingerprintOf(*o);
-        t->last_activity_unix = std::max(t->last_activity_unix, o->mtime_ns / 1e9);
-        auto old = t->tracks.find(o->path);
-        FileTrack ft;
-        if (old != t->tracks.end()) {
-          ft = old->second;
-          if (!(ft.fp == fp)) {
-            ft.last_change = now;
-            changed = true;
-            // A given-up file is read again once it changes: the writer may
-            // have finished it after all.
-            if (ft.gave_up) {
-              ft.gave_up = false;
-              ft.tries = 0;
-              ft.last_error.reset();
-            }
-          }
-        } else {
-          ft.first_seen = now;
-          ft.last_change = now;
-          changed = true;
-        }
-        ft.fp = fp;
-        tracks[o->path] = ft;
-      }
-      if (tracks.size() != t->tracks.size()) changed = true;  // a file went away
-      t->tracks = std::move(tracks);
-      if (changed) t->last_change = now;
+void Assembler::Place(Tracked& t, const Window& w, const ScanFiles& scan) {
+  const watch::FileObservation* first_obs = scan.by_group_path.at(w.files.front());
+  t.seen_in_last_scan = true;
+  t.run = RunId{first_obs->labels.training_job, first_obs->labels.run};
+  t.id = fs::path(w.timestamp_dirs.front()).filename().string();
+  t.first_time = w.first_time;
+  t.group_dirs = w.timestamp_dirs;
+  t.real_dirs.clear();
+  for (const std::string& gd : w.timestamp_dirs) {
+    const std::string& real = scan.real_dir_of.at(gd);
+    if (t.real_dirs.empty() || t.real_dirs.back() != real) t.real_dirs.push_back(real);
+  }
+}
 
-      const bool matches_analysed = t->analysed_before && Fingerprints(*t) == t->analysed_fp;
-      switch (t->state) {
-        case State::kDone:
-          if (!matches_analysed) {
-            t->state = State::kAssembling;
-            t->ready_since.reset();
-          }
-          break;
-        case State::kQueued:
-          if (changed) t->changed_in_flight = true;
-          break;
-        case State::kAssembling:
-        case State::kRetryWait:
-          if (changed) t->ready_since.reset();
-          break;
-        case State::kExpired:
-          if (changed) t->state = State::kAssembling;
-          break;
-        case State::kSuperseded:
-          break;
+bool Assembler::UpdateFiles(Tracked& t, const Window& w, const ScanFiles& scan, TimePoint now) {
+  bool changed = false;
+  std::map<std::string, FileTrack> tracks;
+  t.files.clear();
+  t.last_activity_unix = 0;
+  for (const std::string& gp : w.files) {
+    const watch::FileObservation* o = scan.by_group_path.at(gp);
+    t.files.push_back(o->path);
+    FileFingerprint fp = FingerprintOf(*o);
+    t.last_activity_unix = std::max(t.last_activity_unix, o->mtime_ns / 1e9);
+    auto old = t.tracks.find(o->path);
+    FileTrack ft;
+    if (old != t.tracks.end()) {
+      ft = old->second;
+      if (!(ft.fp == fp)) {
+        ft.last_change = now;
+        changed = true;
+        // A given-up file is read again once it changes: the writer may
+        // have finished it after all.
+        if (ft.gave_up) {
+          ft.gave_up = false;
+          ft.tries = 0;
+          ft.last_error.reset();
+        }
       }
+    } else {
+      ft.first_seen = now;
+      ft.last_change = now;
+      changed = true;
     }
+    ft.fp = fp;
+    tracks[o->path] = ft;
+  }
+  if (tracks.size() != t.tracks.size()) changed = true;  // a file went away
+  t.tracks = std::move(tracks);
+  if (changed) t.last_change = now;
+  return changed;
+}
 
-    // Each cycle that appears while we run is analysed (history keeps every
-    // one); of the backlog found at startup only the newest is worth it.
-    int64_t newest = INT64_MIN;
-    const Tracked* newest_t = nullptr;
-    for (uint64_t s : run_serials) {
-      if (tracked_[s].first_time > newest) {
-        newest = tracked_[s].first_time;
-        newest_t = &tracked_[s];
-      }
-    }
-    for (uint64_t s : run_serials) {
-      Tracked& t = tracked_[s];
-      const bool is_newest = t.first_time == newest;
-      if (!is_newest && t.backlog &&
-          (t.state == State::kAssembling || t.state == State::kRetryWait)) {
-        t.state = State::kSuperseded;
-        if (!t.superseded_reported) {
-          t.superseded_reported = true;
-          notes.superseded.push_back({t.run, t.id, newest_t->id, static_cast<int>(t.files.size())});
-        }
-      } else if (is_newest && t.state == State::kSuperseded) {
+void Assembler::OnScanned(Tracked& t, bool changed) {
+  const bool matches_analysed = t.analysed_before && Fingerprints(t) == t.analysed_fp;
+  switch (t.state) {
+    case State::kDone:
+      if (!matches_analysed) {
         t.state = State::kAssembling;
         t.ready_since.reset();
       }
-    }
+      break;
+    case State::kQueued:
+      if (changed) t.changed_in_flight = true;
+      break;
+    case State::kAssembling:
+    case State::kRetryWait:
+      if (changed) t.ready_since.reset();
+      break;
+    case State::kExpired:
+      if (changed) t.state = State::kAssembling;
+      break;
+    case State::kSuperseded:
+      break;
   }
+}
 
-  // A window back under the cap (or gone) is reported again if it exceeds it.
-  std::erase_if(capped_windows_, [&](const std::string& d) { return capped_now.count(d) == 0; });
-  scanned_ = true;
-  for (auto it = tracked_.begin(); it != tracked_.end();) {
-    if (!it->second.seen_in_last_scan && it->second.state != State::kQueued) {
-      it = Untrack(it);
-    } else {
-      ++it;
+void Assembler::SupersedeBacklog(const std::vector<uint64_t>& run_serials, ScanNotes& notes) {
+  int64_t newest = INT64_MIN;
+  const Tracked* newest_t = nullptr;
+  for (uint64_t s : run_serials) {
+    if (tracked_[s].first_time > newest) {
+      newest = tracked_[s].first_time;
+      newest_t = &tracked_[s];
     }
   }
-  return notes;
+  for (uint64_t s : run_serials) {
+    Tracked& t = tracked_[s];
+    const bool is_newest = t.first_time == newest;
+    if (!is_newest && t.backlog &&
+        (t.state == State::kAssembling || t.state == State::kRetryWait)) {
+      t.state = State::kSuperseded;
+      if (!t.superseded_reported) {
+        t.superseded_reported = true;
+        notes.superseded.push_back({t.run, t.id, newest_t->id, static_cast<int>(t.files.size())});
+      }
+    } else if (is_newest && t.state == State::kSuperseded) {
+      t.state = State::kAssembling;
+      t.ready_since.reset();
+    }
+  }
 }
 
 int Assembler::ExpectedFiles(const Tracked& t) const {

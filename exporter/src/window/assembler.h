@@ -61,6 +61,8 @@
 
 namespace profwatch::window {
 
+struct Window;  // grouping.h
+
 struct AssemblerOptions {
   std::chrono::seconds skew{120};
   std::chrono::milliseconds settle{10'000};
@@ -324,6 +326,40 @@ class Assembler {
     bool expired_reported = false;  // in ReadyNotes::expired once
   };
 
+  // ObserveScan's steps. The scan's observations by run dir, and one run
+  // dir's by grouping path (<ts> dir / name) with each <ts> dir's real dir.
+  using RunObservations = std::map<std::string, std::vector<const watch::FileObservation*>>;
+  struct ScanFiles {
+    std::map<std::string, const watch::FileObservation*> by_group_path;
+    std::map<std::string, std::string> real_dir_of;
+  };
+  // The observations by run dir, <ts> dirs dated in the future left out
+  // (each reported once in `notes`).
+  RunObservations ByRunDir(const std::vector<watch::FileObservation>& files, TimePoint now,
+                           ScanNotes& notes);
+  // Keeps one run dir per (training_job, run), the lexically first: two
+  // would overwrite each other's series. The others are reported once.
+  void DropClashes(RunObservations& by_run, ScanNotes& notes);
+  // Tracks the windows of one run dir (over-cap ones reported and left
+  // out, their first dirs added to `capped_now`); returns their serials.
+  std::vector<uint64_t> ObserveRunDir(const std::string& run_dir,
+                                      const std::vector<const watch::FileObservation*>& obs,
+                                      TimePoint now, ScanNotes& notes,
+                                      std::set<std::string>& capped_now);
+  // The tracked window of `run_dir` not in `used` that shares a <ts> dir
+  // with `w`, else a new one (seeded from --state when restored).
+  Tracked& MatchOrTrack(const std::string& run_dir, const Window& w, const std::set<uint64_t>& used,
+                        TimePoint now);
+  // Marks `t` seen and sets its run, id, time and dirs from `w`.
+  void Place(Tracked& t, const Window& w, const ScanFiles& scan);
+  // Sets `t`'s files and tracks from `w`; true when a file joined, changed
+  // or went away (a changed given-up file gets its tries back).
+  bool UpdateFiles(Tracked& t, const Window& w, const ScanFiles& scan, TimePoint now);
+  // The state a scan leaves `t` in (`changed`: UpdateFiles' answer).
+  void OnScanned(Tracked& t, bool changed);
+  // Of the startup backlog only the newest window of a run is analysed;
+  // every window that appears while the daemon runs is (history keeps each).
+  void SupersedeBacklog(const std::vector<uint64_t>& run_serials, ScanNotes& notes);
   // Retry, give-up and publish from the files' outcomes (OnAnalyzed without
   // the run's exported window).
   AnalysisDecision RetryDecision(const WindowTask& task, const AnalysisOutcome& outcome,

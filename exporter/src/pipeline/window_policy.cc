@@ -1,0 +1,296 @@
+#include "pipeline/window_policy.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "pipeline/training_logs.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+template <typename... Args>
+void Log(std::vector<LogEvent>& logs, LogLevel level, fmt::format_string<Args...> format,
+         Args&&... args) {
+  logs.push_back({level, fmt::format(format, std::forward<Args>(args)...)});
+}
+
+double SecondsOf(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// Counts this attempt's failures and sets v.failure. A failure the
+// assembler holds back for a retry is a file still being written: a retry,
+// not an error (it becomes one only when given up). A given-up file is one
+// error, reason give_up; the window's failure is then why it was given up
+// (truncated, io, ...), not the give-up itself.
+void CountFailures(const window::WindowTask& task, const FinishedWindow& w, WindowVerdict& v) {
+  const window::AnalysisOutcome& outcome = w.outcome;
+  const window::AnalysisDecision& decision = w.decision;
+  const std::string& job = task.run.training_job;
+  const std::string& run = task.run.run;
+  std::set<std::string> retrying;
+  for (const window::FileFailure& f : decision.retrying) retrying.insert(f.path);
+  std::set<std::string> gave_up;
+  for (const window::FileFailure& f : decision.gave_up) gave_up.insert(f.path);
+  if (outcome.window_error) {
+    const std::string reason(ErrorCodeName(outcome.window_error->code));
+    if (!decision.retrying.empty()) {
+      ++v.retries[reason];
+      Log(v.logs, LogLevel::kDebug,
+          "window not ready, will retry training_job={} run={} window={} reason={}", job, run,
+          task.window_id, reason);
+    } else if (decision.gave_up.empty()) {
+      ++v.errors[reason];
+      v.failure = reason;
+      Log(v.logs, LogLevel::kWarn,
+          "window analysis failed training_job={} run={} window={} reason={} error={}", job, run,
+          task.window_id, reason, outcome.window_error->ToString());
+    }
+  }
+  for (const window::FileFailure& f : outcome.failed) {
+    const std::string reason(ErrorCodeName(f.error.code));
+    if (retrying.count(f.path) != 0) {
+      ++v.retries[reason];
+      Log(v.logs, LogLevel::kDebug, "file not ready, will retry path={} reason={}", f.path, reason);
+    } else if (gave_up.count(f.path) == 0) {
+      ++v.errors[reason];
+      if (v.failure.empty()) v.failure = reason;
+      Log(v.logs, LogLevel::kWarn, "file failed path={} reason={} error={}", f.path, reason,
+          f.error.ToString());
+    }
+  }
+  for (const window::FileFailure& f : decision.gave_up) {
+    ++v.errors[std::string(kGiveUpReason)];
+    Log(v.logs, LogLevel::kWarn, "file given up path={} reason={} error={}", f.path,
+        ErrorCodeName(f.error.code), f.error.ToString());
+  }
+  // Files given up now or before are left out of the window: still a failure.
+  if (!decision.gave_up.empty()) {
+    v.failure = ErrorCodeName(decision.gave_up.front().error.code);
+  } else if (!task.excluded.empty() && v.failure.empty()) {
+    v.failure = task.excluded_error ? ErrorCodeName(*task.excluded_error) : kGiveUpReason;
+  }
+}
+
+// A window left without usable kernel data by failed, given-up or missing
+// files must not replace the run's window with zeros: the previous window
+// and its figures stay, the run is flagged with the files' failure, or
+// no_data when none failed (files or GPUs missing at the timeout). A window
+// whose files all read cleanly is published as it is, kernels or not.
+bool NoUsableData(const window::WindowTask& task, const FinishedWindow& w,
+                  const snapshot::RunState* previous, WindowVerdict& v) {
+  const aggregate::WindowStats* stats = w.stats.get();
+  if (!w.decision.publish || stats == nullptr || !w.decision.incomplete ||
+      (stats->gpus() != 0 && stats->total_kernel_ps != 0)) {
+    return false;
+  }
+  if (v.failure.empty()) v.failure = kNoDataReason;
+  ++v.errors[std::string(kNoDataReason)];
+  const bool keeps = previous != nullptr && previous->has_window;
+  Log(v.logs, LogLevel::kWarn,
+      "window not exported: no usable kernel data training_job={} run={} window={} reason={} "
+      "gpus={} files={} files_present={} failed={} excluded={} short_of_expected={} "
+      "kept_window={}",
+      task.run.training_job, task.run.run, task.window_id, v.failure, stats->gpus(),
+      stats->files.size(), task.total_files, w.outcome.failed.size(), task.excluded.size(),
+      task.short_of_expected, keeps ? previous->window_id : "none");
+  return true;
+}
+
+// The run's state with this window in it (its stats, format, flags and
+// analysis time), from `previous` so training-log figures stay.
+snapshot::RunState WithWindow(const window::WindowTask& task, const FinishedWindow& w,
+                              const snapshot::RunState* previous, const std::string& failure,
+                              TimePoint now) {
+  snapshot::RunState rs;
+  if (previous != nullptr) rs = *previous;
+  rs.key = {task.run.training_job, task.run.run};
+  rs.window_id = task.window_id;
+  rs.window_start = task.first_time;
+  rs.stats = w.stats;
+  rs.format = w.format.empty() ? "json" : w.format;
+  rs.incomplete = w.decision.incomplete;
+  // This attempt's failure, or none (a clean analysis clears it).
+  rs.window_failure = failure;
+  rs.analyzed_unix = ToUnixSeconds(now);
+  return rs;
+}
+
+// The published state: the window replaces the run's, placed anew in the
+// training log unless it is the same window analysed again (a late file
+// joined: it keeps its place and step time).
+void Publish(const window::WindowTask& task, const FinishedWindow& w,
+             const snapshot::RunState* previous, TimePoint now, WindowVerdict& v) {
+  snapshot::RunState rs = WithWindow(task, w, previous, v.failure, now);
+  const bool had_window = previous != nullptr && previous->has_window;
+  const bool same_window = had_window && previous->window_id == task.window_id;
+  if (!same_window) rs.window_log = {};
+  if (had_window && !same_window) v.replaced_log = previous->window_log;
+  rs.expected_gpus = w.decision.expected_gpus;
+  // Activity is the data's own time: the window's newest file, not when it
+  // was analysed (a restart must not revive an old run, nor make it look
+  // live). Without file times, the window's <ts> time; the analysis time
+  // only when neither is known.
+  const double written = task.last_activity_unix > 0 ? task.last_activity_unix
+                         : task.first_time > 0       ? static_cast<double>(task.first_time)
+                                                     : rs.analyzed_unix;
+  rs.last_activity_unix =
+      std::max({rs.last_activity_unix, written, rs.training.last_step_unix.value_or(0.0)});
+  rs.has_window = true;
+
+  const std::string& job = task.run.training_job;
+  const std::string& run = task.run.run;
+  const aggregate::WindowStats& stats = *rs.stats;
+  const int gpus = stats.gpus();
+  // files: the trace files analysed, one per process (a JSON + xplane pair
+  // is read in one format), as profwatch_window_trace_files counts them;
+  // files_present: the window's files on disk, pairs counted twice.
+  Log(v.logs, LogLevel::kInfo,
+      "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
+      "files_present={} launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} "
+      "reanalysis={}",
+      job, run, task.window_id, gpus, rs.expected_gpus, stats.files.size(), task.files.size(),
+      aggregate::LauncherModeName(stats.launcher_mode),
+      stats.PerGpuStepSeconds(stats.total_kernel_ps), w.seconds, task.reanalysis);
+  if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
+    Log(v.logs, LogLevel::kWarn,
+        "gpu count differs from expected training_job={} run={} window={} gpus={} "
+        "expected_gpus={}",
+        job, run, task.window_id, gpus, rs.expected_gpus);
+  }
+  if (stats.truncated) {
+    Log(v.logs, LogLevel::kWarn, "window truncated training_job={} run={} window={}", job, run,
+        task.window_id);
+  }
+  if (rs.incomplete) {
+    Log(v.logs, LogLevel::kWarn,
+        "window incomplete training_job={} run={} window={} files={} files_present={} "
+        "expected_files={} excluded={} failed={}",
+        job, run, task.window_id, stats.files.size(), task.total_files, task.expected_files,
+        task.excluded.size(), w.outcome.failed.size());
+  }
+  v.next = std::move(rs);
+  v.published = true;
+}
+
+}  // namespace
+
+window::AnalysisOutcome OutcomeOf(const Result<analysis::WindowAnalysis>& result) {
+  window::AnalysisOutcome outcome;
+  if (!result) {
+    outcome.window_error = result.error();
+    return outcome;
+  }
+  for (const analysis::FileError& e : result->errors) outcome.failed.push_back({e.path, e.error});
+  outcome.gpus = result->stats.gpus();
+  return outcome;
+}
+
+std::optional<window::ExportedWindow> ExportedOf(const snapshot::RunState* previous,
+                                                 uint64_t serial) {
+  if (previous == nullptr || !previous->has_window) return std::nullopt;
+  return window::ExportedWindow{serial, previous->window_start, previous->stats->gpus(),
+                                previous->expected_gpus, previous->incomplete};
+}
+
+snapshot::RunState FlaggedRun(const window::WindowTask& task, const snapshot::RunState* previous,
+                              std::string_view reason) {
+  snapshot::RunState rs;
+  if (previous != nullptr) {
+    rs = *previous;
+  } else {
+    rs.key = {task.run.training_job, task.run.run};
+    rs.last_activity_unix = task.last_activity_unix;
+  }
+  rs.window_failure = std::string(reason);
+  return rs;
+}
+
+WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow& w,
+                           const snapshot::RunState* previous, TimePoint now,
+                           const WindowPolicyOptions& options) {
+  const window::AnalysisDecision& decision = w.decision;
+  WindowVerdict v;
+  CountFailures(task, w, v);
+  const bool no_data = NoUsableData(task, w, previous, v);
+  const bool publish = decision.publish && !no_data;
+  if (!v.failure.empty() && !publish && !decision.superseded) {
+    v.next = FlaggedRun(task, previous, v.failure);
+  }
+  const std::string& job = task.run.training_job;
+  const std::string& run = task.run.run;
+  if (decision.waiting_for_gpus) {
+    Log(v.logs, LogLevel::kInfo,
+        "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
+        "timeout training_job={} run={} window={} gpus={} expected_gpus={} until_unix={:.0f} "
+        "window_timeout_s={:.0f}",
+        job, run, task.window_id, w.outcome.gpus, decision.expected_gpus,
+        decision.held_until ? ToUnixSeconds(*decision.held_until) : 0.0,
+        SecondsOf(options.window_timeout));
+  }
+  if (decision.superseded) {
+    Log(v.logs, LogLevel::kInfo,
+        "older window analysed after a newer one, not exported training_job={} run={} window={} "
+        "exported={}",
+        job, run, task.window_id, previous != nullptr ? previous->window_id : "");
+    if (w.stats) {
+      snapshot::RunState rs = WithWindow(task, w, previous, v.failure, now);
+      rs.window_log = {};
+      ChooseStepTime(rs, options.step_seconds);
+      v.superseded_history = std::move(rs);
+    }
+  }
+  if (publish && w.stats) Publish(task, w, previous, now, v);
+  const bool failed = w.outcome.window_error.has_value() ||
+                      (decision.retry && !w.outcome.failed.empty()) || no_data;
+  if (failed) {
+    v.result = WindowResult::kError;
+  } else if (decision.waiting_for_gpus || (publish && decision.incomplete)) {
+    v.result = WindowResult::kIncomplete;
+  }
+  return v;
+}
+
+WorkerCounts CountWorkers(std::vector<WorkerSlot>& slots, TimePoint now,
+                          std::chrono::nanoseconds budget) {
+  WorkerCounts counts;
+  for (WorkerSlot& s : slots) {
+    if (!s.since) continue;
+    ++counts.busy;
+    if (budget.count() <= 0 || now - *s.since <= budget) continue;
+    ++counts.stuck;
+    if (s.logged_stuck) continue;
+    s.logged_stuck = true;
+    Log(counts.logs, LogLevel::kWarn,
+        "worker stuck: busy on one window longer than --file-max-seconds training_job={} "
+        "run={} window={} busy_seconds={:.0f}",
+        s.run.training_job, s.run.run, s.window,
+        std::chrono::duration<double>(now - *s.since).count());
+  }
+  return counts;
+}
+
+std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes, TimePoint now,
+                                      std::chrono::milliseconds window_timeout,
+                                      std::chrono::milliseconds retention) {
+  std::vector<LogEvent> logs;
+  for (const window::Assembler::Held& h : notes.held) {
+    Log(logs, LogLevel::kInfo,
+        "window held: fewer files than expected, waiting for the rest until the window timeout "
+        "training_job={} run={} window={} files={} expected_files={} expected_from={} "
+        "until_unix={:.0f} window_timeout_s={:.0f}",
+        h.run.training_job, h.run.run, h.window_id, h.files, h.expected_files, h.expected_from,
+        ToUnixSeconds(h.until), SecondsOf(window_timeout));
+  }
+  for (const window::Assembler::Expired& e : notes.expired) {
+    Log(logs, LogLevel::kInfo,
+        "window not analysed: older than --retention training_job={} run={} window={} "
+        "last_activity_unix={:.0f} retention_s={:.0f} now_unix={:.0f}",
+        e.run.training_job, e.run.run, e.window_id, e.last_activity_unix, SecondsOf(retention),
+        ToUnixSeconds(now));
+  }
+  return logs;
+}
+
+}  // namespace profwatch::pipeline

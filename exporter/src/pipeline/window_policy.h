@@ -1,0 +1,146 @@
+// The daemon's policy for a finished window analysis, as pure functions:
+// given the task, the analysis outcome and the assembler's decision on it,
+// the run's state now and the time, DecideWindow returns the run's next
+// state, the errors and retries to count by reason, the window's result
+// label and the log events. No I/O, no clock, no globals, no logging: the
+// daemon (daemon.cc) applies the verdict under its mutex and emits the
+// events, so every path is unit tested on a fake clock
+// (tests/unit/pipeline/window_policy_test.cc).
+//
+// The same holds for the worker bookkeeping (CountWorkers: busy and stuck
+// workers) and the assembler's ready notes (held and expired windows).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aggregate/window_stats.h"
+#include "analysis/analyze.h"
+#include "core/clock.h"
+#include "core/result.h"
+#include "snapshot/snapshot.h"
+#include "window/assembler.h"
+
+namespace profwatch::pipeline {
+
+// The `reason` of profwatch_window_errors_total for a file given up after
+// --max-retries; the other reasons are core/result.h's ErrorCodeName values.
+inline constexpr std::string_view kGiveUpReason = "give_up";
+// The `reason` of profwatch_window_errors_total (and profwatch_window_failed)
+// for a window whose analysis left no usable kernel data (0 GPUs or no kernel
+// time) because files failed, were given up or are missing: it is not
+// exported, the run keeps its previous window.
+inline constexpr std::string_view kNoDataReason = "no_data";
+
+enum class LogLevel { kDebug, kInfo, kWarn };
+
+// One log line for the caller to emit: a short message plus key=value
+// fields, formatted (docs: "Logs" in style.md).
+struct LogEvent {
+  LogLevel level = LogLevel::kInfo;
+  std::string text;
+  bool operator==(const LogEvent&) const = default;
+};
+
+// profwatch_windows_analyzed_total{result}: error when nothing usable came
+// of the analysis (it failed, a file is retried, or no kernel data);
+// incomplete when published or held short of files or GPUs; ok otherwise.
+enum class WindowResult { kOk, kIncomplete, kError };
+
+// A finished analysis of a task from Assembler::TakeReady.
+struct FinishedWindow {
+  window::AnalysisOutcome outcome;
+  // The assembler's decision on `outcome` (Assembler::OnAnalyzed).
+  window::AnalysisDecision decision;
+  // The analysis' figures; null when it failed as a whole (the outcome's
+  // window_error).
+  std::shared_ptr<const aggregate::WindowStats> stats;
+  std::string format;    // analysis::WindowAnalysis::format
+  double seconds = 0.0;  // how long the analysis took (logged)
+};
+
+struct WindowPolicyOptions {
+  std::optional<double> step_seconds;  // --step-time
+  std::chrono::milliseconds window_timeout{0};
+};
+
+struct WindowVerdict {
+  // The run's state after this result; nullopt: unchanged. Set when the
+  // window is published, and when the run is flagged with a failure (a
+  // window-less run entry when the run had none).
+  std::optional<snapshot::RunState> next;
+  // `next` carries this window: the run now exports the task's serial. Its
+  // window_log is empty for a new window of the run: the caller places it
+  // in the training log (after `replaced_log`, the steps of the window it
+  // replaces, when there was one), picks its step source, then writes its
+  // history line.
+  bool published = false;
+  std::optional<snapshot::WindowLogSteps> replaced_log;
+  // An older window analysed after the run's exported one: not exported,
+  // still a profiling cycle of the run, so this is its history line's state.
+  std::optional<snapshot::RunState> superseded_history;
+  // Why this attempt failed for real (profwatch_window_failed), "" if not.
+  std::string failure;
+  // profwatch_window_errors_total and profwatch_window_retries_total
+  // increments, by reason.
+  std::map<std::string, int64_t> errors;
+  std::map<std::string, int64_t> retries;
+  WindowResult result = WindowResult::kOk;
+  std::vector<LogEvent> logs;
+};
+
+// The outcome of `result` as the assembler takes it.
+window::AnalysisOutcome OutcomeOf(const Result<analysis::WindowAnalysis>& result);
+
+// The window `previous` exports, as the assembler takes it; `serial`: the
+// task serial it came from (0: restored from --state).
+std::optional<window::ExportedWindow> ExportedOf(const snapshot::RunState* previous,
+                                                 uint64_t serial);
+
+// `previous` (or a new window-less run of the task's, active as of the
+// task's newest file, so retention also ends a run that only ever failed)
+// with window_failure set to `reason`.
+snapshot::RunState FlaggedRun(const window::WindowTask& task, const snapshot::RunState* previous,
+                              std::string_view reason);
+
+// The verdict on `w`, the analysis of `task`, for the run whose state is
+// `previous` (null: the run has none yet), at `now`.
+WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow& w,
+                           const snapshot::RunState* previous, TimePoint now,
+                           const WindowPolicyOptions& options);
+
+// An analysis worker: since when it is busy on a window (unset: idle).
+struct WorkerSlot {
+  std::optional<TimePoint> since;
+  window::RunId run;
+  std::string window;
+  bool logged_stuck = false;  // its window was logged as stuck
+};
+
+struct WorkerCounts {
+  int64_t busy = 0;
+  // Busy longer than the per-file time budget: every file of a real window
+  // ends far sooner, so it is a window of files that each run to the budget,
+  // or work no budget check reaches.
+  int64_t stuck = 0;
+  std::vector<LogEvent> logs;  // one warning per window newly stuck
+};
+
+// Counts `slots` at `now` against `budget` (<= 0: none is ever stuck) and
+// marks each newly stuck slot logged, so its window is warned about once.
+WorkerCounts CountWorkers(std::vector<WorkerSlot>& slots, TimePoint now,
+                          std::chrono::nanoseconds budget);
+
+// The info lines for windows held for files and windows not analysed
+// because they are older than --retention.
+std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes, TimePoint now,
+                                      std::chrono::milliseconds window_timeout,
+                                      std::chrono::milliseconds retention);
+
+}  // namespace profwatch::pipeline

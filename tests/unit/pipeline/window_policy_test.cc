@@ -1,0 +1,457 @@
+// The daemon's window policy (pipeline/window_policy.h) on a fake clock:
+// every path a finished analysis can take (published, retried, failed,
+// given up, no usable data, superseded, held for GPUs), the counts by
+// reason, the run's next state and the log lines; the workers' busy and
+// stuck counts; the held and expired notes.
+#include "pipeline/window_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace profwatch::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+using Counts = std::map<std::string, int64_t>;
+
+constexpr char kWindow[] = "2024_03_01_12_00_00";
+constexpr char kFile0[] = "/jobs/jobA/run1/p/2024_03_01_12_00_00/h0.trace.json.gz";
+constexpr char kFile1[] = "/jobs/jobA/run1/p/2024_03_01_12_00_00/h1.trace.json.gz";
+
+class WindowPolicyTest : public ::testing::Test {
+ protected:
+  WindowPolicyTest() {
+    task_.serial = 7;
+    task_.run = {"jobA", "run1"};
+    task_.window_id = kWindow;
+    task_.first_time = 1709294400;
+    task_.files = {kFile0, kFile1};
+    task_.total_files = 2;
+    task_.last_activity_unix = 1709294460;
+  }
+
+  // `gpus` devices over two files, `kernel_ps` of kernel time in all.
+  static std::shared_ptr<const aggregate::WindowStats> Stats(int gpus, int64_t kernel_ps) {
+    aggregate::WindowStats s;
+    s.files.resize(2);
+    s.devices.resize(static_cast<size_t>(gpus));
+    s.total_kernel_ps = kernel_ps;
+    return std::make_shared<const aggregate::WindowStats>(std::move(s));
+  }
+  // A clean analysis with 2 GPUs and 6 s of kernels, to publish.
+  static FinishedWindow Clean() {
+    FinishedWindow w;
+    w.stats = Stats(2, 6'000'000'000'000);
+    w.format = "xplane";
+    w.seconds = 1.5;
+    w.outcome.gpus = 2;
+    w.decision.publish = true;
+    return w;
+  }
+  static window::FileFailure Failure(const std::string& path, ErrorCode code) {
+    return {path, Error{code, "cut at byte 10"}};
+  }
+  // The run's state exporting `window_id`, with a training-log figure.
+  snapshot::RunState Exporting(const std::string& window_id) const {
+    snapshot::RunState rs;
+    rs.key = {"jobA", "run1"};
+    rs.window_id = window_id;
+    rs.window_start = 1709290000;
+    rs.stats = Stats(4, 1);
+    rs.has_window = true;
+    rs.expected_gpus = 4;
+    rs.last_activity_unix = 1709290100;
+    rs.training.steady_step_seconds = 0.5;
+    rs.window_log.bound = true;
+    rs.window_log.first_step = 100;
+    return rs;
+  }
+  WindowVerdict Decide(const FinishedWindow& w, const snapshot::RunState* previous = nullptr) {
+    return DecideWindow(task_, w, previous, clock_.Now(), options_);
+  }
+  double NowUnix() const { return ToUnixSeconds(clock_.Now()); }
+  static std::vector<LogEvent> One(LogLevel level, std::string text) {
+    return {{level, std::move(text)}};
+  }
+
+  FakeClock clock_;
+  WindowPolicyOptions options_{std::nullopt, 10min};
+  window::WindowTask task_;
+};
+
+TEST_F(WindowPolicyTest, CleanWindowIsPublishedAsTheRunsFirst) {
+  clock_.Advance(90s);
+  const WindowVerdict v = Decide(Clean());
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_TRUE(v.published);
+  EXPECT_EQ(v.result, WindowResult::kOk);
+  EXPECT_TRUE(v.errors.empty());
+  EXPECT_TRUE(v.retries.empty());
+  EXPECT_EQ(v.failure, "");
+  EXPECT_FALSE(v.replaced_log.has_value());
+  EXPECT_FALSE(v.superseded_history.has_value());
+  const snapshot::RunState& rs = *v.next;
+  EXPECT_EQ(rs.key, (snapshot::RunKey{"jobA", "run1"}));
+  EXPECT_EQ(rs.window_id, kWindow);
+  EXPECT_EQ(rs.window_start, 1709294400);
+  EXPECT_EQ(rs.stats->gpus(), 2);
+  EXPECT_EQ(rs.format, "xplane");
+  EXPECT_TRUE(rs.has_window);
+  EXPECT_FALSE(rs.incomplete);
+  EXPECT_EQ(rs.window_failure, "");
+  EXPECT_DOUBLE_EQ(rs.analyzed_unix, NowUnix());
+  // Activity is the newest file's time, not the analysis time.
+  EXPECT_DOUBLE_EQ(rs.last_activity_unix, 1709294460);
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kInfo,
+                "window analysed training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 "
+                "expected_gpus=0 files=2 files_present=2 launcher_mode=unknown "
+                "total_kernel_s_per_gpu_step=1.000000 seconds=1.500 reanalysis=false"));
+}
+
+TEST_F(WindowPolicyTest, ActivityFallsBackToTheWindowTimeThenTheAnalysisTime) {
+  task_.last_activity_unix = 0;
+  EXPECT_DOUBLE_EQ(Decide(Clean()).next->last_activity_unix, 1709294400);
+  task_.first_time = 0;
+  EXPECT_DOUBLE_EQ(Decide(Clean()).next->last_activity_unix, NowUnix());
+}
+
+TEST_F(WindowPolicyTest, NewWindowReplacesTheRunsAndIsPlacedInItsLogAnew) {
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  FinishedWindow w = Clean();
+  w.decision.expected_gpus = 2;
+  const WindowVerdict v = Decide(w, &previous);
+  ASSERT_TRUE(v.published);
+  ASSERT_TRUE(v.replaced_log.has_value());
+  EXPECT_EQ(*v.replaced_log, previous.window_log);
+  EXPECT_EQ(v.next->window_log, snapshot::WindowLogSteps{});
+  EXPECT_EQ(v.next->window_id, kWindow);
+  EXPECT_EQ(v.next->expected_gpus, 2);
+  EXPECT_EQ(v.next->training.steady_step_seconds, 0.5);  // the log's figures stay
+  EXPECT_DOUBLE_EQ(v.next->last_activity_unix, 1709294460);
+}
+
+TEST_F(WindowPolicyTest, SameWindowAgainKeepsItsPlaceInTheLog) {
+  const snapshot::RunState previous = Exporting(kWindow);
+  task_.reanalysis = true;
+  const WindowVerdict v = Decide(Clean(), &previous);
+  ASSERT_TRUE(v.published);
+  EXPECT_FALSE(v.replaced_log.has_value());
+  EXPECT_EQ(v.next->window_log, previous.window_log);
+  ASSERT_EQ(v.logs.size(), 1u);
+  EXPECT_NE(v.logs[0].text.find("reanalysis=true"), std::string::npos) << v.logs[0].text;
+}
+
+TEST_F(WindowPolicyTest, FileStillBeingWrittenIsARetryNotAnError) {
+  FinishedWindow w = Clean();
+  w.outcome.failed = {Failure(kFile1, ErrorCode::kTruncated)};
+  w.decision = {};
+  w.decision.retry = true;
+  w.decision.retrying = w.outcome.failed;
+  const WindowVerdict v = Decide(w);
+  EXPECT_EQ(v.retries, (Counts{{"truncated", 1}}));
+  EXPECT_TRUE(v.errors.empty());
+  EXPECT_EQ(v.failure, "");
+  EXPECT_FALSE(v.next.has_value());  // the run is not flagged
+  EXPECT_FALSE(v.published);
+  EXPECT_EQ(v.result, WindowResult::kError);
+  EXPECT_EQ(v.logs, One(LogLevel::kDebug, std::string("file not ready, will retry path=") + kFile1 +
+                                              " reason=truncated"));
+}
+
+TEST_F(WindowPolicyTest, WholeWindowNotReadyIsARetry) {
+  FinishedWindow w;
+  w.outcome.window_error = Error{ErrorCode::kNotFound, "no readable files left"};
+  w.decision.retry = true;
+  w.decision.retrying = {Failure(kFile0, ErrorCode::kNotFound)};
+  const WindowVerdict v = Decide(w);
+  EXPECT_EQ(v.retries, (Counts{{"not_found", 1}}));
+  EXPECT_TRUE(v.errors.empty());
+  EXPECT_FALSE(v.next.has_value());
+  EXPECT_EQ(v.result, WindowResult::kError);
+  EXPECT_EQ(
+      v.logs,
+      One(LogLevel::kDebug,
+          "window not ready, will retry training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+          "reason=not_found"));
+}
+
+TEST_F(WindowPolicyTest, FailedWindowFlagsARunWithoutOneActiveAsOfItsFiles) {
+  FinishedWindow w;
+  w.outcome.window_error = Error{ErrorCode::kUnsupported, "not a trace"};
+  const WindowVerdict v = Decide(w);
+  EXPECT_EQ(v.errors, (Counts{{"unsupported", 1}}));
+  EXPECT_EQ(v.failure, "unsupported");
+  EXPECT_FALSE(v.published);
+  EXPECT_EQ(v.result, WindowResult::kError);
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_EQ(v.next->key, (snapshot::RunKey{"jobA", "run1"}));
+  EXPECT_FALSE(v.next->has_window);
+  EXPECT_EQ(v.next->window_failure, "unsupported");
+  EXPECT_DOUBLE_EQ(v.next->last_activity_unix, 1709294460);
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kWarn,
+                "window analysis failed training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+                "reason=unsupported error=unsupported: not a trace"));
+}
+
+TEST_F(WindowPolicyTest, FailedWindowKeepsTheRunsExportedWindow) {
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  FinishedWindow w;
+  w.outcome.window_error = Error{ErrorCode::kPermission, "denied"};
+  const WindowVerdict v = Decide(w, &previous);
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
+  EXPECT_EQ(v.next->stats, previous.stats);
+  EXPECT_EQ(v.next->window_failure, "permission");
+  EXPECT_DOUBLE_EQ(v.next->last_activity_unix, 1709290100);
+}
+
+TEST_F(WindowPolicyTest, OverBudgetFileIsAnErrorAndTheRestIsPublished) {
+  FinishedWindow w = Clean();
+  w.outcome.failed = {Failure(kFile1, ErrorCode::kOverBudget)};
+  const WindowVerdict v = Decide(w);
+  EXPECT_EQ(v.errors, (Counts{{"over_budget", 1}}));
+  EXPECT_TRUE(v.retries.empty());
+  ASSERT_TRUE(v.published);
+  EXPECT_EQ(v.next->window_failure, "over_budget");
+  EXPECT_EQ(v.result, WindowResult::kOk);
+  ASSERT_EQ(v.logs.size(), 2u);
+  EXPECT_EQ(v.logs[0], (LogEvent{LogLevel::kWarn, std::string("file failed path=") + kFile1 +
+                                                      " reason=over_budget error=over_budget: "
+                                                      "cut at byte 10"}));
+  EXPECT_EQ(v.logs[1].level, LogLevel::kInfo);
+}
+
+TEST_F(WindowPolicyTest, GivenUpFileFailsTheWindowWithItsOwnError) {
+  FinishedWindow w = Clean();
+  task_.files = {kFile0};
+  task_.excluded = {kFile1};
+  w.stats = Stats(1, 3'000'000'000'000);
+  w.decision.incomplete = true;
+  w.decision.gave_up = {Failure(kFile1, ErrorCode::kTruncated)};
+  const WindowVerdict v = Decide(w);
+  EXPECT_EQ(v.errors, (Counts{{"give_up", 1}}));
+  // profwatch_window_failed says why the file was given up, not "give_up".
+  EXPECT_EQ(v.failure, "truncated");
+  ASSERT_TRUE(v.published);
+  EXPECT_TRUE(v.next->incomplete);
+  EXPECT_EQ(v.next->window_failure, "truncated");
+  EXPECT_EQ(v.result, WindowResult::kIncomplete);
+  ASSERT_EQ(v.logs.size(), 3u);
+  EXPECT_EQ(v.logs[0], (LogEvent{LogLevel::kWarn, std::string("file given up path=") + kFile1 +
+                                                      " reason=truncated error=truncated: "
+                                                      "cut at byte 10"}));
+  EXPECT_EQ(v.logs[2],
+            (LogEvent{LogLevel::kWarn,
+                      "window incomplete training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+                      "files=2 files_present=2 expected_files=0 excluded=1 failed=0"}));
+}
+
+TEST_F(WindowPolicyTest, FileGivenUpBeforeStillFailsTheWindow) {
+  task_.excluded = {kFile1};
+  task_.excluded_error = ErrorCode::kIo;
+  EXPECT_EQ(Decide(Clean()).next->window_failure, "io");
+  task_.excluded_error.reset();
+  EXPECT_EQ(Decide(Clean()).next->window_failure, "give_up");
+}
+
+TEST_F(WindowPolicyTest, WindowWithoutKernelDataIsNotExported) {
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  FinishedWindow w = Clean();
+  w.stats = Stats(0, 0);
+  w.decision.incomplete = true;
+  task_.short_of_expected = true;
+  const WindowVerdict v = Decide(w, &previous);
+  EXPECT_FALSE(v.published);
+  EXPECT_EQ(v.errors, (Counts{{"no_data", 1}}));
+  EXPECT_EQ(v.failure, "no_data");
+  EXPECT_EQ(v.result, WindowResult::kError);
+  ASSERT_TRUE(v.next.has_value());  // the previous window stays, flagged
+  EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
+  EXPECT_EQ(v.next->window_failure, "no_data");
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kWarn,
+                "window not exported: no usable kernel data training_job=jobA run=run1 "
+                "window=2024_03_01_12_00_00 reason=no_data gpus=0 files=2 files_present=2 failed=0 "
+                "excluded=0 short_of_expected=true kept_window=2024_03_01_11_00_00"));
+}
+
+TEST_F(WindowPolicyTest, NoKernelDataAfterAFailedFileIsFlaggedWithTheFilesError) {
+  FinishedWindow w = Clean();
+  w.stats = Stats(2, 0);
+  w.outcome.failed = {Failure(kFile1, ErrorCode::kCorrupt)};
+  w.decision.incomplete = true;
+  const WindowVerdict v = Decide(w);
+  EXPECT_EQ(v.errors, (Counts{{"corrupt", 1}, {"no_data", 1}}));
+  EXPECT_EQ(v.failure, "corrupt");
+  EXPECT_FALSE(v.published);
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_FALSE(v.next->has_window);
+  EXPECT_EQ(v.next->window_failure, "corrupt");
+  ASSERT_EQ(v.logs.size(), 2u);
+  EXPECT_NE(v.logs[1].text.find("reason=corrupt gpus=2"), std::string::npos) << v.logs[1].text;
+  EXPECT_NE(v.logs[1].text.find("kept_window=none"), std::string::npos) << v.logs[1].text;
+}
+
+TEST_F(WindowPolicyTest, CleanWindowWithoutKernelsIsPublishedAsItIs) {
+  FinishedWindow w = Clean();
+  w.stats = Stats(2, 0);
+  const WindowVerdict v = Decide(w);
+  EXPECT_TRUE(v.published);
+  EXPECT_TRUE(v.errors.empty());
+}
+
+TEST_F(WindowPolicyTest, OlderWindowFinishingLateGoesToHistoryOnly) {
+  const snapshot::RunState previous = Exporting("2024_03_01_13_00_00");
+  options_.step_seconds = 2.0;
+  FinishedWindow w = Clean();
+  w.decision = {};
+  w.decision.superseded = true;
+  clock_.Advance(1h);
+  const WindowVerdict v = Decide(w, &previous);
+  EXPECT_FALSE(v.published);
+  EXPECT_FALSE(v.next.has_value());
+  EXPECT_EQ(v.result, WindowResult::kOk);
+  ASSERT_TRUE(v.superseded_history.has_value());
+  const snapshot::RunState& h = *v.superseded_history;
+  EXPECT_EQ(h.window_id, kWindow);
+  EXPECT_EQ(h.window_start, 1709294400);
+  EXPECT_EQ(h.stats->gpus(), 2);
+  EXPECT_EQ(h.window_log, snapshot::WindowLogSteps{});
+  EXPECT_DOUBLE_EQ(h.analyzed_unix, NowUnix());
+  // The training log's steady steps come before --step-time.
+  EXPECT_EQ(h.step_seconds, 0.5);
+  EXPECT_EQ(h.step_source, "log");
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kInfo,
+                "older window analysed after a newer one, not exported training_job=jobA run=run1 "
+                "window=2024_03_01_12_00_00 exported=2024_03_01_13_00_00"));
+
+  snapshot::RunState no_log = previous;
+  no_log.training = {};
+  const WindowVerdict config = Decide(w, &no_log);
+  ASSERT_TRUE(config.superseded_history.has_value());
+  EXPECT_EQ(config.superseded_history->step_seconds, 2.0);
+  EXPECT_EQ(config.superseded_history->step_source, "config");
+}
+
+TEST_F(WindowPolicyTest, SupersededFailureDoesNotFlagTheRun) {
+  const snapshot::RunState previous = Exporting("2024_03_01_13_00_00");
+  FinishedWindow w = Clean();
+  w.outcome.failed = {Failure(kFile1, ErrorCode::kCorrupt)};
+  w.decision = {};
+  w.decision.superseded = true;
+  const WindowVerdict v = Decide(w, &previous);
+  EXPECT_EQ(v.errors, (Counts{{"corrupt", 1}}));
+  EXPECT_FALSE(v.next.has_value());
+  ASSERT_TRUE(v.superseded_history.has_value());
+  EXPECT_EQ(v.superseded_history->window_failure, "corrupt");
+}
+
+TEST_F(WindowPolicyTest, WindowShortOfGpusIsHeldUntilTheTimeout) {
+  FinishedWindow w = Clean();
+  w.decision = {};
+  w.decision.waiting_for_gpus = true;
+  w.decision.expected_gpus = 8;
+  w.decision.held_until = clock_.Now() + 10min;
+  const WindowVerdict v = Decide(w);
+  EXPECT_FALSE(v.published);
+  EXPECT_FALSE(v.next.has_value());
+  EXPECT_TRUE(v.errors.empty());
+  EXPECT_EQ(v.result, WindowResult::kIncomplete);
+  EXPECT_EQ(
+      v.logs,
+      One(LogLevel::kInfo,
+          "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
+          "timeout training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 expected_gpus=8 "
+          "until_unix=" +
+              std::to_string(static_cast<int64_t>(NowUnix()) + 600) + " window_timeout_s=600"));
+}
+
+TEST_F(WindowPolicyTest, OutcomeAndExportedWindowForTheAssembler) {
+  const window::AnalysisOutcome failed =
+      OutcomeOf(Result<analysis::WindowAnalysis>(MakeError(ErrorCode::kIo, "read")));
+  ASSERT_TRUE(failed.window_error.has_value());
+  EXPECT_EQ(failed.window_error->code, ErrorCode::kIo);
+  analysis::WindowAnalysis a;
+  a.stats.devices.resize(3);
+  a.errors.push_back({kFile1, Error{ErrorCode::kCorrupt, "x"}});
+  const window::AnalysisOutcome ok = OutcomeOf(Result<analysis::WindowAnalysis>(std::move(a)));
+  EXPECT_FALSE(ok.window_error.has_value());
+  EXPECT_EQ(ok.gpus, 3);
+  ASSERT_EQ(ok.failed.size(), 1u);
+  EXPECT_EQ(ok.failed[0].path, kFile1);
+
+  EXPECT_FALSE(ExportedOf(nullptr, 0).has_value());
+  snapshot::RunState log_only;
+  EXPECT_FALSE(ExportedOf(&log_only, 0).has_value());
+  snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  previous.incomplete = true;
+  const std::optional<window::ExportedWindow> e = ExportedOf(&previous, 5);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->serial, 5u);
+  EXPECT_EQ(e->first_time, 1709290000);
+  EXPECT_EQ(e->gpus, 4);
+  EXPECT_EQ(e->expected_gpus, 4);
+  EXPECT_TRUE(e->incomplete);
+}
+
+TEST(WorkerCountsTest, WorkerPastTheBudgetIsStuckAndLoggedOnce) {
+  FakeClock clock;
+  std::vector<WorkerSlot> slots(3);
+  slots[0] = WorkerSlot{clock.Now(), {"jobA", "run1"}, kWindow, false};
+  slots[2] = WorkerSlot{clock.Now() + 30min, {"jobB", "run2"}, "w2", false};
+  clock.Advance(40min);
+  WorkerCounts c = CountWorkers(slots, clock.Now(), 30min);
+  EXPECT_EQ(c.busy, 2);
+  EXPECT_EQ(c.stuck, 1);
+  const std::vector<LogEvent> logs = {
+      {LogLevel::kWarn,
+       "worker stuck: busy on one window longer than --file-max-seconds training_job=jobA "
+       "run=run1 window=2024_03_01_12_00_00 busy_seconds=2400"}};
+  EXPECT_EQ(c.logs, logs);
+  EXPECT_TRUE(slots[0].logged_stuck);
+  EXPECT_FALSE(slots[2].logged_stuck);
+
+  clock.Advance(30min);  // both stuck now; the first is not logged again
+  c = CountWorkers(slots, clock.Now(), 30min);
+  EXPECT_EQ(c.busy, 2);
+  EXPECT_EQ(c.stuck, 2);
+  ASSERT_EQ(c.logs.size(), 1u);
+  EXPECT_NE(c.logs[0].text.find("training_job=jobB"), std::string::npos) << c.logs[0].text;
+
+  c = CountWorkers(slots, clock.Now(), 0s);  // no budget: none is stuck
+  EXPECT_EQ(c.busy, 2);
+  EXPECT_EQ(c.stuck, 0);
+  EXPECT_TRUE(c.logs.empty());
+}
+
+TEST(ReadyNoteEventsTest, HeldAndExpiredWindowsAreLoggedWithTheirTimes) {
+  FakeClock clock;
+  window::Assembler::ReadyNotes notes;
+  notes.held.push_back({{"jobA", "run1"}, kWindow, 3, 4, "--expected-files", clock.Now() + 10min});
+  notes.expired.push_back({{"jobB", "run2"}, "2024_01_01_00_00_00", 1704067200});
+  const double now = ToUnixSeconds(clock.Now());
+  const std::vector<LogEvent> logs = {
+      {LogLevel::kInfo,
+       "window held: fewer files than expected, waiting for the rest until the window timeout "
+       "training_job=jobA run=run1 window=2024_03_01_12_00_00 files=3 expected_files=4 "
+       "expected_from=--expected-files until_unix=" +
+           std::to_string(static_cast<int64_t>(now) + 600) + " window_timeout_s=600"},
+      {LogLevel::kInfo,
+       "window not analysed: older than --retention training_job=jobB run=run2 "
+       "window=2024_01_01_00_00_00 last_activity_unix=1704067200 retention_s=86400 now_unix=" +
+           std::to_string(static_cast<int64_t>(now))}};
+  EXPECT_EQ(ReadyNoteEvents(notes, clock.Now(), 10min, 24h), logs);
+}
+
+}  // namespace
+}  // namespace profwatch::pipeline
