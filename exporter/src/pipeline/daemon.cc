@@ -43,8 +43,8 @@ constexpr milliseconds kPersistGap{1000};
 constexpr int kPersistCostFactor = 10;
 // A new snapshot is published at most this often while results land, and
 // after a publish at most once per kPublishCostFactor times its duration:
-// each publish copies every run, so one per window result was quadratic in
-// the runs when thousands of windows land together.
+// each publish copies every run, so publishing once per window result would
+// cost runs x results when thousands of windows land together.
 constexpr milliseconds kPublishGap{250};
 constexpr int kPublishCostFactor = 10;
 
