@@ -239,6 +239,10 @@ void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_b
   bus_bytes += all * *factor;
 }
 
+ProcessGroup MakeProcessGroup(std::string_view description, std::string_view ranks) {
+  return ProcessGroup{Printable(description), Printable(ranks)};
+}
+
 void CollectiveSums::AddProcessGroup(const ProcessGroup& group) {
   if (group.description.empty()) return;
   if (std::find(process_groups.begin(), process_groups.end(), group) != process_groups.end()) {
@@ -314,12 +318,12 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& s
     f.more_process_groups = s.more_process_groups;
     if (f.kind == CollectiveKind::kOther) {
       f.note =
-          "collectives of no known kind (as RCCL's generic kernels without metadata) have "
-          "no byte count or bus factor";
+          "collectives outside the known kinds (RCCL's generic kernels without metadata, "
+          "or a collective such as gather) have no byte count or bus factor";
     } else if (s.sized_calls == 0) {
       f.note =
-          "no call carried its size (Kineto's In/Out msg nelems and dtype, PyTorch 2.1 "
-          "and later)";
+          "no call carried its size (Kineto: In/Out msg nelems and dtype, PyTorch 2.1 and "
+          "later; JAX: its HLO instruction in the sibling .xplane.pb)";
     } else if (!f.alg_bandwidth) {
       f.note = "the calls with a size took no time";
     } else if (!f.bus_bandwidth) {

@@ -91,6 +91,9 @@ struct ProcessGroup {
   bool operator==(const ProcessGroup&) const = default;
 };
 inline constexpr size_t kMaxProcessGroupText = 64;
+// `description` and `ranks` as a ProcessGroup keeps them: printable ASCII,
+// each cut at kMaxProcessGroupText characters.
+ProcessGroup MakeProcessGroup(std::string_view description, std::string_view ranks);
 
 // The collective metadata of one kernel call, from the trace: its kind from
 // the metadata (nullopt: none), bytes and group size (nullopt when unknown),

@@ -39,6 +39,14 @@ json Double(double v) {
   return v;
 }
 
+json ProcessGroupsJson(const std::vector<aggregate::ProcessGroup>& groups) {
+  json out = json::array();
+  for (const aggregate::ProcessGroup& g : groups) {
+    out.push_back({{"description", g.description}, {"ranks", g.ranks}});
+  }
+  return out;
+}
+
 // The kinds that ran, as raw sums (aggregate/collectives.h).
 json CollectivesJson(const aggregate::CollectiveStats& c) {
   json out = json::array();
@@ -56,7 +64,9 @@ json CollectivesJson(const aggregate::CollectiveStats& c) {
          {"bus_ps", s.bus_ps},
          {"bus_bytes", Double(s.bus_bytes)},
          {"group_sizes", s.group_sizes},
-         {"more_group_sizes", s.more_group_sizes}});
+         {"more_group_sizes", s.more_group_sizes},
+         {"process_groups", ProcessGroupsJson(s.process_groups)},
+         {"more_process_groups", s.more_process_groups}});
   }
   return out;
 }
@@ -513,6 +523,21 @@ bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
   });
 }
 
+// A kind's named process groups; written since process groups (older files
+// have none). Kept as the analysis keeps them: bounded in number and text.
+bool ReadProcessGroups(Reader& r, const json& e, aggregate::CollectiveSums& s) {
+  if (!e.contains("process_groups")) return true;
+  return r.Bool(e, "more_process_groups", s.more_process_groups) &&
+         r.Array(e, "process_groups", [&](const json& g) {
+           std::string description, ranks;
+           if (!r.String(g, "description", description) || !r.String(g, "ranks", ranks)) {
+             return false;
+           }
+           s.AddProcessGroup(aggregate::MakeProcessGroup(description, ranks));
+           return true;
+         });
+}
+
 // Collectives by kind; written since collective figures (older files have
 // none: no collective is known for the window).
 bool ReadCollectives(Reader& r, const json& j, aggregate::CollectiveStats& c) {
@@ -537,7 +562,7 @@ bool ReadCollectives(Reader& r, const json& j, aggregate::CollectiveStats& c) {
       if (!r.Int64Value(g, "group_sizes", n)) return false;
       s.AddGroupSize(n);  // bounded like the analysis
       return true;
-    });
+    }) && ReadProcessGroups(r, e, s);
   });
 }
 

@@ -134,6 +134,8 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.bus_bytes, y.bus_bytes) << k;
     EXPECT_EQ(x.group_sizes, y.group_sizes) << k;
     EXPECT_EQ(x.more_group_sizes, y.more_group_sizes) << k;
+    EXPECT_EQ(x.process_groups, y.process_groups) << k;
+    EXPECT_EQ(x.more_process_groups, y.more_process_groups) << k;
   }
 }
 
@@ -268,6 +270,9 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
   in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].calls = 60;
   in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].bytes = 6e9;
   in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].group_sizes = {4, 8};
+  in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].process_groups = {
+      {"fsdp", "[0, 1, 2, 3]"}, {"tp", "[0, 1]"}};
+  in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].more_process_groups = true;
   nlohmann::json j = nlohmann::json::parse(SerializeRunState(in));
   ASSERT_EQ(j.at("stats").at("collectives").size(), 1u) << j.at("stats").dump();
   auto out = ParseRunState(j.dump());
@@ -277,6 +282,25 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
   EXPECT_EQ(ar.calls, 60);
   EXPECT_EQ(ar.bytes, 6e9);
   EXPECT_EQ(ar.group_sizes, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(ar.process_groups,
+            (std::vector<aggregate::ProcessGroup>{{"fsdp", "[0, 1, 2, 3]"}, {"tp", "[0, 1]"}}));
+  EXPECT_TRUE(ar.more_process_groups);
+  // A file written before process groups has none; text read back is kept
+  // as the analysis keeps it (printable, bounded).
+  nlohmann::json& entry = j["stats"]["collectives"][0];
+  entry["process_groups"][0]["description"] = std::string("fs\ndp") + std::string(100, 'x');
+  auto cut = ParseRunState(j.dump());
+  ASSERT_TRUE(cut) << cut.error().ToString();
+  const aggregate::ProcessGroup& first =
+      cut->stats->collectives[aggregate::CollectiveKind::kAllReduce].process_groups.at(0);
+  EXPECT_EQ(first.description.size(), aggregate::kMaxProcessGroupText);
+  EXPECT_EQ(first.description.substr(0, 5), "fsdpx");
+  entry.erase("process_groups");
+  entry.erase("more_process_groups");
+  auto before = ParseRunState(j.dump());
+  ASSERT_TRUE(before) << before.error().ToString();
+  EXPECT_TRUE(
+      before->stats->collectives[aggregate::CollectiveKind::kAllReduce].process_groups.empty());
   j["stats"].erase("collectives");
   auto old = ParseRunState(j.dump());
   ASSERT_TRUE(old) << old.error().ToString();
