@@ -700,12 +700,19 @@ json CollectiveFileEntry(json entry, int gpus, int steps, int64_t kernel_launche
   return entry;
 }
 
-int CmdKineto(const Args& args) {
-  Getter g{args, ""};
-  profwatch::tracegen::KinetoCollectiveParams p;
+// --gpus, --steps and --seed of the collective generators (kineto,
+// jax-collectives): the shape of the generated window.
+template <class Params>
+void ReadCollectiveShape(Getter& g, Params& p) {
   p.gpus = static_cast<int>(g.Int("gpus", 2, 1, 64));
   p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
   p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+}
+
+int CmdKineto(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::KinetoCollectiveParams p;
+  ReadCollectiveShape(g, p);
   using profwatch::tracegen::KinetoCommForm;
   using profwatch::tracegen::PgDescForm;
   const std::string form = g.Str("form", "nccl"), pg = g.Str("pg-desc", "named");
@@ -767,9 +774,7 @@ int CmdKineto(const Args& args) {
 int CmdJaxCollectives(const Args& args) {
   Getter g{args, ""};
   profwatch::tracegen::JaxCollectiveParams p;
-  p.gpus = static_cast<int>(g.Int("gpus", 2, 1, 64));
-  p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
-  p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  ReadCollectiveShape(g, p);
   p.host = g.Str("host", p.host);
   const std::string ts = g.Str("start", "2025_01_15_10_00_00");
   const std::string out = g.Str("out", "");
