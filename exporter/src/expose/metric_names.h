@@ -111,6 +111,8 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_errors_total", MetricType::kCounter, "Real errors while reading or analysing windows, by reason (give_up: a file given up after --max-retries; no_data: a window with no usable kernel data, not exported). A file still being written and retried is not counted here.", {"reason"}, false},
     {"profwatch_window_retries_total", MetricType::kCounter, "Window analyses held back because a file was not ready yet (still being written: truncated, io, not_found), by reason; retried with backoff, not errors.", {"reason"}, false},
     {"profwatch_trace_bytes_read_total", MetricType::kCounter, "Trace bytes read from disk (compressed).", {}, false},
+    {"profwatch_spill_bytes_total", MetricType::kCounter, "Bytes of kernel intervals written to spill files in --spill-dir (large traces; memory stays bounded).", {}, false},
+    {"profwatch_spill_errors_total", MetricType::kCounter, "Trace files whose spill file in --spill-dir could not be created or written (read-only or full directory): their intervals stayed in memory; the log names the directory and the error.", {}, false},
     {"profwatch_analysis_duration_seconds", MetricType::kHistogram, "Wall time of one window analysis.", {}, false},
     {"profwatch_pending_windows", MetricType::kGauge, "Windows of the run waiting for completeness (files or GPUs, until --window-timeout), a retry or a worker.", {}, true},
     {"profwatch_workers_busy", MetricType::kGauge, "Analysis workers working on a window now.", {}, false},

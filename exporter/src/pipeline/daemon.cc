@@ -115,6 +115,8 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   state_save_errors_ = &CounterFamily("profwatch_state_save_errors_total").Add({});
   reanalyzed_total_ = &CounterFamily("profwatch_windows_reanalyzed_total").Add({});
   bytes_total_ = &CounterFamily("profwatch_trace_bytes_read_total").Add({});
+  spill_bytes_total_ = &CounterFamily("profwatch_spill_bytes_total").Add({});
+  spill_errors_total_ = &CounterFamily("profwatch_spill_errors_total").Add({});
   duration_ = &prometheus::BuildHistogram()
                    .Name("profwatch_analysis_duration_seconds")
                    .Help(HelpOf("profwatch_analysis_duration_seconds"))
@@ -609,7 +611,19 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   }
   WriteState(std::move(save));
   duration_->Observe(seconds);
-  if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
+  if (result) {
+    bytes_total_->Increment(static_cast<double>(result->bytes_read));
+    spill_bytes_total_->Increment(static_cast<double>(result->spilled_bytes));
+    for (const auto& e : result->spill_errors) {
+      // The figures are unchanged, but the file's intervals stayed in memory:
+      // a large window can then outgrow the daemon's memory limit.
+      spill_errors_total_->Increment();
+      spdlog::warn(
+          "spill failed, intervals kept in memory training_job={} run={} window={} path={} "
+          "error={}",
+          task.run.training_job, task.run.run, task.window_id, e.path, e.error.context);
+    }
+  }
 }
 
 std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::WindowTask& task,
