@@ -791,6 +791,15 @@ def run_h200(args):
             raise Failure(f"want the gap alert for {stalled} only, got {[a['labels'] for a in gap]}")
         if "host or input stall" not in gap[0]["annotations"]["description"]:
             raise Failure(f"the gap alert does not point at a host stall: {gap[0]['annotations']}")
+        # The figures the annotation queries at alert time, as `analyze`
+        # prints them for this window (0.013976 s, 17.3% of the 0.081 s step
+        # from the training log), and the runbook as a link.
+        for want in ("Host stall before each step's first kernel: 13.98ms per step, 17.25% of the step",
+                     "Step time 81ms (step-time source log)", "(warning above 15%; worst host "):
+            if want not in gap[0]["annotations"]["description"]:
+                raise Failure(f"the gap alert's description lacks {want!r}: {gap[0]['annotations']}")
+        if not gap[0]["annotations"]["runbook_url"].startswith("file:///usr/share/doc/profwatch/docs/"):
+            raise Failure(f"runbook_url is not a link: {gap[0]['annotations']['runbook_url']}")
         log(f"ok  {stalled}: {gap[0]['annotations']['summary']}")
         # A false alarm on a real run would be pending or firing by the time
         # the gap alert has been active for 3 * `for:` (every rule is

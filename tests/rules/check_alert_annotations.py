@@ -1,7 +1,17 @@
 #!/usr/bin/env python3
 """Every alert in the rule files carries `summary`, `description` and a
-`runbook_url` that points at a section that exists in the repository's docs
-(`docs/FILE.md#anchor`, the anchor being the GitHub-style slug of a heading).
+`runbook_url` that links a section that exists in the repository's docs,
+and its summary states the thresholds its expression compares against.
+
+runbook_url: the installed docs, RUNBOOK_BASE/FILE.md#anchor
+(file:///usr/share/doc/profwatch/docs, which `cmake --install` rewrites to
+the install's docs or to -DPROFWATCH_RUNBOOK_BASE_URL), FILE.md being
+docs/FILE.md here and the anchor the GitHub-style slug of a heading.
+
+Thresholds: each number an alert's expression compares with (`> 0.15`,
+`> 1.10`, `> 6 * 3600`) must appear in its summary as a person reads it
+(15%, 1.10, 6 h). Comparisons that only ask "is there one" (`> 0`, `>= 1`,
+`== 0`, `== 1`) are not thresholds.
 
 Usage: check_alert_annotations.py --repo DIR RULES.yml...
 Exit 0 when every alert passes; otherwise prints each problem and exits 1.
@@ -12,6 +22,8 @@ import re
 import sys
 
 import yaml
+
+RUNBOOK_BASE = "file:///usr/share/doc/profwatch/docs/"
 
 
 def slug(heading):
@@ -32,6 +44,25 @@ def anchors_of(path):
     return out
 
 
+def thresholds(expr):
+    """(number as written, the forms a summary may state it in) for each
+    comparison of `expr` with a number."""
+    out = []
+    for op, num, mult in re.findall(r"(>=|<=|!=|==|>|<)\s*([0-9]+(?:\.[0-9]+)?)(?:\s*\*\s*([0-9]+))?",
+                                    expr):
+        v = float(num) * (float(mult) if mult else 1)
+        if v in (0, 1) and not mult:
+            continue  # presence, a flag, or changes() >= 1
+        if mult == "3600":
+            forms = [f"{float(num):g} h", f"{float(num):g} hours"]
+        elif v < 1:
+            forms = [f"{v * 100:g}%"]
+        else:
+            forms = [num]
+        out.append((f"{op} {num}" + (f" * {mult}" if mult else ""), forms))
+    return out
+
+
 def check(repo, rule_files):
     problems = []
     alerts = 0
@@ -48,12 +79,18 @@ def check(repo, rule_files):
                 for key in ("summary", "description", "runbook_url"):
                     if not str(ann.get(key, "")).strip():
                         problems.append(f"{rf}: {name}: missing annotation {key}")
+                summary = str(ann.get("summary", ""))
+                for written, forms in thresholds(str(rule.get("expr", ""))):
+                    if not any(f in summary for f in forms):
+                        problems.append(f"{rf}: {name}: the summary does not state the threshold "
+                                        f"`{written}` (as {' or '.join(forms)}): {summary!r}")
                 url = str(ann.get("runbook_url", ""))
-                m = re.fullmatch(r"(docs/[\w\-./]+\.md)#([\w\-]+)", url)
+                m = re.fullmatch(re.escape(RUNBOOK_BASE) + r"([\w\-./]+\.md)#([\w\-]+)", url)
                 if not m:
-                    problems.append(f"{rf}: {name}: runbook_url {url!r} is not docs/FILE.md#anchor")
+                    problems.append(f"{rf}: {name}: runbook_url {url!r} is not "
+                                    f"{RUNBOOK_BASE}FILE.md#anchor")
                     continue
-                doc_path = os.path.join(repo, m.group(1))
+                doc_path = os.path.join(repo, "docs", m.group(1))
                 if not os.path.isfile(doc_path):
                     problems.append(f"{rf}: {name}: {m.group(1)} does not exist")
                 elif m.group(2) not in anchors_of(doc_path):
