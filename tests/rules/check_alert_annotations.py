@@ -13,6 +13,14 @@ Thresholds: each number an alert's expression compares with (`> 0.15`,
 (15%, 1.10, 6 h). Comparisons that only ask "is there one" (`> 0`, `>= 1`,
 `== 0`, `== 1`) are not thresholds.
 
+Groups: a rule (its expression or an annotation's `query`) reads a recorded
+series only from a rule above it in its own group. Prometheus evaluates a
+group's rules in order at one timestamp but each group on its own timer, so
+a series recorded by another group is read as of that group's last
+evaluation, up to an interval late, and an alert's `for:` would count from
+a later evaluation than the promtool tests (which order groups for the
+test) show.
+
 Usage: check_alert_annotations.py --repo DIR RULES.yml...
 Exit 0 when every alert passes; otherwise prints each problem and exits 1.
 """
@@ -63,12 +71,43 @@ def thresholds(expr):
     return out
 
 
+NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def check_groups(rule_file, doc):
+    """Problems where a rule reads a series recorded by another group or by
+    a rule below it in its own group."""
+    groups = doc.get("groups", [])
+    where = {}  # recorded name -> (group name, rule index)
+    for group in groups:
+        for i, rule in enumerate(group.get("rules", [])):
+            if "record" in rule:
+                where.setdefault(rule["record"], (group["name"], i))
+    problems = []
+    for group in groups:
+        for i, rule in enumerate(group.get("rules", [])):
+            text = str(rule.get("expr", "")) + " " + " ".join(
+                str(v) for v in (rule.get("annotations") or {}).values())
+            who = rule.get("alert") or rule.get("record")
+            for name in sorted(set(NAME.findall(text)) & set(where)):
+                g, j = where[name]
+                if g != group["name"]:
+                    problems.append(f"{rule_file}: {who} (group {group['name']}) reads {name}, "
+                                    f"recorded by group {g}: it would see that group's previous "
+                                    "evaluation; move it below the rule in one group")
+                elif j >= i:
+                    problems.append(f"{rule_file}: {who} reads {name}, recorded below it in "
+                                    f"group {g}")
+    return problems
+
+
 def check(repo, rule_files):
     problems = []
     alerts = 0
     for rf in rule_files:
         with open(rf, encoding="utf-8") as f:
             doc = yaml.safe_load(f)
+        problems += check_groups(rf, doc)
         for group in doc.get("groups", []):
             for rule in group.get("rules", []):
                 if "alert" not in rule:
