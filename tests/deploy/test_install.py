@@ -72,9 +72,16 @@ def unit_paths(unit_text):
     return paths
 
 
+REPO_RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+
+
 def runbook_urls(rules_path):
+    """Each alert's default runbook link (where Prometheus sets no
+    profwatch_runbook_base_url external label): the template's else-branch
+    base and the page after it."""
     with open(rules_path, encoding="utf-8") as f:
-        return re.findall(r'(?m)^\s+runbook_url: "([^"]+)"', f.read())
+        return ["".join(m) for m in re.findall(
+            r"\}\}([^{}\s]+)\{\{ end \}\}(/[\w\-./]+\.md#[\w\-]+)", f.read())]
 
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -208,13 +215,13 @@ class InstallTest(unittest.TestCase):
         installed = os.path.join(self.tmp, "opt", "pw", "share", "profwatch", "rules",
                                  "profwatch.rules.yml")
         repo_urls = runbook_urls(os.path.join(REPO, "rules", "profwatch.rules.yml"))
+        self.assertGreater(len(repo_urls), 10)
         self.assertEqual(runbook_urls(installed),
-                         [u.replace("file:///usr/share/doc/profwatch/docs/", base) for u in repo_urls])
+                         [u.replace(REPO_RUNBOOK_DEFAULT + "/", base) for u in repo_urls])
         # Nothing else changed.
         with open(installed, encoding="utf-8") as a, open(
                 os.path.join(REPO, "rules", "profwatch.rules.yml"), encoding="utf-8") as b:
-            self.assertEqual(a.read().replace(base, "file:///usr/share/doc/profwatch/docs/"),
-                             b.read())
+            self.assertEqual(a.read().replace(base.rstrip("/"), REPO_RUNBOOK_DEFAULT), b.read())
         promtool = shutil.which("promtool")
         if promtool:
             check = subprocess.run([promtool, "check", "rules", installed], capture_output=True,

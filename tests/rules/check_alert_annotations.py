@@ -3,10 +3,11 @@
 `runbook_url` that links a section that exists in the repository's docs,
 and its summary states the thresholds its expression compares against.
 
-runbook_url: the installed docs, RUNBOOK_BASE/FILE.md#anchor
-(file:///usr/share/doc/profwatch/docs, which `cmake --install` rewrites to
-the install's docs or to -DPROFWATCH_RUNBOOK_BASE_URL), FILE.md being
-docs/FILE.md here and the anchor the GitHub-style slug of a heading.
+runbook_url: BASE/FILE.md#anchor, BASE being the Prometheus external label
+profwatch_runbook_base_url where the operator sets one, else the installed
+docs (RUNBOOK_DEFAULT, which `cmake --install` rewrites to the install's
+docs or to -DPROFWATCH_RUNBOOK_BASE_URL); FILE.md is docs/FILE.md here and
+the anchor the GitHub-style slug of a heading.
 
 Thresholds: each number an alert's expression compares with (`> 0.15`,
 `> 1.10`, `> 6 * 3600`) must appear in its summary as a person reads it
@@ -31,7 +32,10 @@ import sys
 
 import yaml
 
-RUNBOOK_BASE = "file:///usr/share/doc/profwatch/docs/"
+RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+# The template every runbook_url starts with (as YAML parses it).
+RUNBOOK_BASE = ('{{ with $externalLabels.profwatch_runbook_base_url }}{{ reReplaceAll "/+$" "" . }}'
+                "{{ else }}" + RUNBOOK_DEFAULT + "{{ end }}/")
 
 
 def slug(heading):
@@ -127,7 +131,8 @@ def check(repo, rule_files):
                 m = re.fullmatch(re.escape(RUNBOOK_BASE) + r"([\w\-./]+\.md)#([\w\-]+)", url)
                 if not m:
                     problems.append(f"{rf}: {name}: runbook_url {url!r} is not "
-                                    f"{RUNBOOK_BASE}FILE.md#anchor")
+                                    f"{RUNBOOK_BASE}FILE.md#anchor (the operator's base, else "
+                                    "the installed docs)")
                     continue
                 doc_path = os.path.join(repo, "docs", m.group(1))
                 if not os.path.isfile(doc_path):
