@@ -122,6 +122,7 @@ FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::st
                                    std::move(spill_dir))) {}
 
 uint64_t FileAggregator::SpilledIntervals() const { return impl_->table.spilled_intervals; }
+const std::string& FileAggregator::SpillError() const { return impl_->table.spill_error; }
 
 void FileAggregator::Park() { impl_->table.MaybeSpill(kParkedIntervals); }
 

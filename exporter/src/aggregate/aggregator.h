@@ -116,6 +116,9 @@ class FileAggregator final : public parse::EventSink {
 
   // Intervals written to the spill file so far (0 when everything fit).
   uint64_t SpilledIntervals() const;
+  // Why the spill file could not be created or written ("" when it could,
+  // or none was needed): the intervals stayed in memory instead.
+  const std::string& SpillError() const;
 
   // Whether CUDA-graph kernels, or JAX collective calls (sized from their
   // HLO instruction at Finish), were seen: they need the HLO modules.

@@ -55,6 +55,7 @@ void KernelTable::MaybeSpill(size_t keep) {
     auto created = SpillFile::Create(spill_dir);
     if (!created) {
       spill_failed = true;
+      spill_error = created.error().context;
       return;
     }
     spill = std::move(*created);
@@ -73,6 +74,7 @@ void KernelTable::MaybeSpill(size_t keep) {
       auto run = spill->Write(v.data(), v.size());
       if (!run) {
         spill_failed = true;  // runs written so far stay valid
+        spill_error = run.error().context;
         return;
       }
       d.spilled.emplace_back(static_cast<uint32_t>(slot), *run);

@@ -110,7 +110,10 @@ struct KernelTable {
   std::string spill_dir = "/tmp";
   size_t adds_since_check = 0;
   std::unique_ptr<SpillFile> spill;
-  bool spill_failed = false;     // no (more) spilling: kept in memory instead
+  bool spill_failed = false;  // no (more) spilling: kept in memory instead
+  // Why spilling failed when the spill file could not be created or written
+  // (not when the file budget stopped it: that error ends the read anyway).
+  std::string spill_error;
   FileBudget* budget = nullptr;  // charged per spill write; may be null
   uint64_t spilled_intervals = 0;
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "aggregate/flops.h"
+#include "aggregate/intervals.h"
 #include "parse/nsys_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
@@ -73,6 +74,8 @@ struct FileOutcome {
   std::optional<Error> error;
   uint64_t raw_bytes = 0;
   std::string format;
+  uint64_t spilled_bytes = 0;
+  std::string spill_error;
 };
 
 // Chooses which files to read: one per process key (host[.procN]) and kind
@@ -399,6 +402,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   ForEachOnWorkers(outcomes.size(), finish_threads, [&](size_t i) {
     FileOutcome& o = outcomes[i];
     if (!o.ok) return;
+    o.spilled_bytes = o.aggregator->SpilledIntervals() * sizeof(aggregate::Interval);
+    o.spill_error = o.aggregator->SpillError();
     finished[i] = o.aggregator->Finish(o.summary, o.partial, **classifier, device_threads);
     o.aggregator.reset();
   });
@@ -410,6 +415,10 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   for (size_t i = 0; i < outcomes.size(); ++i) {
     FileOutcome& o = outcomes[i];
     result.bytes_read += o.raw_bytes;
+    result.spilled_bytes += o.spilled_bytes;
+    if (!o.spill_error.empty()) {
+      result.spill_errors.push_back({jobs[i].path, Error{ErrorCode::kIo, o.spill_error}});
+    }
     if (o.error) result.errors.push_back({jobs[i].path, *o.error});
     if (!o.ok) continue;
     ++usable;

@@ -69,6 +69,10 @@ struct WindowAnalysis {
   uint64_t json_bytes = 0;        // decompressed bytes parsed
   double seconds = 0.0;           // wall time of the analysis
   std::string format;             // "json", "xplane" or "mixed"
+  uint64_t spilled_bytes = 0;     // interval bytes written to spill files (--spill-dir)
+  // Files whose spill file could not be created or written, and why: their
+  // intervals stayed in memory (the figures are the same, memory is not bounded).
+  std::vector<FileError> spill_errors;
 };
 
 // Analyses `files` as one window. Per-file failures land in `errors` (a

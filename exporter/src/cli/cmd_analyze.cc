@@ -85,26 +85,27 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps in the window (divisor, >= 1; --format drill also takes 0, as "
                  "profile_drill.py does)")
+      ->check(WholeAtLeast(0, INT64_MAX))
       ->capture_default_str();
   app.add_option("--family-top-n", f.family_top_n,
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
                  "mode, 5 otherwise)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0, INT64_MAX));
   app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--top-regions", f.top_regions, "Regions listed by kernel time; the rest as other")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--expected-gpus", f.expected_gpus,
                  "Warn loudly when the window has a different GPU count")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0));
   app.add_option("--step-time", f.step_time, "Steady-state step seconds (config source of the gap)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--window", f.window_sel,
                  "all | latest (the newest window by capture time, one per run) | <window id>")
       ->capture_default_str();

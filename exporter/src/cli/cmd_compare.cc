@@ -401,7 +401,7 @@ void AddCompareOptions(CLI::App& app, CompareFlags& f) {
   app.add_option("--step-time", f.step_times,
                  "Step seconds per variant, in order (repeatable; one value applies to all)")
       ->allow_extra_args(false)
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--log", f.log_files,
                  "PATH=FILE: the training log of variant PATH (repeatable), or one FILE per "
                  "variant in order; default: each run's log, found as serve finds it")
@@ -411,6 +411,7 @@ void AddCompareOptions(CLI::App& app, CompareFlags& f) {
       ->capture_default_str();
   app.add_flag("--force", f.force, "Print the table even when the variants are not comparable");
   app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (>= 1)")
+      ->check(WholeAtLeast(1, INT64_MAX))
       ->capture_default_str();
   AddAnalysisOptions(app, f.common);
   app.add_option("--history", f.history,

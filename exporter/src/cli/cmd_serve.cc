@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 
+#include "aggregate/interval_spill.h"
 #include "cli/commands.h"
 #include "cli/serve_flags.h"
 #include "core/clock.h"
@@ -84,6 +85,14 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
         "to watch your jobs, pass --watch DIR (in a container, mount it first: docker run -v "
         "/data/jobs:/jobs:ro IMAGE serve --watch /jobs)");
     UseBundledDemo(demo, flags, *options);
+  }
+  // A spill directory the daemon cannot write (a read-only root file system
+  // without a volume there) is found at start, not at the first large window.
+  if (auto probe = aggregate::SpillFile::Create(options->analyze.spill_dir); !probe) {
+    spdlog::warn(
+        "spill dir not writable, large traces will be kept in memory path={} error={} (give "
+        "--spill-dir a writable directory)",
+        options->analyze.spill_dir, probe.error().context);
   }
   return std::move(*options);
 }

@@ -32,11 +32,11 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--max-files-per-dir", f.max_files_per_dir,
                  "A directory holding more trace files is not analysed (counted and logged "
                  "once); a <ts> dir is held to --max-files-per-window too")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1, INT64_MAX))
       ->capture_default_str();
   app.add_option("--max-files-per-window", f.max_files_per_window,
                  "A window of more trace files is not analysed (counted and logged once)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1, INT64_MAX))
       ->capture_default_str();
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
@@ -67,10 +67,10 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--settle", f.settle, "Quiet time before a window is complete")
       ->capture_default_str();
   app.add_option("--expected-gpus", f.expected_gpus, "GPUs expected per window (0 = learn)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0));
   app.add_option("--expected-files", f.expected_files,
                  "Trace files expected per window (0 = learn from the previous window)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0));
   app.add_option("--window-timeout", f.window_timeout,
                  "Analyse a window short of its expectation after this long, flagged incomplete")
       ->capture_default_str();
@@ -79,14 +79,16 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
                  "copied trees) until the clock catches up")
       ->capture_default_str();
   app.add_option("--max-retries", f.max_retries, "Tries before a failing file is given up")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--workers", f.workers,
                  "Windows analysed at once (niced threads): more than one, so a window "
                  "running to its file budget does not hold the others")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
-  app.add_option("--retention", f.retention, "Drop runs this long after their last window")
+  app.add_option("--retention", f.retention,
+                 "A run leaves /metrics, and is no longer analysed, this long after its last "
+                 "activity (the newest write to its window files or training log); more than 0")
       ->capture_default_str();
 }
 
@@ -96,22 +98,22 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps per window (divisor); given explicitly it wins over the "
                  "training log's profiler_steps")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
   app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeAtLeast(0))
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--top-regions", f.top_regions,
                  "Regions exported by kernel time; the rest as region=\"other\"")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
@@ -121,7 +123,7 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
       ->check(CLI::IsMember({"auto", "json", "xplane"}))
       ->capture_default_str();
   app.add_option("--step-time", f.step_time, "Step seconds from configuration (gap source)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberAtLeast(0, "none"));
   app.add_option("--log", f.log,
                  "Training log to tail for step times (repeatable): FILE (the only watched "
                  "run), RUN=FILE or JOB/RUN=FILE")
@@ -142,7 +144,7 @@ void AddStateOptions(CLI::App& app, ServeFlags& f) {
                  "Append every analysed window's summary to this JSON Lines file");
   app.add_option("--history-max-bytes", f.history_max_bytes,
                  "Rotate --history to FILE.1 beyond this size")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeastU64(1))
       ->capture_default_str();
   app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error|critical|off")
       ->capture_default_str();
@@ -331,6 +333,12 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   if (!timeout) return tl::unexpected(timeout.error());
   auto retention = dur("--retention", f.retention);
   if (!retention) return tl::unexpected(retention.error());
+  // 0 would drop every run as soon as it is exported: nothing to scrape.
+  if (retention->count() == 0) {
+    return MakeError(ErrorCode::kConfig,
+                     "--retention: must be more than 0 (0 would remove every run from /metrics "
+                     "as soon as its window is analysed)");
+  }
 
   o.roots = f.watch;
   o.use_inotify = !f.no_inotify;

@@ -112,6 +112,8 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
   reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
   bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
+  spill_bytes_total_ = &CounterFamily(Metric::kSpillBytesTotal).Add({});
+  spill_errors_total_ = &CounterFamily(Metric::kSpillErrorsTotal).Add({});
   const expose::MetricSpec& duration = expose::Spec(Metric::kAnalysisDurationSeconds);
   duration_ = &prometheus::BuildHistogram()
                    .Name(std::string(duration.name))
@@ -595,6 +597,21 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
                  task.run.training_job, task.run.run, task.window_id);
     return;
   }
+  // Counted before the window is published, so a scrape that shows the
+  // window shows what reading it cost.
+  if (result) {
+    bytes_total_->Increment(static_cast<double>(result->bytes_read));
+    spill_bytes_total_->Increment(static_cast<double>(result->spilled_bytes));
+    for (const auto& e : result->spill_errors) {
+      // The figures are unchanged, but the file's intervals stayed in memory:
+      // a large window can then outgrow the daemon's memory limit.
+      spill_errors_total_->Increment();
+      spdlog::warn(
+          "spill failed, intervals kept in memory training_job={} run={} window={} path={} "
+          "error={}",
+          task.run.training_job, task.run.run, task.window_id, e.path, e.error.context);
+    }
+  }
   FinishedWindow finished;
   finished.outcome = OutcomeOf(result);
   finished.seconds = seconds;
@@ -610,7 +627,6 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   }
   WriteState(std::move(save));
   duration_->Observe(seconds);
-  if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
 std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::WindowTask& task,

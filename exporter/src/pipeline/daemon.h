@@ -260,6 +260,8 @@ class Daemon {
   prometheus::Counter* run_clashes_total_ = nullptr;
   prometheus::Counter* reanalyzed_total_ = nullptr;
   prometheus::Counter* bytes_total_ = nullptr;
+  prometheus::Counter* spill_bytes_total_ = nullptr;
+  prometheus::Counter* spill_errors_total_ = nullptr;
   prometheus::Histogram* duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
   prometheus::Family<prometheus::Counter>* retries_family_ = nullptr;

@@ -158,7 +158,9 @@ TEST(ServeFlagsTest, ConfigErrorsAreOneLineNamingFileAndProblem) {
            Case{"watch: [/a\nsettle: 1s\n",
                 "config file " + cfg + ": line 2, column 7: end of sequence flow not found"},
            Case{"colour: blue\n", "config file " + cfg + ": unknown flag 'colour'"},
-           Case{"workers: many\n", "config file " + cfg + ": --workers: Value many not"},
+           Case{"workers: many\n",
+                "config file " + cfg +
+                    ": --workers: must be a whole number of at least 1, not 'many'"},
        }) {
     WriteFile(cfg, c.text);
     ParsedServeFlags p = ParseServeFlags({"--config", cfg});
