@@ -593,6 +593,11 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
   }
   b.Add("profwatch_workers_busy", static_cast<double>(snap.workers_busy));
   b.Add("profwatch_workers_stuck", static_cast<double>(snap.workers_stuck));
+  b.Add("profwatch_oldest_waiting_window_seconds", snap.oldest_waiting_seconds);
+  for (const auto& [key, n] : snap.owner_capped) {
+    b.Add("profwatch_owner_capped", static_cast<double>(n),
+          {{"owner", key.first}, {"reason", key.second}});
+  }
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) {
     b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);
