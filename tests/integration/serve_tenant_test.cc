@@ -3,11 +3,13 @@
 // directories delay nobody else beyond their share. Tests with several
 // owners chown job directories to distinct uids, so they need root (CI runs
 // as root); they skip with a message otherwise.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <functional>
@@ -98,6 +100,35 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// A scratch directory for trees of many directories: on tmpfs when
+// /dev/shm can be written (creating and removing 20,000 directories on a
+// busy disk with online discard takes over a minute; on tmpfs seconds),
+// else under the test's temp dir. Removed with everything below it.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const TempDir& fallback) {
+    std::string tmpl = "/dev/shm/profwatch-tenant-XXXXXX";
+    if (::mkdtemp(tmpl.data()) != nullptr) {
+      path_ = tmpl;
+      owned_ = true;
+    } else {
+      path_ = fallback.Sub("scratch");
+      fs::create_directories(path_);
+    }
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (owned_) fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string Sub(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+  bool owned_ = false;
+};
+
 // `n` <ts> dirs in one run, ten minutes apart (each its own window), each
 // holding a hard link of one 2 KB trace.
 void MakeLinkedWindows(const std::string& profile_dir, int n, const std::string& seed) {
@@ -118,8 +149,9 @@ void MakeLinkedWindows(const std::string& profile_dir, int n, const std::string&
 // quadratic grouping the first scan alone took minutes.
 TEST(ServeTenantTest, TwentyThousandLinkedWindowsHoldNeitherAVictimNorShutdown) {
   TempDir tmp;
-  const std::string jobs = tmp.Sub("jobs");
-  const std::string seed = tmp.Sub("seed.trace.json.gz");
+  const ScratchDir scratch(tmp);
+  const std::string jobs = scratch.Sub("jobs");
+  const std::string seed = scratch.Sub("seed.trace.json.gz");
   WriteSmallTrace(seed, 1);
   MakeLinkedWindows(ProfileDir(jobs, "flood", "run"), 20'000, seed);
   Serve serve(tmp, FastFlags(jobs));
@@ -145,8 +177,9 @@ TEST(ServeTenantTest, TwentyThousandLinkedWindowsHoldNeitherAVictimNorShutdown) 
 // daemon within 15 s (the walk checks the stop flag; grouping is by index).
 TEST(ServeTenantTest, SigtermDuringTheFirstScanOfAFloodEndsTheDaemon) {
   TempDir tmp;
-  const std::string jobs = tmp.Sub("jobs");
-  const std::string seed = tmp.Sub("seed.trace.json.gz");
+  const ScratchDir scratch(tmp);
+  const std::string jobs = scratch.Sub("jobs");
+  const std::string seed = scratch.Sub("seed.trace.json.gz");
   WriteSmallTrace(seed, 1);
   MakeLinkedWindows(ProfileDir(jobs, "flood", "run"), 20'000, seed);
   Serve serve(tmp, FastFlags(jobs));
@@ -157,7 +190,10 @@ TEST(ServeTenantTest, SigtermDuringTheFirstScanOfAFloodEndsTheDaemon) {
 // Two runs each holding a window of 20 hard links of one 256 MiB `{}` gzip
 // (261 KB on disk) take both workers; a third run's window landing after
 // them is exported within 60 s: each link names one file, read once per
-// window, so each flood window costs one read instead of 20.
+// window, so each flood window costs one read instead of 20. The per-file
+// budget is 5 s (--file-max-seconds, a flag of every version) so the cost of
+// one read does not depend on how busy the machine is: 5 s per window read
+// once, 100 s read 20 times.
 TEST(ServeTenantTest, TwoRunsOfTwentyLinkedBombsDoNotHoldAThirdRun) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
@@ -172,7 +208,7 @@ TEST(ServeTenantTest, TwoRunsOfTwentyLinkedBombsDoNotHoldAThirdRun) {
       ASSERT_EQ(::link(bomb.c_str(), link.c_str()), 0) << link;
     }
   }
-  Serve serve(tmp, FastFlags(jobs));
+  Serve serve(tmp, FastFlags(jobs, {"--file-max-seconds", "5"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor(Busy(2))) << serve.Log();
   const auto landed = std::chrono::steady_clock::now();
@@ -193,7 +229,7 @@ TEST(ServeTenantTest, TheOldestWaitingWindowsAgeIsExported) {
   const std::string jobs = tmp.Sub("jobs");
   const std::string ts = TsName(NowUnix() - 120);
   WriteBomb(ProfileDir(jobs, "slow", "run") + "/" + ts + "/h0.trace.json.gz", 1ull << 30);
-  Serve serve(tmp, FastFlags(jobs, {"--workers", "1", "--window-max-seconds", "60"}));
+  Serve serve(tmp, FastFlags(jobs, {"--workers", "1", "--file-max-seconds", "60"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   auto m = serve.WaitFor(Busy(1));
   ASSERT_TRUE(m.has_value()) << serve.Log();
