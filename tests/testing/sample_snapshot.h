@@ -240,6 +240,8 @@ inline snapshot::Snapshot SampleSnapshot() {
   s.shards = 3;
   s.pending_windows = 2;
   s.pending_by_run[RunWithoutStepTime().key] = 2;
+  s.oldest_waiting_seconds = 42.5;
+  s.owner_capped[{"4001", "owner_run_cap"}] = 3;
   return Published(std::move(s));
 }
 

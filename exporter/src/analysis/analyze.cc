@@ -1,6 +1,7 @@
 #include "analysis/analyze.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +59,23 @@ class BudgetSource final : public read::ByteSource {
 };
 
 bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); }
+
+// `files` without the paths that name a file already listed (same device
+// and inode: a hard link, a bind mount), in order; `dropped` counts them. A
+// path that cannot be stat'ed is kept: its read reports why.
+std::vector<std::string> DistinctFiles(const std::vector<std::string>& files, size_t* dropped) {
+  std::vector<std::string> out;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const std::string& f : files) {
+    struct stat st;
+    if (::stat(f.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) {
+      ++*dropped;
+      continue;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
 
 struct FileJob {
   std::string path;
@@ -365,9 +383,16 @@ void NameDeviceFromXplane(const std::vector<FileJob>& jobs, const AnalyzeOptions
 
 }  // namespace
 
-Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
-                                    const AnalyzeOptions& options) {
+Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
+                                    const AnalyzeOptions& options_in) {
   const auto start = std::chrono::steady_clock::now();
+  AnalyzeOptions options = options_in;
+  if (options.limits.window_max_time.count() > 0) {
+    options.limits.window_deadline =
+        std::min(options.limits.window_deadline, start + options.limits.window_max_time);
+  }
+  size_t duplicates = 0;
+  const std::vector<std::string> files = DistinctFiles(files_in, &duplicates);
   std::vector<FileJob> jobs = SelectSources(files, options.source);
   std::vector<FileOutcome> outcomes(jobs.size());
   // options.threads is the thread budget: one worker per file up to it.
@@ -437,6 +462,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   result.stats = aggregate::MergeWindow(stats, **classifier, options.aggregate);
   NameDeviceFromXplane(jobs, options, result.stats.flops);
   result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
+  result.duplicate_files = duplicates;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -38,6 +38,28 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
                  "A window of more trace files is not analysed (counted and logged once)")
       ->check(WholeAtLeast(1, INT64_MAX))
       ->capture_default_str();
+  // Per owner (the uid of a job directory): anyone who can write under a
+  // root can make job directories, so no owner may take more than these.
+  app.add_option("--max-runs-per-owner", f.max_runs_per_owner,
+                 "Runs tracked per owner (uid of the job directory); past it the runs with the "
+                 "oldest writes are not analysed (counted and logged; 0: no cap)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
+  app.add_option("--max-windows-per-owner", f.max_windows_per_owner,
+                 "Windows tracked per owner; past it the owner's oldest windows are not "
+                 "tracked (counted and logged; 0: no cap)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
+  app.add_option("--max-dirs-per-owner", f.max_dirs_per_owner,
+                 "Directories walked per owner and scan (<ts> dirs newest first); the rest of "
+                 "the owner's tree is not walked (counted and logged; 0: no cap)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
+  app.add_option("--max-watches-per-owner", f.max_watches_per_owner,
+                 "inotify watches per owner; the owner's other directories are found by the "
+                 "--poll-interval rescan (0: no budget)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
@@ -134,6 +156,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
       ->allow_extra_args(false);
   AddSpillDirOption(app, f.spill_dir);
   AddFileBudgetOptions(app, f.file_budget);
+  app.add_option("--window-max-seconds", f.window_max_seconds,
+                 "Per window: most seconds of reading all its files; its files still being read "
+                 "then fail with reason over_budget (0: no limit)")
+      ->check(NumberAtLeast(0))
+      ->capture_default_str();
 }
 
 // State, configuration, history and logging.
@@ -141,9 +168,10 @@ void AddStateOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--state", f.state, "Persist analysed windows here (atomic rewrite)");
   app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
   app.add_option("--history", f.history,
-                 "Append every analysed window's summary to this JSON Lines file");
+                 "Append every analysed window's summary to JSON Lines files: FILE.uidN per "
+                 "owner (uid of the job directory)");
   app.add_option("--history-max-bytes", f.history_max_bytes,
-                 "Rotate --history to FILE.1 beyond this size")
+                 "Per owner: rotate its --history file to FILE.uidN.1 beyond this size")
       ->check(WholeAtLeastU64(1))
       ->capture_default_str();
   app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error|critical|off")
@@ -345,6 +373,10 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.follow_symlinks = f.follow_symlinks;
   o.max_files_per_dir = f.max_files_per_dir;
   o.assembler.max_files_per_window = f.max_files_per_window;
+  o.assembler.max_runs_per_owner = f.max_runs_per_owner;
+  o.assembler.max_windows_per_owner = f.max_windows_per_owner;
+  o.max_dirs_per_owner = f.max_dirs_per_owner;
+  o.max_watches_per_owner = f.max_watches_per_owner;
   o.poll_interval = *poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();
@@ -376,6 +408,8 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.state_file = f.state;
   o.analyze.spill_dir = f.spill_dir;
   o.analyze.limits = f.file_budget.ToLimits();
+  o.analyze.limits.window_max_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(f.window_max_seconds));
   o.analyze.aggregate.profile_steps = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   o.analyze.aggregate.region_depth = f.region_depth;

@@ -37,6 +37,10 @@ struct ServeFlags {
   bool follow_symlinks = false;
   int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
   int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
+  int64_t max_runs_per_owner = window::AssemblerOptions::kDefaultMaxRunsPerOwner;
+  int64_t max_windows_per_owner = window::AssemblerOptions::kDefaultMaxWindowsPerOwner;
+  int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
+  int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
   std::string host_filter;  // "", a host name, or "auto"
   std::string shard;        // "", "I/N" or "POD-NAME-I/N" (watch::ParseShard)
   std::string skew = "120s";
@@ -48,6 +52,10 @@ struct ServeFlags {
   int max_retries = 5;
   int workers = 2;
   FileBudgetFlags file_budget;
+  // --window-max-seconds: a window's whole analysis. The largest real window
+  // (1,024 hosts' capped JAX traces, 0.3 GB of JSON each, read one after the
+  // other at about 100 MB/s) takes under an hour.
+  double window_max_seconds = 3600;
   std::string retention = "24h";
   std::string state;
   std::string config;

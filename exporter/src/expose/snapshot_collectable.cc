@@ -532,6 +532,10 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
   }
   b.Add(M::kWorkersBusy, static_cast<double>(snap.workers_busy));
   b.Add(M::kWorkersStuck, static_cast<double>(snap.workers_stuck));
+  b.Add(M::kOldestWaitingWindowSeconds, snap.oldest_waiting_seconds);
+  for (const auto& [key, n] : snap.owner_capped) {
+    b.Add(M::kOwnerCapped, static_cast<double>(n), {{"owner", key.first}, {"reason", key.second}});
+  }
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) b.Add(M::kLastScanTimestampSeconds, snap.last_scan_unix);
   for (const auto& [root, readable] : snap.watch_roots) {

@@ -90,9 +90,6 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       persist_throttle_(kPersistGap, kPersistCostFactor),
       publish_throttle_(kPublishGap, kPublishCostFactor) {
   if (options_.workers < 1) options_.workers = 1;
-  if (options_.queue_capacity == 0) {
-    options_.queue_capacity = std::max<size_t>(2 * static_cast<size_t>(options_.workers), 64);
-  }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
   auto CounterFamily = [this](Metric id) -> prometheus::Family<prometheus::Counter>& {
@@ -136,8 +133,11 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     }
   }
   scans_total_ = &CounterFamily(Metric::kScansTotal).Add({});
+  history_rotations_family_ = &CounterFamily(Metric::kHistoryRotationsTotal);
   refused_family_ = &CounterFamily(Metric::kScanRefusedTotal);
-  for (std::string_view reason : {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason}) {
+  for (std::string_view reason :
+       {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason, kOwnerDirCapReason,
+        window::kOwnerRunCapReason, window::kOwnerWindowCapReason}) {
     refused_family_->Add({{"reason", std::string(reason)}});
   }
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
@@ -145,8 +145,8 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   log_options.shard = options_.shard;
   training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
   if (!options_.history_file.empty()) {
-    history_ =
-        std::make_unique<store::HistoryWriter>(options_.history_file, options_.history_max_bytes);
+    history_ = std::make_unique<store::OwnerHistory>(
+        options_.history_file, options_.history_max_bytes, static_cast<watch::Owner>(geteuid()));
   }
 }
 
@@ -283,6 +283,7 @@ Status Daemon::Start() {
     }
   }
   if (!watcher_) watcher_ = watch::MakePollWatcher();
+  watcher_->SetOwnerBudget(options_.max_watches_per_owner);
   spdlog::info("watching roots={} backend={} poll_interval_s={:.3g} workers={}",
                JoinPaths(options_.roots), watcher_->Name(),
                std::chrono::duration<double>(options_.poll_interval).count(), options_.workers);
@@ -306,8 +307,7 @@ void Daemon::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    abandoned = queue_.size();
-    queue_.clear();  // not yet started: analysed after the next start
+    abandoned = assembler_.Waiting();  // not yet started: analysed after the next start
   }
   queue_cv_.notify_all();
   for (std::thread& t : workers_) t.join();  // in-flight analyses finish
@@ -333,6 +333,9 @@ void Daemon::Reload(const DaemonOptions& next) {
   options_.poll_interval = next.poll_interval;
   options_.host_filter = next.host_filter;
   options_.max_files_per_dir = next.max_files_per_dir;
+  options_.max_dirs_per_owner = next.max_dirs_per_owner;
+  options_.max_watches_per_owner = next.max_watches_per_owner;
+  if (watcher_) watcher_->SetOwnerBudget(next.max_watches_per_owner);
   options_.assembler = next.assembler;
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
@@ -362,7 +365,9 @@ void Daemon::ScanLoop() {
       scan_options.follow_symlinks = options_.follow_symlinks;
       scan_options.max_files_per_dir = options_.max_files_per_dir;
       scan_options.max_files_per_window = options_.assembler.max_files_per_window;
+      scan_options.max_dirs_per_owner = options_.max_dirs_per_owner;
       scan_options.shard = options_.shard;
+      scan_options.stop = &stop_;
       poll_interval = options_.poll_interval;
       deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     }
@@ -377,7 +382,9 @@ void Daemon::ScanLoop() {
     if (due) {
       cadence.need_scan = false;
       cadence.hinted = false;
-      now = ScanOnce(scan_options);
+      const std::optional<TimePoint> taken = ScanOnce(scan_options);
+      if (!taken) break;  // stopping: the walk was cut short
+      now = *taken;
       cadence.last_scan = now;
       changed = true;
     }
@@ -403,22 +410,27 @@ void Daemon::ScanLoop() {
   }
 }
 
-TimePoint Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
+std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
   watch::ScanResult result = watch::Scan(scan_options);
+  if (result.stopped) return std::nullopt;
   scans_total_->Increment();
-  watcher_->AddDirectories(result.dirs);
-  ObserveLogRuns(result);
+  watcher_->AddDirectories(result.dirs, result.dir_owners);
   const TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
-  ObserveScanLocked(result, now);
+  std::set<std::string> run_dirs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    run_dirs = ObserveScanLocked(result, now);
+  }
+  ObserveLogRuns(result, run_dirs);
   return now;
 }
 
-void Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
+std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
   const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
   ReportScanNotesLocked(notes);
   ReportRootsLocked(result);
   ReportRefusedLocked(result, notes.capped);
+  ReportOwnerCapsLocked(result, notes.owner_caps);
   confine_roots_.clear();
   for (const watch::RootStatus& root : result.roots) {
     std::error_code ec;
@@ -430,6 +442,70 @@ void Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
   if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
   tracked_files_ = found;
   ReportSkippedLocked(result);
+  // The runs the assembler took: those its owner's run cap left out get no
+  // training-log reader either.
+  std::set<std::string> run_dirs;
+  for (const watch::FileObservation& f : result.files) run_dirs.insert(f.run_dir);
+  for (const std::string& d : assembler_.RefusedRunDirs()) run_dirs.erase(d);
+  return run_dirs;
+}
+
+void Daemon::ReportOwnerCapsLocked(const watch::ScanResult& result,
+                                   const std::vector<window::Assembler::OwnerCap>& caps) {
+  std::map<std::pair<std::string, std::string>, int64_t> now_capped;
+  for (const window::Assembler::OwnerCap& c : caps) {
+    const std::string owner = watch::OwnerLabel(c.owner);
+    now_capped[{owner, std::string(c.reason)}] = c.over;
+    if (c.newly > 0) {
+      refused_family_->Add({{"reason", std::string(c.reason)}})
+          .Increment(static_cast<double>(c.newly));
+    }
+    if (owner_capped_.count({owner, std::string(c.reason)}) == 0) {
+      const bool runs = c.reason == window::kOwnerRunCapReason;
+      spdlog::warn(
+          "owner over its {} cap, the {} not tracked owner={} {}={} cap={} example={} "
+          "reason={} stage=window hint=raise {} if one user really runs that many",
+          runs ? "run" : "window", runs ? "runs with the oldest writes" : "oldest windows", owner,
+          runs ? "runs_left_out" : "windows_left_out", c.over, c.cap, c.example, c.reason,
+          runs ? "--max-runs-per-owner" : "--max-windows-per-owner");
+    }
+  }
+  for (const auto& [owner, n] : result.owner_dirs_capped) {
+    const std::string label = watch::OwnerLabel(owner);
+    now_capped[{label, std::string(kOwnerDirCapReason)}] = n;
+    auto before = owner_dirs_capped_.find(owner);
+    const int64_t was = before == owner_dirs_capped_.end() ? 0 : before->second;
+    if (n > was) {
+      refused_family_->Add({{"reason", std::string(kOwnerDirCapReason)}})
+          .Increment(static_cast<double>(n - was));
+    }
+    if (was == 0) {
+      spdlog::warn(
+          "owner over its directory cap, the rest of its tree not walked owner={} "
+          "dirs_left_out={} cap={} reason={} stage=watch hint=raise --max-dirs-per-owner if one "
+          "user really keeps that many directories",
+          label, n, options_.max_dirs_per_owner, kOwnerDirCapReason);
+    }
+  }
+  owner_dirs_capped_ = result.owner_dirs_capped;
+  for (const auto& [owner, n] : watcher_->UnwatchedByOwner()) {
+    const std::string label = watch::OwnerLabel(owner);
+    now_capped[{label, std::string(kOwnerWatchCapReason)}] = n;
+    if (owner_capped_.count({label, std::string(kOwnerWatchCapReason)}) == 0) {
+      spdlog::warn(
+          "owner over its inotify watch budget, the rest of its directories found by polling "
+          "owner={} dirs_polled={} budget={} reason={} stage=watch hint=raise "
+          "--max-watches-per-owner (and fs.inotify.max_user_watches) if new windows must be "
+          "seen sooner than --poll-interval",
+          label, n, options_.max_watches_per_owner, kOwnerWatchCapReason);
+    }
+  }
+  for (const auto& [key, n] : owner_capped_) {
+    if (now_capped.count(key) == 0) {
+      spdlog::info("owner back under its cap owner={} reason={}", key.first, key.second);
+    }
+  }
+  owner_capped_ = std::move(now_capped);
 }
 
 void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
@@ -447,6 +523,15 @@ void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
         "older window found at startup not analysed training_job={} run={} window={} "
         "files={} newest={} stage=window",
         w.run.training_job, w.run.run, w.window_id, w.files, w.newest_id);
+  }
+  for (const window::Assembler::Backlog& b : notes.backlog) {
+    superseded_total_->Increment(static_cast<double>(b.windows));
+    spdlog::info(
+        "older windows of a run not considered training_job={} run={} windows={} "
+        "oldest_considered={} stage=window (a run dir first seen has only its newest {} windows "
+        "considered)",
+        b.run.training_job, b.run.run, b.windows, b.newest_id,
+        options_.assembler.windows_at_first_sight);
   }
   for (const window::Assembler::RunClash& c : notes.clashes) {
     run_clashes_total_->Increment();
@@ -478,16 +563,15 @@ void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
 }
 
 std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scanned, bool changed) {
-  const size_t cap = options_.queue_capacity;
-  const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
-  std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
-  for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
+  const size_t queued = assembler_.Schedule(now);
   Emit(ReadyNoteEvents(assembler_.TakeReadyNotes(), now, options_.assembler.window_timeout,
                        options_.assembler.retention));
-  if (!tasks.empty()) {
+  if (queued > 0) {
     queue_cv_.notify_all();
     changed = true;
   }
+  // The oldest waiting window's age grows while any waits.
+  if (assembler_.Waiting() > 0) changed = true;
   if (UpdateWorkersLocked(now)) changed = true;
   const size_t before = runs_.size();
   RetentionSweepLocked(now);
@@ -536,11 +620,14 @@ void Daemon::WorkerLoop(int index) {
     DaemonOptions options;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      std::optional<window::WindowTask> next;
+      queue_cv_.wait(lock, [&] {
+        if (stopping_) return true;
+        next = assembler_.TakeNext(clock_.Now());
+        return next.has_value();
+      });
       if (stopping_) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
-      ++in_flight_;
+      task = std::move(*next);
       options = options_;
       if (!options.follow_symlinks) options.analyze.confine_to = confine_roots_;
       ApplyRunProfileStepsLocked(task, options);
@@ -567,18 +654,11 @@ void Daemon::WorkerLoop(int index) {
     // A window of many files left per-file state in this thread's arena;
     // by now it is released (and an abandoned window forgotten).
     if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
-    bool refill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      --in_flight_;
       busy_[index] = WorkerSlot{};
       if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
-      refill = queue_.size() <= options_.queue_capacity / 2;
     }
-    // The queue is down to half: the scan thread refills it. Each refill
-    // looks at every tracked window, so one per finished window was
-    // quadratic in the windows when thousands were ready at once.
-    if (refill && watcher_) watcher_->Wake();
   }
 }
 
@@ -646,14 +726,14 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));
   for (const auto& [reason, n] : v.errors) CountError(reason, static_cast<double>(n));
   Emit(v.logs);
-  if (v.superseded_history) AppendHistoryLocked(*v.superseded_history, now);
+  if (v.superseded_history) AppendHistoryLocked(*v.superseded_history, task.owner, now);
   if (v.published) {
     snapshot::RunState& rs = *v.next;
     training_logs_->UpdateWindowSteps(key, rs.window_log,
                                       v.replaced_log ? &*v.replaced_log : nullptr);
     ChooseStepLocked(rs, options);
     if (task.reanalysis) reanalyzed_total_->Increment();
-    AppendHistoryLocked(rs, now);
+    AppendHistoryLocked(rs, task.owner, now);
     exported_serial_[key] = task.serial;
   }
   if (v.next) runs_[key] = std::move(*v.next);
@@ -677,17 +757,28 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   return PersistSoonLocked(now);
 }
 
-void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, TimePoint now) {
+void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owner, TimePoint now) {
   if (!history_) return;
-  if (Status s =
-          history_->Append(store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
+  bool rotated = false;
+  if (Status s = history_->Append(
+          owner, store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)), &rotated);
       !s) {
-    spdlog::warn("history not written path={} error={}", history_->path(), s.error().ToString());
+    spdlog::warn("history not written path={} error={}", history_->PathOf(owner),
+                 s.error().ToString());
+  }
+  if (rotated) {
+    spdlog::info(
+        "history of an owner rotated, its older lines dropped owner={} path={} max_bytes={} "
+        "hint=raise --history-max-bytes (per owner) to keep more",
+        watch::OwnerLabel(owner), history_->PathOf(owner), options_.history_max_bytes);
+    history_rotations_family_->Add({{"owner", watch::OwnerLabel(owner)}}).Increment();
   }
 }
 
 bool Daemon::UpdateWorkersLocked(TimePoint now) {
-  WorkerCounts counts = CountWorkers(busy_, now, options_.analyze.limits.max_time);
+  const FileLimits& limits = options_.analyze.limits;
+  WorkerCounts counts = CountWorkers(
+      busy_, now, limits.window_max_time.count() > 0 ? limits.window_max_time : limits.max_time);
   Emit(counts.logs);
   const bool changed = counts.busy != workers_busy_ || counts.stuck != workers_stuck_;
   workers_busy_ = counts.busy;
@@ -733,6 +824,12 @@ void Daemon::PublishLocked(TimePoint now) {
   }
   next->workers_busy = workers_busy_;
   next->workers_stuck = workers_stuck_;
+  next->workers = options_.workers;
+  if (const std::optional<TimePoint> since = assembler_.OldestWaitingSince()) {
+    next->oldest_waiting_seconds =
+        std::max(0.0, std::chrono::duration<double>(clock_.Now() - *since).count());
+  }
+  next->owner_capped = owner_capped_;
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;
@@ -747,10 +844,12 @@ void Daemon::PublishLocked(TimePoint now) {
   publish_throttle_.Saved(started, clock_.Now());
 }
 
-void Daemon::ObserveLogRuns(const watch::ScanResult& result) {
+void Daemon::ObserveLogRuns(const watch::ScanResult& result,
+                            const std::set<std::string>& run_dirs) {
   std::vector<RunLocation> runs;
   std::set<snapshot::RunKey> seen;
   for (const watch::FileObservation& f : result.files) {
+    if (run_dirs.count(f.run_dir) == 0) continue;
     RunLocation loc = LocateRun(f);
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }

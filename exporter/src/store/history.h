@@ -13,10 +13,19 @@
 // not empty) it is renamed to FILE.1 (replacing an older FILE.1) and a new
 // FILE is started; at most about 2 x max_bytes are kept.
 //
+// The daemon keeps one such file per owner (OwnerHistory): the lines of the
+// runs whose job directory belongs to uid N go to FILE.uidN (rotated to
+// FILE.uidN.1), so one owner's windows never rotate away another's; FILE
+// itself holds the lines of the daemon's own user's runs (a single-user
+// setup writes FILE alone, as before) and of runs without a known owner.
+// FindInHistory reads them all.
+//
 // Thread-safety: Append() is serialized by an internal mutex.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,6 +34,7 @@
 
 #include "core/result.h"
 #include "snapshot/snapshot.h"
+#include "watch/owner.h"
 
 namespace profwatch::store {
 
@@ -43,9 +53,10 @@ class HistoryWriter {
   HistoryWriter(const HistoryWriter&) = delete;
   HistoryWriter& operator=(const HistoryWriter&) = delete;
 
-  // Appends `line` plus '\n', rotating first when needed. kIo on failure (the
-  // next call reopens and retries).
-  Status Append(const std::string& line);
+  // Appends `line` plus '\n', rotating first when needed (`rotated`, when
+  // not null, tells whether it did). kIo on failure (the next call reopens
+  // and retries).
+  Status Append(const std::string& line, bool* rotated = nullptr);
   const std::string& path() const { return path_; }
 
  private:
@@ -58,6 +69,36 @@ class HistoryWriter {
   int fd_ = -1;
 };
 
+// The owner's history file of `path` (see above): FILE.uidN, FILE for
+// `self` (the daemon's uid) and kNoOwner.
+std::string OwnerHistoryPath(const std::string& path, watch::Owner owner, watch::Owner self);
+
+// --history as the daemon writes it: a HistoryWriter per owner, each
+// rotating at `max_bytes_per_owner`. At most kOpenWriters files are open at
+// once (the least recently written is closed first).
+class OwnerHistory {
+ public:
+  static constexpr size_t kOpenWriters = 64;
+  // `self`: the owner whose lines go to `path` itself (the daemon's uid).
+  OwnerHistory(std::string path, uint64_t max_bytes_per_owner, watch::Owner self);
+
+  Status Append(watch::Owner owner, const std::string& line, bool* rotated = nullptr);
+  // The file `owner`'s lines go to.
+  std::string PathOf(watch::Owner owner) const { return OwnerHistoryPath(path_, owner, self_); }
+
+ private:
+  std::mutex mu_;
+  std::string path_;
+  uint64_t max_bytes_;
+  watch::Owner self_;
+  uint64_t tick_ = 0;
+  struct Open {
+    std::unique_ptr<HistoryWriter> writer;
+    uint64_t used = 0;
+  };
+  std::map<watch::Owner, Open> open_;
+};
+
 struct HistoryQuery {
   std::string training_job;
   std::string run;
@@ -66,9 +107,10 @@ struct HistoryQuery {
 // "JOB/RUN" or "JOB/RUN@WINDOW" (RUN may contain '/'); nullopt otherwise.
 std::optional<HistoryQuery> ParseHistoryQuery(std::string_view text);
 
-// The run state of the latest matching line, looked up in FILE.1 then FILE
-// (oldest first). kNotFound (naming the query and the file) when no line
-// matches; unreadable lines are skipped; kIo when neither file can be read.
+// The run state of the latest matching line (by its "time"; of equal times
+// the later in the file) of FILE.1, FILE and every owner's FILE.uidN(.1).
+// kNotFound (naming the query and the file) when no line matches;
+// unreadable lines are skipped; kIo when no file can be read.
 Result<snapshot::RunState> FindInHistory(const std::string& file, const HistoryQuery& query);
 
 }  // namespace profwatch::store

@@ -284,11 +284,14 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
       return HttpAnswer{503, "text/plain; charset=utf-8",
                         "not ready: no scan of the watch roots yet\n"};
     }
-    if (snap.workers_stuck > 0) {
+    // Every worker stuck: nothing can be analysed. One stuck worker (or a
+    // queue one owner floods) leaves the others serving: not a reason to
+    // take the instance out of service.
+    if (snap.workers_stuck > 0 && snap.workers_stuck >= snap.workers) {
       return HttpAnswer{503, "text/plain; charset=utf-8",
-                        "not ready: " + std::to_string(snap.workers_stuck) +
-                            " analysis worker(s) busy on one window longer than "
-                            "--file-max-seconds\n"};
+                        "not ready: all " + std::to_string(snap.workers_stuck) +
+                            " analysis worker(s) busy on one window longer than its time budget "
+                            "(--window-max-seconds)\n"};
     }
     return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
   }

@@ -2,6 +2,7 @@
 // bomb stops at --file-max-bytes, a read past --file-max-seconds or after the
 // stop flag ends with reason over_budget, and a window keeps its good files.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -134,6 +135,49 @@ TEST(BudgetAnalysisTest, SpilledBytesAndSpillErrorsAreReported) {
   auto alone = AnalyzeFiles({files[0]}, o);
   ASSERT_TRUE(alone) << alone.error().ToString();
   EXPECT_EQ(alone->spilled_bytes, 0u);
+}
+
+// --window-max-seconds: a window of files that each stay within their own
+// budget still ends at the window's; the error names the window budget.
+TEST(BudgetAnalysisTest, WindowTimeBudgetEndsEveryFileOfTheWindow) {
+  TempDir tmp;
+  std::vector<std::string> files;
+  for (int i = 0; i < 3; ++i) {
+    const std::string path = tmp.Sub("w/h" + std::to_string(i) + ".trace.json.gz");
+    testing::WriteFile(path, testing::GzipBomb("{\"traceEvents\":[", "{},", 1ull << 30, "{}]}"));
+    files.push_back(path);
+  }
+  AnalyzeOptions o = Options(0);
+  o.limits.max_time = std::chrono::hours(1);
+  o.limits.window_max_time = std::chrono::milliseconds(1);
+  auto r = AnalyzeFiles(files, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kOverBudget);
+  EXPECT_NE(r.error().context.find("--window-max-seconds"), std::string::npos) << r.error().context;
+  EXPECT_NE(r.error().context.find("and 2 more failed files"), std::string::npos)
+      << r.error().context;
+}
+
+// Read once: a window naming one file through several hard links reads it
+// once and counts it once (the same figures and bytes as the file alone).
+TEST(BudgetAnalysisTest, HardLinksOfOneFileAreReadAndCountedOnce) {
+  TempDir tmp;
+  const std::string good = Good(tmp);
+  std::vector<std::string> files = {good};
+  for (int i = 0; i < 4; ++i) {
+    const std::string link = tmp.Sub("good/h" + std::to_string(i + 2) + ".trace.json.gz");
+    ASSERT_EQ(::link(good.c_str(), link.c_str()), 0) << link;
+    files.push_back(link);
+  }
+  auto one = AnalyzeFiles({good}, Options(0));
+  auto linked = AnalyzeFiles(files, Options(0));
+  ASSERT_TRUE(one) << one.error().ToString();
+  ASSERT_TRUE(linked) << linked.error().ToString();
+  EXPECT_EQ(linked->duplicate_files, 4u);
+  EXPECT_EQ(one->duplicate_files, 0u);
+  EXPECT_EQ(linked->bytes_read, one->bytes_read);
+  EXPECT_EQ(linked->stats.gpus(), one->stats.gpus());
+  EXPECT_EQ(linked->stats.files.size(), one->stats.files.size());
 }
 
 }  // namespace
