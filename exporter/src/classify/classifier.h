@@ -114,6 +114,19 @@ class Classifier {
 const std::vector<std::string>& RuntimeMemopPatterns();
 bool IsRuntimeMemopName(std::string_view name);
 
+// The longest name a regex condition is tried on; it does not hold on a
+// longer one. libstdc++'s regex recurses once per character it matches, so
+// a name of 64 KiB matched by `[A-Za-z0-9]*` overflows an 8 MiB stack; real
+// kernel names run to a few thousand characters. (contains, prefix, suffix
+// and not_contains see every name whole.)
+inline constexpr size_t kMaxRegexName = size_t{16} << 10;
+
+// Whether an ECMAScript `pattern` can only match at the start of the text
+// (it begins with '^' and has no top-level alternative), so a search need
+// only try there: on a name of megabytes, trying every position costs
+// seconds per pattern.
+bool RegexAnchoredAtStart(std::string_view pattern);
+
 // profile_drill.py's kernel test (names only, no pid/thread filter): ends with
 // ".kd", contains ".kd]", starts with "ncclDevKernel", or contains
 // "primus_turbo::", "ck_tile::", "aiter", "rocprim::", "Cijk_",

@@ -36,10 +36,10 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_window_timestamp_dirs", MetricType::kGauge, "Profile <ts> directories merged into the latest window.", {}, true},
     {"profwatch_window_profile_steps", MetricType::kGauge, "Profiled steps the window covers (the per-step divisor).", {}, true},
     {"profwatch_window_events", MetricType::kGauge, "Trace events parsed in the latest window.", {}, true},
-    {"profwatch_window_dropped_events", MetricType::kGauge, "Trace events of the latest window that were dropped, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...); only reasons that occurred.", {"reason"}, true},
+    {"profwatch_window_dropped_events", MetricType::kGauge, "Trace events of the latest window that were dropped, or kept cut past a keep cap, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...; name_cut, name_limit, ... for names cut or summed under other names); only reasons that occurred.", {"reason"}, true},
     {"profwatch_window_truncated", MetricType::kGauge, "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true},
     {"profwatch_window_incomplete", MetricType::kGauge, "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true},
-    {"profwatch_window_failed", MetricType::kGauge, "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays). Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true},
+    {"profwatch_window_failed", MetricType::kGauge, "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays); crashed when the daemon died twice analysing it (not analysed again until its files change); too_large when its run state is over the per-run cap. Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true},
     {"profwatch_window_info", MetricType::kGauge, "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true},
     {"profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "Unix time the latest window was analysed.", {}, true},
     // --- families (per GPU per step) ---
@@ -124,6 +124,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {"profwatch_scan_refused_total", MetricType::kCounter, "Trace files, directories and windows the scan refuses, never read, by reason, each counted once while it stays: dir_file_cap (a directory holding more trace files than --max-files-per-dir, or for a <ts> dir --max-files-per-window), window_file_cap (a window over --max-files-per-window), outside_root (a trace file symlink whose target lies outside the watch root).", {"reason"}, false},
     {"profwatch_future_dirs_skipped_total", MetricType::kCounter, "Profile <ts> dirs skipped because they are dated more than --future-tolerance ahead of the wall clock (each counted once).", {}, false},
     {"profwatch_state_save_errors_total", MetricType::kCounter, "Failed saves of the --state file (the daemon keeps serving; the next save retries).", {}, false},
+    {"profwatch_history_lines_cut_total", MetricType::kCounter, "--history lines over their byte cap, written without their state and report (compare skips them).", {}, false},
     {"profwatch_log_parse_errors_total", MetricType::kCounter, "Training log lines that looked like step lines but did not parse.", {}, false},
 };
 

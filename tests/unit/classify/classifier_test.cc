@@ -459,4 +459,23 @@ TEST(FamilyKindNameTest, NamesAllKinds) {
 }
 
 }  // namespace
+// A name of megabytes: the regexes of the memory family are tried at its
+// start only and not on names past kMaxRegexName (libstdc++'s regex recurses
+// per character: "cudaMemcpy" and 64 KiB of letters overflowed the stack);
+// contains, prefix and suffix still see it whole.
+TEST(NativeRuleSetTest, HugeNamesAreClassifiedWithoutRegexRecursionOrScanningEveryPosition) {
+  auto c = *Classifier::Create(*BuiltinRuleSet("nvidia"));
+  const std::string memcpy_like = "cudaMemcpy" + std::string(size_t{1} << 20, 'a');
+  EXPECT_FALSE(IsRuntimeMemopName(memcpy_like));
+  EXPECT_EQ(c->FamilyNames()[c->Classify(memcpy_like)], "other");
+  const std::string nccl = std::string(size_t{1} << 20, 'x') + "ncclDevKernel_AllReduce";
+  EXPECT_EQ(c->FamilyNames()[c->Classify(nccl)], "nccl");
+  EXPECT_TRUE(IsRuntimeMemopName("cudaMemcpyAsync"));
+  EXPECT_EQ(c->FamilyNames()[c->Classify("Memset (Device)")], "memory");
+  EXPECT_TRUE(RegexAnchoredAtStart("^Memcpy(H2D|D2H)?$"));
+  EXPECT_TRUE(RegexAnchoredAtStart(R"(^a\|b[|])"));
+  EXPECT_FALSE(RegexAnchoredAtStart("^a|b"));
+  EXPECT_FALSE(RegexAnchoredAtStart("a^"));
+}
+
 }  // namespace profwatch::classify
