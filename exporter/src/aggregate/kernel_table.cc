@@ -125,7 +125,8 @@ uint32_t KernelTable::Intern(std::string_view n) {
     kept = cut;
     if (auto id = names.Find(kept)) return *id;
   }
-  // Judged on the whole name, before anything of it is let go.
+  // Judged on the name as read, before anything of it is let go (the
+  // classifier reads a name over 32 KiB by its ends).
   const bool memop = classify::IsRuntimeMemopName(n);
   auto judge = [&] {
     NameTraits t;

@@ -19,7 +19,7 @@ using FamilyId = uint16_t;
 // comm time not covered by compute (compute or math) on the same GPU. Math
 // families (GEMM, attention, convolution) are the model's dense arithmetic:
 // compute that the diagnosis never calls a main-stream blocker, however
-// long it runs alone (aggregate/diagnosis.h).
+// long it runs alone (figures/diagnosis.h).
 enum class FamilyKind : uint8_t { kCompute, kComm, kMemory, kMath };
 std::string_view FamilyKindName(FamilyKind k);  // "compute", "comm", "memory", "math"
 
@@ -80,7 +80,9 @@ class Classifier {
   // Validates and compiles `set` (regexes compiled once). kConfig on a bad regex.
   static Result<std::shared_ptr<const Classifier>> Create(RuleSet set);
 
-  // Family of a kernel name; `Other` (the last id) when no rule matches.
+  // Family of a kernel name; `Other` (the last id) when no rule matches. A
+  // name of more than 32 KiB is judged on its first and last 16 KiB joined
+  // (the work per name is bounded; real names are a few KiB at most).
   FamilyId Classify(std::string_view kernel_name) const;
 
   // Families in table order, Other last. Ids index this vector.
@@ -118,7 +120,8 @@ bool IsRuntimeMemopName(std::string_view name);
 // longer one. libstdc++'s regex recurses once per character it matches, so
 // a name of 64 KiB matched by `[A-Za-z0-9]*` overflows an 8 MiB stack; real
 // kernel names run to a few thousand characters. (contains, prefix, suffix
-// and not_contains see every name whole.)
+// and not_contains see a name of up to 32 KiB whole, a longer one by its
+// first and last 16 KiB joined: see Classify.)
 inline constexpr size_t kMaxRegexName = size_t{16} << 10;
 
 // Whether an ECMAScript `pattern` can only match at the start of the text

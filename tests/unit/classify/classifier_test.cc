@@ -478,4 +478,22 @@ TEST(NativeRuleSetTest, HugeNamesAreClassifiedWithoutRegexRecursionOrScanningEve
   EXPECT_FALSE(RegexAnchoredAtStart("a^"));
 }
 
+// A name over 32 KiB is judged on its first and last 16 KiB joined: a
+// marker within either end counts, one only in the middle does not (the
+// work per name is bounded whatever its length).
+TEST(NativeRuleSetTest, NamesOverThirtyTwoKiBAreJudgedOnTheirEnds) {
+  auto c = *Classifier::Create(*BuiltinRuleSet("nvidia"));
+  const std::string marker = "ncclDevKernel_AllReduce";
+  const std::string fill(size_t{1} << 20, 'x');
+  auto family = [&](const std::string& name) { return c->FamilyNames()[c->Classify(name)]; };
+  EXPECT_EQ(family(marker + fill), "nccl");
+  EXPECT_EQ(family(fill.substr(0, 10000) + marker + fill), "nccl") << "within the first 16 KiB";
+  EXPECT_EQ(family(fill + marker + fill.substr(0, 10000)), "nccl") << "within the last 16 KiB";
+  EXPECT_EQ(family(fill.substr(0, 20000) + marker + fill), "other") << "only in the middle";
+  // Up to 32 KiB the name is seen whole.
+  const std::string whole = std::string(20000, 'x') + marker + std::string(8000, 'x');
+  ASSERT_LE(whole.size(), size_t{32} << 10);
+  EXPECT_EQ(family(whole), "nccl");
+}
+
 }  // namespace profwatch::classify
