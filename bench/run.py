@@ -24,7 +24,8 @@ against --shards `serve --shard` daemons over one tree (--sharded-jobs); scrapes
 row behind --hostile reconnecting clients; the daemon's RSS over a <ts> dir of
 empty trace files (--flood-files); the daemon's cost over thousands of runs of
 one hard-linked trace by one owner, and whether another owner's --history
-survives them (--many-runs, --before).
+survives them (--many-runs, --before); `analyze` on the hostile inputs of issue
+#45 (--keep: 600 kernel names of 1 MiB, 2,000,000 empty HLO tuple shapes).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
@@ -934,6 +935,37 @@ def many_runs(args, bins, work, results):
     results["many_runs"] = out
 
 
+def keep(args, bins, work, results):
+    """`analyze` wall time and peak RSS on what a window must not keep
+    (issue #45): a Kineto trace of 600 distinct kernel names of 1 MiB each,
+    and a JAX window whose xplane's collective instructions carry 2,000,000
+    empty tuple shapes. Inputs come from --tracegen (a build that has the
+    generators), so an older profwatch can be measured on them."""
+    names = os.path.join(work, "keep_long_names.pt.trace.json.gz")
+    tuples = os.path.join(work, "keep_tuples")
+    if not os.path.exists(names):
+        subprocess.run([bins["tracegen"], "long-names", "--names", "600", "--name-bytes",
+                        str(1 << 20), "--out", names], check=True, capture_output=True)
+    if not os.path.exists(tuples):
+        subprocess.run([bins["tracegen"], "jax-collectives", "--empty-tuple-shapes", "2000000",
+                        "--out", tuples], check=True, capture_output=True)
+    rows = [("600 kernel names of 1 MiB (Kineto)", names),
+            ("2,000,000 empty tuple shapes (xplane HLO)",
+             os.path.join(tuples, "2025_01_15_10_00_00"))]
+    print("\n## What a window keeps (issue #45): analyze --format json\n")
+    print("| input | bytes on disk | wall s | peak RSS MB | exit |")
+    print("|---|---|---|---|---|")
+    out = {}
+    for label, path in rows:
+        size = os.path.getsize(path) if os.path.isfile(path) else sum(
+            os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+        wall, rss, code, _, _ = run_measured([bins["profwatch"], "analyze", "--format", "json",
+                                              path])
+        print(f"| {label} | {size:,} | {wall:.2f} | {rss / 1e6:.0f} | {code} |")
+        out[label] = {"bytes": size, "wall_s": wall, "peak_rss_bytes": rss, "exit": code}
+    results["keep"] = out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -1004,6 +1036,10 @@ def main():
     ap.add_argument("--victim-uid", type=int, default=4002,
                     help="with --many-runs as root: the other owner's uid")
     ap.add_argument("--many-timeout", type=float, default=1800)
+    ap.add_argument("--keep", action="store_true",
+                    help="analyze on the hostile inputs of issue #45 (what a window keeps)")
+    ap.add_argument("--tracegen", help="profwatch-tracegen to generate inputs with "
+                    "(default: the one of --build)")
     ap.add_argument("--json-out")
     args = ap.parse_args()
     args.sizes = [int(float(s)) for s in args.sizes.split(",") if s]
@@ -1017,6 +1053,8 @@ def main():
         if not os.access(p, os.X_OK):
             sys.exit(f"missing {k} binary at {p}: cmake --build {b} --target profwatch "
                      "profwatch-tracegen stage_bench peak_rss")
+    if args.tracegen:
+        bins["tracegen"] = args.tracegen
     global PEAK_RSS, DIRECT
     PEAK_RSS = bins["peak_rss"]
     DIRECT = args.direct
@@ -1053,6 +1091,8 @@ def main():
         flood(args, bins, args.work, results)
     if args.many_runs:
         many_runs(args, bins, args.work, results)
+    if args.keep:
+        keep(args, bins, args.work, results)
     results["machine"]["loadavg_at_end"] = os.getloadavg()
     print(f"\nload average at end {os.getloadavg()[0]:.2f}")
     if args.json_out:

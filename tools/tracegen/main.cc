@@ -19,6 +19,7 @@
 
 #include "jax_collectives.h"
 #include "kineto_collectives.h"
+#include "long_names.h"
 #include "nsys_export.h"
 #include "trace_model.h"
 
@@ -41,6 +42,9 @@ constexpr const char* kUsage = R"(usage:
                           [--manifest FILE]
   profwatch-tracegen jax-collectives --out DIR [--gpus N] [--steps K] [--seed N]
                           [--host NAME] [--start YYYY_MM_DD_HH_MM_SS] [--manifest FILE]
+                          [--empty-tuple-shapes N] [--extra-dims N]
+  profwatch-tracegen long-names --out FILE.pt.trace.json.gz [--names N] [--name-bytes B]
+                          [--gpus N] [--kernel-us U] [--manifest FILE]
 
 trace options (both subcommands):
   --vendor amd|nvidia        kernel names and stream naming (default amd)
@@ -102,6 +106,16 @@ whose collectives' sizes are in the xplane's HLO module, README.md):
   --steps K                  steps (default 3; analyze with --profile-steps K)
   --host NAME                file name prefix (default node0)
   --start TS                 the <ts> dir (default 2025_01_15_10_00_00)
+  --empty-tuple-shapes N     hostile: N empty tuple_shapes in all, spread over the collective
+                             instructions' result shapes (default 0)
+  --extra-dims N             hostile: N more dimensions (of 1) in all, spread over the
+                             collective instructions' first operands (default 0)
+
+long-names options (a hostile Kineto trace: distinct, very long kernel names, README.md):
+  --names N                  distinct kernel names, one launch each (default 600)
+  --name-bytes B             bytes of each name (default 1048576)
+  --gpus N                   devices the launches go to in turn (default 1)
+  --kernel-us U              each launch's duration (default 10)
 )";
 
 struct Args {
@@ -150,7 +164,12 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "kernels",
                                                "form",
                                                "pg-desc",
-                                               "host"};
+                                               "host",
+                                               "empty-tuple-shapes",
+                                               "extra-dims",
+                                               "names",
+                                               "name-bytes",
+                                               "kernel-us"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -776,6 +795,8 @@ int CmdJaxCollectives(const Args& args) {
   profwatch::tracegen::JaxCollectiveParams p;
   ReadCollectiveShape(g, p);
   p.host = g.Str("host", p.host);
+  p.empty_tuple_shapes = g.Int("empty-tuple-shapes", 0, 0, int64_t{1} << 32);
+  p.extra_dims = g.Int("extra-dims", 0, 0, int64_t{1} << 32);
   const std::string ts = g.Str("start", "2025_01_15_10_00_00");
   const std::string out = g.Str("out", "");
   if (out.empty()) g.error = "jax-collectives: --out DIR is required";
@@ -830,6 +851,39 @@ int CmdJaxCollectives(const Args& args) {
   return 0;
 }
 
+int CmdLongNames(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::LongNamesParams p;
+  p.names = g.Int("names", p.names, 1, int64_t{1} << 24);
+  p.name_bytes = g.Int("name-bytes", p.name_bytes, 1, int64_t{1} << 30);
+  p.gpus = static_cast<int>(g.Int("gpus", p.gpus, 1, 64));
+  p.kernel_us = g.Int("kernel-us", p.kernel_us, 1, 1'000'000);
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "long-names: --out FILE is required";
+  if (!g.error.empty()) return Fail(g.error);
+  std::error_code ec;
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
+  profwatch::tracegen::LongNamesTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteLongNamesTrace(p, out, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "long-names"},
+           {"params", json{{"names", p.names},
+                           {"name_bytes", p.name_bytes},
+                           {"gpus", p.gpus},
+                           {"kernel_us", p.kernel_us}}},
+           {"files", json::array({json{{"path", out},
+                                       {"kernel_launches", truth.launches},
+                                       {"kernel_ps", truth.kernel_ps},
+                                       {"uncompressed_bytes", truth.uncompressed_bytes}}})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -853,6 +907,7 @@ int main(int argc, char** argv) {
   if (cmd == "nsys") return CmdNsys(args);
   if (cmd == "kineto") return CmdKineto(args);
   if (cmd == "jax-collectives") return CmdJaxCollectives(args);
+  if (cmd == "long-names") return CmdLongNames(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }

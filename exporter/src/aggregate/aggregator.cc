@@ -22,7 +22,9 @@ using classify::FamilyId;
 using classify::FamilyKind;
 
 struct FileAggregator::Impl {
-  Impl(std::string path, size_t interval_budget, std::string spill_dir) {
+  Impl(std::string path, size_t interval_budget, std::string spill_dir,
+       std::shared_ptr<WindowNames> names)
+      : table(std::move(names)) {
     table.path = std::move(path);
     table.interval_budget = interval_budget;
     table.spill_dir = std::move(spill_dir);
@@ -59,7 +61,7 @@ std::vector<FamilyId> ClassifyNames(const KernelTable& table,
   constexpr FamilyId kUnset = std::numeric_limits<FamilyId>::max();
   std::vector<FamilyId> family(table.names.size(), kUnset);
   for (size_t i = 0; i < table.names.size(); ++i) {
-    if (table.name_is_kernel[i]) family[i] = classifier.Classify(table.names[i]);
+    if (table.name_is_kernel[i]) family[i] = table.FamilyOf(static_cast<uint32_t>(i), classifier);
   }
   return family;
 }
@@ -117,9 +119,11 @@ void AddScopes(const KernelTable& table, const std::vector<FamilyId>& family,
 
 }  // namespace
 
-FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::string spill_dir)
+FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::string spill_dir,
+                               std::shared_ptr<WindowNames> names)
     : impl_(std::make_unique<Impl>(std::move(path), std::max<size_t>(1, interval_budget),
-                                   std::move(spill_dir))) {}
+                                   std::move(spill_dir),
+                                   names ? std::move(names) : std::make_shared<WindowNames>())) {}
 
 uint64_t FileAggregator::SpilledIntervals() const { return impl_->table.spilled_intervals; }
 const std::string& FileAggregator::SpillError() const { return impl_->table.spill_error; }
@@ -165,7 +169,7 @@ std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
   const KernelTable& table = impl_->table;
   std::vector<std::string> out;
   for (size_t i = 0; i < table.names.size() && out.size() < limit; ++i) {
-    if (table.name_is_kernel[i]) out.push_back(table.names[i]);
+    if (table.name_is_kernel[i]) out.emplace_back(table.names[i]);
   }
   return out;
 }
@@ -178,6 +182,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   im.jax.ResolveHeld();
   im.graph.SizeCollectives();
   auto out = std::make_shared<FileStats>();
+  out->names_pool = table.window_names;
   out->summary = SummaryOf(table, summary, partial);
   const std::vector<FamilyId> family = ClassifyNames(table, classifier);
   AddDevices(table, table.FinishDevices(family, classifier, summary, threads), family, *out);
@@ -187,8 +192,8 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   if (!summary.device_names.empty()) out->flops.device_name = summary.device_names.front();
   AddScopes(table, family, classifier, *out);
   // Free per-file state: the aggregator is done.
-  impl_ =
-      std::make_unique<Impl>(out->summary.path, table.interval_budget, std::move(table.spill_dir));
+  impl_ = std::make_unique<Impl>(out->summary.path, table.interval_budget,
+                                 std::move(table.spill_dir), table.window_names);
   return out;
 }
 

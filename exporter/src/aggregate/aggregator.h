@@ -47,13 +47,19 @@
 // Kineto gpu_user_annotation ranges (ProfilerStep#N excepted) are kept per
 // device; Finish gives each kernel the innermost one containing it.
 // Memory: bounded by distinct names/scopes/streams/devices and the interval
-// budget, not by the number of events.
+// budget, not by the number of events; each of those is capped where it is
+// read (name_table.h, kernel_table.h: names cut or summed under "other"
+// entries, counted in drops "name_cut", "name_limit", "scope_cut",
+// "scope_limit", "hlo_name_limit", "device_limit", "stream_limit",
+// "step_limit"), so a file's memory is a function of the caps
+// (docs/security.md, "What a window keeps").
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "aggregate/name_table.h"
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
 #include "core/budget.h"
@@ -98,8 +104,13 @@ class FileAggregator final : public parse::EventSink {
   static constexpr size_t kMaxFlopLinks = size_t{1} << 20;
 
   // `spill_dir`: where the spill file goes (an unlinked temp file).
+  // `names`: the window's name pool and caps, shared by its files (null: a
+  // pool of this file's own with the default caps and no candidate
+  // classifiers: a cut or uncounted name is then classified by what is
+  // kept of it).
   explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget,
-                          std::string spill_dir = "/tmp");
+                          std::string spill_dir = "/tmp",
+                          std::shared_ptr<WindowNames> names = nullptr);
   ~FileAggregator() override;
   void OnEvent(const parse::TraceEvent& e) override;
 

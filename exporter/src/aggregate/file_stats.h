@@ -3,21 +3,27 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "aggregate/collectives.h"
+#include "aggregate/name_table.h"
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
 
 namespace profwatch::aggregate {
 
 struct FileStats {
+  // Where the names below live (views into it): the window's pool, shared
+  // by its files, so a name kept by many files is held once.
+  std::shared_ptr<const WindowNames> names_pool;
   FileSummary summary;
   std::vector<DeviceSummary> devices;  // GPUs only (>= 1 kernel), device order
   struct Name {
-    std::string name;
+    std::string_view name;  // in names_pool
     classify::FamilyId family = 0;
     int64_t launches = 0;
     int64_t total_ps = 0;
@@ -27,7 +33,7 @@ struct FileStats {
   std::vector<Name> kernels;  // distinct kernel names of the file
   std::vector<StepSpan> steps;
   struct ScopeTime {
-    std::string scope;
+    std::string_view scope;  // in names_pool
     int64_t kernel_ps = 0;
   };
   std::vector<ScopeTime> scopes;  // kernel time per args.name scope (no memory kernels)

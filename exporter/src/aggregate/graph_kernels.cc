@@ -12,16 +12,37 @@ namespace profwatch::aggregate {
 
 using classify::FamilyId;
 
+// The id (index + 1) of `name` in `table`: cut past the name bound, and
+// beyond `max` names one shared entry that no module or instruction has
+// (its kernels stay unplaced, its calls unsized), counted as
+// "hlo_name_limit".
+uint32_t GraphKernels::BoundedId(NameTable& table, std::string_view name, size_t max,
+                                 uint32_t& other) {
+  if (auto id = table.Find(name)) return *id + 1;
+  const size_t max_bytes = table_.window_names->limits().max_name_bytes;
+  std::string cut;
+  if (name.size() > max_bytes) {
+    ++table_.drops["hlo_name_limit"];
+    cut = CutName(name, max_bytes);
+    name = cut;
+    if (auto id = table.Find(name)) return *id + 1;
+  }
+  if (table.indexed() < max) {
+    if (auto id = table.Add(name)) return *id + 1;
+  }
+  ++table_.drops["hlo_name_limit"];
+  if (other == 0) other = table.AddUnindexed("(other)") + 1;
+  return other;
+}
+
 uint32_t GraphKernels::ModuleId(std::string_view module) {
   if (module.empty()) return 0;
   if (!keep_) return kAnyModule;
-  bool added;
-  return modules_.Intern(module, added) + 1;
+  return BoundedId(modules_, module, kMaxModules, other_module_);
 }
 
 uint32_t GraphKernels::HloOpId(std::string_view op) {
-  bool added;
-  return hlo_ops_.Intern(op, added) + 1;
+  return BoundedId(hlo_ops_, op, kMaxHloOps, other_op_);
 }
 
 void GraphKernels::SizeCollectives() {
@@ -155,7 +176,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
 void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<FamilyId>& family,
                               FileStats& out, FamilyFlops& by_family) {
   GraphRegionStats& g = out.graph;
-  const std::string& module = modules_[kernels_[begin].module - 1];
+  const std::string module(modules_[kernels_[begin].module - 1]);
   const parse::HloModuleSchedule* schedule = hlo_->Find(module);
   if (schedule == nullptr) {
     const bool unscoped = std::any_of(kernels_.begin() + static_cast<ptrdiff_t>(begin),
@@ -190,7 +211,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
                                    : placed.shared_scopes[idx - schedule->scopes.size()];
     const uint32_t sid = table_.ScopeId(scope);
     if (sid == 0) continue;
-    table_.scope_name_ps[(uint64_t{sid} << 32) | k.name] += k.end - k.start;
+    table_.AddScopeTime(sid, k.name, k.end - k.start);
     g.placed_ps += k.end - k.start;
   }
 }

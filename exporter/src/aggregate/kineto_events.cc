@@ -23,6 +23,10 @@ int KinetoEvents::DeviceOf(int64_t ordinal) {
   auto it = devices_.find(ordinal);
   if (it != devices_.end()) return it->second;
   const int d = table_.NewDevice("GPU " + std::to_string(ordinal));
+  if (d < 0) {
+    ++table_.drops["device_limit"];  // past KernelTable::kMaxDevices
+    return d;
+  }
   devices_.emplace(ordinal, d);
   return d;
 }
@@ -45,8 +49,10 @@ void KinetoEvents::OnAnnotation(const parse::TraceEvent& e) {
     ++table_.drops["annotation_limit"];
     return;
   }
+  const int dev = DeviceOf(*ordinal);
+  if (dev < 0) return;
   ++annotation_count_;
-  table_.devices[static_cast<size_t>(DeviceOf(*ordinal))].annotations.push_back(
+  table_.devices[static_cast<size_t>(dev)].annotations.push_back(
       Annotation{start, end, table_.ScopeId(AnnotationRegion(e.name)) - 1});
 }
 
@@ -84,6 +90,7 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
   int64_t start = 0, end = 0;
   if (!table_.Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
   const int dev = DeviceOf(*ordinal);
+  if (dev < 0) return;
   if (memop) {
     table_.AddMemop(dev, start, end);
     return;

@@ -125,7 +125,7 @@ void WindowMerge::AddFile(size_t fi, const FileStats& fs) {
     if (!region.empty()) region_ps_[std::move(region)] += sc.kernel_ps;
   }
   w_.has_regions = w_.has_regions || fs.annotated;
-  for (const auto& a : fs.annotations) region_ps_[a.scope] += a.kernel_ps;
+  for (const auto& a : fs.annotations) region_ps_[std::string(a.scope)] += a.kernel_ps;
   AddFlops(fs);
   w_.collectives.Merge(fs.collectives);
   w_.graph.kernel_ps += fs.graph.kernel_ps;
@@ -161,7 +161,7 @@ void WindowMerge::AddKernels(const FileStats& fs) {
     fam.exclusive_ps += k.exclusive_ps;
     fam.idle_before_ps += k.idle_before_ps;
     auto [it, inserted] = index_[id].emplace(k.name, kernels_[id].size());
-    if (inserted) kernels_[id].push_back(KernelSummary{k.name, 0, 0, 0, 0});
+    if (inserted) kernels_[id].push_back(KernelSummary{std::string(k.name), 0, 0, 0, 0});
     KernelSummary& ks = kernels_[id][it->second];
     ks.launches += k.launches;
     ks.total_ps += k.total_ps;

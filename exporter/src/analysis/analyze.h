@@ -55,6 +55,9 @@ struct AnalyzeOptions {
   // flag that abandons the analysis (core/budget.h). A file past its budget
   // fails with kOverBudget; the window goes on with the others.
   FileLimits limits;
+  // The names a window keeps (aggregate/name_table.h): length, distinct
+  // names per file and per window (docs/security.md).
+  aggregate::NameLimits names;
 };
 
 struct FileError {

@@ -206,8 +206,9 @@ const std::vector<std::string>& RuntimeMemopPatterns() {
 }
 
 bool IsRuntimeMemopName(std::string_view name) {
-  // Cheap gate first: every form starts with one of these letters.
-  if (name.empty() ||
+  // Cheap gate first: every form starts with one of these letters (and is
+  // short: kMaxRegexName bounds what the regexes see).
+  if (name.empty() || name.size() > kMaxRegexName ||
       (name[0] != 'M' && name[0] != 'C' && name[0] != 'F' && name[0] != 'c' && name[0] != 'h')) {
     return false;
   }
@@ -218,8 +219,9 @@ bool IsRuntimeMemopName(std::string_view name) {
     }
     return out;
   }();
+  // Every pattern is anchored at the start: tried there only.
   return std::any_of(compiled.begin(), compiled.end(), [name](const std::regex& re) {
-    return std::regex_search(name.begin(), name.end(), re);
+    return std::regex_search(name.begin(), name.end(), re, std::regex_constants::match_continuous);
   });
 }
 

@@ -80,7 +80,9 @@ class Classifier {
   // Validates and compiles `set` (regexes compiled once). kConfig on a bad regex.
   static Result<std::shared_ptr<const Classifier>> Create(RuleSet set);
 
-  // Family of a kernel name; `Other` (the last id) when no rule matches.
+  // Family of a kernel name; `Other` (the last id) when no rule matches. A
+  // name of more than 32 KiB is judged on its first and last 16 KiB joined
+  // (the work per name is bounded; real names are a few KiB at most).
   FamilyId Classify(std::string_view kernel_name) const;
 
   // Families in table order, Other last. Ids index this vector.
@@ -113,6 +115,20 @@ class Classifier {
 // them, and IsRuntimeMemopName matches the same ones.
 const std::vector<std::string>& RuntimeMemopPatterns();
 bool IsRuntimeMemopName(std::string_view name);
+
+// The longest name a regex condition is tried on; it does not hold on a
+// longer one. libstdc++'s regex recurses once per character it matches, so
+// a name of 64 KiB matched by `[A-Za-z0-9]*` overflows an 8 MiB stack; real
+// kernel names run to a few thousand characters. (contains, prefix, suffix
+// and not_contains see a name of up to 32 KiB whole, a longer one by its
+// first and last 16 KiB joined: see Classify.)
+inline constexpr size_t kMaxRegexName = size_t{16} << 10;
+
+// Whether an ECMAScript `pattern` can only match at the start of the text
+// (it begins with '^' and has no top-level alternative), so a search need
+// only try there: on a name of megabytes, trying every position costs
+// seconds per pattern.
+bool RegexAnchoredAtStart(std::string_view pattern);
 
 // profile_drill.py's kernel test (names only, no pid/thread filter): ends with
 // ".kd", contains ".kd]", starts with "ncclDevKernel", or contains

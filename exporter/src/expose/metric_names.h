@@ -117,6 +117,7 @@ enum class Metric : uint16_t {
   kScanRefusedTotal,
   kFutureDirsSkippedTotal,
   kStateSaveErrorsTotal,
+  kHistoryLinesCutTotal,
   kLogParseErrorsTotal,
   kWebConfigReloadErrorsTotal,
   kWebConfigLastReloadSuccessful,
@@ -150,10 +151,10 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kWindowTimestampDirs, "profwatch_window_timestamp_dirs", MetricType::kGauge, "", "Profile <ts> directories merged into the latest window.", {}, true, Source::kSnapshot},
     {Metric::kWindowProfileSteps, "profwatch_window_profile_steps", MetricType::kGauge, "", "Profiled steps the window covers (the per-step divisor).", {}, true, Source::kSnapshot},
     {Metric::kWindowEvents, "profwatch_window_events", MetricType::kGauge, "", "Trace events parsed in the latest window.", {}, true, Source::kSnapshot},
-    {Metric::kWindowDroppedEvents, "profwatch_window_dropped_events", MetricType::kGauge, "", "Trace events of the latest window that were dropped, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...); only reasons that occurred.", {"reason"}, true, Source::kSnapshot},
+    {Metric::kWindowDroppedEvents, "profwatch_window_dropped_events", MetricType::kGauge, "", "Trace events of the latest window that were dropped, or kept cut past a keep cap, by reason (empty_name, no_timestamp, bad_duration, no_device, no_metadata, ...; name_cut, name_limit, ... for names cut or summed under other names); only reasons that occurred.", {"reason"}, true, Source::kSnapshot},
     {Metric::kWindowTruncated, "profwatch_window_truncated", MetricType::kGauge, "", "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true, Source::kSnapshot},
     {Metric::kWindowIncomplete, "profwatch_window_incomplete", MetricType::kGauge, "", "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true, Source::kSnapshot},
-    {Metric::kWindowFailed, "profwatch_window_failed", MetricType::kGauge, "", "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays). Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true, Source::kSnapshot},
+    {Metric::kWindowFailed, "profwatch_window_failed", MetricType::kGauge, "", "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays); crashed when the daemon died twice analysing it (not analysed again until its files change); too_large when its run state is over the per-run cap. Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true, Source::kSnapshot},
     {Metric::kWindowInfo, "profwatch_window_info", MetricType::kGauge, "info", "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true, Source::kSnapshot},
     {Metric::kWindowAnalyzedTimestampSeconds, "profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "seconds", "Unix time the latest window was analysed.", {}, true, Source::kSnapshot},
     // --- families (per GPU per step) ---
@@ -243,6 +244,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kScanRefusedTotal, "profwatch_scan_refused_total", MetricType::kCounter, "", "Trace files, directories and windows the scan refuses, never read, by reason, each counted once while it stays: dir_file_cap (a directory holding more trace files than --max-files-per-dir, or for a <ts> dir --max-files-per-window), window_file_cap (a window over --max-files-per-window), outside_root (a trace file symlink whose target lies outside the watch root), owner_run_cap, owner_window_cap, owner_dir_cap (runs, windows and directories of an owner over --max-runs-per-owner, --max-windows-per-owner, --max-dirs-per-owner; profwatch_owner_capped names the owner).", {"reason"}, false, Source::kRegistry},
     {Metric::kFutureDirsSkippedTotal, "profwatch_future_dirs_skipped_total", MetricType::kCounter, "", "Profile <ts> dirs skipped because they are dated more than --future-tolerance ahead of the wall clock (each counted once).", {}, false, Source::kRegistry},
     {Metric::kStateSaveErrorsTotal, "profwatch_state_save_errors_total", MetricType::kCounter, "", "Failed saves of the --state file (the daemon keeps serving; the next save retries).", {}, false, Source::kRegistry},
+    {Metric::kHistoryLinesCutTotal, "profwatch_history_lines_cut_total", MetricType::kCounter, "", "--history lines over their byte cap, written without their state and report (compare skips them).", {}, false, Source::kRegistry},
     {Metric::kLogParseErrorsTotal, "profwatch_log_parse_errors_total", MetricType::kCounter, "", "Training log lines that looked like step lines but did not parse.", {}, false, Source::kRegistry},
     // --- the front door (web/: --web.config.file reloads) ---
     {Metric::kWebConfigReloadErrorsTotal, "profwatch_web_config_reload_errors_total", MetricType::kCounter, "", "Re-reads of --web.config.file that failed (the previous version stays)", {}, false, Source::kRegistry},

@@ -87,6 +87,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       registry_(std::move(registry)),
       options_(std::move(options)),
       assembler_(options_.assembler),
+      journal_(options_.state_file.empty() ? "" : options_.state_file + ".inflight"),
       persist_throttle_(kPersistGap, kPersistCostFactor),
       publish_throttle_(kPublishGap, kPublishCostFactor) {
   if (options_.workers < 1) options_.workers = 1;
@@ -107,6 +108,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   future_dirs_total_ = &CounterFamily(Metric::kFutureDirsSkippedTotal).Add({});
   superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
+  history_lines_cut_ = &CounterFamily(Metric::kHistoryLinesCutTotal).Add({});
   reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
   bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
   spill_bytes_total_ = &CounterFamily(Metric::kSpillBytesTotal).Add({});
@@ -271,6 +273,21 @@ Status Daemon::Start() {
       if (dropped > 0) persist_pending_ = true;
       spdlog::info("state loaded path={} runs={} windows={} other_shard_runs_dropped={}",
                    options_.state_file, runs_.size(), state.windows.size(), dropped);
+      std::string journal_warning;
+      if (Status s = journal_.Load(&journal_warning); !s) {
+        spdlog::warn("in-flight journal not read path={} error={}", journal_.path(),
+                     s.error().ToString());
+      }
+      if (!journal_warning.empty()) spdlog::warn("{}", journal_warning);
+      for (const store::InflightRecord& r : journal_.Records()) {
+        if (r.deaths <= 0) continue;
+        spdlog::warn(
+            "the daemon died while analysing a window training_job={} run={} window={} "
+            "deaths={} next={}",
+            r.training_job, r.run, r.window, r.deaths,
+            r.deaths >= kMaxDeathsPerWindow ? "failed as crashed unless its files change"
+                                            : "analysed again alone");
+      }
     }
     PublishLocked(now);
   }
@@ -310,6 +327,7 @@ void Daemon::Stop() {
     abandoned = assembler_.Waiting();  // not yet started: analysed after the next start
   }
   queue_cv_.notify_all();
+  alone_cv_.notify_all();
   for (std::thread& t : workers_) t.join();  // in-flight analyses finish
   workers_.clear();
   std::optional<StateSave> save;
@@ -631,6 +649,11 @@ void Daemon::WorkerLoop(int index) {
       options = options_;
       if (!options.follow_symlinks) options.analyze.confine_to = confine_roots_;
       ApplyRunProfileStepsLocked(task, options);
+    }
+    bool alone = false;
+    if (!BeginAnalysis(task, options, &alone)) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
       busy_[index] = WorkerSlot{clock_.Now(), task.run, task.window_id, false};
       UpdateWorkersLocked(clock_.Now());
       const bool was_pending = publish_pending_;
@@ -651,6 +674,8 @@ void Daemon::WorkerLoop(int index) {
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
+    // Shutting down mid-way is no result: the record stays (not in flight).
+    EndAnalysis(task, alone, !stop_);
     // A window of many files left per-file state in this thread's arena;
     // by now it is released (and an abandoned window forgotten).
     if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
@@ -660,6 +685,63 @@ void Daemon::WorkerLoop(int index) {
       if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
     }
   }
+}
+
+bool Daemon::BeginAnalysis(const window::WindowTask& task, const DaemonOptions& options,
+                           bool* alone) {
+  const std::string key = store::InflightKey(task.run_dir, task.window_id);
+  const uint64_t digest = journal_.path().empty() ? 0 : store::FilesDigest(task.files);
+  std::optional<store::InflightRecord> record = journal_.Find(key);
+  std::optional<InflightHistory> history;
+  if (record) history = InflightHistory{record->digest, record->deaths};
+  InflightDecision d = DecideInflight(task, digest, history ? &*history : nullptr);
+  Emit(d.logs);
+  if (!d.analyse) {
+    // Failed without a worker: the verdict of a window whose analysis
+    // failed as a whole (counted, logged, the run flagged), the window done
+    // until its files change. The record stays for the next daemon.
+    FinishedWindow crashed;
+    crashed.outcome.window_error = CrashedError(d.deaths);
+    std::optional<StateSave> save;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      save = RecordResultLocked(task, std::move(crashed), options, clock_.Now());
+    }
+    WriteState(std::move(save));
+    return false;
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    alone_cv_.wait(lock, [&] { return stopping_ || (!alone_ && (!d.alone || analysing_ == 0)); });
+    ++analysing_;
+    if (d.alone) alone_ = true;
+  }
+  *alone = d.alone;
+  store::InflightRecord r;
+  r.key = key;
+  r.training_job = task.run.training_job;
+  r.run = task.run.run;
+  r.window = task.window_id;
+  r.digest = digest;
+  r.deaths = d.deaths;
+  if (Status s = journal_.Begin(std::move(r)); !s) {
+    spdlog::warn("in-flight journal not written path={} error={}", journal_.path(),
+                 s.error().ToString());
+  }
+  return true;
+}
+
+void Daemon::EndAnalysis(const window::WindowTask& task, bool alone, bool finished) {
+  if (Status s = journal_.End(store::InflightKey(task.run_dir, task.window_id), finished); !s) {
+    spdlog::warn("in-flight journal not written path={} error={}", journal_.path(),
+                 s.error().ToString());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --analysing_;
+    if (alone) alone_ = false;
+  }
+  alone_cv_.notify_all();
 }
 
 void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& options) {
@@ -759,10 +841,18 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
 
 void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owner, TimePoint now) {
   if (!history_) return;
+  bool cut = false;
+  const std::string line = store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs),
+                                              store::kMaxHistoryLineBytes, &cut);
+  if (cut) {
+    history_lines_cut_->Increment();
+    spdlog::warn(
+        "history line over its cap, written without state and report training_job={} run={} "
+        "window={} max_line_bytes={}",
+        rs.key.training_job, rs.key.run, rs.window_id, store::kMaxHistoryLineBytes);
+  }
   bool rotated = false;
-  if (Status s = history_->Append(
-          owner, store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)), &rotated);
-      !s) {
+  if (Status s = history_->Append(owner, line, &rotated); !s) {
     spdlog::warn("history not written path={} error={}", history_->PathOf(owner),
                  s.error().ToString());
   }

@@ -51,6 +51,7 @@
 #include "pipeline/window_policy.h"
 #include "snapshot/snapshot.h"
 #include "store/history.h"
+#include "store/inflight_journal.h"
 #include "store/state_file.h"
 #include "watch/scanner.h"
 #include "watch/watcher.h"
@@ -178,6 +179,13 @@ class Daemon {
   // window that became stuck once; true when a published count changed.
   bool UpdateWorkersLocked(TimePoint now);
   void WorkerLoop(int index);
+  // The crash-loop guard before `task` is analysed (DecideInflight on the
+  // in-flight journal): false when the window is failed as crashed instead
+  // (recorded here); true when it may be analysed, its journal record then
+  // in flight and this worker counted in analysing_ (alone when a daemon
+  // died on it before). EndAnalysis undoes the count and ends the record.
+  bool BeginAnalysis(const window::WindowTask& task, const DaemonOptions& options, bool* alone);
+  void EndAnalysis(const window::WindowTask& task, bool alone, bool finished);
   void RunTask(const window::WindowTask& task, const DaemonOptions& options);
   // Under mu_: asks the assembler and the window policy about the finished
   // analysis of `task` and applies the verdict (counters, log events, run
@@ -245,6 +253,14 @@ class Daemon {
   int64_t last_symlinks_skipped_ = 0;
   // Workers wait here for the assembler's fair queue (Schedule, TakeNext).
   std::condition_variable queue_cv_;
+  // Under mu_: workers analysing a window now (past BeginAnalysis), and
+  // whether one analyses a window alone (a daemon died on it before): no
+  // other analysis starts meanwhile, and it starts only when none runs.
+  int analysing_ = 0;
+  bool alone_ = false;
+  std::condition_variable alone_cv_;
+  // `<--state>.inflight` (store/inflight_journal.h); no-op without --state.
+  store::InflightJournal journal_{""};
   // Per worker: since when (clock_) it works on a window, and whether that
   // window was logged as stuck; guarded by mu_.
   std::vector<WorkerSlot> busy_;
@@ -278,6 +294,7 @@ class Daemon {
   prometheus::Counter* analyzed_incomplete_ = nullptr;
   prometheus::Counter* analyzed_error_ = nullptr;
   prometheus::Counter* state_save_errors_ = nullptr;
+  prometheus::Counter* history_lines_cut_ = nullptr;
   prometheus::Counter* future_dirs_total_ = nullptr;
   prometheus::Counter* superseded_total_ = nullptr;
   prometheus::Counter* run_clashes_total_ = nullptr;

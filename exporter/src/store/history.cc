@@ -25,7 +25,7 @@ Error IoError(const std::string& what, const std::string& path) {
 }  // namespace
 
 std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
-                        nlohmann::ordered_json report) {
+                        nlohmann::ordered_json report, uint64_t max_bytes, bool* cut) {
   nlohmann::ordered_json j;
   j["schema"] = kHistorySchema;
   j["time"] = now_unix;
@@ -33,10 +33,16 @@ std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
   j["run"] = rs.key.run;
   j["window"] = rs.window_id;
   j["incomplete"] = rs.incomplete;
+  nlohmann::ordered_json head = j;
   j["state"] = nlohmann::ordered_json::parse(SerializeRunState(rs));
   j["report"] = std::move(report);
   // Replace invalid UTF-8 (kernel names are arbitrary bytes) instead of throwing.
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  if (cut != nullptr) *cut = line.size() > max_bytes;
+  if (line.size() <= max_bytes) return line;
+  head["cut"] = "line_bytes";
+  head["line_bytes"] = line.size();
+  return head.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 HistoryWriter::HistoryWriter(std::string path, uint64_t max_bytes)

@@ -40,11 +40,19 @@ namespace profwatch::store {
 
 inline constexpr std::string_view kHistorySchema = "profwatch.history.v1";
 inline constexpr uint64_t kDefaultHistoryMaxBytes = 64ull << 20;
+// The longest history line written whole: twice the per-run state cap
+// (pipeline/window_policy.h kMaxRunStateBytes), since a line holds the
+// run's state and a report of it.
+inline constexpr uint64_t kMaxHistoryLineBytes = 64ull << 20;
 
 // The history line of one run's current window (no trailing newline), with
 // `report` as its "report" (the caller renders it: expose::RunReportToJson).
+// A line over `max_bytes` is written without "state" and "report" (compare
+// skips it), with "cut":"line_bytes" and "line_bytes": what it would have
+// been; `*cut` (when given) tells.
 std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
-                        nlohmann::ordered_json report);
+                        nlohmann::ordered_json report, uint64_t max_bytes = kMaxHistoryLineBytes,
+                        bool* cut = nullptr);
 
 class HistoryWriter {
  public:

@@ -459,4 +459,41 @@ TEST(FamilyKindNameTest, NamesAllKinds) {
 }
 
 }  // namespace
+// A name of megabytes: the regexes of the memory family are tried at its
+// start only and not on names past kMaxRegexName (libstdc++'s regex recurses
+// per character: "cudaMemcpy" and 64 KiB of letters overflowed the stack);
+// contains, prefix and suffix still see it whole.
+TEST(NativeRuleSetTest, HugeNamesAreClassifiedWithoutRegexRecursionOrScanningEveryPosition) {
+  auto c = *Classifier::Create(*BuiltinRuleSet("nvidia"));
+  const std::string memcpy_like = "cudaMemcpy" + std::string(size_t{1} << 20, 'a');
+  EXPECT_FALSE(IsRuntimeMemopName(memcpy_like));
+  EXPECT_EQ(c->FamilyNames()[c->Classify(memcpy_like)], "other");
+  const std::string nccl = std::string(size_t{1} << 20, 'x') + "ncclDevKernel_AllReduce";
+  EXPECT_EQ(c->FamilyNames()[c->Classify(nccl)], "nccl");
+  EXPECT_TRUE(IsRuntimeMemopName("cudaMemcpyAsync"));
+  EXPECT_EQ(c->FamilyNames()[c->Classify("Memset (Device)")], "memory");
+  EXPECT_TRUE(RegexAnchoredAtStart("^Memcpy(H2D|D2H)?$"));
+  EXPECT_TRUE(RegexAnchoredAtStart(R"(^a\|b[|])"));
+  EXPECT_FALSE(RegexAnchoredAtStart("^a|b"));
+  EXPECT_FALSE(RegexAnchoredAtStart("a^"));
+}
+
+// A name over 32 KiB is judged on its first and last 16 KiB joined: a
+// marker within either end counts, one only in the middle does not (the
+// work per name is bounded whatever its length).
+TEST(NativeRuleSetTest, NamesOverThirtyTwoKiBAreJudgedOnTheirEnds) {
+  auto c = *Classifier::Create(*BuiltinRuleSet("nvidia"));
+  const std::string marker = "ncclDevKernel_AllReduce";
+  const std::string fill(size_t{1} << 20, 'x');
+  auto family = [&](const std::string& name) { return c->FamilyNames()[c->Classify(name)]; };
+  EXPECT_EQ(family(marker + fill), "nccl");
+  EXPECT_EQ(family(fill.substr(0, 10000) + marker + fill), "nccl") << "within the first 16 KiB";
+  EXPECT_EQ(family(fill + marker + fill.substr(0, 10000)), "nccl") << "within the last 16 KiB";
+  EXPECT_EQ(family(fill.substr(0, 20000) + marker + fill), "other") << "only in the middle";
+  // Up to 32 KiB the name is seen whole.
+  const std::string whole = std::string(20000, 'x') + marker + std::string(8000, 'x');
+  ASSERT_LE(whole.size(), size_t{32} << 10);
+  EXPECT_EQ(family(whole), "nccl");
+}
+
 }  // namespace profwatch::classify

@@ -125,6 +125,37 @@ TEST(HistoryReaderTest, ParsesQueries) {
   EXPECT_FALSE(ParseHistoryQuery("jobA/run1@"));
 }
 
+// A line over its byte cap is written without state and report, saying so
+// and how long it would have been; compare skips it and finds the window
+// before.
+TEST(HistoryLineTest, ALineOverItsCapKeepsItsNamesAndSaysItWasCut) {
+  const snapshot::RunState rs = MakeRun("jobA", "run1", "w2", 2'000'000'000'000);
+  bool cut = true;
+  EXPECT_NE(HistoryLine(rs, 2, {}, kMaxHistoryLineBytes, &cut).find("\"state\""),
+            std::string::npos);
+  EXPECT_FALSE(cut);
+  const std::string line = HistoryLine(rs, 2, {{"big", std::string(1000, 'x')}}, 600, &cut);
+  EXPECT_TRUE(cut);
+  EXPECT_LE(line.size(), 600u);
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["window"], "w2");
+  EXPECT_EQ(j["training_job"], "jobA");
+  EXPECT_EQ(j["cut"], "line_bytes");
+  EXPECT_GT(j["line_bytes"].get<uint64_t>(), 1000u);
+  EXPECT_FALSE(j.contains("state"));
+  EXPECT_FALSE(j.contains("report"));
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  {
+    std::ofstream out(path);
+    out << HistoryLine(MakeRun("jobA", "run1", "w1", 1'000'000'000'000), 1, {}) << "\n"
+        << line << "\n";
+  }
+  auto latest = FindInHistory(path, {"jobA", "run1", std::nullopt});
+  ASSERT_TRUE(latest) << latest.error().ToString();
+  EXPECT_EQ(latest->window_id, "w1");
+}
+
 TEST(HistoryReaderTest, FindsTheLatestMatchingWindowAcrossRotation) {
   TempDir tmp;
   const std::string path = tmp.Sub("h.jsonl");
