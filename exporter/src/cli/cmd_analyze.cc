@@ -203,7 +203,7 @@ int ReportWindow(const AnalyzeFlags& f, const InputWindow& w, bool first, const 
     exit_code = kExitBadInput;
   }
   if (f.format == "json") {
-    std::cout << expose::WindowToJson(analysis->stats, ctx).dump() << "\n";
+    std::cout << expose::JsonText(expose::WindowToJson(analysis->stats, ctx)) << "\n";
   } else {
     if (!first) std::cout << "\n";
     std::cout << expose::RenderTable(analysis->stats, ctx);

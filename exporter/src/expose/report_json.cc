@@ -347,4 +347,8 @@ nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
   return WindowToJson(*rs.stats, ctx);
 }
 
+std::string JsonText(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace profwatch::expose
