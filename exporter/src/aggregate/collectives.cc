@@ -1,6 +1,7 @@
 #include "aggregate/collectives.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 namespace profwatch::aggregate {
@@ -229,6 +230,10 @@ void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_b
                               std::optional<int64_t> ranks, int64_t ps, int64_t calls) {
   if (ranks && *ranks >= 1) AddGroupSize(*ranks);
   if (!call_bytes) return;
+  if (static_cast<double>(*call_bytes) > kMaxCollectiveCallBytes) {
+    oversized_calls += calls;
+    return;
+  }
   sized_calls += calls;
   sized_ps += ps;
   const double all = static_cast<double>(*call_bytes) * static_cast<double>(calls);
@@ -265,6 +270,7 @@ void CollectiveSums::Merge(const CollectiveSums& o) {
   kernel_ps += o.kernel_ps;
   exposed_ps += o.exposed_ps;
   sized_calls += o.sized_calls;
+  oversized_calls += o.oversized_calls;
   sized_ps += o.sized_ps;
   bytes += o.bytes;
   bus_ps += o.bus_ps;
@@ -316,10 +322,28 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& s
     f.more_group_sizes = s.more_group_sizes;
     f.process_groups = s.process_groups;
     f.more_process_groups = s.more_process_groups;
-    if (f.kind == CollectiveKind::kOther) {
+    // Rates no GPU reaches: the sizes are not believed.
+    const double fastest = std::max(f.alg_bandwidth.value_or(0), f.bus_bandwidth.value_or(0));
+    const std::string oversized =
+        s.oversized_calls > 0 ? std::to_string(s.oversized_calls) +
+                                    " calls claimed more than 1 TiB each, more than any GPU "
+                                    "holds: impossible sizes, not counted"
+                              : "";
+    if (!(fastest <= kMaxCollectiveBandwidth)) {
+      f.bytes_per_gpu_step.reset();
+      f.alg_bandwidth.reset();
+      f.bus_bandwidth.reset();
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.3g", fastest);
+      f.note = std::string("impossible sizes: the sized calls claim ") + rate +
+               " B/s over their kernels, above the 1e13 B/s no GPU's memory reaches (a "
+               "collective's bytes cross it at least once): bytes and bandwidth unknown";
+    } else if (f.kind == CollectiveKind::kOther) {
       f.note =
           "collectives outside the known kinds (RCCL's generic kernels without metadata, "
           "or a collective such as gather) have no byte count or bus factor";
+    } else if (s.sized_calls == 0 && !oversized.empty()) {
+      f.note = oversized;
     } else if (s.sized_calls == 0) {
       f.note =
           "no call carried its size (Kineto: In/Out msg nelems and dtype, PyTorch 2.1 and "
@@ -331,6 +355,7 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& s
     } else if (s.sized_calls < s.calls) {
       f.note = "bytes and bandwidth over the " + std::to_string(s.sized_calls) + " of " +
                std::to_string(s.calls) + " calls that carried their size";
+      if (!oversized.empty()) f.note += " (" + oversized + ")";
     }
     out.push_back(std::move(f));
   }
