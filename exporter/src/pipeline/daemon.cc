@@ -143,6 +143,10 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
+  log_options.scan_period = options_.poll_interval;
+  // Logs found under the roots are read only where traces would be: under
+  // a root, unless --follow-symlinks (none until the first scan).
+  if (!options_.follow_symlinks) log_options.confine_to = read::Confinement{};
   training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
   if (!options_.history_file.empty()) {
     history_ =
@@ -408,6 +412,7 @@ TimePoint Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
   const TimePoint now = clock_.Now();
   std::lock_guard<std::mutex> lock(mu_);
   ObserveScanLocked(result, now);
+  training_logs_->SetConfinement(confine_roots_);
   return now;
 }
 
