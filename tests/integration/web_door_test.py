@@ -563,7 +563,7 @@ class WebDoorTest(unittest.TestCase):
         self.assertEqual(get(d.port, "/metrics", auth_header("alice", "secret"))[0], 200)
 
     def test_password_flood_is_limited_per_address(self):
-        """32 clients sending wrong passwords (cost-10 hashes) from 8
+        """32 clients sending wrong passwords (cost-10 hashes) from 2
         addresses: each address gets AUTH_BURST bcrypt checks and one more
         every AUTH_REFILL_SECONDS, the rest are refused (429) before bcrypt
         runs, so the checks bcrypt runs for them (their 401 answers, and
@@ -571,9 +571,12 @@ class WebDoorTest(unittest.TestCase):
         under that bound however fast they send: bcrypt's CPU is bounded.
         Meanwhile scrapes from another address with the right password
         (the first one uncached: one bcrypt) are answered, 9 of 10 within
-        SCRAPE_DEADLINE. Before, every guess ran bcrypt: both cores busy."""
+        SCRAPE_DEADLINE. Before, every guess ran bcrypt: both cores busy.
+        Few addresses keep the bound (2 * (AUTH_BURST + 1 + t / 2)) far
+        below what unlimited bcrypt runs in t seconds even on a busy
+        2-core machine, so the bound fails without the limiter."""
         d = self.serve_ok(f"basic_auth_users:\n  alice: '{SECRET_HASH_10}'\n")
-        sources = [f"127.0.0.{i}" for i in range(2, 10)]
+        sources = ["127.0.0.2", "127.0.0.3"]
         started = time.time()
         flood = PasswordFlood(d.port, 32, sources).start()
         try:
@@ -724,7 +727,7 @@ class WebDoorTest(unittest.TestCase):
         n = 1000
         if raise_nofile(n + 200) < n + 200:
             self.skipTest("RLIMIT_NOFILE too low for 1,000 clients")
-        sources = [f"127.0.0.{i}" for i in range(2, 10)]
+        sources = ["127.0.0.2", "127.0.0.3"]
         hostile = HostileClients(d.port, n, sources, tls=tls is not None, seconds=120).start()
         try:
             # The clients are all out (each connected at least once).
