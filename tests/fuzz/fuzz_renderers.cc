@@ -61,6 +61,7 @@ snapshot::RunState Named(const std::vector<std::string>& n) {
   st.flops.families.at(0).family = n[4];
   st.collectives[aggregate::CollectiveKind::kAllReduce].process_groups = {
       {aggregate::MakeProcessGroup(n[9], n[10])}};
+  snapshot::RefreshFigures(r);
   return r;
 }
 
@@ -144,13 +145,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const snapshot::RunState rs = Named(names);
   expose::ReportContext ctx;
   ctx.window = names[2];
-  ctx.step_seconds = rs.step_seconds;
-  ctx.step_source = "log";
   ctx.errors = {{names[6], "corrupt", names[11]}};
 
   // The JSON report, alone and as a history line's report.
   {
-    auto s = expose::JsonText(expose::WindowToJson(*rs.stats, ctx));
+    auto s = expose::JsonText(expose::WindowToJson(*rs.figures, ctx));
     if (getenv("DUMPJ")) {
       FILE* f = fopen(getenv("DUMPJ"), "w");
       fwrite(s.data(), 1, s.size(), f);
@@ -163,13 +162,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(history.find('\n') == std::string::npos);
 
   // The table: one row stays one line.
-  const std::string table = expose::RenderTable(*rs.stats, ctx);
+  const std::string table = expose::RenderTable(*rs.figures, ctx);
   Check(IsValidUtf8(table));
   Check(NoControlBytes(table, /*newline_ok=*/true));
   expose::ReportContext plain_ctx = ctx;
   plain_ctx.window = plain[2];
   plain_ctx.errors = {{plain[6], "corrupt", plain[11]}};
-  Check(Lines(table) == Lines(expose::RenderTable(*Named(plain).stats, plain_ctx)));
+  Check(Lines(table) == Lines(expose::RenderTable(*Named(plain).figures, plain_ctx)));
 
   // The exposition and the --state file.
   snapshot::Snapshot snap;

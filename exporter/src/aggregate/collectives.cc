@@ -300,80 +300,6 @@ void CollectiveStats::Merge(const CollectiveStats& o) {
   for (size_t k = 0; k < kCollectiveKinds; ++k) kinds[k].Merge(o.kinds[k]);
 }
 
-std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& stats,
-                                                        int64_t divisor) {
-  std::vector<CollectiveFigures> out;
-  if (divisor <= 0) return out;
-  const double d = static_cast<double>(divisor);
-  for (size_t k = 0; k < kCollectiveKinds; ++k) {
-    const CollectiveSums& s = stats.kinds[k];
-    if (s.calls == 0) continue;
-    CollectiveFigures f;
-    f.kind = static_cast<CollectiveKind>(k);
-    f.calls = s.calls;
-    f.sized_calls = s.sized_calls;
-    f.calls_per_gpu_step = static_cast<double>(s.calls) / d;
-    f.kernel_seconds_per_gpu_step = static_cast<double>(s.kernel_ps) * 1e-12 / d;
-    f.exposed_seconds_per_gpu_step = static_cast<double>(s.exposed_ps) * 1e-12 / d;
-    if (s.sized_calls > 0) f.bytes_per_gpu_step = s.bytes / d;
-    f.alg_bandwidth = s.AlgBandwidth();
-    f.bus_bandwidth = s.BusBandwidth();
-    f.group_sizes = s.group_sizes;
-    f.more_group_sizes = s.more_group_sizes;
-    f.process_groups = s.process_groups;
-    f.more_process_groups = s.more_process_groups;
-    // Rates no GPU reaches: the sizes are not believed.
-    const double fastest = std::max(f.alg_bandwidth.value_or(0), f.bus_bandwidth.value_or(0));
-    const std::string oversized =
-        s.oversized_calls > 0 ? std::to_string(s.oversized_calls) +
-                                    " calls claimed more than 1 TiB each, more than any GPU "
-                                    "holds: impossible sizes, not counted"
-                              : "";
-    if (!(fastest <= kMaxCollectiveBandwidth)) {
-      f.bytes_per_gpu_step.reset();
-      f.alg_bandwidth.reset();
-      f.bus_bandwidth.reset();
-      char rate[32];
-      std::snprintf(rate, sizeof rate, "%.3g", fastest);
-      f.note = std::string("impossible sizes: the sized calls claim ") + rate +
-               " B/s over their kernels, above the 1e13 B/s no GPU's memory reaches (a "
-               "collective's bytes cross it at least once): bytes and bandwidth unknown";
-    } else if (f.kind == CollectiveKind::kOther) {
-      f.note =
-          "collectives outside the known kinds (RCCL's generic kernels without metadata, "
-          "or a collective such as gather) have no byte count or bus factor";
-    } else if (s.sized_calls == 0 && !oversized.empty()) {
-      f.note = oversized;
-    } else if (s.sized_calls == 0) {
-      f.note =
-          "no call carried its size (Kineto: In/Out msg nelems and dtype, PyTorch 2.1 and "
-          "later; JAX: its HLO instruction in the sibling .xplane.pb)";
-    } else if (!f.alg_bandwidth) {
-      f.note = "the calls with a size took no time";
-    } else if (!f.bus_bandwidth) {
-      f.note = "no call with a size carried its group size";
-    } else if (s.sized_calls < s.calls) {
-      f.note = "bytes and bandwidth over the " + std::to_string(s.sized_calls) + " of " +
-               std::to_string(s.calls) + " calls that carried their size";
-      if (!oversized.empty()) f.note += " (" + oversized + ")";
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
-std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats& stats,
-                                                           int64_t divisor) {
-  std::optional<CollectiveFigures> best;
-  for (CollectiveFigures& f : ComputeCollectiveFigures(stats, divisor)) {
-    if (f.exposed_seconds_per_gpu_step <= 0) continue;
-    if (!best || f.exposed_seconds_per_gpu_step > best->exposed_seconds_per_gpu_step) {
-      best = std::move(f);
-    }
-  }
-  return best;
-}
-
 CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,
                                     int64_t in_elements, int64_t out_elements, int64_t group_size,
                                     std::string_view pg_desc, std::string_view pg_ranks) {
@@ -389,16 +315,6 @@ CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_vie
     call.bytes = CollectiveBytes(*call.kind, *element, in_elements, out_elements);
   }
   return call;
-}
-
-std::string ProcessGroupPhrase(const CollectiveFigures& f) {
-  if (f.process_groups.empty()) return "";
-  std::string o = f.process_groups.size() > 1 ? ", process groups " : ", process group ";
-  for (size_t i = 0; i < f.process_groups.size(); ++i) {
-    o += (i == 0 ? "'" : ", '") + f.process_groups[i].description + "'";
-  }
-  if (f.more_process_groups) o += ", ...";
-  return o;
 }
 
 bool CollectiveOps::Add(int64_t external_id, CollectiveCall call) {

@@ -16,6 +16,8 @@
 #include "cli/log_figures.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
+#include "figures/step_basis.h"
+#include "figures/window_figures.h"
 
 namespace profwatch::cli {
 namespace {
@@ -186,32 +188,27 @@ int ReportWindow(const AnalyzeFlags& f, const InputWindow& w, bool first, const 
   ctx.format = analysis->format;
   ctx.expected_gpus = f.expected_gpus;
   ctx.analysis_seconds = analysis->seconds;
-  // Step-time sources in order: training log, in-trace markers, configuration.
-  if (log.step_seconds) {
-    ctx.step_seconds = log.step_seconds;
-    ctx.step_source = "log";
-  } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
-    ctx.step_seconds = ts;
-    ctx.step_source = "trace";
-  } else if (f.step_time > 0) {
-    ctx.step_seconds = f.step_time;
-    ctx.step_source = "config";
-  }
+  const auto stats = std::make_shared<const aggregate::WindowStats>(std::move(analysis->stats));
+  figures::StepSources sources;
+  sources.log_window = log.step_seconds;
+  if (f.step_time > 0) sources.config = f.step_time;
+  const figures::WindowFigures figures =
+      figures::FiguresOf(stats, figures::ChooseStepTime(sources, stats.get()));
   for (const auto& e : analysis->errors) {
     ctx.errors.push_back({e.path, std::string(ErrorCodeName(e.error.code)), e.error.ToString()});
     std::fprintf(stderr, "profwatch analyze: %s\n", e.error.ToString().c_str());
     exit_code = kExitBadInput;
   }
   if (f.format == "json") {
-    std::cout << expose::JsonText(expose::WindowToJson(analysis->stats, ctx)) << "\n";
+    std::cout << expose::JsonText(expose::WindowToJson(figures, ctx)) << "\n";
   } else {
     if (!first) std::cout << "\n";
-    std::cout << expose::RenderTable(analysis->stats, ctx);
+    std::cout << expose::RenderTable(figures, ctx);
   }
-  if (analysis->stats.gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
-  if (f.expected_gpus > 0 && analysis->stats.gpus() != f.expected_gpus) {
+  if (stats->gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
+  if (f.expected_gpus > 0 && stats->gpus() != f.expected_gpus) {
     std::fprintf(stderr, "profwatch analyze: WARNING: %s: %d GPUs detected, %d expected\n",
-                 w.label.c_str(), analysis->stats.gpus(), f.expected_gpus);
+                 w.label.c_str(), stats->gpus(), f.expected_gpus);
   }
   return exit_code;
 }
@@ -250,21 +247,24 @@ int RunAnalyze(const std::vector<std::string>& args) {
   if (f.format == "drill") {
     if (windows->size() > 1) *windows = {NewestWindow(std::move(*windows))};
     const LogFigures log = windows->empty() ? LogFigures{} : logs.For(windows->back());
+    // profile_drill.py's divisor: the flag, else the log's, else the default
+    // (never Nsight's step ranges: the script counts no steps itself).
     const int64_t steps =
-        profile_steps_given ? f.profile_steps : log.profile_steps.value_or(f.profile_steps);
+        figures::ChooseProfileSteps(
+            profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt,
+            log.profile_steps, f.profile_steps)
+            .steps;
     return RunDrill(*windows, steps, f.family_top_n, options);
   }
 
   int exit_code = kExitOk;
   for (const auto& w : *windows) {
     const LogFigures log = logs.For(w);
-    if (!profile_steps_given && log.profile_steps) {
-      options.aggregate.profile_steps = static_cast<int>(*log.profile_steps);
-    } else {
-      options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
-    }
-    // Neither flag nor log: an nsys export's NVTX step ranges count the steps.
-    options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
+    const figures::ProfileSteps steps = figures::ChooseProfileSteps(
+        profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt,
+        log.profile_steps, f.profile_steps);
+    options.aggregate.profile_steps = steps.steps;
+    options.aggregate.profile_steps_from_nvtx = steps.from_nvtx_ranges;
     const int code = ReportWindow(f, w, &w == &windows->front(), log, options);
     // Any window's bad input wins; no kernels only while every window read.
     if (code == kExitBadInput) {

@@ -133,65 +133,6 @@ TEST(CollectivesTest, BandwidthOverSizedCallsOnlyAndAbsentWithoutThem) {
   EXPECT_EQ(zero.BusBandwidth(), std::nullopt);
 }
 
-// Sizes are the trace's word (issue 47). A call claiming more than any GPU
-// holds is unknown, counted and named in the note; the other calls keep
-// theirs. A kind whose sized calls claim a rate no GPU memory reaches has
-// no bytes or bandwidth, with a note; at the bound it is believed.
-TEST(CollectivesTest, ImpossibleSizesAndRatesAreUnknownWithANote) {
-  const int64_t ms = 1'000'000'000;  // picoseconds
-  CollectiveStats st;
-  CollectiveSums& ar = st[K::kAllReduce];
-  ar.calls = 2;
-  ar.kernel_ps = 2 * ms;
-  ar.AddSized(K::kAllReduce, int64_t{1} << 61, 8, ms);  // 2^59 floats
-  EXPECT_EQ(ar.sized_calls, 0);
-  EXPECT_EQ(ar.oversized_calls, 1);
-  EXPECT_EQ(ar.AlgBandwidth(), std::nullopt);
-  std::vector<CollectiveFigures> f = ComputeCollectiveFigures(st, 1);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].bytes_per_gpu_step, std::nullopt);
-  EXPECT_EQ(f[0].bus_bandwidth, std::nullopt);
-  EXPECT_EQ(f[0].note,
-            "1 calls claimed more than 1 TiB each, more than any GPU holds: impossible sizes, "
-            "not counted");
-  ar.AddSized(K::kAllReduce, 1'000'000, 8, ms);  // 1 MB in 1 ms: believed
-  f = ComputeCollectiveFigures(st, 1);
-  EXPECT_DOUBLE_EQ(*f[0].alg_bandwidth, 1e9);
-  EXPECT_EQ(f[0].note,
-            "bytes and bandwidth over the 1 of 2 calls that carried their size (1 calls claimed "
-            "more than 1 TiB each, more than any GPU holds: impossible sizes, not counted)");
-
-  CollectiveStats fast;  // 1e12 B in 1 ms: 1e15 B/s
-  CollectiveSums& ag = fast[K::kAllGather];
-  ag.calls = 1;
-  ag.kernel_ps = ms;
-  ag.AddSized(K::kAllGather, 1'000'000'000'000, 8, ms);
-  EXPECT_DOUBLE_EQ(*ag.AlgBandwidth(), 1e15);  // the raw sums keep it
-  f = ComputeCollectiveFigures(fast, 1);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].bytes_per_gpu_step, std::nullopt);
-  EXPECT_EQ(f[0].alg_bandwidth, std::nullopt);
-  EXPECT_EQ(f[0].bus_bandwidth, std::nullopt);
-  EXPECT_EQ(f[0].note,
-            "impossible sizes: the sized calls claim 1e+15 B/s over their kernels, above the "
-            "1e13 B/s no GPU's memory reaches (a collective's bytes cross it at least once): "
-            "bytes and bandwidth unknown");
-
-  CollectiveStats edge;  // exactly the bound (send_recv: busbw = algbw)
-  CollectiveSums& sr = edge[K::kSendRecv];
-  sr.calls = 1;
-  sr.kernel_ps = ms;
-  sr.AddSized(K::kSendRecv, 10'000'000'000, 2, ms);
-  f = ComputeCollectiveFigures(edge, 1);
-  EXPECT_DOUBLE_EQ(*f[0].bus_bandwidth, kMaxCollectiveBandwidth);
-  EXPECT_TRUE(f[0].note.empty()) << f[0].note;
-
-  CollectiveSums merged;  // merging keeps the count
-  merged.Merge(ar);
-  merged.Merge(ar);
-  EXPECT_EQ(merged.oversized_calls, 2);
-}
-
 TEST(CollectivesTest, GroupSizesAreBounded) {
   CollectiveSums s;
   for (int64_t g = 20; g >= 1; --g) s.AddGroupSize(g);
@@ -242,14 +183,6 @@ TEST(CollectivesTest, ProcessGroupsAreBoundedAndOnlyNamedOnesSpeak) {
   EXPECT_EQ(s.process_groups[3].description, "ep");
   EXPECT_TRUE(s.more_process_groups);
   EXPECT_EQ(s.calls, 0);  // AddCall adds figures, the caller counts calls
-
-  CollectiveFigures f;
-  EXPECT_EQ(ProcessGroupPhrase(f), "");
-  f.process_groups = {{"fsdp", "[0, 1]"}};
-  EXPECT_EQ(ProcessGroupPhrase(f), ", process group 'fsdp'");
-  f.process_groups.push_back({"tp", ""});
-  f.more_process_groups = true;
-  EXPECT_EQ(ProcessGroupPhrase(f), ", process groups 'fsdp', 'tp', ...");
 }
 
 TEST(CollectivesTest, CollectiveOpsAreFoundByExternalIdAndBounded) {
