@@ -1,6 +1,7 @@
 #include "aggregate/collectives.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 namespace profwatch::aggregate {
@@ -229,6 +230,10 @@ void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_b
                               std::optional<int64_t> ranks, int64_t ps, int64_t calls) {
   if (ranks && *ranks >= 1) AddGroupSize(*ranks);
   if (!call_bytes) return;
+  if (static_cast<double>(*call_bytes) > kMaxCollectiveCallBytes) {
+    oversized_calls += calls;
+    return;
+  }
   sized_calls += calls;
   sized_ps += ps;
   const double all = static_cast<double>(*call_bytes) * static_cast<double>(calls);
@@ -265,6 +270,7 @@ void CollectiveSums::Merge(const CollectiveSums& o) {
   kernel_ps += o.kernel_ps;
   exposed_ps += o.exposed_ps;
   sized_calls += o.sized_calls;
+  oversized_calls += o.oversized_calls;
   sized_ps += o.sized_ps;
   bytes += o.bytes;
   bus_ps += o.bus_ps;

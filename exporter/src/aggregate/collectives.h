@@ -15,9 +15,11 @@
 // factor 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
 // all_to_all, 1 for broadcast, reduce and send_recv; none for `other`.
 // A call without a usable size (no metadata, unknown dtype, negative or
-// overflowing counts) adds no bytes and none of its time to the bandwidth
-// denominators: bandwidth is absent when no call had a size, never 0 or
-// infinite.
+// overflowing counts, or a size no GPU could hold: kMaxCollectiveCallBytes)
+// adds no bytes and none of its time to the bandwidth denominators:
+// bandwidth is absent when no call had a size, never 0 or infinite. A
+// kind whose sized calls claim a rate no GPU reaches
+// (kMaxCollectiveBandwidth) has its bytes and bandwidths absent too.
 #pragma once
 
 #include <array>
@@ -79,6 +81,19 @@ std::optional<int64_t> DtypeBytes(std::string_view dtype);
 std::optional<int64_t> CollectiveBytes(CollectiveKind kind, int64_t element_bytes,
                                        int64_t in_elements, int64_t out_elements);
 
+// Physical bounds: sizes are the trace's word, and a crafted or corrupt
+// trace can claim anything (`In msg nelems` of 2^59). A call's buffer lies
+// in one GPU's memory, and none holds more than 288 GB (MI355X, B300): a
+// call claiming more than kMaxCollectiveCallBytes (1 TiB, well above that)
+// is impossible and its size unknown. A collective's bytes cross each
+// GPU's memory at least once, so no collective moves them faster than the
+// fastest GPU memory (8 TB/s: B200, MI355X), and busbw (at most twice
+// algbw) stays below the fastest link (NVLink 5: 0.9 TB/s each way): a
+// kind whose algbw or busbw exceeds kMaxCollectiveBandwidth (10 TB/s) is
+// impossible, and its bytes and bandwidths are unknown.
+inline constexpr double kMaxCollectiveCallBytes = 1099511627776.0;  // 2^40
+inline constexpr double kMaxCollectiveBandwidth = 1e13;             // bytes per second
+
 // busbw / algbw for a group of `ranks`; nullopt for kOther or ranks < 1.
 std::optional<double> BusBandwidthFactor(CollectiveKind kind, int64_t ranks);
 
@@ -121,12 +136,15 @@ struct CollectiveSums {
   double bytes = 0;         // their bytes
   int64_t bus_ps = 0;       // kernel time of sized calls with a bus factor
   double bus_bytes = 0;     // their bytes x factor
+  // Calls whose byte count was above kMaxCollectiveCallBytes (not sized).
+  int64_t oversized_calls = 0;
   std::vector<int64_t> group_sizes;
   bool more_group_sizes = false;
   std::vector<ProcessGroup> process_groups;
   bool more_process_groups = false;
 
   // `calls` calls of one size: bytes and group size each (either may be
+  // unknown; bytes above kMaxCollectiveCallBytes count as oversized and
   // unknown), `ps` their kernel time together.
   void AddSized(CollectiveKind kind, std::optional<int64_t> bytes, std::optional<int64_t> ranks,
                 int64_t ps, int64_t calls = 1);

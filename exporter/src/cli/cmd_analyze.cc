@@ -201,7 +201,7 @@ int ReportWindow(const AnalyzeFlags& f, const InputWindow& w, bool first, const 
     exit_code = kExitBadInput;
   }
   if (f.format == "json") {
-    std::cout << expose::WindowToJson(figures, ctx).dump() << "\n";
+    std::cout << expose::JsonText(expose::WindowToJson(figures, ctx)) << "\n";
   } else {
     if (!first) std::cout << "\n";
     std::cout << expose::RenderTable(figures, ctx);

@@ -21,6 +21,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/log_figures.h"
+#include "expose/report.h"
 #include "figures/step_basis.h"
 #include "figures/window_figures.h"
 #include "store/history.h"
@@ -629,7 +630,7 @@ int Report(const CompareFlags& f, const std::vector<Variant>& variants) {
   }
   auto rows = BuildRows(variants);
   if (f.format == "json") {
-    std::cout << RenderJson(variants, rows, mismatches).dump(2) << "\n";
+    std::cout << expose::JsonText(RenderJson(variants, rows, mismatches), 2) << "\n";
   } else {
     std::cout << RenderText(variants, rows, f.format == "markdown");
     const std::vector<std::string> notes = FlopNotes(variants, rows);

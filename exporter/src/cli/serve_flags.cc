@@ -154,6 +154,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Training-log glob tried per run, in order (repeatable; replaces the "
                  "defaults); {jobs_root}, {job}, {run} are replaced")
       ->allow_extra_args(false);
+  app.add_option("--log-max-bytes-per-scan", f.log_max_bytes_per_scan,
+                 "Bytes each training log may read per --poll-interval (a long log catches up "
+                 "over several; a huge file costs a bounded rate)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   AddSpillDirOption(app, f.spill_dir);
   AddFileBudgetOptions(app, f.file_budget);
   app.add_option("--window-max-seconds", f.window_max_seconds,
@@ -433,6 +438,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
     o.training_logs.bindings.push_back(std::move(*binding));
   }
   if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
+  o.training_logs.max_bytes_per_scan = f.log_max_bytes_per_scan;
   o.profile_steps_explicit = f.profile_steps_explicit;
   if (f.profile_steps_explicit) {
     o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;

@@ -70,7 +70,8 @@ struct ServeFlags {
   double step_time = 0;
   // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
   std::vector<std::string> log;
-  std::vector<std::string> log_glob;    // empty: pipeline::kDefaultLogGlobs
+  std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
+  uint64_t log_max_bytes_per_scan = pipeline::kDefaultLogMaxBytesPerScan;
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
   std::string spill_dir = DefaultSpillDir();

@@ -333,4 +333,8 @@ nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
   return WindowToJson(*rs.figures, ctx);
 }
 
+std::string JsonText(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace profwatch::expose

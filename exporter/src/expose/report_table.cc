@@ -1,16 +1,32 @@
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
+#include "core/text.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
 namespace {
 
-std::string Format(const char* fmt, auto... args) {
+std::string FormatRaw(const char* fmt, auto... args) {
   int n = std::snprintf(nullptr, 0, fmt, args...);
   std::string s(static_cast<size_t>(n), '\0');
   std::snprintf(s.data(), s.size() + 1, fmt, args...);
   return s;
+}
+
+// Every text argument is the input's bytes (kernel, file, device and region
+// names, notes quoting them) or fixed text: each is printed with control
+// characters and invalid UTF-8 escaped (core/text.h), so one row stays one
+// line whatever a trace names. Only format strings add line breaks.
+inline std::string Held(const char* text) { return EscapeControl(text); }
+inline auto Held(auto value) { return value; }
+inline const char* Passed(const std::string& held) { return held.c_str(); }
+inline auto Passed(auto value) { return value; }
+
+std::string Format(const char* fmt, auto... args) {
+  const auto held = std::make_tuple(Held(args)...);
+  return std::apply([fmt](const auto&... h) { return FormatRaw(fmt, Passed(h)...); }, held);
 }
 
 // Long C++ template names make tables unreadable; the JSON keeps them whole.
@@ -223,7 +239,7 @@ std::string RenderFlops(const WindowFigures& w) {
 std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& ctx) {
   std::string o;
   o += "profwatch window report";
-  if (!ctx.window.empty()) o += ": " + ctx.window;
+  if (!ctx.window.empty()) o += ": " + EscapeControl(ctx.window);
   o += "\n";
   o += Format("  trace files      %zu (%s)\n", s.files.size(), ctx.format.c_str());
   o += Format("  timestamp dirs   %zu\n", s.timestamp_dirs.size());
@@ -268,7 +284,7 @@ std::string RenderFamilies(const WindowFigures& w) {
   o += "\nTop kernels (per GPU per step)\n";
   for (const figures::FamilyFigures& f : w.families) {
     if (f.kernels.empty()) continue;
-    o += "  " + f.family->family + "\n";
+    o += "  " + EscapeControl(f.family->family) + "\n";
     for (const figures::KernelFigures& k : f.kernels) {
       o += Format("    %12.6f s %10.1f launches  %s\n", k.seconds_per_gpu_step,
                   k.launches_per_gpu_step, Shorten(k.kernel->name, 100).c_str());

@@ -264,35 +264,6 @@ class Builder {
   bool per_run_ = false;
 };
 
-// Length of the well-formed UTF-8 sequence at s[i], or 0 (RFC 3629: no
-// overlongs, no surrogates, nothing above U+10FFFF).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = at(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  }
-  return n;
-}
-
 double Bool(bool b) { return b ? 1.0 : 0.0; }
 
 // Per collective kind that ran (figures/collective_figures.h): per GPU per
@@ -490,34 +461,6 @@ void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
 }
 
 }  // namespace
-
-bool ValidUtf8Into(std::string_view s, std::string& out) {
-  // Label values are nearly always ASCII: one pass to check, one copy.
-  size_t i = 0;
-  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
-  out.assign(s.data(), i);
-  if (i == s.size()) return false;
-  bool replaced = false;
-  out.reserve(s.size());
-  while (i < s.size()) {
-    const size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      replaced = true;
-      ++i;
-    } else {
-      out.append(s, i, n);
-      i += n;
-    }
-  }
-  return replaced;
-}
-
-std::string ValidUtf8(std::string_view s) {
-  std::string out;
-  ValidUtf8Into(s, out);
-  return out;
-}
 
 BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, BuildRevision()}; }
 

@@ -1,5 +1,8 @@
 #include "figures/collective_figures.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "aggregate/window_stats.h"
 
 namespace profwatch::figures {
@@ -31,10 +34,29 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::Collect
     f.more_group_sizes = s.more_group_sizes;
     f.process_groups = s.process_groups;
     f.more_process_groups = s.more_process_groups;
-    if (f.kind == CollectiveKind::kOther) {
+    // Rates no GPU reaches: the sizes are not believed
+    // (aggregate::kMaxCollectiveBandwidth).
+    const double fastest = std::max(f.alg_bandwidth.value_or(0), f.bus_bandwidth.value_or(0));
+    const std::string oversized =
+        s.oversized_calls > 0 ? std::to_string(s.oversized_calls) +
+                                    " calls claimed more than 1 TiB each, more than any GPU "
+                                    "holds: impossible sizes, not counted"
+                              : "";
+    if (!(fastest <= aggregate::kMaxCollectiveBandwidth)) {
+      f.bytes_per_gpu_step.reset();
+      f.alg_bandwidth.reset();
+      f.bus_bandwidth.reset();
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.3g", fastest);
+      f.note = std::string("impossible sizes: the sized calls claim ") + rate +
+               " B/s over their kernels, above the 1e13 B/s no GPU's memory reaches (a "
+               "collective's bytes cross it at least once): bytes and bandwidth unknown";
+    } else if (f.kind == CollectiveKind::kOther) {
       f.note =
           "collectives outside the known kinds (RCCL's generic kernels without metadata, "
           "or a collective such as gather) have no byte count or bus factor";
+    } else if (s.sized_calls == 0 && !oversized.empty()) {
+      f.note = oversized;
     } else if (s.sized_calls == 0) {
       f.note =
           "no call carried its size (Kineto: In/Out msg nelems and dtype, PyTorch 2.1 and "
@@ -46,6 +68,7 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::Collect
     } else if (s.sized_calls < s.calls) {
       f.note = "bytes and bandwidth over the " + std::to_string(s.sized_calls) + " of " +
                std::to_string(s.calls) + " calls that carried their size";
+      if (!oversized.empty()) f.note += " (" + oversized + ")";
     }
     f.raw_kernel_seconds = PsToSeconds(s.kernel_ps);
     f.raw_exposed_seconds = PsToSeconds(s.exposed_ps);

@@ -145,6 +145,10 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
+  log_options.scan_period = options_.poll_interval;
+  // Logs found under the roots are read only where traces would be: under
+  // a root, unless --follow-symlinks (none until the first scan).
+  if (!options_.follow_symlinks) log_options.confine_to = read::Confinement{};
   training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
   if (!options_.history_file.empty()) {
     history_ = std::make_unique<store::OwnerHistory>(
@@ -438,6 +442,7 @@ std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options
   {
     std::lock_guard<std::mutex> lock(mu_);
     run_dirs = ObserveScanLocked(result, now);
+    training_logs_->SetConfinement(confine_roots_);
   }
   ObserveLogRuns(result, run_dirs);
   return now;

@@ -67,6 +67,8 @@ json CollectivesJson(const aggregate::CollectiveStats& c) {
          {"more_group_sizes", s.more_group_sizes},
          {"process_groups", ProcessGroupsJson(s.process_groups)},
          {"more_process_groups", s.more_process_groups}});
+    // Written only when some call claimed an impossible size (issue 47).
+    if (s.oversized_calls > 0) out.back()["oversized_calls"] = s.oversized_calls;
   }
   return out;
 }
@@ -556,7 +558,8 @@ bool ReadCollectives(Reader& r, const json& j, aggregate::CollectiveStats& c) {
               r.Int64(e, "exposed_ps", s.exposed_ps) && r.Int64(e, "sized_calls", s.sized_calls) &&
               r.Int64(e, "sized_ps", s.sized_ps) && r.Double(e, "bytes", s.bytes) &&
               r.Int64(e, "bus_ps", s.bus_ps) && r.Double(e, "bus_bytes", s.bus_bytes) &&
-              r.Bool(e, "more_group_sizes", s.more_group_sizes);
+              r.Bool(e, "more_group_sizes", s.more_group_sizes) &&
+              (!e.contains("oversized_calls") || r.Int64(e, "oversized_calls", s.oversized_calls));
     return ok && r.Array(e, "group_sizes", [&](const json& g) {
       int64_t n = 0;
       if (!r.Int64Value(g, "group_sizes", n)) return false;
