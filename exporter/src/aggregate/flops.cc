@@ -357,6 +357,7 @@ FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_
   const FlopStats& f = s.flops;
   FlopFigures out;
   out.attempted = f.Counted();
+  out.coverage = f.Coverage();
   if (s.divisor() == 0) {
     out.note = "no GPU kernels in the window";
     out.mfu_note = out.note;
@@ -429,6 +430,14 @@ FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_
                        : "no known peak for device '" + f.device_name + "' (give --peak-flops)";
   } else {
     out.mfu = model / f.peak_per_second;
+  }
+  if (out.coverage && *out.coverage < kMinFlopCoverage) {
+    out.lower_bound = true;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * *out.coverage);
+    const std::string why = std::string("a lower bound: FLOPs counted for ") + pct +
+                            " of the math kernels' time (the rest did FLOPs no one counted)";
+    out.mfu_note = out.mfu_note.empty() ? why : out.mfu_note + "; " + why;
   }
   return out;
 }

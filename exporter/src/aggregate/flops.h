@@ -84,7 +84,14 @@ std::optional<double> DensePeakFlops(std::string_view device_name);
 inline constexpr double kNoPeakFlopsBound = 1e16;
 double PlausibleFlopsBound(const FlopStats& f);
 
-// FLOPs of one family (each operator in the family of its longest kernel).
+// Below this share of the math kernels' time (FlopStats::Coverage) counted,
+// MFU and the model FLOP rate are lower bounds: the uncounted math kernels
+// did FLOPs no one counted. The real runs with shapes or HLO modules are
+// counted whole (coverage 1); a twentieth of the math time uncounted is
+// where the figure stops being the run's.
+inline constexpr double kMinFlopCoverage = 0.95;
+
+// FLOPs of one kernel family (each count in the family of the kernel that ran it).
 struct FamilyFlopFigures {
   std::string family;
   double per_gpu_step = 0;
@@ -104,6 +111,11 @@ struct FlopFigures {
   // The total over the step time: what MaxText logs as TFLOP/s/device.
   std::optional<double> model_per_second;
   std::optional<double> mfu;  // model_per_second / the peak
+  // The share of the math kernels' time whose FLOPs were counted; unset
+  // without math kernels. Below kMinFlopCoverage model_per_second and mfu
+  // are lower bounds (lower_bound, and mfu_note says so).
+  std::optional<double> coverage;
+  bool lower_bound = false;
   // Sum to the total (each counted execution in one family); empty when
   // the total is unset.
   std::vector<FamilyFlopFigures> families;

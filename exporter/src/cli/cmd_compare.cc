@@ -1,9 +1,11 @@
 // `profwatch compare PATH... [--label NAME]...`: variants side by side, the
-// table users build by hand. Refuses (exit 4) when launcher mode, profile
-// steps or GPUs per window differ, since those numbers are not comparable,
-// unless --force. Exit 2: usage (an ambiguous --log among them); 3: an input
-// unreadable or corrupt; 5: a path that does not exist or holds nothing to
-// analyse. Each column says which window and which step source it uses.
+// table users build by hand. Refuses (exit 4) when launcher mode or GPUs per
+// window differ, or profile steps differ where a window's count is the
+// default guess, since those numbers are not comparable, unless --force
+// (profile steps that each window took from its own markers, log or flag
+// keep per-step figures comparable: a note says so). Exit 2: usage (an ambiguous --log among them);
+// 3: an input unreadable or corrupt; 5: a path that does not exist or holds nothing to analyse.
+// Each column says which window and which step source it uses.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "aggregate/collectives.h"
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
+#include "aggregate/profile_steps.h"
 #include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
@@ -51,7 +54,8 @@ struct WindowSummary {
   int gpus = 0;
   std::string launcher_mode;
   int64_t profile_steps = 0;
-  double trace_step_seconds = 0;  // 0: no in-trace step markers
+  std::string profile_steps_source;  // aggregate/profile_steps.h
+  double trace_step_seconds = 0;     // 0: no in-trace step markers
   // Regions by kernel time (per GPU per step), "other" last; has_regions
   // false when the input carries no scopes.
   std::vector<std::pair<std::string, double>> regions;
@@ -89,6 +93,7 @@ WindowSummary Summarize(const aggregate::WindowStats& s) {
   w.gpus = s.gpus();
   w.launcher_mode = std::string(aggregate::LauncherModeName(s.launcher_mode));
   w.profile_steps = s.profile_steps;
+  w.profile_steps_source = std::string(aggregate::ProfileStepsSourceName(s.profile_steps_source));
   w.trace_step_seconds = s.TraceStepSeconds();
   w.collectives = aggregate::ComputeCollectiveFigures(s.collectives, s.divisor());
   return w;
@@ -275,6 +280,9 @@ void AddShapeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   AddRow(rows, vs, "profile steps", [](const Variant& v) -> std::optional<double> {
     return static_cast<double>(v.summary.profile_steps);
   });
+  Row steps_source{"profile steps source", {}, {}, false};
+  for (const auto& v : vs) steps_source.text.push_back(v.summary.profile_steps_source);
+  rows.push_back(std::move(steps_source));
   Row mode{"launcher mode", {}, {}, false};
   for (const auto& v : vs) mode.text.emplace_back(v.summary.launcher_mode);
   rows.push_back(std::move(mode));
@@ -295,6 +303,28 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   AddCollectiveRows(rows, vs);
   AddShapeRows(rows, vs);
   return rows;
+}
+
+// Both windows counted their own steps (markers, log or flag, not the
+// default guess): their per-step figures are each per their own steps.
+bool OwnStepCounts(const WindowSummary& a, const WindowSummary& b) {
+  return a.profile_steps_source != "default" && b.profile_steps_source != "default";
+}
+
+// Profile steps that differ but were each counted by their own window: a
+// note, not a reason to refuse.
+std::vector<std::string> ProfileStepsNotes(const std::vector<Variant>& variants) {
+  std::vector<std::string> notes;
+  const WindowSummary& b = variants[0].summary;
+  for (size_t i = 1; i < variants.size(); ++i) {
+    const WindowSummary& s = variants[i].summary;
+    if (s.profile_steps == b.profile_steps || !OwnStepCounts(b, s)) continue;
+    notes.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " (" +
+                    b.profile_steps_source + ") vs " + std::to_string(s.profile_steps) + " (" +
+                    s.profile_steps_source + ", " + variants[i].label +
+                    "); each window's per-step figures are over its own steps, so they compare");
+  }
+  return notes;
 }
 
 // Why a variant's FLOP figures are n/a, one line per variant and reason
@@ -390,7 +420,9 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
     variants.push_back(std::move(v));
   }
   j["variants"] = std::move(variants);
-  j["notes"] = FlopNotes(vs, rows);
+  std::vector<std::string> notes = ProfileStepsNotes(vs);
+  for (std::string& n : FlopNotes(vs, rows)) notes.push_back(std::move(n));
+  j["notes"] = std::move(notes);
   return j;
 }
 
@@ -654,9 +686,11 @@ std::vector<std::string> Mismatches(const std::vector<Variant>& variants) {
       mismatches.push_back("launcher mode differs: " + variants[0].label + " is " +
                            b.launcher_mode + ", " + l + " is " + s.launcher_mode);
     }
-    if (s.profile_steps != b.profile_steps) {
-      mismatches.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " vs " +
-                           std::to_string(s.profile_steps) + " (" + l + ")");
+    if (s.profile_steps != b.profile_steps && !OwnStepCounts(b, s)) {
+      mismatches.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " (" +
+                           b.profile_steps_source + ") vs " + std::to_string(s.profile_steps) +
+                           " (" + s.profile_steps_source + ", " + l +
+                           "); a default count may be wrong: give --profile-steps or --log");
     }
     if (s.gpus != b.gpus) {
       mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus) + " vs " +
@@ -685,7 +719,8 @@ int Report(const CompareFlags& f, const std::vector<Variant>& variants) {
     std::cout << RenderJson(variants, rows, mismatches).dump(2) << "\n";
   } else {
     std::cout << RenderText(variants, rows, f.format == "markdown");
-    const std::vector<std::string> notes = FlopNotes(variants, rows);
+    std::vector<std::string> notes = ProfileStepsNotes(variants);
+    for (std::string& n : FlopNotes(variants, rows)) notes.push_back(std::move(n));
     if (!notes.empty()) std::cout << "\n";
     for (const std::string& note : notes) std::cout << note << "\n";
   }
@@ -705,8 +740,8 @@ int RunCompare(const std::vector<std::string>& args) {
   const bool profile_steps_given = app.count("--profile-steps") > 0;
   analysis::AnalyzeOptions options;
   f.common.ApplyTo(options);
-  options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
-  options.aggregate.profile_steps_from_nvtx = !profile_steps_given;
+  options.aggregate.profile_steps_flag =
+      profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt;
   auto in = ResolveVariants(f, usage->skew_seconds);
   if (!in) return in.error();
   if (auto code = ChooseClassifier(f, *in, options)) return *code;
@@ -722,9 +757,7 @@ int RunCompare(const std::vector<std::string>& args) {
       continue;
     }
     const LogFigures log = logs.For(in->windows[i], usage->explicit_logs[i]);
-    options.aggregate.profile_steps = static_cast<int>(
-        !profile_steps_given && log.profile_steps ? *log.profile_steps : f.profile_steps);
-    options.aggregate.profile_steps_from_nvtx = !profile_steps_given && !log.profile_steps;
+    options.aggregate.profile_steps_log = log.profile_steps;  // profile_steps.h decides
     auto v = AnalyzedVariant(f, i, *in, log, options);
     if (!v) return v.error();
     variants.push_back(std::move(*v));

@@ -4,6 +4,7 @@
 #include "aggregate/collectives.h"
 #include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
+#include "aggregate/profile_steps.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -43,6 +44,9 @@ void AddInputs(Json& j, const aggregate::WindowStats& s, const ReportContext& ct
     j["expected_gpus"] = nullptr;
   }
   j["profile_steps"] = s.profile_steps;
+  j["profile_steps_source"] =
+      std::string(aggregate::ProfileStepsSourceName(s.profile_steps_source));
+  j["profile_steps_disagreement"] = OrNull(s.profile_steps_disagreement);
   j["divisor"] = s.divisor();
   j["launcher_mode"] = std::string(aggregate::LauncherModeName(s.launcher_mode));
   j["gpus_per_file"] = s.gpus_per_file;
@@ -178,7 +182,16 @@ Json FlopsJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
   fj["counted_kernel_seconds_per_gpu_step"] =
       ff.total_per_gpu_step ? Json(s.PerGpuStepSeconds(s.flops.TotalKernelPs())) : Json(nullptr);
   fj["unknown_ops"] = s.flops.unknown_ops;
+  fj["math_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.flops.math_ps);
+  fj["coverage"] = OrNull(ff.coverage);
   fj["unknown_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.flops.unknown_kernel_ps);
+  Json uncounted = Json::array();
+  for (const aggregate::FlopStats::Uncounted& u : s.flops.uncounted) {
+    uncounted.push_back({{"name", u.name},
+                         {"by", u.op ? "operator" : "kernel"},
+                         {"seconds_per_gpu_step", s.PerGpuStepSeconds(u.ps)}});
+  }
+  fj["uncounted"] = std::move(uncounted);
   fj["achieved_per_second"] = OrNull(ff.achieved_per_second);
   fj["model_per_second"] = OrNull(ff.model_per_second);
   fj["device"] = OrNull(s.flops.device_name);
@@ -186,6 +199,7 @@ Json FlopsJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
       s.flops.peak_per_second > 0 ? Json(s.flops.peak_per_second) : Json(nullptr);
   fj["peak_source"] = OrNull(s.flops.peak_source);
   fj["mfu"] = OrNull(ff.mfu);
+  fj["mfu_lower_bound"] = ff.lower_bound;
   fj["mfu_note"] = OrNull(ff.mfu_note);
   Json fams = Json::array();
   for (const auto& f : ff.families) {

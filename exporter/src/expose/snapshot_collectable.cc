@@ -529,8 +529,12 @@ void AddStep(const snapshot::RunState& rs, Builder& b) {
       b.Add("profwatch_achieved_flops_per_second", *f.achieved_per_second, {{"family", f.family}});
     }
   }
-  if (ff.model_per_second) b.Add("profwatch_model_flops_per_second", *ff.model_per_second);
-  if (ff.mfu) b.Add("profwatch_mfu_ratio", *ff.mfu);
+  // A lower bound is no gauge's value: absent, and the coverage says why.
+  if (ff.coverage) b.Add("profwatch_flops_coverage_ratio", *ff.coverage);
+  if (ff.model_per_second && !ff.lower_bound) {
+    b.Add("profwatch_model_flops_per_second", *ff.model_per_second);
+  }
+  if (ff.mfu && !ff.lower_bound) b.Add("profwatch_mfu_ratio", *ff.mfu);
 }
 
 void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
