@@ -31,8 +31,12 @@ profwatch_stage(aggregate DEPS parse classify watch)
 profwatch_stage(drill     DEPS parse classify)
 # read -> parse -> aggregate for one window, shared by the CLI and the daemon.
 profwatch_stage(analysis  DEPS aggregate window)
-# Immutable per-run Snapshot and its store.
-profwatch_stage(snapshot  DEPS aggregate)
+# Every derived figure of a window, computed once from its aggregate, its
+# step time and device (per GPU per step, diagnosis, FLOPs and MFU,
+# collectives), and the step basis (profile steps, step time) chosen once.
+profwatch_stage(figures   DEPS aggregate)
+# Immutable per-run Snapshot (with each run's figures) and its store.
+profwatch_stage(snapshot  DEPS figures)
 # Metric names, Prometheus collectables, the /metrics body (gzip), reports.
 profwatch_stage(expose    DEPS snapshot
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog ZLIB::ZLIB)

@@ -129,7 +129,7 @@ DiagnosisWindow WriteDiagnosisWindow(const std::string& dir, uint64_t seed, int 
           end_of_streams = std::max(end_of_streams, t);
         }
         // The serial blocker: alone on the device, after every stream drained,
-        // in calls long enough to be one (aggregate/diagnosis.h: 1 ms or more).
+        // in calls long enough to be one (figures/diagnosis.h: 1 ms or more).
         const int64_t b = end_of_streams + 5;
         ks.push_back({w.blocker, -1, 1, b, b + kBlockerUs});
         step_start = b + kBlockerUs + 10;

@@ -11,6 +11,14 @@
 
 namespace profwatch::testing {
 
+// `s` as the daemon publishes it: each run with its window's figures
+// computed for its stats and step time (a run edited after it was built
+// needs this before it is rendered).
+inline snapshot::Snapshot Published(snapshot::Snapshot s) {
+  for (auto& [key, run] : s.runs) snapshot::RefreshFigures(run);
+  return s;
+}
+
 // 2 GPUs, 3 steps. GEMM 1.2 s (600 launches), NCCL 0.6 s (60), Other 0.
 // Busy 0.75+0.75 s, span 0.9+1.05 s, exposed comm 0.06+0.12 s. Step 0.4 s.
 // Diagnosis: GEMM (math) alone 0.3 s, idle before it 0.09 s; NCCL alone
@@ -236,7 +244,7 @@ inline snapshot::Snapshot SampleSnapshot() {
   s.shards = 3;
   s.pending_windows = 2;
   s.pending_by_run[RunWithoutStepTime().key] = 2;
-  return s;
+  return Published(std::move(s));
 }
 
 }  // namespace profwatch::testing

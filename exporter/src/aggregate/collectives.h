@@ -204,33 +204,6 @@ struct CollectiveStats {
   void Merge(const CollectiveStats& o);
 };
 
-// One kind's figures as every output shows them: per GPU per step over
-// `divisor` (GPUs x profiled steps), bandwidths over the window. Absent
-// (nullopt) where not computable; `note` says why.
-struct CollectiveFigures {
-  CollectiveKind kind = CollectiveKind::kOther;
-  int64_t calls = 0;
-  int64_t sized_calls = 0;
-  double calls_per_gpu_step = 0;
-  double kernel_seconds_per_gpu_step = 0;
-  double exposed_seconds_per_gpu_step = 0;
-  std::optional<double> bytes_per_gpu_step;  // of the sized calls
-  std::optional<double> alg_bandwidth;       // bytes per second
-  std::optional<double> bus_bandwidth;
-  std::vector<int64_t> group_sizes;
-  bool more_group_sizes = false;
-  std::vector<ProcessGroup> process_groups;  // as CollectiveSums::process_groups
-  bool more_process_groups = false;
-  std::string note;  // why a figure is absent, or that some calls had no size
-};
-// The kinds with calls, in CollectiveKind order; empty when divisor <= 0.
-std::vector<CollectiveFigures> ComputeCollectiveFigures(const CollectiveStats& stats,
-                                                        int64_t divisor);
-// The kind with the most exposed time (the first of equals); nullopt when
-// no collective time is exposed.
-std::optional<CollectiveFigures> DominantExposedCollective(const CollectiveStats& stats,
-                                                           int64_t divisor);
-
 // From Kineto's kernel args (-1: a count missing or not a non-negative
 // integer); no kind when `collective` is empty. `pg_desc`/`pg_ranks`: the
 // process group's description and ranks text (see ProcessGroup).
@@ -243,10 +216,6 @@ CollectiveOpCall KinetoCollectiveOpCall(std::string_view collective, std::string
                                         int64_t in_elements, int64_t out_elements,
                                         int64_t group_size, std::string_view pg_desc = {},
                                         std::string_view pg_ranks = {});
-
-// ", process group 'fsdp'" (", process groups 'fsdp', 'tp'") for the
-// diagnosis line when the trace names the kind's groups; "" otherwise.
-std::string ProcessGroupPhrase(const CollectiveFigures& f);
 
 // The collective metadata of Kineto's record_param_comms operators by their
 // External id, for the kernels they launched that carry none themselves

@@ -84,49 +84,4 @@ std::optional<double> DensePeakFlops(std::string_view device_name);
 inline constexpr double kNoPeakFlopsBound = 1e16;
 double PlausibleFlopsBound(const FlopStats& f);
 
-// Below this share of the math kernels' time (FlopStats::Coverage) counted,
-// MFU and the model FLOP rate are lower bounds: the uncounted math kernels
-// did FLOPs no one counted. The real runs with shapes or HLO modules are
-// counted whole (coverage 1); a twentieth of the math time uncounted is
-// where the figure stops being the run's.
-inline constexpr double kMinFlopCoverage = 0.95;
-
-// FLOPs of one kernel family (each count in the family of the kernel that ran it).
-struct FamilyFlopFigures {
-  std::string family;
-  double per_gpu_step = 0;
-  std::optional<double> achieved_per_second;  // unset when its kernels took no time
-};
-
-// What a window's counted FLOPs say (per GPU per step, FLOP/s per GPU).
-// Absent is absent: a figure that could not be computed is unset, never 0,
-// and the note says why and how to get it.
-struct FlopFigures {
-  // Unset when nothing was counted (no usable shapes, no HLO modules) or
-  // the count is impossible (above PlausibleFlopsBound): `note` says why.
-  std::optional<std::array<double, 3>> per_gpu_step;  // by FlopKind
-  std::optional<double> total_per_gpu_step;
-  // Counted FLOPs over the time of the kernels that did them.
-  std::optional<double> achieved_per_second;
-  // The total over the step time: what MaxText logs as TFLOP/s/device.
-  std::optional<double> model_per_second;
-  std::optional<double> mfu;  // model_per_second / the peak
-  // The share of the math kernels' time whose FLOPs were counted; unset
-  // without math kernels. Below kMinFlopCoverage model_per_second and mfu
-  // are lower bounds (lower_bound, and mfu_note says so).
-  std::optional<double> coverage;
-  bool lower_bound = false;
-  // Sum to the total (each counted execution in one family); empty when
-  // the total is unset.
-  std::vector<FamilyFlopFigures> families;
-  std::string note;      // why the total is unset ("" when set)
-  std::string mfu_note;  // why mfu is unset ("" when set)
-  // The window held operators or launches of a counted kind, usable or not
-  // (FlopStats::Counted): a report has something to say about FLOPs.
-  bool attempted = false;
-};
-// `step_seconds`: the run's step (log or config), else the trace's step
-// markers are used. A window without GPUs gets every figure unset.
-FlopFigures ComputeFlopFigures(const WindowStats& s, std::optional<double> step_seconds);
-
 }  // namespace profwatch::aggregate

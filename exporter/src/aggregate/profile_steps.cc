@@ -46,7 +46,7 @@ ProfileStepsChoice ChooseProfileSteps(std::optional<int64_t> flag, std::optional
                                       const std::vector<FileSummary>& files,
                                       const std::vector<StepSpan>& steps) {
   ProfileStepsChoice out;
-  if (flag && *flag >= 1) {
+  if (flag && *flag >= 0) {
     out.steps = Clamp(*flag);
     out.source = ProfileStepsSource::kFlag;
     return out;

@@ -43,8 +43,10 @@ struct ProfileStepsChoice {
   std::string disagreement;
 };
 
-// `flag`, `log`: values >= 1 or nullopt. `files` and `steps`: the window's
-// (WindowStats::files, WindowStats::trace_steps).
+// `flag`: given explicitly (>= 0; 0 only reaches here from --format drill,
+// which passes no files or steps: profile_drill.py's rule, the flag, else
+// the log, else 3). `log`: a value below 1 is none. `files` and `steps`: the
+// window's (WindowStats::files, WindowStats::trace_steps).
 ProfileStepsChoice ChooseProfileSteps(std::optional<int64_t> flag, std::optional<int64_t> log,
                                       const std::vector<FileSummary>& files,
                                       const std::vector<StepSpan>& steps);

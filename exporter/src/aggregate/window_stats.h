@@ -263,6 +263,6 @@ struct WindowStats {
   double TraceStepSeconds() const;
 };
 
-inline double PsToSeconds(int64_t ps) { return static_cast<double>(ps) * 1e-12; }
+inline constexpr double PsToSeconds(int64_t ps) { return static_cast<double>(ps) * 1e-12; }
 
 }  // namespace profwatch::aggregate

@@ -19,7 +19,7 @@ using FamilyId = uint16_t;
 // comm time not covered by compute (compute or math) on the same GPU. Math
 // families (GEMM, attention, convolution) are the model's dense arithmetic:
 // compute that the diagnosis never calls a main-stream blocker, however
-// long it runs alone (aggregate/diagnosis.h).
+// long it runs alone (figures/diagnosis.h).
 enum class FamilyKind : uint8_t { kCompute, kComm, kMemory, kMath };
 std::string_view FamilyKindName(FamilyKind k);  // "compute", "comm", "memory", "math"
 

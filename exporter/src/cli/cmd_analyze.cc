@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "aggregate/profile_steps.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
@@ -16,6 +17,8 @@
 #include "cli/log_figures.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
+#include "figures/step_basis.h"
+#include "figures/window_figures.h"
 
 namespace profwatch::cli {
 namespace {
@@ -187,32 +190,27 @@ int ReportWindow(const AnalyzeFlags& f, const InputWindow& w, bool first, const 
   ctx.format = analysis->format;
   ctx.expected_gpus = f.expected_gpus;
   ctx.analysis_seconds = analysis->seconds;
-  // Step-time sources in order: training log, in-trace markers, configuration.
-  if (log.step_seconds) {
-    ctx.step_seconds = log.step_seconds;
-    ctx.step_source = "log";
-  } else if (double ts = analysis->stats.TraceStepSeconds(); ts > 0) {
-    ctx.step_seconds = ts;
-    ctx.step_source = "trace";
-  } else if (f.step_time > 0) {
-    ctx.step_seconds = f.step_time;
-    ctx.step_source = "config";
-  }
+  const auto stats = std::make_shared<const aggregate::WindowStats>(std::move(analysis->stats));
+  figures::StepSources sources;
+  sources.log_window = log.step_seconds;
+  if (f.step_time > 0) sources.config = f.step_time;
+  const figures::WindowFigures figures =
+      figures::FiguresOf(stats, figures::ChooseStepTime(sources, stats.get()));
   for (const auto& e : analysis->errors) {
     ctx.errors.push_back({e.path, std::string(ErrorCodeName(e.error.code)), e.error.ToString()});
     std::fprintf(stderr, "profwatch analyze: %s\n", e.error.ToString().c_str());
     exit_code = kExitBadInput;
   }
   if (f.format == "json") {
-    std::cout << expose::WindowToJson(analysis->stats, ctx).dump() << "\n";
+    std::cout << expose::WindowToJson(figures, ctx).dump() << "\n";
   } else {
     if (!first) std::cout << "\n";
-    std::cout << expose::RenderTable(analysis->stats, ctx);
+    std::cout << expose::RenderTable(figures, ctx);
   }
-  if (analysis->stats.gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
-  if (f.expected_gpus > 0 && analysis->stats.gpus() != f.expected_gpus) {
+  if (stats->gpus() == 0 && exit_code == kExitOk) exit_code = kExitNoKernels;
+  if (f.expected_gpus > 0 && stats->gpus() != f.expected_gpus) {
     std::fprintf(stderr, "profwatch analyze: WARNING: %s: %d GPUs detected, %d expected\n",
-                 w.label.c_str(), analysis->stats.gpus(), f.expected_gpus);
+                 w.label.c_str(), stats->gpus(), f.expected_gpus);
   }
   return exit_code;
 }
@@ -251,8 +249,13 @@ int RunAnalyze(const std::vector<std::string>& args) {
   if (f.format == "drill") {
     if (windows->size() > 1) *windows = {NewestWindow(std::move(*windows))};
     const LogFigures log = windows->empty() ? LogFigures{} : logs.For(windows->back());
+    // profile_drill.py's divisor: the flag, else the log's, else the default
+    // (never the window's step marks: the script counts no steps itself).
     const int64_t steps =
-        profile_steps_given ? f.profile_steps : log.profile_steps.value_or(f.profile_steps);
+        aggregate::ChooseProfileSteps(
+            profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt,
+            log.profile_steps, {}, {})
+            .steps;
     return RunDrill(*windows, steps, f.family_top_n, options);
   }
 

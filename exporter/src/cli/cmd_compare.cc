@@ -17,9 +17,6 @@
 #include <optional>
 #include <thread>
 
-#include "aggregate/collectives.h"
-#include "aggregate/diagnosis.h"
-#include "aggregate/flops.h"
 #include "aggregate/profile_steps.h"
 #include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
@@ -27,6 +24,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/log_figures.h"
+#include "figures/step_basis.h"
+#include "figures/window_figures.h"
 #include "store/history.h"
 
 namespace profwatch::cli {
@@ -36,102 +35,25 @@ constexpr int kExitBadInput = 3;
 constexpr int kExitIncomparable = 4;
 constexpr int kExitNothing = 5;
 
-struct SummaryFamily {
-  std::string family;
-  double seconds = 0;    // per GPU per step
-  double exclusive = 0;  // running alone on the GPU, per GPU per step
-};
-
-// What compare shows of one window (seconds per GPU per step), built from
-// analysis results: a path's analysis, or the run state of a --history line.
-struct WindowSummary {
-  std::vector<SummaryFamily> families;  // rule order
-  double total_kernel = 0;
-  double busy = 0;
-  double idle = 0;
-  double overlap = 0;
-  double exposed_comm = 0;
-  int gpus = 0;
-  std::string launcher_mode;
-  int64_t profile_steps = 0;
-  std::string profile_steps_source;  // aggregate/profile_steps.h
-  double trace_step_seconds = 0;     // 0: no in-trace step markers
-  // Regions by kernel time (per GPU per step), "other" last; has_regions
-  // false when the input carries no scopes.
-  std::vector<std::pair<std::string, double>> regions;
-  bool has_regions = false;
-  // The diagnosis against the variant's step (aggregate/diagnosis.h):
-  // blockers' time alone, and the idle time before each step's first kernel
-  // (unset with one profiled step).
-  double blocker_seconds = 0;
-  std::optional<double> host_stall_seconds;
-  // FLOPs counted from operator shapes (aggregate/flops.h), in TFLOP;
-  // unset figures are n/a for the reason in flop_note / mfu_note.
-  std::optional<double> tflop_per_step, achieved_tflops, model_tflops, mfu;
-  bool flops_attempted = false;  // counted kinds were seen, usable or not
-  std::string flop_note, mfu_note;
-  // Collective kinds that ran (aggregate/collectives.h).
-  std::vector<aggregate::CollectiveFigures> collectives;
-};
-
-WindowSummary Summarize(const aggregate::WindowStats& s) {
-  WindowSummary w;
-  for (const auto& f : s.families)
-    w.families.push_back(
-        {f.family, s.PerGpuStepSeconds(f.total_ps), s.PerGpuStepSeconds(f.exclusive_ps)});
-  for (const auto& r : s.regions)
-    w.regions.emplace_back(r.region, s.PerGpuStepSeconds(r.kernel_ps));
-  if (s.regions_other_ps > 0)
-    w.regions.emplace_back("other", s.PerGpuStepSeconds(s.regions_other_ps));
-  w.has_regions = s.has_regions;
-  const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
-  w.total_kernel = s.PerGpuStepSeconds(s.total_kernel_ps);
-  w.busy = s.PerGpuStepSeconds(busy);
-  w.idle = s.PerGpuStepSeconds(span - busy);
-  w.overlap = s.PerGpuStepSeconds(s.total_kernel_ps - busy);
-  w.exposed_comm = s.PerGpuStepSeconds(s.SumExposedCommPs());
-  w.gpus = s.gpus();
-  w.launcher_mode = std::string(aggregate::LauncherModeName(s.launcher_mode));
-  w.profile_steps = s.profile_steps;
-  w.profile_steps_source = std::string(aggregate::ProfileStepsSourceName(s.profile_steps_source));
-  w.trace_step_seconds = s.TraceStepSeconds();
-  w.collectives = aggregate::ComputeCollectiveFigures(s.collectives, s.divisor());
-  return w;
-}
-
-// One column of the table.
+// One column of the table: a window's figures (figures/window_figures.h)
+// for the step the variant uses, from its path's analysis or a --history
+// entry's run state.
 struct Variant {
   std::string label;
-  WindowSummary summary;
-  std::optional<double> step_seconds;
-  std::string step_source;  // log | trace | config (--step-time) | "" (none)
-  std::string step_log;     // the training log of source "log"
-  std::string window;       // the window analysed (job/run/<window id> or the path)
+  std::shared_ptr<const figures::WindowFigures> figures;
+  std::string step_log;  // the training log of step source "log"
+  std::string window;    // the window analysed (job/run/<window id> or the path)
+  const aggregate::WindowStats& stats() const { return *figures->stats; }
+  const figures::StepTime& step() const { return figures->step; }
 };
 
 // Where the variant's step came from, for the text table.
 std::string StepSourceText(const Variant& v) {
-  if (v.step_source.empty()) return "none";
-  if (v.step_source == "config") return "--step-time";
-  if (v.step_source == "log" && !v.step_log.empty()) return "log " + v.step_log;
-  return v.step_source;
-}
-
-// Call once the variant's step is chosen.
-void AddDiagnosis(Variant& v, const aggregate::WindowStats& s) {
-  const aggregate::Diagnosis d = aggregate::Diagnose(s, v.step_seconds, v.step_source);
-  for (const aggregate::Blocker& b : d.blockers) {
-    v.summary.blocker_seconds += b.exclusive_seconds_per_gpu_step;
-  }
-  if (d.host_stall) v.summary.host_stall_seconds = d.host_stall->seconds_per_step;
-  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(s, v.step_seconds);
-  if (ff.total_per_gpu_step) v.summary.tflop_per_step = *ff.total_per_gpu_step / 1e12;
-  if (ff.achieved_per_second) v.summary.achieved_tflops = *ff.achieved_per_second / 1e12;
-  if (ff.model_per_second) v.summary.model_tflops = *ff.model_per_second / 1e12;
-  v.summary.mfu = ff.mfu;
-  v.summary.flops_attempted = ff.attempted || ff.total_per_gpu_step.has_value();
-  v.summary.flop_note = ff.note;
-  v.summary.mfu_note = ff.mfu_note;
+  const std::string& source = v.step().source;
+  if (source.empty()) return "none";
+  if (source == "config") return "--step-time";
+  if (source == "log" && !v.step_log.empty()) return "log " + v.step_log;
+  return source;
 }
 
 struct Row {
@@ -165,9 +87,9 @@ void AddRow(std::vector<Row>& rows, const std::vector<Variant>& vs, std::string 
 
 // A family's figure in a variant (0 where the variant has no such family).
 std::optional<double> FamilyFigure(const Variant& v, const std::string& family,
-                                   double SummaryFamily::*figure) {
-  for (const auto& fam : v.summary.families) {
-    if (fam.family == family) return fam.*figure;
+                                   double figures::FamilyFigures::*figure) {
+  for (const auto& fam : v.figures->families) {
+    if (fam.family->family == family) return fam.*figure;
   }
   return 0.0;
 }
@@ -175,35 +97,42 @@ std::optional<double> FamilyFigure(const Variant& v, const std::string& family,
 // Families in the baseline's order (same rule set => same order), then the
 // step, its decomposition and the diagnosis totals.
 void AddTimeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
-  for (const auto& base : vs[0].summary.families) {
-    const std::string& family = base.family;
-    AddRow(rows, vs, family,
-           [&](const Variant& v) { return FamilyFigure(v, family, &SummaryFamily::seconds); });
+  for (const auto& base : vs[0].figures->families) {
+    const std::string& family = base.family->family;
+    AddRow(rows, vs, family, [&](const Variant& v) {
+      return FamilyFigure(v, family, &figures::FamilyFigures::seconds_per_gpu_step);
+    });
   }
   using Opt = std::optional<double>;
-  AddRow(rows, vs, "total kernel", [](const Variant& v) -> Opt { return v.summary.total_kernel; });
-  AddRow(rows, vs, "step", [](const Variant& v) { return v.step_seconds; });
+  AddRow(rows, vs, "total kernel",
+         [](const Variant& v) -> Opt { return v.figures->time.total_kernel_seconds; });
+  AddRow(rows, vs, "step", [](const Variant& v) { return v.step().seconds; });
   AddRow(rows, vs, "step - total kernel", [](const Variant& v) -> Opt {
-    if (!v.step_seconds) return std::nullopt;
-    return *v.step_seconds - v.summary.total_kernel;
+    if (!v.figures->step_gap) return std::nullopt;
+    return v.figures->step_gap->minus_kernel_seconds;
   });
-  AddRow(rows, vs, "busy", [](const Variant& v) -> Opt { return v.summary.busy; });
-  AddRow(rows, vs, "idle", [](const Variant& v) -> Opt { return v.summary.idle; });
-  AddRow(rows, vs, "overlap", [](const Variant& v) -> Opt { return v.summary.overlap; });
-  AddRow(rows, vs, "exposed comm", [](const Variant& v) -> Opt { return v.summary.exposed_comm; });
-  AddRow(rows, vs, "blockers alone",
-         [](const Variant& v) -> Opt { return v.summary.blocker_seconds; });
-  AddRow(rows, vs, "host stall per step",
-         [](const Variant& v) -> Opt { return v.summary.host_stall_seconds; });
+  AddRow(rows, vs, "busy", [](const Variant& v) -> Opt { return v.figures->time.busy_seconds; });
+  AddRow(rows, vs, "idle", [](const Variant& v) -> Opt { return v.figures->time.idle_seconds; });
+  AddRow(rows, vs, "overlap",
+         [](const Variant& v) -> Opt { return v.figures->time.overlap_seconds; });
+  AddRow(rows, vs, "exposed comm",
+         [](const Variant& v) -> Opt { return v.figures->time.exposed_comm_seconds; });
+  AddRow(rows, vs, "blockers alone", [](const Variant& v) -> Opt {
+    return v.figures->diagnosis.blockers_seconds_per_gpu_step;
+  });
+  AddRow(rows, vs, "host stall per step", [](const Variant& v) -> Opt {
+    const auto& h = v.figures->diagnosis.host_stall;
+    return h ? Opt(h->seconds_per_step) : std::nullopt;
+  });
 }
 
 // Exclusive time (the family ran alone on the GPU), for families where some
 // variant has any.
 void AddExclusiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
-  for (const auto& base : vs[0].summary.families) {
-    const std::string& family = base.family;
+  for (const auto& base : vs[0].figures->families) {
+    const std::string& family = base.family->family;
     auto exclusive = [&](const Variant& v) {
-      return FamilyFigure(v, family, &SummaryFamily::exclusive);
+      return FamilyFigure(v, family, &figures::FamilyFigures::exclusive_seconds_per_gpu_step);
     };
     bool any = false;
     for (const auto& v : vs) any = any || exclusive(v).value_or(0) > 0;
@@ -214,9 +143,19 @@ void AddExclusiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
 // Regions: every region of any variant, in first-seen order (the baseline's
 // first); n/a for a variant whose input has no scopes.
 void AddRegionRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
+  // A variant's regions as (name, seconds per GPU per step), "other" last.
+  auto regions_of = [](const Variant& v) {
+    const figures::RegionsFigures& r = v.figures->regions;
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& region : r.listed) {
+      out.emplace_back(*region.region, region.kernel_seconds_per_gpu_step);
+    }
+    if (r.other_seconds_per_gpu_step) out.emplace_back("other", *r.other_seconds_per_gpu_step);
+    return out;
+  };
   std::vector<std::string> regions;
   for (const auto& v : vs) {
-    for (const auto& [region, seconds] : v.summary.regions) {
+    for (const auto& [region, seconds] : regions_of(v)) {
       if (std::find(regions.begin(), regions.end(), region) == regions.end()) {
         regions.push_back(region);
       }
@@ -224,8 +163,8 @@ void AddRegionRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   }
   for (const std::string& region : regions) {
     AddRow(rows, vs, "region " + region, [&](const Variant& v) -> std::optional<double> {
-      if (!v.summary.has_regions) return std::nullopt;
-      for (const auto& [name, seconds] : v.summary.regions) {
+      if (!v.figures->regions.has_regions) return std::nullopt;
+      for (const auto& [name, seconds] : regions_of(v)) {
         if (name == region) return seconds;
       }
       return 0.0;
@@ -235,14 +174,23 @@ void AddRegionRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
 
 // FLOPs, when some variant has operators of a counted kind (n/a where a
 // figure could not be computed; FlopNotes() says why).
+// A figure in tera (FLOP, FLOP/s); unset stays unset.
+std::optional<double> Tera(const std::optional<double>& v) {
+  return v ? std::optional<double>(*v / 1e12) : std::nullopt;
+}
+
 void AddFlopRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
-  const bool flops =
-      std::any_of(vs.begin(), vs.end(), [](const Variant& v) { return v.summary.flops_attempted; });
+  const bool flops = std::any_of(vs.begin(), vs.end(), [](const Variant& v) {
+    return v.figures->flops.attempted || v.figures->flops.total_per_gpu_step.has_value();
+  });
   if (!flops) return;
-  AddRow(rows, vs, "TFLOP per GPU step", [](const Variant& v) { return v.summary.tflop_per_step; });
-  AddRow(rows, vs, "achieved TFLOP/s", [](const Variant& v) { return v.summary.achieved_tflops; });
-  AddRow(rows, vs, "model TFLOP/s", [](const Variant& v) { return v.summary.model_tflops; });
-  AddRow(rows, vs, "MFU", [](const Variant& v) { return v.summary.mfu; });
+  AddRow(rows, vs, "TFLOP per GPU step",
+         [](const Variant& v) { return Tera(v.figures->flops.total_per_gpu_step); });
+  AddRow(rows, vs, "achieved TFLOP/s",
+         [](const Variant& v) { return Tera(v.figures->flops.achieved_per_second); });
+  AddRow(rows, vs, "model TFLOP/s",
+         [](const Variant& v) { return Tera(v.figures->flops.model_per_second); });
+  AddRow(rows, vs, "MFU", [](const Variant& v) { return v.figures->flops.mfu; });
 }
 
 // Collectives: every kind some variant ran, in kind order. Exposed time is 0
@@ -251,8 +199,8 @@ void AddFlopRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
 void AddCollectiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   for (size_t k = 0; k < aggregate::kCollectiveKinds; ++k) {
     const auto kind = static_cast<aggregate::CollectiveKind>(k);
-    auto of = [kind](const Variant& v) -> const aggregate::CollectiveFigures* {
-      for (const auto& c : v.summary.collectives) {
+    auto of = [kind](const Variant& v) -> const figures::CollectiveFigures* {
+      for (const auto& c : v.figures->collectives) {
         if (c.kind == kind) return &c;
       }
       return nullptr;
@@ -276,15 +224,19 @@ void AddCollectiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
 // What makes variants comparable or not, and where each came from.
 void AddShapeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   AddRow(rows, vs, "GPUs",
-         [](const Variant& v) -> std::optional<double> { return v.summary.gpus; });
+         [](const Variant& v) -> std::optional<double> { return v.stats().gpus(); });
   AddRow(rows, vs, "profile steps", [](const Variant& v) -> std::optional<double> {
-    return static_cast<double>(v.summary.profile_steps);
+    return static_cast<double>(v.stats().profile_steps);
   });
   Row steps_source{"profile steps source", {}, {}, false};
-  for (const auto& v : vs) steps_source.text.push_back(v.summary.profile_steps_source);
+  for (const auto& v : vs) {
+    steps_source.text.emplace_back(
+        aggregate::ProfileStepsSourceName(v.stats().profile_steps_source));
+  }
   rows.push_back(std::move(steps_source));
   Row mode{"launcher mode", {}, {}, false};
-  for (const auto& v : vs) mode.text.emplace_back(v.summary.launcher_mode);
+  for (const auto& v : vs)
+    mode.text.emplace_back(aggregate::LauncherModeName(v.stats().launcher_mode));
   rows.push_back(std::move(mode));
   Row window{"window", {}, {}, false};
   for (const auto& v : vs) window.text.push_back(v.window);
@@ -307,21 +259,27 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
 
 // Both windows counted their own steps (markers, log or flag, not the
 // default guess): their per-step figures are each per their own steps.
-bool OwnStepCounts(const WindowSummary& a, const WindowSummary& b) {
-  return a.profile_steps_source != "default" && b.profile_steps_source != "default";
+bool OwnStepCounts(const aggregate::WindowStats& a, const aggregate::WindowStats& b) {
+  return a.profile_steps_source != aggregate::ProfileStepsSource::kDefault &&
+         b.profile_steps_source != aggregate::ProfileStepsSource::kDefault;
+}
+
+// "5 (trace" for a profile-steps line.
+std::string StepsFrom(const aggregate::WindowStats& s) {
+  return std::to_string(s.profile_steps) + " (" +
+         std::string(aggregate::ProfileStepsSourceName(s.profile_steps_source));
 }
 
 // Profile steps that differ but were each counted by their own window: a
 // note, not a reason to refuse.
 std::vector<std::string> ProfileStepsNotes(const std::vector<Variant>& variants) {
   std::vector<std::string> notes;
-  const WindowSummary& b = variants[0].summary;
+  const aggregate::WindowStats& b = variants[0].stats();
   for (size_t i = 1; i < variants.size(); ++i) {
-    const WindowSummary& s = variants[i].summary;
+    const aggregate::WindowStats& s = variants[i].stats();
     if (s.profile_steps == b.profile_steps || !OwnStepCounts(b, s)) continue;
-    notes.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " (" +
-                    b.profile_steps_source + ") vs " + std::to_string(s.profile_steps) + " (" +
-                    s.profile_steps_source + ", " + variants[i].label +
+    notes.push_back("profile steps differ: " + StepsFrom(b) + ") vs " + StepsFrom(s) + ", " +
+                    variants[i].label +
                     "); each window's per-step figures are over its own steps, so they compare");
   }
   return notes;
@@ -335,10 +293,11 @@ std::vector<std::string> FlopNotes(const std::vector<Variant>& vs, const std::ve
                                  [](const Row& r) { return r.name == "TFLOP per GPU step"; });
   if (!shown) return notes;
   for (const Variant& v : vs) {
-    if (!v.summary.tflop_per_step) {
-      notes.push_back("FLOPs of " + v.label + " n/a: " + v.summary.flop_note);
-    } else if (!v.summary.mfu) {
-      notes.push_back("MFU of " + v.label + " n/a: " + v.summary.mfu_note);
+    const figures::FlopFigures& ff = v.figures->flops;
+    if (!ff.total_per_gpu_step) {
+      notes.push_back("FLOPs of " + v.label + " n/a: " + ff.note);
+    } else if (!ff.mfu) {
+      notes.push_back("MFU of " + v.label + " n/a: " + ff.mfu_note);
     }
   }
   return notes;
@@ -413,8 +372,9 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
         v[r.name] = nullptr;
       }
     }
-    v["step_source"] = vs[i].step_source.empty() ? nlohmann::ordered_json(nullptr)
-                                                 : nlohmann::ordered_json(vs[i].step_source);
+    const std::string& source = vs[i].step().source;
+    v["step_source"] =
+        source.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(source);
     v["step_log"] = vs[i].step_log.empty() ? nlohmann::ordered_json(nullptr)
                                            : nlohmann::ordered_json(vs[i].step_log);
     variants.push_back(std::move(v));
@@ -622,11 +582,9 @@ std::optional<int> PreloadLogs(const std::vector<std::string>& explicit_logs) {
 }
 
 // --step-time of variant i, when given (one value applies to all).
-bool ConfiguredStep(Variant& v, const std::vector<double>& step_times, size_t i) {
-  if (step_times.empty()) return false;
-  v.step_seconds = step_times.size() == 1 ? step_times[0] : step_times[i];
-  v.step_source = "config";
-  return true;
+std::optional<double> GivenStep(const std::vector<double>& step_times, size_t i) {
+  if (step_times.empty()) return std::nullopt;
+  return step_times.size() == 1 ? step_times[0] : step_times[i];
 }
 
 // A variant read from a --history entry: its step as the daemon chose it,
@@ -635,12 +593,11 @@ Variant HistoryVariant(const CompareFlags& f, size_t i, const snapshot::RunState
   Variant v;
   v.label = f.labels.empty() ? f.paths[i] : f.labels[i];
   v.window = h.key.training_job + "/" + h.key.run + "/" + h.window_id;
-  v.summary = Summarize(*h.stats);
-  if (!ConfiguredStep(v, f.step_times, i) && h.step_seconds) {
-    v.step_seconds = h.step_seconds;
-    v.step_source = h.step_source;
-  }
-  AddDiagnosis(v, *h.stats);
+  figures::StepSources sources;
+  sources.given = GivenStep(f.step_times, i);
+  sources.recorded = h.step();
+  v.figures = std::make_shared<const figures::WindowFigures>(
+      figures::FiguresOf(h.stats, figures::ChooseStepTime(sources, nullptr)));
   return v;
 }
 
@@ -659,18 +616,13 @@ tl::expected<Variant, int> AnalyzedVariant(const CompareFlags& f, size_t i, cons
   Variant v;
   v.label = f.labels.empty() ? f.paths[i] : f.labels[i];
   v.window = in.windows[i].label;
-  v.summary = Summarize(a->stats);
-  if (ConfiguredStep(v, f.step_times, i)) {
-    // --step-time wins
-  } else if (log.step_seconds) {
-    v.step_seconds = log.step_seconds;
-    v.step_source = "log";
-    v.step_log = log.path;
-  } else if (double ts = v.summary.trace_step_seconds; ts > 0) {
-    v.step_seconds = ts;
-    v.step_source = "trace";
-  }
-  AddDiagnosis(v, a->stats);
+  const auto stats = std::make_shared<const aggregate::WindowStats>(std::move(a->stats));
+  figures::StepSources sources;
+  sources.given = GivenStep(f.step_times, i);
+  sources.log_window = log.step_seconds;
+  const figures::StepTime step = figures::ChooseStepTime(sources, stats.get());
+  if (step.source == "log") v.step_log = log.path;
+  v.figures = std::make_shared<const figures::WindowFigures>(figures::FiguresOf(stats, step));
   return v;
 }
 
@@ -678,23 +630,22 @@ tl::expected<Variant, int> AnalyzedVariant(const CompareFlags& f, size_t i, cons
 // baseline's (empty when they are).
 std::vector<std::string> Mismatches(const std::vector<Variant>& variants) {
   std::vector<std::string> mismatches;
-  const WindowSummary& b = variants[0].summary;
+  const aggregate::WindowStats& b = variants[0].stats();
   for (size_t i = 1; i < variants.size(); ++i) {
-    const WindowSummary& s = variants[i].summary;
+    const aggregate::WindowStats& s = variants[i].stats();
     const std::string& l = variants[i].label;
     if (s.launcher_mode != b.launcher_mode) {
       mismatches.push_back("launcher mode differs: " + variants[0].label + " is " +
-                           b.launcher_mode + ", " + l + " is " + s.launcher_mode);
+                           std::string(aggregate::LauncherModeName(b.launcher_mode)) + ", " + l +
+                           " is " + std::string(aggregate::LauncherModeName(s.launcher_mode)));
     }
     if (s.profile_steps != b.profile_steps && !OwnStepCounts(b, s)) {
-      mismatches.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " (" +
-                           b.profile_steps_source + ") vs " + std::to_string(s.profile_steps) +
-                           " (" + s.profile_steps_source + ", " + l +
-                           "); a default count may be wrong: give --profile-steps or --log");
+      mismatches.push_back("profile steps differ: " + StepsFrom(b) + ") vs " + StepsFrom(s) + ", " +
+                           l + "); a default count may be wrong: give --profile-steps or --log");
     }
-    if (s.gpus != b.gpus) {
-      mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus) + " vs " +
-                           std::to_string(s.gpus) + " (" + l + ")");
+    if (s.gpus() != b.gpus()) {
+      mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus()) + " vs " +
+                           std::to_string(s.gpus()) + " (" + l + ")");
     }
   }
   return mismatches;

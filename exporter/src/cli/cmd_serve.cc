@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "expose/exposition.h"
+#include "expose/metric_names.h"
 #include "expose/process_collectable.h"
 #include "pipeline/daemon.h"
 #include "web/http_server.h"
@@ -99,15 +100,16 @@ std::string ShardNote(const pipeline::DaemonOptions& options) {
 // The web config file's reload outcome, as metrics in `registry` (which
 // outlives the hooks).
 web::WebDoor::Hooks ReloadMetricHooks(prometheus::Registry& registry) {
-  auto& reload_errors =
-      prometheus::BuildCounter()
-          .Name("profwatch_web_config_reload_errors_total")
-          .Help("Re-reads of --web.config.file that failed (the previous version stays)")
-          .Register(registry)
-          .Add({});
+  const expose::MetricSpec& errors = expose::Spec(expose::Metric::kWebConfigReloadErrorsTotal);
+  const expose::MetricSpec& ok = expose::Spec(expose::Metric::kWebConfigLastReloadSuccessful);
+  auto& reload_errors = prometheus::BuildCounter()
+                            .Name(std::string(errors.name))
+                            .Help(std::string(errors.help))
+                            .Register(registry)
+                            .Add({});
   auto& reload_ok = prometheus::BuildGauge()
-                        .Name("profwatch_web_config_last_reload_successful")
-                        .Help("1 if the last read of --web.config.file succeeded, else 0")
+                        .Name(std::string(ok.name))
+                        .Help(std::string(ok.help))
                         .Register(registry)
                         .Add({});
   reload_ok.Set(1);

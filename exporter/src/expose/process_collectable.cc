@@ -57,9 +57,8 @@ std::vector<std::string_view> Split(std::string_view s) {
 
 class Families {
  public:
-  void Add(std::string_view name, double value) {
-    const MetricSpec* spec = FindMetric(name);
-    if (spec == nullptr) return;
+  void Add(ProcessMetric id, double value) {
+    const ProcessMetricSpec* spec = &Spec(id);
     prometheus::MetricFamily f;
     f.name = std::string(spec->name);
     f.help = std::string(spec->help);
@@ -152,27 +151,27 @@ std::vector<prometheus::MetricFamily> ProcessCollectable::Collect() const {
           return ParseProcStat(s);
         });
     if (st && ticks > 0) {
-      fam.Add("process_cpu_seconds_total",
+      fam.Add(ProcessMetric::kCpuSecondsTotal,
               static_cast<double>(st->utime_ticks + st->stime_ticks) / static_cast<double>(ticks));
     }
-    if (st) fam.Add("process_virtual_memory_bytes", static_cast<double>(st->vsize_bytes));
+    if (st) fam.Add(ProcessMetric::kVirtualMemoryBytes, static_cast<double>(st->vsize_bytes));
     if (st && page > 0) {
-      fam.Add("process_resident_memory_bytes",
+      fam.Add(ProcessMetric::kResidentMemoryBytes,
               static_cast<double>(st->rss_pages) * static_cast<double>(page));
     }
     if (Result<int64_t> fds = CountOpenFds(proc_root_ + "/self/fd")) {
-      fam.Add("process_open_fds", static_cast<double>(*fds));
+      fam.Add(ProcessMetric::kOpenFds, static_cast<double>(*fds));
     }
     Result<uint64_t> max_fds =
         ReadSmallFile(proc_root_ + "/self/limits").and_then([](const std::string& s) {
           return ParseMaxOpenFiles(s);
         });
-    if (max_fds) fam.Add("process_max_fds", static_cast<double>(*max_fds));
+    if (max_fds) fam.Add(ProcessMetric::kMaxFds, static_cast<double>(*max_fds));
     Result<uint64_t> btime = ReadSmallFile(proc_root_ + "/stat").and_then([](const std::string& s) {
       return ParseBootTime(s);
     });
     if (st && btime && ticks > 0) {
-      fam.Add("process_start_time_seconds",
+      fam.Add(ProcessMetric::kStartTimeSeconds,
               static_cast<double>(*btime) +
                   static_cast<double>(st->starttime_ticks) / static_cast<double>(ticks));
     }

@@ -1,6 +1,7 @@
 // Text and JSON reports of one analysed window (`profwatch analyze`). They
-// render WindowStats plus the context the caller knows (expected GPUs, step
-// time); they never compute analysis themselves. Pure functions.
+// render the window's figures (figures/window_figures.h: every number, the
+// step time included) plus the context the caller knows (window, format,
+// expected GPUs, read errors); they compute nothing. Pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "aggregate/window_stats.h"
+#include "figures/window_figures.h"
 #include "snapshot/snapshot.h"
 
 namespace profwatch::expose {
@@ -23,31 +24,20 @@ struct ReportContext {
   std::string window;           // window id or the path analysed
   std::string format = "json";  // json | xplane | mixed
   int expected_gpus = 0;        // 0 = not given
-  std::optional<double> step_seconds;
-  std::string step_source;  // log | trace | config
   std::vector<ReportError> errors;
   double analysis_seconds = 0.0;
 };
 
-// The step-time figures derived from a window and a step time.
-struct StepGap {
-  double total_kernel_seconds = 0;  // per GPU per step
-  double step_seconds = 0;
-  double minus_kernel_seconds = 0;  // step - total kernel
-  double ratio = 0;                 // (step - total kernel) / step
-};
-std::optional<StepGap> ComputeStepGap(const aggregate::WindowStats& stats,
-                                      std::optional<double> step_seconds);
-
 // Native human report (`--format table`).
-std::string RenderTable(const aggregate::WindowStats& stats, const ReportContext& ctx);
+std::string RenderTable(const figures::WindowFigures& figures, const ReportContext& ctx);
 
 // Stable machine schema "profwatch.window.v1" (documented in the README).
-nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& stats, const ReportContext& ctx);
+nlohmann::ordered_json WindowToJson(const figures::WindowFigures& figures,
+                                    const ReportContext& ctx);
 
 // WindowToJson of a run's current window in the context the run carries
-// (window id, format, expected GPUs, step time and its source): the
-// "report" of a --history line. REQUIRES: rs.stats.
+// (window id, format, expected GPUs): the "report" of a --history line.
+// REQUIRES: rs.figures (snapshot::RefreshFigures).
 nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs);
 
 }  // namespace profwatch::expose

@@ -1,8 +1,6 @@
 #include <map>
 #include <string>
 
-#include "aggregate/collectives.h"
-#include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "aggregate/profile_steps.h"
 #include "expose/report.h"
@@ -10,7 +8,7 @@
 namespace profwatch::expose {
 namespace {
 
-using aggregate::PsToSeconds;
+using figures::WindowFigures;
 using Json = nlohmann::ordered_json;
 
 // Absent is absent: a figure that could not be computed is null.
@@ -20,7 +18,7 @@ Json OrNull(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); 
 
 // A kind's named process groups (aggregate::ProcessGroup): description and
 // the trace's ranks text (null when absent).
-Json ProcessGroupsJson(const aggregate::CollectiveFigures& f) {
+Json ProcessGroupsJson(const figures::CollectiveFigures& f) {
   Json out = Json::array();
   for (const aggregate::ProcessGroup& g : f.process_groups) {
     out.push_back({{"description", g.description}, {"ranks", OrNull(g.ranks)}});
@@ -29,7 +27,8 @@ Json ProcessGroupsJson(const aggregate::CollectiveFigures& f) {
 }
 
 // What was read: window, format, files, GPUs, steps, events and drops.
-void AddInputs(Json& j, const aggregate::WindowStats& s, const ReportContext& ctx) {
+void AddInputs(Json& j, const WindowFigures& w, const ReportContext& ctx) {
+  const aggregate::WindowStats& s = *w.stats;
   j["schema"] = "profwatch.window.v1";
   j["window"] = ctx.window;
   j["format"] = ctx.format;
@@ -52,38 +51,35 @@ void AddInputs(Json& j, const aggregate::WindowStats& s, const ReportContext& ct
   j["gpus_per_file"] = s.gpus_per_file;
   j["events"] = s.events;
   j["truncated"] = s.truncated;
-  // The drops profwatch_window_dropped_events counts, summed the same way.
-  std::map<std::string, uint64_t> dropped;
-  for (const auto& f : s.files) {
-    for (const auto& [reason, n] : f.drops) dropped[reason] += n;
-  }
-  j["dropped_events"] = dropped;
+  // The drops the metrics count too.
+  j["dropped_events"] = w.dropped_events;
   j["rule_set"] = s.rule_set;
 }
 
 // Per kernel family, with its top kernels.
-Json FamiliesJson(const aggregate::WindowStats& s) {
+Json FamiliesJson(const WindowFigures& w) {
   Json families = Json::array();
-  for (const auto& f : s.families) {
+  for (const figures::FamilyFigures& ff : w.families) {
+    const aggregate::FamilySummary& f = *ff.family;
     Json fj;
     fj["family"] = f.family;
     fj["kind"] = std::string(classify::FamilyKindName(f.kind));
-    fj["seconds_per_gpu_step"] = s.PerGpuStepSeconds(f.total_ps);
-    fj["launches_per_gpu_step"] = s.PerGpuStepCount(f.launches);
-    fj["total_seconds"] = PsToSeconds(f.total_ps);
+    fj["seconds_per_gpu_step"] = ff.seconds_per_gpu_step;
+    fj["launches_per_gpu_step"] = ff.launches_per_gpu_step;
+    fj["total_seconds"] = ff.raw_seconds;
     fj["launches"] = f.launches;
     fj["distinct_kernels"] = f.distinct_kernels;
-    fj["exclusive_seconds_per_gpu_step"] = s.PerGpuStepSeconds(f.exclusive_ps);
-    fj["idle_before_seconds_per_gpu_step"] = s.PerGpuStepSeconds(f.idle_before_ps);
+    fj["exclusive_seconds_per_gpu_step"] = ff.exclusive_seconds_per_gpu_step;
+    fj["idle_before_seconds_per_gpu_step"] = ff.idle_before_seconds_per_gpu_step;
     Json kernels = Json::array();
-    for (const auto& k : f.top_kernels) {
+    for (const figures::KernelFigures& k : ff.kernels) {
       Json kj;
-      kj["name"] = k.name;
-      kj["seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.total_ps);
-      kj["launches_per_gpu_step"] = s.PerGpuStepCount(k.launches);
-      kj["launches"] = k.launches;
-      kj["exclusive_seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.exclusive_ps);
-      kj["idle_before_seconds_per_gpu_step"] = s.PerGpuStepSeconds(k.idle_before_ps);
+      kj["name"] = k.kernel->name;
+      kj["seconds_per_gpu_step"] = k.seconds_per_gpu_step;
+      kj["launches_per_gpu_step"] = k.launches_per_gpu_step;
+      kj["launches"] = k.kernel->launches;
+      kj["exclusive_seconds_per_gpu_step"] = k.exclusive_seconds_per_gpu_step;
+      kj["idle_before_seconds_per_gpu_step"] = k.idle_before_seconds_per_gpu_step;
       kernels.push_back(std::move(kj));
     }
     fj["kernels"] = std::move(kernels);
@@ -93,49 +89,49 @@ Json FamiliesJson(const aggregate::WindowStats& s) {
 }
 
 // Kernel, busy, idle, overlap and exposed-comm time, and the ranked kernels.
-void AddTimeTotals(Json& j, const aggregate::WindowStats& s) {
-  j["total_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.total_kernel_ps);
-  const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
-  j["busy_seconds_per_gpu_step"] = s.PerGpuStepSeconds(busy);
-  j["idle_seconds_per_gpu_step"] = s.PerGpuStepSeconds(span - busy);
-  j["overlap_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.total_kernel_ps - busy);
-  j["exposed_comm_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.SumExposedCommPs());
-  auto ranked = [&](const std::vector<aggregate::RankedKernel>& v) {
+void AddTimeTotals(Json& j, const WindowFigures& w) {
+  j["total_kernel_seconds_per_gpu_step"] = w.time.total_kernel_seconds;
+  j["busy_seconds_per_gpu_step"] = w.time.busy_seconds;
+  j["idle_seconds_per_gpu_step"] = w.time.idle_seconds;
+  j["overlap_seconds_per_gpu_step"] = w.time.overlap_seconds;
+  j["exposed_comm_seconds_per_gpu_step"] = w.time.exposed_comm_seconds;
+  auto ranked = [](const std::vector<figures::RankedFigures>& v) {
     Json out = Json::array();
     for (const auto& k : v) {
-      out.push_back({{"name", k.name},
-                     {"family", k.family},
-                     {"seconds_per_gpu_step", s.PerGpuStepSeconds(k.ps)}});
+      out.push_back({{"name", k.kernel->name},
+                     {"family", k.kernel->family},
+                     {"seconds_per_gpu_step", k.seconds_per_gpu_step}});
     }
     return out;
   };
-  j["top_exclusive_kernels"] = ranked(s.top_exclusive);
-  j["top_idle_before_kernels"] = ranked(s.top_idle_before);
+  j["top_exclusive_kernels"] = ranked(w.top_exclusive);
+  j["top_idle_before_kernels"] = ranked(w.top_idle_before);
 }
 
 // Kernel time by source scope, and the unscoped kernels placed from the graph.
-void AddRegions(Json& j, const aggregate::WindowStats& s) {
-  if (s.has_regions) {
+void AddRegions(Json& j, const WindowFigures& w) {
+  const figures::RegionsFigures& r = w.regions;
+  if (r.has_regions) {
     Json regions = Json::array();
-    for (const auto& r : s.regions) {
-      regions.push_back({{"region", r.region},
-                         {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(r.kernel_ps)}});
+    for (const auto& region : r.listed) {
+      regions.push_back({{"region", *region.region},
+                         {"kernel_seconds_per_gpu_step", region.kernel_seconds_per_gpu_step}});
     }
-    if (s.regions_other_ps > 0) {
-      regions.push_back({{"region", "other"},
-                         {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(s.regions_other_ps)}});
+    if (r.other_seconds_per_gpu_step) {
+      regions.push_back(
+          {{"region", "other"}, {"kernel_seconds_per_gpu_step", *r.other_seconds_per_gpu_step}});
     }
     j["regions"] = std::move(regions);
-    j["region_coverage"] = s.region_coverage;
+    j["region_coverage"] = r.coverage;
   } else {
     j["regions"] = nullptr;  // the input carries no scopes
     j["region_coverage"] = nullptr;
   }
-  if (s.graph.kernel_ps > 0) {
+  if (r.unscoped) {
     j["unscoped_kernels"] = {
-        {"kernel_seconds_per_gpu_step", s.PerGpuStepSeconds(s.graph.kernel_ps)},
-        {"placed_seconds_per_gpu_step", s.PerGpuStepSeconds(s.graph.placed_ps)},
-        {"unplaced_reason", OrNull(s.graph.unplaced)}};
+        {"kernel_seconds_per_gpu_step", r.unscoped->kernel_seconds_per_gpu_step},
+        {"placed_seconds_per_gpu_step", r.unscoped->placed_seconds_per_gpu_step},
+        {"unplaced_reason", OrNull(*r.unscoped->unplaced_reason)}};
   } else {
     j["unscoped_kernels"] = nullptr;
   }
@@ -143,35 +139,31 @@ void AddRegions(Json& j, const aggregate::WindowStats& s) {
 
 // The slowest GPU against the median, the spread of compute-busy time, and
 // the step time the trace itself shows.
-void AddStraggler(Json& j, const aggregate::WindowStats& s) {
-  if (auto st = s.FindStraggler()) {
-    const aggregate::DeviceSummary& d = s.devices[st->device];
+void AddStraggler(Json& j, const WindowFigures& w) {
+  if (const auto& st = w.straggler) {
+    const aggregate::DeviceSummary& d = *st->device;
     j["straggler"] = {{"file", d.file},
                       {"host", st->host},
                       {"device", d.device},
-                      {"compute_busy_seconds", PsToSeconds(st->compute_busy_ps)},
-                      {"median_compute_busy_seconds", st->median_compute_busy_ps * 1e-12},
+                      {"compute_busy_seconds", st->compute_busy_seconds},
+                      {"median_compute_busy_seconds", st->median_compute_busy_seconds},
                       {"ratio", st->ratio}};
-    const aggregate::BusyQuantiles q = s.ComputeBusyQuantiles();
-    j["gpu_compute_busy_seconds"] = {{"min", s.PerStepSeconds(q.min_ps)},
-                                     {"median", s.PerStepSeconds(q.median_ps)},
-                                     {"max", s.PerStepSeconds(q.max_ps)}};
+    j["gpu_compute_busy_seconds"] = {{"min", st->min_seconds_per_step},
+                                     {"median", st->median_seconds_per_step},
+                                     {"max", st->max_seconds_per_step}};
   } else {
     j["straggler"] = nullptr;
     j["gpu_compute_busy_seconds"] = nullptr;
   }
-  if (double ts = s.TraceStepSeconds(); ts > 0) {
-    j["trace_step_seconds"] = ts;
-  } else {
-    j["trace_step_seconds"] = nullptr;
-  }
+  j["trace_step_seconds"] = OrNull(w.trace_step_seconds);
 }
 
 // FLOPs per kind and family, achieved rate and MFU; null when the window has
 // no GPU kernels. `note` / `mfu_note` say why a figure is null.
-Json FlopsJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
+Json FlopsJson(const WindowFigures& w) {
+  const aggregate::WindowStats& s = *w.stats;
   if (s.divisor() <= 0) return nullptr;
-  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds);
+  const figures::FlopFigures& ff = w.flops;
   Json fj;
   for (size_t k = 0; k < 3; ++k) {
     fj[std::string(aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))) +
@@ -179,24 +171,22 @@ Json FlopsJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
   }
   fj["total_per_gpu_step"] = OrNull(ff.total_per_gpu_step);
   fj["note"] = OrNull(ff.note);
-  fj["counted_kernel_seconds_per_gpu_step"] =
-      ff.total_per_gpu_step ? Json(s.PerGpuStepSeconds(s.flops.TotalKernelPs())) : Json(nullptr);
-  fj["unknown_ops"] = s.flops.unknown_ops;
-  fj["math_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.flops.math_ps);
+  fj["counted_kernel_seconds_per_gpu_step"] = OrNull(ff.counted_kernel_seconds_per_gpu_step);
+  fj["unknown_ops"] = ff.unknown_ops;
+  fj["math_kernel_seconds_per_gpu_step"] = ff.math_kernel_seconds_per_gpu_step;
   fj["coverage"] = OrNull(ff.coverage);
-  fj["unknown_kernel_seconds_per_gpu_step"] = s.PerGpuStepSeconds(s.flops.unknown_kernel_ps);
+  fj["unknown_kernel_seconds_per_gpu_step"] = ff.unknown_kernel_seconds_per_gpu_step;
   Json uncounted = Json::array();
-  for (const aggregate::FlopStats::Uncounted& u : s.flops.uncounted) {
-    uncounted.push_back({{"name", u.name},
+  for (const figures::FlopFigures::Uncounted& u : ff.uncounted) {
+    uncounted.push_back({{"name", *u.name},
                          {"by", u.op ? "operator" : "kernel"},
-                         {"seconds_per_gpu_step", s.PerGpuStepSeconds(u.ps)}});
+                         {"seconds_per_gpu_step", u.seconds_per_gpu_step}});
   }
   fj["uncounted"] = std::move(uncounted);
   fj["achieved_per_second"] = OrNull(ff.achieved_per_second);
   fj["model_per_second"] = OrNull(ff.model_per_second);
   fj["device"] = OrNull(s.flops.device_name);
-  fj["peak_per_second"] =
-      s.flops.peak_per_second > 0 ? Json(s.flops.peak_per_second) : Json(nullptr);
+  fj["peak_per_second"] = OrNull(ff.peak_per_second);
   fj["peak_source"] = OrNull(s.flops.peak_source);
   fj["mfu"] = OrNull(ff.mfu);
   fj["mfu_lower_bound"] = ff.lower_bound;
@@ -213,11 +203,10 @@ Json FlopsJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
 
 // Per collective kind (aggregate/collectives.h); null when the window has no
 // GPU kernels, absent figures null.
-Json CollectivesJson(const aggregate::WindowStats& s) {
-  if (s.divisor() <= 0) return nullptr;
+Json CollectivesJson(const WindowFigures& w) {
+  if (w.stats->divisor() <= 0) return nullptr;
   Json cj = Json::array();
-  for (const aggregate::CollectiveFigures& f :
-       aggregate::ComputeCollectiveFigures(s.collectives, s.divisor())) {
+  for (const figures::CollectiveFigures& f : w.collectives) {
     Json r;
     r["collective"] = std::string(aggregate::CollectiveKindName(f.kind));
     r["calls"] = f.calls;
@@ -239,19 +228,19 @@ Json CollectivesJson(const aggregate::WindowStats& s) {
 }
 
 // The step time against kernel time; null without a step time.
-Json StepJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  auto gap = ComputeStepGap(s, ctx.step_seconds);
+Json StepJson(const WindowFigures& w) {
+  const auto& gap = w.step_gap;
   if (!gap) return nullptr;
   return {{"seconds", gap->step_seconds},
-          {"source", ctx.step_source},
+          {"source", w.step.source},
           {"minus_kernel_seconds", gap->minus_kernel_seconds},
           {"minus_kernel_ratio", gap->ratio}};
 }
 
 // What holds the step: blocking kernels, host stall, math alone, and the
 // collective with the most exposed time.
-Json DiagnosisJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  const aggregate::Diagnosis dg = aggregate::Diagnose(s, ctx.step_seconds, ctx.step_source);
+Json DiagnosisJson(const WindowFigures& w) {
+  const figures::Diagnosis& dg = w.diagnosis;
   Json dj;
   dj["step_seconds"] = dg.step_seconds;
   dj["step_basis"] = dg.step_basis;
@@ -277,16 +266,14 @@ Json DiagnosisJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
   }
   dj["math_alone_seconds_per_gpu_step"] = dg.math_alone_seconds_per_gpu_step;
   dj["math_alone_share_of_step"] = dg.math_alone_share_of_step;
-  if (auto c = aggregate::DominantExposedCollective(s.collectives, s.divisor())) {
-    dj["exposed_collective"] = {
-        {"collective", std::string(aggregate::CollectiveKindName(c->kind))},
-        {"exposed_seconds_per_gpu_step", c->exposed_seconds_per_gpu_step},
-        {"share_of_step", dg.step_seconds > 0
-                              ? Json(c->exposed_seconds_per_gpu_step / dg.step_seconds)
-                              : Json(nullptr)},
-        {"group_sizes", c->group_sizes},
-        {"process_groups", ProcessGroupsJson(*c)},
-        {"busbw_bytes_per_second", OrNull(c->bus_bandwidth)}};
+  if (const auto& e = w.exposed_collective) {
+    const figures::CollectiveFigures* c = &w.collectives[e->index];
+    dj["exposed_collective"] = {{"collective", std::string(aggregate::CollectiveKindName(c->kind))},
+                                {"exposed_seconds_per_gpu_step", c->exposed_seconds_per_gpu_step},
+                                {"share_of_step", OrNull(e->share_of_step)},
+                                {"group_sizes", c->group_sizes},
+                                {"process_groups", ProcessGroupsJson(*c)},
+                                {"busbw_bytes_per_second", OrNull(c->bus_bandwidth)}};
   } else {
     dj["exposed_collective"] = nullptr;  // no collective time exposed
   }
@@ -294,9 +281,10 @@ Json DiagnosisJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
 }
 
 // Per device (GPU) of every file.
-Json DevicesJson(const aggregate::WindowStats& s) {
+Json DevicesJson(const WindowFigures& w) {
   Json devices = Json::array();
-  for (const auto& d : s.devices) {
+  for (const figures::DeviceFigures& df : w.devices) {
+    const aggregate::DeviceSummary& d = *df.device;
     Json dj;
     dj["file"] = d.file;
     dj["device"] = d.device;
@@ -306,19 +294,19 @@ Json DevicesJson(const aggregate::WindowStats& s) {
       dj["rank"] = d.rank ? Json(*d.rank) : nullptr;
     }
     dj["kernels"] = d.kernels;
-    dj["kernel_seconds"] = PsToSeconds(d.kernel_ps);
-    dj["busy_seconds"] = PsToSeconds(d.busy_ps);
-    dj["span_seconds"] = PsToSeconds(d.span_ps);
-    dj["idle_seconds"] = PsToSeconds(d.span_ps - d.busy_ps);
-    dj["overlap_seconds"] = PsToSeconds(d.kernel_ps - d.busy_ps);
+    dj["kernel_seconds"] = df.kernel_seconds;
+    dj["busy_seconds"] = df.busy_seconds;
+    dj["span_seconds"] = df.span_seconds;
+    dj["idle_seconds"] = df.idle_seconds;
+    dj["overlap_seconds"] = df.overlap_seconds;
     dj["streams"] = d.streams;
-    dj["comm_seconds"] = PsToSeconds(d.comm_ps);
-    dj["exposed_comm_seconds"] = PsToSeconds(d.exposed_comm_ps);
-    dj["compute_busy_seconds"] = PsToSeconds(d.compute_busy_ps);
-    dj["exclusive_seconds"] = PsToSeconds(d.exclusive_ps);
-    dj["overlapped_seconds"] = PsToSeconds(d.busy_ps - d.exclusive_ps);
+    dj["comm_seconds"] = df.comm_seconds;
+    dj["exposed_comm_seconds"] = df.exposed_comm_seconds;
+    dj["compute_busy_seconds"] = df.compute_busy_seconds;
+    dj["exclusive_seconds"] = df.exclusive_seconds;
+    dj["overlapped_seconds"] = df.overlapped_seconds;
     dj["memops"] = d.memops;
-    dj["memop_seconds"] = PsToSeconds(d.memop_ps);
+    dj["memop_seconds"] = df.memop_seconds;
     devices.push_back(std::move(dj));
   }
   return devices;
@@ -335,18 +323,18 @@ Json ErrorsJson(const ReportContext& ctx) {
 }  // namespace
 
 // One section per helper, in schema order (ordered_json keeps insertion order).
-nlohmann::ordered_json WindowToJson(const aggregate::WindowStats& s, const ReportContext& ctx) {
+nlohmann::ordered_json WindowToJson(const WindowFigures& w, const ReportContext& ctx) {
   Json j;
-  AddInputs(j, s, ctx);
-  j["families"] = FamiliesJson(s);
-  AddTimeTotals(j, s);
-  AddRegions(j, s);
-  AddStraggler(j, s);
-  j["flops"] = FlopsJson(s, ctx);
-  j["collectives"] = CollectivesJson(s);
-  j["step"] = StepJson(s, ctx);
-  j["diagnosis"] = DiagnosisJson(s, ctx);
-  j["devices"] = DevicesJson(s);
+  AddInputs(j, w, ctx);
+  j["families"] = FamiliesJson(w);
+  AddTimeTotals(j, w);
+  AddRegions(j, w);
+  AddStraggler(j, w);
+  j["flops"] = FlopsJson(w);
+  j["collectives"] = CollectivesJson(w);
+  j["step"] = StepJson(w);
+  j["diagnosis"] = DiagnosisJson(w);
+  j["devices"] = DevicesJson(w);
   j["errors"] = ErrorsJson(ctx);
   return j;
 }
@@ -356,9 +344,7 @@ nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
   ctx.window = rs.window_id;
   ctx.format = rs.format;
   ctx.expected_gpus = rs.expected_gpus;
-  ctx.step_seconds = rs.step_seconds;
-  ctx.step_source = rs.step_source;
-  return WindowToJson(*rs.stats, ctx);
+  return WindowToJson(*rs.figures, ctx);
 }
 
 }  // namespace profwatch::expose

@@ -1,9 +1,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "aggregate/collectives.h"
-#include "aggregate/diagnosis.h"
-#include "aggregate/flops.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -22,31 +19,17 @@ std::string Shorten(const std::string& name, size_t max) {
   return name.substr(0, max - 3) + "...";
 }
 
-}  // namespace
-
-std::optional<StepGap> ComputeStepGap(const aggregate::WindowStats& stats,
-                                      std::optional<double> step_seconds) {
-  if (!step_seconds || *step_seconds <= 0 || stats.divisor() == 0) return std::nullopt;
-  StepGap g;
-  g.total_kernel_seconds = stats.PerGpuStepSeconds(stats.total_kernel_ps);
-  g.step_seconds = *step_seconds;
-  g.minus_kernel_seconds = g.step_seconds - g.total_kernel_seconds;
-  g.ratio = g.minus_kernel_seconds / g.step_seconds;
-  return g;
-}
-
-namespace {
+using figures::WindowFigures;
 
 // What runs alone on the main stream: the blocking kernels, else why none,
 // and the GEMM/attention/conv time that runs alone as the step's own work.
-std::string RenderBlockers(const aggregate::Diagnosis& dg) {
+std::string RenderBlockers(const figures::Diagnosis& dg) {
   std::string o;
   if (dg.blockers.empty()) {
     o += Format(
         "  %-22s none (no kernel outside gemm/attention/conv runs alone for %.0f%% of the step "
         "in calls of %.0f ms or more)\n",
-        "main-stream blocker", 100 * aggregate::kBlockerShareOfStep,
-        aggregate::PsToSeconds(aggregate::kSerialCallPs) * 1e3);
+        "main-stream blocker", 100 * figures::kBlockerShareOfStep, figures::kSerialCallMs);
   }
   for (size_t i = 0; i < dg.blockers.size(); ++i) {
     const auto& b = dg.blockers[i];
@@ -66,7 +49,7 @@ std::string RenderBlockers(const aggregate::Diagnosis& dg) {
 
 // Idle before each step's first kernel, and whether it is a host stall; ""
 // with one profiled step (no boundary between steps).
-std::string RenderHostStall(const aggregate::WindowStats& s, const aggregate::Diagnosis& dg) {
+std::string RenderHostStall(const aggregate::WindowStats& s, const figures::Diagnosis& dg) {
   if (!dg.host_stall) return "";
   const auto& h = *dg.host_stall;
   std::string gaps;
@@ -82,94 +65,87 @@ std::string RenderHostStall(const aggregate::WindowStats& s, const aggregate::Di
          "checkpointing): look there, not at the kernels\n";
   } else {
     o += Format("  %-22s below the %.0f%% of the step that is called a host stall\n", "",
-                100 * aggregate::kHostStallShareOfStep);
+                100 * figures::kHostStallShareOfStep);
   }
   return o;
 }
 
 // Kernel time by source region, the coverage, and what "none" holds for the
 // input's schemas (aggregate/region.h says where regions come from).
-std::string RenderRegions(const aggregate::WindowStats& s) {
-  if (!s.has_regions) {
+std::string RenderRegions(const WindowFigures& w) {
+  const figures::RegionsFigures& r = w.regions;
+  if (!r.has_regions) {
     return Format(
         "  %-22s none: the input carries no scopes (JAX args.name, PyTorch gpu_user_annotation)\n",
         "regions");
   }
   std::string o;
-  for (size_t i = 0; i < s.regions.size(); ++i) {
+  for (size_t i = 0; i < r.listed.size(); ++i) {
     o += Format("  %-22s %.6f s  %s\n", i == 0 ? "top regions" : "",
-                s.PerGpuStepSeconds(s.regions[i].kernel_ps),
-                Shorten(s.regions[i].region, 80).c_str());
+                r.listed[i].kernel_seconds_per_gpu_step, Shorten(*r.listed[i].region, 80).c_str());
   }
-  if (s.regions_other_ps > 0) {
-    o += Format("  %-22s %.6f s  other\n", "", s.PerGpuStepSeconds(s.regions_other_ps));
+  if (r.other_seconds_per_gpu_step) {
+    o += Format("  %-22s %.6f s  other\n", "", *r.other_seconds_per_gpu_step);
   }
-  const int64_t unattributed =
-      s.total_kernel_ps - static_cast<int64_t>(s.region_coverage * s.total_kernel_ps + 0.5);
   o += Format("  %-22s %.1f%% of kernel time has a region; %.6f s has none\n", "region coverage",
-              100 * s.region_coverage, s.PerGpuStepSeconds(std::max<int64_t>(0, unattributed)));
-  if (s.graph.kernel_ps > 0) {
+              100 * r.coverage, r.unattributed_seconds_per_gpu_step);
+  if (r.unscoped) {
     o += Format(
         "  %-22s %.6f s of kernels carried no scope (as in CUDA graphs); %.6f s of it placed by "
         "the HLO schedule\n",
-        "", s.PerGpuStepSeconds(s.graph.kernel_ps), s.PerGpuStepSeconds(s.graph.placed_ps));
-    if (!s.graph.unplaced.empty()) {
-      o += Format("  %-22s not placed: %s\n", "", Shorten(s.graph.unplaced, 100).c_str());
+        "", r.unscoped->kernel_seconds_per_gpu_step, r.unscoped->placed_seconds_per_gpu_step);
+    if (!r.unscoped->unplaced_reason->empty()) {
+      o += Format("  %-22s not placed: %s\n", "",
+                  Shorten(*r.unscoped->unplaced_reason, 100).c_str());
     }
   }
-  bool jax = false, torch = false;
-  for (const auto& f : s.files) {
-    jax = jax || f.schema == parse::TraceSchema::kJaxTraceEvents ||
-          f.schema == parse::TraceSchema::kXPlane;
-    torch = torch || f.schema == parse::TraceSchema::kKineto;
-  }
-  if (jax) {
+  if (r.jax_input) {
     o += Format(
         "  %-22s none: kernels of top-level code (only jit frames) or between calls the "
         "schedule cannot tell apart\n",
         "");
   }
-  if (torch) {
+  if (r.torch_input) {
     o += Format("  %-22s none: kernels outside every record_function range of their GPU\n", "");
   }
   return o;
 }
 
 // The plain-words answers: what blocks the main stream, whether the host
-// holds the GPU back between steps, which GPU straggles (aggregate/diagnosis.h
+// holds the GPU back between steps, which GPU straggles (figures/diagnosis.h
 // decides; this only words it).
-std::string RenderDiagnosis(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  const aggregate::Diagnosis dg = aggregate::Diagnose(s, ctx.step_seconds, ctx.step_source);
+std::string RenderDiagnosis(const WindowFigures& w) {
+  const aggregate::WindowStats& s = *w.stats;
+  const figures::Diagnosis& dg = w.diagnosis;
   std::string o = Format("\nDiagnosis (per GPU per step; shares of a %.6f s step, from %s)\n",
                          dg.step_seconds, dg.step_basis.c_str());
   o += RenderBlockers(dg);
   o += RenderHostStall(s, dg);
-  if (auto c = aggregate::DominantExposedCollective(s.collectives, s.divisor())) {
+  if (const auto& e = w.exposed_collective) {
+    const figures::CollectiveFigures* c = &w.collectives[e->index];
     std::string ranks;
     for (int64_t g : c->group_sizes) ranks += (ranks.empty() ? "" : "/") + std::to_string(g);
     o += Format(
         "  %-22s %s %.6f s exposed (%.1f%% of the step)%s%s, busbw %s%s\n", "exposed collective",
         std::string(aggregate::CollectiveKindName(c->kind)).c_str(),
-        c->exposed_seconds_per_gpu_step, 100 * c->exposed_seconds_per_gpu_step / dg.step_seconds,
+        c->exposed_seconds_per_gpu_step, 100 * e->share_of_step.value_or(0),
         ranks.empty() ? "" : ", ranks ", ranks.c_str(),
         c->bus_bandwidth ? Format("%.1f GB/s", *c->bus_bandwidth / 1e9).c_str() : "n/a (no sizes)",
-        aggregate::ProcessGroupPhrase(*c).c_str());
+        figures::ProcessGroupPhrase(*c).c_str());
   }
-  if (auto st = s.FindStraggler(); st && s.gpus() > 1) {
-    const auto& d = s.devices[st->device];
+  if (const auto& st = w.straggler; st && s.gpus() > 1) {
     o += Format("  %-22s %s %s: compute busy %.6f s, %.3fx the median GPU (%.6f s)\n", "straggler",
-                st->host.c_str(), d.device.c_str(),
-                s.PerStepSeconds(static_cast<double>(st->compute_busy_ps)), st->ratio,
-                s.PerStepSeconds(st->median_compute_busy_ps));
+                st->host.c_str(), st->device->device.c_str(), st->compute_busy_seconds_per_step,
+                st->ratio, st->median_compute_busy_seconds_per_step);
   }
-  o += RenderRegions(s);
+  o += RenderRegions(w);
   return o;
 }
 
 // Collectives (aggregate/collectives.h): one row per kind with calls;
 // absent figures are "n/a" with the reason below the table.
-std::string RenderCollectives(const aggregate::WindowStats& s) {
-  const auto rows = aggregate::ComputeCollectiveFigures(s.collectives, s.divisor());
+std::string RenderCollectives(const WindowFigures& w) {
+  const std::vector<figures::CollectiveFigures>& rows = w.collectives;
   std::string o = "\nCollectives (per GPU per step; bandwidth over the window)\n";
   if (rows.empty()) {
     o += Format("  %-22s none: no communication kernel ran\n", "collectives");
@@ -197,8 +173,9 @@ std::string RenderCollectives(const aggregate::WindowStats& s) {
 
 // FLOPs (aggregate/flops.h): every figure that could not be computed is
 // "n/a: why"; the family lines sum to the total.
-std::string RenderFlops(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(s, ctx.step_seconds);
+std::string RenderFlops(const WindowFigures& w) {
+  const aggregate::WindowStats& s = *w.stats;
+  const figures::FlopFigures& ff = w.flops;
   std::string o = "\nFLOPs (per GPU per step, counted from operator shapes or the HLO)\n";
   if (!ff.total_per_gpu_step) {
     o += Format("  %-22s n/a: %s\n", "counted", ff.note.c_str());
@@ -217,7 +194,7 @@ std::string RenderFlops(const aggregate::WindowStats& s, const ReportContext& ct
     }
     if (ff.achieved_per_second) {
       o += Format("  %-22s %.1f TFLOP/s over the %.6f s of their kernels\n", "achieved",
-                  *ff.achieved_per_second / 1e12, s.PerGpuStepSeconds(s.flops.TotalKernelPs()));
+                  *ff.achieved_per_second / 1e12, *ff.counted_kernel_seconds_per_gpu_step);
     }
     const char* bound = ff.lower_bound ? ", a lower bound" : "";
     if (ff.model_per_second) {
@@ -236,19 +213,19 @@ std::string RenderFlops(const aggregate::WindowStats& s, const ReportContext& ct
   }
   if (ff.coverage) {
     o += Format("  %-22s %.1f%% of the %.6f s of math kernels (gemm, attention, conv)\n",
-                "coverage", 100 * *ff.coverage, s.PerGpuStepSeconds(s.flops.math_ps));
+                "coverage", 100 * *ff.coverage, ff.math_kernel_seconds_per_gpu_step);
   }
-  if (s.flops.unknown_kernel_ps > 0) {
+  if (ff.unknown_kernel_seconds_per_gpu_step > 0) {
     o += Format("  %-22s %.6f s of math kernels", "uncounted",
-                s.PerGpuStepSeconds(s.flops.unknown_kernel_ps));
-    if (s.flops.unknown_ops > 0) {
+                ff.unknown_kernel_seconds_per_gpu_step);
+    if (ff.unknown_ops > 0) {
       o += Format(" (%lld operators or launches with unusable shapes)",
-                  static_cast<long long>(s.flops.unknown_ops));
+                  static_cast<long long>(ff.unknown_ops));
     }
     o += "\n";
-    for (const aggregate::FlopStats::Uncounted& u : s.flops.uncounted) {
-      o += Format("  %-22s %.6f s %s %s\n", "", s.PerGpuStepSeconds(u.ps),
-                  u.op ? "operator" : "kernel", Shorten(u.name, 90).c_str());
+    for (const figures::FlopFigures::Uncounted& u : ff.uncounted) {
+      o += Format("  %-22s %.6f s %s %s\n", "", u.seconds_per_gpu_step,
+                  u.op ? "operator" : "kernel", Shorten(*u.name, 90).c_str());
     }
   }
   return o;
@@ -323,26 +300,22 @@ std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& c
 
 // Kernel families with their share of kernel time, then each family's top
 // kernels.
-std::string RenderFamilies(const aggregate::WindowStats& s) {
+std::string RenderFamilies(const WindowFigures& w) {
   std::string o = "\nKernel families (per GPU per step)\n";
   o += Format("  %-34s %12s %10s %8s\n", "family", "seconds", "launches", "share");
-  for (const auto& f : s.families) {
-    double share = s.total_kernel_ps > 0
-                       ? static_cast<double>(f.total_ps) / static_cast<double>(s.total_kernel_ps)
-                       : 0.0;
-    o += Format("  %-34s %12.6f %10.1f %7.1f%%\n", f.family.c_str(),
-                s.PerGpuStepSeconds(f.total_ps), s.PerGpuStepCount(f.launches), share * 100.0);
+  for (const figures::FamilyFigures& f : w.families) {
+    o += Format("  %-34s %12.6f %10.1f %7.1f%%\n", f.family->family.c_str(), f.seconds_per_gpu_step,
+                f.launches_per_gpu_step, f.share_of_kernel_time * 100.0);
   }
-  o += Format("  %-34s %12.6f %10.1f\n", "TOTAL", s.PerGpuStepSeconds(s.total_kernel_ps),
-              s.PerGpuStepCount(s.total_launches));
+  o += Format("  %-34s %12.6f %10.1f\n", "TOTAL", w.time.total_kernel_seconds, w.time.launches);
 
   o += "\nTop kernels (per GPU per step)\n";
-  for (const auto& f : s.families) {
-    if (f.top_kernels.empty()) continue;
-    o += "  " + f.family + "\n";
-    for (const auto& k : f.top_kernels) {
-      o += Format("    %12.6f s %10.1f launches  %s\n", s.PerGpuStepSeconds(k.total_ps),
-                  s.PerGpuStepCount(k.launches), Shorten(k.name, 100).c_str());
+  for (const figures::FamilyFigures& f : w.families) {
+    if (f.kernels.empty()) continue;
+    o += "  " + f.family->family + "\n";
+    for (const figures::KernelFigures& k : f.kernels) {
+      o += Format("    %12.6f s %10.1f launches  %s\n", k.seconds_per_gpu_step,
+                  k.launches_per_gpu_step, Shorten(k.kernel->name, 100).c_str());
     }
   }
   return o;
@@ -350,45 +323,38 @@ std::string RenderFamilies(const aggregate::WindowStats& s) {
 
 // Kernel sum, busy union, idle, overlap, exposed communication, and the
 // step time the trace shows.
-std::string RenderDecomposition(const aggregate::WindowStats& s) {
-  const int64_t busy = s.SumBusyPs(), span = s.SumSpanPs();
+std::string RenderDecomposition(const WindowFigures& w) {
   std::string o = "\nMeasured decomposition (per GPU per step)\n";
-  o += Format("  %-34s %12.6f\n", "total kernel (sum)", s.PerGpuStepSeconds(s.total_kernel_ps));
-  o += Format("  %-34s %12.6f\n", "busy (union of kernels)", s.PerGpuStepSeconds(busy));
-  o += Format("  %-34s %12.6f\n", "idle (span - busy)", s.PerGpuStepSeconds(span - busy));
-  o += Format("  %-34s %12.6f\n", "overlap (sum - busy)",
-              s.PerGpuStepSeconds(s.total_kernel_ps - busy));
-  o += Format("  %-34s %12.6f\n", "exposed communication",
-              s.PerGpuStepSeconds(s.SumExposedCommPs()));
-  if (double ts = s.TraceStepSeconds(); ts > 0) {
-    o += Format("  %-34s %12.6f\n", "step time in trace (median)", ts);
+  o += Format("  %-34s %12.6f\n", "total kernel (sum)", w.time.total_kernel_seconds);
+  o += Format("  %-34s %12.6f\n", "busy (union of kernels)", w.time.busy_seconds);
+  o += Format("  %-34s %12.6f\n", "idle (span - busy)", w.time.idle_seconds);
+  o += Format("  %-34s %12.6f\n", "overlap (sum - busy)", w.time.overlap_seconds);
+  o += Format("  %-34s %12.6f\n", "exposed communication", w.time.exposed_comm_seconds);
+  if (w.trace_step_seconds) {
+    o += Format("  %-34s %12.6f\n", "step time in trace (median)", *w.trace_step_seconds);
   }
   return o;
 }
 
 // The step time against kernel time, or how to give a step time.
-std::string RenderStepComposition(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  auto gap = ComputeStepGap(s, ctx.step_seconds);
+std::string RenderStepComposition(const WindowFigures& w) {
+  const auto& gap = w.step_gap;
   if (!gap) {
     return "\nStep time composition\n"
            "  no step time: the input has no step markers and none was given; pass the training "
            "log (--log FILE) or --step-time SECONDS for step - total kernel\n";
   }
-  const aggregate::FamilySummary* top_family = nullptr;
-  for (const auto& f : s.families) {
-    if (!top_family || f.total_ps > top_family->total_ps) top_family = &f;
-  }
-  std::string o = Format("\nStep time composition (source: %s)\n", ctx.step_source.c_str());
+  std::string o = Format("\nStep time composition (source: %s)\n", w.step.source.c_str());
   o += Format("  %-34s %12.6f\n", "step", gap->step_seconds);
   o += Format("  %-34s %12.6f\n", "total kernel", gap->total_kernel_seconds);
   o += Format("  %-34s %+12.6f (%+.1f%% of step)\n", "step - total kernel",
               gap->minus_kernel_seconds, gap->ratio * 100.0);
-  if (top_family && top_family->total_ps > 0) {
-    o += Format("  %-34s %s (%.6f s)\n", "top family", top_family->family.c_str(),
-                s.PerGpuStepSeconds(top_family->total_ps));
-    if (!top_family->top_kernels.empty()) {
-      o += Format("  %-34s %s\n", "top kernel",
-                  Shorten(top_family->top_kernels[0].name, 80).c_str());
+  if (w.top_family) {
+    const figures::FamilyFigures& top = w.families[*w.top_family];
+    o += Format("  %-34s %s (%.6f s)\n", "top family", top.family->family.c_str(),
+                top.seconds_per_gpu_step);
+    if (!top.kernels.empty()) {
+      o += Format("  %-34s %s\n", "top kernel", Shorten(top.kernels[0].kernel->name, 80).c_str());
     }
   }
   if (gap->minus_kernel_seconds > 0) {
@@ -401,38 +367,38 @@ std::string RenderStepComposition(const aggregate::WindowStats& s, const ReportC
 }
 
 // One row per device: file base name, device (with rank where known), times.
-std::string RenderDevices(const aggregate::WindowStats& s) {
-  using aggregate::PsToSeconds;
+std::string RenderDevices(const WindowFigures& w) {
   std::string o = "\nDevices\n";
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",
               "busy_s", "span_s", "streams");
-  for (const auto& d : s.devices) {
+  for (const figures::DeviceFigures& df : w.devices) {
+    const aggregate::DeviceSummary& d = *df.device;
     std::string file = d.file;
     if (auto slash = file.find_last_of('/'); slash != std::string::npos)
       file = file.substr(slash + 1);
     const std::string device = d.rank ? d.device + " rank " + std::to_string(*d.rank) : d.device;
     o += Format("  %-40s %-16s %9lld %12.6f %12.6f %12.6f %7d\n", Shorten(file, 40).c_str(),
-                device.c_str(), static_cast<long long>(d.kernels), PsToSeconds(d.kernel_ps),
-                PsToSeconds(d.busy_ps), PsToSeconds(d.span_ps), d.streams);
+                device.c_str(), static_cast<long long>(d.kernels), df.kernel_seconds,
+                df.busy_seconds, df.span_seconds, d.streams);
   }
   return o;
 }
 
 }  // namespace
 
-std::string RenderTable(const aggregate::WindowStats& s, const ReportContext& ctx) {
-  std::string o = RenderHeader(s, ctx);
-  if (s.divisor() == 0) {
+std::string RenderTable(const WindowFigures& w, const ReportContext& ctx) {
+  std::string o = RenderHeader(*w.stats, ctx);
+  if (w.stats->divisor() == 0) {
     o += "\nNo GPU kernels found in this window.\n";
     return o;
   }
-  o += RenderFamilies(s);
-  o += RenderDecomposition(s);
-  o += RenderStepComposition(s, ctx);
-  o += RenderDiagnosis(s, ctx);
-  o += RenderFlops(s, ctx);
-  o += RenderCollectives(s);
-  o += RenderDevices(s);
+  o += RenderFamilies(w);
+  o += RenderDecomposition(w);
+  o += RenderStepComposition(w);
+  o += RenderDiagnosis(w);
+  o += RenderFlops(w);
+  o += RenderCollectives(w);
+  o += RenderDevices(w);
   return o;
 }
 

@@ -14,17 +14,16 @@
 #include <unordered_set>
 #include <utility>
 
-#include "aggregate/collectives.h"
-#include "aggregate/diagnosis.h"
 #include "aggregate/flops.h"
 #include "core/build_revision.h"
-#include "expose/kernel_label.h"
 #include "expose/metric_names.h"
+#include "figures/kernel_label.h"
 
 namespace profwatch::expose {
 namespace {
 
-using aggregate::PsToSeconds;
+using figures::WindowFigures;
+using M = Metric;
 using Labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
 prometheus::MetricType ToPrometheus(MetricType t) {
@@ -103,13 +102,13 @@ class Builder {
   }
 
   // `labels` are the metric's own labels, in metric_names.h order.
-  void Add(std::string_view name, double value, Labels labels = {}) {
-    prometheus::MetricFamily* f = Find(name);
-    if (f == nullptr) return;  // unreachable for names in kMetrics (tested)
+  void Add(Metric id, double value, Labels labels = {}) {
+    const size_t family = static_cast<size_t>(id);
     if (output_ == Output::kText) {
-      AddText(last_, "", value, labels);
+      AddText(family, "", value, labels);
       return;
     }
+    prometheus::MetricFamily* f = &families_[family];
     prometheus::ClientMetric m;
     m.label.reserve(labels.size() + 2);
     if (per_run_) {
@@ -123,20 +122,20 @@ class Builder {
 
   // A summary sample: quantiles (ascending), sum and count, written in the
   // order prometheus-cpp's TextSerializer writes them.
-  void AddSummary(std::string_view name, std::initializer_list<std::pair<double, double>> quantiles,
-                  double sum, uint64_t count) {
-    prometheus::MetricFamily* f = Find(name);
-    if (f == nullptr) return;
+  void AddSummary(Metric id, std::initializer_list<std::pair<double, double>> quantiles, double sum,
+                  uint64_t count) {
+    const size_t family = static_cast<size_t>(id);
     if (output_ == Output::kText) {
-      AddText(last_, "_count", static_cast<double>(count), {});
-      AddText(last_, "_sum", sum, {});
+      AddText(family, "_count", static_cast<double>(count), {});
+      AddText(family, "_sum", sum, {});
       for (const auto& [q, v] : quantiles) {
         std::string qs;
         AppendValue(qs, q);
-        AddText(last_, "", v, {{"quantile", qs}});
+        AddText(family, "", v, {{"quantile", qs}});
       }
       return;
     }
+    prometheus::MetricFamily* f = &families_[family];
     prometheus::ClientMetric m;
     if (per_run_) {
       m.label.push_back({std::string(kJobLabel), job_});
@@ -184,18 +183,6 @@ class Builder {
   }
 
  private:
-  prometheus::MetricFamily* Find(std::string_view name) {
-    // Samples of one family mostly come in a row: try the last one first.
-    if (families_[last_].name == name) return &families_[last_];
-    for (size_t i = 0; i < families_.size(); ++i) {
-      if (families_[i].name == name) {
-        last_ = i;
-        return &families_[i];
-      }
-    }
-    return nullptr;
-  }
-
   // Valid UTF-8, at most kMaxLabelValueBytes (a 100,000-byte directory
   // name must not reach Prometheus whole); shortened values are counted.
   std::string Repaired(std::string_view v) {
@@ -205,7 +192,7 @@ class Builder {
       ++invalid_utf8_;
     }
     if (out.size() > kMaxLabelValueBytes) {
-      out = CutUtf8(std::move(out), kMaxLabelValueBytes);
+      out = figures::CutUtf8(std::move(out), kMaxLabelValueBytes);
       repaired_ = true;  // two long values may now be one
       ++capped_;
     }
@@ -269,8 +256,7 @@ class Builder {
   bool dedupe_;
   std::vector<std::string> text_;                      // kText: samples per family
   std::vector<std::unordered_set<std::string>> seen_;  // kText + dedupe: series per family
-  std::vector<prometheus::MetricFamily> families_;
-  size_t last_ = 0;           // index of the family Find() returned last
+  std::vector<prometheus::MetricFamily> families_;     // kMetrics order: Metric i at i
   bool repaired_ = false;     // some label value had bad UTF-8 replaced or was cut
   int64_t capped_ = 0;        // label values cut to kMaxLabelValueBytes
   int64_t invalid_utf8_ = 0;  // label values whose bad UTF-8 was replaced
@@ -309,249 +295,200 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
 
 double Bool(bool b) { return b ? 1.0 : 0.0; }
 
-// Per collective kind that ran (aggregate/collectives.h): per GPU per step,
-// the window's bandwidths and the additive raw sums the recording rules
-// divide across sidecars. Absent figures are not exported (never 0).
-void AddCollectives(const aggregate::WindowStats& st, Builder& b) {
-  for (const aggregate::CollectiveFigures& f :
-       aggregate::ComputeCollectiveFigures(st.collectives, st.divisor())) {
+// Per collective kind that ran (figures/collective_figures.h): per GPU per
+// step, the window's bandwidths and the additive raw sums the recording
+// rules divide across sidecars. Absent figures are not exported (never 0).
+void AddCollectives(const WindowFigures& w, Builder& b) {
+  for (const figures::CollectiveFigures& f : w.collectives) {
     const std::string_view kind = aggregate::CollectiveKindName(f.kind);
-    b.Add("profwatch_collective_seconds", f.kernel_seconds_per_gpu_step, {{"collective", kind}});
-    b.Add("profwatch_collective_exposed_seconds", f.exposed_seconds_per_gpu_step,
-          {{"collective", kind}});
-    b.Add("profwatch_collective_calls", f.calls_per_gpu_step, {{"collective", kind}});
+    b.Add(M::kCollectiveSeconds, f.kernel_seconds_per_gpu_step, {{"collective", kind}});
+    b.Add(M::kCollectiveExposedSeconds, f.exposed_seconds_per_gpu_step, {{"collective", kind}});
+    b.Add(M::kCollectiveCalls, f.calls_per_gpu_step, {{"collective", kind}});
     if (f.bytes_per_gpu_step) {
-      b.Add("profwatch_collective_bytes", *f.bytes_per_gpu_step, {{"collective", kind}});
+      b.Add(M::kCollectiveBytes, *f.bytes_per_gpu_step, {{"collective", kind}});
     }
     if (f.alg_bandwidth) {
-      b.Add("profwatch_collective_algorithm_bandwidth_bytes_per_second", *f.alg_bandwidth,
+      b.Add(M::kCollectiveAlgorithmBandwidthBytesPerSecond, *f.alg_bandwidth,
             {{"collective", kind}});
     }
     if (f.bus_bandwidth) {
-      b.Add("profwatch_collective_bus_bandwidth_bytes_per_second", *f.bus_bandwidth,
-            {{"collective", kind}});
+      b.Add(M::kCollectiveBusBandwidthBytesPerSecond, *f.bus_bandwidth, {{"collective", kind}});
     }
-    const aggregate::CollectiveSums& s = st.collectives[f.kind];
-    b.Add("profwatch_window_raw_collective_seconds", PsToSeconds(s.kernel_ps),
-          {{"collective", kind}});
-    b.Add("profwatch_window_raw_collective_exposed_seconds", PsToSeconds(s.exposed_ps),
-          {{"collective", kind}});
-    if (f.alg_bandwidth) {
-      b.Add("profwatch_window_raw_collective_sized_bytes", s.bytes, {{"collective", kind}});
-      b.Add("profwatch_window_raw_collective_sized_seconds", PsToSeconds(s.sized_ps),
-            {{"collective", kind}});
+    b.Add(M::kWindowRawCollectiveSeconds, f.raw_kernel_seconds, {{"collective", kind}});
+    b.Add(M::kWindowRawCollectiveExposedSeconds, f.raw_exposed_seconds, {{"collective", kind}});
+    if (f.raw_sized_bytes) {
+      b.Add(M::kWindowRawCollectiveSizedBytes, *f.raw_sized_bytes, {{"collective", kind}});
+      b.Add(M::kWindowRawCollectiveSizedSeconds, *f.raw_sized_seconds, {{"collective", kind}});
     }
-    if (f.bus_bandwidth) {
-      b.Add("profwatch_window_raw_collective_bus_bytes", s.bus_bytes, {{"collective", kind}});
-      b.Add("profwatch_window_raw_collective_bus_seconds", PsToSeconds(s.bus_ps),
-            {{"collective", kind}});
+    if (f.raw_bus_bytes) {
+      b.Add(M::kWindowRawCollectiveBusBytes, *f.raw_bus_bytes, {{"collective", kind}});
+      b.Add(M::kWindowRawCollectiveBusSeconds, *f.raw_bus_seconds, {{"collective", kind}});
     }
   }
 }
 
 // What the window is: GPUs, files, steps, events, drops, completeness.
-void AddWindowShape(const snapshot::RunState& rs, Builder& b) {
-  const aggregate::WindowStats& st = *rs.stats;
-  b.Add("profwatch_window_gpus", st.gpus());
-  if (rs.expected_gpus > 0) b.Add("profwatch_window_expected_gpus", rs.expected_gpus);
-  b.Add("profwatch_window_trace_files", static_cast<double>(st.files.size()));
-  b.Add("profwatch_window_timestamp_dirs", static_cast<double>(st.timestamp_dirs.size()));
-  b.Add("profwatch_window_profile_steps", st.profile_steps);
-  b.Add("profwatch_window_events", static_cast<double>(st.events));
-  b.Add("profwatch_window_truncated", Bool(st.truncated));
-  std::map<std::string, uint64_t> dropped;
-  for (const auto& f : st.files) {
-    for (const auto& [reason, n] : f.drops) dropped[reason] += n;
+void AddWindowShape(const snapshot::RunState& rs, const WindowFigures& w, Builder& b) {
+  const aggregate::WindowStats& st = *w.stats;
+  b.Add(M::kWindowGpus, st.gpus());
+  if (rs.expected_gpus > 0) b.Add(M::kWindowExpectedGpus, rs.expected_gpus);
+  b.Add(M::kWindowTraceFiles, static_cast<double>(st.files.size()));
+  b.Add(M::kWindowTimestampDirs, static_cast<double>(st.timestamp_dirs.size()));
+  b.Add(M::kWindowProfileSteps, st.profile_steps);
+  b.Add(M::kWindowEvents, static_cast<double>(st.events));
+  b.Add(M::kWindowTruncated, Bool(st.truncated));
+  for (const auto& [reason, n] : w.dropped_events) {
+    b.Add(M::kWindowDroppedEvents, static_cast<double>(n), {{"reason", reason}});
   }
-  for (const auto& [reason, n] : dropped) {
-    b.Add("profwatch_window_dropped_events", static_cast<double>(n), {{"reason", reason}});
-  }
-  b.Add("profwatch_window_incomplete", Bool(rs.incomplete));
-  b.Add("profwatch_window_info", 1.0,
+  b.Add(M::kWindowIncomplete, Bool(rs.incomplete));
+  b.Add(M::kWindowInfo, 1.0,
         {{"launcher_mode", aggregate::LauncherModeName(st.launcher_mode)},
          {"window", rs.window_id},
          {"format", rs.format}});
-  b.Add("profwatch_window_analyzed_timestamp_seconds", rs.analyzed_unix);
+  b.Add(M::kWindowAnalyzedTimestampSeconds, rs.analyzed_unix);
 }
 
 // Per family per GPU per step: kernel time and launches, and its top kernels.
-void AddFamilies(const aggregate::WindowStats& st, Builder& b) {
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_family_kernel_seconds", st.PerGpuStepSeconds(f.total_ps),
-          {{"family", f.family}});
+void AddFamilies(const WindowFigures& w, Builder& b) {
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kFamilyKernelSeconds, f.seconds_per_gpu_step, {{"family", f.family->family}});
   }
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_family_kernel_launches", st.PerGpuStepCount(f.launches),
-          {{"family", f.family}});
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kFamilyKernelLaunches, f.launches_per_gpu_step, {{"family", f.family->family}});
   }
-  for (const aggregate::FamilySummary& f : st.families) {
-    // Kernels whose short forms are equal are one series (their sum), largest first.
-    std::vector<std::pair<std::string, int64_t>> kernels;
-    for (const aggregate::KernelSummary& k : f.top_kernels) {
-      std::string label = ShortKernelName(k.name);
-      auto same = std::find_if(kernels.begin(), kernels.end(),
-                               [&](const auto& e) { return e.first == label; });
-      if (same == kernels.end()) {
-        kernels.emplace_back(std::move(label), k.total_ps);
-      } else {
-        same->second += k.total_ps;
-      }
-    }
-    std::stable_sort(kernels.begin(), kernels.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (const auto& [label, ps] : kernels) {
-      b.Add("profwatch_kernel_seconds", st.PerGpuStepSeconds(ps),
-            {{"family", f.family}, {"kernel", label}});
+  for (const figures::FamilyFigures& f : w.families) {
+    for (const figures::KernelSeries& k : f.series) {
+      b.Add(M::kKernelSeconds, k.seconds_per_gpu_step,
+            {{"family", f.family->family}, {"kernel", k.label}});
     }
   }
 }
 
 // Kernel sum, busy, idle, overlap and exposed communication per GPU per
 // step, then each family's exclusive and idle-before time and kind.
-void AddDecomposition(const aggregate::WindowStats& st, Builder& b) {
-  const int64_t busy_ps = st.SumBusyPs();
-  const int64_t span_ps = st.SumSpanPs();
-  const int64_t exposed_ps = st.SumExposedCommPs();
-  b.Add("profwatch_total_kernel_seconds", st.PerGpuStepSeconds(st.total_kernel_ps));
-  b.Add("profwatch_gpu_busy_seconds", st.PerGpuStepSeconds(busy_ps));
-  b.Add("profwatch_gpu_idle_seconds", st.PerGpuStepSeconds(span_ps - busy_ps));
-  b.Add("profwatch_kernel_overlap_seconds", st.PerGpuStepSeconds(st.total_kernel_ps - busy_ps));
-  b.Add("profwatch_exposed_comm_seconds", st.PerGpuStepSeconds(exposed_ps));
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_family_exclusive_seconds", st.PerGpuStepSeconds(f.exclusive_ps),
-          {{"family", f.family}});
+void AddDecomposition(const WindowFigures& w, Builder& b) {
+  b.Add(M::kTotalKernelSeconds, w.time.total_kernel_seconds);
+  b.Add(M::kGpuBusySeconds, w.time.busy_seconds);
+  b.Add(M::kGpuIdleSeconds, w.time.idle_seconds);
+  b.Add(M::kKernelOverlapSeconds, w.time.overlap_seconds);
+  b.Add(M::kExposedCommSeconds, w.time.exposed_comm_seconds);
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kFamilyExclusiveSeconds, f.exclusive_seconds_per_gpu_step,
+          {{"family", f.family->family}});
   }
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_family_idle_before_seconds", st.PerGpuStepSeconds(f.idle_before_ps),
-          {{"family", f.family}});
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kFamilyIdleBeforeSeconds, f.idle_before_seconds_per_gpu_step,
+          {{"family", f.family->family}});
   }
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_family_info", 1.0,
-          {{"family", f.family}, {"kind", classify::FamilyKindName(f.kind)}});
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kFamilyInfo, 1.0,
+          {{"family", f.family->family}, {"kind", classify::FamilyKindName(f.family->kind)}});
   }
 }
 
 // Kernel time by region, and the straggling GPU where one stands out.
-void AddRegionsAndStraggler(const aggregate::WindowStats& st, Builder& b) {
-  for (const aggregate::RegionSummary& r : st.regions) {
-    b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(r.kernel_ps),
-          {{"region", r.region}});
+void AddRegionsAndStraggler(const WindowFigures& w, Builder& b) {
+  const figures::RegionsFigures& r = w.regions;
+  for (const figures::RegionFigures& region : r.listed) {
+    b.Add(M::kRegionKernelSeconds, region.kernel_seconds_per_gpu_step,
+          {{"region", *region.region}});
   }
-  if (st.regions_other_ps > 0) {
-    b.Add("profwatch_region_kernel_seconds", st.PerGpuStepSeconds(st.regions_other_ps),
-          {{"region", "other"}});
+  if (r.other_seconds_per_gpu_step) {
+    b.Add(M::kRegionKernelSeconds, *r.other_seconds_per_gpu_step, {{"region", "other"}});
   }
-  if (st.has_regions) b.Add("profwatch_region_coverage_ratio", st.region_coverage, {});
-  if (auto straggler = st.FindStraggler(); straggler && st.profile_steps > 0) {
+  if (r.has_regions) b.Add(M::kRegionCoverageRatio, r.coverage, {});
+  if (const auto& st = w.straggler; st && w.stats->profile_steps > 0) {
     // Per GPU already: only the steps divide.
-    const aggregate::BusyQuantiles q = st.ComputeBusyQuantiles();
-    b.AddSummary("profwatch_gpu_compute_busy_seconds",
-                 {{0.0, st.PerStepSeconds(q.min_ps)},
-                  {0.5, st.PerStepSeconds(q.median_ps)},
-                  {1.0, st.PerStepSeconds(q.max_ps)}},
-                 st.PerStepSeconds(static_cast<double>(st.SumComputeBusyPs())),
-                 static_cast<uint64_t>(st.gpus()));
-    b.Add("profwatch_straggler_ratio", straggler->ratio);
-    b.Add("profwatch_straggler_info", 1.0,
-          {{"host", straggler->host}, {"device", st.devices[straggler->device].device}});
+    b.AddSummary(M::kGpuComputeBusySeconds,
+                 {{0.0, st->min_seconds_per_step},
+                  {0.5, st->median_seconds_per_step},
+                  {1.0, st->max_seconds_per_step}},
+                 st->sum_seconds_per_step, static_cast<uint64_t>(w.stats->gpus()));
+    b.Add(M::kStragglerRatio, st->ratio);
+    b.Add(M::kStragglerInfo, 1.0, {{"host", st->host}, {"device", st->device->device}});
   }
 }
 
 // The window's additive sums, undivided, for recording rules that add
 // windows across sidecars before dividing.
-void AddRawSums(const aggregate::WindowStats& st, Builder& b) {
-  const int64_t busy_ps = st.SumBusyPs();
-  const int64_t span_ps = st.SumSpanPs();
-  const int64_t exposed_ps = st.SumExposedCommPs();
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_window_raw_family_kernel_seconds", PsToSeconds(f.total_ps),
-          {{"family", f.family}});
+void AddRawSums(const WindowFigures& w, Builder& b) {
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kWindowRawFamilyKernelSeconds, f.raw_seconds, {{"family", f.family->family}});
   }
-  for (const aggregate::FamilySummary& f : st.families) {
-    b.Add("profwatch_window_raw_family_kernel_launches", static_cast<double>(f.launches),
-          {{"family", f.family}});
+  for (const figures::FamilyFigures& f : w.families) {
+    b.Add(M::kWindowRawFamilyKernelLaunches, f.raw_launches, {{"family", f.family->family}});
   }
-  b.Add("profwatch_window_raw_kernel_seconds", PsToSeconds(st.total_kernel_ps));
-  b.Add("profwatch_window_raw_gpu_busy_seconds", PsToSeconds(busy_ps));
-  b.Add("profwatch_window_raw_gpu_span_seconds", PsToSeconds(span_ps));
-  b.Add("profwatch_window_raw_exposed_comm_seconds", PsToSeconds(exposed_ps));
-  b.Add("profwatch_window_raw_gpu_steps", static_cast<double>(st.divisor()));
+  b.Add(M::kWindowRawKernelSeconds, w.raw.kernel_seconds);
+  b.Add(M::kWindowRawGpuBusySeconds, w.raw.busy_seconds);
+  b.Add(M::kWindowRawGpuSpanSeconds, w.raw.span_seconds);
+  b.Add(M::kWindowRawExposedCommSeconds, w.raw.exposed_comm_seconds);
+  b.Add(M::kWindowRawGpuSteps, w.raw.gpu_steps);
 }
 
-void AddWindow(const snapshot::RunState& rs, Builder& b) {
-  const aggregate::WindowStats& st = *rs.stats;
-  AddWindowShape(rs, b);
-  AddFamilies(st, b);
-  AddDecomposition(st, b);
-  AddRegionsAndStraggler(st, b);
-  AddRawSums(st, b);
-  AddCollectives(st, b);
+void AddWindow(const snapshot::RunState& rs, const WindowFigures& w, Builder& b) {
+  AddWindowShape(rs, w, b);
+  AddFamilies(w, b);
+  AddDecomposition(w, b);
+  AddRegionsAndStraggler(w, b);
+  AddRawSums(w, b);
+  AddCollectives(w, b);
 }
 
-void AddStep(const snapshot::RunState& rs, Builder& b) {
+// `w`: the run's window figures, null for a run without a window.
+void AddStep(const snapshot::RunState& rs, const WindowFigures* w, Builder& b) {
   if (rs.step_seconds) {
     // Both arms string_view: a mixed ternary would yield a temporary std::string.
     const std::string_view source =
         rs.step_source.empty() ? std::string_view("unknown") : std::string_view(rs.step_source);
-    b.Add("profwatch_step_seconds", *rs.step_seconds, {{"source", source}});
+    b.Add(M::kStepSeconds, *rs.step_seconds, {{"source", source}});
   }
-  if (!rs.has_window) return;
+  if (w == nullptr) return;
   // The diagnosis weighs blockers and the host stall against the step.
-  const aggregate::WindowStats& st = *rs.stats;
-  if (st.divisor() > 0) {
-    const aggregate::Diagnosis dg = aggregate::Diagnose(st, rs.step_seconds, rs.step_source);
-    for (const aggregate::Blocker& k : dg.blockers) {
-      b.Add("profwatch_blocker_seconds", k.exclusive_seconds_per_gpu_step,
-            {{"family", k.family}, {"kernel", ShortKernelName(k.kernel)}});
+  if (w->stats->divisor() > 0) {
+    for (const figures::Blocker& k : w->diagnosis.blockers) {
+      b.Add(M::kBlockerSeconds, k.exclusive_seconds_per_gpu_step,
+            {{"family", k.family}, {"kernel", k.label}});
     }
-    if (dg.host_stall) b.Add("profwatch_host_stall_seconds", dg.host_stall->seconds_per_step);
+    if (const auto& h = w->diagnosis.host_stall) b.Add(M::kHostStallSeconds, h->seconds_per_step);
   }
   // The gap needs both a step time and a window with GPUs; without GPUs the
   // per-GPU kernel time is undefined, not zero.
-  if (rs.step_seconds && rs.stats->divisor() > 0) {
-    const double step = *rs.step_seconds;
-    const double gap = step - rs.stats->PerGpuStepSeconds(rs.stats->total_kernel_ps);
-    b.Add("profwatch_step_minus_kernel_seconds", gap);
-    if (step > 0) b.Add("profwatch_step_minus_kernel_ratio", gap / step);
+  if (const auto& gap = w->step_gap) {
+    b.Add(M::kStepMinusKernelSeconds, gap->minus_kernel_seconds);
+    b.Add(M::kStepMinusKernelRatio, gap->ratio);
   }
-  b.Add("profwatch_step_source_missing", Bool(!rs.step_seconds.has_value()));
+  b.Add(M::kStepSourceMissing, Bool(!rs.step_seconds.has_value()));
   // Only the FLOP figures that could be computed: nothing counted, or an
   // impossible count, exports none (never 0).
-  const aggregate::FlopFigures ff = aggregate::ComputeFlopFigures(*rs.stats, rs.step_seconds);
+  const figures::FlopFigures& ff = w->flops;
   if (ff.per_gpu_step) {
     for (size_t k = 0; k < ff.per_gpu_step->size(); ++k) {
-      b.Add("profwatch_window_flops_per_gpu_step", (*ff.per_gpu_step)[k],
+      b.Add(M::kWindowFlopsPerGpuStep, (*ff.per_gpu_step)[k],
             {{"kind", aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))}});
     }
   }
   for (const auto& f : ff.families) {
     if (f.achieved_per_second) {
-      b.Add("profwatch_achieved_flops_per_second", *f.achieved_per_second, {{"family", f.family}});
+      b.Add(M::kAchievedFlopsPerSecond, *f.achieved_per_second, {{"family", f.family}});
     }
   }
   // A lower bound is no gauge's value: absent, and the coverage says why.
-  if (ff.coverage) b.Add("profwatch_flops_coverage_ratio", *ff.coverage);
-  if (ff.model_per_second && !ff.lower_bound) {
-    b.Add("profwatch_model_flops_per_second", *ff.model_per_second);
-  }
-  if (ff.mfu && !ff.lower_bound) b.Add("profwatch_mfu_ratio", *ff.mfu);
+  if (ff.coverage) b.Add(M::kFlopsCoverageRatio, *ff.coverage);
+  if (ff.model_per_second && !ff.lower_bound) b.Add(M::kModelFlopsPerSecond, *ff.model_per_second);
+  if (ff.mfu && !ff.lower_bound) b.Add(M::kMfuRatio, *ff.mfu);
 }
 
 void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
-  if (t.last_step) b.Add("profwatch_training_step", static_cast<double>(*t.last_step));
-  if (t.last_step_seconds) b.Add("profwatch_training_step_seconds", *t.last_step_seconds);
-  if (t.steady_step_seconds) {
-    b.Add("profwatch_training_steady_step_seconds", *t.steady_step_seconds);
-  }
+  if (t.last_step) b.Add(M::kTrainingStep, static_cast<double>(*t.last_step));
+  if (t.last_step_seconds) b.Add(M::kTrainingStepSeconds, *t.last_step_seconds);
+  if (t.steady_step_seconds) b.Add(M::kTrainingSteadyStepSeconds, *t.steady_step_seconds);
   if (t.tokens_per_second_per_device) {
-    b.Add("profwatch_training_tokens_per_second_per_device", *t.tokens_per_second_per_device);
+    b.Add(M::kTrainingTokensPerSecondPerDevice, *t.tokens_per_second_per_device);
   }
-  if (t.tflops_per_device) b.Add("profwatch_training_tflops_per_device", *t.tflops_per_device);
-  if (t.mfu_ratio) b.Add("profwatch_training_mfu_ratio", *t.mfu_ratio);
-  if (t.loss) b.Add("profwatch_training_loss", *t.loss);
-  if (t.last_step_unix) {
-    b.Add("profwatch_training_last_step_timestamp_seconds", *t.last_step_unix);
-  }
+  if (t.tflops_per_device) b.Add(M::kTrainingTflopsPerDevice, *t.tflops_per_device);
+  if (t.mfu_ratio) b.Add(M::kTrainingMfuRatio, *t.mfu_ratio);
+  if (t.loss) b.Add(M::kTrainingLoss, *t.loss);
+  if (t.last_step_unix) b.Add(M::kTrainingLastStepTimestampSeconds, *t.last_step_unix);
 }
 
 }  // namespace
@@ -590,47 +527,48 @@ namespace {
 
 void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) {
   b.SetRun(nullptr);
-  b.Add("profwatch_build_info", 1.0, {{"version", build.version}, {"revision", build.revision}});
+  b.Add(M::kBuildInfo, 1.0, {{"version", build.version}, {"revision", build.revision}});
   if (snap.shards > 0) {
-    b.Add("profwatch_shard_info", 1.0,
+    b.Add(M::kShardInfo, 1.0,
           {{"shard", std::to_string(snap.shard)}, {"shards", std::to_string(snap.shards)}});
   }
-  b.Add("profwatch_workers_busy", static_cast<double>(snap.workers_busy));
-  b.Add("profwatch_workers_stuck", static_cast<double>(snap.workers_stuck));
+  b.Add(M::kWorkersBusy, static_cast<double>(snap.workers_busy));
+  b.Add(M::kWorkersStuck, static_cast<double>(snap.workers_stuck));
   // 0 means no full scan has completed yet: no sample rather than 1970.
-  if (snap.last_scan_unix > 0) {
-    b.Add("profwatch_last_scan_timestamp_seconds", snap.last_scan_unix);
-  }
+  if (snap.last_scan_unix > 0) b.Add(M::kLastScanTimestampSeconds, snap.last_scan_unix);
   for (const auto& [root, readable] : snap.watch_roots) {
-    b.Add("profwatch_watch_root_readable", readable ? 1.0 : 0.0, {{"root", root}});
+    b.Add(M::kWatchRootReadable, readable ? 1.0 : 0.0, {{"root", root}});
   }
   // Pending windows per run: every exported run (0 when none), and runs
   // whose first window is still pending.
   for (const auto& [key, n] : snap.pending_by_run) {
     if (snap.runs.count(key) != 0) continue;
     b.SetRun(&key);
-    b.Add("profwatch_pending_windows", static_cast<double>(n));
+    b.Add(M::kPendingWindows, static_cast<double>(n));
   }
   for (const auto& [key, rs] : snap.runs) {
     b.SetRun(&key);
     auto pending = snap.pending_by_run.find(key);
-    b.Add("profwatch_pending_windows",
+    b.Add(M::kPendingWindows,
           pending == snap.pending_by_run.end() ? 0.0 : static_cast<double>(pending->second));
-    if (rs.has_window) AddWindow(rs, b);
+    // A run with a window renders its figures (computed when the window or
+    // its step time changed: snapshot::RefreshFigures), never computes them.
+    const WindowFigures* w = rs.has_window ? rs.figures.get() : nullptr;
+    if (w != nullptr) AddWindow(rs, *w, b);
     if (!rs.window_failure.empty()) {
-      b.Add("profwatch_window_failed", 1.0, {{"reason", rs.window_failure}});
+      b.Add(M::kWindowFailed, 1.0, {{"reason", rs.window_failure}});
     }
-    AddStep(rs, b);
+    AddStep(rs, w, b);
     AddTraining(rs.training, b);
     // Every exported run has it (0: unknown), so liveness never falls back
     // to the analysis time.
-    b.Add("profwatch_run_activity_timestamp_seconds", rs.last_activity_unix);
+    b.Add(M::kRunActivityTimestampSeconds, rs.last_activity_unix);
   }
   b.SetRun(nullptr);
   const double too_long = static_cast<double>(b.capped());
   const double invalid = static_cast<double>(b.invalid_utf8());
-  b.Add("profwatch_label_values_rewritten", invalid, {{"reason", "invalid_utf8"}});
-  b.Add("profwatch_label_values_rewritten", too_long, {{"reason", "too_long"}});
+  b.Add(M::kLabelValuesRewritten, invalid, {{"reason", "invalid_utf8"}});
+  b.Add(M::kLabelValuesRewritten, too_long, {{"reason", "too_long"}});
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // Prometheus metric families at scrape time. Collect() copies the snapshot
 // pointer and converts it, nothing more: no I/O, no analysis, no locks beyond
 // the store's pointer copy. Names, types, help and labels come from
-// expose/metric_names.h (kMetrics).
+// expose/metric_names.h (kMetrics, named by enum Metric); a run's window
+// series render its figures (RunState::figures, computed by the pipeline
+// when its window or step time changed), so a run whose figures are not
+// computed exports none.
 //
 // Thread-safety: Collect() is const and may run concurrently with
 // SnapshotStore::Publish() and with other Collect() calls.

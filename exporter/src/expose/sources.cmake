@@ -1,5 +1,4 @@
 target_sources(profwatch_expose PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/kernel_label.cc
   ${CMAKE_CURRENT_LIST_DIR}/snapshot_collectable.cc
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cc
   ${CMAKE_CURRENT_LIST_DIR}/process_collectable.cc

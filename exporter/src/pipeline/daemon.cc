@@ -15,6 +15,7 @@
 
 #include "expose/metric_names.h"
 #include "expose/report.h"
+#include "figures/step_basis.h"
 #include "store/state_file.h"
 #include "watch/layout.h"
 #include "window/grouping.h"
@@ -24,12 +25,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string HelpOf(std::string_view name) {
-  for (const expose::MetricSpec& spec : expose::kMetrics) {
-    if (spec.name == name) return std::string(spec.help);
-  }
-  return std::string(name);
-}
+using expose::Metric;
 
 // Hint-triggered rescans are at most this frequent (a writer's burst of
 // IN_MODIFY events must not turn into a scan loop).
@@ -99,29 +95,31 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
-  auto CounterFamily = [this](std::string_view name) -> prometheus::Family<prometheus::Counter>& {
+  auto CounterFamily = [this](Metric id) -> prometheus::Family<prometheus::Counter>& {
+    const expose::MetricSpec& spec = expose::Spec(id);
     return prometheus::BuildCounter()
-        .Name(std::string(name))
-        .Help(HelpOf(name))
+        .Name(std::string(spec.name))
+        .Help(std::string(spec.help))
         .Register(*registry_);
   };
-  auto& analyzed = CounterFamily("profwatch_windows_analyzed_total");
+  auto& analyzed = CounterFamily(Metric::kWindowsAnalyzedTotal);
   analyzed_ok_ = &analyzed.Add({{"result", "ok"}});
   analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
   analyzed_error_ = &analyzed.Add({{"result", "error"}});
-  run_clashes_total_ = &CounterFamily("profwatch_run_label_clashes_total").Add({});
-  future_dirs_total_ = &CounterFamily("profwatch_future_dirs_skipped_total").Add({});
-  superseded_total_ = &CounterFamily("profwatch_windows_superseded_total").Add({});
-  state_save_errors_ = &CounterFamily("profwatch_state_save_errors_total").Add({});
-  reanalyzed_total_ = &CounterFamily("profwatch_windows_reanalyzed_total").Add({});
-  bytes_total_ = &CounterFamily("profwatch_trace_bytes_read_total").Add({});
+  run_clashes_total_ = &CounterFamily(Metric::kRunLabelClashesTotal).Add({});
+  future_dirs_total_ = &CounterFamily(Metric::kFutureDirsSkippedTotal).Add({});
+  superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
+  state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
+  reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
+  bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
+  const expose::MetricSpec& duration = expose::Spec(Metric::kAnalysisDurationSeconds);
   duration_ = &prometheus::BuildHistogram()
-                   .Name("profwatch_analysis_duration_seconds")
-                   .Help(HelpOf("profwatch_analysis_duration_seconds"))
+                   .Name(std::string(duration.name))
+                   .Help(std::string(duration.help))
                    .Register(*registry_)
                    .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.05, 0.1, 0.25, 0.5, 1,
                                                                     2.5, 5, 10, 30, 60, 120, 300});
-  errors_family_ = &CounterFamily("profwatch_window_errors_total");
+  errors_family_ = &CounterFamily(Metric::kWindowErrorsTotal);
   // Every reason exists from the start at 0, so alert rules see a reason's
   // first error as an increase (no `offset` trick that re-fires after a
   // Prometheus restart).
@@ -129,18 +127,18 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     errors_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
   errors_family_->Add({{"reason", std::string(kGiveUpReason)}});
   errors_family_->Add({{"reason", std::string(kNoDataReason)}});
-  retries_family_ = &CounterFamily("profwatch_window_retries_total");
+  retries_family_ = &CounterFamily(Metric::kWindowRetriesTotal);
   for (ErrorCode code : kAllErrorCodes) {
     if (RetryClassOf(code) == RetryClass::kSoon) {
       retries_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
     }
   }
-  scans_total_ = &CounterFamily("profwatch_scans_total").Add({});
-  refused_family_ = &CounterFamily("profwatch_scan_refused_total");
+  scans_total_ = &CounterFamily(Metric::kScansTotal).Add({});
+  refused_family_ = &CounterFamily(Metric::kScanRefusedTotal);
   for (std::string_view reason : {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason}) {
     refused_family_->Add({{"reason", std::string(reason)}});
   }
-  log_parse_errors_ = &CounterFamily("profwatch_log_parse_errors_total").Add({});
+  log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
   training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
@@ -258,6 +256,9 @@ Status Daemon::Start() {
       const size_t restored = runs_.size();
       RetentionSweepLocked(now);
       if (runs_.size() != restored) persist_pending_ = true;
+      // The file keeps each window's aggregate and step time; its figures
+      // are computed here, once.
+      for (auto& [key, rs] : runs_) snapshot::RefreshFigures(rs);
       // A window is restored only with its run: the window of a run the
       // file no longer exports (expired, or another shard's) is analysed
       // again if its run is alive, as without the file.
@@ -703,6 +704,9 @@ bool Daemon::PublishSoonLocked(TimePoint now) {
 void Daemon::PublishLocked(TimePoint now) {
   (void)now;
   const TimePoint started = clock_.Now();
+  // Every published run carries its window's current figures (a pointer
+  // check per run; they are computed when a window or step time changes).
+  for (auto& [key, rs] : runs_) snapshot::RefreshFigures(rs);
   auto next = std::make_shared<snapshot::Snapshot>();
   next->runs = runs_;
   next->last_scan_unix = last_scan_unix_;
@@ -796,6 +800,7 @@ void Daemon::ApplyRunProfileStepsLocked(const window::WindowTask& task,
 
 void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options) {
   ChooseStepTime(rs, options.step_seconds);
+  snapshot::RefreshFigures(rs);
   if (rs.step_seconds) {
     step_missing_logged_.erase(rs.key);
   } else if (step_missing_logged_.insert(rs.key).second) {

@@ -348,27 +348,18 @@ std::string TrainingLogs::LogPathOf(const snapshot::RunKey& key) const {
 }
 
 bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_seconds) {
-  std::optional<double> seconds;
-  std::string source;
+  figures::StepSources sources;
   const snapshot::WindowLogSteps& w = rs.window_log;
-  if (rs.has_window && w.bound && w.seconds && *w.seconds > 0) {
-    seconds = w.seconds;  // the window's own period
-    source = "log";
-  } else if (rs.training.steady_step_seconds && *rs.training.steady_step_seconds > 0) {
-    // Not placed in its log yet (or no steady step around it): the log's
-    // recent steady steps.
-    seconds = rs.training.steady_step_seconds;
-    source = "log";
-  } else if (double ts = rs.has_window ? rs.stats->TraceStepSeconds() : 0; ts > 0) {
-    seconds = ts;
-    source = "trace";
-  } else if (config_step_seconds && *config_step_seconds > 0) {
-    seconds = config_step_seconds;
-    source = "config";
-  }
-  const bool changed = seconds != rs.step_seconds || source != rs.step_source;
-  rs.step_seconds = seconds;
-  rs.step_source = std::move(source);
+  // The window's own period once it is placed in its log; until then (or
+  // without steady steps around it) the log's recent steady steps.
+  if (rs.has_window && w.bound) sources.log_window = w.seconds;
+  sources.log_steady = rs.training.steady_step_seconds;
+  sources.config = config_step_seconds;
+  figures::StepTime step =
+      figures::ChooseStepTime(sources, rs.has_window ? rs.stats.get() : nullptr);
+  const bool changed = step.seconds != rs.step_seconds || step.source != rs.step_source;
+  rs.step_seconds = step.seconds;
+  rs.step_source = std::move(step.source);
   return changed;
 }
 

@@ -36,6 +36,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "figures/step_basis.h"
 #include "snapshot/snapshot.h"
 #include "steplog/log_tailer.h"
 #include "steplog/step_time_source.h"
@@ -174,11 +175,11 @@ class TrainingLogs {
   bool warned_max_runs_ = false;
 };
 
-// The window's step time, in order: the training log ("log": the steady
-// steps around the window's profiled steps once the window is placed in its
-// log, the log's recent steady steps until then), in-trace step markers
-// ("trace"), `config` ("config"); none leaves step_seconds unset and
-// step_source empty. Returns true when it changed.
+// Sets the run's step time: what the run knows (the steady steps around
+// the window's profiled steps once the window is placed in its log, the
+// log's recent steady steps, the window's step markers, `config`) handed
+// to figures::ChooseStepTime, which decides; none leaves step_seconds unset
+// and step_source empty. Returns true when it changed.
 bool ChooseStepTime(snapshot::RunState& rs, std::optional<double> config_step_seconds);
 
 }  // namespace profwatch::pipeline

@@ -238,6 +238,7 @@ WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow&
       snapshot::RunState rs = WithWindow(task, w, previous, v.failure, now);
       rs.window_log = {};
       ChooseStepTime(rs, options.step_seconds);
+      snapshot::RefreshFigures(rs);  // its history line renders them
       v.superseded_history = std::move(rs);
     }
   }

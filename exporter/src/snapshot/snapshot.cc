@@ -1,4 +1,4 @@
-// RunState's shared window stats (see snapshot.h).
+// RunState's shared window stats and figures (see snapshot.h).
 #include "snapshot/snapshot.h"
 
 namespace profwatch::snapshot {
@@ -14,6 +14,16 @@ aggregate::WindowStats& RunState::MutableStats() {
   aggregate::WindowStats& edit = *copy;
   stats = std::move(copy);
   return edit;
+}
+
+void RefreshFigures(RunState& rs) {
+  if (!rs.has_window) {
+    rs.figures.reset();
+    return;
+  }
+  const figures::StepTime step = rs.step();
+  if (rs.figures && rs.figures->stats == rs.stats && rs.figures->step == step) return;
+  rs.figures = std::make_shared<const figures::WindowFigures>(figures::FiguresOf(rs.stats, step));
 }
 
 }  // namespace profwatch::snapshot

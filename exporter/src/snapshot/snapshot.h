@@ -1,8 +1,9 @@
 // Snapshot: the immutable state the scrape path renders. The pipeline builds
 // a new Snapshot after each analysed window (or training-log update, or
 // retention sweep) and publishes it; Collect() only copies the pointer and
-// converts. SnapshotStore is thread-safe; a Snapshot is never mutated after
-// publication.
+// converts. Each run carries its window's figures (figures/), computed when
+// its window or step time changes, never at a scrape. SnapshotStore is
+// thread-safe; a Snapshot is never mutated after publication.
 #pragma once
 
 #include <compare>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "aggregate/window_stats.h"
+#include "figures/window_figures.h"
 
 namespace profwatch::snapshot {
 
@@ -72,9 +74,14 @@ struct RunState {
   int expected_gpus = 0;        // 0 = unknown
   bool incomplete = false;      // timed out short of expectation, or failed files
   double analyzed_unix = 0;     // when the window was analysed
-  // Step time used for the gap; source is "log", "trace" or "config".
+  // Step time used for the gap; source is "log", "trace" or "config"
+  // (figures::ChooseStepTime decides).
   std::optional<double> step_seconds;
   std::string step_source;
+  // Every figure of the window for that step time (has_window only): set by
+  // RefreshFigures, which the pipeline calls whenever `stats` or the step
+  // time change; null until then. Shared and immutable like `stats`.
+  std::shared_ptr<const figures::WindowFigures> figures;
   TrainingInfo training;
   WindowLogSteps window_log;  // the window's steps in the log (has_window only)
   // Unix time of the newest write to the run's data: its windows' trace
@@ -94,9 +101,17 @@ struct RunState {
   std::string window_failure;
 
   // A private copy of `stats` to edit (state loading, tests); the reference
-  // is valid until `stats` is copied or replaced.
+  // is valid until `stats` is copied or replaced. The figures are stale
+  // until RefreshFigures.
   aggregate::WindowStats& MutableStats();
+  // The step time as figures/ takes it.
+  figures::StepTime step() const { return {step_seconds, step_source}; }
 };
+
+// Computes `rs.figures` anew when they are missing or were computed for
+// other stats or another step time (a cheap check otherwise); drops them
+// for a run without a window.
+void RefreshFigures(RunState& rs);
 
 struct Snapshot {
   std::map<RunKey, RunState> runs;

@@ -183,14 +183,6 @@ TEST(CollectivesTest, ProcessGroupsAreBoundedAndOnlyNamedOnesSpeak) {
   EXPECT_EQ(s.process_groups[3].description, "ep");
   EXPECT_TRUE(s.more_process_groups);
   EXPECT_EQ(s.calls, 0);  // AddCall adds figures, the caller counts calls
-
-  CollectiveFigures f;
-  EXPECT_EQ(ProcessGroupPhrase(f), "");
-  f.process_groups = {{"fsdp", "[0, 1]"}};
-  EXPECT_EQ(ProcessGroupPhrase(f), ", process group 'fsdp'");
-  f.process_groups.push_back({"tp", ""});
-  f.more_process_groups = true;
-  EXPECT_EQ(ProcessGroupPhrase(f), ", process groups 'fsdp', 'tp', ...");
 }
 
 TEST(CollectivesTest, CollectiveOpsAreFoundByExternalIdAndBounded) {

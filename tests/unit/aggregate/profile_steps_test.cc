@@ -53,6 +53,19 @@ TEST(ProfileStepsTest, FlagThenMarkersThenLogThenNvtxThenThree) {
   EXPECT_EQ(c.steps, 3);
   EXPECT_EQ(c.source, Source::kDefault);
   EXPECT_EQ(ChooseProfileSteps(int64_t{1} << 40, std::nullopt, {}, {}).steps, kMaxProfileSteps);
+  EXPECT_EQ(ChooseProfileSteps(std::nullopt, 5'000'000'000, {}, {}).steps, kMaxProfileSteps);
+  // A log count of 0 is none.
+  c = ChooseProfileSteps(std::nullopt, 0, {}, {});
+  EXPECT_EQ(c.steps, 3);
+  EXPECT_EQ(c.source, Source::kDefault);
+}
+
+// --format drill: profile_drill.py's rule, the flag (0 included), else the
+// log, else 3, never the window's marks (it passes none).
+TEST(ProfileStepsTest, DrillsRuleIsTheFlagThenTheLogThenThree) {
+  EXPECT_EQ(ChooseProfileSteps(0, 6, {}, {}).steps, 0);
+  EXPECT_EQ(ChooseProfileSteps(std::nullopt, 6, {}, {}).steps, 6);
+  EXPECT_EQ(ChooseProfileSteps(std::nullopt, std::nullopt, {}, {}).steps, 3);
 }
 
 TEST(ProfileStepsTest, RanksThatDisagreeAreFlaggedAndTheMostCommonCountIsTaken) {

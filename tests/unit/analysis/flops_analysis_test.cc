@@ -9,6 +9,7 @@
 
 #include "aggregate/flops.h"
 #include "analysis/analyze.h"
+#include "figures/flop_figures.h"
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
@@ -146,7 +147,7 @@ TEST(FlopsAnalysisTest, ImpossibleShapesAreUnknown) {
     SCOPED_TRACE(device);
     const aggregate::WindowStats s = Analyze(Kineto(ops, kernels, device));
     ASSERT_GT(s.flops.Total(), 1e18);  // counted from the shapes as given
-    const aggregate::FlopFigures f = aggregate::ComputeFlopFigures(s, 0.1);
+    const figures::FlopFigures f = figures::ComputeFlopFigures(s, {0.1, "config"});
     EXPECT_FALSE(f.total_per_gpu_step.has_value());
     EXPECT_FALSE(f.achieved_per_second.has_value());
     EXPECT_FALSE(f.model_per_second.has_value());

@@ -49,7 +49,7 @@ TEST(ProcessCollectableTest, ReportsSaneValuesForThisProcess) {
 TEST(ProcessCollectableTest, TypesAndHelpFollowTheProcessTable) {
   const auto fams = ProcessCollectable().Collect();
   for (const auto& f : fams) {
-    const MetricSpec* spec = FindMetric(f.name);
+    const ProcessMetricSpec* spec = FindProcessMetric(f.name);
     ASSERT_NE(spec, nullptr) << f.name;
     EXPECT_EQ(f.help, spec->help);
     EXPECT_EQ(f.type, spec->type == MetricType::kCounter ? prometheus::MetricType::Counter

@@ -27,6 +27,7 @@ TEST(RunReportToJsonTest, RendersTheRunsWindowWithItsFormatGpusAndStepTime) {
   st.launcher_mode = aggregate::LauncherMode::kOneGpuPerProcess;
   rs.step_seconds = 0.8;
   rs.step_source = "log";
+  snapshot::RefreshFigures(rs);
 
   const nlohmann::ordered_json j = RunReportToJson(rs);
   EXPECT_EQ(j["schema"], "profwatch.window.v1");

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "core/build_revision.h"
-#include "expose/kernel_label.h"
 #include "expose/metric_names.h"
+#include "figures/kernel_label.h"
 #include "testing/sample_snapshot.h"
 #include "testing/test_util.h"
 
@@ -35,10 +35,17 @@ using LabelMap = std::map<std::string, std::string>;
 
 const BuildInfo kTestBuild{"0.0.0-test", "golden"};
 
+// The snapshot as the daemon publishes it: runs with their figures.
 std::shared_ptr<snapshot::SnapshotStore> StoreWith(snapshot::Snapshot s) {
   auto store = std::make_shared<snapshot::SnapshotStore>();
-  store->Publish(std::make_shared<const snapshot::Snapshot>(std::move(s)));
+  store->Publish(std::make_shared<const snapshot::Snapshot>(testing::Published(std::move(s))));
   return store;
+}
+Families RenderPublished(const snapshot::Snapshot& s, const BuildInfo& build) {
+  return RenderSnapshot(testing::Published(s), build);
+}
+std::string RenderText(const snapshot::Snapshot& s, const BuildInfo& build) {
+  return RenderSnapshotText(testing::Published(s), build);
 }
 
 std::string Render(const Families& f) { return prometheus::TextSerializer().Serialize(f); }
@@ -137,7 +144,7 @@ TEST(SnapshotCollectableTest, CollectDuringPublishSeesWholeSnapshots) {
     s.runs.emplace(r.key, r);
     s.pending_windows = g;
     s.pending_by_run[r.key] = g;
-    return std::make_shared<const snapshot::Snapshot>(std::move(s));
+    return std::make_shared<const snapshot::Snapshot>(testing::Published(std::move(s)));
   };
   store->Publish(make(1));
   SnapshotCollectable c(store, kTestBuild);
@@ -199,11 +206,11 @@ TEST(SnapshotCollectableTest, NamesTypesHelpAndLabelsMatchContract) {
       EXPECT_TRUE(label_values.insert(values).second) << "duplicate series in " << f.name;
     }
   }
-  // The sample snapshot sets every optional field, so every gauge of the
-  // contract must be present; counters and the histogram belong to the
-  // daemon's registry and must not be.
+  // The sample snapshot sets every optional field, so every metric the
+  // snapshot writes must be present; counters, the histogram and the front
+  // door's gauge belong to a registry and must not be.
   for (const MetricSpec& spec : kMetrics) {
-    if (spec.type == MetricType::kGauge || spec.type == MetricType::kSummary) {
+    if (spec.source == Source::kSnapshot) {
       EXPECT_TRUE(seen.count(std::string(spec.name))) << "missing " << spec.name;
     } else {
       EXPECT_FALSE(seen.count(std::string(spec.name))) << "unexpected " << spec.name;
@@ -212,7 +219,7 @@ TEST(SnapshotCollectableTest, NamesTypesHelpAndLabelsMatchContract) {
 }
 
 TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
-  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  const Families f = RenderPublished(testing::SampleSnapshot(), kTestBuild);
   // job-a/run-1: 2 GPUs x 3 steps = divisor 6.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_steps", kRun1), 6);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_family_kernel_seconds", With(kRun1, {{"family", "GEMM"}})),
@@ -315,7 +322,7 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
 // run-2's all-to-all, 25% of its kernel span, is a blocker; each family's
 // kind is labelled.
 TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
-  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  const Families f = RenderPublished(testing::SampleSnapshot(), kTestBuild);
   EXPECT_FALSE(NamesForRun(f, "1234-llama", "run-1").count("profwatch_blocker_seconds"));
   // Both GPUs: 0.09 s over their two boundaries, over the 3 steps.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_host_stall_seconds", kRun1), 0.03);
@@ -332,7 +339,7 @@ TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
   // A shorter step makes run-1's collective a blocker: 0.02 s of 0.1 s.
   snapshot::Snapshot snap = testing::SampleSnapshot();
   snap.runs.begin()->second.step_seconds = 0.1;
-  const Families g = RenderSnapshot(snap, kTestBuild);
+  const Families g = RenderPublished(snap, kTestBuild);
   EXPECT_DOUBLE_EQ(
       Value(g, "profwatch_blocker_seconds",
             With(kRun1, {{"family", "NCCL"}, {"kernel", "ncclDevKernel_AllReduce_Sum_bf16"}})),
@@ -350,14 +357,14 @@ TEST(SnapshotCollectableTest, FlopFiguresThatCouldNotBeComputedAreNotExported) {
       "profwatch_model_flops_per_second", "profwatch_mfu_ratio"};
   {
     const std::set<std::string> names =
-        NamesForRun(RenderSnapshot(testing::SampleSnapshot(), kTestBuild), "1234-llama", "run-1");
+        NamesForRun(RenderPublished(testing::SampleSnapshot(), kTestBuild), "1234-llama", "run-1");
     for (const auto& m : kFlopMetrics) EXPECT_TRUE(names.count(m)) << m;
   }
   auto without = [&](const std::function<void(aggregate::FlopStats&)>& edit) {
     snapshot::Snapshot snap = testing::SampleSnapshot();
     edit(snap.runs.begin()->second.MutableStats().flops);
     const std::set<std::string> names =
-        NamesForRun(RenderSnapshot(snap, kTestBuild), "1234-llama", "run-1");
+        NamesForRun(RenderPublished(snap, kTestBuild), "1234-llama", "run-1");
     for (const auto& m : kFlopMetrics) EXPECT_FALSE(names.count(m)) << m;
     EXPECT_TRUE(names.count("profwatch_step_seconds"));
   };
@@ -392,7 +399,7 @@ TEST(SnapshotCollectableTest, FlopFiguresThatCouldNotBeComputedAreNotExported) {
 TEST(SnapshotCollectableTest, CollectiveFiguresPerKindAndAbsentWithoutSizes) {
   const LabelMap ar{{"collective", "all_reduce"}};
   {
-    const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+    const Families f = RenderPublished(testing::SampleSnapshot(), kTestBuild);
     EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_seconds", With(kRun1, ar)), 0.1);
     EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_exposed_seconds", With(kRun1, ar)), 0.025);
     EXPECT_DOUBLE_EQ(Value(f, "profwatch_collective_calls", With(kRun1, ar)), 10);
@@ -421,7 +428,7 @@ TEST(SnapshotCollectableTest, CollectiveFiguresPerKindAndAbsentWithoutSizes) {
   s.sized_ps = s.bus_ps = 0;
   s.bytes = s.bus_bytes = 0;
   const std::set<std::string> names =
-      NamesForRun(RenderSnapshot(snap, kTestBuild), "1234-llama", "run-1");
+      NamesForRun(RenderPublished(snap, kTestBuild), "1234-llama", "run-1");
   for (const char* m :
        {"profwatch_collective_bytes", "profwatch_collective_algorithm_bandwidth_bytes_per_second",
         "profwatch_collective_bus_bandwidth_bytes_per_second",
@@ -436,7 +443,7 @@ TEST(SnapshotCollectableTest, CollectiveFiguresPerKindAndAbsentWithoutSizes) {
 }
 
 TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap) {
-  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  const Families f = RenderPublished(testing::SampleSnapshot(), kTestBuild);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_source_missing", kRun2), 1);
   const std::set<std::string> names = NamesForRun(f, "1234-llama", "run-2");
   EXPECT_FALSE(names.count("profwatch_step_seconds"));
@@ -447,7 +454,7 @@ TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap
 }
 
 TEST(SnapshotCollectableTest, RunWithoutWindowExportsOnlyStepAndTrainingMetrics) {
-  const Families f = RenderSnapshot(testing::SampleSnapshot(), kTestBuild);
+  const Families f = RenderPublished(testing::SampleSnapshot(), kTestBuild);
   EXPECT_EQ(NamesForRun(f, "5678-mixtral", "run-1"),
             (std::set<std::string>{"profwatch_step_seconds", "profwatch_training_step",
                                    "profwatch_training_step_seconds", "profwatch_training_loss",
@@ -468,7 +475,7 @@ TEST(SnapshotCollectableTest, EmptyStepSourceIsLabelledUnknown) {
   snapshot::RunState r = testing::RunWithEverything();
   r.step_source.clear();
   s.runs.emplace(r.key, r);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  const Families f = RenderPublished(s, kTestBuild);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_step_seconds", With(kRun1, {{"source", "unknown"}})), 0.4);
 }
 
@@ -477,7 +484,7 @@ TEST(SnapshotCollectableTest, WindowWithoutGpusHasZeroPerGpuValuesAndNoGap) {
   snapshot::RunState r = testing::RunWithEverything();
   r.MutableStats().devices.clear();  // divisor 0
   s.runs.emplace(r.key, r);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  const Families f = RenderPublished(s, kTestBuild);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun1), 0);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_gpu_steps", kRun1), 0);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_raw_kernel_seconds", kRun1), 1.8);
@@ -521,7 +528,7 @@ TEST(SnapshotCollectableTest, LongLabelValuesAreCutAndCounted) {
   rs.key = {"job", std::string(99'999, 'r') + "\xC3\xA9"};
   rs.training.last_step = 7;
   s.runs.emplace(rs.key, rs);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  const Families f = RenderPublished(s, kTestBuild);
   bool found = false;
   for (const auto& fam : f) {
     if (fam.name != "profwatch_training_step") continue;
@@ -569,8 +576,7 @@ TEST(SnapshotCollectableTest, TextRenderingIsTheSerializersBytes) {
   }
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(RenderSnapshotText(cases[i], kTestBuild),
-              Render(RenderSnapshot(cases[i], kTestBuild)));
+    EXPECT_EQ(RenderText(cases[i], kTestBuild), Render(RenderPublished(cases[i], kTestBuild)));
   }
 }
 
@@ -586,7 +592,7 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
   r.key.run = "run-\xff";
   r.MutableStats().families[0].top_kernels[0].name = "k\xc3";  // truncated 2-byte sequence
   s.runs.emplace(r.key, r);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  const Families f = RenderPublished(s, kTestBuild);
   EXPECT_DOUBLE_EQ(
       Value(f, "profwatch_kernel_seconds",
             {{"run", "run-\xEF\xBF\xBD"}, {"family", "GEMM"}, {"kernel", "k\xEF\xBF\xBD"}}),
@@ -601,7 +607,7 @@ Families RenderWithTopKernelNames(const std::string& first, const std::string& s
   st.families[0].top_kernels[0].name = first;
   st.families[0].top_kernels[1].name = second;
   s.runs.emplace(r.key, r);
-  return RenderSnapshot(s, kTestBuild);
+  return RenderPublished(s, kTestBuild);
 }
 
 TEST(SnapshotCollectableTest, KernelLabelIsTheShortFormAndEqualShortFormsAreSummed) {
@@ -613,7 +619,7 @@ TEST(SnapshotCollectableTest, KernelLabelIsTheShortFormAndEqualShortFormsAreSumm
     for (const auto& m : fam.metric) {
       for (const auto& l : m.label) {
         if (l.name == "kernel") {
-          EXPECT_LE(l.value.size(), kMaxKernelLabelBytes) << l.value;
+          EXPECT_LE(l.value.size(), figures::kMaxKernelLabelBytes) << l.value;
         }
       }
     }
@@ -648,7 +654,7 @@ TEST(SnapshotCollectableTest, RunsCollidingAfterUtf8RepairExportOneSeriesEach) {
   b.key.run = "run-\xfe";
   s.runs.emplace(a.key, a);
   s.runs.emplace(b.key, b);
-  const Families f = RenderSnapshot(s, kTestBuild);
+  const Families f = RenderPublished(s, kTestBuild);
   // Value() fails unless exactly one sample matches.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", {{"run", "run-\xEF\xBF\xBD"}}),
                    static_cast<double>(a.stats->gpus()));

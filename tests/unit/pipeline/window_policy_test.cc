@@ -330,6 +330,10 @@ TEST_F(WindowPolicyTest, OlderWindowFinishingLateGoesToHistoryOnly) {
   // The training log's steady steps come before --step-time.
   EXPECT_EQ(h.step_seconds, 0.5);
   EXPECT_EQ(h.step_source, "log");
+  // Its history line renders the window's figures for that step.
+  ASSERT_NE(h.figures, nullptr);
+  EXPECT_EQ(h.figures->stats, h.stats);
+  EXPECT_EQ(h.figures->step, (figures::StepTime{0.5, "log"}));
   EXPECT_EQ(v.logs,
             One(LogLevel::kInfo,
                 "older window analysed after a newer one, not exported training_job=jobA run=run1 "

@@ -1,5 +1,6 @@
-// RunState's window stats are shared between copies (the daemon's working
-// state and every published Snapshot) and never edited in place.
+// RunState's window stats and figures are shared between copies (the
+// daemon's working state and every published Snapshot) and never edited in
+// place.
 #include <gtest/gtest.h>
 
 #include "snapshot/snapshot.h"
@@ -32,6 +33,45 @@ TEST(RunStateTest, CopiesShareStatsAndEditingOneLeavesTheOthers) {
   EXPECT_EQ(published.stats->total_kernel_ps, 42);
   EXPECT_EQ(a.stats->total_kernel_ps, 7);
   EXPECT_EQ(a.stats->profile_steps, 5);  // the copy kept the other fields
+}
+
+// Figures are computed when the window or the step time changes, and only
+// then: an unchanged run keeps the very same figures.
+TEST(RunStateTest, FiguresFollowTheStatsAndTheStepTime) {
+  RunState r;
+  RefreshFigures(r);
+  EXPECT_EQ(r.figures, nullptr);  // no window, no figures
+  r.has_window = true;
+  aggregate::WindowStats& st = r.MutableStats();
+  st.profile_steps = 2;
+  st.total_kernel_ps = 1'000'000'000'000;
+  st.devices.resize(1);
+  RefreshFigures(r);
+  ASSERT_NE(r.figures, nullptr);
+  EXPECT_EQ(r.figures->stats, r.stats);
+  EXPECT_DOUBLE_EQ(r.figures->time.total_kernel_seconds, 0.5);
+  EXPECT_FALSE(r.figures->step_gap);
+
+  const auto before = r.figures;
+  RefreshFigures(r);
+  EXPECT_EQ(r.figures, before);  // nothing changed: not computed again
+
+  r.step_seconds = 0.8;
+  r.step_source = "log";
+  RefreshFigures(r);
+  ASSERT_NE(r.figures, before);
+  ASSERT_TRUE(r.figures->step_gap);
+  EXPECT_DOUBLE_EQ(r.figures->step_gap->minus_kernel_seconds, 0.3);
+
+  const auto with_step = r.figures;
+  r.MutableStats().total_kernel_ps = 600'000'000'000;
+  RefreshFigures(r);
+  ASSERT_NE(r.figures, with_step);
+  EXPECT_DOUBLE_EQ(r.figures->time.total_kernel_seconds, 0.3);
+
+  r.has_window = false;
+  RefreshFigures(r);
+  EXPECT_EQ(r.figures, nullptr);
 }
 
 }  // namespace

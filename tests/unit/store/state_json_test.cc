@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "aggregate/flops.h"
+#include "figures/flop_figures.h"
 #include "testing/sample_snapshot.h"
 
 namespace profwatch::store {
@@ -229,8 +229,8 @@ TEST(StateJsonTest, AbsentFlopFiguresStayAbsentAcrossARoundTrip) {
   auto figures_after_round_trip = [](const snapshot::RunState& in) {
     auto out = ParseRunState(SerializeRunState(in));
     EXPECT_TRUE(out) << out.error().ToString();
-    const auto before = aggregate::ComputeFlopFigures(*in.stats, in.step_seconds);
-    const auto after = aggregate::ComputeFlopFigures(*out->stats, out->step_seconds);
+    const auto before = figures::ComputeFlopFigures(*in.stats, in.step());
+    const auto after = figures::ComputeFlopFigures(*out->stats, out->step());
     EXPECT_EQ(before.total_per_gpu_step, after.total_per_gpu_step);
     EXPECT_EQ(before.model_per_second, after.model_per_second);
     EXPECT_EQ(before.mfu, after.mfu);
@@ -249,7 +249,7 @@ TEST(StateJsonTest, AbsentFlopFiguresStayAbsentAcrossARoundTrip) {
   u.flops.kernel_ps = {0, 0, 0};
   u.flops.families.clear();
   u.flops.unknown_ops = 177;
-  const aggregate::FlopFigures f = figures_after_round_trip(unshaped);
+  const figures::FlopFigures f = figures_after_round_trip(unshaped);
   EXPECT_FALSE(f.total_per_gpu_step.has_value());
   EXPECT_FALSE(f.mfu.has_value());
   EXPECT_NE(f.note.find("record_shapes=True"), std::string::npos) << f.note;
@@ -257,7 +257,7 @@ TEST(StateJsonTest, AbsentFlopFiguresStayAbsentAcrossARoundTrip) {
   snapshot::RunState impossible = counted;
   impossible.MutableStats().flops.flops[0] = 2e20;
   impossible.MutableStats().flops.families = {{"GEMM", 2e20, 1'000'000'000'000}};
-  const aggregate::FlopFigures g = figures_after_round_trip(impossible);
+  const figures::FlopFigures g = figures_after_round_trip(impossible);
   EXPECT_FALSE(g.total_per_gpu_step.has_value());
   EXPECT_NE(g.note.find("impossible count"), std::string::npos) << g.note;
 }

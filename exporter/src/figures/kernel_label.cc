@@ -1,8 +1,8 @@
-#include "expose/kernel_label.h"
+#include "figures/kernel_label.h"
 
 #include <array>
 
-namespace profwatch::expose {
+namespace profwatch::figures {
 namespace {
 
 // Operator names whose symbols would otherwise read as brackets.
@@ -99,4 +99,4 @@ std::string CutUtf8(std::string s, size_t max_bytes) {
   return s;
 }
 
-}  // namespace profwatch::expose
+}  // namespace profwatch::figures

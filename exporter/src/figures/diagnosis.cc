@@ -1,30 +1,30 @@
-#include "aggregate/diagnosis.h"
+#include "figures/diagnosis.h"
 
 #include <algorithm>
 
-namespace profwatch::aggregate {
+#include "figures/kernel_label.h"
 
-Diagnosis Diagnose(const WindowStats& s, std::optional<double> step_seconds,
-                   const std::string& step_source) {
+namespace profwatch::figures {
+
+using aggregate::DeviceSummary;
+using aggregate::FamilySummary;
+using aggregate::PsToSeconds;
+using aggregate::SerialKernel;
+
+Diagnosis Diagnose(const aggregate::WindowStats& s, const StepTime& step_time) {
   Diagnosis d;
-  if (step_seconds && *step_seconds > 0) {
-    d.step_seconds = *step_seconds;
-    d.step_basis = step_source;
-  } else if (const double t = s.TraceStepSeconds(); t > 0) {
-    d.step_seconds = t;
-    d.step_basis = "trace";
-  } else {
-    d.step_seconds = s.PerGpuStepSeconds(s.SumSpanPs());
-    d.step_basis = "kernel span";
-  }
+  const DiagnosisStep basis = DiagnosisStepOf(s, step_time);
+  d.step_seconds = basis.seconds;
+  d.step_basis = basis.basis;
   const double step = d.step_seconds;
   auto share = [step](double seconds) { return step > 0 ? seconds / step : 0.0; };
 
   for (const SerialKernel& k : s.serial_kernels) {
     const double alone = s.PerGpuStepSeconds(k.exclusive_ps);
     if (step <= 0 || alone < kBlockerShareOfStep * step) continue;
-    d.blockers.push_back({k.name, k.family, alone, share(alone),
+    d.blockers.push_back({k.name, ShortKernelName(k.name), k.family, alone, share(alone),
                           PsToSeconds(k.exclusive_ps) / static_cast<double>(k.launches)});
+    d.blockers_seconds_per_gpu_step += alone;
   }
 
   for (const FamilySummary& f : s.families) {
@@ -67,4 +67,4 @@ Diagnosis Diagnose(const WindowStats& s, std::optional<double> step_seconds,
   return d;
 }
 
-}  // namespace profwatch::aggregate
+}  // namespace profwatch::figures

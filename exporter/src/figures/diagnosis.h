@@ -1,6 +1,7 @@
 // The diagnosis of one window: what an operator should act on. Pure function
-// of WindowStats and the step time; every report, the snapshot's metrics and
-// (through them) the alert rules use it, so they say the same thing.
+// of WindowStats and the step time, computed once per window with its other
+// figures (window_figures.h); every report, the snapshot's metrics and
+// (through them) the alert rules render it, so they say the same thing.
 //
 // Definitions (docs/alerts-and-dashboards.md "Terms" says why):
 //  - a main-stream blocker is a kernel outside the math and memory families
@@ -25,14 +26,18 @@
 #include <vector>
 
 #include "aggregate/window_stats.h"
+#include "figures/step_basis.h"
 
-namespace profwatch::aggregate {
+namespace profwatch::figures {
 
 inline constexpr double kBlockerShareOfStep = 0.10;
+// aggregate::kSerialCallPs in milliseconds, for the words of a report.
+inline constexpr double kSerialCallMs = aggregate::PsToSeconds(aggregate::kSerialCallPs) * 1e3;
 inline constexpr double kHostStallShareOfStep = 0.10;
 
 struct Blocker {
   std::string kernel;
+  std::string label;  // its short name (kernel_label.h): the metric's `kernel`
   std::string family;
   double exclusive_seconds_per_gpu_step = 0;  // time it ran alone
   double share_of_step = 0;                   // exclusive / the step
@@ -49,12 +54,12 @@ struct HostStall {
 };
 
 struct Diagnosis {
-  // The step the shares refer to and where it came from: the caller's
-  // (log | trace | config), else "trace" (in-trace step markers), else
-  // "kernel span" (the kernels' span per GPU per step).
+  // The step the shares refer to and where it came from (DiagnosisStepOf:
+  // the window's step time, else its step markers, else its kernels' span).
   double step_seconds = 0;
   std::string step_basis;
-  std::vector<Blocker> blockers;  // most exclusive time first; empty when none
+  std::vector<Blocker> blockers;             // most exclusive time first; empty when none
+  double blockers_seconds_per_gpu_step = 0;  // their time alone, summed
   // Unset when the window has one profiled step or no GPU (no boundary).
   std::optional<HostStall> host_stall;
   // Time math kernels ran alone, per GPU per step, and its share of the
@@ -63,8 +68,7 @@ struct Diagnosis {
   double math_alone_share_of_step = 0;
 };
 
-// `step_seconds` <= 0 or unset: no step time known to the caller.
-Diagnosis Diagnose(const WindowStats& stats, std::optional<double> step_seconds,
-                   const std::string& step_source);
+// `step`: the window's step time (step_basis.h), unset when none is known.
+Diagnosis Diagnose(const aggregate::WindowStats& stats, const StepTime& step);
 
-}  // namespace profwatch::aggregate
+}  // namespace profwatch::figures

@@ -1,10 +1,10 @@
-#include "expose/kernel_label.h"
+#include "figures/kernel_label.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace profwatch::expose {
+namespace profwatch::figures {
 namespace {
 
 TEST(KernelLabelTest, DropsReturnTypeTemplateArgumentsAndParameterList) {
@@ -54,4 +54,4 @@ TEST(KernelLabelTest, CutsAtMaxBytesOnACharacterBoundary) {
 }
 
 }  // namespace
-}  // namespace profwatch::expose
+}  // namespace profwatch::figures

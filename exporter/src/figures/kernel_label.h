@@ -1,4 +1,4 @@
-// The `kernel` label value of profwatch_kernel_seconds: a short, readable form
+// The `kernel` label value of the kernel metrics: a short, readable form
 // of a kernel name, so that series stay few and stable across windows.
 // Demangled C++ kernel names carry template arguments and parameter lists that
 // change with every shape or dtype and run to hundreds of characters; label
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace profwatch::expose {
+namespace profwatch::figures {
 
 // Longest kernel label value in bytes (cut on a UTF-8 character boundary).
 inline constexpr size_t kMaxKernelLabelBytes = 128;
@@ -29,4 +29,4 @@ std::string ShortKernelName(std::string_view name);
 // `s` cut to at most `max_bytes` on a UTF-8 character boundary.
 std::string CutUtf8(std::string s, size_t max_bytes);
 
-}  // namespace profwatch::expose
+}  // namespace profwatch::figures

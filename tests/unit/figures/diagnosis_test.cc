@@ -1,14 +1,19 @@
-// aggregate/diagnosis.h on hand-made windows: each rule speaks where it
+// figures/diagnosis.h on hand-made windows: each rule speaks where it
 // should and stays quiet on the near miss, on both sides of its threshold.
-#include "aggregate/diagnosis.h"
+#include "figures/diagnosis.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace profwatch::aggregate {
+namespace profwatch::figures {
 namespace {
+
+using aggregate::DeviceSummary;
+using aggregate::FamilySummary;
+using aggregate::SerialKernel;
+using aggregate::WindowStats;
 
 constexpr int64_t kMs = 1'000'000'000;  // picoseconds
 
@@ -43,21 +48,21 @@ SerialKernel Serial(std::string name, int64_t calls, int64_t alone) {
 
 TEST(DiagnosisTest, StepComesFromTheCallerThenTheTraceThenTheSpan) {
   WindowStats w = OneGpu();
-  Diagnosis d = Diagnose(w, 0.06, "log");
+  Diagnosis d = Diagnose(w, {0.06, "log"});
   EXPECT_EQ(d.step_basis, "log");
   EXPECT_DOUBLE_EQ(d.step_seconds, 0.06);
-  d = Diagnose(w, std::nullopt, "");
+  d = Diagnose(w, {});
   EXPECT_EQ(d.step_basis, "kernel span");
   EXPECT_DOUBLE_EQ(d.step_seconds, 0.054);  // 162 ms over 3 steps
   w.trace_steps = {{"f", 1, 55 * kMs}, {"f", 2, 57 * kMs}, {"f", 3, 56 * kMs}};
-  d = Diagnose(w, 0.0, "log");
+  d = Diagnose(w, {0.0, "log"});
   EXPECT_EQ(d.step_basis, "trace");
   EXPECT_DOUBLE_EQ(d.step_seconds, 0.056);
 }
 
 // A GEMM running alone for two thirds of the step is the step's work.
 TEST(DiagnosisTest, MathRunningAloneIsWorkNotABlocker) {
-  const Diagnosis d = Diagnose(OneGpu(), 0.05, "log");
+  const Diagnosis d = Diagnose(OneGpu(), {0.05, "log"});
   EXPECT_TRUE(d.blockers.empty());
   EXPECT_NEAR(d.math_alone_seconds_per_gpu_step, 100e-3 / 3, 1e-15);
   EXPECT_NEAR(d.math_alone_share_of_step, (100e-3 / 3) / 0.05, 1e-12);
@@ -69,7 +74,7 @@ TEST(DiagnosisTest, ASerialKernelIsABlockerFromATenthOfTheStep) {
   WindowStats w = OneGpu();
   w.serial_kernels = {Serial("RaggedAllToAllKernelImpl", 3, 303 * kMs),
                       Serial("input_scatter_fusion", 6, 297 * kMs)};
-  const Diagnosis d = Diagnose(w, 1.0, "log");
+  const Diagnosis d = Diagnose(w, {1.0, "log"});
   ASSERT_EQ(d.blockers.size(), 1u);
   const Blocker& b = d.blockers[0];
   EXPECT_EQ(b.kernel, "RaggedAllToAllKernelImpl");
@@ -78,7 +83,7 @@ TEST(DiagnosisTest, ASerialKernelIsABlockerFromATenthOfTheStep) {
   EXPECT_DOUBLE_EQ(b.share_of_step, 0.101);
   EXPECT_DOUBLE_EQ(b.seconds_per_call, 0.101);
   // A longer step makes the same kernel too small to block it.
-  EXPECT_TRUE(Diagnose(w, 1.02, "log").blockers.empty());
+  EXPECT_TRUE(Diagnose(w, {1.02, "log"}).blockers.empty());
 }
 
 // Two gaps between three steps, over the three steps like every per-step
@@ -86,7 +91,7 @@ TEST(DiagnosisTest, ASerialKernelIsABlockerFromATenthOfTheStep) {
 // 10.3%), less is not (of 0.135 s: 9.9%).
 TEST(DiagnosisTest, IdleBetweenStepsIsAHostStallFromTenPercent) {
   WindowStats w = OneGpu({21 * kMs, 19 * kMs, 2 * kMs});
-  Diagnosis d = Diagnose(w, 0.13, "log");
+  Diagnosis d = Diagnose(w, {0.13, "log"});
   ASSERT_TRUE(d.host_stall);
   EXPECT_EQ(d.host_stall->gaps_per_gpu, 2);
   EXPECT_DOUBLE_EQ(d.host_stall->seconds_per_step, 0.04 / 3);
@@ -94,7 +99,7 @@ TEST(DiagnosisTest, IdleBetweenStepsIsAHostStallFromTenPercent) {
   EXPECT_TRUE(d.host_stall->stalled);
   EXPECT_EQ(d.host_stall->gaps_seconds, (std::vector<double>{0.021, 0.019}));
   EXPECT_EQ(d.host_stall->gpu, "vm.trace.json.gz /device:GPU:0");
-  d = Diagnose(w, 0.135, "log");
+  d = Diagnose(w, {0.135, "log"});
   EXPECT_FALSE(d.host_stall->stalled);
 }
 
@@ -107,7 +112,7 @@ TEST(DiagnosisTest, HostStallPerStepIsNeverAboveIdlePerStep) {
     w.profile_steps = steps;
     // The gaps are all of the idle: span - busy = their sum.
     w.devices[0].span_ps = w.devices[0].busy_ps + (21 + 19 + 18 + 17) * kMs;
-    const Diagnosis d = Diagnose(w, 0.1, "log");
+    const Diagnosis d = Diagnose(w, {0.1, "log"});
     ASSERT_TRUE(d.host_stall);
     EXPECT_LE(d.host_stall->seconds_per_step,
               w.PerGpuStepSeconds(w.SumSpanPs() - w.SumBusyPs()) * (1 + 1e-12));
@@ -122,7 +127,7 @@ TEST(DiagnosisTest, HostStallIsAveragedOverGpus) {
   second.device = "/device:GPU:1";
   second.largest_gaps_ps = {8 * kMs};
   w.devices.push_back(second);
-  const Diagnosis d = Diagnose(w, 0.1, "log");
+  const Diagnosis d = Diagnose(w, {0.1, "log"});
   ASSERT_TRUE(d.host_stall);
   EXPECT_DOUBLE_EQ(d.host_stall->seconds_per_step, (0.04 / 3 + 0.008 / 3) / 2);
   EXPECT_EQ(d.host_stall->gaps_seconds, (std::vector<double>{0.03, 0.01}));
@@ -132,9 +137,9 @@ TEST(DiagnosisTest, HostStallIsAveragedOverGpus) {
 TEST(DiagnosisTest, OneStepHasNoBoundary) {
   WindowStats w = OneGpu({5 * kMs});
   w.profile_steps = 1;
-  EXPECT_FALSE(Diagnose(w, 0.1, "log").host_stall);
-  EXPECT_FALSE(Diagnose(WindowStats{}, 0.1, "log").host_stall);
+  EXPECT_FALSE(Diagnose(w, {0.1, "log"}).host_stall);
+  EXPECT_FALSE(Diagnose(WindowStats{}, {0.1, "log"}).host_stall);
 }
 
 }  // namespace
-}  // namespace profwatch::aggregate
+}  // namespace profwatch::figures
