@@ -55,7 +55,9 @@
 // (docs/security.md, "What a window keeps").
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,11 +71,11 @@
 namespace profwatch::aggregate {
 
 struct AggregateOptions {
-  int profile_steps = 3;
-  // When set, a window with nsys NVTX step ranges takes the number of
-  // distinct steps there as its profile steps (the flag or log value was
-  // not given explicitly).
-  bool profile_steps_from_nvtx = false;
+  // The inputs of the window's profile-step choice besides the window
+  // itself (aggregate/profile_steps.h): --profile-steps when given
+  // explicitly, the training log's profiler_steps (values >= 1).
+  std::optional<int64_t> profile_steps_flag;
+  std::optional<int64_t> profile_steps_log;
   size_t top_kernels = 5;   // per family; 0 = all
   int region_depth = 3;     // components of a region (region.h)
   size_t top_regions = 10;  // regions listed; the rest are summed as other

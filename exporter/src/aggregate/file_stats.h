@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +16,19 @@
 #include "classify/classifier.h"
 
 namespace profwatch::aggregate {
+
+// One file's math-family kernel time (classify::FamilyKind::kMath: GEMM,
+// attention, convolution), by kernel name id: the time of kernels whose
+// FLOPs were counted, and of kernels whose operator is known but whose
+// FLOPs were not (named by that operator). The rest of each name's time is
+// uncounted and named by the kernel. Filled by the FLOP joins
+// (flop_join.h, graph_kernels.h).
+struct MathAccount {
+  std::vector<uint8_t> is_math;
+  std::vector<int64_t> counted_ps;
+  std::vector<int64_t> named_ps;
+  std::map<std::string, int64_t> operators;  // uncounted math time by operator name
+};
 
 struct FileStats {
   // Where the names below live (views into it): the window's pool, shared

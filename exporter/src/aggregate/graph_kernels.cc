@@ -88,9 +88,10 @@ void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int
 
 void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
                                   const GraphPlacement::Execution& e, size_t offset,
-                                  const std::vector<FamilyId>& family, FileStats& out,
-                                  FamilyFlops& by_family) {
+                                  const std::vector<FamilyId>& family, MathAccount& math,
+                                  FileStats& out, FamilyFlops& by_family) {
   std::array<double, 2> flops{};
+  std::vector<double> by_launch;  // FLOPs of each counted launch, schedule order
   bool any = false, unknown = false;
   auto [counted, added] = launch_flops_.try_emplace(&schedule);
   if (added) {
@@ -109,22 +110,36 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
     }
     flops[launch.flop_kind == parse::HloLaunch::Flops::kMatmul ? 0 : 1] +=
         static_cast<double>(launch_flops_count);
+    by_launch.push_back(static_cast<double>(launch_flops_count));
   }
   if (!any) return;
-  int64_t ps = 0, longest = -1;
-  uint32_t longest_name = 0;
+  int64_t ps = 0, longest = -1, longest_math = -1;
+  uint32_t longest_name = 0, longest_math_name = 0;
+  // The math kernels in start order as runs of one family: (family, time).
+  std::vector<std::pair<FamilyId, int64_t>> runs;
   for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
     const Kernel& gk = kernels_[k];
-    ps += gk.end - gk.start;
-    if (gk.end - gk.start > longest) {
-      longest = gk.end - gk.start;
+    const int64_t d = gk.end - gk.start;
+    ps += d;
+    if (d > longest) {
+      longest = d;
       longest_name = gk.name;
     }
+    if (!math.is_math[gk.name]) continue;
+    if (d > longest_math) {
+      longest_math = d;
+      longest_math_name = gk.name;
+    }
+    if (runs.empty() || runs.back().first != family[gk.name]) runs.emplace_back(family[gk.name], 0);
+    runs.back().second += d;
   }
   if (unknown) {
     ++out.flops.unknown_ops;
-    out.flops.unknown_kernel_ps += ps;
     return;
+  }
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    const Kernel& gk = kernels_[k];
+    if (math.is_math[gk.name]) math.counted_ps[gk.name] += gk.end - gk.start;
   }
   out.flops.flops[0] += flops[0];
   out.flops.flops[1] += flops[1];
@@ -133,13 +148,26 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
   } else {
     out.flops.kernel_ps[flops[0] > 0 ? 0 : 1] += ps;
   }
-  // Every counted execution in one family, so the families sum to the total.
-  FlopStats::Family& f = by_family[family[longest_name]];
+  // Each count in the family of the kernels that ran it: library calls
+  // launch their kernels in schedule order, so when the math kernels form
+  // one run of a family per counted launch, the launches pair with the runs
+  // in order (a cuBLAS GEMM's kernel, then cuDNN attention's). Otherwise the
+  // whole execution is in the family of its longest math kernel (else its
+  // longest kernel). Either way the families sum to the total.
+  if (by_launch.size() > 1 && runs.size() == by_launch.size()) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      FlopStats::Family& f = by_family[runs[i].first];
+      f.flops += by_launch[i];
+      f.kernel_ps += runs[i].second;
+    }
+    return;
+  }
+  FlopStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
   f.flops += flops[0] + flops[1];
   f.kernel_ps += ps;
 }
 
-void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
+void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math, FileStats& out) {
   GraphRegionStats& g = out.graph;
   g.kernel_ps = unkept_ps_ + over_limit_ps_;
   for (const Kernel& k : kernels_) g.kernel_ps += k.scoped ? 0 : k.end - k.start;
@@ -166,7 +194,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
            kernels_[end].module == kernels_[begin].module) {
       ++end;
     }
-    PlaceGroup(begin, end, family, out, flop_by_family);
+    PlaceGroup(begin, end, family, math, out, flop_by_family);
     begin = end;
   }
   for (auto& [id, f] : flop_by_family) out.flop_families.emplace_back(id, std::move(f));
@@ -174,7 +202,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
 }
 
 void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<FamilyId>& family,
-                              FileStats& out, FamilyFlops& by_family) {
+                              MathAccount& math, FileStats& out, FamilyFlops& by_family) {
   GraphRegionStats& g = out.graph;
   const std::string module(modules_[kernels_[begin].module - 1]);
   const parse::HloModuleSchedule* schedule = hlo_->Find(module);
@@ -199,7 +227,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
                  "schedule too often to place them all";
   }
   for (const GraphPlacement::Execution& e : placed.executions) {
-    CountExecution(*schedule, e, begin, family, out, by_family);
+    CountExecution(*schedule, e, begin, family, math, out, by_family);
   }
   for (size_t i = begin; i < end; ++i) {
     const Kernel& k = kernels_[i];

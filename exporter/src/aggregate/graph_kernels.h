@@ -64,8 +64,9 @@ class GraphKernels {
   // Gives unscoped kernels the scopes their module's schedule implies
   // (added to the table's scope_name_ps like args.name scopes), fills
   // `out.graph` and adds the placed launches' FLOPs to `out.flops` and
-  // `out.flop_families` (`family` by name id). Frees the kept kernels.
-  void Place(const std::vector<classify::FamilyId>& family, FileStats& out);
+  // `out.flop_families` (`family` by name id), and the counted math
+  // kernels' time to `math`. Frees the kept kernels.
+  void Place(const std::vector<classify::FamilyId>& family, MathAccount& math, FileStats& out);
 
  private:
   struct Kernel {
@@ -77,12 +78,13 @@ class GraphKernels {
   using FamilyFlops = std::map<classify::FamilyId, FlopStats::Family>;
   // The kernels [begin, end) of one (device, module).
   void PlaceGroup(size_t begin, size_t end, const std::vector<classify::FamilyId>& family,
-                  FileStats& out, FamilyFlops& by_family);
+                  MathAccount& math, FileStats& out, FamilyFlops& by_family);
   // FLOPs of one execution of launches and its kernels' time: by kind when
-  // one kind did them, else in the total only.
+  // one kind did them, else in the total only; by the family of the
+  // kernels that ran them.
   void CountExecution(const parse::HloModuleSchedule& schedule, const GraphPlacement::Execution& e,
-                      size_t offset, const std::vector<classify::FamilyId>& family, FileStats& out,
-                      FamilyFlops& by_family);
+                      size_t offset, const std::vector<classify::FamilyId>& family,
+                      MathAccount& math, FileStats& out, FamilyFlops& by_family);
 
   uint32_t BoundedId(NameTable& table, std::string_view name, size_t max, uint32_t& other);
 

@@ -339,6 +339,10 @@ KernelTable::SlotPlan KernelTable::PlanSlots(Device& d, const std::vector<Family
                                     : CollectiveKindOfName(name).value_or(CollectiveKind::kOther);
       plan.collective[slot] = 1 + static_cast<uint8_t>(ck);
       CollectiveSums& sums = result.collectives[ck];
+      sums.sources |= source;
+      if (ck == CollectiveKind::kOther && names[name].find("Generic") != std::string::npos) {
+        sums.generic_kernels = true;
+      }
       sums.calls += n.launches;
       sums.kernel_ps += n.total_ps;
       if (n.collective) sums.Merge(n.collective->sums);

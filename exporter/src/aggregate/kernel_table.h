@@ -148,6 +148,8 @@ struct KernelTable {
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
   bool hlo_collectives = false;  // some collective call waits for its HLO sizes
+  // The trace format's CollectiveSums::sources bit (set by FileAggregator).
+  uint8_t source = 0;
 
   // The spill policy (see the file comment). interval_budget: intervals kept
   // in memory before a spill (FileAggregator sets it, >= 1).

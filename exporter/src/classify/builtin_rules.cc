@@ -75,6 +75,7 @@ RuleSet DrillSet() {
   RuleSet s;
   s.name = "drill";
   s.other_family = "Other kernels";
+  s.match_whole_names = true;  // profile_drill.py's tests see the whole name
   const auto C = FamilyKind::kCompute;
   auto contains = [](std::string p) { return Cond(MatchOp::kContains, {std::move(p)}); };
   s.rules.push_back(MakeRule("RaggedAllToAllKernelImpl", FamilyKind::kComm,

@@ -149,6 +149,7 @@ Classifier::~Classifier() = default;
 Result<std::shared_ptr<const Classifier>> Classifier::Create(RuleSet set) {
   std::shared_ptr<Classifier> c(new Classifier());
   c->set_name_ = set.name;
+  c->whole_names_ = set.match_whole_names;
   std::unordered_map<std::string, FamilyId> ids;
   std::vector<std::string> first_origin;  // per family id
   // Other always takes the last id; a rule naming it maps its matches to Other.
@@ -224,6 +225,22 @@ Result<std::shared_ptr<const Classifier>> Classifier::Create(RuleSet set) {
   return std::shared_ptr<const Classifier>(std::move(c));
 }
 
+std::string_view KernelNameWithoutParameters(std::string_view name) {
+  if (!name.ends_with(')')) return name;
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ')') {
+      ++depth;
+    } else if (name[i] == '(' && --depth == 0) {
+      // "Memcpy HtoD (Pageable -> Device)": a list after a space is part
+      // of the name, not the parameters of a function.
+      if (i == 0 || name[i - 1] == ' ') return name;
+      return name.substr(0, i);
+    }
+  }
+  return name;  // unbalanced: kept whole
+}
+
 FamilyId Classifier::Classify(std::string_view kernel_name) const {
   // A longer name is judged on its ends alone (kClassifiedEnd).
   if (kernel_name.size() > 2 * kClassifiedEnd) {
@@ -233,6 +250,7 @@ FamilyId Classifier::Classify(std::string_view kernel_name) const {
     ends.append(kernel_name.substr(kernel_name.size() - kClassifiedEnd));
     return Classify(ends);
   }
+  if (!whole_names_) kernel_name = KernelNameWithoutParameters(kernel_name);
   for (const CompiledRule& rule : compiled_->rules) {
     bool all = true;
     for (const CompiledCondition& cond : rule.all_of) {

@@ -44,7 +44,22 @@ struct RuleSet {
   std::string name;                            // "drill", "nvidia", ...
   std::vector<Rule> rules;                     // in priority order
   std::string other_family = "Other kernels";  // unmatched names
+  // The rules see the kernel's own name: without its top-level parameter
+  // list (KernelNameWithoutParameters), so a type named among a kernel's
+  // parameters (`split_embedding_kernel<...>(..., fbgemm_gpu::FixedDivisor)`)
+  // never decides its family. True: the whole name, as profile_drill.py
+  // matches it (the drill set, and a rules file based on it).
+  bool match_whole_names = false;
 };
+
+// A kernel name without its top-level parameter list: a balanced "(...)" at
+// the very end that directly follows the name ("f<T>(int, X)" -> "f<T>";
+// "void (anonymous namespace)::k<..>(..)" -> "void (anonymous
+// namespace)::k<..>"). Template arguments are kept (CK and CUTLASS attention
+// kernels are known by them); a name that does not end in ")", whose list
+// is unbalanced or follows a space ("Memcpy HtoD (Pageable -> Device)")
+// stays whole.
+std::string_view KernelNameWithoutParameters(std::string_view name);
 
 // Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
 // the native sets `nvidia` (cuBLAS/cutlass/nvjet GEMMs) and `amd`
@@ -80,9 +95,10 @@ class Classifier {
   // Validates and compiles `set` (regexes compiled once). kConfig on a bad regex.
   static Result<std::shared_ptr<const Classifier>> Create(RuleSet set);
 
-  // Family of a kernel name; `Other` (the last id) when no rule matches. A
-  // name of more than 32 KiB is judged on its first and last 16 KiB joined
-  // (the work per name is bounded; real names are a few KiB at most).
+  // Family of a kernel name (its own name, RuleSet::match_whole_names);
+  // `Other` (the last id) when no rule matches. A name of more than 32 KiB
+  // is judged on its first and last 16 KiB joined (the work per name is
+  // bounded; real names are a few KiB at most).
   FamilyId Classify(std::string_view kernel_name) const;
 
   // Families in table order, Other last. Ids index this vector.
@@ -102,6 +118,7 @@ class Classifier {
   std::vector<std::string> family_names_;
   std::vector<FamilyKind> family_kinds_;
   std::string set_name_;
+  bool whole_names_ = false;  // RuleSet::match_whole_names
 };
 
 // Memory operations named by the runtimes, recognised as whole names only:

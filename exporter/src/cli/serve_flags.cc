@@ -119,7 +119,8 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
 void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps per window (divisor); given explicitly it wins over the "
-                 "training log's profiler_steps")
+                 "window's Kineto ProfilerStep# markers and the training log's profiler_steps "
+                 "(default: those, else 3)")
       ->check(WholeAtLeast(1))
       ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
@@ -415,7 +416,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.analyze.limits = f.file_budget.ToLimits();
   o.analyze.limits.window_max_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(f.window_max_seconds));
-  o.analyze.aggregate.profile_steps = f.profile_steps;
+  if (f.profile_steps_explicit) o.analyze.aggregate.profile_steps_flag = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   o.analyze.aggregate.region_depth = f.region_depth;
   o.analyze.aggregate.peak_flops = f.peak_flops;
@@ -439,7 +440,6 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   }
   if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
   o.training_logs.max_bytes_per_scan = f.log_max_bytes_per_scan;
-  o.profile_steps_explicit = f.profile_steps_explicit;
   if (f.profile_steps_explicit) {
     o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;
   }

@@ -443,8 +443,10 @@ void AddStep(const snapshot::RunState& rs, const WindowFigures* w, Builder& b) {
       b.Add(M::kAchievedFlopsPerSecond, *f.achieved_per_second, {{"family", f.family}});
     }
   }
-  if (ff.model_per_second) b.Add(M::kModelFlopsPerSecond, *ff.model_per_second);
-  if (ff.mfu) b.Add(M::kMfuRatio, *ff.mfu);
+  // A lower bound is no gauge's value: absent, and the coverage says why.
+  if (ff.coverage) b.Add(M::kFlopsCoverageRatio, *ff.coverage);
+  if (ff.model_per_second && !ff.lower_bound) b.Add(M::kModelFlopsPerSecond, *ff.model_per_second);
+  if (ff.mfu && !ff.lower_bound) b.Add(M::kMfuRatio, *ff.mfu);
 }
 
 void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "aggregate/window_stats.h"
 
@@ -11,6 +12,36 @@ using aggregate::CollectiveKind;
 using aggregate::CollectiveSums;
 using aggregate::kCollectiveKinds;
 using aggregate::PsToSeconds;
+
+namespace {
+
+// Where sizes come from, for the formats the calls came from only.
+std::string SizeSources(uint8_t sources) {
+  std::string o;
+  auto add = [&](const char* text) { o += (o.empty() ? "" : "; ") + std::string(text); };
+  if (sources & aggregate::kSourceKineto) {
+    add("Kineto: the kernel's In/Out msg nelems and dtype (PyTorch 2.1 and later), or the "
+        "launching operator's Input Dims and Input type (record_shapes=True)");
+  }
+  if (sources & aggregate::kSourceJax) add("JAX: its HLO instruction in the sibling .xplane.pb");
+  if (sources & aggregate::kSourceNsys) add("an Nsight Systems export records no collective sizes");
+  return o.empty() ? "the trace records no sizes" : o;
+}
+
+// Why `other` calls have no bytes or bus factor: what the calls were.
+std::string OtherNote(const CollectiveSums& s) {
+  const std::string tail = " have no byte count or bus factor";
+  if (s.generic_kernels) {
+    return "RCCL's generic kernels (ncclDevKernel_Generic) whose trace names no collective, or "
+           "collectives outside the known kinds," +
+           tail;
+  }
+  return "collectives outside the known kinds (gather, scatter, barrier, or a kernel nothing "
+         "names the collective of)" +
+         tail;
+}
+
+}  // namespace
 
 std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::CollectiveStats& stats,
                                                         int64_t divisor) {
@@ -52,15 +83,11 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::Collect
                " B/s over their kernels, above the 1e13 B/s no GPU's memory reaches (a "
                "collective's bytes cross it at least once): bytes and bandwidth unknown";
     } else if (f.kind == CollectiveKind::kOther) {
-      f.note =
-          "collectives outside the known kinds (RCCL's generic kernels without metadata, "
-          "or a collective such as gather) have no byte count or bus factor";
+      f.note = OtherNote(s);
     } else if (s.sized_calls == 0 && !oversized.empty()) {
       f.note = oversized;
     } else if (s.sized_calls == 0) {
-      f.note =
-          "no call carried its size (Kineto: In/Out msg nelems and dtype, PyTorch 2.1 and "
-          "later; JAX: its HLO instruction in the sibling .xplane.pb)";
+      f.note = "no call carried its size (" + SizeSources(s.sources) + ")";
     } else if (!f.alg_bandwidth) {
       f.note = "the calls with a size took no time";
     } else if (!f.bus_bandwidth) {

@@ -361,7 +361,6 @@ void Daemon::Reload(const DaemonOptions& next) {
   options_.assembler = next.assembler;
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
-  options_.profile_steps_explicit = next.profile_steps_explicit;
   if (next.history_file != options_.history_file ||
       next.training_logs.bindings != options_.training_logs.bindings ||
       next.training_logs.globs != options_.training_logs.globs) {
@@ -1001,13 +1000,12 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
 
 void Daemon::ApplyRunProfileStepsLocked(const window::WindowTask& task,
                                         DaemonOptions& options) const {
-  const int flag = options.analyze.aggregate.profile_steps;
-  const auto log = log_profile_steps_.find({task.run.training_job, task.run.run});
-  const figures::ProfileSteps steps = figures::ChooseProfileSteps(
-      options.profile_steps_explicit ? std::optional<int64_t>(flag) : std::nullopt,
-      log == log_profile_steps_.end() ? std::nullopt : std::optional<int64_t>(log->second), flag);
-  options.analyze.aggregate.profile_steps = steps.steps;
-  options.analyze.aggregate.profile_steps_from_nvtx = steps.from_nvtx_ranges;
+  // The log's profiler_steps is one input of the choice; --profile-steps
+  // (options.analyze.aggregate.profile_steps_flag) and the window's own step
+  // marks are the others (aggregate/profile_steps.h).
+  auto it = log_profile_steps_.find({task.run.training_job, task.run.run});
+  options.analyze.aggregate.profile_steps_log =
+      it == log_profile_steps_.end() ? std::nullopt : std::optional<int64_t>(it->second);
 }
 
 void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options) {

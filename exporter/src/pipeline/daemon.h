@@ -97,8 +97,6 @@ struct DaemonOptions {
   std::optional<double> step_seconds;  // --step-time (config step source)
   // Training logs (issue 4): discovery, parsing options. Restart to change.
   TrainingLogsOptions training_logs;
-  // --profile-steps given explicitly: wins over the log's profiler_steps.
-  bool profile_steps_explicit = false;
   std::string history_file;  // --history; empty: none. Restart to change.
   // Per owner: each owner's history file rotates at this size.
   uint64_t history_max_bytes = store::kDefaultHistoryMaxBytes;
@@ -226,7 +224,8 @@ class Daemon {
   void ObserveLogRuns(const watch::ScanResult& result, const std::set<std::string>& run_dirs);
   // `discover`: also look for logs of runs without one (on scans).
   bool PollTrainingLogs(TimePoint now, bool discover);
-  // Under mu_: the run's log profile steps replace the default divisor.
+  // Under mu_: the run's log profiler_steps, one input of the profile-step
+  // choice (aggregate/profile_steps.h).
   void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const;
   // Under mu_: picks the step source, logging a missing one once per run.
   void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options);

@@ -61,6 +61,44 @@ TEST(NativeRuleSetTest, GemmAttentionAndConvAreMath) {
   }
 }
 
+// Issue #48: the rules see a kernel's own name, without its top-level
+// parameter list; template arguments stay (CK and CUTLASS attention kernels
+// are known by them); a "(...)" after a space is part of the name.
+TEST(KernelNameTest, WithoutParametersStripsOnlyABalancedTrailingList) {
+  EXPECT_EQ(
+      KernelNameWithoutParameters("void f<int, (anonymous namespace)::X>(int, fbgemm_gpu::D)"),
+      "void f<int, (anonymous namespace)::X>");
+  EXPECT_EQ(KernelNameWithoutParameters(
+                "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::"
+                "BFloat16*, unsigned long)"),
+            "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>");
+  EXPECT_EQ(KernelNameWithoutParameters("k(g(int), h(x(y)))"), "k");
+  for (std::string_view whole :
+       {"nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNN", "Memcpy HtoD (Pageable -> Device)",
+        "Memset (Device)", "f(int))", "f(int", "(x)", "input_fusion.kd", "foo(int) const", ""}) {
+    EXPECT_EQ(KernelNameWithoutParameters(whole), whole);
+  }
+}
+
+TEST(NativeRuleSetTest, FamiliesComeFromTheKernelsOwnNameNotItsParameters) {
+  const std::string fbgemm =
+      "void split_embedding_codegen_forward_unweighted_kernel<float, float, long, 128, long>("
+      "at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, "
+      "fbgemm_gpu::FixedDivisor, long)";
+  for (const char* set : {"nvidia", "amd"}) {
+    SCOPED_TRACE(set);
+    auto c = Make(set);
+    EXPECT_EQ(FamilyOf(*c, fbgemm), "other");
+    // Template arguments still count: CK's attention, CUTLASS's GEMM.
+    EXPECT_EQ(FamilyOf(*c, "void ck_tile::kentry<ck_tile::FmhaFwdKernel<X>>(int)"), "attention");
+    EXPECT_EQ(FamilyOf(*c, "void cutlass::Kernel2<cutlass_80_tensorop_gemm>(Params)"), "gemm");
+    EXPECT_EQ(FamilyOf(*c, "Memcpy HtoD (Pageable -> Device)"), "memory");
+  }
+  // The drill set matches whole names, as profile_drill.py does.
+  auto drill = Make("drill");
+  EXPECT_EQ(FamilyOf(*drill, "void k<int>(ck_tile::Args)"), "CK+primus GEMM (non-DeepEP)");
+}
+
 // Names taken from ../shared/fixtures/drill/*.trace.json.gz; families as in
 // that folder's expected_outputs.txt (profile_drill.py's first-match-wins).
 TEST(DrillRuleSetTest, ClassifiesFixtureNamesLikeProfileDrill) {

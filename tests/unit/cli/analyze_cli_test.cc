@@ -91,11 +91,14 @@ TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
        {"file", "device", "kernels", "kernel_seconds", "busy_seconds", "span_seconds", "streams"}) {
     EXPECT_TRUE(j["devices"][0].contains(key)) << key;
   }
-  // Per GPU per step: 60 kernels over 1 GPU x 3 steps.
+  // Per GPU per step: 60 kernels over 1 GPU x 1 step (the trace marks
+  // ProfilerStep#6 alone: issue #48).
+  EXPECT_EQ(j["profile_steps"], 1);
+  EXPECT_EQ(j["profile_steps_source"], "trace");
   double launches = 0;
   for (const auto& f : j["families"]) launches += f["launches_per_gpu_step"].get<double>();
-  EXPECT_NEAR(launches, 20.0, 1e-9);
-  EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12 / 3, 1e-12);
+  EXPECT_NEAR(launches, 60.0, 1e-9);
+  EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12, 1e-12);
 }
 
 // `collectives` in the JSON report: per kind, per GPU per step (1 GPU x 3
