@@ -133,7 +133,8 @@ void AddMathTime(const KernelTable& table, const MathAccount& m, FlopStats& f) {
     f.math_ps += total[i];
     f.math_counted_ps += counted;
     const int64_t rest = total[i] - counted - m.named_ps[i];
-    if (rest > 0) f.uncounted.push_back({table.names[i], false, rest});
+    if (rest > 0)
+      f.uncounted.push_back({std::string(table.names[static_cast<uint32_t>(i)]), false, rest});
   }
   for (const auto& [op, ps] : m.operators) f.uncounted.push_back({op, true, ps});
   f.unknown_kernel_ps = f.math_ps - f.math_counted_ps;

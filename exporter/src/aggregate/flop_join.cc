@@ -27,7 +27,12 @@ void FlopJoin::AddOperatorName(int64_t external_id, std::string_view name) {
     return;
   }
   bool added;
-  op_name_of_.emplace_back(external_id, op_names_.Intern(name, added));
+  const std::optional<uint32_t> id = op_names_.Intern(name, added);
+  if (!id) {  // the name table's cap (name_table.h): the operator stays unnamed
+    ++drops_["flop_op_name_limit"];
+    return;
+  }
+  op_name_of_.emplace_back(external_id, *id);
 }
 
 void FlopJoin::AddKernel(int64_t external_id, int64_t ps, uint32_t name, int64_t correlation) {
@@ -72,10 +77,11 @@ void FlopJoin::Count(const std::vector<FamilyId>& family, MathAccount& math, Fil
     return a.key < b.key;
   });
   std::sort(op_name_of_.begin(), op_name_of_.end());
-  auto op_name = [&](int64_t id) -> const std::string* {
+  auto op_name = [&](int64_t id) -> std::optional<std::string_view> {
     auto it = std::lower_bound(op_name_of_.begin(), op_name_of_.end(),
                                std::pair<int64_t, uint32_t>{id, 0});
-    return it != op_name_of_.end() && it->first == id ? &op_names_[it->second] : nullptr;
+    if (it == op_name_of_.end() || it->first != id) return std::nullopt;
+    return op_names_[it->second];
   };
   std::map<FamilyId, FlopStats::Family> by_family;
   for (size_t i = 0; i < links_.size() && links_[i].linked;) {
@@ -97,15 +103,15 @@ void FlopJoin::Count(const std::vector<FamilyId>& family, MathAccount& math, Fil
     const int64_t id = links_[i].key;
     auto op = ops_.find(id);
     const bool counted = op != ops_.end() && op->second.known;
-    const std::string* name = counted ? nullptr : op_name(id);
+    const std::optional<std::string_view> name = counted ? std::nullopt : op_name(id);
     for (size_t k = i; k < end; ++k) {
       const KernelLink& l = links_[k];
       if (!math.is_math[l.name]) continue;
       if (counted) {
         math.counted_ps[l.name] += l.ps;
-      } else if (name != nullptr) {
+      } else if (name) {
         math.named_ps[l.name] += l.ps;
-        math.operators[*name] += l.ps;
+        math.operators[std::string(*name)] += l.ps;
       }
     }
     i = end;

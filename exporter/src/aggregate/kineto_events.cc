@@ -128,7 +128,7 @@ bool KinetoEvents::MaybeCollective(uint32_t name) {
   if (maybe_collective_.size() <= name) maybe_collective_.resize(table_.names.size(), -1);
   int8_t& m = maybe_collective_[name];
   if (m < 0) {
-    const std::string& n = table_.names[name];
+    const std::string_view n = table_.names[name];
     m = 0;
     for (std::string_view part :
          {"nccl", "rccl", "NCCL", "multimem", "one_shot", "two_shot", "all_reduce", "allreduce",
