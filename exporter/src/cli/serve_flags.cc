@@ -158,7 +158,7 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--log-max-bytes-per-scan", f.log_max_bytes_per_scan,
                  "Bytes each training log may read per --poll-interval (a long log catches up "
                  "over several; a huge file costs a bounded rate)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeastU64(1))
       ->capture_default_str();
   AddSpillDirOption(app, f.spill_dir);
   AddFileBudgetOptions(app, f.file_budget);
