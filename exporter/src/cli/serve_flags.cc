@@ -15,6 +15,15 @@
 namespace profwatch::cli {
 namespace {
 
+// A cap on a count, at least `min` (0 where 0 turns the cap off), its
+// default shown in --help.
+CLI::Option* AddCap(CLI::App& app, const std::string& name, int64_t& value, int64_t min,
+                    const std::string& help) {
+  return app.add_option(name, value, help)
+      ->check(WholeAtLeast(min, INT64_MAX))
+      ->capture_default_str();
+}
+
 // What is watched and how: roots, rescans, symlinks, file caps, host filter,
 // shard.
 void AddScanOptions(CLI::App& app, ServeFlags& f) {
@@ -29,37 +38,25 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
   app.add_flag("--follow-symlinks", f.follow_symlinks,
                "Walk directory symlinks and read trace file symlinks that lead out of the watch "
                "root (default: skip them)");
-  app.add_option("--max-files-per-dir", f.max_files_per_dir,
-                 "A directory holding more trace files is not analysed (counted and logged "
-                 "once); a <ts> dir is held to --max-files-per-window too")
-      ->check(WholeAtLeast(1, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-files-per-window", f.max_files_per_window,
-                 "A window of more trace files is not analysed (counted and logged once)")
-      ->check(WholeAtLeast(1, INT64_MAX))
-      ->capture_default_str();
+  AddCap(app, "--max-files-per-dir", f.max_files_per_dir, 1,
+         "A directory holding more trace files is not analysed (counted and logged "
+         "once); a <ts> dir is held to --max-files-per-window too");
+  AddCap(app, "--max-files-per-window", f.max_files_per_window, 1,
+         "A window of more trace files is not analysed (counted and logged once)");
   // Per owner (the uid of a job directory): anyone who can write under a
   // root can make job directories, so no owner may take more than these.
-  app.add_option("--max-runs-per-owner", f.max_runs_per_owner,
-                 "Runs tracked per owner (uid of the job directory); past it the runs with the "
-                 "oldest writes are not analysed (counted and logged; 0: no cap)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-windows-per-owner", f.max_windows_per_owner,
-                 "Windows tracked per owner; past it the owner's oldest windows are not "
-                 "tracked (counted and logged; 0: no cap)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-dirs-per-owner", f.max_dirs_per_owner,
-                 "Directories walked per owner and scan (<ts> dirs newest first); the rest of "
-                 "the owner's tree is not walked (counted and logged; 0: no cap)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-watches-per-owner", f.max_watches_per_owner,
-                 "inotify watches per owner; the owner's other directories are found by the "
-                 "--poll-interval rescan (0: no budget)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
+  AddCap(app, "--max-runs-per-owner", f.max_runs_per_owner, 0,
+         "Runs tracked per owner (uid of the job directory); past it the runs with the "
+         "oldest writes are not analysed (counted and logged; 0: no cap)");
+  AddCap(app, "--max-windows-per-owner", f.max_windows_per_owner, 0,
+         "Windows tracked per owner; past it the owner's oldest windows are not "
+         "tracked (counted and logged; 0: no cap)");
+  AddCap(app, "--max-dirs-per-owner", f.max_dirs_per_owner, 0,
+         "Directories walked per owner and scan (<ts> dirs newest first); the rest of "
+         "the owner's tree is not walked (counted and logged; 0: no cap)");
+  AddCap(app, "--max-watches-per-owner", f.max_watches_per_owner, 0,
+         "inotify watches per owner; the owner's other directories are found by the "
+         "--poll-interval rescan (0: no budget)");
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
