@@ -28,9 +28,10 @@ refuses a write and each writable one takes it. Where neither can be done
 
 Under a sanitizer (--sanitized, from a PROFWATCH_SANITIZE or PROFWATCH_TSAN
 build) each daemon is several times slower, and they all run side by side on
-the same cores: there one deployment of each kind whose daemon flags differ
-runs (Kubernetes daemonset and sharded statefulset, systemd, Slurm); the
-others (SANITIZER_SKIPS) skip, saying so, and run in the plain build's ctest.
+the same cores: there the Kubernetes daemonset, the systemd unit and the
+Slurm wrapper run, each wait's deadline is scaled like the test's ctest
+timeout (tests/CMakeLists.txt), and the others (SANITIZER_SKIPS) skip,
+saying so: they run in the plain build's ctest.
 
 The window: 8 one-GPU trace files named after this host (so --host-filter
 auto keeps them), each with more kernel intervals than a waiting file keeps
@@ -73,7 +74,9 @@ EVENTS = 75_000      # per file: > FileAggregator::kParkedIntervals (65,536) ker
 TS_DIR = "2026_01_15_10_00_00"
 DEADLINE = 120       # seconds for any one wait (a busy 2-core machine)
 # Result keys of the deployments a sanitizer build skips (see the docstring).
-SANITIZER_SKIPS = ("training-job-with-sidecar.yaml", "docker CMD", "docker run")
+SANITIZER_SKIPS = ("training-job-with-sidecar.yaml", "statefulset-sharded.yaml", "docker CMD",
+                   "docker run")
+SANITIZER_DEADLINE_FACTOR = 3  # PROFWATCH_TEST_TIMEOUT_FACTOR of a sanitizer build
 
 
 def read(path):
@@ -656,4 +659,6 @@ if __name__ == "__main__":
         v = getattr(args, k)
         OPTS[k] = os.path.abspath(v) if v else None
     OPTS["sanitized"] = args.sanitized
+    if args.sanitized:
+        DEADLINE *= SANITIZER_DEADLINE_FACTOR
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
