@@ -240,6 +240,7 @@ inline snapshot::Snapshot SampleSnapshot() {
   s.shards = 3;
   s.pending_windows = 2;
   s.pending_by_run[RunWithoutStepTime().key] = 2;
+  s.metrics_detail = true;  // every series (serve --metrics-detail): the golden shows them all
   return Published(std::move(s));
 }
 

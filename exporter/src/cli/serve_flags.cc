@@ -99,7 +99,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
       ->check(CLI::PositiveNumber)
       ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
-  app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
+  app.add_flag("--metrics-detail", f.metrics_detail,
+               "Also export per-kernel, per-region and per-family exclusive/idle-before "
+               "series and zero series of families that ran no kernel (README: Series per run)");
+  app.add_option("--top-kernels", f.top_kernels,
+                 "Top kernels per family (exported with --metrics-detail)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
@@ -109,8 +113,9 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--top-regions", f.top_regions,
-                 "Regions exported by kernel time; the rest as region=\"other\"")
+  app.add_option(
+         "--top-regions", f.top_regions,
+         "Regions by kernel time (exported with --metrics-detail); the rest as region=\"other\"")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
@@ -130,6 +135,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Training-log glob tried per run, in order (repeatable; replaces the "
                  "defaults); {jobs_root}, {job}, {run} are replaced")
       ->allow_extra_args(false);
+  app.add_option("--max-followed-logs", f.max_followed_logs,
+                 "Runs whose training logs are followed at most (one open file each); "
+                 "more are counted in profwatch_training_logs_refused_total")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   AddSpillDirOption(app, f.spill_dir);
   AddFileBudgetOptions(app, f.file_budget);
 }
@@ -391,12 +401,14 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
     o.training_logs.bindings.push_back(std::move(*binding));
   }
   if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
+  o.training_logs.max_runs = f.max_followed_logs;
   o.profile_steps_explicit = f.profile_steps_explicit;
   if (f.profile_steps_explicit) {
     o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;
   }
   o.history_file = f.history;
   o.history_max_bytes = f.history_max_bytes;
+  o.metrics_detail = f.metrics_detail;
   return o;
 }
 

@@ -53,16 +53,18 @@ struct ServeFlags {
   std::string config;
   int profile_steps = 3;
   int top_kernels = 5;
-  int region_depth = 3;   // components of a model region
-  double peak_flops = 0;  // per GPU for MFU; 0: the device's datasheet peak
-  int top_regions = 10;   // regions exported; the rest as region="other"
+  int region_depth = 3;         // components of a model region
+  double peak_flops = 0;        // per GPU for MFU; 0: the device's datasheet peak
+  int top_regions = 10;         // regions exported; the rest as region="other"
+  bool metrics_detail = false;  // per-kernel, per-region and per-family detail
   std::string rules = "auto";
   std::string families;
   std::string source = "auto";
   double step_time = 0;
   // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
   std::vector<std::string> log;
-  std::vector<std::string> log_glob;    // empty: pipeline::kDefaultLogGlobs
+  std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
+  size_t max_followed_logs = pipeline::kDefaultMaxFollowedLogs;
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
   std::string spill_dir = DefaultSpillDir();

@@ -38,6 +38,7 @@ enum class Metric : uint16_t {
   kWindowFailed,
   kWindowInfo,
   kWindowAnalyzedTimestampSeconds,
+  kWindowStartTimestampSeconds,
   kFamilyKernelSeconds,
   kFamilyKernelLaunches,
   kKernelSeconds,
@@ -113,6 +114,7 @@ enum class Metric : uint16_t {
   kFutureDirsSkippedTotal,
   kStateSaveErrorsTotal,
   kLogParseErrorsTotal,
+  kTrainingLogsRefusedTotal,
   kWebConfigReloadErrorsTotal,
   kWebConfigLastReloadSuccessful,
 };
@@ -140,7 +142,7 @@ struct MetricSpec {
 inline constexpr MetricSpec kMetrics[] = {
     // --- window shape ---
     {Metric::kWindowGpus, "profwatch_window_gpus", MetricType::kGauge, "", "GPUs detected in the latest window (devices with at least one kernel).", {}, true, Source::kSnapshot},
-    {Metric::kWindowExpectedGpus, "profwatch_window_expected_gpus", MetricType::kGauge, "", "GPUs expected in the window (configured, or learned from the previous window).", {}, true, Source::kSnapshot},
+    {Metric::kWindowExpectedGpus, "profwatch_window_expected_gpus", MetricType::kGauge, "", "GPUs expected in the window (configured, or learned from the previous window); for a run's first window with nothing configured, its own GPUs (what the next window is held to).", {}, true, Source::kSnapshot},
     {Metric::kWindowTraceFiles, "profwatch_window_trace_files", MetricType::kGauge, "", "Trace files in the latest window.", {}, true, Source::kSnapshot},
     {Metric::kWindowTimestampDirs, "profwatch_window_timestamp_dirs", MetricType::kGauge, "", "Profile <ts> directories merged into the latest window.", {}, true, Source::kSnapshot},
     {Metric::kWindowProfileSteps, "profwatch_window_profile_steps", MetricType::kGauge, "", "Profiled steps the window covers (the per-step divisor).", {}, true, Source::kSnapshot},
@@ -149,8 +151,9 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kWindowTruncated, "profwatch_window_truncated", MetricType::kGauge, "", "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true, Source::kSnapshot},
     {Metric::kWindowIncomplete, "profwatch_window_incomplete", MetricType::kGauge, "", "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true, Source::kSnapshot},
     {Metric::kWindowFailed, "profwatch_window_failed", MetricType::kGauge, "", "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays). Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true, Source::kSnapshot},
-    {Metric::kWindowInfo, "profwatch_window_info", MetricType::kGauge, "info", "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true, Source::kSnapshot},
+    {Metric::kWindowInfo, "profwatch_window_info", MetricType::kGauge, "info", "Always 1; labels describe the latest window (which window it is: profwatch_window_start_timestamp_seconds).", {"launcher_mode", "format"}, true, Source::kSnapshot},
     {Metric::kWindowAnalyzedTimestampSeconds, "profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "seconds", "Unix time the latest window was analysed.", {}, true, Source::kSnapshot},
+    {Metric::kWindowStartTimestampSeconds, "profwatch_window_start_timestamp_seconds", MetricType::kGauge, "seconds", "Unix time the latest window started: its first <ts> dir's name (read as UTC), or a PyTorch profiling cycle's capture time; which window is exported, as a value of one series per run (the window id is no label).", {}, true, Source::kSnapshot},
     // --- families (per GPU per step) ---
     {Metric::kFamilyKernelSeconds, "profwatch_family_kernel_seconds", MetricType::kGauge, "seconds", "Kernel time of a family, seconds per GPU per step.", {"family"}, true, Source::kSnapshot},
     {Metric::kFamilyKernelLaunches, "profwatch_family_kernel_launches", MetricType::kGauge, "", "Kernel launches of a family per GPU per step.", {"family"}, true, Source::kSnapshot},
@@ -234,6 +237,7 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kFutureDirsSkippedTotal, "profwatch_future_dirs_skipped_total", MetricType::kCounter, "", "Profile <ts> dirs skipped because they are dated more than --future-tolerance ahead of the wall clock (each counted once).", {}, false, Source::kRegistry},
     {Metric::kStateSaveErrorsTotal, "profwatch_state_save_errors_total", MetricType::kCounter, "", "Failed saves of the --state file (the daemon keeps serving; the next save retries).", {}, false, Source::kRegistry},
     {Metric::kLogParseErrorsTotal, "profwatch_log_parse_errors_total", MetricType::kCounter, "", "Training log lines that looked like step lines but did not parse.", {}, false, Source::kRegistry},
+    {Metric::kTrainingLogsRefusedTotal, "profwatch_training_logs_refused_total", MetricType::kCounter, "", "Runs whose training log is not followed because --max-followed-logs runs' logs are followed already (each run counted once; warned once).", {}, false, Source::kRegistry},
     // --- the front door (web/: --web.config.file reloads) ---
     {Metric::kWebConfigReloadErrorsTotal, "profwatch_web_config_reload_errors_total", MetricType::kCounter, "", "Re-reads of --web.config.file that failed (the previous version stays)", {}, false, Source::kRegistry},
     {Metric::kWebConfigLastReloadSuccessful, "profwatch_web_config_last_reload_successful", MetricType::kGauge, "", "1 if the last read of --web.config.file succeeded, else 0", {}, false, Source::kRegistry},
@@ -267,6 +271,25 @@ inline constexpr ProcessMetricSpec kProcessMetrics[] = {
 // clang-format on
 
 inline constexpr size_t kMetricCount = std::size(kMetrics);
+
+// Detail metrics: exported only by `serve --metrics-detail` (issue #49).
+// Per kernel, per model region and each family's exclusive and idle-before
+// time are what a person reads while tuning one run; at fleet scale they
+// are most of a run's series, and no alert or recording rule reads them
+// (README, "Series per run"). Every other metric is exported by default.
+inline constexpr Metric kDetailMetrics[] = {
+    Metric::kKernelSeconds,
+    Metric::kFamilyExclusiveSeconds,
+    Metric::kFamilyIdleBeforeSeconds,
+    Metric::kRegionKernelSeconds,
+};
+
+constexpr bool IsDetail(Metric m) {
+  for (Metric d : kDetailMetrics) {
+    if (d == m) return true;
+  }
+  return false;
+}
 
 // Row i of kMetrics is Metric i: checked at compile time.
 constexpr bool MetricsInEnumOrder() {

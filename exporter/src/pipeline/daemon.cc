@@ -139,6 +139,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     refused_family_->Add({{"reason", std::string(reason)}});
   }
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
+  logs_refused_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal).Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
   training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
@@ -335,6 +336,7 @@ void Daemon::Reload(const DaemonOptions& next) {
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
   options_.profile_steps_explicit = next.profile_steps_explicit;
+  options_.metrics_detail = next.metrics_detail;
   if (next.history_file != options_.history_file ||
       next.training_logs.bindings != options_.training_logs.bindings ||
       next.training_logs.globs != options_.training_logs.globs) {
@@ -722,6 +724,7 @@ void Daemon::PublishLocked(TimePoint now) {
     next->shard = options_.shard.index;
     next->shards = options_.shard.count;
   }
+  next->metrics_detail = options_.metrics_detail;
   store_->Publish(std::move(next));
   analyzed_ok_->Increment(static_cast<double>(unpublished_.ok));
   analyzed_incomplete_->Increment(static_cast<double>(unpublished_.incomplete));
@@ -738,7 +741,8 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result) {
     RunLocation loc = LocateRun(f);
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }
-  training_logs_->ObserveRuns(runs);
+  const size_t refused = training_logs_->ObserveRuns(runs);
+  if (refused > 0) logs_refused_->Increment(static_cast<double>(refused));
 }
 
 bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {

@@ -86,6 +86,9 @@ struct DaemonOptions {
   bool profile_steps_explicit = false;
   std::string history_file;  // --history; empty: none. Restart to change.
   uint64_t history_max_bytes = store::kDefaultHistoryMaxBytes;
+  // --metrics-detail: export the detail metrics and zero family series too
+  // (snapshot::Snapshot::metrics_detail).
+  bool metrics_detail = false;
 };
 
 class Daemon {
@@ -271,6 +274,7 @@ class Daemon {
   std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
   std::unique_ptr<store::HistoryWriter> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
+  prometheus::Counter* logs_refused_ = nullptr;
   prometheus::Counter* scans_total_ = nullptr;
   // Under mu_: the last condition seen per configured root, and what the
   // snapshot exports of it.

@@ -106,6 +106,10 @@ struct RunState {
   aggregate::WindowStats& MutableStats();
   // The step time as figures/ takes it.
   figures::StepTime step() const { return {step_seconds, step_source}; }
+  // profwatch_window_expected_gpus: the expectation, else (a run's first
+  // window, nothing configured) the window's own GPUs, which the next window
+  // is held to; so the series exists from the first window on.
+  int ShownExpectedGpus() const { return expected_gpus > 0 ? expected_gpus : stats->gpus(); }
 };
 
 // Computes `rs.figures` anew when they are missing or were computed for
@@ -131,6 +135,10 @@ struct Snapshot {
   // 0 when the daemon is not sharded.
   uint64_t shard = 0;
   uint64_t shards = 0;
+  // serve --metrics-detail: also export the detail metrics
+  // (expose::kDetailMetrics) and the zero series of families that launched
+  // no kernel and FLOP kinds with none counted.
+  bool metrics_detail = false;
 };
 
 class SnapshotStore {
