@@ -25,6 +25,7 @@ def main():
             [sys.executable, os.path.join(here, "run.py"), "--build", args.build, "--work", work,
              "--sizes", "3000", "--short-repeat", "2", "--repeat", "1", "--multi-events", "2000",
              "--nsys-kernels", "2000",
+             "--flood-files", "20", "--flood-rounds", "1",
              "--json-out", out], capture_output=True, text=True, timeout=600)
         if run.returncode != 0:
             print(run.stdout, run.stderr)
@@ -54,6 +55,13 @@ def main():
     multi = res.get("multi_file", {})
     check(multi.get("files") == 8 and multi.get("threads1_s", 0) > 0 and multi.get("threads2_s", 0) > 0,
           "8-file window timed with 1 and 2 threads")
+    flood = res.get("flood", {}).get("setups", {})
+    check(len(flood) == 3, "the flood's three daemons (default, raised, tracked) measured")
+    for label, setup in flood.items():
+        rows = setup.get("rounds", [])
+        check(setup.get("before_mb", 0) > 0 and len(rows) == 1
+              and rows[0].get("with_files_mb", 0) > 0 and rows[0].get("after_mb", 0) > 0,
+              f"flood '{label}': RSS before, with the files and after their removal read")
     for f in failures:
         print("FAILED:", f)
     if not failures:

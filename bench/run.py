@@ -638,7 +638,7 @@ def hashmod(value, modulus):
     return int.from_bytes(hashlib.md5(value.encode()).digest()[8:], "big") % modulus
 
 
-def start_serve(bins, root, work, name, extra):
+def start_serve(bins, root, work, name, extra, settle="1s"):
     """`profwatch serve` polling `root`; returns (Popen, port, state dir)."""
     port_file = os.path.join(work, f"{name}.port")
     if os.path.exists(port_file):
@@ -646,7 +646,7 @@ def start_serve(bins, root, work, name, extra):
     state_dir = tempfile.mkdtemp(prefix=f"{name}-state-", dir=work)
     proc = subprocess.Popen([bins["profwatch"], "serve", "--watch", root, "--no-inotify",
                              "--listen", "127.0.0.1:0", "--listen-port-file", port_file,
-                             "--settle", "1s", "--log-level", "warn",
+                             "--settle", settle, "--log-level", "warn",
                              "--state", os.path.join(state_dir, "state.json")] + extra,
                             stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     deadline = time.time() + 60
@@ -770,8 +770,11 @@ def flood(args, bins, work, results):
     """The daemon's RSS over --flood-files empty *.trace.json.gz in one <ts>
     dir (issue #37): before the files, with them (after 3 scans), and after
     they are removed (after 3 scans), over --flood-rounds rounds, plus the
-    CPU share while they exist; with the default caps, and with the caps
-    raised past the flood (every file tracked and its window analysed)."""
+    CPU share while they exist; with the default caps (the dir refused, no
+    state kept), with the caps raised past the flood (every file tracked and
+    its window analysed), and with the caps raised and --settle 1h (every
+    file tracked, never analysed: the scan's state alone, which the daemon
+    must hand back when the files go). --flood-setups picks among them."""
     n, rounds = args.flood_files, args.flood_rounds
     root = os.path.join(work, "flood_jobs")
     shutil.rmtree(root, ignore_errors=True)
@@ -789,14 +792,19 @@ def flood(args, bins, work, results):
         sys.exit("flood: the daemon stopped scanning")
 
     print(f"\n## Daemon RSS over {n:,} empty trace files in one <ts> dir ({rounds} rounds, "
-          "--no-inotify --poll-interval 1s --settle 1s; MB)")
+          "--no-inotify --poll-interval 1s, --settle 1s unless the row says otherwise; MB)")
     print("| caps | before | round | with the files | CPU share with them | after removal |")
     print("|---|---:|---:|---:|---:|---:|")
-    for label, extra in (("default", []),
-                         ("raised past the flood", ["--max-files-per-dir", str(10 * n),
-                                                    "--max-files-per-window", str(10 * n)])):
+    raised = ["--max-files-per-dir", str(10 * n), "--max-files-per-window", str(10 * n)]
+    setups = {"default": ("default", [], "1s"),
+              "raised": ("raised past the flood", raised, "1s"),
+              "tracked": ("raised, never analysed (--settle 1h)", raised, "1h")}
+    for key in args.flood_setups.split(","):
+        if key not in setups:
+            sys.exit(f"--flood-setups: unknown setup {key!r} (of {','.join(setups)})")
+        label, extra, settle = setups[key]
         proc, port, state_dir = start_serve(bins, root, work, "flood",
-                                            extra + ["--poll-interval", "1s"])
+                                            extra + ["--poll-interval", "1s"], settle=settle)
         rows = []
         try:
             wait_scans(port, 3)
@@ -885,6 +893,9 @@ def main():
     ap.add_argument("--flood-files", type=int, default=0,
                     help="empty trace files in one <ts> dir for the daemon RSS rows (0 skips)")
     ap.add_argument("--flood-rounds", type=int, default=3)
+    ap.add_argument("--flood-setups", default="default,raised,tracked",
+                    help="comma list of the flood's daemons: default (caps as shipped), raised "
+                         "(caps past the flood), tracked (raised, --settle 1h: never analysed)")
     ap.add_argument("--json-out")
     args = ap.parse_args()
     args.sizes = [int(float(s)) for s in args.sizes.split(",") if s]

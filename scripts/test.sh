@@ -11,20 +11,65 @@
 #      (and the binaries they run) with clang + ThreadSanitizer, and without
 #      ISA-L so the zlib-only build is compiled and tested too, and runs them,
 #   5. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default 20).
-# Exit status is non-zero if any step fails. Every build directory is
-# configured with what its stage needs, -DPROFWATCH_TESTS=ON included (build/
-# may hold scripts/run-demo.sh's cached OFF), and every ctest call fails when
-# it finds no test, so no stage can pass empty.
+# Every stage runs even when an earlier one failed: a stage whose build fails
+# skips its own tests (and the fuzz stage needs the ASan build), the others
+# go on. At the end it prints each stage's result and time, then the ten
+# slowest tests of the ctest stages with their share of their timeout
+# (scripts/slowest_tests.py), and exits non-zero if any stage failed. Every
+# build directory is configured with what its stage needs,
+# -DPROFWATCH_TESTS=ON included (build/ may hold scripts/run-demo.sh's cached
+# OFF), and every ctest call fails when it finds no test, so no stage can
+# pass empty.
 #
 # PROFWATCH_CONFIGURE_ONLY=1 (for tests/scripts/readme_commands_test.sh):
 # no apt step, no build, no fuzzing; each stage configures its directory as
 # above and fails unless ctest lists tests there (the TSan stage: unless its
 # test targets exist). The same configure lines run either way.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-$(nproc)}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 CONFIGURE_ONLY="${PROFWATCH_CONFIGURE_ONLY:-0}"
+
+# ctest's --timeout per ctest stage: what a test without a TIMEOUT property
+# gets (the table below needs it too).
+GXX_TIMEOUT=900
+ASAN_TIMEOUT=1800
+
+# Results, in order: "name|PASS/FAIL/SKIP|seconds|note".
+RESULTS=()
+FAILED=()
+# step NAME FUNCTION [ARGS]: runs FUNCTION in a subshell that stops at its
+# first failing command, records the result and its time in STEP_RESULT.
+# Never call it as a condition (`if step ...`): bash would ignore errexit
+# inside it.
+STEP_RESULT=""
+step() {
+  local name="$1"
+  shift
+  local t0=$SECONDS rc
+  echo "== $name"
+  (
+    set -e
+    "$@"
+  )
+  rc=$?
+  if [[ $rc == 0 ]]; then STEP_RESULT=PASS; else STEP_RESULT=FAIL; fi
+  RESULTS+=("$name|$STEP_RESULT|$((SECONDS - t0))|")
+  if [[ $STEP_RESULT == FAIL ]]; then
+    FAILED+=("$name")
+    echo "== $name: FAIL (exit status $rc)"
+  fi
+}
+# skip NAME WHY: a step that cannot run because one it needs failed.
+skip() {
+  echo "== $1: skipped ($2)"
+  RESULTS+=("$1|SKIP|0|$2")
+}
+
+# Where a ctest stage leaves its junit results and its tests' properties.
+junit_of() { echo "$PWD/$1/Testing/profwatch-junit.xml"; }
+tests_json_of() { echo "$PWD/$1/Testing/profwatch-tests.json"; }
 
 # ctest over build dir $1 with the remaining arguments; never passes empty.
 run_ctest() {
@@ -37,66 +82,144 @@ run_ctest() {
     [[ "${total:-0}" -gt 0 ]] || { echo "no tests in $dir" >&2; return 1; }
     return 0
   fi
-  ctest --test-dir "$dir" --no-tests=error "$@"
+  mkdir -p "$dir/Testing"
+  ctest --test-dir "$dir" --show-only=json-v1 >"$(tests_json_of "$dir")"
+  ctest --test-dir "$dir" --no-tests=error --output-junit "$(junit_of "$dir")" "$@"
 }
 
 build() {
   [[ "$CONFIGURE_ONLY" == 1 ]] || cmake --build "$@"
 }
 
-[[ "$CONFIGURE_ONLY" == 1 ]] || bash scripts/install-deps.sh --test
+deps() { bash scripts/install-deps.sh --test; }
 
-echo "== build (g++, RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFWATCH_TESTS=ON
-build build -j "$JOBS"
-echo "== test (g++)"
-run_ctest build --output-on-failure -j "$JOBS" --timeout 900
+build_gxx() {
+  # No results of an earlier run may stand for this one's.
+  rm -f "$(junit_of build)" "$(tests_json_of build)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFWATCH_TESTS=ON
+  build build -j "$JOBS"
+}
+test_gxx() { run_ctest build --output-on-failure -j "$JOBS" --timeout "$GXX_TIMEOUT"; }
 
-echo "== build (clang, ASan+UBSan, libFuzzer)"
-CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DPROFWATCH_TESTS=ON -DPROFWATCH_SANITIZE=ON -DPROFWATCH_FUZZ=ON
-build build-asan -j "$JOBS"
-echo "== test (ASan+UBSan)"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_ctest build-asan --output-on-failure -j "$JOBS" --timeout 1800
+build_asan() {
+  rm -f "$(junit_of build-asan)" "$(tests_json_of build-asan)"
+  CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DPROFWATCH_TESTS=ON -DPROFWATCH_SANITIZE=ON -DPROFWATCH_FUZZ=ON
+  build build-asan -j "$JOBS"
+}
+test_asan() {
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest build-asan --output-on-failure -j "$JOBS" --timeout "$ASAN_TIMEOUT"
+}
 
-echo "== build (clang, ThreadSanitizer: the threaded stages' tests)"
+# The threaded stages' tests under ThreadSanitizer.
 TSAN_TESTS=(core_test read_test parse_test aggregate_test web_test cli_test)
 # The daemon end to end: scan thread, analysis workers and scrape threads, in
 # the real `profwatch serve` (TSan-built; TSAN_OPTIONS reaches it, and a race
 # makes its exit code fail the test).
 TSAN_SERVE_TESTS=(serve_test serve_steps_test)
-# Without ISA-L: the threads are the same either way (only zlib hands its
-# CRC to the parsing thread), and this covers the build users get without it.
-CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPROFWATCH_TESTS=ON -DPROFWATCH_TSAN=ON -DPROFWATCH_WITH_ISAL=OFF
-build build-tsan -j "$JOBS" --target profwatch profwatch-tracegen "${TSAN_TESTS[@]}" \
-  "${TSAN_SERVE_TESTS[@]}"
-echo "== test (ThreadSanitizer)"
-if [[ "$CONFIGURE_ONLY" == 1 ]]; then
-  targets="$(cmake --build build-tsan --target help)"
-  for t in "${TSAN_TESTS[@]}" "${TSAN_SERVE_TESTS[@]}"; do
-    grep -q "^$t:" <<<"$targets" || { echo "no target $t in build-tsan" >&2; exit 1; }
+build_tsan() {
+  # Without ISA-L: the threads are the same either way (only zlib hands its
+  # CRC to the parsing thread), and this covers the build users get without it.
+  CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPROFWATCH_TESTS=ON -DPROFWATCH_TSAN=ON -DPROFWATCH_WITH_ISAL=OFF
+  build build-tsan -j "$JOBS" --target profwatch profwatch-tracegen "${TSAN_TESTS[@]}" \
+    "${TSAN_SERVE_TESTS[@]}"
+}
+test_tsan() {
+  if [[ "$CONFIGURE_ONLY" == 1 ]]; then
+    local targets
+    targets="$(cmake --build build-tsan --target help)"
+    for t in "${TSAN_TESTS[@]}" "${TSAN_SERVE_TESTS[@]}"; do
+      grep -q "^$t:" <<<"$targets" || { echo "no target $t in build-tsan" >&2; return 1; }
+    done
+    echo "build-tsan has the ${#TSAN_TESTS[@]}+${#TSAN_SERVE_TESTS[@]} TSan test targets"
+    return 0
+  fi
+  # Each binary runs even when one before it failed; the step fails if any did.
+  local failed=()
+  for t in "${TSAN_TESTS[@]}"; do
+    stage="${t%_test}"
+    # halt_on_error: a race fails the binary (and a daemon or CLI run under test).
+    (cd "build-tsan/tests/unit/$stage" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      "./$t" --gtest_brief=1) || failed+=("$t")
   done
-  echo "build-tsan has the ${#TSAN_TESTS[@]}+${#TSAN_SERVE_TESTS[@]} TSan test targets"
-  echo "== configure-only: every stage has its tests"
+  for t in "${TSAN_SERVE_TESTS[@]}"; do
+    (cd build-tsan/tests/integration && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      "./$t" --gtest_brief=1) || failed+=("$t")
+  done
+  # The front door under TSan: HTTP workers reading the web config while it is
+  # swapped (a daemon that exits non-zero fails the test).
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch ||
+    failed+=(web_door_test.py)
+  [[ ${#failed[@]} == 0 ]] || { echo "failed under TSan: ${failed[*]}" >&2; return 1; }
+}
+
+fuzz() { bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"; }
+
+print_results() {
+  echo
+  echo "== results"
+  local r name result seconds note
+  for r in "${RESULTS[@]}"; do
+    IFS='|' read -r name result seconds note <<<"$r"
+    if [[ $result == SKIP ]]; then
+      printf '%-62s %s (%s)\n' "$name" "$result" "$note"
+    else
+      printf '%-62s %s %6d s\n' "$name" "$result" "$seconds"
+    fi
+  done
+}
+
+if [[ "$CONFIGURE_ONLY" != 1 ]]; then step "deps (install-deps.sh --test)" deps; fi
+
+step "build (g++, RelWithDebInfo)" build_gxx
+if [[ $STEP_RESULT == PASS ]]; then step "test (g++)" test_gxx; else skip "test (g++)" "its build failed"; fi
+
+step "build (clang, ASan+UBSan, libFuzzer)" build_asan
+asan_built=$STEP_RESULT
+if [[ $asan_built == PASS ]]; then
+  step "test (ASan+UBSan)" test_asan
+else
+  skip "test (ASan+UBSan)" "its build failed"
+fi
+
+step "build (clang, ThreadSanitizer: the threaded stages' tests)" build_tsan
+if [[ $STEP_RESULT == PASS ]]; then
+  step "test (ThreadSanitizer)" test_tsan
+else
+  skip "test (ThreadSanitizer)" "its build failed"
+fi
+
+if [[ "$CONFIGURE_ONLY" == 1 ]]; then
+  print_results
+  if [[ ${#FAILED[@]} == 0 ]]; then
+    echo "== configure-only: every stage has its tests"
+    exit 0
+  fi
+  failed_list="$(printf '%s; ' "${FAILED[@]}")"
+  echo "== configure-only: failed: ${failed_list%; }"
+  exit 1
+fi
+
+if [[ $asan_built == PASS ]]; then
+  step "fuzz (${FUZZ_SECONDS}s per target)" fuzz
+else
+  skip "fuzz (${FUZZ_SECONDS}s per target)" "the ASan build failed"
+fi
+
+print_results
+echo
+python3 scripts/slowest_tests.py \
+  --stage g++ "$(junit_of build)" "$(tests_json_of build)" "$GXX_TIMEOUT" \
+  --stage asan "$(junit_of build-asan)" "$(tests_json_of build-asan)" "$ASAN_TIMEOUT" ||
+  echo "(no table of the slowest tests: scripts/slowest_tests.py failed)"
+echo
+if [[ ${#FAILED[@]} == 0 ]]; then
+  echo "== all tests passed"
   exit 0
 fi
-for t in "${TSAN_TESTS[@]}"; do
-  stage="${t%_test}"
-  # halt_on_error: a race fails the binary (and a daemon or CLI run under test).
-  (cd "build-tsan/tests/unit/$stage" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    "./$t" --gtest_brief=1)
-done
-for t in "${TSAN_SERVE_TESTS[@]}"; do
-  (cd build-tsan/tests/integration && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    "./$t" --gtest_brief=1)
-done
-# The front door under TSan: HTTP workers reading the web config while it is
-# swapped (a daemon that exits non-zero fails the test).
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch
-
-echo "== fuzz (${FUZZ_SECONDS}s per target)"
-bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"
-echo "== all tests passed"
+failed_list="$(printf '%s; ' "${FAILED[@]}")"
+echo "== ${#FAILED[@]} stage(s) failed: ${failed_list%; }"
+exit 1

@@ -87,6 +87,17 @@ TEST_F(DaemonBudgetTest, HealthyWindowsLeaveStuckAtZeroAndReadyAt200) {
   ASSERT_TRUE(daemon.Start());
   ASSERT_TRUE(
       Eventually([&] { return daemon.WindowsAnalyzed() == 1; }, [&] { clock_.Advance(100ms); }));
+  // The window is counted before its worker is free. A scan from now on
+  // publishes the workers as they are: wait for one that shows the worker
+  // free, or the jump below could find it still busy (stuck, rightly).
+  clock_.Advance(100ms);
+  const double counted = ToUnixSeconds(clock_.Now());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        const auto snap = Snap();
+        return snap->last_scan_unix >= counted && snap->workers_busy == 0;
+      },
+      [&] { clock_.Advance(100ms); }));
   // Long after, by the daemon's clock, with no worker busy: nothing is stuck.
   clock_.Advance(2h);
   const double after = ToUnixSeconds(clock_.Now());
