@@ -22,7 +22,10 @@ scan of its kernel table, an optional >4 GiB trace under a memory limit (--huge)
 and the daemon's idle CPU while polling 1,000 job dirs (--idle-seconds); one daemon
 against --shards `serve --shard` daemons over one tree (--sharded-jobs); scrapes in a
 row behind --hostile reconnecting clients; the daemon's RSS over a <ts> dir of
-empty trace files (--flood-files).
+empty trace files (--flood-files); the daemon's cost over thousands of runs of
+one hard-linked trace by one owner, and whether another owner's --history
+survives them (--many-runs, --before); `analyze` on the hostile inputs of issue
+#45 (--keep: 600 kernel names of 1 MiB, 2,000,000 empty HLO tuple shapes).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
@@ -834,6 +837,135 @@ def flood(args, bins, work, results):
     results["flood"] = out
 
 
+def many_runs(args, bins, work, results):
+    """--many-runs N[,N...] runs of one owner (one <ts> window each, every
+    trace file a hard link of one tiny trace; 100 runs per job dir), landing
+    after one run of another owner (uid --victim-uid, chowned when root) was
+    analysed: for each N and setup, seconds until every window the daemon
+    takes is analysed, RSS, /metrics bytes and series, the --history files'
+    bytes and rotations, and whether the other owner's history line is still
+    there (`compare --history`). Setups: the default per-owner caps, the caps
+    lifted (every run analysed: costs per run), and with --before BIN an
+    older profwatch (no caps to lift)."""
+    sizes = [int(x) for x in args.many_runs.split(",") if x]
+    tiny = tiny_trace(bins, work)
+    lifted = ["--max-runs-per-owner", "0", "--max-windows-per-owner", "0",
+              "--max-dirs-per-owner", "0", "--max-watches-per-owner", "0"]
+    setups = [("after, default caps", bins["profwatch"], []),
+              ("after, caps lifted", bins["profwatch"], lifted)]
+    if args.before:
+        setups.append(("before", args.before, []))
+    root_user = os.geteuid() == 0
+    out = {"sizes": sizes, "rows": []}
+    print(f"\n## {', '.join(f'{n:,}' for n in sizes)} runs of one hard-linked trace, one owner "
+          f"(--no-inotify --poll-interval 5s --settle 1s; another owner's run first"
+          f"{'' if root_user else ', same uid: not root'})")
+    print("| setup | runs | windows analysed | seconds to analyse | RSS MB | /metrics MB | series | "
+          "history MB | rotations | other owner's line kept |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+    def scrape(port):
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=300).read().decode()
+        series = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+        return text, series
+
+    def analysed(text):
+        return sum(float(v) for v in re.findall(
+            r"^profwatch_windows_analyzed_total(?:\{[^}]*\})? (\S+)", text, re.M))
+
+    for n in sizes:
+        for label, binary, extra in setups:
+            if label == "before" and n not in sizes[-1:]:
+                continue  # the older daemon at the largest size only
+            if label == "after, default caps" and n not in sizes[-1:]:
+                continue
+            root = os.path.join(work, "many_runs")
+            shutil.rmtree(root, ignore_errors=True)
+            hist_dir = tempfile.mkdtemp(prefix="many-history-", dir=work)
+            history = os.path.join(hist_dir, "history.jsonl")
+            victim = window_dir(root, "victim", "run")
+            os.makedirs(victim)
+            shutil.copy(tiny, os.path.join(victim, "host0.trace.json.gz"))
+            if root_user:
+                for dirpath, _, filenames in os.walk(os.path.join(root, "victim")):
+                    for name in [dirpath] + [os.path.join(dirpath, f) for f in filenames]:
+                        os.lchown(name, args.victim_uid, args.victim_uid)
+            local = dict(bins, profwatch=binary)
+            proc, port, state_dir = start_serve(local, root, work, "many",
+                                                extra + ["--poll-interval", "5s", "--history", history])
+            row = {"setup": label, "runs": n}
+            try:
+                deadline = time.time() + args.many_timeout
+                while time.time() < deadline and analysed(scrape(port)[0]) < 1:
+                    time.sleep(0.5)  # polling interval of a deadline-bounded wait
+                for i in range(n):
+                    d = window_dir(root, f"flood{i // 100}", f"run{i}")
+                    os.makedirs(d)
+                    os.link(tiny, os.path.join(d, "host0.trace.json.gz"))
+                t0 = time.time()
+                expect = 1 + (n if extra or label == "before" else min(n, 1000))
+                done = 0
+                while time.time() < deadline:
+                    done = analysed(scrape(port)[0])
+                    if done >= expect:
+                        break
+                    time.sleep(2)  # polling interval of a deadline-bounded wait
+                row["seconds"] = time.time() - t0
+                row["analysed"] = done
+                text, series = scrape(port)
+                row["rss_mb"] = proc_rss_mb(proc.pid)
+                row["metrics_mb"] = len(text) / 1e6
+                row["series"] = series
+                files = [os.path.join(hist_dir, f) for f in os.listdir(hist_dir)]
+                row["history_mb"] = sum(os.path.getsize(f) for f in files) / 1e6
+                row["rotations"] = sum(1 for f in files if f.endswith(".1"))
+                cmp = subprocess.run([bins["profwatch"], "compare", "--history", history,
+                                      "victim/run", "victim/run"], capture_output=True)
+                row["victim_kept"] = cmp.returncode == 0
+            finally:
+                proc.terminate()
+                proc.wait(timeout=120)
+                shutil.rmtree(state_dir, ignore_errors=True)
+                shutil.rmtree(hist_dir, ignore_errors=True)
+            out["rows"].append(row)
+            print(f"| {label} | {n:,} | {row['analysed']:.0f} | {row['seconds']:.0f} | "
+                  f"{row['rss_mb']:.0f} | {row['metrics_mb']:.1f} | {row['series']:,} | "
+                  f"{row['history_mb']:.0f} | {row['rotations']} | "
+                  f"{'yes' if row['victim_kept'] else 'no'} |")
+    results["many_runs"] = out
+
+
+def keep(args, bins, work, results):
+    """`analyze` wall time and peak RSS on what a window must not keep
+    (issue #45): a Kineto trace of 600 distinct kernel names of 1 MiB each,
+    and a JAX window whose xplane's collective instructions carry 2,000,000
+    empty tuple shapes. Inputs come from --tracegen (a build that has the
+    generators), so an older profwatch can be measured on them."""
+    names = os.path.join(work, "keep_long_names.pt.trace.json.gz")
+    tuples = os.path.join(work, "keep_tuples")
+    if not os.path.exists(names):
+        subprocess.run([bins["tracegen"], "long-names", "--names", "600", "--name-bytes",
+                        str(1 << 20), "--out", names], check=True, capture_output=True)
+    if not os.path.exists(tuples):
+        subprocess.run([bins["tracegen"], "jax-collectives", "--empty-tuple-shapes", "2000000",
+                        "--out", tuples], check=True, capture_output=True)
+    rows = [("600 kernel names of 1 MiB (Kineto)", names),
+            ("2,000,000 empty tuple shapes (xplane HLO)",
+             os.path.join(tuples, "2025_01_15_10_00_00"))]
+    print("\n## What a window keeps (issue #45): analyze --format json\n")
+    print("| input | bytes on disk | wall s | peak RSS MB | exit |")
+    print("|---|---|---|---|---|")
+    out = {}
+    for label, path in rows:
+        size = os.path.getsize(path) if os.path.isfile(path) else sum(
+            os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+        wall, rss, code, _, _ = run_measured([bins["profwatch"], "analyze", "--format", "json",
+                                              path])
+        print(f"| {label} | {size:,} | {wall:.2f} | {rss / 1e6:.0f} | {code} |")
+        out[label] = {"bytes": size, "wall_s": wall, "peak_rss_bytes": rss, "exit": code}
+    results["keep"] = out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -896,6 +1028,18 @@ def main():
     ap.add_argument("--flood-setups", default="default,raised,tracked",
                     help="comma list of the flood's daemons: default (caps as shipped), raised "
                          "(caps past the flood), tracked (raised, --settle 1h: never analysed)")
+    ap.add_argument("--many-runs", default="",
+                    help="comma list of run counts of one owner for the many-runs rows, e.g. "
+                         "1000,2000,5000,10000 (empty skips)")
+    ap.add_argument("--before", help="with --many-runs: an older profwatch binary for the "
+                                     "before rows (at the largest count)")
+    ap.add_argument("--victim-uid", type=int, default=4002,
+                    help="with --many-runs as root: the other owner's uid")
+    ap.add_argument("--many-timeout", type=float, default=1800)
+    ap.add_argument("--keep", action="store_true",
+                    help="analyze on the hostile inputs of issue #45 (what a window keeps)")
+    ap.add_argument("--tracegen", help="profwatch-tracegen to generate inputs with "
+                    "(default: the one of --build)")
     ap.add_argument("--json-out")
     args = ap.parse_args()
     args.sizes = [int(float(s)) for s in args.sizes.split(",") if s]
@@ -909,6 +1053,8 @@ def main():
         if not os.access(p, os.X_OK):
             sys.exit(f"missing {k} binary at {p}: cmake --build {b} --target profwatch "
                      "profwatch-tracegen stage_bench peak_rss")
+    if args.tracegen:
+        bins["tracegen"] = args.tracegen
     global PEAK_RSS, DIRECT
     PEAK_RSS = bins["peak_rss"]
     DIRECT = args.direct
@@ -943,6 +1089,10 @@ def main():
         sharded(args, bins, args.work, results)
     if args.flood_files > 0:
         flood(args, bins, args.work, results)
+    if args.many_runs:
+        many_runs(args, bins, args.work, results)
+    if args.keep:
+        keep(args, bins, args.work, results)
     results["machine"]["loadavg_at_end"] = os.getloadavg()
     print(f"\nload average at end {os.getloadavg()[0]:.2f}")
     if args.json_out:

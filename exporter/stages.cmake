@@ -40,8 +40,9 @@ profwatch_stage(snapshot  DEPS figures)
 # Metric names, Prometheus collectables, the /metrics body (gzip), reports.
 profwatch_stage(expose    DEPS snapshot
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog ZLIB::ZLIB)
-# Step times from training logs, beside the trace flow.
-profwatch_stage(steplog   DEPS core LIBS ZLIB::ZLIB)
+# Step times from training logs, beside the trace flow (logs are opened
+# through read's one confinement check, read/byte_source.h).
+profwatch_stage(steplog   DEPS core read LIBS ZLIB::ZLIB)
 # Persistence: the run-state JSON, the --state file, the --history file and
 # what compare reads back from it (docs/on-disk-formats.md).
 profwatch_stage(store     DEPS snapshot window LIBS nlohmann_json::nlohmann_json)

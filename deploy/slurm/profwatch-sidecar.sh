@@ -23,7 +23,7 @@
 #                          on every series from the job directory's name, and
 #                          a target label of the same name would rename the
 #                          exporter's to exported_training_job.
-#   PROFWATCH_STATE_DIR    node-local state dir (default /tmp/profwatch-$SLURM_JOB_ID)
+#   PROFWATCH_STATE_DIR    node-local state dir (default ${TMPDIR:-/tmp}/profwatch-$SLURM_JOB_ID)
 #   PROFWATCH_EXTRA_ARGS   more `serve` flags, e.g. "--expected-gpus 8", or
 #                          "--web.config.file /shared/profwatch/web.yml" for
 #                          TLS and basic auth (then the Prometheus job reading
@@ -95,7 +95,7 @@ start() {
   local port
   port=$(job_port)
   local bin=${PROFWATCH_BIN:-profwatch}
-  local state_dir=${PROFWATCH_STATE_DIR:-/tmp/profwatch-${SLURM_JOB_ID}}
+  local state_dir=${PROFWATCH_STATE_DIR:-${TMPDIR:-/tmp}/profwatch-${SLURM_JOB_ID}}
   local rd
   rd=$(run_dir)
   mkdir -p "$rd"

@@ -580,6 +580,91 @@ class DockerfileTest(unittest.TestCase):
                                         r"\$\{CMAKE_INSTALL_DATADIR\}/profwatch/demo\)")
 
 
+# ------------------------------------------- what the flags need, given
+def k8s_serve_containers():
+    """(file, container, pod spec) of every profwatch container in the manifests."""
+    out = []
+    for name in ("training-job-with-sidecar.yaml", "daemonset.yaml", "statefulset-sharded.yaml"):
+        for doc in yaml.safe_load_all(read(os.path.join(DEPLOY, "kubernetes", name))):
+            if not doc or "template" not in doc["spec"]:
+                continue
+            spec = doc["spec"]["template"]["spec"]
+            for c in spec.get("initContainers", []) + spec.get("containers", []):
+                if (c.get("args") or [None])[0] == "serve":
+                    out.append((name, c, spec))
+    return out
+
+
+def flag_value(args, name):
+    for i, a in enumerate(args):
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
+class WhatTheFlagsNeedTest(unittest.TestCase):
+    """Each deploy file gives the daemon the writable places its flags (and
+    their defaults) need. tests/deploy/test_run_as_written.py runs them."""
+
+    @unittest.skipIf(yaml is None, "python3-yaml not installed")
+    def test_read_only_roots_spill_and_save_state_on_writable_volumes(self):
+        for name, c, _ in k8s_serve_containers():
+            self.assertIs(c["securityContext"]["readOnlyRootFilesystem"], True, name)
+            writable = [m["mountPath"] for m in c["volumeMounts"] if not m.get("readOnly")]
+            # --spill-dir's default is $TMPDIR, else /tmp: on the read-only root here.
+            env = {e["name"]: e.get("value") for e in c.get("env", [])}
+            spill = flag_value(c["args"], "--spill-dir") or env.get("TMPDIR") or "/tmp"
+            state = flag_value(c["args"], "--state")
+            for what, path in (("--spill-dir", spill), ("--state", state)):
+                self.assertTrue(any(path == w or path.startswith(w.rstrip("/") + "/")
+                                    for w in writable),
+                                f"{name}: {what} {path} is on the read-only root file system "
+                                f"(writable mounts: {writable})")
+
+    def test_systemd_state_and_spill_dirs_are_the_writable_ones(self):
+        unit = dict(parse_unit(read(SystemdUnitTest.UNIT))["Service"])
+        env = parse_env(read(SystemdUnitTest.ENV))
+        self.assertEqual(unit["ProtectSystem"], "strict")  # all read-only but:
+        self.assertIn("--state ${STATE_DIRECTORY}/", unit["ExecStart"])
+        spill = flag_value(env["PROFWATCH_ARGS"].split(), "--spill-dir")
+        # No --spill-dir: /tmp, which PrivateTmp= makes private and writable.
+        self.assertIsNone(spill, "a --spill-dir under ProtectSystem=strict needs ReadWritePaths=")
+        self.assertEqual(unit["PrivateTmp"], "yes")
+
+    def test_no_deploy_file_runs_fewer_workers_than_serve_advises(self):
+        # serve --help: "more than one, so a window running to its file
+        # budget does not hold the others".
+        texts = {"profwatch.env.example": parse_env(read(SystemdUnitTest.ENV))["PROFWATCH_ARGS"],
+                 "profwatch@.service": dict(parse_unit(read(SystemdUnitTest.UNIT))["Service"])[
+                     "ExecStart"],
+                 "train.sbatch": read(SlurmTest.SBATCH),
+                 "profwatch-sidecar.sh": read(SlurmTest.SCRIPT)}
+        if yaml is not None:
+            for name, c, _ in k8s_serve_containers():
+                texts[name] = " ".join(c["args"])
+        for name, text in texts.items():
+            for value in re.findall(r"--workers[= ](\d+)", text):
+                self.assertGreaterEqual(int(value), 2, f"{name} sets --workers {value}")
+
+    def test_docs_name_the_labels_the_slurm_target_file_has(self):
+        out = os.path.join(tempfile.mkdtemp(prefix="profwatch-sd-"), "t.json")
+        try:
+            subprocess.run([SlurmTest.SCRIPT, "file-sd", out, "gpu-001"], check=True,
+                           env=dict(os.environ, SLURM_JOB_ID="1", SLURM_JOB_NAME="x"))
+            with open(out) as f:
+                labels = sorted(json.load(f)[0]["labels"])
+        finally:
+            shutil.rmtree(os.path.dirname(out))
+        doc = read(os.path.join(ROOT, "docs", "alerts-and-dashboards.md"))
+        (bullet,) = re.findall(r"(?ms)^- \*\*Slurm\*\*:.*?(?=^- \*\*)", doc)
+        m = re.search(r"labels\s+((?:`\w+`(?:,\s*|\s+and\s+)?)+)", bullet)
+        self.assertIsNotNone(m, bullet)
+        self.assertEqual(sorted(re.findall(r"`(\w+)`", m.group(1))), labels, bullet)
+        self.assertIn("slurm_job_name", read(os.path.join(DEPLOY, "prometheus", "prometheus.yml")))
+
+
 # ------------------------------------------------------- flags vs daemon
 def deploy_serve_flags():
     """Every --flag the deploy files hand to `profwatch serve`."""

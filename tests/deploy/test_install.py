@@ -9,6 +9,7 @@ Usage: test_install.py --build BUILD_DIR
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,21 @@ def unit_paths(unit_text):
     return paths
 
 
+REPO_RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+
+
+def runbook_urls(rules_path):
+    """Each alert's default runbook link (where Prometheus sets no
+    profwatch_runbook_base_url external label): the template's else-branch
+    base and the page after it."""
+    with open(rules_path, encoding="utf-8") as f:
+        return ["".join(m) for m in re.findall(
+            r"\}\}([^{}\s]+)\{\{ end \}\}(/[\w\-./]+\.md#[\w\-]+)", f.read())]
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
 class InstallTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="profwatch-install-")
@@ -111,6 +127,13 @@ class InstallTest(unittest.TestCase):
                     "share/doc/profwatch/docs/alerts-and-dashboards.md",
                     "share/doc/profwatch/examples/profwatch.env.example"):
             self.assertTrue(os.path.isfile(os.path.join(root, rel)), rel)
+        # every alert links its runbook in the docs this install put there
+        urls = runbook_urls(os.path.join(root, "share", "profwatch", "rules", "profwatch.rules.yml"))
+        self.assertGreater(len(urls), 10)
+        for url in urls:
+            base = f"file://{prefix}/share/doc/profwatch/docs/"
+            self.assertTrue(url.startswith(base), url)
+            self.assertTrue(os.path.isfile(dest + url[len("file://"):].split("#")[0]), url)
         # only the install prefix changed: the rest of the unit is the repository's,
         # which test_deploy.py checks with systemd-analyze verify
         repo_unit = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "systemd",
@@ -176,6 +199,34 @@ class InstallTest(unittest.TestCase):
         self.assertIn("file=libssl.so.3 ", loaded)
         self.assertNotIn("file=libssl.so [", loaded)
         self.assertNotIn("file=libcrypto.so [", loaded)
+
+    def test_runbook_base_url_set_by_the_operator(self):
+        # -DPROFWATCH_RUNBOOK_BASE_URL=... : the install step that writes the
+        # rules, run as `cmake --install` runs it, with that base.
+        base = "https://wiki.example.com/profwatch/docs/"
+        env = dict(os.environ, DESTDIR=self.tmp)
+        proc = subprocess.run(
+            ["cmake", f"-DPROFWATCH_RULES_DIR={REPO}/rules", "-DPROFWATCH_DATADIR=share",
+             "-DPROFWATCH_DOCDIR=share/doc/profwatch", "-DCMAKE_INSTALL_PREFIX=/opt/pw",
+             f"-DPROFWATCH_RUNBOOK_BASE_URL={base}", "-P",
+             os.path.join(REPO, "cmake", "install_rules.cmake")],
+            env=env, capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        installed = os.path.join(self.tmp, "opt", "pw", "share", "profwatch", "rules",
+                                 "profwatch.rules.yml")
+        repo_urls = runbook_urls(os.path.join(REPO, "rules", "profwatch.rules.yml"))
+        self.assertGreater(len(repo_urls), 10)
+        self.assertEqual(runbook_urls(installed),
+                         [u.replace(REPO_RUNBOOK_DEFAULT + "/", base) for u in repo_urls])
+        # Nothing else changed.
+        with open(installed, encoding="utf-8") as a, open(
+                os.path.join(REPO, "rules", "profwatch.rules.yml"), encoding="utf-8") as b:
+            self.assertEqual(a.read().replace(base.rstrip("/"), REPO_RUNBOOK_DEFAULT), b.read())
+        promtool = shutil.which("promtool")
+        if promtool:
+            check = subprocess.run([promtool, "check", "rules", installed], capture_output=True,
+                                   text=True)
+            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
     def test_usr_local_prefix(self):
         _, text = self.check_prefix("/usr/local")

@@ -65,6 +65,11 @@ PROFILE_STEPS = 3
 STEP_SECONDS = 1.0   # steady step time in the training log
 FOR_SECONDS = 4      # every alert's `for:` in the generated rules copy
 TOL = 1e-6
+# runbook_url of the gap alert: the rules' default base, and the base an
+# operator sets as the external label profwatch_runbook_base_url (h200).
+RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+RUNBOOK_OPERATOR = "https://runbooks.example.com/profwatch/docs"
+RUNBOOK_GAP_PAGE = "/alerts-and-dashboards.md#profwatchstepkernelgaphigh"
 
 # Dashboard queries that may legitimately return nothing in this scenario,
 # keyed by (dashboard uid, panel title, refId), with the reason.
@@ -337,13 +342,16 @@ def shorten_for(rules_text, seconds):
                   rules_text)
 
 
-def prometheus_config(targets, rule_files, metric_relabel=None):
+def prometheus_config(targets, rule_files, metric_relabel=None, external_labels=None):
     # JSON is YAML.
     scrape = {"job_name": "profwatch-e2e", "static_configs": [{"targets": targets}]}
     if metric_relabel:
         scrape["metric_relabel_configs"] = metric_relabel
+    glob = {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"}
+    if external_labels:
+        glob["external_labels"] = external_labels
     return json.dumps({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
+        "global": glob,
         "rule_files": rule_files,
         "scrape_configs": [scrape],
     }, indent=2)
@@ -513,9 +521,10 @@ def start_daemon(args, helptext, tmp, procs, name, watch, extra):
     return daemon, target
 
 
-def start_prometheus(prometheus, repo, tmp, procs, targets, metric_relabel=None):
+def start_prometheus(prometheus, repo, tmp, procs, targets, metric_relabel=None, external_labels=None):
     """Starts prometheus on a free loopback port scraping `targets` with the
-    project's rules (`for:` shortened); returns (Proc, PromAPI)."""
+    project's rules (`for:` shortened) and `external_labels` in its global
+    configuration; returns (Proc, PromAPI)."""
     rules_dir = os.path.join(tmp, "rules")
     os.makedirs(rules_dir)
     rule_files = []
@@ -531,7 +540,7 @@ def start_prometheus(prometheus, repo, tmp, procs, targets, metric_relabel=None)
         raise Failure("no rule files in rules/")
     cfg = os.path.join(tmp, "prometheus.yml")
     with open(cfg, "w") as f:
-        f.write(prometheus_config(targets, rule_files, metric_relabel))
+        f.write(prometheus_config(targets, rule_files, metric_relabel, external_labels))
     prom_port = free_port()
     prom = Proc("prometheus", [prometheus, f"--config.file={cfg}",
                                f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
@@ -635,6 +644,11 @@ def run(args):
                 raise Failure(f"unexpected alert {a}")
         log(f"ok  ProfwatchStepKernelGapHigh pending -> firing: "
             f"{alerts['ProfwatchStepKernelGapHigh'][0]['annotations']['summary']}")
+        # No profwatch_runbook_base_url external label here: the rules' default.
+        for a in alerts["ProfwatchStepKernelGapHigh"]:
+            if a["annotations"].get("runbook_url") != RUNBOOK_DEFAULT + RUNBOOK_GAP_PAGE:
+                raise Failure(f"runbook_url without an operator's base: want "
+                              f"{RUNBOOK_DEFAULT + RUNBOOK_GAP_PAGE}, got {a['annotations']}")
         dom = alerts["ProfwatchFamilyDominatesWithGap"]
         if len(dom) != 1:
             raise Failure(f"want one dominating family, got {[a['labels'] for a in dom]}")
@@ -783,7 +797,10 @@ def run_h200(args):
                 shutil.copy(os.path.join(shared, job, run, sub, name), os.path.join(jobs, job, run, sub))
             shutil.copy(os.path.join(shared, job, run, "log.txt"), os.path.join(jobs, job, run))
         daemon, target = start_daemon(args, helptext, tmp, procs, "profwatch", jobs, [])
-        prom, api = start_prometheus(prometheus, repo, tmp, procs, [target])
+        # The operator's runbook base (with a trailing slash, which the
+        # template drops) as prometheus.yml documents it.
+        prom, api = start_prometheus(prometheus, repo, tmp, procs, [target],
+                                     external_labels={"profwatch_runbook_base_url": RUNBOOK_OPERATOR + "/"})
         healthy, stalled = H200_RUNS["healthy"][0], H200_RUNS["stalled"][0]
 
         def ratio(job):
@@ -802,6 +819,16 @@ def run_h200(args):
             raise Failure(f"want the gap alert for {stalled} only, got {[a['labels'] for a in gap]}")
         if "host or input stall" not in gap[0]["annotations"]["description"]:
             raise Failure(f"the gap alert does not point at a host stall: {gap[0]['annotations']}")
+        # The figures the annotation queries at alert time, as `analyze`
+        # prints them for this window (0.013976 s, 17.3% of the 0.081 s step
+        # from the training log), and the runbook as a link.
+        for want in ("Host stall before each step's first kernel: 13.98ms per step, 17.25% of the step",
+                     "Step time 81ms (step-time source log)", "(warning above 15%; worst host "):
+            if want not in gap[0]["annotations"]["description"]:
+                raise Failure(f"the gap alert's description lacks {want!r}: {gap[0]['annotations']}")
+        if gap[0]["annotations"]["runbook_url"] != RUNBOOK_OPERATOR + RUNBOOK_GAP_PAGE:
+            raise Failure(f"runbook_url is not under the operator's base {RUNBOOK_OPERATOR}: "
+                          f"{gap[0]['annotations']['runbook_url']}")
         log(f"ok  {stalled}: {gap[0]['annotations']['summary']}")
         # A false alarm on a real run would be pending or firing by the time
         # the gap alert has been active for 3 * `for:` (every rule is

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -599,6 +600,201 @@ TEST(ServeStepsTest, HistoryRotatesAndFeedsCompareByRunName) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("no window of jobH/runA in history"), std::string::npos) << r.err;
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// --- issue 47: nothing read from outside the roots ----------------------------
+
+// A one-GPU window of jobs/<job>/run1 (its files written now).
+void WriteWindow(const std::string& jobs, const std::string& job) {
+  WriteFile(ProfileDir(jobs, job, "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz",
+            testing::Gzip(JaxTrace(1, {{0, 16, 100, 500000}})));
+}
+
+// `name` from /proc/<pid>/io: rchar counts every byte the process read.
+uint64_t ProcIo(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/io");
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == name + ":") return value;
+  }
+  ADD_FAILURE() << "no " << name << " in /proc/" << pid << "/io";
+  return 0;
+}
+
+// True when one of the process's open descriptors names a path containing `part`.
+bool HasOpenFile(pid_t pid, const std::string& part) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code lec;
+    const fs::path target = fs::read_symlink(e.path(), lec);
+    if (!lec && target.string().find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A user who can write under the root links a private file as a run's log:
+// `<job>/<run>/log.txt` (jobB) and `<jobs_root>/<job>.<run>.log` (jobC).
+// Neither is read (the opened file's real path lies outside the roots, as
+// for traces): no profwatch_training_* for those runs, and nothing of the
+// file reaches the daemon's output. Before, both were exported and the odd
+// config line's value was echoed in a warning. jobA's own log, inside the
+// root, is read; its unreadable config value is named by file and line,
+// never quoted.
+TEST(ServeStepsTest, LogLinkLeadingOutOfTheRootsIsNotRead) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string kSecret = "SECRET-7f3a9c";
+  const std::string secret = tmp.Sub("secret") + "/private.log";
+  WriteFile(secret, ConfigLines(2) + "Config param profiler_steps: " + kSecret + "\n");
+  for (int s = 1; s <= 20; ++s) Append(secret, StepLine(s, "0.700"));
+  Append(secret, "password: " + kSecret + "\n");
+  for (const std::string job : {"jobA", "jobB", "jobC"}) WriteWindow(jobs, job);
+  const std::string own = jobs + "/jobA/run1/log.txt";
+  WriteFile(own, ConfigLines(2) + "Config param profile_periodically_period: A-CONTENT-4e1d\n");
+  for (int s = 1; s <= 20; ++s) Append(own, StepLine(s, "0.800"));
+  fs::create_symlink(secret, jobs + "/jobB/run1/log.txt");
+  fs::create_symlink(secret, jobs + "/jobC.run1.log");
+
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitFor(Equals("profwatch_training_step", {{"training_job", "jobA"}}, 20)))
+      << serve.Log();
+  ASSERT_TRUE(serve.WaitForLog("training_job=jobB run=run1")) << serve.Log();
+  ASSERT_TRUE(serve.WaitForLog("training_job=jobC run=run1")) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return Sample(t, "profwatch_window_gpus", {{"training_job", "jobB"}}) &&
+           Sample(t, "profwatch_window_gpus", {{"training_job", "jobC"}});
+  });
+  ASSERT_TRUE(m) << serve.Log();
+  m = serve.MetricsAfterScans(2);
+  ASSERT_TRUE(m) << serve.Log();
+  for (const std::string job : {"jobB", "jobC"}) {
+    std::istringstream lines(*m);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.starts_with("profwatch_training_")) {
+        EXPECT_EQ(line.find("training_job=\"" + job + "\""), std::string::npos) << line;
+      }
+    }
+  }
+  const std::string log = serve.Log();
+  EXPECT_NE(log.find("outside the watched roots"), std::string::npos) << log;
+  EXPECT_EQ(log.find(kSecret), std::string::npos) << log;
+  EXPECT_EQ(log.find("A-CONTENT"), std::string::npos) << log;
+  EXPECT_NE(log.find("line 4: config param profile_periodically_period"), std::string::npos) << log;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// A 200 GB sparse file as a run's log: before, it was read at full speed
+// to its end (minutes of a core), and unlinking it did not stop that (the
+// open file was kept and drained). Now a log reads at most
+// --log-max-bytes-per-scan (default 64 MiB) per --poll-interval, and a log
+// whose path goes away is closed after at most one read budget. An hour's
+// poll interval: only the first scan's budget is spent; the unlink is
+// noticed through its directory's inotify hint.
+TEST(ServeStepsTest, SparseLogIsReadInBoundedBudgetsAndClosedWhenUnlinked) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteWindow(jobs, "jobA");
+  const std::string log = jobs + "/jobA/run1/log.txt";
+  {
+    std::ofstream out(log, std::ios::binary);
+    out << ConfigLines(2) << StepLine(1, "0.800");
+  }
+  fs::resize_file(log, uint64_t{200} << 30);
+  Serve serve(tmp, {"--watch", jobs, "--settle", "500ms", "--poll-interval", "1h"});
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  ASSERT_TRUE(serve.WaitForLog("training log found training_job=jobA")) << serve.Log();
+  // Reading stops: rchar stays put between two looks (bounded wait).
+  auto settled = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    uint64_t last = ProcIo(serve.pid(), "rchar");
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(300ms);
+      const uint64_t now = ProcIo(serve.pid(), "rchar");
+      if (now == last) return std::optional<uint64_t>(now);
+      last = now;
+    }
+    return std::optional<uint64_t>();
+  };
+  const std::optional<uint64_t> read = settled();
+  ASSERT_TRUE(read) << "the daemon kept reading the log\n" << serve.Log();
+  // One scan's budget of the log, plus the trace, its libraries and /proc.
+  EXPECT_LE(*read, (64u << 20) + (8u << 20));
+  EXPECT_GE(*read, 64u << 20);
+  ASSERT_TRUE(HasOpenFile(serve.pid(), "log.txt"));
+  fs::remove(log);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (HasOpenFile(serve.pid(), "log.txt") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_FALSE(HasOpenFile(serve.pid(), "log.txt")) << serve.Log();
+  const std::optional<uint64_t> after = settled();
+  ASSERT_TRUE(after) << serve.Log();
+  // At most one poll's budget (1 MiB) drained before the close.
+  EXPECT_LE(*after - *read, (1u << 20) + (1u << 20));
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Directory names are anyone's bytes: a job directory named with a newline
+// and a fake log line after it, and one with invalid UTF-8. The text log
+// stays one line per message (control characters escaped) and every line
+// of the JSON log is valid JSON (valid UTF-8). Before, the newline was
+// written raw (a forged line) and the JSON log held the raw bytes.
+TEST(ServeStepsTest, DirectoryNamesCannotForgeLogLines) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string forged = "2099-01-01T00:00:00.000Z error forged";
+  const std::string evil = "jobX\n" + forged;
+  const std::string bad_utf8 = "jobY\xff\xfe";
+  for (const std::string& job : {evil, bad_utf8}) {
+    WriteWindow(jobs, job);
+    WriteFile(jobs + "/" + job + "/run1/log.txt", ConfigLines(2) + StepLine(1, "0.800"));
+  }
+  {
+    Serve serve(tmp, FastFlags(jobs), "text");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("training log found training_job=jobX")) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("training log found training_job=jobY")) << serve.Log();
+    EXPECT_EQ(serve.Stop(), 0);
+    const std::string log = serve.Log();
+    std::istringstream lines(log);
+    std::string line;
+    int found = 0;
+    while (std::getline(lines, line)) {
+      EXPECT_FALSE(line.starts_with(forged)) << log;
+      // Every line is a message: it starts with its own time stamp.
+      EXPECT_TRUE(line.size() > 24 && line[4] == '-' && line[10] == 'T' && line[23] == 'Z') << line;
+      if (line.find("training log found training_job=jobX\\x0a" + forged) != std::string::npos) {
+        ++found;
+      }
+      EXPECT_EQ(line.find('\xff'), std::string::npos) << line;
+    }
+    EXPECT_EQ(found, 1) << log;
+  }
+  {
+    Serve serve(
+        tmp,
+        [&] {
+          std::vector<std::string> f = FastFlags(jobs);
+          f.insert(f.end(), {"--log-format", "json"});
+          return f;
+        }(),
+        "json");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("\"training_job\":\"jobY")) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("\"training_job\":\"jobX\\n" + forged)) << serve.Log();
+    EXPECT_EQ(serve.Stop(), 0);
+    std::istringstream lines(serve.Log());
+    std::string line;
+    int lines_read = 0;
+    while (std::getline(lines, line)) {
+      ++lines_read;
+      EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
+    }
+    EXPECT_GT(lines_read, 3);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -36,6 +37,22 @@
 
 namespace profwatch {
 namespace {
+
+// The daemon under test is built like this test. A sanitizer's allocator
+// (ASan, TSan) keeps freed memory in its own quarantine and ignores
+// malloc_trim, so there the daemon's RSS says nothing about the state it
+// keeps: the RSS bounds hold for the plain build only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerHeap = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitizerHeap = true;
+#else
+constexpr bool kSanitizerHeap = false;
+#endif
+#else
+constexpr bool kSanitizerHeap = false;
+#endif
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -1757,6 +1774,229 @@ TEST(ServeCollectivesTest, GeneratedEveryKindWindowExportsWhatAnalyzeReports) {
     near("profwatch_collective_bus_bandwidth_bytes_per_second", c["busbw_bytes_per_second"]);
     near("profwatch_collective_algorithm_bandwidth_bytes_per_second", c["algbw_bytes_per_second"]);
   }
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// --- what a window keeps, and no crash loop (issue #45) ----------------------
+
+// Peak resident set of a live process, MiB (/proc/<pid>/status VmHWM).
+double PeakRssMiB(pid_t pid) {
+  std::istringstream in(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return -1;
+}
+
+// A command's exit code, peak resident set (MiB, getrusage of the child:
+// its VmHWM at exit) and stderr; killed (exit -1) past `limit`.
+struct Measured {
+  int exit_code = -1;
+  double peak_mib = -1;
+  double seconds = 0;
+  std::string err;
+};
+Measured RunMeasured(const std::vector<std::string>& argv, const TempDir& tmp,
+                     std::chrono::seconds limit) {
+  const std::string err_path = tmp.Sub("measured.err");
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open("/dev/null", O_WRONLY);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  Measured m;
+  int status = 0;
+  struct rusage usage {};
+  while (wait4(pid, &status, WNOHANG, &usage) == 0) {
+    if (std::chrono::steady_clock::now() - start > limit) {
+      kill(pid, SIGKILL);
+      wait4(pid, &status, 0, &usage);
+      m.err = "killed past the limit";
+      return m;
+    }
+    std::this_thread::sleep_for(20ms);  // polling interval of a bounded wait
+  }
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  m.peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  m.err = ReadFile(err_path);
+  return m;
+}
+
+// profwatch-tracegen with `args`; its exit code is checked by the caller.
+testing::CommandResult Tracegen(const std::string& args) {
+  return testing::RunCommand("'" + testing::BinaryPath("profwatch-tracegen") + "' " + args);
+}
+
+// The hostile Kineto trace of the issue: 600 distinct kernel names of 1 MiB
+// each (600 MB of JSON in under 3 MB of gzip), landed at `to` whole.
+void LandLongNames(const TempDir& tmp, const std::string& to) {
+  const std::string gen = tmp.Sub("gen/long.pt.trace.json.gz");
+  auto r = Tracegen("long-names --names 600 --name-bytes 1048576 --out '" + gen + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  LandCopy(tmp, gen, to);
+}
+
+constexpr double kKeepPeakMiB = 300;
+
+// 600 names of 1 MiB beside a good run: the daemon stays up, exports the
+// good run, keeps each name cut (counted) and never holds what it read.
+TEST(ServeKeepTest, MegabyteKernelNamesBesideAGoodRunAreCutAndTheDaemonStaysSmall) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string evil = jobs + "/evil/r1/profiler/node0_1.1.pt.trace.json.gz";
+  LandLongNames(tmp, evil);
+  WriteTrace(ProfileDir(jobs, "good", "r1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels evil_run = {{"training_job", "evil"}, {"run", "r1"}};
+  auto m = serve.WaitFor(
+      [&](const std::string& t) {
+        return HasGpus("good", "r1", 2)(t) && Sample(t, "profwatch_window_gpus", evil_run) == 1;
+      },
+      60s);
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  Labels cut = evil_run;
+  cut["reason"] = "name_cut";
+  EXPECT_EQ(Sample(*m, "profwatch_window_dropped_events", cut), 600) << *m;
+  const double peak = PeakRssMiB(serve.pid());
+  if (!kSanitizerHeap) {
+    EXPECT_LE(peak, kKeepPeakMiB) << "VmHWM of the daemon";
+  }
+  EXPECT_NE(serve.Log().find("trace file over a keep cap, cut or summed under other path=" + evil +
+                             " name_cut=600"),
+            std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeKeepTest, AnalyzeOfMegabyteKernelNamesStaysSmall) {
+  TempDir tmp;
+  const std::string file = tmp.Sub("long.pt.trace.json.gz");
+  LandLongNames(tmp, file);
+  const Measured m = RunMeasured({testing::BinaryPath("profwatch"), "analyze", file}, tmp, 60s);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  if (!kSanitizerHeap) {
+    EXPECT_LE(m.peak_mib, kKeepPeakMiB) << "peak RSS of analyze";
+  }
+  EXPECT_NE(m.err.find("name_cut=600"), std::string::npos) << m.err;
+}
+
+// An xplane whose collective instructions carry 2,000,000 empty tuple
+// shapes (4 MB on disk): the module is skipped as too complex at the
+// HloLimits bound on shape leaves, in bounded time and memory; the trace's
+// kernels are still counted.
+TEST(ServeKeepTest, AnalyzeOfTwoMillionEmptyTupleShapesEndsSoonAndSmall) {
+  TempDir tmp;
+  const std::string out = tmp.Sub("w");
+  auto r = Tracegen("jax-collectives --empty-tuple-shapes 2000000 --out '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string window = out + "/2025_01_15_10_00_00";
+  const Measured m = RunMeasured(
+      {testing::BinaryPath("profwatch"), "analyze", "--format", "json", window}, tmp, 60s);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_LT(m.seconds, 60);
+  if (!kSanitizerHeap) {
+    EXPECT_LE(m.peak_mib, kKeepPeakMiB) << "peak RSS of analyze";
+  }
+  EXPECT_NE(m.err.find("hlo module skipped reason=too_complex"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("shape leaves"), std::string::npos) << m.err;
+}
+
+// The journal's record of `window`, or null.
+std::optional<nlohmann::json> JournalRecord(const std::string& journal, const std::string& window) {
+  if (!fs::exists(journal)) return std::nullopt;
+  std::istringstream in(ReadFile(journal));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("window", "") == window) return j;
+  }
+  return std::nullopt;
+}
+
+// Waits (bounded) until the journal names `window` in flight: an analysis
+// of it has begun and not ended.
+bool WaitInFlight(const std::string& journal, const std::string& window) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = JournalRecord(journal, window);
+    if (r && r->value("in_flight", false)) return true;
+    std::this_thread::sleep_for(5ms);  // polling interval of a bounded wait
+  }
+  return false;
+}
+
+// A daemon killed (SIGKILL, as the kernel's OOM killer does) twice while
+// analysing the same window: the next one does not analyse it again (no
+// worker busy on it, nothing analysed), fails it with reason crashed for
+// its run, and exports the good run. The window is slow by construction
+// (600 MB of JSON); each kill waits on the journal naming it in flight, and
+// the journal after the kill still does (the kill was mid-analysis).
+TEST(ServeKeepTest, KilledTwiceWhileAnalysingTheSameWindowItIsFailedNotAnalysedAgain) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string state = tmp.Sub("state.json");
+  const std::string journal = state + ".inflight";
+  const std::string window = "2024_03_01_12_00_00";
+  LandLongNames(tmp, ProfileDir(jobs, "evil", "r1") + "/" + window + "/h0.trace.json.gz");
+  WriteTrace(ProfileDir(jobs, "good", "r1") + "/2024_03_01_13_00_00/h0.trace.json.gz", 2);
+  const std::vector<std::string> flags = FastFlags(jobs, {"--state", state});
+  for (int death = 1; death <= 2; ++death) {
+    Serve serve(tmp, flags, "life" + std::to_string(death));
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    ASSERT_TRUE(WaitInFlight(journal, window)) << serve.Log();
+    serve.Signal(SIGKILL);
+    ASSERT_TRUE(serve.Stop() == -1) << "killed";
+    auto r = JournalRecord(journal, window);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(r->value("in_flight", false)) << "killed while analysing it";
+    EXPECT_EQ(r->value("deaths", -1), death - 1) << r->dump();
+    if (death == 2) {
+      EXPECT_NE(serve.Log().find("window in flight when the daemon died, analysed again alone "
+                                 "training_job=evil run=r1 window=" +
+                                 window + " deaths=1"),
+                std::string::npos)
+          << serve.Log();
+    }
+  }
+  Serve serve(tmp, flags, "life3");
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels crashed = {{"training_job", "evil"}, {"run", "r1"}, {"reason", "crashed"}};
+  auto m = serve.WaitFor(
+      [&](const std::string& t) {
+        return Sample(t, "profwatch_window_failed", crashed) == 1 && HasGpus("good", "r1", 2)(t);
+      },
+      30s);
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "crashed"}}), 1) << *m;
+  m = serve.MetricsAfterScans(2);
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 0) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "crashed"}}), 1) << *m;
+  EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "evil"}}).has_value());
+  const std::string log = serve.Log();
+  EXPECT_NE(log.find("the daemon died while analysing a window training_job=evil run=r1 window=" +
+                     window + " deaths=2 next=failed as crashed"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("window analysis failed training_job=evil run=r1 window=" + window +
+                     " reason=crashed"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("window analysed training_job=evil"), std::string::npos) << log;
+  auto r = JournalRecord(journal, window);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->value("in_flight", true)) << "never begun a third time";
   EXPECT_EQ(serve.Stop(), 0);
 }
 

@@ -38,6 +38,12 @@ SECRET_HASH = "$2b$04$lXRYIwpwjzC7RiibA7VaguIx27a4iLMeWQGCW26yh9qzP54ahTiP6"   #
 # backlog fill; bench/run.py measures the latencies themselves.
 SCRAPE_DEADLINE = 1.0
 HUNTER2_HASH = "$2b$04$MTyrTuhRNQPyXt3UNjCsIe4kBCREXwQSdRZPsZ6Zu5Ns9DxzbHMM."  # "hunter2"
+# "secret" at bcrypt's usual cost 10 (htpasswd -nBC 10): ~50 ms a check.
+SECRET_HASH_10 = "$2b$10$DCvJhOmKIhvv784cXn3vYeBfscTgmrfNx1GImYL39c84tPOsEPRKK"
+# Failed basic-auth checks one client address may make at once, and how
+# often it gets one more (web/auth_limiter.h: kAuthBurst, kAuthRefill).
+AUTH_BURST = 5
+AUTH_REFILL_SECONDS = 2.0
 
 
 def wait_until(what, fn, timeout):
@@ -244,6 +250,70 @@ def raise_nofile(want):
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
+class PasswordFlood:
+    """`n` clients sending wrong basic-auth passwords to /metrics, one
+    request after another each, from the source addresses `sources` (round
+    robin). One process of its own with a thread per client; stops by
+    itself after `seconds` or when stop() is called. sent() counts the
+    answers received, checked() the 401s among them (bcrypt ran)."""
+
+    def __init__(self, port, n, sources, seconds=120):
+        self.port, self.n, self.sources, self.seconds = port, n, sources, seconds
+        self.stopping = multiprocessing.Event()
+        self.answers = multiprocessing.Value("q", 0)
+        self.unauthorized = multiprocessing.Value("q", 0)
+        self.process = multiprocessing.Process(target=self.run, daemon=True)
+
+    def start(self):
+        self.process.start()
+        return self
+
+    def sent(self):
+        return self.answers.value
+
+    def checked(self):
+        return self.unauthorized.value
+
+    def stop(self):
+        self.stopping.set()
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+
+    def run(self):
+        import threading
+        deadline = time.time() + self.seconds
+
+        def client(i):
+            source = self.sources[i % len(self.sources)]
+            k = 0
+            while not self.stopping.is_set() and time.time() < deadline:
+                k += 1
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10,
+                                                  source_address=(source, 0))
+                try:
+                    conn.request("GET", "/metrics",
+                                 headers=auth_header("alice", f"guess-{i}-{k}"))
+                    r = conn.getresponse()
+                    r.read()
+                    with self.answers.get_lock():
+                        self.answers.value += 1
+                    if r.status == 401:
+                        with self.unauthorized.get_lock():
+                            self.unauthorized.value += 1
+                except (OSError, http.client.HTTPException):
+                    pass
+                finally:
+                    conn.close()
+
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(self.n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
 class WebDoorTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -431,17 +501,34 @@ class WebDoorTest(unittest.TestCase):
 
     # ---------------------------------------------------------- basic auth
     def check_passwords(self, d, tls):
+        # Wrong credentials run bcrypt (401) until this address has spent
+        # its AUTH_BURST tries; later ones may be refused before bcrypt
+        # (429, the limiter: test_password_flood_is_limited_per_address).
+        # Either way never 200.
+        tries = 0
+
+        def refused(status):
+            nonlocal tries
+            tries += 1
+            return status == 401 if tries <= AUTH_BURST else status in (401, 429)
+
         for path in ("/metrics", "/", "/-/healthy", "/-/ready", "/nothing"):
             with self.subTest(path=path, case="no password"):
                 status, headers, _ = get(d.port, path, tls=tls)
                 self.assertEqual(status, 401)
                 self.assertIn("Basic", headers.get("WWW-Authenticate", ""))
             with self.subTest(path=path, case="wrong password"):
-                self.assertEqual(get(d.port, path, auth_header("alice", "wrong"), tls=tls)[0], 401)
+                status = get(d.port, path, auth_header("alice", "wrong"), tls=tls)[0]
+                self.assertTrue(refused(status), (tries, status))
             with self.subTest(path=path, case="unknown user"):
-                self.assertEqual(get(d.port, path, auth_header("mallory", "secret"), tls=tls)[0],
-                                 401)
-        self.assertEqual(get(d.port, "/metrics", auth_header("alice", "secret"), tls=tls)[0], 200)
+                status = get(d.port, path, auth_header("mallory", "secret"), tls=tls)[0]
+                self.assertTrue(refused(status), (tries, status))
+        # The right password: answered once the address has a try again
+        # (at most AUTH_REFILL_SECONDS after the last refusal).
+        self.assertTrue(wait_until(
+            "the right password to be accepted",
+            lambda: get(d.port, "/metrics", auth_header("alice", "secret"), tls=tls)[0] == 200,
+            AUTH_REFILL_SECONDS * 5))
         self.assertEqual(get(d.port, "/", auth_header("alice", "secret"), tls=tls)[0], 200)
         self.assertEqual(get(d.port, "/-/healthy", auth_header("alice", "secret"), tls=tls)[0], 200)
         self.assertEqual(get(d.port, "/nothing", auth_header("alice", "secret"), tls=tls)[0], 404)
@@ -474,6 +561,57 @@ class WebDoorTest(unittest.TestCase):
         d.wait_port()
         self.assertEqual(get(d.port, "/metrics")[0], 401)
         self.assertEqual(get(d.port, "/metrics", auth_header("alice", "secret"))[0], 200)
+
+    def test_password_flood_is_limited_per_address(self):
+        """32 clients sending wrong passwords (cost-10 hashes) from 2
+        addresses: each address gets AUTH_BURST bcrypt checks and one more
+        every AUTH_REFILL_SECONDS, the rest are refused (429) before bcrypt
+        runs, so the checks bcrypt runs for them (their 401 answers, and
+        profwatch_web_auth_failures_total{reason="wrong_password"}) stay
+        under that bound however fast they send: bcrypt's CPU is bounded.
+        Meanwhile scrapes from another address with the right password
+        (the first one uncached: one bcrypt) are answered, 9 of 10 within
+        SCRAPE_DEADLINE. Before, every guess ran bcrypt: both cores busy.
+        Few addresses keep the bound (2 * (AUTH_BURST + 1 + t / 2)) far
+        below what unlimited bcrypt runs in t seconds even on a busy
+        2-core machine, so the bound fails without the limiter."""
+        d = self.serve_ok(f"basic_auth_users:\n  alice: '{SECRET_HASH_10}'\n")
+        sources = ["127.0.0.2", "127.0.0.3"]
+        started = time.time()
+        flood = PasswordFlood(d.port, 32, sources).start()
+        try:
+            wait_until("the flood to be answered", lambda: flood.sent() >= 200, 60)
+            alice = auth_header("alice", "secret")
+            failed, took = [], []
+            for k in range(10):
+                start = time.time()
+                try:
+                    status, _, body = get(d.port, "/metrics", alice, timeout=10)
+                    self.assertEqual(status, 200)
+                    self.assertIn(b"profwatch_build_info", body)
+                except (OSError, http.client.HTTPException) as e:
+                    failed.append(f"scrape {k}: {type(e).__name__}: {e}")
+                took.append(round(time.time() - start, 2))
+            self.assertEqual(failed, [], took)
+            self.assertGreaterEqual(sum(t < SCRAPE_DEADLINE for t in took), 9, took)
+            _, _, body = get(d.port, "/metrics", alice)
+        finally:
+            flood.stop()
+        elapsed = time.time() - started
+        bound = len(sources) * (AUTH_BURST + elapsed / AUTH_REFILL_SECONDS + 1)
+        why = f"{flood.checked()} of {flood.sent()} answers 401 after {elapsed:.1f} s; bound {bound:.0f}"
+        self.assertLessEqual(flood.checked(), bound, why)
+        failures = {}
+        for line in body.decode().splitlines():
+            if line.startswith("profwatch_web_auth_failures_total{"):
+                reason = line.split('reason="')[1].split('"')[0]
+                failures[reason] = float(line.split()[-1])
+        self.assertIn("wrong_password", failures, body.decode())
+        why = f"failures {failures} after {elapsed:.1f} s, {flood.sent()} answers; bound {bound:.0f}"
+        self.assertGreaterEqual(failures["wrong_password"], len(sources) * AUTH_BURST, why)
+        self.assertLessEqual(failures["wrong_password"], bound, why)
+        self.assertGreater(failures["rate_limited"], 0, why)
+        self.assertGreaterEqual(failures["wrong_password"] + failures["rate_limited"], 200, why)
 
     # ---------------------------------------------------------- reload
     def test_file_swapped_while_running(self):
@@ -589,7 +727,7 @@ class WebDoorTest(unittest.TestCase):
         n = 1000
         if raise_nofile(n + 200) < n + 200:
             self.skipTest("RLIMIT_NOFILE too low for 1,000 clients")
-        sources = [f"127.0.0.{i}" for i in range(2, 10)]
+        sources = ["127.0.0.2", "127.0.0.3"]
         hostile = HostileClients(d.port, n, sources, tls=tls is not None, seconds=120).start()
         try:
             # The clients are all out (each connected at least once).

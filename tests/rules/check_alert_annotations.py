@@ -1,7 +1,26 @@
 #!/usr/bin/env python3
 """Every alert in the rule files carries `summary`, `description` and a
-`runbook_url` that points at a section that exists in the repository's docs
-(`docs/FILE.md#anchor`, the anchor being the GitHub-style slug of a heading).
+`runbook_url` that links a section that exists in the repository's docs,
+and its summary states the thresholds its expression compares against.
+
+runbook_url: BASE/FILE.md#anchor, BASE being the Prometheus external label
+profwatch_runbook_base_url where the operator sets one, else the installed
+docs (RUNBOOK_DEFAULT, which `cmake --install` rewrites to the install's
+docs or to -DPROFWATCH_RUNBOOK_BASE_URL); FILE.md is docs/FILE.md here and
+the anchor the GitHub-style slug of a heading.
+
+Thresholds: each number an alert's expression compares with (`> 0.15`,
+`> 1.10`, `> 6 * 3600`) must appear in its summary as a person reads it
+(15%, 1.10, 6 h). Comparisons that only ask "is there one" (`> 0`, `>= 1`,
+`== 0`, `== 1`) are not thresholds.
+
+Groups: a rule (its expression or an annotation's `query`) reads a recorded
+series only from a rule above it in its own group. Prometheus evaluates a
+group's rules in order at one timestamp but each group on its own timer, so
+a series recorded by another group is read as of that group's last
+evaluation, up to an interval late, and an alert's `for:` would count from
+a later evaluation than the promtool tests (which order groups for the
+test) show.
 
 Usage: check_alert_annotations.py --repo DIR RULES.yml...
 Exit 0 when every alert passes; otherwise prints each problem and exits 1.
@@ -12,6 +31,11 @@ import re
 import sys
 
 import yaml
+
+RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+# The template every runbook_url starts with (as YAML parses it).
+RUNBOOK_BASE = ('{{ with $externalLabels.profwatch_runbook_base_url }}{{ reReplaceAll "/+$" "" . }}'
+                "{{ else }}" + RUNBOOK_DEFAULT + "{{ end }}/")
 
 
 def slug(heading):
@@ -32,12 +56,62 @@ def anchors_of(path):
     return out
 
 
+def thresholds(expr):
+    """(number as written, the forms a summary may state it in) for each
+    comparison of `expr` with a number."""
+    out = []
+    for op, num, mult in re.findall(r"(>=|<=|!=|==|>|<)\s*([0-9]+(?:\.[0-9]+)?)(?:\s*\*\s*([0-9]+))?",
+                                    expr):
+        v = float(num) * (float(mult) if mult else 1)
+        if v in (0, 1) and not mult:
+            continue  # presence, a flag, or changes() >= 1
+        if mult == "3600":
+            forms = [f"{float(num):g} h", f"{float(num):g} hours"]
+        elif v < 1:
+            forms = [f"{v * 100:g}%"]
+        else:
+            forms = [num]
+        out.append((f"{op} {num}" + (f" * {mult}" if mult else ""), forms))
+    return out
+
+
+NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def check_groups(rule_file, doc):
+    """Problems where a rule reads a series recorded by another group or by
+    a rule below it in its own group."""
+    groups = doc.get("groups", [])
+    where = {}  # recorded name -> (group name, rule index)
+    for group in groups:
+        for i, rule in enumerate(group.get("rules", [])):
+            if "record" in rule:
+                where.setdefault(rule["record"], (group["name"], i))
+    problems = []
+    for group in groups:
+        for i, rule in enumerate(group.get("rules", [])):
+            text = str(rule.get("expr", "")) + " " + " ".join(
+                str(v) for v in (rule.get("annotations") or {}).values())
+            who = rule.get("alert") or rule.get("record")
+            for name in sorted(set(NAME.findall(text)) & set(where)):
+                g, j = where[name]
+                if g != group["name"]:
+                    problems.append(f"{rule_file}: {who} (group {group['name']}) reads {name}, "
+                                    f"recorded by group {g}: it would see that group's previous "
+                                    "evaluation; move it below the rule in one group")
+                elif j >= i:
+                    problems.append(f"{rule_file}: {who} reads {name}, recorded below it in "
+                                    f"group {g}")
+    return problems
+
+
 def check(repo, rule_files):
     problems = []
     alerts = 0
     for rf in rule_files:
         with open(rf, encoding="utf-8") as f:
             doc = yaml.safe_load(f)
+        problems += check_groups(rf, doc)
         for group in doc.get("groups", []):
             for rule in group.get("rules", []):
                 if "alert" not in rule:
@@ -48,12 +122,19 @@ def check(repo, rule_files):
                 for key in ("summary", "description", "runbook_url"):
                     if not str(ann.get(key, "")).strip():
                         problems.append(f"{rf}: {name}: missing annotation {key}")
+                summary = str(ann.get("summary", ""))
+                for written, forms in thresholds(str(rule.get("expr", ""))):
+                    if not any(f in summary for f in forms):
+                        problems.append(f"{rf}: {name}: the summary does not state the threshold "
+                                        f"`{written}` (as {' or '.join(forms)}): {summary!r}")
                 url = str(ann.get("runbook_url", ""))
-                m = re.fullmatch(r"(docs/[\w\-./]+\.md)#([\w\-]+)", url)
+                m = re.fullmatch(re.escape(RUNBOOK_BASE) + r"([\w\-./]+\.md)#([\w\-]+)", url)
                 if not m:
-                    problems.append(f"{rf}: {name}: runbook_url {url!r} is not docs/FILE.md#anchor")
+                    problems.append(f"{rf}: {name}: runbook_url {url!r} is not "
+                                    f"{RUNBOOK_BASE}FILE.md#anchor (the operator's base, else "
+                                    "the installed docs)")
                     continue
-                doc_path = os.path.join(repo, m.group(1))
+                doc_path = os.path.join(repo, "docs", m.group(1))
                 if not os.path.isfile(doc_path):
                     problems.append(f"{rf}: {name}: {m.group(1)} does not exist")
                 elif m.group(2) not in anchors_of(doc_path):

@@ -130,6 +130,10 @@ inline snapshot::RunState RunWithEverything() {
   st.flops.kernel_ps = {1'000'000'000'000, 200'000'000'000, 0};
   st.flops.unknown_ops = 2;
   st.flops.unknown_kernel_ps = 50'000'000'000;
+  // 1.25 s of GEMM kernels, of them 1.2 s counted: coverage 0.96.
+  st.flops.math_ps = 1'250'000'000'000;
+  st.flops.math_counted_ps = 1'200'000'000'000;
+  st.flops.uncounted = {{"aten::addmm", true, 50'000'000'000}};
   st.flops.families = {{"GEMM", 7.2e14, 1'200'000'000'000}};
   st.flops.device_name = "NVIDIA H100 80GB HBM3";
   st.flops.peak_per_second = 989.4e12;
@@ -241,6 +245,8 @@ inline snapshot::Snapshot SampleSnapshot() {
   s.pending_windows = 2;
   s.pending_by_run[RunWithoutStepTime().key] = 2;
   s.metrics_detail = true;  // every series (serve --metrics-detail): the golden shows them all
+  s.oldest_waiting_seconds = 42.5;
+  s.owner_capped[{"4001", "owner_run_cap"}] = 3;
   return Published(std::move(s));
 }
 

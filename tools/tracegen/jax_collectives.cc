@@ -117,17 +117,26 @@ constexpr int64_t kLeadNs = 20 * kUs;  // compute kernel start before its call
 constexpr int64_t kComputeStream = 7, kCommStream = 8;
 
 // The module's HloProto: a parameter per operand, then the collectives.
-std::string ModuleHlo() {
+// The hostile parameters (JaxCollectiveParams) add empty tuple shapes and
+// dimensions of 1, spread evenly over the collective instructions.
+std::string ModuleHlo(const JaxCollectiveParams& p) {
   namespace w = pb;
   auto shape = [](const JaxArray& a) { return w::HloArrayShape(a.element_type, a.dims); };
+  const auto n = static_cast<int64_t>(Calls().size());
+  auto share = [&](int64_t total, int64_t i) { return total / n + (i < total % n ? 1 : 0); };
   std::vector<std::string> instrs;
   std::vector<int64_t> order;
   int64_t id = 1;
+  int64_t index = 0;
   for (const CallSpec& c : Calls()) {
     std::vector<int64_t> operand_ids;
     for (const JaxArray& a : c.operands) {
+      std::string s = shape(a);
+      if (operand_ids.empty()) {
+        for (int64_t d = share(p.extra_dims, index); d > 0; --d) s += w::VarintField(3, 1);
+      }
       instrs.push_back(w::HloInstr(id, "p" + std::to_string(id), "parameter", "") +
-                       w::LenField(3, shape(a)));
+                       w::LenField(3, s));
       operand_ids.push_back(id);
       order.push_back(id++);
     }
@@ -139,7 +148,9 @@ std::string ModuleHlo() {
       for (const JaxArray& a : c.operands) leaves.push_back(shape(a));
     }
     for (const JaxArray& a : c.outputs) leaves.push_back(shape(a));
-    const std::string result = leaves.size() == 1 ? leaves[0] : w::HloTupleShape(leaves);
+    const int64_t empties = share(p.empty_tuple_shapes, index++);
+    std::string result = leaves.size() == 1 && empties == 0 ? leaves[0] : w::HloTupleShape(leaves);
+    for (int64_t e = 0; e < empties; ++e) result += w::LenField(4, "");
     std::string in = w::HloInstr(id, c.hlo_op, c.opcode, std::string("jit(train_step)/") + c.kind) +
                      w::LenField(3, result) + w::HloOperands(operand_ids);
     if (!c.list.empty()) in += w::HloReplicaGroups(c.list);
@@ -229,7 +240,7 @@ bool WriteJaxCollectiveWindow(const JaxCollectiveParams& p, const std::string& d
   const std::string base = dir + "/" + p.host;
   if (!WriteGzipParts(base + ".trace.json.gz", {&head, &gpu, &tail}, error)) return false;
 
-  const std::string xplane = pb::MetadataPlane({ModuleHlo()});  // an XSpace of one plane
+  const std::string xplane = pb::MetadataPlane({ModuleHlo(p)});  // an XSpace of one plane
   std::ofstream out(base + ".xplane.pb", std::ios::binary | std::ios::trunc);
   out.write(xplane.data(), static_cast<std::streamsize>(xplane.size()));
   if (!out.flush()) {

@@ -29,6 +29,11 @@ struct JaxCollectiveParams {
   int steps = 3;
   uint64_t seed = 1;
   std::string host = "node0";
+  // Hostile HLO (both 0 in a real module): empty tuple_shapes added to the
+  // collective instructions' result shapes, and dimensions of 1 to their
+  // first operands' shapes, each spread evenly over the instructions.
+  int64_t empty_tuple_shapes = 0;
+  int64_t extra_dims = 0;
 };
 
 // One array of an instruction's shape: the dtype's HLO name (bf16, f32),

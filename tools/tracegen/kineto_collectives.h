@@ -13,6 +13,19 @@
 //   cpu-op   NCCL kernel names without collective args; only the
 //            record_param_comms operator with the kernel's External id
 //            carries them (Kineto before the args moved onto kernels)
+//   old-nccl NCCL before ncclDevKernel_*: every collective's kernel is
+//            ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t, no collective args,
+//            no record_param_comms; the kind and shapes are in the nccl:*
+//            operator that launched the kernel (and for _all_gather_base /
+//            _reduce_scatter_base the group size only in the enclosing
+//            c10d:: operator); a kernel's External id equals its
+//            correlation id, as in older Kineto; one SendRecv kernel per
+//            GPU and step has no launch in the window; compute kernels are
+//            launched by aten::mm operators with shapes
+//   symm-mem all-reduces of PyTorch's symmetric memory
+//            (multimem_all_reduce_kernel, one_shot_all_reduce_kernel) and
+//            vLLM's custom all-reduce (cross_device_reduce_1stage) under
+//            their operators with shapes, no collective args
 //
 // Per GPU and step, each call runs alone on the comm stream; a compute
 // kernel on the compute stream covers exactly its first `overlap` part, so
@@ -26,7 +39,7 @@
 
 namespace profwatch::tracegen {
 
-enum class KinetoCommForm { kNccl, kRccl, kRcclBare, kCpuOp };
+enum class KinetoCommForm { kNccl, kRccl, kRcclBare, kCpuOp, kOldNccl, kSymmMem };
 // How the calls name their process group: each kind's own description
 // (fsdp, tp, pp, ep, dp, default_pg), torch's "undefined", or no
 // description/ranks args at all.
@@ -46,9 +59,14 @@ struct KinetoCallTruth {
   std::string kernel;           // the kernel name written
   std::string collective_name;  // args "Collective name" ("" in rccl-bare)
   std::string kind;             // the kind a correct reader finds
-  std::string dtype;            // "" when the trace carries none
-  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;  // -1: not in the trace
-  std::string pg_desc;                                       // "" when not in the trace
+  // The operators that launched it, outermost first (old-nccl, symm-mem).
+  std::vector<std::string> launchers;
+  // What a correct reader finds of the size: "" / -1 when the trace does
+  // not say (old-nccl: the group size of most kinds; a kernel without its
+  // launch: nothing).
+  std::string dtype;
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  std::string pg_desc;  // "" when not in the trace
   std::string pg_ranks;
   uint64_t calls = 0;
   int64_t ps = 0;          // summed kernel time
@@ -58,6 +76,8 @@ struct KinetoCallTruth {
 struct KinetoCollectiveTruth {
   std::vector<KinetoCallTruth> calls;
   int64_t kernel_launches = 0;  // all kernels, compute included
+  // old-nccl: the compute kernels' aten::mm FLOPs, summed (0 otherwise).
+  double matmul_flops = 0;
 };
 
 bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::string& path,

@@ -19,6 +19,8 @@
 
 #include "jax_collectives.h"
 #include "kineto_collectives.h"
+#include "kineto_math.h"
+#include "long_names.h"
 #include "nsys_export.h"
 #include "trace_model.h"
 
@@ -37,10 +39,16 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen nsys --out FILE.sqlite [--schema 2020|2024] [--ranks R] [--first-rank N]
                           [--steps K] [--kernels N] [--seed N]
   profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
-                          [--form nccl|rccl|rccl-bare|cpu-op] [--pg-desc named|undefined|absent]
+                          [--form nccl|rccl|rccl-bare|cpu-op|old-nccl|symm-mem]
+                          [--pg-desc named|undefined|absent]
                           [--manifest FILE]
+  profwatch-tracegen kineto-math --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
+                          [--external-id own|correlation] [--manifest FILE]
   profwatch-tracegen jax-collectives --out DIR [--gpus N] [--steps K] [--seed N]
                           [--host NAME] [--start YYYY_MM_DD_HH_MM_SS] [--manifest FILE]
+                          [--empty-tuple-shapes N] [--extra-dims N]
+  profwatch-tracegen long-names --out FILE.pt.trace.json.gz [--names N] [--name-bytes B]
+                          [--gpus N] [--kernel-us U] [--manifest FILE]
 
 trace options (both subcommands):
   --vendor amd|nvidia        kernel names and stream naming (default amd)
@@ -92,9 +100,20 @@ kineto options (a PyTorch Kineto trace whose collectives are of every kind, READ
   --form F                   nccl: NCCL kernel names with the collective args; rccl: RCCL's
                              generic kernel with them; rccl-bare: the generic kernel, no args
                              (kind and size unknown); cpu-op: NCCL names, the args only on
-                             the record_param_comms operator (default nccl)
+                             the record_param_comms operator; old-nccl: every kernel
+                             ncclKernel_SendRecv_*, kind and shapes only in the launching
+                             nccl:*/c10d:: operators, External id = correlation id;
+                             symm-mem: symmetric-memory and vLLM custom all-reduces under
+                             their operators (default nccl)
   --pg-desc D                named: each group's description (fsdp, ep, pp, tp, dp);
                              undefined: torch's "undefined"; absent: no process-group args
+
+kineto-math options (a PyTorch Kineto trace whose GEMM and attention kernels are launched by
+operators with and without shapes, and FBGEMM kernels, README.md):
+  --gpus N                   devices in the file (default 1)
+  --steps K                  ProfilerStep#s (default 3)
+  --external-id E            own: kernels carry their operator's External id; correlation:
+                             their correlation id, as older Kineto writes it (default own)
 
 jax-collectives options (a JAX window, DIR/<ts>/<host>.trace.json.gz and <host>.xplane.pb,
 whose collectives' sizes are in the xplane's HLO module, README.md):
@@ -102,6 +121,16 @@ whose collectives' sizes are in the xplane's HLO module, README.md):
   --steps K                  steps (default 3; analyze with --profile-steps K)
   --host NAME                file name prefix (default node0)
   --start TS                 the <ts> dir (default 2025_01_15_10_00_00)
+  --empty-tuple-shapes N     hostile: N empty tuple_shapes in all, spread over the collective
+                             instructions' result shapes (default 0)
+  --extra-dims N             hostile: N more dimensions (of 1) in all, spread over the
+                             collective instructions' first operands (default 0)
+
+long-names options (a hostile Kineto trace: distinct, very long kernel names, README.md):
+  --names N                  distinct kernel names, one launch each (default 600)
+  --name-bytes B             bytes of each name (default 1048576)
+  --gpus N                   devices the launches go to in turn (default 1)
+  --kernel-us U              each launch's duration (default 10)
 )";
 
 struct Args {
@@ -130,6 +159,7 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "blocker-kind",
                                                "host-stall-us",
                                                "manifest",
+                                               "external-id",
                                                "mode",
                                                "hosts",
                                                "gpus-per-host",
@@ -150,7 +180,12 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "kernels",
                                                "form",
                                                "pg-desc",
-                                               "host"};
+                                               "host",
+                                               "empty-tuple-shapes",
+                                               "extra-dims",
+                                               "names",
+                                               "name-bytes",
+                                               "kernel-us"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -716,14 +751,16 @@ int CmdKineto(const Args& args) {
   using profwatch::tracegen::KinetoCommForm;
   using profwatch::tracegen::PgDescForm;
   const std::string form = g.Str("form", "nccl"), pg = g.Str("pg-desc", "named");
-  const std::map<std::string, KinetoCommForm> forms = {{"nccl", KinetoCommForm::kNccl},
-                                                       {"rccl", KinetoCommForm::kRccl},
-                                                       {"rccl-bare", KinetoCommForm::kRcclBare},
-                                                       {"cpu-op", KinetoCommForm::kCpuOp}};
+  const std::map<std::string, KinetoCommForm> forms = {
+      {"nccl", KinetoCommForm::kNccl},          {"rccl", KinetoCommForm::kRccl},
+      {"rccl-bare", KinetoCommForm::kRcclBare}, {"cpu-op", KinetoCommForm::kCpuOp},
+      {"old-nccl", KinetoCommForm::kOldNccl},   {"symm-mem", KinetoCommForm::kSymmMem}};
   const std::map<std::string, PgDescForm> pgs = {{"named", PgDescForm::kNamed},
                                                  {"undefined", PgDescForm::kUndefined},
                                                  {"absent", PgDescForm::kAbsent}};
-  if (!forms.count(form)) g.error = "--form must be nccl, rccl, rccl-bare or cpu-op";
+  if (!forms.count(form)) {
+    g.error = "--form must be nccl, rccl, rccl-bare, cpu-op, old-nccl or symm-mem";
+  }
   if (!pgs.count(pg)) g.error = "--pg-desc must be named, undefined or absent";
   const std::string out = g.Str("out", "");
   if (out.empty()) g.error = "kineto: --out FILE is required";
@@ -744,6 +781,7 @@ int CmdKineto(const Args& args) {
       calls.push_back(json{{"kernel", c.kernel},
                            {"collective_name", str(c.collective_name)},
                            {"kind", c.kind},
+                           {"launchers", c.launchers},
                            {"dtype", str(c.dtype)},
                            {"in_nelems", OptCount(c.in_nelems)},
                            {"out_nelems", OptCount(c.out_nelems)},
@@ -755,6 +793,9 @@ int CmdKineto(const Args& args) {
                            {"exposed_ps", c.exposed_ps}});
       AddKindSums(&kinds, c.kind, c.calls, c.ps, c.exposed_ps);
     }
+    json entry = CollectiveFileEntry(json{{"path", out}}, p.gpus, p.steps, truth.kernel_launches,
+                                     kinds, calls);
+    if (p.form == KinetoCommForm::kOldNccl) entry["matmul_flops"] = truth.matmul_flops;
     json m{{"generator", "profwatch-tracegen"},
            {"schema", 1},
            {"command", "kineto"},
@@ -763,8 +804,57 @@ int CmdKineto(const Args& args) {
                            {"seed", p.seed},
                            {"form", form},
                            {"pg_desc", pg}}},
-           {"files", json::array({CollectiveFileEntry(json{{"path", out}}, p.gpus, p.steps,
-                                                      truth.kernel_launches, kinds, calls)})}};
+           {"files", json::array({std::move(entry)})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
+int CmdKinetoMath(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::KinetoMathParams p;
+  p.gpus = static_cast<int>(g.Int("gpus", 1, 1, 64));
+  p.steps = static_cast<int>(g.Int("steps", 3, 1, 1000));
+  p.seed = static_cast<uint64_t>(g.Int("seed", 1, 0, INT64_MAX));
+  const std::string ext = g.Str("external-id", "own");
+  if (ext != "own" && ext != "correlation") g.error = "--external-id must be own or correlation";
+  p.correlation_ids = ext == "correlation";
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "kineto-math: --out FILE is required";
+  if (!g.error.empty()) return Fail(g.error);
+  std::error_code ec;
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
+  profwatch::tracegen::KinetoMathTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteKinetoMathTrace(p, out, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    json kernels = json::array(), families = json::object(), uncounted = json::array();
+    for (const auto& k : truth.kernels) {
+      kernels.push_back(
+          json{{"name", k.name}, {"family", k.family}, {"launches", k.launches}, {"ps", k.ps}});
+      families[k.family] = families.value(k.family, int64_t{0}) + k.ps;
+    }
+    for (const auto& u : truth.uncounted) {
+      uncounted.push_back(
+          json{{"name", u.name}, {"by", u.op ? "operator" : "kernel"}, {"ps", u.ps}});
+    }
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "kineto-math"},
+           {"params",
+            json{{"gpus", p.gpus}, {"steps", p.steps}, {"seed", p.seed}, {"external_id", ext}}},
+           {"files", json::array({json{{"path", out},
+                                       {"gpus", p.gpus},
+                                       {"steps", p.steps},
+                                       {"kernels", kernels},
+                                       {"families", families},
+                                       {"matmul_flops", truth.matmul_flops},
+                                       {"attention_flops", truth.attention_flops},
+                                       {"math_ps", truth.math_ps},
+                                       {"counted_math_ps", truth.counted_math_ps},
+                                       {"unknown_ops", truth.unknown_ops},
+                                       {"uncounted", uncounted}}})}};
     if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());
@@ -776,6 +866,8 @@ int CmdJaxCollectives(const Args& args) {
   profwatch::tracegen::JaxCollectiveParams p;
   ReadCollectiveShape(g, p);
   p.host = g.Str("host", p.host);
+  p.empty_tuple_shapes = g.Int("empty-tuple-shapes", 0, 0, int64_t{1} << 32);
+  p.extra_dims = g.Int("extra-dims", 0, 0, int64_t{1} << 32);
   const std::string ts = g.Str("start", "2025_01_15_10_00_00");
   const std::string out = g.Str("out", "");
   if (out.empty()) g.error = "jax-collectives: --out DIR is required";
@@ -830,6 +922,39 @@ int CmdJaxCollectives(const Args& args) {
   return 0;
 }
 
+int CmdLongNames(const Args& args) {
+  Getter g{args, ""};
+  profwatch::tracegen::LongNamesParams p;
+  p.names = g.Int("names", p.names, 1, int64_t{1} << 24);
+  p.name_bytes = g.Int("name-bytes", p.name_bytes, 1, int64_t{1} << 30);
+  p.gpus = static_cast<int>(g.Int("gpus", p.gpus, 1, 64));
+  p.kernel_us = g.Int("kernel-us", p.kernel_us, 1, 1'000'000);
+  const std::string out = g.Str("out", "");
+  if (out.empty()) g.error = "long-names: --out FILE is required";
+  if (!g.error.empty()) return Fail(g.error);
+  std::error_code ec;
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path(), ec);
+  profwatch::tracegen::LongNamesTruth truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteLongNamesTrace(p, out, &truth, &error)) return Fail(error);
+  if (args.values.count("manifest")) {
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "long-names"},
+           {"params", json{{"names", p.names},
+                           {"name_bytes", p.name_bytes},
+                           {"gpus", p.gpus},
+                           {"kernel_us", p.kernel_us}}},
+           {"files", json::array({json{{"path", out},
+                                       {"kernel_launches", truth.launches},
+                                       {"kernel_ps", truth.kernel_ps},
+                                       {"uncompressed_bytes", truth.uncompressed_bytes}}})}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -852,7 +977,9 @@ int main(int argc, char** argv) {
   if (cmd == "job") return CmdJob(args);
   if (cmd == "nsys") return CmdNsys(args);
   if (cmd == "kineto") return CmdKineto(args);
+  if (cmd == "kineto-math") return CmdKinetoMath(args);
   if (cmd == "jax-collectives") return CmdJaxCollectives(args);
+  if (cmd == "long-names") return CmdLongNames(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -14,6 +14,7 @@
 #include "aggregate/jax_events.h"
 #include "aggregate/kernel_table.h"
 #include "aggregate/kineto_events.h"
+#include "aggregate/launch_join.h"
 #include "aggregate/nsys_events.h"
 
 namespace profwatch::aggregate {
@@ -22,7 +23,9 @@ using classify::FamilyId;
 using classify::FamilyKind;
 
 struct FileAggregator::Impl {
-  Impl(std::string path, size_t interval_budget, std::string spill_dir) {
+  Impl(std::string path, size_t interval_budget, std::string spill_dir,
+       std::shared_ptr<WindowNames> names)
+      : table(std::move(names)) {
     table.path = std::move(path);
     table.interval_budget = interval_budget;
     table.spill_dir = std::move(spill_dir);
@@ -32,8 +35,9 @@ struct FileAggregator::Impl {
 
   KernelTable table;
   GraphKernels graph{table};
-  FlopJoin flops{table.drops};
-  KinetoEvents kineto{table, flops};
+  LaunchJoin launches{table.drops};
+  FlopJoin flops{table.drops, launches};
+  KinetoEvents kineto{table, flops, launches};
   JaxEvents jax{table, graph};
   NsysEvents nsys{table};
 };
@@ -59,7 +63,7 @@ std::vector<FamilyId> ClassifyNames(const KernelTable& table,
   constexpr FamilyId kUnset = std::numeric_limits<FamilyId>::max();
   std::vector<FamilyId> family(table.names.size(), kUnset);
   for (size_t i = 0; i < table.names.size(); ++i) {
-    if (table.name_is_kernel[i]) family[i] = classifier.Classify(table.names[i]);
+    if (table.name_is_kernel[i]) family[i] = table.FamilyOf(static_cast<uint32_t>(i), classifier);
   }
   return family;
 }
@@ -102,6 +106,40 @@ void AddDevices(const KernelTable& table, std::vector<KernelTable::DeviceResult>
   for (const auto& [id, ps] : annotation_ps) out.annotations.push_back({table.scopes[id], ps});
 }
 
+// Which kernel names are of math families, with empty accounts.
+MathAccount NewMathAccount(const KernelTable& table, const std::vector<FamilyId>& family,
+                           const classify::Classifier& classifier) {
+  MathAccount m;
+  const size_t n = table.names.size();
+  m.is_math.assign(n, 0);
+  m.counted_ps.assign(n, 0);
+  m.named_ps.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    m.is_math[i] = table.name_is_kernel[i] && classifier.KindOf(family[i]) == FamilyKind::kMath;
+  }
+  return m;
+}
+
+// The file's math time: counted, and the rest named by its operator or
+// kernel (window_stats.h FlopStats::uncounted).
+void AddMathTime(const KernelTable& table, const MathAccount& m, FlopStats& f) {
+  std::vector<int64_t> total(table.names.size(), 0);
+  for (const KernelTable::Device& d : table.devices) {
+    for (const auto& [name, n] : d.by_name) total[name] += n.total_ps;
+  }
+  for (size_t i = 0; i < total.size(); ++i) {
+    if (!m.is_math[i]) continue;
+    const int64_t counted = std::min(m.counted_ps[i], total[i]);
+    f.math_ps += total[i];
+    f.math_counted_ps += counted;
+    const int64_t rest = total[i] - counted - m.named_ps[i];
+    if (rest > 0)
+      f.uncounted.push_back({std::string(table.names[static_cast<uint32_t>(i)]), false, rest});
+  }
+  for (const auto& [op, ps] : m.operators) f.uncounted.push_back({op, true, ps});
+  f.unknown_kernel_ps = f.math_ps - f.math_counted_ps;
+}
+
 // Kernel time per scope (args.name scopes and placed CUDA-graph kernels),
 // memory kernels left out.
 void AddScopes(const KernelTable& table, const std::vector<FamilyId>& family,
@@ -117,11 +155,14 @@ void AddScopes(const KernelTable& table, const std::vector<FamilyId>& family,
 
 }  // namespace
 
-FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::string spill_dir)
+FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::string spill_dir,
+                               std::shared_ptr<WindowNames> names)
     : impl_(std::make_unique<Impl>(std::move(path), std::max<size_t>(1, interval_budget),
-                                   std::move(spill_dir))) {}
+                                   std::move(spill_dir),
+                                   names ? std::move(names) : std::make_shared<WindowNames>())) {}
 
 uint64_t FileAggregator::SpilledIntervals() const { return impl_->table.spilled_intervals; }
+const std::string& FileAggregator::SpillError() const { return impl_->table.spill_error; }
 
 void FileAggregator::Park() { impl_->table.MaybeSpill(kParkedIntervals); }
 
@@ -164,7 +205,7 @@ std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
   const KernelTable& table = impl_->table;
   std::vector<std::string> out;
   for (size_t i = 0; i < table.names.size() && out.size() < limit; ++i) {
-    if (table.name_is_kernel[i]) out.push_back(table.names[i]);
+    if (table.name_is_kernel[i]) out.emplace_back(table.names[i]);
   }
   return out;
 }
@@ -175,19 +216,37 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   Impl& im = *impl_;
   KernelTable& table = im.table;
   im.jax.ResolveHeld();
+  im.kineto.Finish();
   im.graph.SizeCollectives();
   auto out = std::make_shared<FileStats>();
+  out->names_pool = table.window_names;
   out->summary = SummaryOf(table, summary, partial);
   const std::vector<FamilyId> family = ClassifyNames(table, classifier);
+  switch (summary.schema) {
+    case parse::TraceSchema::kKineto:
+      table.source = kSourceKineto;
+      break;
+    case parse::TraceSchema::kJaxTraceEvents:
+    case parse::TraceSchema::kXPlane:
+      table.source = kSourceJax;
+      break;
+    case parse::TraceSchema::kNsys:
+      table.source = kSourceNsys;
+      break;
+    case parse::TraceSchema::kUnknown:
+      break;
+  }
   AddDevices(table, table.FinishDevices(family, classifier, summary, threads), family, *out);
   out->steps = std::move(table.steps);
-  im.graph.Place(family, *out);
-  im.flops.Count(family, *out);
+  MathAccount math = NewMathAccount(table, family, classifier);
+  im.graph.Place(family, math, *out);
+  im.flops.Count(family, math, *out);
+  AddMathTime(table, math, out->flops);
   if (!summary.device_names.empty()) out->flops.device_name = summary.device_names.front();
   AddScopes(table, family, classifier, *out);
   // Free per-file state: the aggregator is done.
-  impl_ =
-      std::make_unique<Impl>(out->summary.path, table.interval_budget, std::move(table.spill_dir));
+  impl_ = std::make_unique<Impl>(out->summary.path, table.interval_budget,
+                                 std::move(table.spill_dir), table.window_names);
   return out;
 }
 

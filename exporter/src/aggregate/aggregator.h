@@ -47,13 +47,21 @@
 // Kineto gpu_user_annotation ranges (ProfilerStep#N excepted) are kept per
 // device; Finish gives each kernel the innermost one containing it.
 // Memory: bounded by distinct names/scopes/streams/devices and the interval
-// budget, not by the number of events.
+// budget, not by the number of events; each of those is capped where it is
+// read (name_table.h, kernel_table.h: names cut or summed under "other"
+// entries, counted in drops "name_cut", "name_limit", "scope_cut",
+// "scope_limit", "hlo_name_limit", "device_limit", "stream_limit",
+// "step_limit"), so a file's memory is a function of the caps
+// (docs/security.md, "What a window keeps").
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "aggregate/name_table.h"
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
 #include "core/budget.h"
@@ -63,11 +71,11 @@
 namespace profwatch::aggregate {
 
 struct AggregateOptions {
-  int profile_steps = 3;
-  // When set, a window with nsys NVTX step ranges takes the number of
-  // distinct steps there as its profile steps (the flag or log value was
-  // not given explicitly).
-  bool profile_steps_from_nvtx = false;
+  // The inputs of the window's profile-step choice besides the window
+  // itself (aggregate/profile_steps.h): --profile-steps when given
+  // explicitly, the training log's profiler_steps (values >= 1).
+  std::optional<int64_t> profile_steps_flag;
+  std::optional<int64_t> profile_steps_log;
   size_t top_kernels = 5;   // per family; 0 = all
   int region_depth = 3;     // components of a region (region.h)
   size_t top_regions = 10;  // regions listed; the rest are summed as other
@@ -98,8 +106,13 @@ class FileAggregator final : public parse::EventSink {
   static constexpr size_t kMaxFlopLinks = size_t{1} << 20;
 
   // `spill_dir`: where the spill file goes (an unlinked temp file).
+  // `names`: the window's name pool and caps, shared by its files (null: a
+  // pool of this file's own with the default caps and no candidate
+  // classifiers: a cut or uncounted name is then classified by what is
+  // kept of it).
   explicit FileAggregator(std::string path, size_t interval_budget = kDefaultIntervalBudget,
-                          std::string spill_dir = "/tmp");
+                          std::string spill_dir = "/tmp",
+                          std::shared_ptr<WindowNames> names = nullptr);
   ~FileAggregator() override;
   void OnEvent(const parse::TraceEvent& e) override;
 
@@ -116,6 +129,9 @@ class FileAggregator final : public parse::EventSink {
 
   // Intervals written to the spill file so far (0 when everything fit).
   uint64_t SpilledIntervals() const;
+  // Why the spill file could not be created or written ("" when it could,
+  // or none was needed): the intervals stayed in memory instead.
+  const std::string& SpillError() const;
 
   // Whether CUDA-graph kernels, or JAX collective calls (sized from their
   // HLO instruction at Finish), were seen: they need the HLO modules.

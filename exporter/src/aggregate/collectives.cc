@@ -1,6 +1,7 @@
 #include "aggregate/collectives.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 namespace profwatch::aggregate {
@@ -112,7 +113,14 @@ std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op) {
 }
 
 std::optional<CollectiveKind> CollectiveKindOfKernel(std::string_view kernel) {
-  if (kernel.find("RaggedAllToAll") != std::string_view::npos) return CollectiveKind::kAllToAll;
+  auto has = [&](std::string_view part) { return kernel.find(part) != std::string_view::npos; };
+  if (has("RaggedAllToAll")) return CollectiveKind::kAllToAll;
+  // Symmetric memory's and vLLM's custom all-reduce kernels.
+  if (has("multimem_all_reduce") || has("one_shot_all_reduce") || has("two_shot_all_reduce") ||
+      has("cross_device_reduce")) {
+    return CollectiveKind::kAllReduce;
+  }
+  if (has("multimem_all_gather")) return CollectiveKind::kAllGather;
   size_t at = kernel.find("ncclDevKernel_");
   size_t skip = 14;
   if (at == std::string_view::npos) {
@@ -130,6 +138,108 @@ std::optional<CollectiveKind> CollectiveKindOfKernel(std::string_view kernel) {
   if (op == "Broadcast") return CollectiveKind::kBroadcast;
   if (op == "Reduce") return CollectiveKind::kReduce;
   return std::nullopt;  // Generic_N (RCCL) and anything else: the name does not say
+}
+
+std::optional<CollectiveKind> CollectiveKindOfOperator(std::string_view op) {
+  static constexpr std::string_view kNamespaces[] = {
+      "nccl:", "c10d::", "c10d_functional::", "_c10d_functional::", "symm_mem::", "_C_custom_ar::"};
+  bool launcher = false;
+  for (std::string_view ns : kNamespaces) {
+    if (op.starts_with(ns)) {
+      op.remove_prefix(ns.size());
+      launcher = true;
+      break;
+    }
+  }
+  if (!launcher) return std::nullopt;
+  // symm_mem::multimem_all_reduce_, one_shot_all_reduce, two_shot_all_reduce_.
+  for (std::string_view algorithm : {"multimem_", "one_shot_", "two_shot_"}) {
+    if (op.starts_with(algorithm)) op.remove_prefix(algorithm.size());
+  }
+  return CollectiveKindOfName(op);
+}
+
+std::optional<int64_t> TorchTypeBytes(std::string_view t) {
+  struct Size {
+    std::string_view name;
+    int64_t bytes;
+  };
+  static constexpr Size kSizes[] = {{"float", 4},
+                                    {"double", 8},
+                                    {"c10::Half", 2},
+                                    {"c10::BFloat16", 2},
+                                    {"int", 4},
+                                    {"long int", 8},
+                                    {"long", 8},
+                                    {"short int", 2},
+                                    {"short", 2},
+                                    {"signed char", 1},
+                                    {"unsigned char", 1},
+                                    {"bool", 1},
+                                    {"c10::Float8_e4m3fn", 1},
+                                    {"c10::Float8_e5m2", 1},
+                                    {"c10::Float8_e4m3fnuz", 1},
+                                    {"c10::Float8_e5m2fnuz", 1},
+                                    {"c10::complex<float>", 8},
+                                    {"c10::complex<double>", 16},
+                                    {"c10::complex<c10::Half>", 4}};
+  for (const Size& s : kSizes) {
+    if (s.name == t) return s.bytes;
+  }
+  return std::nullopt;
+}
+
+CollectiveOpCall CollectiveCallOfOperator(std::string_view op, const CollectiveOpShapes& shapes) {
+  CollectiveOpCall c;
+  c.kind = CollectiveKindOfOperator(op);
+  if (!c.kind) return c;
+  c.element_bytes = shapes.element_bytes;
+  // c10d's base operators: (output, input, ...); NCCL's ranges: the input.
+  const bool base = op.find("_base") != std::string_view::npos && op.starts_with("c10d::");
+  if (base && shapes.second >= 0) {
+    c.out_elements = shapes.first;
+    c.in_elements = shapes.second;
+    const int64_t big = *c.kind == CollectiveKind::kAllGather ? c.out_elements : c.in_elements;
+    const int64_t small = *c.kind == CollectiveKind::kAllGather ? c.in_elements : c.out_elements;
+    if ((*c.kind == CollectiveKind::kAllGather || *c.kind == CollectiveKind::kReduceScatter) &&
+        small > 0 && big % small == 0) {
+      c.ranks = big / small;
+    }
+  } else if (!base) {
+    c.in_elements = shapes.first;
+  }
+  return c;
+}
+
+CollectiveCall CollectiveCallOfLaunchers(const std::vector<CollectiveOpCall>& innermost_first) {
+  CollectiveCall call;
+  const CollectiveOpCall* named = nullptr;
+  for (const CollectiveOpCall& c : innermost_first) {
+    if (c.kind) {
+      named = &c;
+      break;
+    }
+  }
+  if (named == nullptr) return call;
+  const CollectiveKind kind = *named->kind;
+  call.kind = kind;
+  int64_t in = -1, out = -1, element = -1, ranks = -1;
+  for (const CollectiveOpCall& c : innermost_first) {
+    if (c.kind != kind) continue;
+    if (in < 0) in = c.in_elements;
+    if (out < 0) out = c.out_elements;
+    if (element < 0) element = c.element_bytes;
+    if (ranks < 0) ranks = c.ranks;
+    if (call.group.description.empty()) call.group = c.group;
+  }
+  if (ranks >= 1) call.ranks = ranks;
+  // An all-gather that lists its input alone moves the input of every rank.
+  if (kind == CollectiveKind::kAllGather && out < 0 && in >= 0 && ranks >= 1) {
+    int64_t all = 0;
+    if (!__builtin_mul_overflow(in, ranks, &all)) out = all;
+  }
+  if (element >= 1) call.bytes = CollectiveBytes(kind, element, in, out);
+  return call;
 }
 
 std::optional<int64_t> DtypeBytes(std::string_view d) {
@@ -229,6 +339,10 @@ void CollectiveSums::AddSized(CollectiveKind kind, std::optional<int64_t> call_b
                               std::optional<int64_t> ranks, int64_t ps, int64_t calls) {
   if (ranks && *ranks >= 1) AddGroupSize(*ranks);
   if (!call_bytes) return;
+  if (static_cast<double>(*call_bytes) > kMaxCollectiveCallBytes) {
+    oversized_calls += calls;
+    return;
+  }
   sized_calls += calls;
   sized_ps += ps;
   const double all = static_cast<double>(*call_bytes) * static_cast<double>(calls);
@@ -265,6 +379,7 @@ void CollectiveSums::Merge(const CollectiveSums& o) {
   kernel_ps += o.kernel_ps;
   exposed_ps += o.exposed_ps;
   sized_calls += o.sized_calls;
+  oversized_calls += o.oversized_calls;
   sized_ps += o.sized_ps;
   bytes += o.bytes;
   bus_ps += o.bus_ps;
@@ -273,6 +388,8 @@ void CollectiveSums::Merge(const CollectiveSums& o) {
   more_group_sizes = more_group_sizes || o.more_group_sizes;
   for (const ProcessGroup& g : o.process_groups) AddProcessGroup(g);
   more_process_groups = more_process_groups || o.more_process_groups;
+  sources |= o.sources;
+  generic_kernels = generic_kernels || o.generic_kernels;
 }
 
 std::optional<double> CollectiveSums::AlgBandwidth() const {
@@ -292,6 +409,22 @@ bool CollectiveStats::Any() const {
 
 void CollectiveStats::Merge(const CollectiveStats& o) {
   for (size_t k = 0; k < kCollectiveKinds; ++k) kinds[k].Merge(o.kinds[k]);
+}
+
+CollectiveOpCall KinetoCollectiveOpCall(std::string_view collective, std::string_view dtype,
+                                        int64_t in_elements, int64_t out_elements,
+                                        int64_t group_size, std::string_view pg_desc,
+                                        std::string_view pg_ranks) {
+  const CollectiveCall full = KinetoCollectiveCall(collective, dtype, in_elements, out_elements,
+                                                   group_size, pg_desc, pg_ranks);
+  CollectiveOpCall c;
+  c.kind = full.kind;
+  c.in_elements = in_elements;
+  c.out_elements = out_elements;
+  c.element_bytes = DtypeBytes(dtype).value_or(-1);
+  c.ranks = group_size >= 1 ? group_size : -1;
+  c.group = full.group;
+  return c;
 }
 
 CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,

@@ -15,9 +15,11 @@
 // factor 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
 // all_to_all, 1 for broadcast, reduce and send_recv; none for `other`.
 // A call without a usable size (no metadata, unknown dtype, negative or
-// overflowing counts) adds no bytes and none of its time to the bandwidth
-// denominators: bandwidth is absent when no call had a size, never 0 or
-// infinite.
+// overflowing counts, or a size no GPU could hold: kMaxCollectiveCallBytes)
+// adds no bytes and none of its time to the bandwidth denominators:
+// bandwidth is absent when no call had a size, never 0 or infinite. A
+// kind whose sized calls claim a rate no GPU reaches
+// (kMaxCollectiveBandwidth) has its bytes and bandwidths absent too.
 #pragma once
 
 #include <array>
@@ -65,8 +67,13 @@ std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op);
 
 // The kind a kernel name says: NCCL/RCCL's nccl[Dev]Kernel_<Op>_... with
 // <Op> AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, SendRecv (and
-// AllToAll), XLA's RaggedAllToAll...; nullopt when the name does not say
-// (RCCL's ncclDevKernel_Generic_N, anything else).
+// AllToAll), XLA's RaggedAllToAll..., the all-reduces of PyTorch's symmetric
+// memory (multimem_all_reduce_kernel, one_shot_all_reduce_kernel,
+// two_shot_all_reduce_kernel), multimem_all_gather and vLLM's custom
+// all-reduce (cross_device_reduce_*); nullopt when the name does not say
+// (RCCL's ncclDevKernel_Generic_N, anything else). Older NCCL names every
+// collective ncclKernel_SendRecv_*: the name is the last resort, after what
+// launched the kernel (CollectiveKindOfOperator).
 std::optional<CollectiveKind> CollectiveKindOfKernel(std::string_view kernel);
 
 // Bytes of one element of a Kineto dtype ("Float" 4, "BFloat16" 2, "Half" 2,
@@ -78,6 +85,19 @@ std::optional<int64_t> DtypeBytes(std::string_view dtype);
 // missing (< 0) or the product overflows.
 std::optional<int64_t> CollectiveBytes(CollectiveKind kind, int64_t element_bytes,
                                        int64_t in_elements, int64_t out_elements);
+
+// Physical bounds: sizes are the trace's word, and a crafted or corrupt
+// trace can claim anything (`In msg nelems` of 2^59). A call's buffer lies
+// in one GPU's memory, and none holds more than 288 GB (MI355X, B300): a
+// call claiming more than kMaxCollectiveCallBytes (1 TiB, well above that)
+// is impossible and its size unknown. A collective's bytes cross each
+// GPU's memory at least once, so no collective moves them faster than the
+// fastest GPU memory (8 TB/s: B200, MI355X), and busbw (at most twice
+// algbw) stays below the fastest link (NVLink 5: 0.9 TB/s each way): a
+// kind whose algbw or busbw exceeds kMaxCollectiveBandwidth (10 TB/s) is
+// impossible, and its bytes and bandwidths are unknown.
+inline constexpr double kMaxCollectiveCallBytes = 1099511627776.0;  // 2^40
+inline constexpr double kMaxCollectiveBandwidth = 1e13;             // bytes per second
 
 // busbw / algbw for a group of `ranks`; nullopt for kOther or ranks < 1.
 std::optional<double> BusBandwidthFactor(CollectiveKind kind, int64_t ranks);
@@ -106,6 +126,50 @@ struct CollectiveCall {
   ProcessGroup group;
 };
 
+// The kind a host operator that launches collectives names: NCCL's
+// profiling ranges (`nccl:all_reduce`, `nccl:_all_gather_base`,
+// `nccl:_reduce_scatter_base`, `nccl:all_to_all`, `nccl:send`, ...), c10d's
+// and the functional collectives' operators (`c10d::allreduce_`,
+// `c10d::_allgather_base_`, `_c10d_functional::all_gather_into_tensor`),
+// symmetric memory's (`symm_mem::multimem_all_reduce_`,
+// `symm_mem::one_shot_all_reduce`) and vLLM's custom all-reduce
+// (`_C_custom_ar::all_reduce`); nullopt for every other name (aten::gather
+// is no collective).
+std::optional<CollectiveKind> CollectiveKindOfOperator(std::string_view op);
+
+// What a collective operator's recorded shapes say (Kineto `Input Dims` and
+// `Input type` of the operator above): the elements of its first two tensor
+// inputs and the element size of the first. "Base" operators
+// (`c10d::_allgather_base_`, `c10d::_reduce_scatter_base_`) list the output
+// then the input; NCCL's ranges list the input alone. -1: unknown.
+struct CollectiveOpShapes {
+  int64_t first = -1, second = -1;
+  int64_t element_bytes = -1;
+};
+// The call one operator describes on its own: kind, bytes when its shapes
+// give them, group size where a base operator lists both tensors
+// (output/input for all-gather, input/output for reduce-scatter).
+struct CollectiveOpCall {
+  std::optional<CollectiveKind> kind;
+  int64_t in_elements = -1, out_elements = -1, element_bytes = -1, ranks = -1;
+  ProcessGroup group;  // record_param_comms' process group, when named
+};
+CollectiveOpCall CollectiveCallOfOperator(std::string_view op, const CollectiveOpShapes& shapes);
+// The call of a kernel from the operators enclosing its launch, innermost
+// first (each with its own CollectiveOpCall, or a full CollectiveCall from
+// record_param_comms' args): the kind of the innermost that names one;
+// element counts, element size and group size from the innermost of that
+// kind that has each; bytes by the nccl-tests rules (all-gather: the whole
+// output, which an input-only all-gather gives with the group size; every
+// other kind the input). No kind: an empty call.
+CollectiveCall CollectiveCallOfLaunchers(const std::vector<CollectiveOpCall>& innermost_first);
+
+// Bytes of an element of a tensor as Kineto's `Input type` names it (C++
+// type names: "float" 4, "c10::BFloat16" 2, "c10::Half" 2, "double" 8,
+// "long int" 8, "int" 4, "signed char" 1, "unsigned char" 1, "bool" 1,
+// "c10::Float8_e4m3fn" 1, ...); nullopt when unknown.
+std::optional<int64_t> TorchTypeBytes(std::string_view type);
+
 // One collective kind's figures, summed over calls (and devices).
 struct CollectiveSums {
   // Distinct group sizes kept, smallest first; more are counted only.
@@ -121,12 +185,19 @@ struct CollectiveSums {
   double bytes = 0;         // their bytes
   int64_t bus_ps = 0;       // kernel time of sized calls with a bus factor
   double bus_bytes = 0;     // their bytes x factor
+  // Calls whose byte count was above kMaxCollectiveCallBytes (not sized).
+  int64_t oversized_calls = 0;
   std::vector<int64_t> group_sizes;
   bool more_group_sizes = false;
   std::vector<ProcessGroup> process_groups;
   bool more_process_groups = false;
+  // Which trace formats the calls came from (kSource* bits), and whether
+  // some `other` call was RCCL's generic kernel: what the notes may name.
+  uint8_t sources = 0;
+  bool generic_kernels = false;
 
   // `calls` calls of one size: bytes and group size each (either may be
+  // unknown; bytes above kMaxCollectiveCallBytes count as oversized and
   // unknown), `ps` their kernel time together.
   void AddSized(CollectiveKind kind, std::optional<int64_t> bytes, std::optional<int64_t> ranks,
                 int64_t ps, int64_t calls = 1);
@@ -139,6 +210,9 @@ struct CollectiveSums {
   std::optional<double> AlgBandwidth() const;
   std::optional<double> BusBandwidth() const;
 };
+
+// CollectiveSums::sources bits.
+inline constexpr uint8_t kSourceKineto = 1, kSourceJax = 2, kSourceNsys = 4;
 
 struct CollectiveStats {
   std::array<CollectiveSums, kCollectiveKinds> kinds{};
@@ -154,6 +228,12 @@ struct CollectiveStats {
 CollectiveCall KinetoCollectiveCall(std::string_view collective, std::string_view dtype,
                                     int64_t in_elements, int64_t out_elements, int64_t group_size,
                                     std::string_view pg_desc = {}, std::string_view pg_ranks = {});
+
+// The same args as one launcher of CollectiveCallOfLaunchers (record_param_comms).
+CollectiveOpCall KinetoCollectiveOpCall(std::string_view collective, std::string_view dtype,
+                                        int64_t in_elements, int64_t out_elements,
+                                        int64_t group_size, std::string_view pg_desc = {},
+                                        std::string_view pg_ranks = {});
 
 // The collective metadata of Kineto's record_param_comms operators by their
 // External id, for the kernels they launched that carry none themselves

@@ -9,50 +9,121 @@ namespace profwatch::aggregate {
 
 using classify::FamilyId;
 
-void FlopJoin::AddOperator(int64_t external_id, const OpFlops& flops) {
+void FlopJoin::AddOperator(int64_t external_id, const OpFlops& flops, uint32_t thread,
+                           int64_t start, int64_t end) {
   if (ops_.size() >= FileAggregator::kMaxFlopLinks) {
     ++drops_["flop_op_limit"];
     return;
   }
   ops_[external_id] = flops;
+  launches_.AddRange(LaunchJoin::kFlops, thread, start, end,
+                     static_cast<uint32_t>(range_op_.size()));
+  range_op_.push_back(external_id);
 }
 
-void FlopJoin::AddKernel(int64_t external_id, int64_t ps, uint32_t name) {
+void FlopJoin::AddOperatorName(int64_t external_id, std::string_view name) {
+  if (op_name_of_.size() >= FileAggregator::kMaxFlopLinks) {
+    ++drops_["flop_op_name_limit"];
+    return;
+  }
+  bool added;
+  const std::optional<uint32_t> id = op_names_.Intern(name, added);
+  if (!id) {  // the name table's cap (name_table.h): the operator stays unnamed
+    ++drops_["flop_op_name_limit"];
+    return;
+  }
+  op_name_of_.emplace_back(external_id, *id);
+}
+
+void FlopJoin::AddKernel(int64_t external_id, int64_t ps, uint32_t name, int64_t correlation) {
   if (links_.size() < FileAggregator::kMaxFlopLinks) {
-    links_.push_back({external_id, ps, name});
+    links_.push_back({external_id, correlation, ps, name, false, true});
   } else {
     ++drops_["flop_link_limit"];
   }
 }
 
-void FlopJoin::Count(const std::vector<FamilyId>& family, FileStats& out) {
-  if (ops_.empty() || links_.empty()) return;
-  std::sort(links_.begin(), links_.end(),
-            [](const KernelLink& a, const KernelLink& b) { return a.external_id < b.external_id; });
+void FlopJoin::AddLaunchedKernel(int64_t correlation, int64_t ps, uint32_t name) {
+  if (links_.size() < FileAggregator::kMaxFlopLinks) {
+    links_.push_back({correlation, correlation, ps, name, true, true});
+  } else {
+    ++drops_["flop_link_limit"];
+  }
+}
+
+void FlopJoin::Count(const std::vector<FamilyId>& family, MathAccount& math, FileStats& out) {
+  if (links_.empty()) return;
+  // Launched kernels: the innermost counted operator open at their launch.
+  // Math kernels whose operator is no counted one: the counted operator
+  // enclosing their launch, if any.
+  std::vector<uint32_t> open;
+  for (KernelLink& l : links_) {
+    if (!l.by_launch) {
+      if (l.correlation >= 0 && math.is_math[l.name] && !ops_.contains(l.key) &&
+          launches_.Enclosing(LaunchJoin::kFlops, l.correlation, 1, &open) && !open.empty()) {
+        l.key = range_op_[open.front()];
+      }
+      continue;
+    }
+    l.by_launch = false;
+    if (launches_.Enclosing(LaunchJoin::kFlops, l.key, 1, &open) && !open.empty()) {
+      l.key = range_op_[open.front()];
+    } else {
+      l.linked = false;
+    }
+  }
+  std::sort(links_.begin(), links_.end(), [](const KernelLink& a, const KernelLink& b) {
+    if (a.linked != b.linked) return a.linked;
+    return a.key < b.key;
+  });
+  std::sort(op_name_of_.begin(), op_name_of_.end());
+  auto op_name = [&](int64_t id) -> std::optional<std::string_view> {
+    auto it = std::lower_bound(op_name_of_.begin(), op_name_of_.end(),
+                               std::pair<int64_t, uint32_t>{id, 0});
+    if (it == op_name_of_.end() || it->first != id) return std::nullopt;
+    return op_names_[it->second];
+  };
   std::map<FamilyId, FlopStats::Family> by_family;
-  for (size_t i = 0; i < links_.size();) {
+  for (size_t i = 0; i < links_.size() && links_[i].linked;) {
     size_t end = i;
-    int64_t ps = 0, longest = -1;
-    uint32_t longest_name = 0;
-    for (; end < links_.size() && links_[end].external_id == links_[i].external_id; ++end) {
-      ps += links_[end].ps;
-      if (links_[end].ps > longest) {
-        longest = links_[end].ps;
-        longest_name = links_[end].name;
+    int64_t ps = 0, longest = -1, longest_math = -1;
+    uint32_t longest_name = 0, longest_math_name = 0;
+    for (; end < links_.size() && links_[end].linked && links_[end].key == links_[i].key; ++end) {
+      const KernelLink& l = links_[end];
+      ps += l.ps;
+      if (l.ps > longest) {
+        longest = l.ps;
+        longest_name = l.name;
+      }
+      if (math.is_math[l.name] && l.ps > longest_math) {
+        longest_math = l.ps;
+        longest_math_name = l.name;
       }
     }
-    auto op = ops_.find(links_[i].external_id);
+    const int64_t id = links_[i].key;
+    auto op = ops_.find(id);
+    const bool counted = op != ops_.end() && op->second.known;
+    const std::optional<std::string_view> name = counted ? std::nullopt : op_name(id);
+    for (size_t k = i; k < end; ++k) {
+      const KernelLink& l = links_[k];
+      if (!math.is_math[l.name]) continue;
+      if (counted) {
+        math.counted_ps[l.name] += l.ps;
+      } else if (name) {
+        math.named_ps[l.name] += l.ps;
+        math.operators[std::string(*name)] += l.ps;
+      }
+    }
     i = end;
     if (op == ops_.end()) continue;
     if (!op->second.known) {
       ++out.flops.unknown_ops;
-      out.flops.unknown_kernel_ps += ps;
       continue;
     }
     const auto k = static_cast<size_t>(op->second.kind);
     out.flops.flops[k] += static_cast<double>(op->second.flops);
     out.flops.kernel_ps[k] += ps;
-    FlopStats::Family& f = by_family[family[longest_name]];
+    FlopStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
     f.flops += static_cast<double>(op->second.flops);
     f.kernel_ps += ps;
   }

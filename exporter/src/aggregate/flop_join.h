@@ -1,46 +1,80 @@
 // Internal to aggregate/. FlopJoin: Kineto's FLOP join of one file. Counted
-// operators (flops.h) are kept by External id and each kernel's External id
-// link beside them; Count gives each operator's FLOPs once, with its
-// kernels' time. One owner thread.
+// operators (flops.h) are kept by External id, each kernel's link to its
+// operator beside them; Count gives each operator's FLOPs once, with its
+// kernels' time, and accounts every math kernel's time as counted or not.
+// One owner thread.
+//
+// A kernel's operator is the one whose External id it carries (the
+// innermost operator open at its launch). When that operator is no counted
+// one, a math kernel joins the innermost counted operator enclosing its
+// launch instead: aten::_scaled_dot_product_flash_attention's kernel is
+// launched inside aten::_flash_attention_forward. The External id cannot
+// be trusted at all where older Kineto writes the kernel's correlation id as
+// its External id (the two are equal), which then names an unrelated
+// operator. Such a kernel (and one without an External id) joins the
+// innermost counted operator open on the host thread when it was launched
+// (launch_join.h).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "aggregate/file_stats.h"
 #include "aggregate/flops.h"
+#include "aggregate/launch_join.h"
+#include "aggregate/name_table.h"
 #include "classify/classifier.h"
 
 namespace profwatch::aggregate {
 
 class FlopJoin {
  public:
-  // Beyond FileAggregator::kMaxFlopLinks operators or links, later ones are
-  // counted in `drops` ("flop_op_limit", "flop_link_limit"), which must
-  // outlive this.
-  explicit FlopJoin(std::map<std::string, uint64_t>& drops) : drops_(drops) {}
+  // Beyond FileAggregator::kMaxFlopLinks operators, names or links, later
+  // ones are counted in `drops` ("flop_op_limit", "flop_op_name_limit",
+  // "flop_link_limit"). `drops` and `launches` must outlive this.
+  FlopJoin(std::map<std::string, uint64_t>& drops, LaunchJoin& launches)
+      : drops_(drops), launches_(launches) {}
 
-  // An operator whose FLOPs are counted; its kernels carry `external_id`.
-  void AddOperator(int64_t external_id, const OpFlops& flops);
-  // A kernel (name id `name`) launched by the operator `external_id`.
-  void AddKernel(int64_t external_id, int64_t ps, uint32_t name);
+  // An operator whose FLOPs are counted; its kernels carry `external_id`,
+  // it ran on host `thread` from `start` to `end`.
+  void AddOperator(int64_t external_id, const OpFlops& flops, uint32_t thread, int64_t start,
+                   int64_t end);
+  // Any operator's name, by External id: it names the math kernels it
+  // launched whose FLOPs are not counted.
+  void AddOperatorName(int64_t external_id, std::string_view name);
+  // A kernel (name id `name`) launched by the operator `external_id`, as
+  // `correlation` (-1: unknown).
+  void AddKernel(int64_t external_id, int64_t ps, uint32_t name, int64_t correlation = -1);
+  // A kernel without a trustworthy External id, launched as `correlation`.
+  void AddLaunchedKernel(int64_t correlation, int64_t ps, uint32_t name);
 
   // Joins operators and kernels into out.flops and out.flop_families: each
-  // operator's FLOPs once, with its kernels' time; its family (`family` by
-  // name id) is that of its longest kernel.
-  void Count(const std::vector<classify::FamilyId>& family, FileStats& out);
+  // operator's FLOPs once, with its kernels' time, in the family of the
+  // kernel that ran them (its longest math-family kernel, else its longest
+  // kernel). Adds the math kernels' time to `math`: counted, or uncounted
+  // and named by its operator. `family` by name id. Call after
+  // LaunchJoin::Finish.
+  void Count(const std::vector<classify::FamilyId>& family, MathAccount& math, FileStats& out);
 
  private:
   struct KernelLink {
-    int64_t external_id = 0;
+    int64_t key = 0;  // External id; a correlation id while by_launch
+    int64_t correlation = -1;
     int64_t ps = 0;
     uint32_t name = 0;
+    bool by_launch = false;
+    bool linked = true;  // false: no operator found for it
   };
   std::map<std::string, uint64_t>& drops_;
+  LaunchJoin& launches_;
   std::unordered_map<int64_t, OpFlops> ops_;
+  std::vector<int64_t> range_op_;  // LaunchJoin kFlops payload -> External id
+  NameTable op_names_;
+  std::vector<std::pair<int64_t, uint32_t>> op_name_of_;  // (External id, op name id)
   std::vector<KernelLink> links_;
 };
 

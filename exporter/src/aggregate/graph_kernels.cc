@@ -12,16 +12,37 @@ namespace profwatch::aggregate {
 
 using classify::FamilyId;
 
+// The id (index + 1) of `name` in `table`: cut past the name bound, and
+// beyond `max` names one shared entry that no module or instruction has
+// (its kernels stay unplaced, its calls unsized), counted as
+// "hlo_name_limit".
+uint32_t GraphKernels::BoundedId(NameTable& table, std::string_view name, size_t max,
+                                 uint32_t& other) {
+  if (auto id = table.Find(name)) return *id + 1;
+  const size_t max_bytes = table_.window_names->limits().max_name_bytes;
+  std::string cut;
+  if (name.size() > max_bytes) {
+    ++table_.drops["hlo_name_limit"];
+    cut = CutName(name, max_bytes);
+    name = cut;
+    if (auto id = table.Find(name)) return *id + 1;
+  }
+  if (table.indexed() < max) {
+    if (auto id = table.Add(name)) return *id + 1;
+  }
+  ++table_.drops["hlo_name_limit"];
+  if (other == 0) other = table.AddUnindexed("(other)") + 1;
+  return other;
+}
+
 uint32_t GraphKernels::ModuleId(std::string_view module) {
   if (module.empty()) return 0;
   if (!keep_) return kAnyModule;
-  bool added;
-  return modules_.Intern(module, added) + 1;
+  return BoundedId(modules_, module, kMaxModules, other_module_);
 }
 
 uint32_t GraphKernels::HloOpId(std::string_view op) {
-  bool added;
-  return hlo_ops_.Intern(op, added) + 1;
+  return BoundedId(hlo_ops_, op, kMaxHloOps, other_op_);
 }
 
 void GraphKernels::SizeCollectives() {
@@ -67,9 +88,10 @@ void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int
 
 void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
                                   const GraphPlacement::Execution& e, size_t offset,
-                                  const std::vector<FamilyId>& family, FileStats& out,
-                                  FamilyFlops& by_family) {
+                                  const std::vector<FamilyId>& family, MathAccount& math,
+                                  FileStats& out, FamilyFlops& by_family) {
   std::array<double, 2> flops{};
+  std::vector<double> by_launch;  // FLOPs of each counted launch, schedule order
   bool any = false, unknown = false;
   auto [counted, added] = launch_flops_.try_emplace(&schedule);
   if (added) {
@@ -88,22 +110,36 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
     }
     flops[launch.flop_kind == parse::HloLaunch::Flops::kMatmul ? 0 : 1] +=
         static_cast<double>(launch_flops_count);
+    by_launch.push_back(static_cast<double>(launch_flops_count));
   }
   if (!any) return;
-  int64_t ps = 0, longest = -1;
-  uint32_t longest_name = 0;
+  int64_t ps = 0, longest = -1, longest_math = -1;
+  uint32_t longest_name = 0, longest_math_name = 0;
+  // The math kernels in start order as runs of one family: (family, time).
+  std::vector<std::pair<FamilyId, int64_t>> runs;
   for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
     const Kernel& gk = kernels_[k];
-    ps += gk.end - gk.start;
-    if (gk.end - gk.start > longest) {
-      longest = gk.end - gk.start;
+    const int64_t d = gk.end - gk.start;
+    ps += d;
+    if (d > longest) {
+      longest = d;
       longest_name = gk.name;
     }
+    if (!math.is_math[gk.name]) continue;
+    if (d > longest_math) {
+      longest_math = d;
+      longest_math_name = gk.name;
+    }
+    if (runs.empty() || runs.back().first != family[gk.name]) runs.emplace_back(family[gk.name], 0);
+    runs.back().second += d;
   }
   if (unknown) {
     ++out.flops.unknown_ops;
-    out.flops.unknown_kernel_ps += ps;
     return;
+  }
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    const Kernel& gk = kernels_[k];
+    if (math.is_math[gk.name]) math.counted_ps[gk.name] += gk.end - gk.start;
   }
   out.flops.flops[0] += flops[0];
   out.flops.flops[1] += flops[1];
@@ -112,13 +148,26 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
   } else {
     out.flops.kernel_ps[flops[0] > 0 ? 0 : 1] += ps;
   }
-  // Every counted execution in one family, so the families sum to the total.
-  FlopStats::Family& f = by_family[family[longest_name]];
+  // Each count in the family of the kernels that ran it: library calls
+  // launch their kernels in schedule order, so when the math kernels form
+  // one run of a family per counted launch, the launches pair with the runs
+  // in order (a cuBLAS GEMM's kernel, then cuDNN attention's). Otherwise the
+  // whole execution is in the family of its longest math kernel (else its
+  // longest kernel). Either way the families sum to the total.
+  if (by_launch.size() > 1 && runs.size() == by_launch.size()) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      FlopStats::Family& f = by_family[runs[i].first];
+      f.flops += by_launch[i];
+      f.kernel_ps += runs[i].second;
+    }
+    return;
+  }
+  FlopStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
   f.flops += flops[0] + flops[1];
   f.kernel_ps += ps;
 }
 
-void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
+void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math, FileStats& out) {
   GraphRegionStats& g = out.graph;
   g.kernel_ps = unkept_ps_ + over_limit_ps_;
   for (const Kernel& k : kernels_) g.kernel_ps += k.scoped ? 0 : k.end - k.start;
@@ -145,7 +194,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
            kernels_[end].module == kernels_[begin].module) {
       ++end;
     }
-    PlaceGroup(begin, end, family, out, flop_by_family);
+    PlaceGroup(begin, end, family, math, out, flop_by_family);
     begin = end;
   }
   for (auto& [id, f] : flop_by_family) out.flop_families.emplace_back(id, std::move(f));
@@ -153,9 +202,9 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, FileStats& out) {
 }
 
 void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<FamilyId>& family,
-                              FileStats& out, FamilyFlops& by_family) {
+                              MathAccount& math, FileStats& out, FamilyFlops& by_family) {
   GraphRegionStats& g = out.graph;
-  const std::string& module = modules_[kernels_[begin].module - 1];
+  const std::string module(modules_[kernels_[begin].module - 1]);
   const parse::HloModuleSchedule* schedule = hlo_->Find(module);
   if (schedule == nullptr) {
     const bool unscoped = std::any_of(kernels_.begin() + static_cast<ptrdiff_t>(begin),
@@ -178,7 +227,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
                  "schedule too often to place them all";
   }
   for (const GraphPlacement::Execution& e : placed.executions) {
-    CountExecution(*schedule, e, begin, family, out, by_family);
+    CountExecution(*schedule, e, begin, family, math, out, by_family);
   }
   for (size_t i = begin; i < end; ++i) {
     const Kernel& k = kernels_[i];
@@ -190,7 +239,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
                                    : placed.shared_scopes[idx - schedule->scopes.size()];
     const uint32_t sid = table_.ScopeId(scope);
     if (sid == 0) continue;
-    table_.scope_name_ps[(uint64_t{sid} << 32) | k.name] += k.end - k.start;
+    table_.AddScopeTime(sid, k.name, k.end - k.start);
     g.placed_ps += k.end - k.start;
   }
 }

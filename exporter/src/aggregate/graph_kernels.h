@@ -42,6 +42,10 @@ class GraphKernels {
   // (Keep(false)) only whether there is one matters: kAnyModule, nothing
   // interned.
   static constexpr uint32_t kAnyModule = ~uint32_t{0};
+  // Distinct module and instruction names kept per file (a real file: a
+  // few modules, hundreds of collective instructions).
+  static constexpr size_t kMaxModules = 4096;
+  static constexpr size_t kMaxHloOps = size_t{1} << 16;
   uint32_t ModuleId(std::string_view module);
   // The id of a collective kernel's args.hlo_op: index + 1.
   uint32_t HloOpId(std::string_view op);
@@ -60,8 +64,9 @@ class GraphKernels {
   // Gives unscoped kernels the scopes their module's schedule implies
   // (added to the table's scope_name_ps like args.name scopes), fills
   // `out.graph` and adds the placed launches' FLOPs to `out.flops` and
-  // `out.flop_families` (`family` by name id). Frees the kept kernels.
-  void Place(const std::vector<classify::FamilyId>& family, FileStats& out);
+  // `out.flop_families` (`family` by name id), and the counted math
+  // kernels' time to `math`. Frees the kept kernels.
+  void Place(const std::vector<classify::FamilyId>& family, MathAccount& math, FileStats& out);
 
  private:
   struct Kernel {
@@ -73,16 +78,20 @@ class GraphKernels {
   using FamilyFlops = std::map<classify::FamilyId, FlopStats::Family>;
   // The kernels [begin, end) of one (device, module).
   void PlaceGroup(size_t begin, size_t end, const std::vector<classify::FamilyId>& family,
-                  FileStats& out, FamilyFlops& by_family);
+                  MathAccount& math, FileStats& out, FamilyFlops& by_family);
   // FLOPs of one execution of launches and its kernels' time: by kind when
-  // one kind did them, else in the total only.
+  // one kind did them, else in the total only; by the family of the
+  // kernels that ran them.
   void CountExecution(const parse::HloModuleSchedule& schedule, const GraphPlacement::Execution& e,
-                      size_t offset, const std::vector<classify::FamilyId>& family, FileStats& out,
-                      FamilyFlops& by_family);
+                      size_t offset, const std::vector<classify::FamilyId>& family,
+                      MathAccount& math, FileStats& out, FamilyFlops& by_family);
+
+  uint32_t BoundedId(NameTable& table, std::string_view name, size_t max, uint32_t& other);
 
   KernelTable& table_;
   NameTable modules_;  // args.hlo_module values; ModuleId = index + 1
   NameTable hlo_ops_;  // collective kernels' args.hlo_op values; HloOpId = index + 1
+  uint32_t other_module_ = 0, other_op_ = 0;  // the shared ids past the caps
   std::vector<Kernel> kernels_;
   bool keep_ = true;
   int64_t unkept_ps_ = 0;

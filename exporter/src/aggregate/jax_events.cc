@@ -30,7 +30,7 @@ void JaxEvents::StreamEvent(int dev, int64_t tid, const Held& h) {
                               ? (uint64_t{h.module} << 32) | h.hlo_op
                               : 0;
   table_.AddKernel(dev, tid, h.name, start, end, &call, hlo_op);
-  if (h.scope != 0) table_.scope_name_ps[(uint64_t{h.scope} << 32) | h.name] += end - start;
+  if (h.scope != 0) table_.AddScopeTime(h.scope, h.name, end - start);
   // Kernels of a module are placed by its schedule: for a scope when they
   // have none, and for the FLOPs of the launch they execute.
   if (h.module != 0) graph_.Add(dev, h.name, h.module, h.scope != 0, start, end);
@@ -49,7 +49,9 @@ void JaxEvents::OnMetadata(const parse::TraceEvent& e) {
   if (e.name == "process_name") {
     if (pid_device_.contains(pid)) return;  // first declaration wins
     if (IsDeviceProcessName(e.args_name)) {
-      pid_device_.emplace(pid, table_.NewDevice(std::string(e.args_name)));
+      // Past KernelTable::kMaxDevices: kOverDeviceLimit, its events dropped.
+      const int dev = table_.NewDevice(e.args_name);
+      pid_device_.emplace(pid, dev < 0 ? kOverDeviceLimit : dev);
     } else {
       pid_device_.emplace(pid, -1);
     }
@@ -76,6 +78,7 @@ JaxEvents::Route JaxEvents::RouteOf(int64_t pid, int64_t tid, int* dev) const {
   }
   auto p = pid_device_.find(pid);
   if (p == pid_device_.end()) return Route::kHold;
+  if (p->second == kOverDeviceLimit) return Route::kOverDeviceLimit;
   if (p->second < 0) return Route::kIgnore;  // a host process
   if (t->second == ThreadKind::kXlaOps &&
       !table_.devices[static_cast<size_t>(p->second)].name.starts_with("/device:TPU:")) {
@@ -91,6 +94,7 @@ bool JaxEvents::IsHostPid(int64_t pid) const {
 }
 
 void JaxEvents::Take(Route route, int dev, int64_t tid, const Held& h) {
+  if (route == Route::kOverDeviceLimit) ++table_.drops["device_limit"];
   if (route == Route::kSteps) StepsThreadEvent(h);
   if (route == Route::kStream) StreamEvent(dev, tid, h);
 }
@@ -107,6 +111,10 @@ void JaxEvents::OnComplete(const parse::TraceEvent& e) {
     if (r.route == Route::kHold && IsHostPid(pid)) r.route = Route::kIgnore;
   }
   if (r.route == Route::kIgnore) return;
+  if (r.route == Route::kOverDeviceLimit) {
+    ++table_.drops["device_limit"];
+    return;
+  }
   uint8_t collective = 0;
   uint32_t hlo_op = 0;
   if (!e.args_hlo_op.empty()) {

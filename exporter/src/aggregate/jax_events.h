@@ -56,7 +56,9 @@ class JaxEvents {
   // seen so far: device work on *dev (kStream), a step marker (kSteps),
   // neither (kIgnore), or not known yet (kHold: a thread or process not
   // declared yet).
-  enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream };
+  // kOverDeviceLimit: a device past KernelTable::kMaxDevices (dropped, counted).
+  enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream, kOverDeviceLimit };
+  static constexpr int kOverDeviceLimit = -2;  // in pid_device_
   Route RouteOf(int64_t pid, int64_t tid, int* dev) const;
   bool IsHostPid(int64_t pid) const;
   // Applies a decided route to one event (kIgnore and kHold: nothing).
@@ -67,7 +69,7 @@ class JaxEvents {
 
   KernelTable& table_;
   GraphKernels& graph_;
-  std::unordered_map<int64_t, int> pid_device_;  // pid -> device index, -1 = host
+  std::unordered_map<int64_t, int> pid_device_;  // pid -> device index, -1 = host, -2 over the cap
   std::unordered_map<std::pair<int64_t, int64_t>, ThreadKind, PairHash> threads_;
   std::unordered_map<std::pair<int64_t, int64_t>, std::vector<Held>, PairHash> held_;
   size_t held_count_ = 0;

@@ -55,6 +55,7 @@ void KernelTable::MaybeSpill(size_t keep) {
     auto created = SpillFile::Create(spill_dir);
     if (!created) {
       spill_failed = true;
+      spill_error = created.error().context;
       return;
     }
     spill = std::move(*created);
@@ -73,6 +74,7 @@ void KernelTable::MaybeSpill(size_t keep) {
       auto run = spill->Write(v.data(), v.size());
       if (!run) {
         spill_failed = true;  // runs written so far stay valid
+        spill_error = run.error().context;
         return;
       }
       d.spilled.emplace_back(static_cast<uint32_t>(slot), *run);
@@ -84,22 +86,98 @@ void KernelTable::MaybeSpill(size_t keep) {
 
 uint32_t KernelTable::ScopeId(std::string_view scope) {
   if (scope.empty()) return 0;
-  bool added;
-  return scopes.Intern(scope, added) + 1;
+  if (auto id = scopes.Find(scope)) return *id + 1;
+  const NameLimits& limits = window_names->limits();
+  std::string cut;
+  if (scope.size() > limits.max_name_bytes) {
+    ++drops["scope_cut"];
+    cut = CutName(scope, limits.max_name_bytes);
+    scope = cut;
+    if (auto id = scopes.Find(scope)) return *id + 1;
+  }
+  if (scopes.indexed() < limits.max_names_per_file) {
+    if (auto id = scopes.Add(scope)) return *id + 1;
+  }
+  ++drops["scope_limit"];
+  if (other_scope == 0) other_scope = scopes.AddUnindexed(kOtherScopes) + 1;
+  return other_scope;
+}
+
+void KernelTable::AddScopeTime(uint32_t scope, uint32_t name, int64_t ps) {
+  uint64_t key = (uint64_t{scope} << 32) | name;
+  auto it = scope_name_ps.find(key);
+  if (it == scope_name_ps.end() && scope_name_ps.size() >= kMaxScopeNames) {
+    ++drops["scope_limit"];
+    if (other_scope == 0) other_scope = scopes.AddUnindexed(kOtherScopes) + 1;
+    key = (uint64_t{other_scope} << 32) | name;
+    it = scope_name_ps.find(key);
+  }
+  if (it == scope_name_ps.end()) it = scope_name_ps.emplace(key, 0).first;
+  it->second += ps;
 }
 
 uint32_t KernelTable::Intern(std::string_view n) {
-  bool added;
-  const uint32_t id = names.Intern(n, added);
-  if (!added) return id;
+  if (auto id = names.Find(n)) return *id;
+  const NameLimits& limits = window_names->limits();
+  std::string cut;
+  std::string_view kept = n;
+  if (n.size() > limits.max_name_bytes) {
+    ++drops["name_cut"];
+    cut = CutName(n, limits.max_name_bytes);
+    kept = cut;
+    if (auto id = names.Find(kept)) return *id;
+  }
+  // Judged on the name as read, before anything of it is let go (the
+  // classifier reads a name over 32 KiB by its ends).
+  const bool memop = classify::IsRuntimeMemopName(n);
+  auto judge = [&] {
+    NameTraits t;
+    for (const auto& c : window_names->candidates()) t.family.push_back(c->Classify(n));
+    t.collective = CollectiveKindOfKernel(n);
+    return t;
+  };
+  std::optional<uint32_t> id;
+  if (names.indexed() < limits.max_names_per_file) id = names.Add(kept);
+  if (id) {
+    name_is_kernel.push_back(0);
+    name_is_memop.push_back(memop ? 1 : 0);
+    if (!cut.empty()) traits.emplace(*id, judge());
+    return *id;
+  }
+  ++drops["name_limit"];
+  NameTraits t = judge();
+  std::string key = memop ? "m" : "k";
+  key += t.collective ? std::to_string(static_cast<int>(*t.collective)) : "-";
+  for (classify::FamilyId f : t.family) key += "," + std::to_string(f);
+  if (auto it = other_names.find(key); it != other_names.end()) return it->second;
+  const uint32_t other = names.AddUnindexed(kOtherKernelNames);
   name_is_kernel.push_back(0);
-  name_is_memop.push_back(classify::IsRuntimeMemopName(n) ? 1 : 0);
-  return id;
+  name_is_memop.push_back(memop ? 1 : 0);
+  traits.emplace(other, std::move(t));
+  other_names.emplace(std::move(key), other);
+  return other;
 }
 
-int KernelTable::NewDevice(std::string name) {
+classify::FamilyId KernelTable::FamilyOf(uint32_t id,
+                                         const classify::Classifier& classifier) const {
+  if (auto t = traits.find(id); t != traits.end()) {
+    const auto& candidates = window_names->candidates();
+    for (size_t k = 0; k < candidates.size() && k < t->second.family.size(); ++k) {
+      if (candidates[k].get() == &classifier) return t->second.family[k];
+    }
+  }
+  return classifier.Classify(names[id]);
+}
+
+std::optional<CollectiveKind> KernelTable::CollectiveKindOfName(uint32_t id) const {
+  if (auto t = traits.find(id); t != traits.end()) return t->second.collective;
+  return CollectiveKindOfKernel(names[id]);
+}
+
+int KernelTable::NewDevice(std::string_view name) {
+  if (devices.size() >= kMaxDevices) return -1;
   devices.push_back(Device{});
-  devices.back().name = std::move(name);
+  devices.back().name = CutName(name, window_names->limits().max_name_bytes);
   return static_cast<int>(devices.size() - 1);
 }
 
@@ -162,10 +240,21 @@ void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t star
     MaybeSpill(interval_budget);
   size_t si = 0;
   while (si < d.streams.size() && d.streams[si] != stream) ++si;
-  if (si == d.streams.size()) d.streams.push_back(stream);
+  if (si == d.streams.size()) {
+    if (d.streams.size() < kMaxStreams) {
+      d.streams.push_back(stream);
+    } else {
+      ++drops["stream_limit"];
+      si = kMaxStreams - 1;
+    }
+  }
   const uint64_t key = (static_cast<uint64_t>(si) << 32) | name;
   if (key != d.last_stream_name) {
-    d.stream_names.insert(key);
+    if (d.stream_names.size() < kMaxStreamNames) {
+      d.stream_names.insert(key);
+    } else {
+      d.stream_names_full = true;
+    }
     d.last_stream_name = key;
   }
 }
@@ -177,6 +266,10 @@ void KernelTable::AddMemop(int dev, int64_t start, int64_t end) {
 }
 
 void KernelTable::AddStep(std::string_view number, int64_t start, int64_t end) {
+  if (steps.size() >= kMaxSteps) {
+    ++drops["step_limit"];
+    return;
+  }
   const auto n = ParseInt(number);
   steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
 }
@@ -241,11 +334,15 @@ KernelTable::SlotPlan KernelTable::PlanSlots(Device& d, const std::vector<Family
     if (kind == FamilyKind::kComm) {
       ds.comm_ps += n.total_ps;
       // Kind from the call's metadata, else the kernel name, else other.
-      const CollectiveKind ck =
-          n.collective ? n.collective->kind
-                       : CollectiveKindOfKernel(names[name]).value_or(CollectiveKind::kOther);
+      const CollectiveKind ck = n.collective
+                                    ? n.collective->kind
+                                    : CollectiveKindOfName(name).value_or(CollectiveKind::kOther);
       plan.collective[slot] = 1 + static_cast<uint8_t>(ck);
       CollectiveSums& sums = result.collectives[ck];
+      sums.sources |= source;
+      if (ck == CollectiveKind::kOther && names[name].find("Generic") != std::string::npos) {
+        sums.generic_kernels = true;
+      }
       sums.calls += n.launches;
       sums.kernel_ps += n.total_ps;
       if (n.collective) sums.Merge(n.collective->sums);
@@ -285,7 +382,9 @@ void KernelTable::FinishDevice(size_t index, const std::vector<FamilyId>& family
       kernel_streams.insert(static_cast<uint32_t>(key >> 32));
     }
   }
-  ds.streams = static_cast<int>(kernel_streams.size());
+  // Past kMaxStreamNames the pairs do not say which streams had only memory
+  // kernels: every stream with a kernel counts.
+  ds.streams = static_cast<int>(d.stream_names_full ? d.streams.size() : kernel_streams.size());
   ds.span_ps = plan.last - plan.first;
   Sweep(d, std::move(plan), result);
 }

@@ -12,6 +12,13 @@
 // DeviceSweep per device (device_sweep.h), so memory stays bounded and the
 // integer results are the same.
 //
+// Bounded where read (docs/security.md, "What a window keeps"): names and
+// scopes through the window's WindowNames (name_table.h), a name cut or
+// over a cap judged on its whole text at intake (NameTraits) and, over a
+// cap, kept under an "other" entry with its time; devices, steps, streams
+// and (scope, name) pairs by the kMax* constants below. Each event cut or
+// dropped is counted in `drops` by reason.
+//
 // One owner thread while events arrive; FinishDevices may use several.
 #pragma once
 
@@ -54,6 +61,36 @@ struct PairHash {
 };
 
 struct KernelTable {
+  // Devices kept per file (a real file: 8 GPUs, an nsys export of a node
+  // some tens); the events of further devices are dropped as
+  // "device_limit".
+  static constexpr size_t kMaxDevices = 1024;
+  // Streams told apart per device; kernels of further streams count on the
+  // last one ("stream_limit").
+  static constexpr size_t kMaxStreams = 1024;
+  // Distinct (stream, kernel name) pairs kept per device; beyond them the
+  // device's stream count is every stream it had a kernel on.
+  static constexpr size_t kMaxStreamNames = size_t{1} << 18;
+  // Step spans per file ("step_limit" beyond).
+  static constexpr size_t kMaxSteps = size_t{1} << 16;
+  // Distinct (scope, kernel name) pairs per file; further pairs go to the
+  // "other scopes" entry ("scope_limit").
+  static constexpr size_t kMaxScopeNames = size_t{1} << 20;
+  // The entries that keep the time of what is over a cap.
+  static constexpr std::string_view kOtherKernelNames = "(other kernel names)";
+  static constexpr std::string_view kOtherScopes = "(other scopes)";
+
+  explicit KernelTable(std::shared_ptr<WindowNames> pool)
+      : window_names(std::move(pool)), names(window_names.get()), scopes(window_names.get()) {}
+
+  // What a kernel name that was cut or is over a cap is, judged on its whole
+  // name when it was read: its family under each of the window's candidate
+  // classifiers (WindowNames::candidates) and the collective kind it names.
+  struct NameTraits {
+    std::vector<classify::FamilyId> family;
+    std::optional<CollectiveKind> collective;
+  };
+
   // Kernels of one name whose calls carried collective metadata of one kind
   // (Kineto args, a JAX hlo_op): the kind and their sized figures.
   struct CollectiveSlot {
@@ -84,6 +121,7 @@ struct KernelTable {
     std::unordered_map<uint64_t, uint32_t> collective_slot_of;
     std::vector<int64_t> streams;               // distinct stream ids seen with kernels
     std::unordered_set<uint64_t> stream_names;  // (stream index << 32) | name id
+    bool stream_names_full = false;             // kMaxStreamNames reached
     std::vector<std::pair<uint32_t, SpillFile::Run>> spilled;  // (by_name index, run)
     uint64_t last_stream_name = ~0ULL;
     int64_t memops = 0;
@@ -93,16 +131,25 @@ struct KernelTable {
   };
 
   std::string path;
+  std::shared_ptr<WindowNames> window_names;  // the pool `names` and `scopes` keep names in
   NameTable names;  // kernel names; the vectors below are indexed by name id
   std::vector<uint8_t> name_is_kernel;
   std::vector<uint8_t>
       name_is_memop;  // JAX stream copies (classify::IsRuntimeMemopName), once per name
   NameTable scopes;   // args.name scopes and annotation regions; ScopeId = index + 1
   std::unordered_map<uint64_t, int64_t> scope_name_ps;  // (scope id << 32 | name) -> ps
+  // Kernel names cut or over a cap (by name id): judged on the whole name.
+  std::unordered_map<uint32_t, NameTraits> traits;
+  // The "other kernel names" entries, one per distinct judgement (the
+  // families, memory-op flag and collective kind, as text).
+  std::map<std::string, uint32_t, std::less<>> other_names;
+  uint32_t other_scope = 0;  // ScopeId of "other scopes"; 0: none yet
   std::vector<Device> devices;
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
   bool hlo_collectives = false;  // some collective call waits for its HLO sizes
+  // The trace format's CollectiveSums::sources bit (set by FileAggregator).
+  uint8_t source = 0;
 
   // The spill policy (see the file comment). interval_budget: intervals kept
   // in memory before a spill (FileAggregator sets it, >= 1).
@@ -110,7 +157,10 @@ struct KernelTable {
   std::string spill_dir = "/tmp";
   size_t adds_since_check = 0;
   std::unique_ptr<SpillFile> spill;
-  bool spill_failed = false;     // no (more) spilling: kept in memory instead
+  bool spill_failed = false;  // no (more) spilling: kept in memory instead
+  // Why spilling failed when the spill file could not be created or written
+  // (not when the file budget stopped it: that error ends the read anyway).
+  std::string spill_error;
   FileBudget* budget = nullptr;  // charged per spill write; may be null
   uint64_t spilled_intervals = 0;
 
@@ -120,12 +170,26 @@ struct KernelTable {
   // them out.
   void MaybeSpill(size_t keep);
 
-  // The id of a kernel name (interned on first sight).
+  // The id of a kernel name (interned on first sight): a name over
+  // max_name_bytes is kept cut ("name_cut"); a new name over the file's or
+  // the window's caps gets the "other kernel names" entry of its judgement
+  // ("name_limit").
   uint32_t Intern(std::string_view n);
   // ScopeId of a scope or region name: index + 1; 0 for the empty name.
+  // Cut and capped like kernel names ("scope_cut", "scope_limit"), over a
+  // cap the "other scopes" entry.
   uint32_t ScopeId(std::string_view scope);
-  // Adds a device named `name`; returns its index.
-  int NewDevice(std::string name);
+  // Adds `ps` of kernel `name` to `scope` (!= 0).
+  void AddScopeTime(uint32_t scope, uint32_t name, int64_t ps);
+  // The family of name `id` under `classifier`: judged at intake when the
+  // name was cut or is over a cap (and `classifier` is a candidate), else
+  // by its name.
+  classify::FamilyId FamilyOf(uint32_t id, const classify::Classifier& classifier) const;
+  // The collective kind the name of `id` says (CollectiveKindOfKernel).
+  std::optional<CollectiveKind> CollectiveKindOfName(uint32_t id) const;
+  // Adds a device named `name` (cut like a name); returns its index, or -1
+  // beyond kMaxDevices.
+  int NewDevice(std::string_view name);
 
   // Validates times; returns false (and counts) when the event must be dropped.
   bool Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, int64_t dur, int64_t* start,

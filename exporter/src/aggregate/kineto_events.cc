@@ -16,6 +16,92 @@ bool IsKernelCat(std::string_view c) { return c == "kernel" || c == "Kernel"; }
 bool IsMemopCat(std::string_view c) {
   return c == "gpu_memcpy" || c == "gpu_memset" || c == "Memcpy" || c == "Memset";
 }
+// Host operators (2021 schema: Operator) and record_function ranges.
+bool IsOperatorCat(std::string_view c) {
+  return c == "cpu_op" || c == "Operator" || c == "user_annotation";
+}
+// A runtime call that launches kernels (cudaLaunchKernel, cuLaunchKernel,
+// hipLaunchKernel, hipExtModuleLaunchKernel, cudaGraphLaunch, ...).
+bool IsLaunch(const parse::TraceEvent& e) {
+  return (e.cat == "cuda_runtime" || e.cat == "cuda_driver" || e.cat == "Runtime") &&
+         e.name.find("aunch") != std::string_view::npos;
+}
+
+// The element counts of the first two tensor inputs in a Kineto "Input
+// Dims" array (entries [] are no tensors: vLLM's all_reduce(handle, inp,
+// ...)), and the first one's element size from the same entry of "Input
+// type". Read by hand: a TensorList input nests one level deeper
+// ([[[4096]], ...]), whose first tensor counts.
+CollectiveOpShapes ShapesOf(std::string_view dims, std::string_view types) {
+  CollectiveOpShapes s;
+  // Splits the top-level array into its entries' raw text.
+  auto entries = [](std::string_view a) {
+    std::vector<std::string_view> out;
+    if (a.size() < 2 || a.front() != '[' || a.back() != ']') return out;
+    int depth = 0;
+    size_t from = 1;
+    bool quoted = false;
+    for (size_t i = 1; i + 1 < a.size(); ++i) {
+      const char c = a[i];
+      if (quoted) {
+        if (c == '\\') ++i;
+        if (c == '"') quoted = false;
+        continue;
+      }
+      if (c == '"') quoted = true;
+      if (c == '[') ++depth;
+      if (c == ']') --depth;
+      if (c == ',' && depth == 0) {
+        out.push_back(a.substr(from, i - from));
+        from = i + 1;
+      }
+    }
+    out.push_back(a.substr(from, a.size() - 1 - from));
+    return out;
+  };
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\n')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\n')) v.remove_suffix(1);
+    return v;
+  };
+  // Elements of one entry: [d0, d1, ...] (a TensorList: its first tensor);
+  // -1 for an empty list or anything else.
+  auto elements = [&](std::string_view e) -> int64_t {
+    e = trim(e);
+    std::vector<std::string_view> d = entries(e);
+    if (d.empty()) return -1;
+    if (!trim(d.front()).empty() && trim(d.front()).front() == '[') {
+      return trim(d.front()) == "[]" ? -1 : -2;  // nested: handled by the caller
+    }
+    int64_t n = 1;
+    for (std::string_view v : d) {
+      auto x = ParseInt(trim(v));
+      if (!x || *x < 0 || __builtin_mul_overflow(n, *x, &n)) return -1;
+    }
+    return n;
+  };
+  // The first two tensors (entries with dims) and the first one's type.
+  std::vector<int64_t> tensors;
+  size_t first_at = 0;
+  const std::vector<std::string_view> d = entries(dims);
+  for (size_t i = 0; i < d.size() && tensors.size() < 2; ++i) {
+    int64_t n = elements(d[i]);
+    if (n == -2) n = elements(entries(trim(d[i])).front());  // a TensorList's first tensor
+    if (n < 0) continue;
+    if (tensors.empty()) first_at = i;
+    tensors.push_back(n);
+  }
+  if (!tensors.empty()) s.first = tensors[0];
+  if (tensors.size() > 1) s.second = tensors[1];
+  const std::vector<std::string_view> t = entries(types);
+  if (!tensors.empty() && first_at < t.size()) {
+    const std::string_view type = trim(t[first_at]);
+    if (type.size() >= 2 && type.front() == '"') {
+      s.element_bytes = TorchTypeBytes(type.substr(1, type.size() - 2)).value_or(-1);
+    }
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -23,6 +109,10 @@ int KinetoEvents::DeviceOf(int64_t ordinal) {
   auto it = devices_.find(ordinal);
   if (it != devices_.end()) return it->second;
   const int d = table_.NewDevice("GPU " + std::to_string(ordinal));
+  if (d < 0) {
+    ++table_.drops["device_limit"];  // past KernelTable::kMaxDevices
+    return d;
+  }
   devices_.emplace(ordinal, d);
   return d;
 }
@@ -32,6 +122,22 @@ std::optional<int64_t> KinetoEvents::Ordinal(const parse::TraceEvent& e) {
   if (e.pid.kind == parse::IdKind::kInt) return e.pid.num;
   ++table_.drops["no_device"];
   return std::nullopt;
+}
+
+bool KinetoEvents::MaybeCollective(uint32_t name) {
+  if (maybe_collective_.size() <= name) maybe_collective_.resize(table_.names.size(), -1);
+  int8_t& m = maybe_collective_[name];
+  if (m < 0) {
+    const std::string_view n = table_.names[name];
+    m = 0;
+    for (std::string_view part :
+         {"nccl", "rccl", "NCCL", "multimem", "one_shot", "two_shot", "all_reduce", "allreduce",
+          "all_gather", "allgather", "reduce_scatter", "reducescatter", "all_to_all", "alltoall",
+          "cross_device_reduce", "nvshmem"}) {
+      if (n.find(part) != std::string::npos) m = 1;
+    }
+  }
+  return m == 1;
 }
 
 // Step markers (ProfilerStep#N) are steps, not model regions.
@@ -45,9 +151,53 @@ void KinetoEvents::OnAnnotation(const parse::TraceEvent& e) {
     ++table_.drops["annotation_limit"];
     return;
   }
+  const int dev = DeviceOf(*ordinal);
+  if (dev < 0) return;
   ++annotation_count_;
-  table_.devices[static_cast<size_t>(DeviceOf(*ordinal))].annotations.push_back(
+  table_.devices[static_cast<size_t>(dev)].annotations.push_back(
       Annotation{start, end, table_.ScopeId(AnnotationRegion(e.name)) - 1});
+}
+
+void KinetoEvents::OnHost(const parse::TraceEvent& e) {
+  const bool op = IsOperatorCat(e.cat);
+  const bool launch = e.args_correlation >= 0 && IsLaunch(e);
+  const bool step = e.name.starts_with("ProfilerStep#");
+  // record_param_comms: the collective metadata of the kernels it launched.
+  if (e.has_args_external_id && !e.args_collective.empty() &&
+      !collective_ops_.Add(e.args_external_id, CollectiveCallOf(e))) {
+    ++table_.drops["collective_op_limit"];
+  }
+  if (!op && !launch && !step) return;
+  int64_t start = 0, end = 0;
+  if (!e.has_ts) return;  // no time: nothing to place (steps count it below)
+  if (!table_.Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
+  if (step) table_.AddStep(e.name.substr(13), start, end);
+  const uint32_t thread = launches_.Thread(e.pid, e.tid);
+  if (launch) launches_.AddLaunch(e.args_correlation, thread, start);
+  if (op) OnOperator(e, thread, start, end);
+}
+
+void KinetoEvents::OnOperator(const parse::TraceEvent& e, uint32_t thread, int64_t start,
+                              int64_t end) {
+  CollectiveOpCall call;
+  if (!e.args_collective.empty()) {
+    call =
+        KinetoCollectiveOpCall(e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems,
+                               e.args_group_size, e.args_pg_desc, e.args_pg_ranks);
+  } else if (CollectiveKindOfOperator(e.name)) {
+    call = CollectiveCallOfOperator(e.name, ShapesOf(e.args_input_dims, e.args_input_type));
+  }
+  if (call.kind) {
+    launches_.AddRange(LaunchJoin::kCollective, thread, start, end,
+                       static_cast<uint32_t>(launchers_.size()));
+    launchers_.push_back(std::move(call));
+  }
+  if (e.cat == "user_annotation" || !e.has_args_external_id) return;
+  flops_.AddOperatorName(e.args_external_id, e.name);
+  if (!TorchOpKind(e.name)) return;
+  auto f = TorchOpFlops(e.name, op_shapes_.Read(e.args_input_dims, e.args_concrete_inputs));
+  if (!f) return;
+  flops_.AddOperator(e.args_external_id, *f, thread, start, end);
 }
 
 void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
@@ -58,17 +208,7 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
     return;
   }
   if (!kernel && !memop) {
-    if (e.has_args_external_id && e.cat == "cpu_op") OnOperator(e);
-    // record_param_comms: the collective metadata of the kernels it launched.
-    if (e.has_args_external_id && !e.args_collective.empty() &&
-        !collective_ops_.Add(e.args_external_id, CollectiveCallOf(e))) {
-      ++table_.drops["collective_op_limit"];
-    }
-    if (e.name.starts_with("ProfilerStep#")) {
-      int64_t start = 0, end = 0;
-      if (!table_.Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
-      table_.AddStep(e.name.substr(13), start, end);
-    }
+    OnHost(e);
     return;
   }
   const auto ordinal = Ordinal(e);
@@ -84,24 +224,63 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
   int64_t start = 0, end = 0;
   if (!table_.Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
   const int dev = DeviceOf(*ordinal);
+  if (dev < 0) return;
   if (memop) {
     table_.AddMemop(dev, start, end);
     return;
   }
-  const uint32_t name = table_.Intern(e.name);
-  CollectiveCall call = CollectiveCallOf(e);
-  if (!call.kind && e.has_args_external_id) {
-    if (const CollectiveCall* op = collective_ops_.Find(e.args_external_id)) call = *op;
-  }
-  table_.AddKernel(dev, stream, name, start, end, &call);
-  if (e.has_args_external_id) flops_.AddKernel(e.args_external_id, end - start, name);
+  OnKernel(e, dev, stream, start, end);
 }
 
-void KinetoEvents::OnOperator(const parse::TraceEvent& e) {
-  if (!TorchOpKind(e.name)) return;
-  auto f = TorchOpFlops(e.name, op_shapes_.Read(e.args_input_dims, e.args_concrete_inputs));
-  if (!f) return;
-  flops_.AddOperator(e.args_external_id, *f);
+void KinetoEvents::OnKernel(const parse::TraceEvent& e, int dev, int64_t stream, int64_t start,
+                            int64_t end) {
+  const uint32_t name = table_.Intern(e.name);
+  // Older Kineto writes the correlation id as the External id: no operator's.
+  const bool trusted = e.has_args_external_id &&
+                       !(e.args_correlation >= 0 && e.args_external_id == e.args_correlation);
+  if (trusted) {
+    flops_.AddKernel(e.args_external_id, end - start, name, e.args_correlation);
+  } else if (e.args_correlation >= 0) {
+    flops_.AddLaunchedKernel(e.args_correlation, end - start, name);
+  }
+  CollectiveCall call = CollectiveCallOf(e);
+  if (!call.kind && trusted) {
+    if (const CollectiveCall* op = collective_ops_.Find(e.args_external_id)) call = *op;
+  }
+  if (!call.kind && e.args_correlation >= 0 && MaybeCollective(name)) {
+    if (held_.size() < kMaxHeldKernels) {
+      held_.push_back({start, end, stream, e.args_correlation,
+                       trusted ? std::optional<int64_t>(e.args_external_id) : std::nullopt, name,
+                       dev});
+      return;
+    }
+    ++table_.drops["collective_held_limit"];
+  }
+  table_.AddKernel(dev, stream, name, start, end, &call);
+}
+
+CollectiveCall KinetoEvents::CallOf(const HeldKernel& k) {
+  // record_param_comms written after the kernel.
+  if (k.external_id) {
+    if (const CollectiveCall* op = collective_ops_.Find(*k.external_id)) return *op;
+  }
+  std::vector<uint32_t> open;
+  if (!launches_.Enclosing(LaunchJoin::kCollective, k.correlation, kMaxLaunchers, &open)) {
+    return {};
+  }
+  std::vector<CollectiveOpCall> calls;
+  calls.reserve(open.size());
+  for (uint32_t i : open) calls.push_back(launchers_[i]);
+  return CollectiveCallOfLaunchers(calls);
+}
+
+void KinetoEvents::Finish() {
+  launches_.Finish();
+  for (const HeldKernel& k : held_) {
+    const CollectiveCall call = CallOf(k);
+    table_.AddKernel(k.dev, k.stream, k.name, k.start, k.end, &call);
+  }
+  std::vector<HeldKernel>().swap(held_);
 }
 
 }  // namespace profwatch::aggregate

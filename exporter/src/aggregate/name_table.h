@@ -1,32 +1,126 @@
-// Internal to aggregate/. NameTable: interns kernel names to dense ids 0, 1,
-// 2, ... in first-seen order. Not thread-safe (one owner).
+// Internal to aggregate/ (WindowNames and NameLimits are also set by
+// analysis/). The names a window's analysis keeps, bounded where they are
+// read (docs/security.md, "What a window keeps"):
+//  - a name longer than NameLimits::max_name_bytes is kept cut (CutName:
+//    its first bytes, a marker with the whole length and a hash of the
+//    whole, so two long names stay two);
+//  - each file keeps at most max_names_per_file distinct names per table
+//    (kernel names, scopes, ...);
+//  - the window keeps at most max_names_per_window distinct names of at
+//    most max_name_bytes_per_window bytes together, in one pool
+//    (WindowNames) that its files share: a name kept by several files is
+//    kept (and charged) once, and every file's table holds views into it.
+// Callers put what is over a cap under an "other names" entry with its
+// time (KernelTable), never drop it silently.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
+
+#include "classify/classifier.h"
 
 namespace profwatch::aggregate {
 
-class NameTable {
+struct NameLimits {
+  // Bytes of one kept name. A real cuDNN kernel name in the fixtures has
+  // 5,123 characters; C++ template names can be longer still.
+  size_t max_name_bytes = size_t{16} << 10;
+  // Distinct names one file keeps in one table (kernel names, scopes,
+  // annotation regions). The real fixtures hold at most 194 per window.
+  size_t max_names_per_file = size_t{32} << 10;
+  // Distinct names the whole window keeps (all tables of all its files).
+  size_t max_names_per_window = size_t{64} << 10;
+  size_t max_name_bytes_per_window = size_t{64} << 20;
+};
+
+// `name` when it fits `max_bytes`, else its first bytes (cut at a UTF-8
+// character boundary) and "…[<n> bytes #<hash>]": at most max_bytes bytes
+// (max_bytes >= 64), distinct for distinct names of one prefix.
+std::string CutName(std::string_view name, size_t max_bytes);
+
+// The pool of a window's kept names and the rule sets its kernels may be
+// classified by. Shared by the window's FileAggregators (thread-safe).
+class WindowNames {
  public:
-  // The id of `s`; `added` tells whether `s` was new (its id is size() - 1).
-  uint32_t Intern(std::string_view s, bool& added);
-  const std::string& operator[](uint32_t id) const { return names_[id]; }
-  size_t size() const { return names_.size(); }
+  // `candidates`: the classifiers Finish may be given (the one the rules
+  // name, or every set `--rules auto` may pick); a cut or uncounted kernel
+  // name is classified by each of them on its whole name at intake.
+  explicit WindowNames(NameLimits limits = {},
+                       std::vector<std::shared_ptr<const classify::Classifier>> candidates = {});
+  WindowNames(const WindowNames&) = delete;
+  WindowNames& operator=(const WindowNames&) = delete;
+
+  const NameLimits& limits() const { return limits_; }
+  const std::vector<std::shared_ptr<const classify::Classifier>>& candidates() const {
+    return candidates_;
+  }
+  // A view of `name` (at most limits().max_name_bytes) that lives as long as
+  // the pool: the pool's copy, added when new and within the window's caps;
+  // nullopt when the window is full.
+  std::optional<std::string_view> Keep(std::string_view name);
+  // The same for the few fixed names of the "other" entries: kept whatever
+  // the caps.
+  std::string_view KeepAlways(std::string_view name);
+  size_t names() const;
+  uint64_t bytes() const;
 
  private:
-  // Looks names up by string_view without building a std::string.
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
-  std::vector<std::string> names_;
+  const NameLimits limits_;
+  const std::vector<std::shared_ptr<const classify::Classifier>> candidates_;
+  mutable std::mutex mu_;
+  std::unordered_set<std::string, Hash, std::equal_to<>> names_;  // under mu_
+  uint64_t bytes_ = 0;                                            // under mu_
+};
+
+// Names of one file interned to dense ids 0, 1, 2, ... in first-seen order,
+// as views into a WindowNames pool (or into storage of its own when it has
+// none). Not thread-safe (one owner).
+class NameTable {
+ public:
+  // `pool` null: the table keeps its own copies, unbounded but for the
+  // caller's own caps (short tables such as HLO module names).
+  explicit NameTable(WindowNames* pool = nullptr) : pool_(pool) {}
+  NameTable(const NameTable&) = delete;
+  NameTable& operator=(const NameTable&) = delete;
+
+  // The id of `s` when the table has it.
+  std::optional<uint32_t> Find(std::string_view s) const {
+    if (auto it = ids_.find(s); it != ids_.end()) return it->second;
+    return std::nullopt;
+  }
+  // Adds `s` (not in the table yet); nullopt when the pool is full.
+  std::optional<uint32_t> Add(std::string_view s);
+  // Adds an id named `s` that Find never returns (an "other" entry; several
+  // may share one name).
+  uint32_t AddUnindexed(std::string_view s);
+  // The id of `s`, added when new (pool permitting: nullopt when full).
+  std::optional<uint32_t> Intern(std::string_view s, bool& added);
+  std::string_view operator[](uint32_t id) const { return names_[id]; }
+  size_t size() const { return names_.size(); }
+  // Names Find can return (AddUnindexed ones left out).
+  size_t indexed() const { return ids_.size(); }
+
+ private:
+  std::string_view Store(std::string_view s, bool always);
+
+  WindowNames* pool_;
+  std::deque<std::string> own_;  // without a pool
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<std::string_view> names_;
 };
 
 }  // namespace profwatch::aggregate

@@ -6,14 +6,18 @@
 namespace profwatch::aggregate {
 
 int NsysEvents::DeviceOf(int64_t pid, int64_t device_id) {
-  auto [it, added] = devices_.try_emplace({pid, device_id}, 0);
-  if (added) {
-    it->second =
-        table_.NewDevice("pid " + std::to_string(pid) + " GPU " + std::to_string(device_id));
-    table_.devices.back().pid = pid;
-    table_.devices.back().device_id = device_id;
+  auto it = devices_.find({pid, device_id});
+  if (it != devices_.end()) return it->second;
+  const int dev =
+      table_.NewDevice("pid " + std::to_string(pid) + " GPU " + std::to_string(device_id));
+  if (dev < 0) {
+    ++table_.drops["device_limit"];  // past KernelTable::kMaxDevices
+    return dev;
   }
-  return it->second;
+  table_.devices.back().pid = pid;
+  table_.devices.back().device_id = device_id;
+  devices_.emplace(std::pair{pid, device_id}, dev);
+  return dev;
 }
 
 void NsysEvents::OnComplete(const parse::TraceEvent& e) {
@@ -24,6 +28,7 @@ void NsysEvents::OnComplete(const parse::TraceEvent& e) {
     return;
   }
   const int dev = DeviceOf(e.pid.num, e.args_device);
+  if (dev < 0) return;
   if (e.cat == parse::kNsysMemopCat) {
     table_.AddMemop(dev, start, end);
   } else {

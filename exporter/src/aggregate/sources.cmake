@@ -11,8 +11,10 @@ target_sources(profwatch_aggregate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/jax_events.cc
   ${CMAKE_CURRENT_LIST_DIR}/kernel_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/kineto_events.cc
+  ${CMAKE_CURRENT_LIST_DIR}/launch_join.cc
   ${CMAKE_CURRENT_LIST_DIR}/name_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/nsys_events.cc
+  ${CMAKE_CURRENT_LIST_DIR}/profile_steps.cc
   ${CMAKE_CURRENT_LIST_DIR}/region.cc
   ${CMAKE_CURRENT_LIST_DIR}/window_merge.cc
   ${CMAKE_CURRENT_LIST_DIR}/window_stats.cc

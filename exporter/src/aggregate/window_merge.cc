@@ -13,6 +13,7 @@
 #include "aggregate/aggregator.h"
 #include "aggregate/file_stats.h"
 #include "aggregate/flops.h"
+#include "aggregate/profile_steps.h"
 #include "aggregate/region.h"
 #include "watch/layout.h"
 
@@ -79,7 +80,7 @@ class WindowMerge {
   void FinishFamilies();
   void FinishFlops();
   void FinishRegions();
-  // Profile steps from NVTX ranges, launcher mode and GPUs per file.
+  // Profile steps (profile_steps.h), launcher mode and GPUs per file.
   void FinishProcesses();
 
   const classify::Classifier& classifier_;
@@ -93,6 +94,7 @@ class WindowMerge {
   std::vector<std::pair<size_t, DeviceSummary>> devices_;  // (file position, device)
   std::map<std::string, int64_t> region_ps_;
   std::map<FamilyId, FlopStats::Family> flop_families_;
+  std::map<std::pair<bool, std::string>, int64_t> uncounted_;  // (op?, name) -> math ps
 };
 
 WindowMerge::WindowMerge(const classify::Classifier& classifier, const AggregateOptions& options)
@@ -102,7 +104,6 @@ WindowMerge::WindowMerge(const classify::Classifier& classifier, const Aggregate
       index_(fam_names_.size()),
       kernels_(fam_names_.size()) {
   w_.rule_set = classifier.RuleSetName();
-  w_.profile_steps = options.profile_steps;
   w_.families.resize(fam_names_.size());
   for (size_t f = 0; f < fam_names_.size(); ++f) {
     w_.families[f].family = fam_names_[f];
@@ -125,7 +126,7 @@ void WindowMerge::AddFile(size_t fi, const FileStats& fs) {
     if (!region.empty()) region_ps_[std::move(region)] += sc.kernel_ps;
   }
   w_.has_regions = w_.has_regions || fs.annotated;
-  for (const auto& a : fs.annotations) region_ps_[a.scope] += a.kernel_ps;
+  for (const auto& a : fs.annotations) region_ps_[std::string(a.scope)] += a.kernel_ps;
   AddFlops(fs);
   w_.collectives.Merge(fs.collectives);
   w_.graph.kernel_ps += fs.graph.kernel_ps;
@@ -142,6 +143,9 @@ void WindowMerge::AddFlops(const FileStats& fs) {
   w_.flops.mixed_kernel_ps += fs.flops.mixed_kernel_ps;
   w_.flops.unknown_ops += fs.flops.unknown_ops;
   w_.flops.unknown_kernel_ps += fs.flops.unknown_kernel_ps;
+  w_.flops.math_ps += fs.flops.math_ps;
+  w_.flops.math_counted_ps += fs.flops.math_counted_ps;
+  for (const FlopStats::Uncounted& u : fs.flops.uncounted) uncounted_[{u.op, u.name}] += u.ps;
   for (const auto& [id, f] : fs.flop_families) {
     FlopStats::Family& to = flop_families_[id];
     to.family = fam_names_[id];
@@ -161,7 +165,7 @@ void WindowMerge::AddKernels(const FileStats& fs) {
     fam.exclusive_ps += k.exclusive_ps;
     fam.idle_before_ps += k.idle_before_ps;
     auto [it, inserted] = index_[id].emplace(k.name, kernels_[id].size());
-    if (inserted) kernels_[id].push_back(KernelSummary{k.name, 0, 0, 0, 0});
+    if (inserted) kernels_[id].push_back(KernelSummary{std::string(k.name), 0, 0, 0, 0});
     KernelSummary& ks = kernels_[id][it->second];
     ks.launches += k.launches;
     ks.total_ps += k.total_ps;
@@ -228,6 +232,12 @@ void WindowMerge::FinishFamilies() {
 
 void WindowMerge::FinishFlops() {
   for (auto& [id, f] : flop_families_) w_.flops.families.push_back(std::move(f));
+  std::vector<FlopStats::Uncounted>& u = w_.flops.uncounted;
+  for (const auto& [key, ps] : uncounted_) u.push_back({key.second, key.first, ps});
+  std::stable_sort(
+      u.begin(), u.end(),
+      [](const FlopStats::Uncounted& a, const FlopStats::Uncounted& b) { return a.ps > b.ps; });
+  if (u.size() > kTopUncounted) u.resize(kTopUncounted);
   if (options_.peak_flops > 0) {
     w_.flops.peak_per_second = options_.peak_flops;
     w_.flops.peak_source = "--peak-flops";
@@ -259,16 +269,11 @@ void WindowMerge::FinishRegions() {
 }
 
 void WindowMerge::FinishProcesses() {
-  if (options_.profile_steps_from_nvtx) {
-    std::set<int64_t> nvtx_steps;
-    for (const StepSpan& s : w_.trace_steps) {
-      if (s.step >= 0) nvtx_steps.insert(s.step);
-    }
-    const bool nsys = std::any_of(w_.files.begin(), w_.files.end(), [](const FileSummary& f) {
-      return f.schema == parse::TraceSchema::kNsys;
-    });
-    if (nsys && !nvtx_steps.empty()) w_.profile_steps = static_cast<int>(nvtx_steps.size());
-  }
+  const ProfileStepsChoice steps = ChooseProfileSteps(
+      options_.profile_steps_flag, options_.profile_steps_log, w_.files, w_.trace_steps);
+  w_.profile_steps = steps.steps;
+  w_.profile_steps_source = steps.source;
+  w_.profile_steps_disagreement = steps.disagreement;
   const int nfiles = static_cast<int>(w_.files.size());
   // A process per file, except in nsys exports: a file per node holding
   // several processes, told apart by the devices' pids.

@@ -123,30 +123,57 @@ struct GraphRegionStats {
   std::string unplaced;
 };
 
+// Uncounted math time listed per window (FlopStats::uncounted).
+inline constexpr size_t kTopUncounted = 5;
+
 // FLOPs of the window's PyTorch operators counted from their shapes
-// (flops.h), through the kernels each launched (Kineto "External id").
+// (flops.h), through the kernels each launched (Kineto "External id"), and
+// of XLA launches from their HLO shapes.
 struct FlopStats {
   std::array<double, 3> flops{};       // by FlopKind, summed over GPUs and steps
   std::array<int64_t, 3> kernel_ps{};  // kernel time of the counted operators
   // Kernel time of executions that did FLOPs of several kinds at once (XLA
   // library calls between the same two fusions): in the total only.
   int64_t mixed_kernel_ps = 0;
-  int64_t unknown_ops = 0;        // counted kinds with unusable shapes (and kernels)
-  int64_t unknown_kernel_ps = 0;  // their kernel time
+  int64_t unknown_ops = 0;  // operators or launches of counted kinds with unusable shapes
+  // Math-family kernel time (gemm, attention, conv: classify::FamilyKind::
+  // kMath) and, of it, the time of kernels whose FLOPs were counted; the
+  // rest is uncounted (unknown_kernel_ps = math_ps - math_counted_ps),
+  // whatever the reason: no shapes, an operator no formula knows, no
+  // operator at all.
+  int64_t math_ps = 0;
+  int64_t math_counted_ps = 0;
+  int64_t unknown_kernel_ps = 0;
+  // The uncounted math time by who launched it: an operator's name when the
+  // trace says which (op = true), else the kernel's name. The window keeps
+  // the kTopUncounted largest (then by name).
+  struct Uncounted {
+    std::string name;
+    bool op = false;
+    int64_t ps = 0;
+  };
+  std::vector<Uncounted> uncounted;
   struct Family {
     std::string family;
     double flops = 0;
     int64_t kernel_ps = 0;
   };
-  std::vector<Family> families;  // by family of each operator's longest kernel
-  std::string device_name;       // as the trace names the device ("NVIDIA H200")
-  double peak_per_second = 0;    // 0: unknown
-  std::string peak_source;       // "--peak-flops" or "datasheet"
+  // By kernel family: each count in the family of the kernel that ran it
+  // (not its FLOP kind: an attention-kind count may run in a gemm kernel).
+  std::vector<Family> families;
+  std::string device_name;     // as the trace names the device ("NVIDIA H200")
+  double peak_per_second = 0;  // 0: unknown
+  std::string peak_source;     // "--peak-flops" or "datasheet"
   double Total() const { return flops[0] + flops[1] + flops[2]; }
   int64_t TotalKernelPs() const {
     return kernel_ps[0] + kernel_ps[1] + kernel_ps[2] + mixed_kernel_ps;
   }
   bool Counted() const { return Total() > 0 || unknown_ops > 0; }
+  // math_counted_ps / math_ps; nullopt without math kernels.
+  std::optional<double> Coverage() const {
+    if (math_ps <= 0) return std::nullopt;
+    return static_cast<double>(math_counted_ps) / static_cast<double>(math_ps);
+  }
 };
 
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
@@ -155,6 +182,9 @@ struct StepSpan {
   int64_t step = -1;  // N of ProfilerStep#N, or -1 when unnumbered
   int64_t dur_ps = 0;
 };
+
+// Where a window's profile steps came from (aggregate/profile_steps.h).
+enum class ProfileStepsSource : uint8_t { kDefault, kFlag, kTrace, kLog, kNvtx };
 
 struct FileSummary {
   std::string path;
@@ -171,6 +201,10 @@ struct WindowStats {
   std::vector<std::string> timestamp_dirs;  // distinct parent <ts> dirs, sorted
   std::string rule_set;                     // classifier rule set used
   int profile_steps = 3;
+  // Which input gave profile_steps (aggregate/profile_steps.h), and when the
+  // window's Kineto files disagree on their step markers, how ("" when not).
+  ProfileStepsSource profile_steps_source = ProfileStepsSource::kDefault;
+  std::string profile_steps_disagreement;
   LauncherMode launcher_mode = LauncherMode::kUnknown;
   double gpus_per_file = 0.0;
   uint64_t events = 0;

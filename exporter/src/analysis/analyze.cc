@@ -1,6 +1,7 @@
 #include "analysis/analyze.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "aggregate/flops.h"
+#include "aggregate/intervals.h"
 #include "parse/nsys_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
@@ -58,6 +60,23 @@ class BudgetSource final : public read::ByteSource {
 
 bool IsXplaneName(std::string_view path) { return path.ends_with(".xplane.pb"); }
 
+// `files` without the paths that name a file already listed (same device
+// and inode: a hard link, a bind mount), in order; `dropped` counts them. A
+// path that cannot be stat'ed is kept: its read reports why.
+std::vector<std::string> DistinctFiles(const std::vector<std::string>& files, size_t* dropped) {
+  std::vector<std::string> out;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const std::string& f : files) {
+    struct stat st;
+    if (::stat(f.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) {
+      ++*dropped;
+      continue;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
 struct FileJob {
   std::string path;
   std::string fallback;  // xplane sibling to use if the JSON is truncated (auto)
@@ -73,6 +92,8 @@ struct FileOutcome {
   std::optional<Error> error;
   uint64_t raw_bytes = 0;
   std::string format;
+  uint64_t spilled_bytes = 0;
+  std::string spill_error;
 };
 
 // Chooses which files to read: one per process key (host[.procN]) and kind
@@ -234,10 +255,11 @@ void ForEachOnWorkers(size_t n, int threads, Fn fn) {
 // holds the result: ok, partial (a file that ended early keeps what was
 // parsed), or the error.
 void ParseInto(const std::string& path, const FileJob& job, FileOutcome& out,
-               const AnalyzeOptions& options, const AnalyzeOptions& file_options) {
+               const AnalyzeOptions& options, const AnalyzeOptions& file_options,
+               const std::shared_ptr<aggregate::WindowNames>& names) {
   FileBudget file_budget(options.limits);
   out.aggregator = std::make_unique<aggregate::FileAggregator>(
-      path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir);
+      path, aggregate::FileAggregator::kDefaultIntervalBudget, options.spill_dir, names);
   out.aggregator->KeepGraphKernels(!job.xplane.empty());
   out.aggregator->SetBudget(&file_budget);
   uint64_t raw = 0;
@@ -292,12 +314,13 @@ void AttachHloModules(const FileJob& job, FileOutcome& out, const AnalyzeOptions
 // the same process when the JSON hit the writer's event cap or was cut; then
 // its HLO modules; then parked until every file is read.
 void AnalyzeOneFile(const FileJob& job, FileOutcome& out, bool park, const AnalyzeOptions& options,
-                    const AnalyzeOptions& file_options) {
-  ParseInto(job.path, job, out, options, file_options);
+                    const AnalyzeOptions& file_options,
+                    const std::shared_ptr<aggregate::WindowNames>& names) {
+  ParseInto(job.path, job, out, options, file_options, names);
   if (!job.fallback.empty() && (!out.ok || out.partial || out.summary.suspected_truncated)) {
     FileOutcome saved = std::move(out);
     out = FileOutcome{};
-    ParseInto(job.fallback, job, out, options, file_options);
+    ParseInto(job.fallback, job, out, options, file_options, names);
     if (!out.ok) {
       out = std::move(saved);  // keep the JSON result and its error
     } else {
@@ -308,6 +331,38 @@ void AnalyzeOneFile(const FileJob& job, FileOutcome& out, bool park, const Analy
   // Finish waits for every file (the rule set may depend on all names):
   // meanwhile each file's intervals go to its spill file, not RAM.
   if (park && out.ok && out.aggregator) out.aggregator->Park();
+}
+
+// A built-in rule set's classifier, compiled once per process (the sets
+// never change).
+Result<std::shared_ptr<const classify::Classifier>> BuiltinClassifier(const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const classify::Classifier>> compiled;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = compiled.find(name); it != compiled.end()) return it->second;
+  auto set = classify::BuiltinRuleSet(name);
+  if (!set) return tl::unexpected(set.error());
+  auto created = classify::Classifier::Create(std::move(*set));
+  if (!created) return tl::unexpected(created.error());
+  compiled.emplace(name, *created);
+  return *created;
+}
+
+// The classifiers PickClassifier may choose from: the explicit one, the
+// named set, or every set `auto` may pick. A kernel name that is cut or over
+// a cap is classified by each of them on its whole name as it is read.
+Result<std::vector<std::shared_ptr<const classify::Classifier>>> CandidateClassifiers(
+    const AnalyzeOptions& options) {
+  if (options.classifier) return std::vector{options.classifier};
+  std::vector<std::string> sets = {options.rules};
+  if (options.rules == "auto") sets = {"drill", "nvidia", "amd"};
+  std::vector<std::shared_ptr<const classify::Classifier>> out;
+  for (const std::string& name : sets) {
+    auto c = BuiltinClassifier(name);
+    if (!c) return tl::unexpected(c.error());
+    out.push_back(std::move(*c));
+  }
+  return out;
 }
 
 // The classifier: explicit, named, or chosen from the kernel names seen (an
@@ -331,11 +386,30 @@ Result<std::shared_ptr<const classify::Classifier>> PickClassifier(
     std::vector<std::string_view> views(names.begin(), names.end());
     set_name = std::string(classify::AutoRuleSetName(views));
   }
-  auto set = classify::BuiltinRuleSet(set_name);
-  if (!set) return tl::unexpected(set.error());
-  auto created = classify::Classifier::Create(std::move(*set));
-  if (!created) return tl::unexpected(created.error());
-  return *created;
+  return BuiltinClassifier(set_name);
+}
+
+// One line per file whose names, devices, streams or steps were cut or went
+// over a cap (aggregate/kernel_table.h): what was cut, by reason, with the
+// counts; the figures keep the time under the "other" entries.
+void LogCaps(const std::vector<aggregate::FileSummary>& files) {
+  static constexpr std::string_view kReasons[] = {"name_cut",     "name_limit",     "scope_cut",
+                                                  "scope_limit",  "hlo_name_limit", "device_limit",
+                                                  "stream_limit", "step_limit"};
+  for (const aggregate::FileSummary& f : files) {
+    std::string cut;
+    for (std::string_view reason : kReasons) {
+      auto it = f.drops.find(std::string(reason));
+      if (it == f.drops.end()) continue;
+      cut += " " + std::string(reason) + "=" + std::to_string(it->second);
+    }
+    if (!cut.empty()) {
+      spdlog::warn(
+          "trace file over a keep cap, cut or summed under other path={}{} "
+          "hint=docs/security.md lists the caps",
+          f.path, cut);
+    }
+  }
 }
 
 // A JAX trace.json.gz names no device; the xplane of its process does (the
@@ -362,9 +436,16 @@ void NameDeviceFromXplane(const std::vector<FileJob>& jobs, const AnalyzeOptions
 
 }  // namespace
 
-Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
-                                    const AnalyzeOptions& options) {
+Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
+                                    const AnalyzeOptions& options_in) {
   const auto start = std::chrono::steady_clock::now();
+  AnalyzeOptions options = options_in;
+  if (options.limits.window_max_time.count() > 0) {
+    options.limits.window_deadline =
+        std::min(options.limits.window_deadline, start + options.limits.window_max_time);
+  }
+  size_t duplicates = 0;
+  const std::vector<std::string> files = DistinctFiles(files_in, &duplicates);
   std::vector<FileJob> jobs = SelectSources(files, options.source);
   std::vector<FileOutcome> outcomes(jobs.size());
   // options.threads is the thread budget: one worker per file up to it.
@@ -384,8 +465,12 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   if (file_options.parse.decode_threads == 0) {
     file_options.parse.decode_threads = std::clamp(spare_per_worker - 1, 0, 2);
   }
+  // The window's names: one pool (and its caps) for all its files.
+  auto candidates = CandidateClassifiers(options);
+  if (!candidates) return tl::unexpected(candidates.error());
+  auto names = std::make_shared<aggregate::WindowNames>(options.names, std::move(*candidates));
   ForEachOnWorkers(jobs.size(), threads, [&](size_t i) {
-    AnalyzeOneFile(jobs[i], outcomes[i], jobs.size() > 1, options, file_options);
+    AnalyzeOneFile(jobs[i], outcomes[i], jobs.size() > 1, options, file_options, names);
   });
 
   auto classifier = PickClassifier(outcomes, options);
@@ -399,6 +484,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   ForEachOnWorkers(outcomes.size(), finish_threads, [&](size_t i) {
     FileOutcome& o = outcomes[i];
     if (!o.ok) return;
+    o.spilled_bytes = o.aggregator->SpilledIntervals() * sizeof(aggregate::Interval);
+    o.spill_error = o.aggregator->SpillError();
     finished[i] = o.aggregator->Finish(o.summary, o.partial, **classifier, device_threads);
     o.aggregator.reset();
   });
@@ -410,6 +497,10 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
   for (size_t i = 0; i < outcomes.size(); ++i) {
     FileOutcome& o = outcomes[i];
     result.bytes_read += o.raw_bytes;
+    result.spilled_bytes += o.spilled_bytes;
+    if (!o.spill_error.empty()) {
+      result.spill_errors.push_back({jobs[i].path, Error{ErrorCode::kIo, o.spill_error}});
+    }
     if (o.error) result.errors.push_back({jobs[i].path, *o.error});
     if (!o.ok) continue;
     ++usable;
@@ -426,8 +517,10 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
     return tl::unexpected(e);
   }
   result.stats = aggregate::MergeWindow(stats, **classifier, options.aggregate);
+  LogCaps(result.stats.files);
   NameDeviceFromXplane(jobs, options, result.stats.flops);
   result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
+  result.duplicate_files = duplicates;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -55,6 +55,9 @@ struct AnalyzeOptions {
   // flag that abandons the analysis (core/budget.h). A file past its budget
   // fails with kOverBudget; the window goes on with the others.
   FileLimits limits;
+  // The names a window keeps (aggregate/name_table.h): length, distinct
+  // names per file and per window (docs/security.md).
+  aggregate::NameLimits names;
 };
 
 struct FileError {
@@ -69,11 +72,20 @@ struct WindowAnalysis {
   uint64_t json_bytes = 0;        // decompressed bytes parsed
   double seconds = 0.0;           // wall time of the analysis
   std::string format;             // "json", "xplane" or "mixed"
+  uint64_t spilled_bytes = 0;     // interval bytes written to spill files (--spill-dir)
+  // Files whose spill file could not be created or written, and why: their
+  // intervals stayed in memory (the figures are the same, memory is not bounded).
+  std::vector<FileError> spill_errors;
+  // Paths left out because they name a file already in the window (same
+  // device and inode: a hard link, a bind mount): each file is read once.
+  size_t duplicate_files = 0;
 };
 
 // Analyses `files` as one window. Per-file failures land in `errors` (a
 // truncated file's events so far are kept and the window is flagged);
-// returns an error only when no file could be read at all.
+// returns an error only when no file could be read at all. A file named
+// twice (the same device and inode) is read once. options.limits'
+// window_max_time bounds the whole call: every file's read stops there.
 Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files,
                                     const AnalyzeOptions& options);
 

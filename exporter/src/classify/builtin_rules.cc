@@ -75,6 +75,7 @@ RuleSet DrillSet() {
   RuleSet s;
   s.name = "drill";
   s.other_family = "Other kernels";
+  s.match_whole_names = true;  // profile_drill.py's tests see the whole name
   const auto C = FamilyKind::kCompute;
   auto contains = [](std::string p) { return Cond(MatchOp::kContains, {std::move(p)}); };
   s.rules.push_back(MakeRule("RaggedAllToAllKernelImpl", FamilyKind::kComm,
@@ -206,8 +207,9 @@ const std::vector<std::string>& RuntimeMemopPatterns() {
 }
 
 bool IsRuntimeMemopName(std::string_view name) {
-  // Cheap gate first: every form starts with one of these letters.
-  if (name.empty() ||
+  // Cheap gate first: every form starts with one of these letters (and is
+  // short: kMaxRegexName bounds what the regexes see).
+  if (name.empty() || name.size() > kMaxRegexName ||
       (name[0] != 'M' && name[0] != 'C' && name[0] != 'F' && name[0] != 'c' && name[0] != 'h')) {
     return false;
   }
@@ -218,8 +220,9 @@ bool IsRuntimeMemopName(std::string_view name) {
     }
     return out;
   }();
+  // Every pattern is anchored at the start: tried there only.
   return std::any_of(compiled.begin(), compiled.end(), [name](const std::regex& re) {
-    return std::regex_search(name.begin(), name.end(), re);
+    return std::regex_search(name.begin(), name.end(), re, std::regex_constants::match_continuous);
   });
 }
 

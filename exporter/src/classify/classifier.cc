@@ -9,6 +9,9 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include <algorithm>
+#include <functional>
+#include <memory>
 #include <regex>
 #include <unordered_map>
 
@@ -28,13 +31,72 @@ std::string_view FamilyKindName(FamilyKind k) {
   return "compute";
 }
 
+bool RegexAnchoredAtStart(std::string_view pattern) {
+  if (!pattern.starts_with('^')) return false;
+  // A top-level alternative ("^a|b") may match anywhere.
+  int depth = 0;
+  bool in_class = false;
+  for (size_t i = 1; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      ++i;  // an escaped character is a literal
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == '|' && depth == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 struct CompiledCondition {
   MatchOp op = MatchOp::kContains;
   std::vector<std::string> patterns;
   std::vector<std::regex> regexes;  // kRegex only, parallel to `patterns`
+  // Parallel to `regexes`: the pattern can only match at the name's start,
+  // so it is tried there alone (std::regex_search would try every position
+  // of a name of megabytes).
+  std::vector<uint8_t> anchored;
+  // kContains and kNotContains: each pattern's Boyer-Moore-Horspool table,
+  // for names of more than kShortName bytes. string_view::find compares at
+  // every occurrence of the pattern's first byte, which a hostile name of
+  // megabytes holds everywhere; heap-held, so the table's view of its
+  // pattern survives moves.
+  struct Searcher {
+    explicit Searcher(std::string p) : pattern(std::move(p)), bmh(pattern.begin(), pattern.end()) {}
+    std::string pattern;
+    std::boyer_moore_horspool_searcher<std::string::const_iterator> bmh;
+  };
+  std::vector<std::unique_ptr<Searcher>> searchers;
 };
+
+// Names up to this length are searched with string_view::find (a real name:
+// tens to a few thousand bytes).
+constexpr size_t kShortName = 4096;
+
+// A name of more than twice this many bytes is classified on its first and
+// last kClassifiedEnd bytes joined: every rule's work per name is bounded
+// (a search per contains pattern and rule set over a name of megabytes took
+// minutes for a file of a few hundred such names), while what real names
+// are told by stays in view: their longest in the fixtures (cuDNN) has
+// 5,123 characters, and library prefixes and the suffixes rules test (.kd,
+// template arguments) sit at the ends. The joined text is longer than
+// kMaxRegexName, so regex conditions hold on no such name, as before.
+constexpr size_t kClassifiedEnd = size_t{16} << 10;
+static_assert(2 * kClassifiedEnd > kMaxRegexName);
+
+bool Contains(const CompiledCondition& c, size_t i, std::string_view name) {
+  if (name.size() <= kShortName) return name.find(c.patterns[i]) != std::string_view::npos;
+  return std::search(name.begin(), name.end(), c.searchers[i]->bmh) != name.end();
+}
 
 struct CompiledRule {
   FamilyId family = 0;
@@ -44,8 +106,8 @@ struct CompiledRule {
 bool Holds(const CompiledCondition& c, std::string_view name) {
   switch (c.op) {
     case MatchOp::kContains:
-      for (const auto& p : c.patterns) {
-        if (name.find(p) != std::string_view::npos) return true;
+      for (size_t i = 0; i < c.patterns.size(); ++i) {
+        if (Contains(c, i, name)) return true;
       }
       return false;
     case MatchOp::kPrefix:
@@ -59,13 +121,16 @@ bool Holds(const CompiledCondition& c, std::string_view name) {
       }
       return false;
     case MatchOp::kNotContains:
-      for (const auto& p : c.patterns) {
-        if (name.find(p) != std::string_view::npos) return false;
+      for (size_t i = 0; i < c.patterns.size(); ++i) {
+        if (Contains(c, i, name)) return false;
       }
       return true;
     case MatchOp::kRegex:
-      for (const auto& re : c.regexes) {
-        if (std::regex_search(name.begin(), name.end(), re)) return true;
+      if (name.size() > kMaxRegexName) return false;
+      for (size_t i = 0; i < c.regexes.size(); ++i) {
+        const auto flags = c.anchored[i] ? std::regex_constants::match_continuous
+                                         : std::regex_constants::match_default;
+        if (std::regex_search(name.begin(), name.end(), c.regexes[i], flags)) return true;
       }
       return false;
   }
@@ -84,6 +149,7 @@ Classifier::~Classifier() = default;
 Result<std::shared_ptr<const Classifier>> Classifier::Create(RuleSet set) {
   std::shared_ptr<Classifier> c(new Classifier());
   c->set_name_ = set.name;
+  c->whole_names_ = set.match_whole_names;
   std::unordered_map<std::string, FamilyId> ids;
   std::vector<std::string> first_origin;  // per family id
   // Other always takes the last id; a rule naming it maps its matches to Other.
@@ -130,10 +196,16 @@ Result<std::shared_ptr<const Classifier>> Classifier::Create(RuleSet set) {
       CompiledCondition cc;
       cc.op = cond.op;
       cc.patterns = cond.patterns;
+      if (cond.op == MatchOp::kContains || cond.op == MatchOp::kNotContains) {
+        for (const auto& p : cond.patterns) {
+          cc.searchers.push_back(std::make_unique<CompiledCondition::Searcher>(p));
+        }
+      }
       if (cond.op == MatchOp::kRegex) {
         for (const auto& p : cond.patterns) {
           try {
             cc.regexes.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+            cc.anchored.push_back(RegexAnchoredAtStart(p) ? 1 : 0);
           } catch (const std::regex_error& e) {
             return MakeError(ErrorCode::kConfig, where + ": family '" + rule.family +
                                                      "': bad regex '" + p + "': " + e.what());
@@ -153,7 +225,32 @@ Result<std::shared_ptr<const Classifier>> Classifier::Create(RuleSet set) {
   return std::shared_ptr<const Classifier>(std::move(c));
 }
 
+std::string_view KernelNameWithoutParameters(std::string_view name) {
+  if (!name.ends_with(')')) return name;
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ')') {
+      ++depth;
+    } else if (name[i] == '(' && --depth == 0) {
+      // "Memcpy HtoD (Pageable -> Device)": a list after a space is part
+      // of the name, not the parameters of a function.
+      if (i == 0 || name[i - 1] == ' ') return name;
+      return name.substr(0, i);
+    }
+  }
+  return name;  // unbalanced: kept whole
+}
+
 FamilyId Classifier::Classify(std::string_view kernel_name) const {
+  // A longer name is judged on its ends alone (kClassifiedEnd).
+  if (kernel_name.size() > 2 * kClassifiedEnd) {
+    std::string ends;
+    ends.reserve(2 * kClassifiedEnd);
+    ends.append(kernel_name.substr(0, kClassifiedEnd));
+    ends.append(kernel_name.substr(kernel_name.size() - kClassifiedEnd));
+    return Classify(ends);
+  }
+  if (!whole_names_) kernel_name = KernelNameWithoutParameters(kernel_name);
   for (const CompiledRule& rule : compiled_->rules) {
     bool all = true;
     for (const CompiledCondition& cond : rule.all_of) {

@@ -44,7 +44,22 @@ struct RuleSet {
   std::string name;                            // "drill", "nvidia", ...
   std::vector<Rule> rules;                     // in priority order
   std::string other_family = "Other kernels";  // unmatched names
+  // The rules see the kernel's own name: without its top-level parameter
+  // list (KernelNameWithoutParameters), so a type named among a kernel's
+  // parameters (`split_embedding_kernel<...>(..., fbgemm_gpu::FixedDivisor)`)
+  // never decides its family. True: the whole name, as profile_drill.py
+  // matches it (the drill set, and a rules file based on it).
+  bool match_whole_names = false;
 };
+
+// A kernel name without its top-level parameter list: a balanced "(...)" at
+// the very end that directly follows the name ("f<T>(int, X)" -> "f<T>";
+// "void (anonymous namespace)::k<..>(..)" -> "void (anonymous
+// namespace)::k<..>"). Template arguments are kept (CK and CUTLASS attention
+// kernels are known by them); a name that does not end in ")", whose list
+// is unbalanced or follows a space ("Memcpy HtoD (Pageable -> Device)")
+// stays whole.
+std::string_view KernelNameWithoutParameters(std::string_view name);
 
 // Built-in sets. `drill` reproduces profile_drill.py's 13 families in order;
 // the native sets `nvidia` (cuBLAS/cutlass/nvjet GEMMs) and `amd`
@@ -80,7 +95,10 @@ class Classifier {
   // Validates and compiles `set` (regexes compiled once). kConfig on a bad regex.
   static Result<std::shared_ptr<const Classifier>> Create(RuleSet set);
 
-  // Family of a kernel name; `Other` (the last id) when no rule matches.
+  // Family of a kernel name (its own name, RuleSet::match_whole_names);
+  // `Other` (the last id) when no rule matches. A name of more than 32 KiB
+  // is judged on its first and last 16 KiB joined (the work per name is
+  // bounded; real names are a few KiB at most).
   FamilyId Classify(std::string_view kernel_name) const;
 
   // Families in table order, Other last. Ids index this vector.
@@ -100,6 +118,7 @@ class Classifier {
   std::vector<std::string> family_names_;
   std::vector<FamilyKind> family_kinds_;
   std::string set_name_;
+  bool whole_names_ = false;  // RuleSet::match_whole_names
 };
 
 // Memory operations named by the runtimes, recognised as whole names only:
@@ -113,6 +132,20 @@ class Classifier {
 // them, and IsRuntimeMemopName matches the same ones.
 const std::vector<std::string>& RuntimeMemopPatterns();
 bool IsRuntimeMemopName(std::string_view name);
+
+// The longest name a regex condition is tried on; it does not hold on a
+// longer one. libstdc++'s regex recurses once per character it matches, so
+// a name of 64 KiB matched by `[A-Za-z0-9]*` overflows an 8 MiB stack; real
+// kernel names run to a few thousand characters. (contains, prefix, suffix
+// and not_contains see a name of up to 32 KiB whole, a longer one by its
+// first and last 16 KiB joined: see Classify.)
+inline constexpr size_t kMaxRegexName = size_t{16} << 10;
+
+// Whether an ECMAScript `pattern` can only match at the start of the text
+// (it begins with '^' and has no top-level alternative), so a search need
+// only try there: on a name of megabytes, trying every position costs
+// seconds per pattern.
+bool RegexAnchoredAtStart(std::string_view pattern);
 
 // profile_drill.py's kernel test (names only, no pid/thread filter): ends with
 // ".kd", contains ".kd]", starts with "ncclDevKernel", or contains

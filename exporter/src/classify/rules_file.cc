@@ -20,6 +20,10 @@
 //         not_contains: deep_ep
 //
 // The file's rules come first, in file order, so they win over the base set.
+// Patterns are matched against the kernel's own name, without its top-level
+// parameter list (classifier.h KernelNameWithoutParameters: `f<T>(int, X)`
+// is matched as `f<T>`), except on base drill, which matches whole names as
+// profile_drill.py does.
 // Errors are kConfig "<origin>:<line>: <message>" (line 1-based, from the
 // yaml-cpp mark of the offending node). Patterns must be non-empty; regexes
 // are compiled here (and again, once, by Classifier::Create) and are capped at
@@ -291,6 +295,7 @@ class Parser {
     out.name =
         (base.name.empty() || base.name == "none") ? std::string("custom") : base.name + "+custom";
     out.other_family = other ? *other : base.other_family;
+    out.match_whole_names = base.match_whole_names;  // base drill: the whole name
     for (auto& [rule, replace] : rules) out.rules.push_back(std::move(rule));
     for (auto& b : base.rules) {
       if (!replaced.contains(b.family)) out.rules.push_back(std::move(b));

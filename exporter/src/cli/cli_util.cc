@@ -1,12 +1,97 @@
 #include "cli/cli_util.h"
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/serve_flags.h"
 
 namespace profwatch::cli {
+
+namespace {
+
+// A bound as a person writes it: 0, 1, 0.5 (at most 6 significant digits).
+std::string Bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The value as the user typed it, quoted, so an empty or odd value is visible.
+std::string Quoted(const std::string& text) { return "'" + text + "'"; }
+
+// `text` as a whole number in [min, max]: "" when it is one, else the reason.
+// The bound named is the one a person needs: "at least MIN", and the whole
+// range only for a value too large for the flag.
+template <typename T>
+std::string CheckWhole(const std::string& text, T min, T max) {
+  T v{};
+  const char* end = text.data() + text.size();
+  // A leading '+' is a number too; from_chars takes none.
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(begin, end, v);
+  const bool digits =
+      !text.empty() && ptr == end && (ec == std::errc() || ec == std::errc::result_out_of_range);
+  if (digits && ec == std::errc() && v >= min && v <= max) return "";
+  const bool too_large =
+      digits && (ec == std::errc::result_out_of_range ? text[0] != '-' : v > max);
+  if (too_large) {
+    return "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
+           ", not " + Quoted(text);
+  }
+  return "must be a whole number of at least " + std::to_string(min) + ", not " + Quoted(text);
+}
+
+// `text` as a finite double: nullopt when it is not one.
+std::optional<double> FiniteNumber(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+CLI::Validator WholeAtLeast(int64_t min, int64_t max) {
+  return CLI::Validator([min, max](std::string& text) { return CheckWhole(text, min, max); },
+                        ">= " + std::to_string(min));
+}
+
+CLI::Validator WholeAtLeastU64(uint64_t min) {
+  return CLI::Validator(
+      [min](std::string& text) {
+        return CheckWhole<uint64_t>(text, min, std::numeric_limits<uint64_t>::max());
+      },
+      ">= " + std::to_string(min));
+}
+
+CLI::Validator NumberAbove(double above) {
+  return CLI::Validator(
+      [above](std::string& text) -> std::string {
+        auto v = FiniteNumber(text);
+        if (!v || *v <= above) {
+          return "must be a number above " + Bound(above) + ", not " + Quoted(text);
+        }
+        return "";
+      },
+      "> " + Bound(above));
+}
+
+CLI::Validator NumberAtLeast(double min, const std::string& zero_means) {
+  const std::string note = zero_means.empty() ? "" : " (0: " + zero_means + ")";
+  return CLI::Validator(
+      [min, note](std::string& text) -> std::string {
+        auto v = FiniteNumber(text);
+        if (!v || *v < min) {
+          return "must be a number of at least " + Bound(min) + note + ", not " + Quoted(text);
+        }
+        return "";
+      },
+      ">= " + Bound(min));
+}
 
 std::optional<int64_t> SkewSeconds(const std::string& verb, const std::string& text) {
   auto d = ParseDuration(text);
@@ -42,12 +127,12 @@ void AddFileBudgetOptions(CLI::App& app, FileBudgetFlags& flags) {
                  "Per trace file: most bytes read after decompression, and most bytes of "
                  "intervals spilled to disk; a file past it fails with reason over_budget "
                  "(0: no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeAtLeastU64(0))
       ->capture_default_str();
   app.add_option("--file-max-seconds", flags.max_seconds,
                  "Per trace file: most seconds of reading; a file past it fails with reason "
                  "over_budget (0: no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberAtLeast(0))
       ->capture_default_str();
 }
 
@@ -68,7 +153,7 @@ void AddAnalysisOptions(CLI::App& app, AnalysisFlags& flags) {
   app.add_option(
          "--threads", flags.threads,
          "Thread budget: workers for files, then read-ahead and decode threads (1: one thread)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   AddSpillDirOption(app, flags.spill_dir);
   AddFileBudgetOptions(app, flags.file_budget);
@@ -95,7 +180,10 @@ std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // Named like the verbs' own usage errors ("profwatch analyze: --threads:
+    // must be ..."); always exit 2.
+    std::fprintf(stderr, "profwatch %s: %s\nRun 'profwatch %s --help' for every flag.\n",
+                 verb.c_str(), e.what(), verb.c_str());
     return 2;
   }
   return std::nullopt;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,19 @@ namespace profwatch::cli {
 // code when the verb must stop now (help printed: 0; usage error: 2).
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args);
+
+// Numeric flag checks whose usage errors say the range in words and name the
+// value given ("must be a whole number of at least 1, not '0'"), never
+// CLI11's own range with the type's largest double written out. Each checks
+// the text before CLI11 converts it, so a value that does not fit the flag's
+// type is refused with the type's bounds too.
+CLI::Validator WholeAtLeast(int64_t min, int64_t max = std::numeric_limits<int>::max());
+CLI::Validator WholeAtLeastU64(uint64_t min);
+// A finite number greater than `above` ("must be a number above 0").
+CLI::Validator NumberAbove(double above);
+// A finite number of at least `min`; `zero_means` says what 0 does, when
+// 0 is the flag's "off" ("0: none").
+CLI::Validator NumberAtLeast(double min, const std::string& zero_means = "");
 
 // --skew of `analyze`/`compare`: a duration as serve takes it ("30s", "2m";
 // a bare number is seconds), in whole seconds. nullopt after printing

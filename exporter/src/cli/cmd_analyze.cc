@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "aggregate/profile_steps.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
@@ -83,28 +84,31 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
       ->check(CLI::IsMember({"drill", "table", "json"}))
       ->capture_default_str();
   app.add_option("--profile-steps", f.profile_steps,
-                 "Profiled steps in the window (divisor, >= 1; --format drill also takes 0, as "
-                 "profile_drill.py does)")
+                 "Profiled steps in the window (divisor, >= 1); given, it wins over the window's "
+                 "Kineto ProfilerStep# markers, the training log's profiler_steps and Nsight NVTX "
+                 "step ranges (default: those, else 3; --format drill: the flag, else the log, "
+                 "else 3, and it also takes 0, as profile_drill.py does)")
+      ->check(WholeAtLeast(0, INT64_MAX))
       ->capture_default_str();
   app.add_option("--family-top-n", f.family_top_n,
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
                  "mode, 5 otherwise)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0, INT64_MAX));
   app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--top-regions", f.top_regions, "Regions listed by kernel time; the rest as other")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--expected-gpus", f.expected_gpus,
                  "Warn loudly when the window has a different GPU count")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0));
   app.add_option("--step-time", f.step_time, "Steady-state step seconds (config source of the gap)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--window", f.window_sel,
                  "all | latest (the newest window by capture time, one per run) | <window id>")
       ->capture_default_str();
@@ -121,7 +125,6 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
 // (printed).
 std::optional<int> BuildOptions(const AnalyzeFlags& f, analysis::AnalyzeOptions& options) {
   f.common.ApplyTo(options);
-  options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
   options.aggregate.top_kernels = f.family_top_n >= 0 ? static_cast<size_t>(f.family_top_n) : 5;
   options.aggregate.region_depth = f.region_depth;
   options.aggregate.peak_flops = f.peak_flops;
@@ -200,7 +203,7 @@ int ReportWindow(const AnalyzeFlags& f, const InputWindow& w, bool first, const 
     exit_code = kExitBadInput;
   }
   if (f.format == "json") {
-    std::cout << expose::WindowToJson(figures, ctx).dump() << "\n";
+    std::cout << expose::JsonText(expose::WindowToJson(figures, ctx)) << "\n";
   } else {
     if (!first) std::cout << "\n";
     std::cout << expose::RenderTable(figures, ctx);
@@ -248,11 +251,11 @@ int RunAnalyze(const std::vector<std::string>& args) {
     if (windows->size() > 1) *windows = {NewestWindow(std::move(*windows))};
     const LogFigures log = windows->empty() ? LogFigures{} : logs.For(windows->back());
     // profile_drill.py's divisor: the flag, else the log's, else the default
-    // (never Nsight's step ranges: the script counts no steps itself).
+    // (never the window's step marks: the script counts no steps itself).
     const int64_t steps =
-        figures::ChooseProfileSteps(
+        aggregate::ChooseProfileSteps(
             profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt,
-            log.profile_steps, f.profile_steps)
+            log.profile_steps, {}, {})
             .steps;
     return RunDrill(*windows, steps, f.family_top_n, options);
   }
@@ -260,11 +263,11 @@ int RunAnalyze(const std::vector<std::string>& args) {
   int exit_code = kExitOk;
   for (const auto& w : *windows) {
     const LogFigures log = logs.For(w);
-    const figures::ProfileSteps steps = figures::ChooseProfileSteps(
-        profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt,
-        log.profile_steps, f.profile_steps);
-    options.aggregate.profile_steps = steps.steps;
-    options.aggregate.profile_steps_from_nvtx = steps.from_nvtx_ranges;
+    // The window's own step marks decide between the flag, the log and
+    // the default (aggregate/profile_steps.h).
+    options.aggregate.profile_steps_flag =
+        profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt;
+    options.aggregate.profile_steps_log = log.profile_steps;
     const int code = ReportWindow(f, w, &w == &windows->front(), log, options);
     // Any window's bad input wins; no kernels only while every window read.
     if (code == kExitBadInput) {

@@ -1,9 +1,11 @@
 // `profwatch compare PATH... [--label NAME]...`: variants side by side, the
-// table users build by hand. Refuses (exit 4) when launcher mode, profile
-// steps or GPUs per window differ, since those numbers are not comparable,
-// unless --force. Exit 2: usage (an ambiguous --log among them); 3: an input
-// unreadable or corrupt; 5: a path that does not exist or holds nothing to
-// analyse. Each column says which window and which step source it uses.
+// table users build by hand. Refuses (exit 4) when launcher mode or GPUs per
+// window differ, or profile steps differ where a window's count is the
+// default guess, since those numbers are not comparable, unless --force
+// (profile steps that each window took from its own markers, log or flag
+// keep per-step figures comparable: a note says so). Exit 2: usage (an ambiguous --log among them);
+// 3: an input unreadable or corrupt; 5: a path that does not exist or holds nothing to analyse.
+// Each column says which window and which step source it uses.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -15,12 +17,14 @@
 #include <optional>
 #include <thread>
 
+#include "aggregate/profile_steps.h"
 #include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/log_figures.h"
+#include "expose/report.h"
 #include "figures/step_basis.h"
 #include "figures/window_figures.h"
 #include "store/history.h"
@@ -225,6 +229,12 @@ void AddShapeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   AddRow(rows, vs, "profile steps", [](const Variant& v) -> std::optional<double> {
     return static_cast<double>(v.stats().profile_steps);
   });
+  Row steps_source{"profile steps source", {}, {}, false};
+  for (const auto& v : vs) {
+    steps_source.text.emplace_back(
+        aggregate::ProfileStepsSourceName(v.stats().profile_steps_source));
+  }
+  rows.push_back(std::move(steps_source));
   Row mode{"launcher mode", {}, {}, false};
   for (const auto& v : vs)
     mode.text.emplace_back(aggregate::LauncherModeName(v.stats().launcher_mode));
@@ -246,6 +256,34 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   AddCollectiveRows(rows, vs);
   AddShapeRows(rows, vs);
   return rows;
+}
+
+// Both windows counted their own steps (markers, log or flag, not the
+// default guess): their per-step figures are each per their own steps.
+bool OwnStepCounts(const aggregate::WindowStats& a, const aggregate::WindowStats& b) {
+  return a.profile_steps_source != aggregate::ProfileStepsSource::kDefault &&
+         b.profile_steps_source != aggregate::ProfileStepsSource::kDefault;
+}
+
+// "5 (trace" for a profile-steps line.
+std::string StepsFrom(const aggregate::WindowStats& s) {
+  return std::to_string(s.profile_steps) + " (" +
+         std::string(aggregate::ProfileStepsSourceName(s.profile_steps_source));
+}
+
+// Profile steps that differ but were each counted by their own window: a
+// note, not a reason to refuse.
+std::vector<std::string> ProfileStepsNotes(const std::vector<Variant>& variants) {
+  std::vector<std::string> notes;
+  const aggregate::WindowStats& b = variants[0].stats();
+  for (size_t i = 1; i < variants.size(); ++i) {
+    const aggregate::WindowStats& s = variants[i].stats();
+    if (s.profile_steps == b.profile_steps || !OwnStepCounts(b, s)) continue;
+    notes.push_back("profile steps differ: " + StepsFrom(b) + ") vs " + StepsFrom(s) + ", " +
+                    variants[i].label +
+                    "); each window's per-step figures are over its own steps, so they compare");
+  }
+  return notes;
 }
 
 // Why a variant's FLOP figures are n/a, one line per variant and reason
@@ -343,7 +381,9 @@ nlohmann::ordered_json RenderJson(const std::vector<Variant>& vs, const std::vec
     variants.push_back(std::move(v));
   }
   j["variants"] = std::move(variants);
-  j["notes"] = FlopNotes(vs, rows);
+  std::vector<std::string> notes = ProfileStepsNotes(vs);
+  for (std::string& n : FlopNotes(vs, rows)) notes.push_back(std::move(n));
+  j["notes"] = std::move(notes);
   return j;
 }
 
@@ -401,7 +441,7 @@ void AddCompareOptions(CLI::App& app, CompareFlags& f) {
   app.add_option("--step-time", f.step_times,
                  "Step seconds per variant, in order (repeatable; one value applies to all)")
       ->allow_extra_args(false)
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--log", f.log_files,
                  "PATH=FILE: the training log of variant PATH (repeatable), or one FILE per "
                  "variant in order; default: each run's log, found as serve finds it")
@@ -411,6 +451,7 @@ void AddCompareOptions(CLI::App& app, CompareFlags& f) {
       ->capture_default_str();
   app.add_flag("--force", f.force, "Print the table even when the variants are not comparable");
   app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (>= 1)")
+      ->check(WholeAtLeast(1, INT64_MAX))
       ->capture_default_str();
   AddAnalysisOptions(app, f.common);
   app.add_option("--history", f.history,
@@ -600,9 +641,9 @@ std::vector<std::string> Mismatches(const std::vector<Variant>& variants) {
                            std::string(aggregate::LauncherModeName(b.launcher_mode)) + ", " + l +
                            " is " + std::string(aggregate::LauncherModeName(s.launcher_mode)));
     }
-    if (s.profile_steps != b.profile_steps) {
-      mismatches.push_back("profile steps differ: " + std::to_string(b.profile_steps) + " vs " +
-                           std::to_string(s.profile_steps) + " (" + l + ")");
+    if (s.profile_steps != b.profile_steps && !OwnStepCounts(b, s)) {
+      mismatches.push_back("profile steps differ: " + StepsFrom(b) + ") vs " + StepsFrom(s) + ", " +
+                           l + "); a default count may be wrong: give --profile-steps or --log");
     }
     if (s.gpus() != b.gpus()) {
       mismatches.push_back("GPUs per window differ: " + std::to_string(b.gpus()) + " vs " +
@@ -628,10 +669,11 @@ int Report(const CompareFlags& f, const std::vector<Variant>& variants) {
   }
   auto rows = BuildRows(variants);
   if (f.format == "json") {
-    std::cout << RenderJson(variants, rows, mismatches).dump(2) << "\n";
+    std::cout << expose::JsonText(RenderJson(variants, rows, mismatches), 2) << "\n";
   } else {
     std::cout << RenderText(variants, rows, f.format == "markdown");
-    const std::vector<std::string> notes = FlopNotes(variants, rows);
+    std::vector<std::string> notes = ProfileStepsNotes(variants);
+    for (std::string& n : FlopNotes(variants, rows)) notes.push_back(std::move(n));
     if (!notes.empty()) std::cout << "\n";
     for (const std::string& note : notes) std::cout << note << "\n";
   }
@@ -651,8 +693,8 @@ int RunCompare(const std::vector<std::string>& args) {
   const bool profile_steps_given = app.count("--profile-steps") > 0;
   analysis::AnalyzeOptions options;
   f.common.ApplyTo(options);
-  options.aggregate.profile_steps = static_cast<int>(f.profile_steps);
-  options.aggregate.profile_steps_from_nvtx = !profile_steps_given;
+  options.aggregate.profile_steps_flag =
+      profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt;
   auto in = ResolveVariants(f, usage->skew_seconds);
   if (!in) return in.error();
   if (auto code = ChooseClassifier(f, *in, options)) return *code;
@@ -668,11 +710,7 @@ int RunCompare(const std::vector<std::string>& args) {
       continue;
     }
     const LogFigures log = logs.For(in->windows[i], usage->explicit_logs[i]);
-    const figures::ProfileSteps steps = figures::ChooseProfileSteps(
-        profile_steps_given ? std::optional<int64_t>(f.profile_steps) : std::nullopt,
-        log.profile_steps, f.profile_steps);
-    options.aggregate.profile_steps = steps.steps;
-    options.aggregate.profile_steps_from_nvtx = steps.from_nvtx_ranges;
+    options.aggregate.profile_steps_log = log.profile_steps;  // profile_steps.h decides
     auto v = AnalyzedVariant(f, i, *in, log, options);
     if (!v) return v.error();
     variants.push_back(std::move(*v));

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 
+#include "aggregate/interval_spill.h"
 #include "cli/commands.h"
 #include "cli/serve_flags.h"
 #include "core/clock.h"
@@ -85,6 +86,14 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
         "/data/jobs:/jobs:ro IMAGE serve --watch /jobs)");
     UseBundledDemo(demo, flags, *options);
   }
+  // A spill directory the daemon cannot write (a read-only root file system
+  // without a volume there) is found at start, not at the first large window.
+  if (auto probe = aggregate::SpillFile::Create(options->analyze.spill_dir); !probe) {
+    spdlog::warn(
+        "spill dir not writable, large traces will be kept in memory path={} error={} (give "
+        "--spill-dir a writable directory)",
+        options->analyze.spill_dir, probe.error().context);
+  }
   return std::move(*options);
 }
 
@@ -97,8 +106,8 @@ std::string ShardNote(const pipeline::DaemonOptions& options) {
          std::to_string(options.shard.count) + ".";
 }
 
-// The web config file's reload outcome, as metrics in `registry` (which
-// outlives the hooks).
+// The web config file's reload outcome and basic auth's refusals, as
+// metrics in `registry` (which outlives the hooks).
 web::WebDoor::Hooks ReloadMetricHooks(prometheus::Registry& registry) {
   const expose::MetricSpec& errors = expose::Spec(expose::Metric::kWebConfigReloadErrorsTotal);
   const expose::MetricSpec& ok = expose::Spec(expose::Metric::kWebConfigLastReloadSuccessful);
@@ -113,9 +122,27 @@ web::WebDoor::Hooks ReloadMetricHooks(prometheus::Registry& registry) {
                         .Register(registry)
                         .Add({});
   reload_ok.Set(1);
+  // Every reason exists from the start at 0 (alert rules see the first one).
+  auto& auth_failures =
+      prometheus::BuildCounter()
+          .Name("profwatch_web_auth_failures_total")
+          .Help(
+              "Requests refused by basic auth, by reason: no_credentials (none or malformed), "
+              "wrong_password (bcrypt ran), rate_limited (the client address had no try left: "
+              "refused before bcrypt)")
+          .Register(registry);
+  auto* no_credentials = &auth_failures.Add({{"reason", "no_credentials"}});
+  auto* wrong_password = &auth_failures.Add({{"reason", "wrong_password"}});
+  auto* rate_limited = &auth_failures.Add({{"reason", "rate_limited"}});
   web::WebDoor::Hooks hooks;
   hooks.reload_failed = [&reload_errors] { reload_errors.Increment(); };
   hooks.reload_result = [&reload_ok](bool ok) { reload_ok.Set(ok ? 1 : 0); };
+  hooks.auth_failed = [=](web::AuthVerdict v) {
+    (v == web::AuthVerdict::kRateLimited     ? rate_limited
+     : v == web::AuthVerdict::kWrongPassword ? wrong_password
+                                             : no_credentials)
+        ->Increment();
+  };
   return hooks;
 }
 

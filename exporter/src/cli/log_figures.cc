@@ -26,7 +26,9 @@ Result<std::unique_ptr<steplog::StepTimeSource>> ReadTrainingLog(
   do {
     auto lines = tailer.Poll();
     if (!lines) return tl::unexpected(lines.error().Wrap(path));
-    for (const auto& line : *lines) source->AddLine(line);
+    for (size_t i = 0; i < lines->size(); ++i) {
+      source->AddLine((*lines)[i], std::nullopt, tailer.line_numbers()[i]);
+    }
   } while (!tailer.at_eof());
   return source;
 }

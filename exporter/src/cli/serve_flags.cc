@@ -32,11 +32,33 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--max-files-per-dir", f.max_files_per_dir,
                  "A directory holding more trace files is not analysed (counted and logged "
                  "once); a <ts> dir is held to --max-files-per-window too")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1, INT64_MAX))
       ->capture_default_str();
   app.add_option("--max-files-per-window", f.max_files_per_window,
                  "A window of more trace files is not analysed (counted and logged once)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1, INT64_MAX))
+      ->capture_default_str();
+  // Per owner (the uid of a job directory): anyone who can write under a
+  // root can make job directories, so no owner may take more than these.
+  app.add_option("--max-runs-per-owner", f.max_runs_per_owner,
+                 "Runs tracked per owner (uid of the job directory); past it the runs with the "
+                 "oldest writes are not analysed (counted and logged; 0: no cap)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
+  app.add_option("--max-windows-per-owner", f.max_windows_per_owner,
+                 "Windows tracked per owner; past it the owner's oldest windows are not "
+                 "tracked (counted and logged; 0: no cap)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
+  app.add_option("--max-dirs-per-owner", f.max_dirs_per_owner,
+                 "Directories walked per owner and scan (<ts> dirs newest first); the rest of "
+                 "the owner's tree is not walked (counted and logged; 0: no cap)")
+      ->check(WholeAtLeast(0, INT64_MAX))
+      ->capture_default_str();
+  app.add_option("--max-watches-per-owner", f.max_watches_per_owner,
+                 "inotify watches per owner; the owner's other directories are found by the "
+                 "--poll-interval rescan (0: no budget)")
+      ->check(WholeAtLeast(0, INT64_MAX))
       ->capture_default_str();
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
@@ -67,10 +89,10 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--settle", f.settle, "Quiet time before a window is complete")
       ->capture_default_str();
   app.add_option("--expected-gpus", f.expected_gpus, "GPUs expected per window (0 = learn)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0));
   app.add_option("--expected-files", f.expected_files,
                  "Trace files expected per window (0 = learn from the previous window)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeAtLeast(0));
   app.add_option("--window-timeout", f.window_timeout,
                  "Analyse a window short of its expectation after this long, flagged incomplete")
       ->capture_default_str();
@@ -79,14 +101,16 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
                  "copied trees) until the clock catches up")
       ->capture_default_str();
   app.add_option("--max-retries", f.max_retries, "Tries before a failing file is given up")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--workers", f.workers,
                  "Windows analysed at once (niced threads): more than one, so a window "
                  "running to its file budget does not hold the others")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
-  app.add_option("--retention", f.retention, "Drop runs this long after their last window")
+  app.add_option("--retention", f.retention,
+                 "A run leaves /metrics, and is no longer analysed, this long after its last "
+                 "activity (the newest write to its window files or training log); more than 0")
       ->capture_default_str();
 }
 
@@ -95,8 +119,9 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
 void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps per window (divisor); given explicitly it wins over the "
-                 "training log's profiler_steps")
-      ->check(CLI::PositiveNumber)
+                 "window's Kineto ProfilerStep# markers and the training log's profiler_steps "
+                 "(default: those, else 3)")
+      ->check(WholeAtLeast(1))
       ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
   app.add_flag("--metrics-detail", f.metrics_detail,
@@ -104,19 +129,19 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                "series and zero series of families that ran no kernel (README: Series per run)");
   app.add_option("--top-kernels", f.top_kernels,
                  "Top kernels per family (exported with --metrics-detail)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeAtLeast(0))
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberAbove(0));
   app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option(
          "--top-regions", f.top_regions,
          "Regions by kernel time (exported with --metrics-detail); the rest as region=\"other\"")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
       ->check(CLI::IsMember({"drill", "nvidia", "amd", "auto"}))
@@ -126,7 +151,7 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
       ->check(CLI::IsMember({"auto", "json", "xplane"}))
       ->capture_default_str();
   app.add_option("--step-time", f.step_time, "Step seconds from configuration (gap source)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberAtLeast(0, "none"));
   app.add_option("--log", f.log,
                  "Training log to tail for step times (repeatable): FILE (the only watched "
                  "run), RUN=FILE or JOB/RUN=FILE")
@@ -138,10 +163,20 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--max-followed-logs", f.max_followed_logs,
                  "Runs whose training logs are followed at most (one open file each); "
                  "more are counted in profwatch_training_logs_refused_total")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeAtLeastU64(1))
+      ->capture_default_str();
+  app.add_option("--log-max-bytes-per-scan", f.log_max_bytes_per_scan,
+                 "Bytes each training log may read per --poll-interval (a long log catches up "
+                 "over several; a huge file costs a bounded rate)")
+      ->check(WholeAtLeastU64(1))
       ->capture_default_str();
   AddSpillDirOption(app, f.spill_dir);
   AddFileBudgetOptions(app, f.file_budget);
+  app.add_option("--window-max-seconds", f.window_max_seconds,
+                 "Per window: most seconds of reading all its files; its files still being read "
+                 "then fail with reason over_budget (0: no limit)")
+      ->check(NumberAtLeast(0))
+      ->capture_default_str();
 }
 
 // State, configuration, history and logging.
@@ -149,10 +184,11 @@ void AddStateOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--state", f.state, "Persist analysed windows here (atomic rewrite)");
   app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
   app.add_option("--history", f.history,
-                 "Append every analysed window's summary to this JSON Lines file");
+                 "Append every analysed window's summary to JSON Lines files: FILE.uidN per "
+                 "owner (uid of the job directory)");
   app.add_option("--history-max-bytes", f.history_max_bytes,
-                 "Rotate --history to FILE.1 beyond this size")
-      ->check(CLI::PositiveNumber)
+                 "Per owner: rotate its --history file to FILE.uidN.1 beyond this size")
+      ->check(WholeAtLeastU64(1))
       ->capture_default_str();
   app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error|critical|off")
       ->capture_default_str();
@@ -341,12 +377,22 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   if (!timeout) return tl::unexpected(timeout.error());
   auto retention = dur("--retention", f.retention);
   if (!retention) return tl::unexpected(retention.error());
+  // 0 would drop every run as soon as it is exported: nothing to scrape.
+  if (retention->count() == 0) {
+    return MakeError(ErrorCode::kConfig,
+                     "--retention: must be more than 0 (0 would remove every run from /metrics "
+                     "as soon as its window is analysed)");
+  }
 
   o.roots = f.watch;
   o.use_inotify = !f.no_inotify;
   o.follow_symlinks = f.follow_symlinks;
   o.max_files_per_dir = f.max_files_per_dir;
   o.assembler.max_files_per_window = f.max_files_per_window;
+  o.assembler.max_runs_per_owner = f.max_runs_per_owner;
+  o.assembler.max_windows_per_owner = f.max_windows_per_owner;
+  o.max_dirs_per_owner = f.max_dirs_per_owner;
+  o.max_watches_per_owner = f.max_watches_per_owner;
   o.poll_interval = *poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();
@@ -378,7 +424,9 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.state_file = f.state;
   o.analyze.spill_dir = f.spill_dir;
   o.analyze.limits = f.file_budget.ToLimits();
-  o.analyze.aggregate.profile_steps = f.profile_steps;
+  o.analyze.limits.window_max_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(f.window_max_seconds));
+  if (f.profile_steps_explicit) o.analyze.aggregate.profile_steps_flag = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   o.analyze.aggregate.region_depth = f.region_depth;
   o.analyze.aggregate.peak_flops = f.peak_flops;
@@ -402,7 +450,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   }
   if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
   o.training_logs.max_runs = f.max_followed_logs;
-  o.profile_steps_explicit = f.profile_steps_explicit;
+  o.training_logs.max_bytes_per_scan = f.log_max_bytes_per_scan;
   if (f.profile_steps_explicit) {
     o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;
   }

@@ -37,6 +37,10 @@ struct ServeFlags {
   bool follow_symlinks = false;
   int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
   int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
+  int64_t max_runs_per_owner = window::AssemblerOptions::kDefaultMaxRunsPerOwner;
+  int64_t max_windows_per_owner = window::AssemblerOptions::kDefaultMaxWindowsPerOwner;
+  int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
+  int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
   std::string host_filter;  // "", a host name, or "auto"
   std::string shard;        // "", "I/N" or "POD-NAME-I/N" (watch::ParseShard)
   std::string skew = "120s";
@@ -48,6 +52,10 @@ struct ServeFlags {
   int max_retries = 5;
   int workers = 2;
   FileBudgetFlags file_budget;
+  // --window-max-seconds: a window's whole analysis. The largest real window
+  // (1,024 hosts' capped JAX traces, 0.3 GB of JSON each, read one after the
+  // other at about 100 MB/s) takes under an hour.
+  double window_max_seconds = 3600;
   std::string retention = "24h";
   std::string state;
   std::string config;
@@ -65,6 +73,7 @@ struct ServeFlags {
   std::vector<std::string> log;
   std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
   size_t max_followed_logs = pipeline::kDefaultMaxFollowedLogs;
+  uint64_t log_max_bytes_per_scan = pipeline::kDefaultLogMaxBytesPerScan;
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
   std::string spill_dir = DefaultSpillDir();

@@ -15,6 +15,12 @@ std::string Bytes(uint64_t n) {
   return buf;
 }
 
+std::string SecondsText(std::chrono::nanoseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
 }  // namespace
 
 FileBudget::FileBudget(FileLimits limits)
@@ -45,11 +51,14 @@ Status FileBudget::Check() {
   if (limits_.stop != nullptr && limits_.stop->load(std::memory_order_relaxed)) {
     return Trip("stopped: the daemon is shutting down");
   }
-  if (std::chrono::steady_clock::now() > deadline_) {
-    const double seconds = std::chrono::duration<double>(limits_.max_time).count();
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", seconds);
-    return Trip("over budget: still reading after " + std::string(buf) + " s (--file-max-seconds)");
+  const auto now = std::chrono::steady_clock::now();
+  if (now > deadline_) {
+    return Trip("over budget: still reading after " + SecondsText(limits_.max_time) +
+                " s (--file-max-seconds)");
+  }
+  if (now > limits_.window_deadline) {
+    return Trip("over budget: its window still being read after " +
+                SecondsText(limits_.window_max_time) + " s (--window-max-seconds)");
   }
   return {};
 }

@@ -1,5 +1,6 @@
 // The work one trace file may cost (docs/security.md, "Budgets"): bytes read
-// after decompression, bytes spilled to disk, wall time, and a stop flag so
+// after decompression, bytes spilled to disk, wall time (its own and its
+// window's), and a stop flag so
 // the daemon can abandon a file when it shuts down. Readers call Check per
 // chunk (JSON, xplane), per SQLite progress tick (nsys) or per spill write;
 // the first limit passed makes every later call fail with the same kOverBudget
@@ -28,6 +29,14 @@ struct FileLimits {
   // Wall time from the start of the file's read. 0: no limit. Measured on
   // steady_clock inside the reader: it bounds work, it is not policy time.
   std::chrono::nanoseconds max_time = std::chrono::minutes(10);
+  // Wall time of the whole window the file belongs to, from the start of
+  // the window's analysis (AnalyzeFiles sets `window_deadline` from it): every
+  // file of a window stops there, whatever its own budget has left, so a
+  // window of many files that each stay within their budget still ends.
+  // 0: no limit.
+  std::chrono::nanoseconds window_max_time{0};
+  std::chrono::steady_clock::time_point window_deadline =
+      std::chrono::steady_clock::time_point::max();
   // Set by the owner to abandon the read (daemon shutdown); may be null.
   const std::atomic<bool>* stop = nullptr;
 };

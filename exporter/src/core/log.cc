@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "core/text.h"
+
 namespace profwatch {
 namespace {
 
@@ -29,7 +31,10 @@ size_t NextField(std::string_view m, size_t from) {
   return std::string_view::npos;
 }
 
-void AppendJsonString(std::string& out, std::string_view s) {
+// A JSON string of `s` made valid UTF-8 (bad bytes as U+FFFD), so every
+// line stays valid JSON whatever bytes a name holds.
+void AppendJsonString(std::string& out, std::string_view raw) {
+  const std::string s = ValidUtf8(raw);
   out += '"';
   for (char c : s) {
     switch (c) {
@@ -77,6 +82,22 @@ class JsonMembersFlag : public spdlog::custom_flag_formatter {
   }
 };
 
+// spdlog flag %* in the text format: the message with control characters
+// and invalid UTF-8 escaped (core/text.h), so a directory name cannot end
+// the line and forge another.
+class TextMessageFlag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const std::string text =
+        EscapeControl(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<TextMessageFlag>();
+  }
+};
+
 }  // namespace
 
 std::string JsonLogMembers(std::string_view message) {
@@ -110,7 +131,7 @@ Status SetupLogging(std::string_view level, LogFormat format) {
     formatter->add_flag<JsonMembersFlag>('*').set_pattern(
         R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%*})");
   } else {
-    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v");
+    formatter->add_flag<TextMessageFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %*");
   }
   logger->set_formatter(std::move(formatter));
   logger->set_level(lvl);

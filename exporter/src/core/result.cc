@@ -24,6 +24,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "config";
     case ErrorCode::kInternal:
       return "internal";
+    case ErrorCode::kCrashed:
+      return "crashed";
   }
   return "internal";
 }

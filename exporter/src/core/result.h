@@ -21,6 +21,9 @@ enum class ErrorCode {
   kOverBudget,   // the file's work budget (bytes, time) ran out (core/budget.h)
   kConfig,       // bad flag, rules or config file
   kInternal,     // a bug or an unexpected exception
+  // The daemon died (killed: out of memory, a crash) while analysing the
+  // window, twice (pipeline/window_policy.h DecideInflight).
+  kCrashed,
 };
 
 // Stable snake_case name, used as the `reason` label of error counters.
@@ -30,7 +33,7 @@ std::string_view ErrorCodeName(ErrorCode code);
 inline constexpr ErrorCode kAllErrorCodes[] = {
     ErrorCode::kNotFound, ErrorCode::kPermission,  ErrorCode::kIo,       ErrorCode::kTruncated,
     ErrorCode::kCorrupt,  ErrorCode::kUnsupported, ErrorCode::kTooLarge, ErrorCode::kOverBudget,
-    ErrorCode::kConfig,   ErrorCode::kInternal};
+    ErrorCode::kConfig,   ErrorCode::kInternal,    ErrorCode::kCrashed};
 
 struct Error {
   ErrorCode code = ErrorCode::kInternal;

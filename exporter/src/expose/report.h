@@ -35,6 +35,12 @@ std::string RenderTable(const figures::WindowFigures& figures, const ReportConte
 nlohmann::ordered_json WindowToJson(const figures::WindowFigures& figures,
                                     const ReportContext& ctx);
 
+// `j` as JSON text whatever bytes its strings hold: invalid UTF-8 becomes
+// U+FFFD (nlohmann's plain dump throws on it). Every JSON document the CLI
+// prints goes through here; the --state and --history writers dump the
+// same way (store/).
+std::string JsonText(const nlohmann::ordered_json& j, int indent = -1);
+
 // WindowToJson of a run's current window in the context the run carries
 // (window id, format, expected GPUs): the "report" of a --history line.
 // REQUIRES: rs.figures (snapshot::RefreshFigures).

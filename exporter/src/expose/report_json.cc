@@ -2,6 +2,7 @@
 #include <string>
 
 #include "aggregate/flops.h"
+#include "aggregate/profile_steps.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -42,6 +43,9 @@ void AddInputs(Json& j, const WindowFigures& w, const ReportContext& ctx) {
     j["expected_gpus"] = nullptr;
   }
   j["profile_steps"] = s.profile_steps;
+  j["profile_steps_source"] =
+      std::string(aggregate::ProfileStepsSourceName(s.profile_steps_source));
+  j["profile_steps_disagreement"] = OrNull(s.profile_steps_disagreement);
   j["divisor"] = s.divisor();
   j["launcher_mode"] = std::string(aggregate::LauncherModeName(s.launcher_mode));
   j["gpus_per_file"] = s.gpus_per_file;
@@ -169,13 +173,23 @@ Json FlopsJson(const WindowFigures& w) {
   fj["note"] = OrNull(ff.note);
   fj["counted_kernel_seconds_per_gpu_step"] = OrNull(ff.counted_kernel_seconds_per_gpu_step);
   fj["unknown_ops"] = ff.unknown_ops;
+  fj["math_kernel_seconds_per_gpu_step"] = ff.math_kernel_seconds_per_gpu_step;
+  fj["coverage"] = OrNull(ff.coverage);
   fj["unknown_kernel_seconds_per_gpu_step"] = ff.unknown_kernel_seconds_per_gpu_step;
+  Json uncounted = Json::array();
+  for (const figures::FlopFigures::Uncounted& u : ff.uncounted) {
+    uncounted.push_back({{"name", *u.name},
+                         {"by", u.op ? "operator" : "kernel"},
+                         {"seconds_per_gpu_step", u.seconds_per_gpu_step}});
+  }
+  fj["uncounted"] = std::move(uncounted);
   fj["achieved_per_second"] = OrNull(ff.achieved_per_second);
   fj["model_per_second"] = OrNull(ff.model_per_second);
   fj["device"] = OrNull(s.flops.device_name);
   fj["peak_per_second"] = OrNull(ff.peak_per_second);
   fj["peak_source"] = OrNull(s.flops.peak_source);
   fj["mfu"] = OrNull(ff.mfu);
+  fj["mfu_lower_bound"] = ff.lower_bound;
   fj["mfu_note"] = OrNull(ff.mfu_note);
   Json fams = Json::array();
   for (const auto& f : ff.families) {
@@ -331,6 +345,10 @@ nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
   ctx.format = rs.format;
   ctx.expected_gpus = rs.expected_gpus;
   return WindowToJson(*rs.figures, ctx);
+}
+
+std::string JsonText(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace profwatch::expose

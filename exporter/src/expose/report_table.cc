@@ -1,16 +1,32 @@
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
+#include "core/text.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
 namespace {
 
-std::string Format(const char* fmt, auto... args) {
+std::string FormatRaw(const char* fmt, auto... args) {
   int n = std::snprintf(nullptr, 0, fmt, args...);
   std::string s(static_cast<size_t>(n), '\0');
   std::snprintf(s.data(), s.size() + 1, fmt, args...);
   return s;
+}
+
+// Every text argument is the input's bytes (kernel, file, device and region
+// names, notes quoting them) or fixed text: each is printed with control
+// characters and invalid UTF-8 escaped (core/text.h), so one row stays one
+// line whatever a trace names. Only format strings add line breaks.
+inline std::string Held(const char* text) { return EscapeControl(text); }
+inline auto Held(auto value) { return value; }
+inline const char* Passed(const std::string& held) { return held.c_str(); }
+inline auto Passed(auto value) { return value; }
+
+std::string Format(const char* fmt, auto... args) {
+  const auto held = std::make_tuple(Held(args)...);
+  return std::apply([fmt](const auto&... h) { return FormatRaw(fmt, Passed(h)...); }, held);
 }
 
 // Long C++ template names make tables unreadable; the JSON keeps them whole.
@@ -112,7 +128,7 @@ std::string RenderRegions(const WindowFigures& w) {
 }
 
 // The plain-words answers: what blocks the main stream, whether the host
-// holds the GPU back between steps, which GPU straggles (aggregate/diagnosis.h
+// holds the GPU back between steps, which GPU straggles (figures/diagnosis.h
 // decides; this only words it).
 std::string RenderDiagnosis(const WindowFigures& w) {
   const aggregate::WindowStats& s = *w.stats;
@@ -182,40 +198,84 @@ std::string RenderFlops(const WindowFigures& w) {
     o += Format("  %-22s n/a: no counted FLOPs\n", "MFU");
   } else {
     const auto& k = *ff.per_gpu_step;
-    o += Format("  %-22s %.4g matmul + %.4g attention + %.4g conv = %.4g FLOP\n", "counted", k[0],
-                k[1], k[2], *ff.total_per_gpu_step);
+    o += Format("  %-22s %.4g matmul + %.4g attention + %.4g conv = %.4g FLOP (by FLOP kind)\n",
+                "counted", k[0], k[1], k[2], *ff.total_per_gpu_step);
     for (size_t i = 0; i < ff.families.size(); ++i) {
       const auto& f = ff.families[i];
       const std::string rate = f.achieved_per_second
                                    ? Format("%.1f TFLOP/s", *f.achieved_per_second / 1e12)
                                    : std::string("n/a TFLOP/s: its kernels took no time");
-      o += Format("  %-22s %.4g FLOP at %s (%s)\n", i == 0 ? "by family" : "", f.per_gpu_step,
-                  rate.c_str(), f.family.c_str());
+      o += Format("  %-22s %.4g FLOP at %s (%s)\n", i == 0 ? "by kernel family" : "",
+                  f.per_gpu_step, rate.c_str(), f.family.c_str());
     }
     if (ff.achieved_per_second) {
       o += Format("  %-22s %.1f TFLOP/s over the %.6f s of their kernels\n", "achieved",
                   *ff.achieved_per_second / 1e12, *ff.counted_kernel_seconds_per_gpu_step);
     }
+    const char* bound = ff.lower_bound ? ", a lower bound" : "";
     if (ff.model_per_second) {
-      o += Format("  %-22s %.1f TFLOP/s (counted FLOPs over the step)\n", "model",
-                  *ff.model_per_second / 1e12);
+      o += Format("  %-22s %.1f TFLOP/s (counted FLOPs over the step%s)\n", "model",
+                  *ff.model_per_second / 1e12, bound);
     } else {
       o += Format("  %-22s n/a: %s\n", "model", ff.mfu_note.c_str());
     }
     if (ff.mfu) {
-      o += Format("  %-22s %.1f%% of %.1f TFLOP/s (%s, %s)\n", "MFU", 100 * *ff.mfu,
+      o += Format("  %-22s %.1f%% of %.1f TFLOP/s (%s, %s%s)\n", "MFU", 100 * *ff.mfu,
                   s.flops.peak_per_second / 1e12, s.flops.device_name.c_str(),
-                  s.flops.peak_source.c_str());
+                  s.flops.peak_source.c_str(), bound);
     } else {
       o += Format("  %-22s n/a: %s\n", "MFU", ff.mfu_note.c_str());
     }
   }
-  if (ff.unknown_ops > 0) {
-    o += Format("  %-22s %lld operators with unusable shapes (%.6f s of kernels) not counted\n",
-                "unknown", static_cast<long long>(ff.unknown_ops),
+  if (ff.coverage) {
+    o += Format("  %-22s %.1f%% of the %.6f s of math kernels (gemm, attention, conv)\n",
+                "coverage", 100 * *ff.coverage, ff.math_kernel_seconds_per_gpu_step);
+  }
+  if (ff.unknown_kernel_seconds_per_gpu_step > 0) {
+    o += Format("  %-22s %.6f s of math kernels", "uncounted",
                 ff.unknown_kernel_seconds_per_gpu_step);
+    if (ff.unknown_ops > 0) {
+      o += Format(" (%lld operators or launches with unusable shapes)",
+                  static_cast<long long>(ff.unknown_ops));
+    }
+    o += "\n";
+    for (const figures::FlopFigures::Uncounted& u : ff.uncounted) {
+      o += Format("  %-22s %.6f s %s %s\n", "", u.seconds_per_gpu_step,
+                  u.op ? "operator" : "kernel", Shorten(*u.name, 90).c_str());
+    }
   }
   return o;
+}
+
+// Where the profile steps came from, as the table says it.
+const char* ProfileStepsFrom(aggregate::ProfileStepsSource source) {
+  switch (source) {
+    case aggregate::ProfileStepsSource::kFlag:
+      return "--profile-steps";
+    case aggregate::ProfileStepsSource::kTrace:
+      return "the trace's ProfilerStep# markers";
+    case aggregate::ProfileStepsSource::kLog:
+      return "the training log's profiler_steps";
+    case aggregate::ProfileStepsSource::kNvtx:
+      return "the NVTX step ranges";
+    case aggregate::ProfileStepsSource::kDefault:
+      break;
+  }
+  return "the default: no step markers, log or --profile-steps";
+}
+
+// The truncation warning, with the remedy only where it applies: a JAX
+// trace.json.gz has the uncapped .xplane.pb beside it.
+std::string TruncationWarning(const aggregate::WindowStats& s) {
+  bool jax_json = false;
+  for (const aggregate::FileSummary& f : s.files) {
+    const bool cut = f.suspected_truncated || f.partial;
+    jax_json = jax_json || (cut && f.schema == parse::TraceSchema::kJaxTraceEvents);
+  }
+  return std::string(
+             "  !!! WARNING: truncated: a trace hit the 1,000,000-event writer cap or "
+             "ended early; the last steps are missing") +
+         (jax_json ? " (read the .xplane.pb: --source xplane)" : "") + "\n";
 }
 
 // What was read: files, dirs, GPUs (warning when not the expected count),
@@ -223,7 +283,7 @@ std::string RenderFlops(const WindowFigures& w) {
 std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& ctx) {
   std::string o;
   o += "profwatch window report";
-  if (!ctx.window.empty()) o += ": " + ctx.window;
+  if (!ctx.window.empty()) o += ": " + EscapeControl(ctx.window);
   o += "\n";
   o += Format("  trace files      %zu (%s)\n", s.files.size(), ctx.format.c_str());
   o += Format("  timestamp dirs   %zu\n", s.timestamp_dirs.size());
@@ -240,14 +300,14 @@ std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& c
   }
   o += Format("  launcher mode    %s (%.2f GPUs/file)\n",
               std::string(aggregate::LauncherModeName(s.launcher_mode)).c_str(), s.gpus_per_file);
-  o += Format("  profile steps    %d (divisor %lld)\n", s.profile_steps,
-              static_cast<long long>(s.divisor()));
+  o += Format("  profile steps    %d (divisor %lld; from %s)\n", s.profile_steps,
+              static_cast<long long>(s.divisor()), ProfileStepsFrom(s.profile_steps_source));
+  if (!s.profile_steps_disagreement.empty()) {
+    o += "  !!! WARNING: " + s.profile_steps_disagreement + "\n";
+  }
   o += Format("  events           %llu\n", static_cast<unsigned long long>(s.events));
   o += Format("  rule set         %s\n", s.rule_set.c_str());
-  if (s.truncated) {
-    o += "  !!! WARNING: truncated: a trace hit the 1,000,000-event writer cap or ended early; "
-         "the last steps are missing (read the .xplane.pb: --source xplane)\n";
-  }
+  if (s.truncated) o += TruncationWarning(s);
   for (const auto& e : ctx.errors) {
     o += Format("  !!! ERROR %s: %s\n", e.reason.c_str(), e.message.c_str());
   }
@@ -268,7 +328,7 @@ std::string RenderFamilies(const WindowFigures& w) {
   o += "\nTop kernels (per GPU per step)\n";
   for (const figures::FamilyFigures& f : w.families) {
     if (f.kernels.empty()) continue;
-    o += "  " + f.family->family + "\n";
+    o += "  " + EscapeControl(f.family->family) + "\n";
     for (const figures::KernelFigures& k : f.kernels) {
       o += Format("    %12.6f s %10.1f launches  %s\n", k.seconds_per_gpu_step,
                   k.launches_per_gpu_step, Shorten(k.kernel->name, 100).c_str());

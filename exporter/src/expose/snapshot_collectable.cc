@@ -270,35 +270,6 @@ class Builder {
   bool detail_ = false;
 };
 
-// Length of the well-formed UTF-8 sequence at s[i], or 0 (RFC 3629: no
-// overlongs, no surrogates, nothing above U+10FFFF).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = at(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  }
-  return n;
-}
-
 double Bool(bool b) { return b ? 1.0 : 0.0; }
 
 // Per collective kind that ran (figures/collective_figures.h): per GPU per
@@ -493,8 +464,10 @@ void AddStep(const snapshot::RunState& rs, const WindowFigures* w, Builder& b) {
       b.Add(M::kAchievedFlopsPerSecond, *f.achieved_per_second, {{"family", f.family}});
     }
   }
-  if (ff.model_per_second) b.Add(M::kModelFlopsPerSecond, *ff.model_per_second);
-  if (ff.mfu) b.Add(M::kMfuRatio, *ff.mfu);
+  // A lower bound is no gauge's value: absent, and the coverage says why.
+  if (ff.coverage) b.Add(M::kFlopsCoverageRatio, *ff.coverage);
+  if (ff.model_per_second && !ff.lower_bound) b.Add(M::kModelFlopsPerSecond, *ff.model_per_second);
+  if (ff.mfu && !ff.lower_bound) b.Add(M::kMfuRatio, *ff.mfu);
 }
 
 void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
@@ -512,34 +485,6 @@ void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {
 
 }  // namespace
 
-bool ValidUtf8Into(std::string_view s, std::string& out) {
-  // Label values are nearly always ASCII: one pass to check, one copy.
-  size_t i = 0;
-  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
-  out.assign(s.data(), i);
-  if (i == s.size()) return false;
-  bool replaced = false;
-  out.reserve(s.size());
-  while (i < s.size()) {
-    const size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      replaced = true;
-      ++i;
-    } else {
-      out.append(s, i, n);
-      i += n;
-    }
-  }
-  return replaced;
-}
-
-std::string ValidUtf8(std::string_view s) {
-  std::string out;
-  ValidUtf8Into(s, out);
-  return out;
-}
-
 BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, BuildRevision()}; }
 
 namespace {
@@ -554,6 +499,10 @@ void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) 
   }
   b.Add(M::kWorkersBusy, static_cast<double>(snap.workers_busy));
   b.Add(M::kWorkersStuck, static_cast<double>(snap.workers_stuck));
+  b.Add(M::kOldestWaitingWindowSeconds, snap.oldest_waiting_seconds);
+  for (const auto& [key, n] : snap.owner_capped) {
+    b.Add(M::kOwnerCapped, static_cast<double>(n), {{"owner", key.first}, {"reason", key.second}});
+  }
   // 0 means no full scan has completed yet: no sample rather than 1970.
   if (snap.last_scan_unix > 0) b.Add(M::kLastScanTimestampSeconds, snap.last_scan_unix);
   for (const auto& [root, readable] : snap.watch_roots) {

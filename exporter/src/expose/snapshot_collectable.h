@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.h"
 #include "snapshot/snapshot.h"
 
 namespace profwatch::expose {
@@ -50,11 +51,9 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
 // (without the objects, which take several times the text's memory).
 std::string RenderSnapshotText(const snapshot::Snapshot& snap, const BuildInfo& build);
 
-// `s` with every byte that does not start a well-formed UTF-8 sequence
-// replaced by U+FFFD. Used for label values.
-std::string ValidUtf8(std::string_view s);
-// The same into `out`; true when some byte was replaced.
-bool ValidUtf8Into(std::string_view s, std::string& out);
+// Label values are made valid UTF-8 with core/text.h's ValidUtf8.
+using ::profwatch::ValidUtf8;
+using ::profwatch::ValidUtf8Into;
 
 class SnapshotCollectable : public prometheus::Collectable {
  public:

@@ -1,5 +1,9 @@
 #include "figures/collective_figures.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
 #include "aggregate/window_stats.h"
 
 namespace profwatch::figures {
@@ -8,6 +12,36 @@ using aggregate::CollectiveKind;
 using aggregate::CollectiveSums;
 using aggregate::kCollectiveKinds;
 using aggregate::PsToSeconds;
+
+namespace {
+
+// Where sizes come from, for the formats the calls came from only.
+std::string SizeSources(uint8_t sources) {
+  std::string o;
+  auto add = [&](const char* text) { o += (o.empty() ? "" : "; ") + std::string(text); };
+  if (sources & aggregate::kSourceKineto) {
+    add("Kineto: the kernel's In/Out msg nelems and dtype (PyTorch 2.1 and later), or the "
+        "launching operator's Input Dims and Input type (record_shapes=True)");
+  }
+  if (sources & aggregate::kSourceJax) add("JAX: its HLO instruction in the sibling .xplane.pb");
+  if (sources & aggregate::kSourceNsys) add("an Nsight Systems export records no collective sizes");
+  return o.empty() ? "the trace records no sizes" : o;
+}
+
+// Why `other` calls have no bytes or bus factor: what the calls were.
+std::string OtherNote(const CollectiveSums& s) {
+  const std::string tail = " have no byte count or bus factor";
+  if (s.generic_kernels) {
+    return "RCCL's generic kernels (ncclDevKernel_Generic) whose trace names no collective, or "
+           "collectives outside the known kinds," +
+           tail;
+  }
+  return "collectives outside the known kinds (gather, scatter, barrier, or a kernel nothing "
+         "names the collective of)" +
+         tail;
+}
+
+}  // namespace
 
 std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::CollectiveStats& stats,
                                                         int64_t divisor) {
@@ -31,14 +65,29 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::Collect
     f.more_group_sizes = s.more_group_sizes;
     f.process_groups = s.process_groups;
     f.more_process_groups = s.more_process_groups;
-    if (f.kind == CollectiveKind::kOther) {
-      f.note =
-          "collectives outside the known kinds (RCCL's generic kernels without metadata, "
-          "or a collective such as gather) have no byte count or bus factor";
+    // Rates no GPU reaches: the sizes are not believed
+    // (aggregate::kMaxCollectiveBandwidth).
+    const double fastest = std::max(f.alg_bandwidth.value_or(0), f.bus_bandwidth.value_or(0));
+    const std::string oversized =
+        s.oversized_calls > 0 ? std::to_string(s.oversized_calls) +
+                                    " calls claimed more than 1 TiB each, more than any GPU "
+                                    "holds: impossible sizes, not counted"
+                              : "";
+    if (!(fastest <= aggregate::kMaxCollectiveBandwidth)) {
+      f.bytes_per_gpu_step.reset();
+      f.alg_bandwidth.reset();
+      f.bus_bandwidth.reset();
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.3g", fastest);
+      f.note = std::string("impossible sizes: the sized calls claim ") + rate +
+               " B/s over their kernels, above the 1e13 B/s no GPU's memory reaches (a "
+               "collective's bytes cross it at least once): bytes and bandwidth unknown";
+    } else if (f.kind == CollectiveKind::kOther) {
+      f.note = OtherNote(s);
+    } else if (s.sized_calls == 0 && !oversized.empty()) {
+      f.note = oversized;
     } else if (s.sized_calls == 0) {
-      f.note =
-          "no call carried its size (Kineto: In/Out msg nelems and dtype, PyTorch 2.1 and "
-          "later; JAX: its HLO instruction in the sibling .xplane.pb)";
+      f.note = "no call carried its size (" + SizeSources(s.sources) + ")";
     } else if (!f.alg_bandwidth) {
       f.note = "the calls with a size took no time";
     } else if (!f.bus_bandwidth) {
@@ -46,6 +95,7 @@ std::vector<CollectiveFigures> ComputeCollectiveFigures(const aggregate::Collect
     } else if (s.sized_calls < s.calls) {
       f.note = "bytes and bandwidth over the " + std::to_string(s.sized_calls) + " of " +
                std::to_string(s.calls) + " calls that carried their size";
+      if (!oversized.empty()) f.note += " (" + oversized + ")";
     }
     f.raw_kernel_seconds = PsToSeconds(s.kernel_ps);
     f.raw_exposed_seconds = PsToSeconds(s.exposed_ps);

@@ -61,7 +61,12 @@ FlopFigures ComputeFlopFigures(const aggregate::WindowStats& s, const StepTime& 
   FlopFigures out;
   out.attempted = f.Counted();
   out.unknown_ops = f.unknown_ops;
+  out.math_kernel_seconds_per_gpu_step = s.PerGpuStepSeconds(f.math_ps);
   out.unknown_kernel_seconds_per_gpu_step = s.PerGpuStepSeconds(f.unknown_kernel_ps);
+  for (const FlopStats::Uncounted& u : f.uncounted) {
+    out.uncounted.push_back({&u.name, u.op, s.PerGpuStepSeconds(u.ps)});
+  }
+  out.coverage = f.Coverage();
   if (f.peak_per_second > 0) out.peak_per_second = f.peak_per_second;
   if (s.divisor() == 0) {
     out.note = "no GPU kernels in the window";
@@ -136,6 +141,14 @@ FlopFigures ComputeFlopFigures(const aggregate::WindowStats& s, const StepTime& 
                        : "no known peak for device '" + f.device_name + "' (give --peak-flops)";
   } else {
     out.mfu = model / f.peak_per_second;
+  }
+  if (out.coverage && *out.coverage < kMinFlopCoverage) {
+    out.lower_bound = true;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * *out.coverage);
+    const std::string why = std::string("a lower bound: FLOPs counted for ") + pct +
+                            " of the math kernels' time (the rest did FLOPs no one counted)";
+    out.mfu_note = out.mfu_note.empty() ? why : out.mfu_note + "; " + why;
   }
   return out;
 }

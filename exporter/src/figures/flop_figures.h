@@ -16,7 +16,14 @@
 
 namespace profwatch::figures {
 
-// FLOPs of one family (each operator in the family of its longest kernel).
+// Below this share of the math kernels' time (FlopStats::Coverage) counted,
+// MFU and the model FLOP rate are lower bounds: the uncounted math kernels
+// did FLOPs no one counted. The real runs with shapes or HLO modules are
+// counted whole (coverage 1); a twentieth of the math time uncounted is
+// where the figure stops being the run's.
+inline constexpr double kMinFlopCoverage = 0.95;
+
+// FLOPs of one kernel family (each count in the family of the kernel that ran it).
 struct FamilyFlopFigures {
   std::string family;
   double per_gpu_step = 0;
@@ -36,6 +43,11 @@ struct FlopFigures {
   // The total over the step time: what MaxText logs as TFLOP/s/device.
   std::optional<double> model_per_second;
   std::optional<double> mfu;  // model_per_second / the peak
+  // The share of the math kernels' time whose FLOPs were counted; unset
+  // without math kernels. Below kMinFlopCoverage model_per_second and mfu
+  // are lower bounds (lower_bound, and mfu_note says so).
+  std::optional<double> coverage;
+  bool lower_bound = false;
   // Sum to the total (each counted execution in one family); empty when
   // the total is unset.
   std::vector<FamilyFlopFigures> families;
@@ -47,10 +59,19 @@ struct FlopFigures {
   // Kernel time of the counted executions, per GPU per step; set with the
   // total.
   std::optional<double> counted_kernel_seconds_per_gpu_step;
-  // Counted kinds whose shapes were unusable, and their kernel time per GPU
-  // per step.
+  // Operators or launches of counted kinds whose shapes were unusable.
   int64_t unknown_ops = 0;
+  // Math-family kernel time (gemm, attention, conv) per GPU per step, and
+  // the part of it whose FLOPs were not counted, for any reason.
+  double math_kernel_seconds_per_gpu_step = 0;
   double unknown_kernel_seconds_per_gpu_step = 0;
+  // The largest uncounted math time by who launched it (FlopStats::uncounted).
+  struct Uncounted {
+    const std::string* name = nullptr;  // in the aggregate
+    bool op = false;                    // an operator's name, else a kernel's
+    double seconds_per_gpu_step = 0;
+  };
+  std::vector<Uncounted> uncounted;
   // The peak MFU divides by (FlopStats: datasheet or --peak-flops); unset
   // when unknown.
   std::optional<double> peak_per_second;

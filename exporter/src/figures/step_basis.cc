@@ -1,27 +1,11 @@
 #include "figures/step_basis.h"
 
-#include <algorithm>
-
 namespace profwatch::figures {
 namespace {
 
 bool Positive(const std::optional<double>& v) { return v && *v > 0; }
 
 }  // namespace
-
-ProfileSteps ChooseProfileSteps(std::optional<int64_t> flag, std::optional<int64_t> log,
-                                int64_t default_steps) {
-  ProfileSteps p;
-  if (flag) {
-    p.steps = static_cast<int>(std::min(*flag, kMaxProfileSteps));
-  } else if (log && *log > 0) {
-    p.steps = static_cast<int>(std::min(*log, kMaxProfileSteps));
-  } else {
-    p.steps = static_cast<int>(std::min(default_steps, kMaxProfileSteps));
-    p.from_nvtx_ranges = true;
-  }
-  return p;
-}
 
 StepTime ChooseStepTime(const StepSources& s, const aggregate::WindowStats* window) {
   if (Positive(s.given)) return {s.given, "config"};

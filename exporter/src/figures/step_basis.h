@@ -1,6 +1,7 @@
-// The step basis of a window, chosen in this one file: how many profiled
-// steps divide its sums (before the analysis: aggregate's options) and which
-// step time its step figures refer to (the gap, the diagnosis' shares, MFU).
+// The step basis of a window, chosen in this one file: which step time its
+// step figures refer to (the gap, the diagnosis' shares, MFU). How many
+// profiled steps divide its sums is chosen during the analysis, from the
+// window's own step marks, by aggregate/profile_steps.h.
 // serve, analyze and compare gather what they know and call these; none of
 // them decides a precedence itself. Pure functions; thread-safe.
 #pragma once
@@ -12,23 +13,6 @@
 #include "aggregate/window_stats.h"
 
 namespace profwatch::figures {
-
-// The most profiled steps a training log may claim: more is taken as this
-// (a divisor that large makes every per-step figure meaningless anyway).
-inline constexpr int64_t kMaxProfileSteps = 1'000'000;
-
-// What divides a window's sums, as aggregate's options take it.
-struct ProfileSteps {
-  int steps = 3;
-  // Neither the flag nor the log gave a count: an nsys export's NVTX step
-  // ranges count the steps (aggregate counts them; `steps` otherwise).
-  bool from_nvtx_ranges = false;
-};
-// Precedence: the --profile-steps flag when given (`flag`), the training
-// log's profiler_steps (`log`, when > 0), Nsight's NVTX step ranges (when
-// the window has them), `default_steps` (the flag's default).
-ProfileSteps ChooseProfileSteps(std::optional<int64_t> flag, std::optional<int64_t> log,
-                                int64_t default_steps);
 
 // A step time and where it came from: "log", "trace" or "config"; unset
 // seconds and an empty source when there is none.

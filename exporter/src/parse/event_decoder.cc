@@ -99,6 +99,13 @@ inline bool KeyIsInputDims(const od::raw_json_string& key) {
 inline bool KeyIsConcreteInputs(const od::raw_json_string& key) {
   return key.raw()[0] == 'C' && std::memcmp(key.raw(), "Concrete Inputs\"", 16) == 0;
 }
+inline bool KeyIsInputType(const od::raw_json_string& key) {
+  return key.raw()[0] == 'I' && std::memcmp(key.raw(), "Input type\"", 11) == 0;
+}
+// Kineto's kernel-to-launch link ("correlation"; JAX's "correlation_id" is another key).
+inline bool KeyIsCorrelation(const od::raw_json_string& key) {
+  return key.raw()[0] == 'c' && std::memcmp(key.raw(), "correlation\"", 12) == 0;
+}
 inline bool KeyIsExternalId(const od::raw_json_string& key) {
   return key.raw()[0] == 'E' && std::memcmp(key.raw(), "External id\"", 12) == 0;
 }
@@ -249,16 +256,18 @@ bool IntegralDouble(double d, int64_t& out) {
 }
 
 // Reads args.name/device/stream/hlo_module and the Kineto operator args
-// (Input Dims, Concrete Inputs, External id) into `ev`. Returns false on a bad value; a
-// simdjson error goes to `err`.
+// (Input Dims, Input type, Concrete Inputs, External id, correlation) into `ev`. Returns false on a
+// bad value; a simdjson error goes to `err`.
 bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_name = {};
   ev.args_hlo_module = {};
   ev.args_input_dims = {};
   ev.args_concrete_inputs = {};
+  ev.args_input_type = {};
   ev.args_collective = ev.args_dtype = ev.args_hlo_op = ev.args_pg_desc = ev.args_pg_ranks = {};
   ev.args_in_nelems = ev.args_out_nelems = ev.args_group_size = -1;
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
+  ev.args_correlation = -1;
   od::json_type t;
   if ((err = v.type().get(t))) return true;
   if (t != od::json_type::object) return true;  // null args (Kineto) and the like
@@ -322,6 +331,16 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
           if ((err = RawArray(av, ev.args_input_dims))) return true;
         } else if (KeyIsInMsgNelems(ak)) {
           ev.args_in_nelems = CountOf(av);
+        } else if (KeyIsInputType(ak)) {
+          if ((err = RawArray(av, ev.args_input_type))) return true;
+        }
+        break;
+      case 'c':
+        if (KeyIsCorrelation(ak)) {
+          bool has = false;
+          int64_t c = -1;
+          if (!ParseInt(av, has, c)) return false;
+          ev.args_correlation = has && c >= 0 ? c : -1;
         }
         break;
       case 'C':

@@ -20,12 +20,43 @@ using wire::Cursor;
 using wire::kLen;
 using wire::kVarint;
 
+// What decoding a module may still hold (HloLimits::max_shape_leaves and
+// max_repeated), charged as values are decoded so that no field, however
+// long, is read past them. Once one is spent `over` names it and every
+// decoder stops: the module is too complex.
+struct DecodeBudget {
+  size_t leaves = 0;
+  size_t repeated = 0;
+  HloCost* cost = nullptr;
+  std::string over;
+  bool Leaf() {
+    if (!over.empty()) return false;
+    if (cost->shape_leaves >= leaves) {
+      over = "more than " + std::to_string(leaves) + " shape leaves";
+      return false;
+    }
+    ++cost->shape_leaves;
+    return true;
+  }
+  bool Value() {
+    if (!over.empty()) return false;
+    if (cost->repeated >= repeated) {
+      over = "more than " + std::to_string(repeated) + " values of repeated fields";
+      return false;
+    }
+    ++cost->repeated;
+    return true;
+  }
+};
+
 // A repeated int64: packed (one length-delimited field) or one varint each.
-bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>& out) {
+// `out` null: counted only.
+bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>* out, DecodeBudget& budget) {
   uint64_t v = 0;
   if (wire_type == kVarint) {
     if (!c.Varint(&v)) return false;
-    out.push_back(static_cast<int64_t>(v));
+    if (!budget.Value()) return c.Fail(budget.over);
+    if (out != nullptr) out->push_back(static_cast<int64_t>(v));
     return true;
   }
   std::string_view packed;
@@ -33,7 +64,8 @@ bool ReadInt64s(Cursor& c, uint32_t wire_type, std::vector<int64_t>& out) {
   Cursor p(packed);
   while (!p.Done()) {
     if (!p.Varint(&v)) return c.Fail(p.error());
-    out.push_back(static_cast<int64_t>(v));
+    if (!budget.Value()) return c.Fail(budget.over);
+    if (out != nullptr) out->push_back(static_cast<int64_t>(v));
   }
   return true;
 }
@@ -66,7 +98,8 @@ const Dims& DimsOfShape(const Instr& in) {
 
 // ShapeProto: element_type = 2, dimensions = 3 (int64s), tuple_shapes = 4
 // (nested up to 4 deep).
-bool DecodeShape(std::string_view bytes, std::vector<Leaf>& leaves, int depth = 0) {
+bool DecodeShape(std::string_view bytes, std::vector<Leaf>& leaves, DecodeBudget& budget,
+                 int depth = 0) {
   Cursor c(bytes);
   Leaf leaf;
   bool tuple = false;
@@ -78,29 +111,35 @@ bool DecodeShape(std::string_view bytes, std::vector<Leaf>& leaves, int depth = 
       if (!c.Expect(wt, kVarint, "element_type") || !c.Varint(&v)) return false;
       leaf.type = static_cast<int64_t>(v);
     } else if (f == 3) {
-      if (!ReadInt64s(c, wt, leaf.dims)) return false;
+      if (!ReadInt64s(c, wt, &leaf.dims, budget)) return false;
     } else if (f == 4 && depth < 4) {
       std::string_view t;
       if (!c.Expect(wt, kLen, "tuple shape") || !c.Bytes(&t)) return false;
       tuple = true;
-      if (!DecodeShape(t, leaves, depth + 1)) return false;
+      if (!DecodeShape(t, leaves, budget, depth + 1)) return false;
     } else if (!c.Skip(wt)) {
       return false;
     }
   }
-  if (!tuple) leaves.push_back(std::move(leaf));
+  if (!tuple) {
+    if (!budget.Leaf()) return false;
+    leaves.push_back(std::move(leaf));
+  }
   return true;
 }
 
-// ReplicaGroup: replica_ids = 1. Counts one group into `in`.
-bool DecodeReplicaGroup(std::string_view bytes, Instr& in) {
+// ReplicaGroup: replica_ids = 1. Counts one group into `in` (its members
+// counted, not kept).
+bool DecodeReplicaGroup(std::string_view bytes, Instr& in, DecodeBudget& budget) {
   Cursor c(bytes);
-  std::vector<int64_t> ids;
+  const size_t before = budget.cost->repeated;
   while (!c.Done()) {
     uint32_t f = 0, wt = 0;
-    if (!c.Tag(&f, &wt) || !(f == 1 ? ReadInt64s(c, wt, ids) : c.Skip(wt))) return false;
+    if (!c.Tag(&f, &wt) || !(f == 1 ? ReadInt64s(c, wt, nullptr, budget) : c.Skip(wt))) {
+      return false;
+    }
   }
-  const auto size = static_cast<int64_t>(ids.size());
+  const auto size = static_cast<int64_t>(budget.cost->repeated - before);
   if (in.groups++ == 0) in.group_size = size;
   in.unequal_groups = in.unequal_groups || size != in.group_size;
   return true;
@@ -109,7 +148,7 @@ bool DecodeReplicaGroup(std::string_view bytes, Instr& in) {
 // CollectiveDeviceListProto: replica_groups = 1, iota_replica_group_list = 2
 // (IotaReplicaGroupListProto: num_replica_groups = 1,
 // num_devices_per_group = 2).
-bool DecodeDeviceList(std::string_view bytes, Instr& in) {
+bool DecodeDeviceList(std::string_view bytes, Instr& in, DecodeBudget& budget) {
   Cursor c(bytes);
   while (!c.Done()) {
     uint32_t f = 0, wt = 0;
@@ -117,7 +156,7 @@ bool DecodeDeviceList(std::string_view bytes, Instr& in) {
     if (!c.Tag(&f, &wt)) return false;
     if (f == 1 || f == 2) {
       if (!c.Expect(wt, kLen, "device list") || !c.Bytes(&b)) return false;
-      if (f == 1 && !DecodeReplicaGroup(b, in)) return false;
+      if (f == 1 && !DecodeReplicaGroup(b, in, budget)) return false;
       if (f == 2) {
         Cursor iota(b);
         while (!iota.Done()) {
@@ -141,7 +180,7 @@ bool DecodeDeviceList(std::string_view bytes, Instr& in) {
 
 // DotDimensionNumbers: lhs_contracting 1, rhs_contracting 2, lhs_batch 3,
 // rhs_batch 4.
-bool DecodeDotDims(std::string_view bytes, DotShape& d) {
+bool DecodeDotDims(std::string_view bytes, DotShape& d, DecodeBudget& budget) {
   Cursor c(bytes);
   while (!c.Done()) {
     uint32_t f = 0, wt = 0;
@@ -151,7 +190,7 @@ bool DecodeDotDims(std::string_view bytes, DotShape& d) {
                                 : f == 3 ? &d.lhs_batch
                                 : f == 4 ? &d.rhs_batch
                                          : nullptr;
-    if (out != nullptr ? !ReadInt64s(c, wt, *out) : !c.Skip(wt)) return false;
+    if (out != nullptr ? !ReadInt64s(c, wt, out, budget) : !c.Skip(wt)) return false;
   }
   return true;
 }
@@ -165,7 +204,8 @@ Error Corrupt(const Cursor& c, std::string_view where) {
   return Error{ErrorCode::kCorrupt, std::string(where) + ": " + c.error()};
 }
 
-bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
+// Stops at the first value over `budget` (budget.over then says which).
+bool DecodeInstr(std::string_view bytes, Instr& in, DecodeBudget& budget, std::string& error) {
   Cursor c(bytes);
   while (!c.Done()) {
     uint32_t f = 0, wt = 0;
@@ -198,19 +238,28 @@ bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
         case 3: {
           std::string_view shape;
           ok = c.Expect(wt, kLen, "shape") && c.Bytes(&shape);
-          if (ok && !DecodeShape(shape, in.leaves)) in.leaves.clear();
+          if (ok && !DecodeShape(shape, in.leaves, budget)) {
+            in.leaves.clear();
+            ok = budget.over.empty();
+          }
           break;
         }
         case 49: {
           std::string_view group;
           ok = c.Expect(wt, kLen, "replica_groups") && c.Bytes(&group);
-          if (ok && !DecodeReplicaGroup(group, in)) in.groups = -1;
+          if (ok && !DecodeReplicaGroup(group, in, budget)) {
+            in.groups = -1;
+            ok = budget.over.empty();
+          }
           break;
         }
         case 87: {
           std::string_view list;
           ok = c.Expect(wt, kLen, "collective_device_list") && c.Bytes(&list);
-          if (ok && !DecodeDeviceList(list, in)) in.groups = -1;
+          if (ok && !DecodeDeviceList(list, in, budget)) {
+            in.groups = -1;
+            ok = budget.over.empty();
+          }
           break;
         }
         case 28:
@@ -219,17 +268,18 @@ bool DecodeInstr(std::string_view bytes, Instr& in, std::string& error) {
         case 30: {
           std::string_view dd;
           ok = c.Expect(wt, kLen, "dot_dimension_numbers") && c.Bytes(&dd);
-          in.has_dot_dims = ok && DecodeDotDims(dd, in.dot);
+          in.has_dot_dims = ok && DecodeDotDims(dd, in.dot, budget);
+          ok = ok && budget.over.empty();
           break;
         }
         case 36:
-          ok = ReadInt64s(c, wt, in.operands);
+          ok = ReadInt64s(c, wt, &in.operands, budget);
           break;
         case 43:
           ok = c.Expect(wt, kLen, "backend_config") && c.Bytes(&in.backend_config);
           break;
         case 38:
-          ok = ReadInt64s(c, wt, in.called);
+          ok = ReadInt64s(c, wt, &in.called, budget);
           break;
         default:
           ok = c.Skip(wt);
@@ -341,7 +391,11 @@ Launches LaunchesOf(std::string_view op) {
 
 class Decoder {
  public:
-  explicit Decoder(const HloLimits& limits) : limits_(limits) {}
+  explicit Decoder(const HloLimits& limits) : limits_(limits) {
+    budget_.leaves = limits.max_shape_leaves;
+    budget_.repeated = limits.max_repeated;
+    budget_.cost = &out_.cost;
+  }
 
   Result<HloModuleSchedule> Decode(std::string_view module) {
     Cursor c(module);
@@ -383,6 +437,7 @@ class Decoder {
       if (!too_complex_.empty()) return TooComplex();
     }
     if (auto s = DecodeSchedule(schedule); !s) return tl::unexpected(s.error());
+    if (!too_complex_.empty()) return TooComplex();
     if (entry < 0 || comps_.count(entry) == 0) {
       return MakeError(ErrorCode::kUnsupported,
                        "HLO module '" + out_.name + "' has no entry computation");
@@ -412,7 +467,11 @@ class Decoder {
         if (ok) {
           Instr in;
           std::string error;
-          if (!DecodeInstr(ib, in, error)) {
+          if (!DecodeInstr(ib, in, budget_, error)) {
+            if (!budget_.over.empty()) {
+              Fail(budget_.over);
+              return {};
+            }
             return MakeError(ErrorCode::kCorrupt, "HLO instruction: " + error);
           }
           if (++out_.cost.instructions > limits_.max_instructions) {
@@ -467,11 +526,15 @@ class Decoder {
           Cursor s(seq);
           while (ok && !s.Done()) {
             uint32_t sf = 0, swt = 0;
-            ok = s.Tag(&sf, &swt) && (sf == 1 ? ReadInt64s(s, swt, ids) : s.Skip(swt));
+            ok = s.Tag(&sf, &swt) && (sf == 1 ? ReadInt64s(s, swt, &ids, budget_) : s.Skip(swt));
             if (!ok) e.Fail(s.error());
           }
         } else if (ok) {
           ok = e.Skip(ewt);
+        }
+        if (!ok && !budget_.over.empty()) {
+          Fail(budget_.over);
+          return {};
         }
         if (!ok) return tl::unexpected(Corrupt(e, "HLO schedule entry"));
       }
@@ -797,6 +860,7 @@ class Decoder {
   std::unordered_map<const Instr*, HloLaunch> launch_of_;
   std::unordered_set<int64_t> on_stack_;  // calls being inlined
   const HloLimits& limits_;
+  DecodeBudget budget_;         // shape leaves and repeated values left
   simdjson::dom::parser json_;  // backend configs
   std::string too_complex_;     // why, once a limit is hit: every walk stops
 };

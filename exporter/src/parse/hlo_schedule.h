@@ -95,6 +95,15 @@ struct HloLimits {
   // Schedule entries visited while inlining scheduled calls (a computation
   // called from n places is visited n times; every launch is one entry).
   size_t max_expanded = size_t{1} << 18;
+  // Arrays of the instructions' shapes decoded (a tuple's leaves, nested
+  // ones flattened; an empty tuple element is one), over the module: what
+  // the decoded shapes hold, however the tuples nest.
+  size_t max_shape_leaves = size_t{1} << 19;
+  // Values of repeated fields decoded, over the module: shape dimensions,
+  // operand and called-computation ids, replica group members, dot
+  // dimension numbers and the schedule's instruction ids (a packed field of
+  // millions of values is a few bytes per value).
+  size_t max_repeated = size_t{1} << 22;
 };
 
 // What reading one module took (the quantities HloLimits bounds).
@@ -105,7 +114,9 @@ struct HloCost {
   size_t fused_computations = 0;  // computations summarised for fusions (each once)
   // Launches derived from their instruction: each once, however often inlined.
   size_t derived = 0;
-  int depth = 0;  // deepest nesting reached (0: the entry alone)
+  int depth = 0;            // deepest nesting reached (0: the entry alone)
+  size_t shape_leaves = 0;  // arrays of decoded shapes
+  size_t repeated = 0;      // values of repeated fields decoded
 };
 
 struct HloModuleSchedule {

@@ -43,7 +43,14 @@ struct TraceEvent {
   // args["External id"], which links an operator to the kernels it launched.
   std::string_view args_input_dims;
   std::string_view args_concrete_inputs;
+  // args["Input type"] (the raw JSON array: "c10::BFloat16", "float", ...),
+  // the element types of a collective operator's tensors.
+  std::string_view args_input_type;
   int64_t args_external_id = 0;
+  // args.correlation: a Kineto kernel's and its cuda_runtime launch's shared
+  // id (the launch is on the host thread that ran the launching operator);
+  // -1 when missing or not a non-negative integer.
+  int64_t args_correlation = -1;
   // Communication kernels' metadata, for the collective figures
   // (aggregate/collectives.h): Kineto's args "Collective name", "dtype",
   // "In msg nelems", "Out msg nelems" and "Group size" (PyTorch 2.1 and
@@ -80,8 +87,10 @@ struct TraceEvent {
     args_hlo_module = {};
     args_input_dims = {};
     args_concrete_inputs = {};
+    args_input_type = {};
     args_external_id = 0;
     has_args_external_id = false;
+    args_correlation = -1;
     args_collective = {};
     args_dtype = {};
     args_pg_desc = {};
@@ -107,7 +116,7 @@ struct TraceEvent {
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
-static_assert(sizeof(TraceEvent) == 320);
+static_assert(sizeof(TraceEvent) == 344);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

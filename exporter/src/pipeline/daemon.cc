@@ -87,12 +87,10 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       registry_(std::move(registry)),
       options_(std::move(options)),
       assembler_(options_.assembler),
+      journal_(options_.state_file.empty() ? "" : options_.state_file + ".inflight"),
       persist_throttle_(kPersistGap, kPersistCostFactor),
       publish_throttle_(kPublishGap, kPublishCostFactor) {
   if (options_.workers < 1) options_.workers = 1;
-  if (options_.queue_capacity == 0) {
-    options_.queue_capacity = std::max<size_t>(2 * static_cast<size_t>(options_.workers), 64);
-  }
   // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
   // throw here is a programming error surfacing at startup, not at scrape.
   auto CounterFamily = [this](Metric id) -> prometheus::Family<prometheus::Counter>& {
@@ -110,8 +108,11 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   future_dirs_total_ = &CounterFamily(Metric::kFutureDirsSkippedTotal).Add({});
   superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
+  history_lines_cut_ = &CounterFamily(Metric::kHistoryLinesCutTotal).Add({});
   reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
   bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
+  spill_bytes_total_ = &CounterFamily(Metric::kSpillBytesTotal).Add({});
+  spill_errors_total_ = &CounterFamily(Metric::kSpillErrorsTotal).Add({});
   const expose::MetricSpec& duration = expose::Spec(Metric::kAnalysisDurationSeconds);
   duration_ = &prometheus::BuildHistogram()
                    .Name(std::string(duration.name))
@@ -134,18 +135,25 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     }
   }
   scans_total_ = &CounterFamily(Metric::kScansTotal).Add({});
+  history_rotations_family_ = &CounterFamily(Metric::kHistoryRotationsTotal);
   refused_family_ = &CounterFamily(Metric::kScanRefusedTotal);
-  for (std::string_view reason : {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason}) {
+  for (std::string_view reason :
+       {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason, kOwnerDirCapReason,
+        window::kOwnerRunCapReason, window::kOwnerWindowCapReason}) {
     refused_family_->Add({{"reason", std::string(reason)}});
   }
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
   logs_refused_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal).Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
+  log_options.scan_period = options_.poll_interval;
+  // Logs found under the roots are read only where traces would be: under
+  // a root, unless --follow-symlinks (none until the first scan).
+  if (!options_.follow_symlinks) log_options.confine_to = read::Confinement{};
   training_logs_ = std::make_unique<TrainingLogs>(std::move(log_options), clock_);
   if (!options_.history_file.empty()) {
-    history_ =
-        std::make_unique<store::HistoryWriter>(options_.history_file, options_.history_max_bytes);
+    history_ = std::make_unique<store::OwnerHistory>(
+        options_.history_file, options_.history_max_bytes, static_cast<watch::Owner>(geteuid()));
   }
 }
 
@@ -270,6 +278,21 @@ Status Daemon::Start() {
       if (dropped > 0) persist_pending_ = true;
       spdlog::info("state loaded path={} runs={} windows={} other_shard_runs_dropped={}",
                    options_.state_file, runs_.size(), state.windows.size(), dropped);
+      std::string journal_warning;
+      if (Status s = journal_.Load(&journal_warning); !s) {
+        spdlog::warn("in-flight journal not read path={} error={}", journal_.path(),
+                     s.error().ToString());
+      }
+      if (!journal_warning.empty()) spdlog::warn("{}", journal_warning);
+      for (const store::InflightRecord& r : journal_.Records()) {
+        if (r.deaths <= 0) continue;
+        spdlog::warn(
+            "the daemon died while analysing a window training_job={} run={} window={} "
+            "deaths={} next={}",
+            r.training_job, r.run, r.window, r.deaths,
+            r.deaths >= kMaxDeathsPerWindow ? "failed as crashed unless its files change"
+                                            : "analysed again alone");
+      }
     }
     PublishLocked(now);
   }
@@ -282,6 +305,7 @@ Status Daemon::Start() {
     }
   }
   if (!watcher_) watcher_ = watch::MakePollWatcher();
+  watcher_->SetOwnerBudget(options_.max_watches_per_owner);
   spdlog::info("watching roots={} backend={} poll_interval_s={:.3g} workers={}",
                JoinPaths(options_.roots), watcher_->Name(),
                std::chrono::duration<double>(options_.poll_interval).count(), options_.workers);
@@ -305,10 +329,10 @@ void Daemon::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    abandoned = queue_.size();
-    queue_.clear();  // not yet started: analysed after the next start
+    abandoned = assembler_.Waiting();  // not yet started: analysed after the next start
   }
   queue_cv_.notify_all();
+  alone_cv_.notify_all();
   for (std::thread& t : workers_) t.join();  // in-flight analyses finish
   workers_.clear();
   std::optional<StateSave> save;
@@ -332,10 +356,12 @@ void Daemon::Reload(const DaemonOptions& next) {
   options_.poll_interval = next.poll_interval;
   options_.host_filter = next.host_filter;
   options_.max_files_per_dir = next.max_files_per_dir;
+  options_.max_dirs_per_owner = next.max_dirs_per_owner;
+  options_.max_watches_per_owner = next.max_watches_per_owner;
+  if (watcher_) watcher_->SetOwnerBudget(next.max_watches_per_owner);
   options_.assembler = next.assembler;
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
-  options_.profile_steps_explicit = next.profile_steps_explicit;
   options_.metrics_detail = next.metrics_detail;
   if (next.history_file != options_.history_file ||
       next.training_logs.bindings != options_.training_logs.bindings ||
@@ -362,7 +388,9 @@ void Daemon::ScanLoop() {
       scan_options.follow_symlinks = options_.follow_symlinks;
       scan_options.max_files_per_dir = options_.max_files_per_dir;
       scan_options.max_files_per_window = options_.assembler.max_files_per_window;
+      scan_options.max_dirs_per_owner = options_.max_dirs_per_owner;
       scan_options.shard = options_.shard;
+      scan_options.stop = &stop_;
       poll_interval = options_.poll_interval;
       deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     }
@@ -377,7 +405,9 @@ void Daemon::ScanLoop() {
     if (due) {
       cadence.need_scan = false;
       cadence.hinted = false;
-      now = ScanOnce(scan_options);
+      const std::optional<TimePoint> taken = ScanOnce(scan_options);
+      if (!taken) break;  // stopping: the walk was cut short
+      now = *taken;
       cadence.last_scan = now;
       changed = true;
     }
@@ -403,22 +433,28 @@ void Daemon::ScanLoop() {
   }
 }
 
-TimePoint Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
+std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
   watch::ScanResult result = watch::Scan(scan_options);
+  if (result.stopped) return std::nullopt;
   scans_total_->Increment();
-  watcher_->AddDirectories(result.dirs);
-  ObserveLogRuns(result);
+  watcher_->AddDirectories(result.dirs, result.dir_owners);
   const TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
-  ObserveScanLocked(result, now);
+  std::set<std::string> run_dirs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    run_dirs = ObserveScanLocked(result, now);
+    training_logs_->SetConfinement(confine_roots_);
+  }
+  ObserveLogRuns(result, run_dirs);
   return now;
 }
 
-void Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
+std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
   const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
   ReportScanNotesLocked(notes);
   ReportRootsLocked(result);
   ReportRefusedLocked(result, notes.capped);
+  ReportOwnerCapsLocked(result, notes.owner_caps);
   confine_roots_.clear();
   for (const watch::RootStatus& root : result.roots) {
     std::error_code ec;
@@ -430,6 +466,70 @@ void Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
   if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
   tracked_files_ = found;
   ReportSkippedLocked(result);
+  // The runs the assembler took: those its owner's run cap left out get no
+  // training-log reader either.
+  std::set<std::string> run_dirs;
+  for (const watch::FileObservation& f : result.files) run_dirs.insert(f.run_dir);
+  for (const std::string& d : assembler_.RefusedRunDirs()) run_dirs.erase(d);
+  return run_dirs;
+}
+
+void Daemon::ReportOwnerCapsLocked(const watch::ScanResult& result,
+                                   const std::vector<window::Assembler::OwnerCap>& caps) {
+  std::map<std::pair<std::string, std::string>, int64_t> now_capped;
+  for (const window::Assembler::OwnerCap& c : caps) {
+    const std::string owner = watch::OwnerLabel(c.owner);
+    now_capped[{owner, std::string(c.reason)}] = c.over;
+    if (c.newly > 0) {
+      refused_family_->Add({{"reason", std::string(c.reason)}})
+          .Increment(static_cast<double>(c.newly));
+    }
+    if (owner_capped_.count({owner, std::string(c.reason)}) == 0) {
+      const bool runs = c.reason == window::kOwnerRunCapReason;
+      spdlog::warn(
+          "owner over its {} cap, the {} not tracked owner={} {}={} cap={} example={} "
+          "reason={} stage=window hint=raise {} if one user really runs that many",
+          runs ? "run" : "window", runs ? "runs with the oldest writes" : "oldest windows", owner,
+          runs ? "runs_left_out" : "windows_left_out", c.over, c.cap, c.example, c.reason,
+          runs ? "--max-runs-per-owner" : "--max-windows-per-owner");
+    }
+  }
+  for (const auto& [owner, n] : result.owner_dirs_capped) {
+    const std::string label = watch::OwnerLabel(owner);
+    now_capped[{label, std::string(kOwnerDirCapReason)}] = n;
+    auto before = owner_dirs_capped_.find(owner);
+    const int64_t was = before == owner_dirs_capped_.end() ? 0 : before->second;
+    if (n > was) {
+      refused_family_->Add({{"reason", std::string(kOwnerDirCapReason)}})
+          .Increment(static_cast<double>(n - was));
+    }
+    if (was == 0) {
+      spdlog::warn(
+          "owner over its directory cap, the rest of its tree not walked owner={} "
+          "dirs_left_out={} cap={} reason={} stage=watch hint=raise --max-dirs-per-owner if one "
+          "user really keeps that many directories",
+          label, n, options_.max_dirs_per_owner, kOwnerDirCapReason);
+    }
+  }
+  owner_dirs_capped_ = result.owner_dirs_capped;
+  for (const auto& [owner, n] : watcher_->UnwatchedByOwner()) {
+    const std::string label = watch::OwnerLabel(owner);
+    now_capped[{label, std::string(kOwnerWatchCapReason)}] = n;
+    if (owner_capped_.count({label, std::string(kOwnerWatchCapReason)}) == 0) {
+      spdlog::warn(
+          "owner over its inotify watch budget, the rest of its directories found by polling "
+          "owner={} dirs_polled={} budget={} reason={} stage=watch hint=raise "
+          "--max-watches-per-owner (and fs.inotify.max_user_watches) if new windows must be "
+          "seen sooner than --poll-interval",
+          label, n, options_.max_watches_per_owner, kOwnerWatchCapReason);
+    }
+  }
+  for (const auto& [key, n] : owner_capped_) {
+    if (now_capped.count(key) == 0) {
+      spdlog::info("owner back under its cap owner={} reason={}", key.first, key.second);
+    }
+  }
+  owner_capped_ = std::move(now_capped);
 }
 
 void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
@@ -447,6 +547,15 @@ void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
         "older window found at startup not analysed training_job={} run={} window={} "
         "files={} newest={} stage=window",
         w.run.training_job, w.run.run, w.window_id, w.files, w.newest_id);
+  }
+  for (const window::Assembler::Backlog& b : notes.backlog) {
+    superseded_total_->Increment(static_cast<double>(b.windows));
+    spdlog::info(
+        "older windows of a run not considered training_job={} run={} windows={} "
+        "oldest_considered={} stage=window (a run dir first seen has only its newest {} windows "
+        "considered)",
+        b.run.training_job, b.run.run, b.windows, b.newest_id,
+        options_.assembler.windows_at_first_sight);
   }
   for (const window::Assembler::RunClash& c : notes.clashes) {
     run_clashes_total_->Increment();
@@ -478,16 +587,15 @@ void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
 }
 
 std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scanned, bool changed) {
-  const size_t cap = options_.queue_capacity;
-  const size_t free_slots = queue_.size() >= cap ? 0 : cap - queue_.size();
-  std::vector<window::WindowTask> tasks = assembler_.TakeReady(now, free_slots);
-  for (window::WindowTask& t : tasks) queue_.push_back(std::move(t));
+  const size_t queued = assembler_.Schedule(now);
   Emit(ReadyNoteEvents(assembler_.TakeReadyNotes(), now, options_.assembler.window_timeout,
                        options_.assembler.retention));
-  if (!tasks.empty()) {
+  if (queued > 0) {
     queue_cv_.notify_all();
     changed = true;
   }
+  // The oldest waiting window's age grows while any waits.
+  if (assembler_.Waiting() > 0) changed = true;
   if (UpdateWorkersLocked(now)) changed = true;
   const size_t before = runs_.size();
   RetentionSweepLocked(now);
@@ -536,14 +644,22 @@ void Daemon::WorkerLoop(int index) {
     DaemonOptions options;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      std::optional<window::WindowTask> next;
+      queue_cv_.wait(lock, [&] {
+        if (stopping_) return true;
+        next = assembler_.TakeNext(clock_.Now());
+        return next.has_value();
+      });
       if (stopping_) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
-      ++in_flight_;
+      task = std::move(*next);
       options = options_;
       if (!options.follow_symlinks) options.analyze.confine_to = confine_roots_;
       ApplyRunProfileStepsLocked(task, options);
+    }
+    bool alone = false;
+    if (!BeginAnalysis(task, options, &alone)) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
       busy_[index] = WorkerSlot{clock_.Now(), task.run, task.window_id, false};
       UpdateWorkersLocked(clock_.Now());
       const bool was_pending = publish_pending_;
@@ -564,22 +680,74 @@ void Daemon::WorkerLoop(int index) {
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
+    // Shutting down mid-way is no result: the record stays (not in flight).
+    EndAnalysis(task, alone, !stop_);
     // A window of many files left per-file state in this thread's arena;
     // by now it is released (and an abandoned window forgotten).
     if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
-    bool refill = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      --in_flight_;
       busy_[index] = WorkerSlot{};
       if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
-      refill = queue_.size() <= options_.queue_capacity / 2;
     }
-    // The queue is down to half: the scan thread refills it. Each refill
-    // looks at every tracked window, so one per finished window was
-    // quadratic in the windows when thousands were ready at once.
-    if (refill && watcher_) watcher_->Wake();
   }
+}
+
+bool Daemon::BeginAnalysis(const window::WindowTask& task, const DaemonOptions& options,
+                           bool* alone) {
+  const std::string key = store::InflightKey(task.run_dir, task.window_id);
+  const uint64_t digest = journal_.path().empty() ? 0 : store::FilesDigest(task.files);
+  std::optional<store::InflightRecord> record = journal_.Find(key);
+  std::optional<InflightHistory> history;
+  if (record) history = InflightHistory{record->digest, record->deaths};
+  InflightDecision d = DecideInflight(task, digest, history ? &*history : nullptr);
+  Emit(d.logs);
+  if (!d.analyse) {
+    // Failed without a worker: the verdict of a window whose analysis
+    // failed as a whole (counted, logged, the run flagged), the window done
+    // until its files change. The record stays for the next daemon.
+    FinishedWindow crashed;
+    crashed.outcome.window_error = CrashedError(d.deaths);
+    std::optional<StateSave> save;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      save = RecordResultLocked(task, std::move(crashed), options, clock_.Now());
+    }
+    WriteState(std::move(save));
+    return false;
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    alone_cv_.wait(lock, [&] { return stopping_ || (!alone_ && (!d.alone || analysing_ == 0)); });
+    ++analysing_;
+    if (d.alone) alone_ = true;
+  }
+  *alone = d.alone;
+  store::InflightRecord r;
+  r.key = key;
+  r.training_job = task.run.training_job;
+  r.run = task.run.run;
+  r.window = task.window_id;
+  r.digest = digest;
+  r.deaths = d.deaths;
+  if (Status s = journal_.Begin(std::move(r)); !s) {
+    spdlog::warn("in-flight journal not written path={} error={}", journal_.path(),
+                 s.error().ToString());
+  }
+  return true;
+}
+
+void Daemon::EndAnalysis(const window::WindowTask& task, bool alone, bool finished) {
+  if (Status s = journal_.End(store::InflightKey(task.run_dir, task.window_id), finished); !s) {
+    spdlog::warn("in-flight journal not written path={} error={}", journal_.path(),
+                 s.error().ToString());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --analysing_;
+    if (alone) alone_ = false;
+  }
+  alone_cv_.notify_all();
 }
 
 void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& options) {
@@ -597,6 +765,21 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
                  task.run.training_job, task.run.run, task.window_id);
     return;
   }
+  // Counted before the window is published, so a scrape that shows the
+  // window shows what reading it cost.
+  if (result) {
+    bytes_total_->Increment(static_cast<double>(result->bytes_read));
+    spill_bytes_total_->Increment(static_cast<double>(result->spilled_bytes));
+    for (const auto& e : result->spill_errors) {
+      // The figures are unchanged, but the file's intervals stayed in memory:
+      // a large window can then outgrow the daemon's memory limit.
+      spill_errors_total_->Increment();
+      spdlog::warn(
+          "spill failed, intervals kept in memory training_job={} run={} window={} path={} "
+          "error={}",
+          task.run.training_job, task.run.run, task.window_id, e.path, e.error.context);
+    }
+  }
   FinishedWindow finished;
   finished.outcome = OutcomeOf(result);
   finished.seconds = seconds;
@@ -612,7 +795,6 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   }
   WriteState(std::move(save));
   duration_->Observe(seconds);
-  if (result) bytes_total_->Increment(static_cast<double>(result->bytes_read));
 }
 
 std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::WindowTask& task,
@@ -632,14 +814,14 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));
   for (const auto& [reason, n] : v.errors) CountError(reason, static_cast<double>(n));
   Emit(v.logs);
-  if (v.superseded_history) AppendHistoryLocked(*v.superseded_history, now);
+  if (v.superseded_history) AppendHistoryLocked(*v.superseded_history, task.owner, now);
   if (v.published) {
     snapshot::RunState& rs = *v.next;
     training_logs_->UpdateWindowSteps(key, rs.window_log,
                                       v.replaced_log ? &*v.replaced_log : nullptr);
     ChooseStepLocked(rs, options);
     if (task.reanalysis) reanalyzed_total_->Increment();
-    AppendHistoryLocked(rs, now);
+    AppendHistoryLocked(rs, task.owner, now);
     exported_serial_[key] = task.serial;
   }
   if (v.next) runs_[key] = std::move(*v.next);
@@ -663,17 +845,36 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   return PersistSoonLocked(now);
 }
 
-void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, TimePoint now) {
+void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owner, TimePoint now) {
   if (!history_) return;
-  if (Status s =
-          history_->Append(store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs)));
-      !s) {
-    spdlog::warn("history not written path={} error={}", history_->path(), s.error().ToString());
+  bool cut = false;
+  const std::string line = store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs),
+                                              store::kMaxHistoryLineBytes, &cut);
+  if (cut) {
+    history_lines_cut_->Increment();
+    spdlog::warn(
+        "history line over its cap, written without state and report training_job={} run={} "
+        "window={} max_line_bytes={}",
+        rs.key.training_job, rs.key.run, rs.window_id, store::kMaxHistoryLineBytes);
+  }
+  bool rotated = false;
+  if (Status s = history_->Append(owner, line, &rotated); !s) {
+    spdlog::warn("history not written path={} error={}", history_->PathOf(owner),
+                 s.error().ToString());
+  }
+  if (rotated) {
+    spdlog::info(
+        "history of an owner rotated, its older lines dropped owner={} path={} max_bytes={} "
+        "hint=raise --history-max-bytes (per owner) to keep more",
+        watch::OwnerLabel(owner), history_->PathOf(owner), options_.history_max_bytes);
+    history_rotations_family_->Add({{"owner", watch::OwnerLabel(owner)}}).Increment();
   }
 }
 
 bool Daemon::UpdateWorkersLocked(TimePoint now) {
-  WorkerCounts counts = CountWorkers(busy_, now, options_.analyze.limits.max_time);
+  const FileLimits& limits = options_.analyze.limits;
+  WorkerCounts counts = CountWorkers(
+      busy_, now, limits.window_max_time.count() > 0 ? limits.window_max_time : limits.max_time);
   Emit(counts.logs);
   const bool changed = counts.busy != workers_busy_ || counts.stuck != workers_stuck_;
   workers_busy_ = counts.busy;
@@ -719,6 +920,12 @@ void Daemon::PublishLocked(TimePoint now) {
   }
   next->workers_busy = workers_busy_;
   next->workers_stuck = workers_stuck_;
+  next->workers = options_.workers;
+  if (const std::optional<TimePoint> since = assembler_.OldestWaitingSince()) {
+    next->oldest_waiting_seconds =
+        std::max(0.0, std::chrono::duration<double>(clock_.Now() - *since).count());
+  }
+  next->owner_capped = owner_capped_;
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;
@@ -734,10 +941,12 @@ void Daemon::PublishLocked(TimePoint now) {
   publish_throttle_.Saved(started, clock_.Now());
 }
 
-void Daemon::ObserveLogRuns(const watch::ScanResult& result) {
+void Daemon::ObserveLogRuns(const watch::ScanResult& result,
+                            const std::set<std::string>& run_dirs) {
   std::vector<RunLocation> runs;
   std::set<snapshot::RunKey> seen;
   for (const watch::FileObservation& f : result.files) {
+    if (run_dirs.count(f.run_dir) == 0) continue;
     RunLocation loc = LocateRun(f);
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }
@@ -795,13 +1004,12 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
 
 void Daemon::ApplyRunProfileStepsLocked(const window::WindowTask& task,
                                         DaemonOptions& options) const {
-  const int flag = options.analyze.aggregate.profile_steps;
-  const auto log = log_profile_steps_.find({task.run.training_job, task.run.run});
-  const figures::ProfileSteps steps = figures::ChooseProfileSteps(
-      options.profile_steps_explicit ? std::optional<int64_t>(flag) : std::nullopt,
-      log == log_profile_steps_.end() ? std::nullopt : std::optional<int64_t>(log->second), flag);
-  options.analyze.aggregate.profile_steps = steps.steps;
-  options.analyze.aggregate.profile_steps_from_nvtx = steps.from_nvtx_ranges;
+  // The log's profiler_steps is one input of the choice; --profile-steps
+  // (options.analyze.aggregate.profile_steps_flag) and the window's own step
+  // marks are the others (aggregate/profile_steps.h).
+  auto it = log_profile_steps_.find({task.run.training_job, task.run.run});
+  options.analyze.aggregate.profile_steps_log =
+      it == log_profile_steps_.end() ? std::nullopt : std::optional<int64_t>(it->second);
 }
 
 void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options) {

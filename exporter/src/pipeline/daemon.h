@@ -5,12 +5,21 @@
 // What a finished analysis means for its run is decided by the pure window
 // policy (window_policy.h); the daemon applies its verdict.
 //
-//   watcher/scanner --> Assembler (under mu_) --> queue (bounded, fair) --> workers
+//   watcher/scanner --> Assembler (under mu_, its fair queue) --> workers
 //                                                                            |
 //                         SnapshotStore <-- copy-on-write Snapshot <---------+
 //
 // Self-metrics live in the prometheus::Registry given to the constructor;
-// pending windows and the last scan time travel in the Snapshot.
+// pending windows, the oldest waiting window, owners over a cap and the last
+// scan time travel in the Snapshot.
+//
+// Shares: work is shared by owner (the uid of the job directory), then job,
+// then run: ready windows wait in the assembler's fair queue
+// (window/fair_queue.h), each analysis is bounded per file and per window
+// (--file-max-seconds, --window-max-seconds), and runs, windows, walked
+// directories, inotify watches and history bytes are capped per owner. An
+// owner over a cap is exported (profwatch_owner_capped{owner,reason}),
+// counted (profwatch_scan_refused_total{reason}) and logged once per change.
 //
 // Thread-safety: Start/Stop/Reload from one controlling thread. Everything
 // else is internal. Lifetime: the store, registry and clock must outlive the
@@ -42,6 +51,7 @@
 #include "pipeline/window_policy.h"
 #include "snapshot/snapshot.h"
 #include "store/history.h"
+#include "store/inflight_journal.h"
 #include "store/state_file.h"
 #include "watch/scanner.h"
 #include "watch/watcher.h"
@@ -53,6 +63,11 @@ namespace profwatch::pipeline {
 inline constexpr std::string_view kDirFileCapReason = "dir_file_cap";
 inline constexpr std::string_view kWindowFileCapReason = "window_file_cap";
 inline constexpr std::string_view kOutsideRootReason = "outside_root";
+// Directories of an owner over --max-dirs-per-owner, not walked.
+inline constexpr std::string_view kOwnerDirCapReason = "owner_dir_cap";
+// profwatch_owner_capped only: directories past --max-watches-per-owner,
+// found by polling alone (nothing is refused).
+inline constexpr std::string_view kOwnerWatchCapReason = "owner_watch_cap";
 
 struct DaemonOptions {
   std::vector<std::string> roots;
@@ -65,6 +80,10 @@ struct DaemonOptions {
   // Trace files per directory (watch::ScanOptions); the window cap is
   // assembler.max_files_per_window.
   int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
+  // Directories walked and inotify watches held per owner (the uid of the
+  // job directory); runs and windows per owner are in `assembler`. 0: none.
+  int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
+  int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
   // serve --shard: only the jobs this shard owns are walked, analysed, kept
   // in the state file and exported. Restart to change.
   watch::Shard shard;
@@ -72,19 +91,14 @@ struct DaemonOptions {
   // Windows analysed at once: more than one, so a window that runs to its
   // file budget (analyze.limits) does not hold every other run's.
   int workers = 2;
-  // Ready windows handed to the workers at once. 0: the larger of 2 x workers
-  // and 64. The scan thread refills the queue when it is down to half, so
-  // each refill (a pass over every tracked window) hands over a batch.
-  size_t queue_capacity = 0;
   int worker_nice = 10;    // added to the workers' nice value
   std::string state_file;  // empty: no persistence
   analysis::AnalyzeOptions analyze;
   std::optional<double> step_seconds;  // --step-time (config step source)
   // Training logs (issue 4): discovery, parsing options. Restart to change.
   TrainingLogsOptions training_logs;
-  // --profile-steps given explicitly: wins over the log's profiler_steps.
-  bool profile_steps_explicit = false;
   std::string history_file;  // --history; empty: none. Restart to change.
+  // Per owner: each owner's history file rotates at this size.
   uint64_t history_max_bytes = store::kDefaultHistoryMaxBytes;
   // --metrics-detail: export the detail metrics and zero family series too
   // (snapshot::Snapshot::metrics_detail).
@@ -113,10 +127,10 @@ class Daemon {
   int64_t WindowsAnalyzed() const { return windows_analyzed_.load(); }
 
   // A worker is stuck when it has been busy on one window for longer than
-  // the per-file time budget (analyze.limits.max_time) by the injected
-  // clock: every file of a real window ends far sooner, so it is a window
-  // of files that each run to the budget, or work no budget check reaches.
-  // Published as profwatch_workers_stuck; /-/ready answers 503 while any is.
+  // its window's time budget (analyze.limits.window_max_time, else the
+  // per-file max_time) by the injected clock: the budget checks end a
+  // window's reads there, so it is work no budget check reaches. Published
+  // as profwatch_workers_stuck; /-/ready answers 503 while every worker is.
 
  private:
   // The state file's bytes, serialised under mu_ and written after it is
@@ -138,10 +152,17 @@ class Daemon {
 
   void ScanLoop();
   // Walks the roots and feeds the result to the assembler; returns when it
-  // was taken (the clock after the walk).
-  TimePoint ScanOnce(const watch::ScanOptions& scan_options);
-  // Under mu_: the assembler, reports and confinement roots after a scan.
-  void ObserveScanLocked(const watch::ScanResult& result, TimePoint now);
+  // was taken (the clock after the walk), nullopt when the stop flag cut
+  // the walk short (nothing is fed).
+  std::optional<TimePoint> ScanOnce(const watch::ScanOptions& scan_options);
+  // Under mu_: the assembler, reports and confinement roots after a scan;
+  // returns the run dirs the assembler took (the others are over a cap).
+  std::set<std::string> ObserveScanLocked(const watch::ScanResult& result, TimePoint now);
+  // Under mu_: what the per-owner caps leave out after a scan (assembler
+  // notes, the walk's directory cap, the watch budget): counted, logged on
+  // change and kept for the snapshot (owner_capped_).
+  void ReportOwnerCapsLocked(const watch::ScanResult& result,
+                             const std::vector<window::Assembler::OwnerCap>& caps);
   // Under mu_: counts and logs what the assembler skipped in a scan.
   void ReportScanNotesLocked(const window::Assembler::ScanNotes& notes);
   // Under mu_: logs the scan's unreadable entries and skipped directory
@@ -159,14 +180,22 @@ class Daemon {
   // window that became stuck once; true when a published count changed.
   bool UpdateWorkersLocked(TimePoint now);
   void WorkerLoop(int index);
+  // The crash-loop guard before `task` is analysed (DecideInflight on the
+  // in-flight journal): false when the window is failed as crashed instead
+  // (recorded here); true when it may be analysed, its journal record then
+  // in flight and this worker counted in analysing_ (alone when a daemon
+  // died on it before). EndAnalysis undoes the count and ends the record.
+  bool BeginAnalysis(const window::WindowTask& task, const DaemonOptions& options, bool* alone);
+  void EndAnalysis(const window::WindowTask& task, bool alone, bool finished);
   void RunTask(const window::WindowTask& task, const DaemonOptions& options);
   // Under mu_: asks the assembler and the window policy about the finished
   // analysis of `task` and applies the verdict (counters, log events, run
   // state, history, publish); returns a due state save.
   std::optional<StateSave> RecordResultLocked(const window::WindowTask& task, FinishedWindow w,
                                               const DaemonOptions& options, TimePoint now);
-  // Under mu_: appends the run's history line (--history), warning on failure.
-  void AppendHistoryLocked(const snapshot::RunState& rs, TimePoint now);
+  // Under mu_: appends the run's history line (--history) to its owner's
+  // file, warning on failure and logging an owner's first rotation.
+  void AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owner, TimePoint now);
   // Under mu_: builds and publishes the next snapshot from runs_, then counts
   // the window results it carries (unpublished_).
   void PublishLocked(TimePoint now);
@@ -194,10 +223,12 @@ class Daemon {
   // Training logs (scan thread): registers the scanned runs, then polls the
   // logs outside mu_ and applies what changed under it. True if published
   // state changed.
-  void ObserveLogRuns(const watch::ScanResult& result);
+  // Only runs the assembler took (`run_dirs`) are followed.
+  void ObserveLogRuns(const watch::ScanResult& result, const std::set<std::string>& run_dirs);
   // `discover`: also look for logs of runs without one (on scans).
   bool PollTrainingLogs(TimePoint now, bool discover);
-  // Under mu_: the run's log profile steps replace the default divisor.
+  // Under mu_: the run's log profiler_steps, one input of the profile-step
+  // choice (aggregate/profile_steps.h).
   void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const;
   // Under mu_: picks the step source, logging a missing one once per run.
   void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options);
@@ -222,9 +253,16 @@ class Daemon {
   double last_scan_unix_ = 0;
   int64_t last_permission_errors_ = 0;
   int64_t last_symlinks_skipped_ = 0;
-  std::deque<window::WindowTask> queue_;
+  // Workers wait here for the assembler's fair queue (Schedule, TakeNext).
   std::condition_variable queue_cv_;
-  int in_flight_ = 0;
+  // Under mu_: workers analysing a window now (past BeginAnalysis), and
+  // whether one analyses a window alone (a daemon died on it before): no
+  // other analysis starts meanwhile, and it starts only when none runs.
+  int analysing_ = 0;
+  bool alone_ = false;
+  std::condition_variable alone_cv_;
+  // `<--state>.inflight` (store/inflight_journal.h); no-op without --state.
+  store::InflightJournal journal_{""};
   // Per worker: since when (clock_) it works on a window, and whether that
   // window was logged as stuck; guarded by mu_.
   std::vector<WorkerSlot> busy_;
@@ -258,11 +296,14 @@ class Daemon {
   prometheus::Counter* analyzed_incomplete_ = nullptr;
   prometheus::Counter* analyzed_error_ = nullptr;
   prometheus::Counter* state_save_errors_ = nullptr;
+  prometheus::Counter* history_lines_cut_ = nullptr;
   prometheus::Counter* future_dirs_total_ = nullptr;
   prometheus::Counter* superseded_total_ = nullptr;
   prometheus::Counter* run_clashes_total_ = nullptr;
   prometheus::Counter* reanalyzed_total_ = nullptr;
   prometheus::Counter* bytes_total_ = nullptr;
+  prometheus::Counter* spill_bytes_total_ = nullptr;
+  prometheus::Counter* spill_errors_total_ = nullptr;
   prometheus::Histogram* duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
   prometheus::Family<prometheus::Counter>* retries_family_ = nullptr;
@@ -272,7 +313,7 @@ class Daemon {
   std::unique_ptr<TrainingLogs> training_logs_;
   std::map<snapshot::RunKey, int64_t> log_profile_steps_;  // under mu_
   std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
-  std::unique_ptr<store::HistoryWriter> history_;
+  std::unique_ptr<store::OwnerHistory> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
   prometheus::Counter* logs_refused_ = nullptr;
   prometheus::Counter* scans_total_ = nullptr;
@@ -284,7 +325,13 @@ class Daemon {
   // counted and logged once while it stays; bounded by what is on disk now.
   std::set<std::string> capped_dirs_;
   std::set<std::string> outside_root_files_;
+  // Under mu_: per (owner label, reason), what a per-owner cap leaves out
+  // now (profwatch_owner_capped); owners under every cap are absent.
+  std::map<std::pair<std::string, std::string>, int64_t> owner_capped_;
+  std::map<watch::Owner, int64_t> owner_dirs_capped_;  // the last scan's, for counting
   prometheus::Family<prometheus::Counter>* refused_family_ = nullptr;
+  // profwatch_history_rotations_total{owner}: an owner's history file rotated.
+  prometheus::Family<prometheus::Counter>* history_rotations_family_ = nullptr;
   // Tracked files at the last scan: when a scan drops many, the freed heap
   // is handed back to the kernel (malloc_trim).
   int64_t tracked_files_ = 0;

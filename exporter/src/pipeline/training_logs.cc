@@ -78,10 +78,15 @@ bool SameInfo(const snapshot::TrainingInfo& a, const snapshot::TrainingInfo& b) 
 }  // namespace
 
 struct TrainingLogs::Followed {
-  Followed(std::string path, const TrainingLogsOptions& o, const Clock& clock)
-      : tailer(std::move(path), o.tailer), source(clock, o.step_time) {}
+  Followed(std::string path, bool bound, const TrainingLogsOptions& o, const Clock& clock)
+      : tailer(std::move(path), o.tailer), source(clock, o.step_time), bound(bound) {}
   steplog::LogTailer tailer;
   steplog::StepTimeSource source;
+  bool bound;  // named by --log: read where it lies
+  // What it may still read before budget_until (TrainingLogsOptions::
+  // max_bytes_per_scan per scan_period).
+  uint64_t budget_left = 0;
+  TimePoint budget_until{};
   snapshot::TrainingInfo reported;
   std::optional<int64_t> reported_profile_steps;
   uint64_t reported_parse_errors = 0;
@@ -162,6 +167,8 @@ std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string
 TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
     : options_(std::move(options)), clock_(clock) {
   if (options_.globs.empty()) options_.globs = kDefaultLogGlobs;
+  options_.max_bytes_per_scan =
+      std::max<uint64_t>(options_.max_bytes_per_scan, options_.tailer.max_bytes_per_poll);
   std::erase_if(options_.bindings, [this](const LogBinding& b) {
     if (b.training_job.empty() || options_.shard.Owns(b.training_job)) return false;
     spdlog::info("--log {}/{}={} not followed: another shard owns the job shard={} shards={}",
@@ -200,6 +207,10 @@ size_t TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
     locations_.emplace(r.key, r);
   }
   return refused;
+}
+
+void TrainingLogs::SetConfinement(read::Confinement roots) {
+  if (options_.confine_to) options_.confine_to = std::move(roots);
 }
 
 void TrainingLogs::Forget(const snapshot::RunKey& key) {
@@ -255,7 +266,8 @@ bool TrainingLogs::UpdateWindowSteps(const snapshot::RunKey& key, snapshot::Wind
   return !(w == before);
 }
 
-std::string TrainingLogs::Resolve(const RunLocation& loc) {
+std::string TrainingLogs::Resolve(const RunLocation& loc, bool& bound) {
+  bound = true;
   const LogBinding* plain = nullptr;
   for (const LogBinding& b : options_.bindings) {
     if (b.run.empty()) {
@@ -275,29 +287,43 @@ std::string TrainingLogs::Resolve(const RunLocation& loc) {
       warned_ambiguous_ = true;
     }
   }
+  bound = false;
   return FindLogByGlobs(loc, options_.globs);
 }
 
 std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
   std::vector<LogUpdate> updates;
   behind_ = false;
+  const TimePoint now = clock_.Now();
   for (const auto& [key, loc] : locations_) {
     auto it = followed_.find(key);
     if (it == followed_.end()) {
       if (!discover) continue;
-      std::string path = Resolve(loc);
+      bool bound = false;
+      std::string path = Resolve(loc, bound);
       if (path.empty()) continue;
       spdlog::info("training log found training_job={} run={} path={}", key.training_job, key.run,
                    path);
       std::lock_guard<std::mutex> lock(mu_);
-      it = followed_.emplace(key, std::make_unique<Followed>(path, options_, clock_)).first;
+      it = followed_.emplace(key, std::make_unique<Followed>(path, bound, options_, clock_)).first;
     }
     std::lock_guard<std::mutex> lock(mu_);
     Followed& f = *it->second;
+    if (now >= f.budget_until) {
+      f.budget_left = options_.max_bytes_per_scan;
+      f.budget_until = now + options_.scan_period;
+    }
     LogUpdate u;
     u.key = key;
     u.path = f.tailer.path();
-    Result<std::vector<std::string>> lines = f.tailer.Poll();
+    const read::Confinement* confine =
+        f.bound || !options_.confine_to ? nullptr : &*options_.confine_to;
+    // A spent budget still checks the path (0 bytes): a log that went away
+    // is closed now, not a period later.
+    const uint64_t read_before = f.tailer.counters().bytes_read;
+    Result<std::vector<std::string>> lines =
+        f.tailer.Poll(confine, static_cast<size_t>(std::min<uint64_t>(f.budget_left, SIZE_MAX)));
+    f.budget_left -= std::min(f.budget_left, f.tailer.counters().bytes_read - read_before);
     if (!lines) {
       const std::string err = lines.error().ToString();
       if (err != f.last_error) {
@@ -308,11 +334,13 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
       continue;
     }
     f.last_error.clear();
-    if (!f.tailer.at_eof()) behind_ = true;
+    if (!f.tailer.at_eof() && f.budget_left > 0) behind_ = true;
     // Lines read while catching up (a restart re-reads every log) are as old
     // as the file's last write, not as new as this read.
     const std::optional<TimePoint> written = f.tailer.last_write_time();
-    for (const std::string& line : *lines) f.source.AddLine(line, written);
+    for (size_t i = 0; i < lines->size(); ++i) {
+      f.source.AddLine((*lines)[i], written, f.tailer.line_numbers()[i]);
+    }
     if (!lines->empty()) {
       u.written_unix = ToUnixSeconds(written ? std::min(*written, clock_.Now()) : clock_.Now());
     }

@@ -18,12 +18,23 @@
 // A run whose log does not exist yet is retried on every Poll() (a log that
 // appears late is picked up).
 //
+// Confinement (serve without --follow-symlinks): a log found by the globs
+// is read only when the real path of the opened file lies under a watched
+// root (TrainingLogsOptions::confine_to, the check traces get), so a link
+// to a file elsewhere exports nothing of it. A --log binding is read where
+// it lies: the operator named it.
+// Budget: each log reads at most max_bytes_per_scan per scan_period
+// (serve: --log-max-bytes-per-scan per --poll-interval), so a huge or
+// sparse file costs a bounded read rate; a log still behind waits for the
+// next period.
+//
 // Thread-safety: the daemon's scan thread owns it and calls everything but
 // UpdateWindowSteps, which any thread may call (a worker placing the window
 // it publishes); an internal mutex guards the followed logs for it.
 // ChooseStepTime and the parsing helpers are pure.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,6 +48,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "figures/step_basis.h"
+#include "read/byte_source.h"
 #include "snapshot/snapshot.h"
 #include "steplog/log_tailer.h"
 #include "steplog/step_time_source.h"
@@ -54,6 +66,10 @@ inline const std::vector<std::string> kDefaultLogGlobs = {
     "{jobs_root}/{job}/artifact/log",
     "{jobs_root}/{job}/{run}/log*",
 };
+
+// A log's read budget per scan: a restart's catch-up of a long log takes a
+// few scans, a 200 GB sparse file costs 64 MiB per --poll-interval.
+inline constexpr uint64_t kDefaultLogMaxBytesPerScan = uint64_t{64} << 20;
 
 // One --log value.
 struct LogBinding {
@@ -104,6 +120,13 @@ struct TrainingLogsOptions {
                                    .chunk_bytes = 64 * 1024,
                                    .max_bytes_per_poll = 1 << 20,
                                    .fingerprint_bytes = 4096};
+  // Bytes each log may read per scan_period, its Polls together (at least
+  // tailer.max_bytes_per_poll).
+  uint64_t max_bytes_per_scan = kDefaultLogMaxBytesPerScan;
+  std::chrono::milliseconds scan_period{15'000};
+  // Where logs found by the globs may lie (real paths of the watched
+  // roots; SetConfinement updates it); nullopt: anywhere.
+  std::optional<read::Confinement> confine_to;
   // serve --max-followed-logs: runs whose logs are followed at most (each
   // followed log keeps a file open); runs beyond it are not followed,
   // counted once each (ObserveRuns) and warned once.
@@ -142,6 +165,10 @@ class TrainingLogs {
   size_t ObserveRuns(const std::vector<RunLocation>& runs);
   // Stops following a run (retention dropped it).
   void Forget(const snapshot::RunKey& key);
+  // The watched roots' real paths after a scan: the directories logs found
+  // by the globs may lie under. Ignored unless options.confine_to was set
+  // (a daemon without --follow-symlinks).
+  void SetConfinement(read::Confinement roots);
   // Resolves logs for runs without one (unless `discover` is false), polls
   // every followed log once and returns one entry per run that read lines or
   // changed. Without discovery it only reads logs already followed: the
@@ -158,7 +185,8 @@ class TrainingLogs {
   bool UpdateWindowSteps(const snapshot::RunKey& key, snapshot::WindowLogSteps& w,
                          const snapshot::WindowLogSteps* previous = nullptr) const;
 
-  // True when a log stopped at its byte budget in the last Poll().
+  // True when a log stopped at its per-poll byte budget in the last Poll()
+  // with some of its scan budget left (polling again reads more).
   bool behind() const { return behind_; }
   // Directories holding followed logs (for watch hints).
   std::vector<std::string> LogDirectories() const;
@@ -169,7 +197,8 @@ class TrainingLogs {
  private:
   struct Followed;
   // Finds a log for `loc` (bindings, then globs); "" when none exists yet.
-  std::string Resolve(const RunLocation& loc);
+  // `bound`: set when an explicit --log binding named it.
+  std::string Resolve(const RunLocation& loc, bool& bound);
 
   TrainingLogsOptions options_;
   const Clock& clock_;

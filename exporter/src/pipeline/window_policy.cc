@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "pipeline/training_logs.h"
+#include "store/state_json.h"
 
 namespace profwatch::pipeline {
 namespace {
@@ -120,9 +121,27 @@ snapshot::RunState WithWindow(const window::WindowTask& task, const FinishedWind
 // The published state: the window replaces the run's, placed anew in the
 // training log unless it is the same window analysed again (a late file
 // joined: it keeps its place and step time).
-void Publish(const window::WindowTask& task, const FinishedWindow& w,
-             const snapshot::RunState* previous, TimePoint now, WindowVerdict& v) {
+// False (nothing published) when the run's state would be over
+// options.max_run_state_bytes: the run keeps its window and is flagged
+// too_large.
+bool Publish(const window::WindowTask& task, const FinishedWindow& w,
+             const snapshot::RunState* previous, TimePoint now, const WindowPolicyOptions& options,
+             WindowVerdict& v) {
   snapshot::RunState rs = WithWindow(task, w, previous, v.failure, now);
+  const size_t state_bytes = store::SerializeRunState(rs).size();
+  if (state_bytes > options.max_run_state_bytes) {
+    const std::string reason(ErrorCodeName(ErrorCode::kTooLarge));
+    ++v.errors[reason];
+    v.failure = reason;
+    Log(v.logs, LogLevel::kWarn,
+        "window not exported: its run state is over the per-run cap training_job={} run={} "
+        "window={} reason={} state_bytes={} max_state_bytes={} kept_window={}",
+        task.run.training_job, task.run.run, task.window_id, reason, state_bytes,
+        options.max_run_state_bytes,
+        previous != nullptr && previous->has_window ? previous->window_id : "none");
+    v.next = FlaggedRun(task, previous, reason);
+    return false;
+  }
   const bool had_window = previous != nullptr && previous->has_window;
   const bool same_window = had_window && previous->window_id == task.window_id;
   if (!same_window) rs.window_log = {};
@@ -172,6 +191,7 @@ void Publish(const window::WindowTask& task, const FinishedWindow& w,
   }
   v.next = std::move(rs);
   v.published = true;
+  return true;
 }
 
 }  // namespace
@@ -242,9 +262,9 @@ WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow&
       v.superseded_history = std::move(rs);
     }
   }
-  if (publish && w.stats) Publish(task, w, previous, now, v);
+  const bool over_cap = publish && w.stats && !Publish(task, w, previous, now, options, v);
   const bool failed = w.outcome.window_error.has_value() ||
-                      (decision.retry && !w.outcome.failed.empty()) || no_data;
+                      (decision.retry && !w.outcome.failed.empty()) || no_data || over_cap;
   if (failed) {
     v.result = WindowResult::kError;
   } else if (decision.waiting_for_gpus || (publish && decision.incomplete)) {
@@ -270,6 +290,30 @@ WorkerCounts CountWorkers(std::vector<WorkerSlot>& slots, TimePoint now,
         std::chrono::duration<double>(now - *s.since).count());
   }
   return counts;
+}
+
+InflightDecision DecideInflight(const window::WindowTask& task, uint64_t digest,
+                                const InflightHistory* history) {
+  InflightDecision d;
+  if (history == nullptr || history->digest != digest || history->deaths <= 0) return d;
+  d.deaths = history->deaths;
+  if (history->deaths >= kMaxDeathsPerWindow) {
+    d.analyse = false;
+    return d;  // DecideWindow on CrashedError logs and counts it
+  }
+  d.alone = true;
+  Log(d.logs, LogLevel::kWarn,
+      "window in flight when the daemon died, analysed again alone training_job={} run={} "
+      "window={} deaths={} max_deaths={}",
+      task.run.training_job, task.run.run, task.window_id, history->deaths, kMaxDeathsPerWindow);
+  return d;
+}
+
+Error CrashedError(int deaths) {
+  return Error{ErrorCode::kCrashed,
+               fmt::format("the daemon died {} times while analysing this window (the last time "
+                           "alone); not analysed again until its files change",
+                           deaths)};
 }
 
 std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes, TimePoint now,

@@ -8,7 +8,8 @@
 // (tests/unit/pipeline/window_policy_test.cc).
 //
 // The same holds for the worker bookkeeping (CountWorkers: busy and stuck
-// workers) and the assembler's ready notes (held and expired windows).
+// workers), the assembler's ready notes (held and expired windows) and the
+// crash-loop guard (DecideInflight: a window the daemon died on).
 #pragma once
 
 #include <chrono>
@@ -40,6 +41,11 @@ inline constexpr std::string_view kNoDataReason = "no_data";
 
 enum class LogLevel { kDebug, kInfo, kWarn };
 
+// The `reason` (profwatch_window_errors_total, profwatch_window_failed) of a
+// window the daemon died on twice while analysing it: core/result.h's
+// kCrashed.
+inline constexpr std::string_view kCrashedReason = "crashed";
+
 // One log line for the caller to emit: a short message plus key=value
 // fields, formatted (docs: "Logs" in style.md).
 struct LogEvent {
@@ -65,9 +71,18 @@ struct FinishedWindow {
   double seconds = 0.0;  // how long the analysis took (logged)
 };
 
+// The most bytes one run's state (store/state_json.h SerializeRunState: its
+// window's figures, kernel names and devices) may take: a published window
+// whose run state would be larger is not exported (reason too_large). A
+// 1,024-host job of 8 GPUs each takes about 4 MB; every name in it is
+// bounded at intake (aggregate/name_table.h), so only a window of
+// thousands of files with hundreds of devices each comes near.
+inline constexpr size_t kMaxRunStateBytes = size_t{32} << 20;
+
 struct WindowPolicyOptions {
   std::optional<double> step_seconds;  // --step-time
   std::chrono::milliseconds window_timeout{0};
+  size_t max_run_state_bytes = kMaxRunStateBytes;
 };
 
 struct WindowVerdict {
@@ -136,6 +151,39 @@ struct WorkerCounts {
 // marks each newly stuck slot logged, so its window is warned about once.
 WorkerCounts CountWorkers(std::vector<WorkerSlot>& slots, TimePoint now,
                           std::chrono::nanoseconds budget);
+
+// What the in-flight journal (store/inflight_journal.h) knows of a window
+// from earlier daemons: the identity of its files (a digest of their paths,
+// devices, inodes, sizes and mtimes) and how many daemons died while
+// analysing it with those files.
+struct InflightHistory {
+  uint64_t digest = 0;
+  int deaths = 0;
+};
+
+// Daemons that may die analysing one window (the same files) before it is
+// failed as crashed instead of analysed: the first death may be another
+// window's (two workers), so the window is retried once, alone.
+inline constexpr int kMaxDeathsPerWindow = 2;
+
+struct InflightDecision {
+  // false: fail the window as crashed (kCrashedReason) without analysing it.
+  bool analyse = true;
+  // Analyse it alone (no other window in flight), so that if the daemon dies
+  // again the death is this window's.
+  bool alone = false;
+  int deaths = 0;  // deaths with these files so far
+  std::vector<LogEvent> logs;
+};
+
+// The decision on `task` about to be analysed, whose files' digest is now
+// `digest`, given what the journal holds of it (null: nothing). Files that
+// changed start afresh.
+InflightDecision DecideInflight(const window::WindowTask& task, uint64_t digest,
+                                const InflightHistory* history);
+
+// The error a window failed as crashed carries (its outcome's window_error).
+Error CrashedError(int deaths);
 
 // The info lines for windows held for files and windows not analysed
 // because they are older than --retention.

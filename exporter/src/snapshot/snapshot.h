@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "aggregate/window_stats.h"
 #include "figures/window_figures.h"
@@ -128,6 +129,13 @@ struct Snapshot {
   // than the per-file time budget (pipeline::Daemon; not persisted).
   int64_t workers_busy = 0;
   int64_t workers_stuck = 0;
+  int64_t workers = 0;  // configured (--workers); 0: not a daemon's snapshot
+  // How long the longest-waiting ready window has waited for a worker (0
+  // when none waits), by the daemon's clock at publish.
+  double oldest_waiting_seconds = 0;
+  // Per (owner label, reason): what a per-owner cap leaves out now
+  // (profwatch_owner_capped); owners under every cap are absent.
+  std::map<std::pair<std::string, std::string>, int64_t> owner_capped;
   // Each --watch root as of the last scan: true when it is a readable
   // directory (profwatch_watch_root_readable).
   std::map<std::string, bool> watch_roots;

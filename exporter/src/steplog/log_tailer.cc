@@ -1,6 +1,5 @@
 #include "steplog/log_tailer.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -64,7 +63,8 @@ bool ParseField(std::string_view& text, std::string_view key, uint64_t& value) {
 std::string TailerState::Serialize() const {
   return "v1 dev=" + std::to_string(dev) + " inode=" + std::to_string(inode) +
          " offset=" + std::to_string(offset) + " fp_len=" + std::to_string(fingerprint_len) +
-         " fp=" + std::to_string(fingerprint) + " overlong=" + (in_overlong_line ? "1" : "0");
+         " fp=" + std::to_string(fingerprint) + " overlong=" + (in_overlong_line ? "1" : "0") +
+         " newlines=" + std::to_string(newlines);
 }
 
 Result<TailerState> TailerState::Parse(std::string_view text) {
@@ -76,11 +76,16 @@ Result<TailerState> TailerState::Parse(std::string_view text) {
   std::string_view rest = text;
   if (rest.substr(0, 2) != "v1") return bad();
   rest.remove_prefix(2);
-  uint64_t dev = 0, inode = 0, offset = 0, fp_len = 0, fp = 0, overlong = 0;
+  uint64_t dev = 0, inode = 0, offset = 0, fp_len = 0, fp = 0, overlong = 0, newlines = 0;
   if (!ParseField(rest, "dev=", dev) || !ParseField(rest, "inode=", inode) ||
       !ParseField(rest, "offset=", offset) || !ParseField(rest, "fp_len=", fp_len) ||
-      !ParseField(rest, "fp=", fp) || !ParseField(rest, "overlong=", overlong) || !rest.empty() ||
-      fp_len > kMaxFingerprintBytes || fp > UINT32_MAX || overlong > 1 || fp_len > offset) {
+      !ParseField(rest, "fp=", fp) || !ParseField(rest, "overlong=", overlong)) {
+    return bad();
+  }
+  // Written since line numbers; older text has none.
+  if (!rest.empty() && !ParseField(rest, "newlines=", newlines)) return bad();
+  if (!rest.empty() || fp_len > kMaxFingerprintBytes || fp > UINT32_MAX || overlong > 1 ||
+      fp_len > offset || newlines > offset) {
     return bad();
   }
   TailerState s;
@@ -90,6 +95,7 @@ Result<TailerState> TailerState::Parse(std::string_view text) {
   s.fingerprint_len = static_cast<uint32_t>(fp_len);
   s.fingerprint = static_cast<uint32_t>(fp);
   s.in_overlong_line = overlong == 1;
+  s.newlines = newlines;
   return s;
 }
 
@@ -113,7 +119,9 @@ LogTailer::LogTailer(std::string path, TailerState resume, TailerOptions options
     state_.fingerprint_len = 0;
     state_.fingerprint = 0;
     state_.in_overlong_line = false;
+    state_.newlines = 0;
   }
+  if (state_.newlines > state_.offset) state_.newlines = 0;
 }
 
 LogTailer::~LogTailer() { Close(); }
@@ -137,11 +145,13 @@ void LogTailer::StartFile(int fd, uint64_t dev, uint64_t inode) {
   state_.inode = inode;
 }
 
-Result<std::vector<std::string>> LogTailer::Poll() {
+Result<std::vector<std::string>> LogTailer::Poll(const read::Confinement* confine_to,
+                                                 size_t max_bytes) {
   std::vector<std::string> out;
   at_eof_ = false;
   last_write_time_.reset();
-  budget_ = options_.max_bytes_per_poll;
+  line_numbers_.clear();
+  budget_ = std::min(options_.max_bytes_per_poll, max_bytes);
 
   struct stat ps {};
   bool path_exists = ::stat(path_.c_str(), &ps) == 0;
@@ -154,23 +164,14 @@ Result<std::vector<std::string>> LogTailer::Poll() {
     bool same = path_exists && static_cast<uint64_t>(ps.st_dev) == state_.dev &&
                 static_cast<uint64_t>(ps.st_ino) == state_.inode;
     if (!same) {
-      struct stat fs {};
-      if (::fstat(fd_, &fs) != 0) {
-        int err = errno;
-        return MakeError(ErrorCode::kIo, Errno("fstat", path_, err));
-      }
-      // Renamed away with nothing new at the path yet: the writer may still
-      // be appending to it, so keep following the open file.
-      bool keep_following = !path_exists && fs.st_nlink > 0;
-      if (!keep_following) {
-        // Replaced or deleted: this file can no longer grow for us; drain it.
-        if (auto st = ReadLines(out, /*final=*/true); !st) return tl::unexpected(st.error());
-        if (!at_eof_) return out;  // budget spent; continue draining next poll
-        Close();
-        if (path_exists) ++counters_.rotations;
-        state_ = TailerState{};
-        at_eof_ = false;
-      }
+      // Rotated, renamed away or deleted: the path no longer names this
+      // file. Its last lines are drained within this poll's budget, then it
+      // is closed, whatever is left in it.
+      if (auto st = ReadLines(out, /*final=*/true); !st) return tl::unexpected(st.error());
+      Close();
+      if (path_exists) ++counters_.rotations;
+      state_ = TailerState{};
+      at_eof_ = false;
     }
   }
 
@@ -179,16 +180,16 @@ Result<std::vector<std::string>> LogTailer::Poll() {
       at_eof_ = true;
       return out;
     }
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-      int err = errno;
-      if (err == ENOENT) {  // vanished between stat and open
+    Result<int> opened = read::OpenReadOnly(path_, confine_to);
+    if (!opened) {
+      if (opened.error().code == ErrorCode::kNotFound) {  // vanished between stat and open
         at_eof_ = true;
         return out;
       }
       if (!out.empty()) return out;  // keep drained lines; the error recurs next poll
-      return MakeError(CodeForErrno(err), Errno("open", path_, err));
+      return tl::unexpected(opened.error());
     }
+    const int fd = *opened;
     struct stat fs {};
     if (::fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode)) {
       ::close(fd);
@@ -198,6 +199,9 @@ Result<std::vector<std::string>> LogTailer::Poll() {
     StartFile(fd, static_cast<uint64_t>(fs.st_dev), static_cast<uint64_t>(fs.st_ino));
   }
 
+  // No budget left (the caller's is spent): the path was checked, nothing
+  // is read.
+  if (budget_ == 0) return out;
   if (auto st = CheckTruncation(); !st) {
     if (!out.empty()) return out;
     return tl::unexpected(st.error());
@@ -262,11 +266,15 @@ Status LogTailer::ReadLines(std::vector<std::string>& out, bool final) {
   uint64_t committed = state_.offset;
   bool skipping = state_.in_overlong_line;
   uint64_t overlong = 0;
+  uint64_t newlines = state_.newlines;  // '\n's before `pos + i`'s line
+  uint64_t committed_newlines = newlines;
   std::string line;
   buffer_.resize(options_.chunk_bytes);
 
   auto emit = [&](std::string&& l) {
-    if (!l.empty()) out.push_back(std::move(l));
+    if (l.empty()) return;
+    out.push_back(std::move(l));
+    line_numbers_.push_back(newlines + 1);
   };
 
   while (true) {
@@ -277,6 +285,7 @@ Status LogTailer::ReadLines(std::vector<std::string>& out, bool final) {
       if (errno == EINTR) continue;
       int err = errno;
       out.resize(first_new);  // the state does not advance: they will be re-read
+      line_numbers_.resize(out.size());
       return MakeError(ErrorCode::kIo, Errno("read", path_, err));
     }
     if (n == 0) {
@@ -309,7 +318,9 @@ Status LogTailer::ReadLines(std::vector<std::string>& out, bool final) {
         emit(std::move(line));
       }
       line.clear();
+      if (data[j] == '\n') ++newlines;
       committed = pos + j + 1;
+      committed_newlines = newlines;
       i = j + 1;
     }
     pos += got;
@@ -332,6 +343,7 @@ Status LogTailer::ReadLines(std::vector<std::string>& out, bool final) {
   }
   if (committed != state_.offset || skipping != state_.in_overlong_line) {
     state_.offset = committed;
+    state_.newlines = committed_newlines;
     state_.in_overlong_line = skipping;
     UpdateFingerprint();
   }

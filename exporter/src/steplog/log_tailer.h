@@ -5,18 +5,25 @@
 // Identity: the file is keyed by dev+inode+offset plus a CRC-32 of the bytes
 // just before the offset (up to TailerOptions::fingerprint_bytes). Each Poll()
 // re-stats the path and re-checks that fingerprint, which detects:
-//   - rotation (rename, new file at the path): the old file is drained to its
-//     end through the still-open descriptor (its last unterminated line is
-//     returned too, it can no longer grow), then the new file is read from
-//     offset 0. Writes to the old file after that drain are lost: the writer
-//     is expected to reopen the path soon after the rename.
-//   - path missing (renamed away, new file not created yet): the old
-//     descriptor keeps being followed until a file appears at the path.
-//   - deleted file (link count 0, nothing at the path): drained, then closed.
+//   - a path that no longer names the open file (rotated: a new file at the
+//     path; renamed away or deleted: nothing there): the old file is drained
+//     through the still-open descriptor within that Poll()'s byte budget
+//     (its last unterminated line is returned too when the drain reaches its
+//     end), then closed; a new file at the path is read from offset 0. What
+//     the old file holds beyond that budget, and writes to it after the
+//     drain, are not read: the writer is expected to reopen the path soon
+//     after the rename, and a file that is no longer the log (a link swapped
+//     for another, a huge file unlinked) costs at most one budget more.
 //   - copy-truncate / truncate-and-rewrite (same inode, size below the
 //     offset, or fingerprint changed): restarts at offset 0; a partial line
 //     held from before is dropped.
 //   - a file that appears late: Poll() returns no lines until it exists.
+// Confinement: with Poll()'s `confine_to`, a file is read only when the
+// real path of the opened descriptor lies under one of its directories
+// (read::OpenReadOnly, the check traces get), and only a regular file.
+// Line numbers: line_numbers() gives each returned line's number in its
+// file ('\n's before it, plus one), for messages that must name a line
+// rather than quote it.
 // Lines: '\n' and '\r' both end a line (CRLF files, progress bars that redraw
 // with '\r'); empty lines are skipped. A partial last line is not returned
 // until its terminator arrives. A line longer than max_line_bytes is dropped
@@ -33,6 +40,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "read/byte_source.h"
 
 namespace profwatch::steplog {
 
@@ -53,8 +61,10 @@ struct TailerState {
   uint32_t fingerprint_len = 0;   // bytes [offset - len, offset) hashed
   uint32_t fingerprint = 0;       // CRC-32 of those bytes
   bool in_overlong_line = false;  // skipping the rest of a dropped line
+  uint64_t newlines = 0;          // '\n' bytes in [0, offset): line numbers
 
-  // One line of text: "v1 dev=.. inode=.. offset=.. fp_len=.. fp=.. overlong=0|1".
+  // One line of text: "v1 dev=.. inode=.. offset=.. fp_len=.. fp=.. overlong=0|1
+  // newlines=.." (newlines= may be absent: older text reads as 0).
   std::string Serialize() const;
   // kCorrupt when `text` is not what Serialize() writes.
   static Result<TailerState> Parse(std::string_view text);
@@ -82,14 +92,21 @@ class LogTailer {
   LogTailer(const LogTailer&) = delete;
   LogTailer& operator=(const LogTailer&) = delete;
 
-  // Reads what was appended since the last call (at most max_bytes_per_poll)
-  // and returns the complete lines, oldest first, without terminators. A
-  // missing file is not an error: the result is empty and present() is false.
-  // Errors: kPermission (cannot open), kUnsupported (not a regular file),
-  // kIo (stat/read failed). On an error the state does not advance and the
-  // next Poll() retries; lines already drained from a rotated-away file in the
-  // same call are returned instead of the error (which recurs next call).
-  Result<std::vector<std::string>> Poll();
+  // Reads what was appended since the last call (at most max_bytes_per_poll,
+  // and at most `max_bytes` when smaller; with 0 it only checks the path:
+  // a file no longer at it is closed) and returns the complete lines,
+  // oldest first, without terminators. A missing file is not an error: the
+  // result is empty and present() is false. `confine_to` (borrowed for the
+  // call; null: anywhere) bounds where a file may be opened (see above).
+  // Errors: kPermission (cannot open, or outside `confine_to`), kUnsupported
+  // (not a regular file), kIo (stat/read failed). On an error the state does
+  // not advance and the next Poll() retries; lines already drained from a
+  // rotated-away file in the same call are returned instead of the error
+  // (which recurs next call).
+  Result<std::vector<std::string>> Poll(const read::Confinement* confine_to = nullptr,
+                                        size_t max_bytes = SIZE_MAX);
+  // The line number of each line the last Poll() returned, in order.
+  const std::vector<uint64_t>& line_numbers() const { return line_numbers_; }
 
   // True when the last Poll() read up to the end of the file (false when it
   // stopped at max_bytes_per_poll: call again for the rest).
@@ -128,6 +145,7 @@ class LogTailer {
   std::optional<TimePoint> last_write_time_;
   size_t budget_ = 0;  // bytes the current Poll() may still read
   Counters counters_;
+  std::vector<uint64_t> line_numbers_;
   std::string buffer_;  // read chunk, reused
 };
 

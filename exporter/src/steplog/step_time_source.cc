@@ -87,10 +87,14 @@ StepTimeSource::StepTimeSource(const Clock& clock, StepTimeOptions options)
 }
 
 void StepTimeSource::Warn(std::string message) {
-  if (warned_.insert(message).second) warnings_.push_back(std::move(message));
+  if (warnings_.size() >= kMaxWarnings || !warned_.insert(message).second) return;
+  if (line_number_ > 0) message = "line " + std::to_string(line_number_) + ": " + message;
+  warnings_.push_back(std::move(message));
 }
 
-void StepTimeSource::AddLine(std::string_view line, std::optional<TimePoint> written) {
+void StepTimeSource::AddLine(std::string_view line, std::optional<TimePoint> written,
+                             uint64_t line_number) {
+  line_number_ = line_number;
   if (LooksLikeStepLine(line)) {
     if (std::optional<StepLine> step = ParseStepLine(line)) {
       AddStepLine(*step, written);
@@ -125,14 +129,13 @@ void StepTimeSource::AddConfigParam(const ConfigParam& param) {
     legacy_enable_profiler_ = v == "true" || v == "1";
   } else {
     std::optional<int64_t> v = ParseInt(param.value);
+    // `name` is one of the fixed names above; the value is not quoted.
     if (v && (*v > kMaxConfigInt || *v < -kMaxConfigInt)) {
-      Warn("config param " + name + " is out of range (" + param.value.substr(0, 32) +
-           "); ignored");
+      Warn("config param " + name + " is out of range (beyond +-1e12); ignored");
       return;
     }
     if (!v) {
-      Warn("config param " + name + " has a non-integer value \"" + param.value.substr(0, 64) +
-           "\"; ignored");
+      Warn("config param " + name + " is not an integer; ignored");
       return;
     }
     if (name == "skip_first_n_steps_for_profiler") log_config_.skip_first_n_steps = *v;
@@ -160,7 +163,7 @@ void StepTimeSource::CheckMismatches() {
     bool log_on = ProfilerIsOn(*l.profiler);
     if (o.profiler && NormalizeProfiler(*o.profiler) != *l.profiler) {
       Warn("profile config mismatch: flag profiler=" + *o.profiler +
-           ", log profiler=" + *l.profiler + " (using the flag)");
+           " differs from the log's profiler (using the flag)");
     } else if (!o.profiler && !log_on && (o.profiler_steps || o.skip_first_n_steps)) {
       Warn(
           "profile config mismatch: flags give a profile window but the log says the "

@@ -122,8 +122,11 @@ class StepTimeSource {
   // used, a line with the step marker that does not parse is counted in
   // parse_errors(), everything else is ignored. `written`: when the line was
   // written at the latest (its log's modification time when it was read);
-  // without it, or when it is later, the clock's now.
-  void AddLine(std::string_view line, std::optional<TimePoint> written = std::nullopt);
+  // without it, or when it is later, the clock's now. `line_number`: where
+  // the line is in its file (LogTailer::line_numbers()), named by warnings
+  // about it; 0: unknown.
+  void AddLine(std::string_view line, std::optional<TimePoint> written = std::nullopt,
+               uint64_t line_number = 0);
   void AddStepLine(const StepLine& line, std::optional<TimePoint> written = std::nullopt);
   void AddConfigParam(const ConfigParam& param);
 
@@ -169,8 +172,12 @@ class StepTimeSource {
   int64_t run_start_step() const { return start_step_.value_or(0); }
 
   // Human-readable warnings (flag/log mismatches, unreadable config values),
-  // each reported once, oldest first.
+  // each reported once, oldest first, at most kMaxWarnings. They name the
+  // log's line ("line 12: config param profiler_steps is not an integer")
+  // and never quote its text: a log is any bytes its writer chose, and
+  // warnings go to the daemon's own log.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  static constexpr size_t kMaxWarnings = 64;
 
   // Counts the log's segments: a config dump after step lines, or steps
   // going backwards, start a new one (the retained steps are dropped).
@@ -205,6 +212,8 @@ class StepTimeSource {
     int lines = 0;
     StepLine slowest;
   };
+  // Warns once per distinct `message` (the line it was first seen at, if
+  // known, prefixed).
   void Warn(std::string message);
   void CheckMismatches();
   // Median inputs: seconds of the recent steady steps, newest first.
@@ -226,6 +235,7 @@ class StepTimeSource {
   uint64_t step_lines_ = 0;
   uint64_t restarts_ = 0;
   uint64_t segment_ = 0;
+  uint64_t line_number_ = 0;  // of the line being added; 0: unknown
   std::vector<std::string> warnings_;
   std::set<std::string> warned_;
 };

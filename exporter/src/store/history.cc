@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "store/state_json.h"
 
@@ -22,7 +25,7 @@ Error IoError(const std::string& what, const std::string& path) {
 }  // namespace
 
 std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
-                        nlohmann::ordered_json report) {
+                        nlohmann::ordered_json report, uint64_t max_bytes, bool* cut) {
   nlohmann::ordered_json j;
   j["schema"] = kHistorySchema;
   j["time"] = now_unix;
@@ -30,10 +33,16 @@ std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
   j["run"] = rs.key.run;
   j["window"] = rs.window_id;
   j["incomplete"] = rs.incomplete;
+  nlohmann::ordered_json head = j;
   j["state"] = nlohmann::ordered_json::parse(SerializeRunState(rs));
   j["report"] = std::move(report);
   // Replace invalid UTF-8 (kernel names are arbitrary bytes) instead of throwing.
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  if (cut != nullptr) *cut = line.size() > max_bytes;
+  if (line.size() <= max_bytes) return line;
+  head["cut"] = "line_bytes";
+  head["line_bytes"] = line.size();
+  return head.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 HistoryWriter::HistoryWriter(std::string path, uint64_t max_bytes)
@@ -55,8 +64,9 @@ Status HistoryWriter::OpenLocked() {
   return {};
 }
 
-Status HistoryWriter::Append(const std::string& line) {
+Status HistoryWriter::Append(const std::string& line, bool* rotated) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (rotated != nullptr) *rotated = false;
   // Someone renamed or removed the file: follow the path, not the old inode.
   if (fd_ >= 0) {
     struct stat at_path {
@@ -78,6 +88,7 @@ Status HistoryWriter::Append(const std::string& line) {
       return tl::unexpected(IoError("cannot rotate history file", path_));
     }
     CloseLocked();
+    if (rotated != nullptr) *rotated = true;
     if (Status s = OpenLocked(); !s) return s;
   }
   const ssize_t n = write(fd_, data.data(), data.size());
@@ -87,6 +98,31 @@ Status HistoryWriter::Append(const std::string& line) {
     return tl::unexpected(e);
   }
   return {};
+}
+
+std::string OwnerHistoryPath(const std::string& path, watch::Owner owner, watch::Owner self) {
+  if (owner == watch::kNoOwner || owner == self) return path;
+  return path + ".uid" + std::to_string(owner);
+}
+
+OwnerHistory::OwnerHistory(std::string path, uint64_t max_bytes_per_owner, watch::Owner self)
+    : path_(std::move(path)), max_bytes_(max_bytes_per_owner), self_(self) {}
+
+Status OwnerHistory::Append(watch::Owner owner, const std::string& line, bool* rotated) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(owner);
+  if (it == open_.end()) {
+    if (open_.size() >= kOpenWriters) {
+      auto lru = std::min_element(open_.begin(), open_.end(), [](const auto& a, const auto& b) {
+        return a.second.used < b.second.used;
+      });
+      open_.erase(lru);
+    }
+    it = open_.emplace(owner, Open{std::make_unique<HistoryWriter>(PathOf(owner), max_bytes_), 0})
+             .first;
+  }
+  it->second.used = ++tick_;
+  return it->second.writer->Append(line, rotated);
 }
 
 std::optional<HistoryQuery> ParseHistoryQuery(std::string_view text) {
@@ -107,11 +143,40 @@ std::optional<HistoryQuery> ParseHistoryQuery(std::string_view text) {
   return q;
 }
 
+namespace {
+
+// FILE.1, FILE, then each owner's FILE.uidN.1 and FILE.uidN (by name).
+std::vector<std::string> HistoryFiles(const std::string& file) {
+  std::vector<std::string> out = {file + ".1", file};
+  const std::filesystem::path p(file);
+  const std::string prefix = p.filename().string() + ".uid";
+  std::vector<std::string> owners;
+  std::error_code ec;
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  for (std::filesystem::directory_iterator it(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix) || name.ends_with(".1")) continue;
+    const std::string uid = name.substr(prefix.size());
+    if (uid.empty() || uid.find_first_not_of("0123456789") != std::string::npos) continue;
+    owners.push_back((p.has_parent_path() ? (dir / name).string() : name));
+  }
+  std::sort(owners.begin(), owners.end());
+  for (const std::string& o : owners) {
+    out.push_back(o + ".1");
+    out.push_back(o);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<snapshot::RunState> FindInHistory(const std::string& file, const HistoryQuery& query) {
   std::optional<snapshot::RunState> found;
+  double found_time = 0;
   int64_t without_state = 0;  // lines written before "state" existed
   bool readable = false;
-  for (const std::string& path : {file + ".1", file}) {
+  for (const std::string& path : HistoryFiles(file)) {
     std::ifstream in(path);
     if (!in) continue;
     readable = true;
@@ -137,7 +202,12 @@ Result<snapshot::RunState> FindInHistory(const std::string& file, const HistoryQ
         continue;
       }
       auto rs = ParseRunState(state->dump());
-      if (rs && rs->has_window) found = std::move(*rs);
+      auto time = j.find("time");
+      const double t = time != j.end() && time->is_number() ? time->get<double>() : 0.0;
+      if (rs && rs->has_window && (!found || t >= found_time)) {
+        found = std::move(*rs);
+        found_time = t;
+      }
     }
   }
   if (!readable) {

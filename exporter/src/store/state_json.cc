@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "aggregate/profile_steps.h"
 #include "watch/layout.h"
 
 namespace profwatch::store {
@@ -66,7 +67,11 @@ json CollectivesJson(const aggregate::CollectiveStats& c) {
          {"group_sizes", s.group_sizes},
          {"more_group_sizes", s.more_group_sizes},
          {"process_groups", ProcessGroupsJson(s.process_groups)},
-         {"more_process_groups", s.more_process_groups}});
+         {"more_process_groups", s.more_process_groups},
+         {"sources", s.sources},
+         {"generic_kernels", s.generic_kernels}});
+    // Written only when some call claimed an impossible size (issue 47).
+    if (s.oversized_calls > 0) out.back()["oversized_calls"] = s.oversized_calls;
   }
   return out;
 }
@@ -81,10 +86,17 @@ json FlopsJson(const aggregate::FlopStats& f) {
     families.push_back(
         {{"family", fam.family}, {"flops", Double(fam.flops)}, {"kernel_ps", fam.kernel_ps}});
   }
+  json uncounted = json::array();
+  for (const auto& u : f.uncounted) {
+    uncounted.push_back({{"name", u.name}, {"op", u.op}, {"ps", u.ps}});
+  }
   return {{"kinds", std::move(kinds)},
           {"mixed_kernel_ps", f.mixed_kernel_ps},
           {"unknown_ops", f.unknown_ops},
           {"unknown_kernel_ps", f.unknown_kernel_ps},
+          {"math_ps", f.math_ps},
+          {"math_counted_ps", f.math_counted_ps},
+          {"uncounted", std::move(uncounted)},
           {"families", std::move(families)},
           {"device_name", f.device_name},
           {"peak_per_second", Double(f.peak_per_second)},
@@ -184,6 +196,9 @@ json ToJson(const aggregate::WindowStats& st) {
           {"timestamp_dirs", st.timestamp_dirs},
           {"rule_set", st.rule_set},
           {"profile_steps", st.profile_steps},
+          {"profile_steps_source",
+           std::string(aggregate::ProfileStepsSourceName(st.profile_steps_source))},
+          {"profile_steps_disagreement", st.profile_steps_disagreement},
           {"launcher_mode", EnumName(st.launcher_mode, kLauncherModes)},
           {"gpus_per_file", Double(st.gpus_per_file)},
           {"events", st.events},
@@ -494,6 +509,19 @@ bool ReadRanked(Reader& r, const json& j, std::string_view key,
   });
 }
 
+// Where the profile steps came from; written since issue #48 (older files
+// read as the default, which is what they could not tell apart).
+bool ReadProfileStepsSource(Reader& r, const json& j, aggregate::WindowStats& st) {
+  if (!j.is_object() || !j.contains("profile_steps_source")) return true;
+  std::string name;
+  if (!r.String(j, "profile_steps_source", name)) return false;
+  auto source = aggregate::ParseProfileStepsSource(name);
+  if (!source) return r.Fail("profile_steps_source", "unknown value \"" + name + "\"");
+  st.profile_steps_source = *source;
+  return !j.contains("profile_steps_disagreement") ||
+         r.String(j, "profile_steps_disagreement", st.profile_steps_disagreement);
+}
+
 // FLOPs counted from operator shapes; optional: a file without "flops" reads
 // as a window that counted none.
 bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
@@ -512,6 +540,18 @@ bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
     ++k;
     return read;
   });
+  // Math time, written since issue #48 (older files: no math time known).
+  if (ok && fj.contains("math_ps")) {
+    ok = r.Int64(fj, "math_ps", f.math_ps) && r.Int64(fj, "math_counted_ps", f.math_counted_ps) &&
+         r.Array(fj, "uncounted", [&](const json& e) {
+           aggregate::FlopStats::Uncounted u;
+           if (!(r.String(e, "name", u.name) && r.Bool(e, "op", u.op) && r.Int64(e, "ps", u.ps))) {
+             return false;
+           }
+           if (f.uncounted.size() < aggregate::kTopUncounted) f.uncounted.push_back(std::move(u));
+           return true;
+         });
+  }
   return ok && r.Array(fj, "families", [&](const json& e) {
     aggregate::FlopStats::Family fam;
     if (!(r.String(e, "family", fam.family) && r.Double(e, "flops", fam.flops) &&
@@ -538,6 +578,18 @@ bool ReadProcessGroups(Reader& r, const json& e, aggregate::CollectiveSums& s) {
          });
 }
 
+// The formats a kind's calls came from; written since issue #48 (older
+// files: none known, the notes then name no format).
+bool ReadCollectiveSources(Reader& r, const json& e, aggregate::CollectiveSums& s) {
+  if (!e.contains("sources")) return true;
+  int64_t sources = 0;
+  if (!r.Int64(e, "sources", sources) || !r.Bool(e, "generic_kernels", s.generic_kernels)) {
+    return false;
+  }
+  s.sources = static_cast<uint8_t>(sources & 7);
+  return true;
+}
+
 // Collectives by kind; written since collective figures (older files have
 // none: no collective is known for the window).
 bool ReadCollectives(Reader& r, const json& j, aggregate::CollectiveStats& c) {
@@ -556,13 +608,17 @@ bool ReadCollectives(Reader& r, const json& j, aggregate::CollectiveStats& c) {
               r.Int64(e, "exposed_ps", s.exposed_ps) && r.Int64(e, "sized_calls", s.sized_calls) &&
               r.Int64(e, "sized_ps", s.sized_ps) && r.Double(e, "bytes", s.bytes) &&
               r.Int64(e, "bus_ps", s.bus_ps) && r.Double(e, "bus_bytes", s.bus_bytes) &&
-              r.Bool(e, "more_group_sizes", s.more_group_sizes);
-    return ok && r.Array(e, "group_sizes", [&](const json& g) {
-      int64_t n = 0;
-      if (!r.Int64Value(g, "group_sizes", n)) return false;
-      s.AddGroupSize(n);  // bounded like the analysis
-      return true;
-    }) && ReadProcessGroups(r, e, s);
+              r.Bool(e, "more_group_sizes", s.more_group_sizes) &&
+              (!e.contains("oversized_calls") || r.Int64(e, "oversized_calls", s.oversized_calls));
+    return ok &&
+           r.Array(e, "group_sizes",
+                   [&](const json& g) {
+                     int64_t n = 0;
+                     if (!r.Int64Value(g, "group_sizes", n)) return false;
+                     s.AddGroupSize(n);  // bounded like the analysis
+                     return true;
+                   }) &&
+           ReadProcessGroups(r, e, s) && ReadCollectiveSources(r, e, s);
   });
 }
 
@@ -639,6 +695,7 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                    return true;
                  }) &&
          r.String(j, "rule_set", st.rule_set) && r.Int(j, "profile_steps", st.profile_steps) &&
+         ReadProfileStepsSource(r, j, st) &&
          r.Enum(j, "launcher_mode", kLauncherModes, st.launcher_mode) &&
          r.Double(j, "gpus_per_file", st.gpus_per_file) && r.Uint64(j, "events", st.events) &&
          r.Bool(j, "truncated", st.truncated) &&

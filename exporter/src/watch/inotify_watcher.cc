@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -36,9 +37,28 @@ class InotifyWatcher final : public Watcher {
     close(wake_fd_);
   }
 
-  void AddDirectories(const std::vector<std::string>& dirs) override {
-    for (const std::string& d : dirs) AddOne(d);
+  void AddDirectories(const std::vector<std::string>& dirs,
+                      const std::vector<Owner>& owners) override {
+    if (owners.size() != dirs.size()) {
+      for (const std::string& d : dirs) AddOne(d, kNoOwner);
+      return;
+    }
+    std::map<Owner, int64_t> unwatched;
+    // Directories other than <ts> dirs first: a new window appears as an
+    // entry in its profile dir, and old <ts> dirs change rarely.
+    for (const bool ts_pass : {false, true}) {
+      for (size_t i = 0; i < dirs.size(); ++i) {
+        const bool is_ts = ParseTimestampDirName(fs::path(dirs[i]).filename().string()).has_value();
+        if (is_ts != ts_pass) continue;
+        if (!AddOne(dirs[i], owners[i])) ++unwatched[owners[i]];
+      }
+    }
+    unwatched_ = std::move(unwatched);
   }
+
+  void SetOwnerBudget(int64_t max_watches) override { budget_ = max_watches; }
+
+  std::map<Owner, int64_t> UnwatchedByOwner() const override { return unwatched_; }
 
   WatchHints Wait(std::chrono::milliseconds timeout) override {
     WatchHints hints;
@@ -95,9 +115,11 @@ class InotifyWatcher final : public Watcher {
         }
         auto it = wd_dir_.find(ev->wd);
         if (it == wd_dir_.end()) continue;
-        const std::string dir = it->second;
+        const std::string dir = it->second.dir;
+        const Owner owner = it->second.owner;
         if (ev->mask & IN_IGNORED) {
           watched_.erase(dir);
+          if (owner != kNoOwner && --watches_of_[owner] <= 0) watches_of_.erase(owner);
           wd_dir_.erase(it);
           dirs->insert(dir);
           continue;
@@ -113,30 +135,40 @@ class InotifyWatcher final : public Watcher {
         dirs->insert(dir);
         if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len > 0) {
           std::set<std::pair<dev_t, ino_t>> visited;
-          AddTree((fs::path(dir) / ev->name).string(), 0, &visited, dirs);
+          AddTree((fs::path(dir) / ev->name).string(), 0, owner, &visited, dirs);
         }
       }
     }
   }
 
-  // Watches `dir` and everything below it (visited dev+inode stops symlink loops).
-  void AddTree(const std::string& dir, int depth, std::set<std::pair<dev_t, ino_t>>* visited,
-               std::set<std::string>* dirs) {
+  // Watches `dir` and everything below it (visited dev+inode stops symlink
+  // loops) within the owner's budget: `parent_owner` is the owner of the
+  // directory it was created in (none for a root: then its own uid). A tree
+  // past the budget is left to the rescan.
+  void AddTree(const std::string& dir, int depth, Owner parent_owner,
+               std::set<std::pair<dev_t, ino_t>>* visited, std::set<std::string>* dirs) {
     struct stat st;
     if (depth > kMaxDepth || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     if (!visited->insert({st.st_dev, st.st_ino}).second) return;
-    AddOne(dir);
+    const Owner owner = parent_owner == kNoOwner ? st.st_uid : parent_owner;
     dirs->insert(dir);
+    if (!AddOne(dir, owner)) return;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
          it.increment(ec)) {
       std::error_code dec;
-      if (it->is_directory(dec)) AddTree(it->path().string(), depth + 1, visited, dirs);
+      if (it->is_directory(dec)) AddTree(it->path().string(), depth + 1, owner, visited, dirs);
     }
   }
 
-  void AddOne(const std::string& dir) {
-    if (watched_.count(dir) != 0) return;
+  // True when `dir` is watched (already, or now); false when the owner's
+  // budget is spent or the kernel refused.
+  bool AddOne(const std::string& dir, Owner owner) {
+    if (watched_.count(dir) != 0) return true;
+    if (owner != kNoOwner && budget_ > 0) {
+      auto n = watches_of_.find(owner);
+      if (n != watches_of_.end() && n->second >= budget_) return false;
+    }
     int wd = inotify_add_watch(fd_, dir.c_str(), kMask);
     if (wd < 0) {
       if (!warned_limit_ && errno == ENOSPC) {
@@ -146,16 +178,29 @@ class InotifyWatcher final : public Watcher {
             "hint=raise fs.inotify.max_user_watches",
             dir);
       }
-      return;
+      return false;
+    }
+    if (wd_dir_.count(wd) == 0) {
+      // A second path to a watched directory returns its descriptor again.
+      if (owner != kNoOwner) ++watches_of_[owner];
+      wd_dir_[wd] = Watched{dir, owner};
     }
     watched_.insert(dir);
-    wd_dir_[wd] = dir;
+    return true;
   }
+
+  struct Watched {
+    std::string dir;
+    Owner owner = kNoOwner;
+  };
 
   int fd_;
   int wake_fd_;
   std::set<std::string> watched_;
-  std::unordered_map<int, std::string> wd_dir_;
+  std::unordered_map<int, Watched> wd_dir_;
+  std::map<Owner, int64_t> watches_of_;  // watches held per owner
+  std::map<Owner, int64_t> unwatched_;   // AddDirectories' last answer
+  int64_t budget_ = kDefaultMaxWatchesPerOwner;
   bool warned_limit_ = false;
 };
 

@@ -9,7 +9,9 @@ namespace {
 
 class PollWatcher final : public Watcher {
  public:
-  void AddDirectories(const std::vector<std::string>&) override {}
+  void AddDirectories(const std::vector<std::string>&, const std::vector<Owner>&) override {}
+  void SetOwnerBudget(int64_t) override {}
+  std::map<Owner, int64_t> UnwatchedByOwner() const override { return {}; }
   WatchHints Wait(std::chrono::milliseconds timeout) override {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, timeout, [this] { return woken_; });

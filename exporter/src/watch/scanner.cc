@@ -41,6 +41,24 @@ std::string FormatTs(int64_t t) {
 
 using Visited = std::set<std::pair<dev_t, ino_t>>;
 
+// The directory the training_job label of `run_dir` is named after: the
+// root's child it lies under when it lies two or more levels below the
+// root, the root when it is the root's child, else the run dir's parent
+// (the labelling rule in scanner.h, LabelsForRunDir).
+std::string JobDirOfRunDir(const std::string& root, const std::string& run_dir) {
+  const fs::path rel = fs::path(run_dir).lexically_relative(root);
+  std::vector<std::string> parts;
+  bool outside = rel.empty();
+  for (const fs::path& part : rel) {
+    const std::string s = part.string();
+    if (s == "..") outside = true;
+    if (!s.empty() && s != ".") parts.push_back(s);
+  }
+  if (outside || parts.empty()) return fs::path(run_dir).parent_path().string();
+  if (parts.size() == 1) return root;
+  return (fs::path(root) / parts[0]).string();
+}
+
 struct Entry {
   std::string name;
   bool is_dir = false;
@@ -80,7 +98,7 @@ class Walker {
     std::error_code ec;
     root_real_ = fs::canonical(root, ec).string();
     root_owned_ = options_.shard.Owns(fs::path(root).filename().string());
-    Walk(AT_FDCWD, root, root, fs::path(root).parent_path().filename().string(), 0);
+    Walk(AT_FDCWD, root, root, fs::path(root).parent_path().filename().string(), 0, kNoOwner);
   }
 
  private:
@@ -139,11 +157,45 @@ class Walker {
     }
   }
 
+  // True (and the result marked partial) once the stop flag is set.
+  bool Stopped() {
+    if (options_.stop == nullptr || !options_.stop->load(std::memory_order_relaxed)) return false;
+    out_->stopped = true;
+    return true;
+  }
+
+  // Counts one more directory of `owner`; false (counted as capped) when
+  // the owner has had its max_dirs_per_owner this scan.
+  bool TakeDir(Owner owner) {
+    if (owner == kNoOwner || options_.max_dirs_per_owner <= 0) return true;
+    int64_t& n = dirs_of_owner_[owner];
+    if (n >= options_.max_dirs_per_owner) {
+      ++out_->owner_dirs_capped[owner];
+      return false;
+    }
+    ++n;
+    return true;
+  }
+
+  // The uid of the job directory of `run_dir` (the directory its
+  // training_job label is named after, LabelsForRunDir), once per scan.
+  Owner JobOwner(const std::string& run_dir) {
+    const std::string job_dir = JobDirOfRunDir(root_, run_dir);
+    auto [it, fresh] = job_owners_.try_emplace(job_dir, kNoOwner);
+    if (fresh) {
+      struct stat st;
+      if (stat(job_dir.c_str(), &st) == 0) it->second = st.st_uid;
+    }
+    return it->second;
+  }
+
   // Opens `name` (relative to `parent_fd`) as a directory not walked yet;
   // null when it cannot be read (counted), is no directory, or was walked
-  // already (a symlink loop or a second path to it).
+  // already (a symlink loop or a second path to it). `uid` (when not null)
+  // receives the directory's owner.
   // `path` is the full path, for naming it in errors.
-  DIR* Enter(int parent_fd, const std::string& name, const std::string& path) {
+  DIR* Enter(int parent_fd, const std::string& name, const std::string& path,
+             Owner* uid = nullptr) {
     const int fd = openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
       CountError(errno, path);
@@ -154,6 +206,7 @@ class Walker {
       close(fd);
       return nullptr;
     }
+    if (uid != nullptr) *uid = st.st_uid;
     DIR* d = fdopendir(fd);
     if (d == nullptr) {
       CountError(errno, path);
@@ -237,17 +290,23 @@ class Walker {
   }
 
   // `name` relative to `parent_fd` is the directory `dir`, and `parent_name`
-  // the name of the directory holding it.
+  // the name of the directory holding it. `owner`: the owner of the
+  // directory holding it (kNoOwner above the root's children).
   void Walk(int parent_fd, const std::string& name, const std::string& dir,
-            const std::string& parent_name, int depth, bool root_run_only = false) {
-    if (depth > options_.max_depth) return;
-    const OpenDir d(Enter(parent_fd, name, dir));
+            const std::string& parent_name, int depth, Owner owner, bool root_run_only = false) {
+    if (depth > options_.max_depth || Stopped()) return;
+    Owner uid = kNoOwner;
+    const OpenDir d(Enter(parent_fd, name, dir, &uid));
     if (d.get() == nullptr) return;
+    // A child of the root starts its owner's share; what lies below is theirs.
+    if (depth == 1) owner = uid;
+    if (!TakeDir(owner)) return;
     const std::vector<Entry> entries = List(d);
     out_->dirs.push_back(dir);
+    out_->dir_owners.push_back(owner);
     const std::string base = fs::path(dir).filename().string();
     if (base == "profile" && parent_name == "plugins") {
-      ScanProfileDir(d.fd(), dir, entries);
+      ScanProfileDir(d.fd(), dir, entries, owner);
       return;
     }
     if (base == kNsysCaptureDirName) {
@@ -274,21 +333,29 @@ class Walker {
         ++out_->symlinks_skipped;
         continue;
       }
-      Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1, child_root_run_only);
+      Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1, owner, child_root_run_only);
     }
   }
 
-  void ScanProfileDir(int profile_fd, const std::string& dir, const std::vector<Entry>& entries) {
+  // The <ts> dirs newest first (their names sort by time): an owner over
+  // its directory cap loses its oldest windows, not its newest.
+  void ScanProfileDir(int profile_fd, const std::string& dir, const std::vector<Entry>& entries,
+                      Owner dir_owner) {
     const std::string run_dir = RunDirOfProfileDir(dir);
     RunLabels labels = LabelsForRunDir(root_, run_dir);
-    for (const Entry& e : entries) {
+    const Owner owner = JobOwner(run_dir);
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+      const Entry& e = *it;
       if (!e.is_dir) continue;
       std::optional<int64_t> t = ParseTimestampDirName(e.name);
       if (!t) continue;
+      if (Stopped()) return;
       std::string ts_dir = dir + "/" + e.name;
+      if (!TakeDir(dir_owner)) continue;
       const OpenDir ts(Enter(profile_fd, e.name, ts_dir));
       if (ts.get() == nullptr) continue;
       out_->dirs.push_back(ts_dir);  // watched, so its files going away is seen
+      out_->dir_owners.push_back(dir_owner);
       const int64_t cap = WindowDirCap();
       const std::optional<std::vector<Entry>> files = ListTraceFiles(ts, cap);
       if (!files) {
@@ -296,7 +363,9 @@ class Walker {
         continue;
       }
       for (const Entry& f : *files) {
-        AddFile(ts.fd(), ts_dir, f, ts_dir, *t, labels, run_dir);
+        if (FileObservation* obs = AddFile(ts.fd(), ts_dir, f, ts_dir, *t, labels, run_dir)) {
+          obs->owner = owner;
+        }
       }
     }
   }
@@ -308,11 +377,13 @@ class Walker {
     if (OverCap(dir, files, options_.max_files_per_dir)) return;
     const std::string run_dir = RunDirOfKinetoDir(dir);
     RunLabels labels = LabelsForRunDir(root_, run_dir);
+    const Owner owner = JobOwner(run_dir);
     for (const Entry& f : entries) {
       if (f.is_dir || !IsKinetoName(f.name)) continue;
       std::optional<KinetoCapture> capture = KinetoCaptureOf(f.name);
       FileObservation* obs = AddFile(dir_fd, dir, f, "", 0, labels, run_dir);
       if (obs == nullptr) continue;
+      obs->owner = owner;
       if (capture) {
         // One profiling cycle per capture: its own grouping dir, named by the
         // capture time, so two cycles of one process never share a window
@@ -348,9 +419,11 @@ class Walker {
     for (size_t i = first; i < out_->files.size(); ++i) {
       oldest = std::min(oldest, out_->files[i].mtime_ns / 1'000'000'000);
     }
+    const Owner owner = JobOwner(run_dir);
     for (size_t i = first; i < out_->files.size(); ++i) {
       out_->files[i].group_time = oldest;
       out_->files[i].group_dir = dir + "/" + FormatTs(oldest);
+      out_->files[i].owner = owner;
     }
   }
 
@@ -398,6 +471,8 @@ class Walker {
   std::string root_real_;   // the root with every symlink resolved
   bool root_owned_ = true;  // this shard owns the job named like the root
   Visited visited_;
+  std::map<Owner, int64_t> dirs_of_owner_;   // directories walked this scan
+  std::map<std::string, Owner> job_owners_;  // JobOwner's answers this scan
 };
 
 }  // namespace

@@ -37,14 +37,29 @@
 // up to the first entry past the cap, so a directory of millions of names
 // costs one bounded read per scan and no memory beyond the cap.
 //
+// Owners (watch/owner.h): each file carries the uid of its job directory
+// (the directory its training_job label is named after); each walked
+// directory the uid of the root's child it lies under (the root itself has
+// none). At most ScanOptions::max_dirs_per_owner directories of one owner
+// are walked per scan; a profile dir's <ts> dirs are walked newest first,
+// so what the cap leaves out is the owner's oldest windows
+// (ScanResult::owner_dirs_capped).
+//
+// Stopping: ScanOptions::stop set ends the walk at the next directory
+// (ScanResult::stopped; the result is then partial and must not be taken
+// for what exists).
+//
 // Thread-safety: Scan() is a pure function of the filesystem and its options.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "watch/owner.h"
 #include "watch/shard.h"
 
 namespace profwatch::watch {
@@ -66,6 +81,8 @@ struct FileObservation {
   int64_t group_time = 0;  // seconds, from the <ts> name (or Kineto capture time)
   RunLabels labels;
   std::string run_dir;  // the run directory the labels were derived from
+  // The uid of the job directory (kNoOwner when it cannot be stat'ed).
+  Owner owner = kNoOwner;
   uint64_t dev = 0;
   uint64_t ino = 0;
   uint64_t size = 0;
@@ -78,6 +95,11 @@ struct FileObservation {
 // enough that a directory of hostile names costs little per scan.
 inline constexpr int64_t kDefaultMaxFilesPerDir = 50'000;
 inline constexpr int64_t kDefaultMaxFilesPerWindow = 10'000;
+// Default of ScanOptions::max_dirs_per_owner (serve --max-dirs-per-owner):
+// a user with 100 runs of 1,000 profiling windows each, every <ts> dir kept
+// on disk, stays under it; one walk of that many directories costs about a
+// second.
+inline constexpr int64_t kDefaultMaxDirsPerOwner = 100'000;
 
 struct ScanOptions {
   std::vector<std::string> roots;
@@ -108,6 +130,10 @@ struct ScanOptions {
   // profiling cycle of its processes.
   int64_t max_files_per_dir = kDefaultMaxFilesPerDir;
   int64_t max_files_per_window = kDefaultMaxFilesPerWindow;
+  // Directories of one owner walked per scan (see Owners above); 0: no cap.
+  int64_t max_dirs_per_owner = kDefaultMaxDirsPerOwner;
+  // Set by the owner to end the walk early (daemon shutdown); may be null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a watched root is at scan time. Anything but kOk means no file under
@@ -134,6 +160,7 @@ struct ScanResult {
   std::vector<RootStatus> roots;       // one per ScanOptions::roots, same order
   std::vector<FileObservation> files;  // sorted by path
   std::vector<std::string> dirs;       // every directory walked (for watches)
+  std::vector<Owner> dir_owners;       // the owner of each of `dirs`, same order
   int64_t permission_errors = 0;       // directories or files we may not read
   // The first few of those, so a warning can name them.
   std::vector<std::string> permission_error_paths;
@@ -144,6 +171,11 @@ struct ScanResult {
   std::vector<CappedDir> capped_dirs;  // over their file cap, not analysed
   // Trace file symlinks leading out of their root, not reported in `files`.
   std::vector<std::string> outside_root_files;
+  // Owners over max_dirs_per_owner: the directories of theirs not walked
+  // (a lower bound: a directory not walked is not counted into).
+  std::map<Owner, int64_t> owner_dirs_capped;
+  // ScanOptions::stop ended the walk: the result is partial.
+  bool stopped = false;
 };
 
 ScanResult Scan(const ScanOptions& options);

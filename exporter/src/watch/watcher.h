@@ -7,18 +7,35 @@
 // every directory the scanner reports and for directories created later) and
 // pure polling (no hints; the timed rescan does everything).
 //
+// Watches are a per-uid kernel resource (fs.inotify.max_user_watches, shared
+// with everything else the daemon's user runs), so each owner (watch/owner.h)
+// gets at most a budget of them (SetOwnerBudget); an owner's directories
+// beyond it are found by the timed rescan only. A directory created below a
+// watched one belongs to that one's owner; below a root (no owner), to its
+// own uid. Directories that are not <ts> dirs are watched first: a new
+// window shows up as an entry in its profile dir.
+//
 // Thread-safety: Wait() and AddDirectories() are called from one thread (the
 // scan thread); Wake() may be called from any thread.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "watch/owner.h"
 
 namespace profwatch::watch {
+
+// Default of SetOwnerBudget (serve --max-watches-per-owner): a user's 100
+// runs each with their run, tensorboard, plugins and profile directories
+// and a few recent <ts> dirs; a small share of the kernel's default
+// fs.inotify.max_user_watches (8,192 on older kernels, more on newer).
+inline constexpr int64_t kDefaultMaxWatchesPerOwner = 1'024;
 
 struct WatchHints {
   // Directories whose entries changed (created, moved, deleted, attributes)
@@ -43,8 +60,16 @@ class Watcher {
   // Starts watching each directory (not recursively: the scanner reports every
   // directory it walks). Already watched directories are skipped cheaply.
   // Failures (watch limit, permissions) are logged once and counted; polling
-  // still covers those directories.
-  virtual void AddDirectories(const std::vector<std::string>& dirs) = 0;
+  // still covers those directories. `owners` (empty, or one per dir): whose
+  // budget each watch counts against; none given: no budget (a training
+  // log's directory).
+  virtual void AddDirectories(const std::vector<std::string>& dirs,
+                              const std::vector<Owner>& owners = {}) = 0;
+  // Watches one owner may hold; 0: no budget.
+  virtual void SetOwnerBudget(int64_t max_watches) = 0;
+  // Per owner over the budget: directories of the last AddDirectories call
+  // with owners that are not watched for it (polled only).
+  virtual std::map<Owner, int64_t> UnwatchedByOwner() const = 0;
   // Blocks until a hint arrives, Wake() is called or `timeout` passes. A zero
   // timeout (the caller has work waiting) returns what is queued at once,
   // without waiting for the rest of a burst of events.

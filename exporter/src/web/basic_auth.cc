@@ -51,7 +51,8 @@ std::string BasicAuth::UnknownUserHash(const std::map<std::string, std::string>&
   return prefix + std::string(kUnknownUserSaltAndHash);
 }
 
-bool BasicAuth::Check(const char* authorization) {
+AuthVerdict BasicAuth::Authenticate(const char* authorization, AuthLimiter* limiter,
+                                    std::string_view client) {
   std::string user, password;
   bool parsed = false;
   if (authorization != nullptr) {
@@ -69,11 +70,11 @@ bool BasicAuth::Check(const char* authorization) {
       }
     }
   }
-  if (!parsed) return false;
+  if (!parsed) return AuthVerdict::kNoCredentials;
   // libcrypt reads the password up to its first NUL; Go's bcrypt (exporter-
   // toolkit) reads every byte, so the right password followed by a NUL and
   // anything else is wrong there. It is refused here before any look-up.
-  if (password.find('\0') != std::string::npos) return false;
+  if (password.find('\0') != std::string::npos) return AuthVerdict::kWrongPassword;
   auto it = users_.find(user);
   const bool known = it != users_.end();
   const std::string& hash = known ? it->second : unknown_user_hash_;
@@ -85,14 +86,17 @@ bool BasicAuth::Check(const char* authorization) {
   const std::string digest = Sha256(key);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (known && good_.count(digest) > 0) return true;
+    if (known && good_.count(digest) > 0) return AuthVerdict::kOk;
   }
+  // bcrypt is what costs: the address pays a token for it, back if right.
+  if (limiter != nullptr && !limiter->TryTake(client)) return AuthVerdict::kRateLimited;
   const bool match = CryptMatches(password, hash);
-  if (!known || !match) return false;
+  if (!known || !match) return AuthVerdict::kWrongPassword;
+  if (limiter != nullptr) limiter->Refund(client);
   std::lock_guard<std::mutex> lock(mu_);
   if (good_.size() >= kMaxCachedChecks) good_.clear();
   good_.insert(digest);
-  return true;
+  return AuthVerdict::kOk;
 }
 
 }  // namespace profwatch::web

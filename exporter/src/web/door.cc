@@ -59,6 +59,7 @@ Result<std::unique_ptr<WebDoor>> WebDoor::Open(const std::string& path, Hooks ho
   door->hooks_ = std::move(hooks);
   door->files_ = std::move(files);
   door->clock_ = clock != nullptr ? clock : &SystemClockInstance();
+  door->limiter_ = std::make_unique<AuthLimiter>(door->clock_);
   if (path.empty()) {
     door->state_ = std::make_shared<DoorState>();
     door->state_->auth = std::make_unique<BasicAuth>(std::map<std::string, std::string>{});
@@ -126,6 +127,14 @@ bool WebDoor::ApplyTls(SSL* ssl) {
   std::shared_ptr<DoorState> state = Current();
   if (!state->ssl_ctx) return false;
   return web::ApplyTls(ssl, state->ssl_ctx.get(), *state->config.tls);
+}
+
+AuthVerdict WebDoor::Authorize(const DoorState& state, const char* authorization,
+                               std::string_view client) {
+  if (!state.auth->enabled()) return AuthVerdict::kOk;
+  const AuthVerdict verdict = state.auth->Authenticate(authorization, limiter_.get(), client);
+  if (verdict != AuthVerdict::kOk && hooks_.auth_failed) hooks_.auth_failed(verdict);
+  return verdict;
 }
 
 }  // namespace profwatch::web

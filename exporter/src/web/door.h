@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,8 @@ class WebDoor {
   struct Hooks {
     std::function<void()> reload_failed;      // once per bad version
     std::function<void(bool)> reload_result;  // after every re-read
+    // A request refused by basic auth, and why (never kOk).
+    std::function<void(AuthVerdict)> auth_failed;
   };
   // How the door sees its files: a file's identity (device, inode, size,
   // modification and change times; "missing" when it cannot be stat'ed),
@@ -69,6 +72,11 @@ class WebDoor {
   // Sets the connection's TLS context and policy from Current(); for the
   // server's ClientHello callback. False: no TLS context (refuse).
   bool ApplyTls(SSL* ssl);
+  // `state`'s basic auth for a request from `client` (its address):
+  // kOk when the door has no users. Checks that would run bcrypt are
+  // limited per client address (web/auth_limiter.h; the buckets outlive
+  // reloads); a refusal is reported to Hooks::auth_failed.
+  AuthVerdict Authorize(const DoorState& state, const char* authorization, std::string_view client);
 
  private:
   using Signature = std::vector<std::pair<std::string, std::string>>;
@@ -82,6 +90,7 @@ class WebDoor {
   Hooks hooks_;
   Files files_;
   const Clock* clock_ = nullptr;
+  std::unique_ptr<AuthLimiter> limiter_;
   std::mutex mu_;
   std::shared_ptr<DoorState> state_;  // guarded by mu_
   TimePoint next_check_{};            // guarded by mu_

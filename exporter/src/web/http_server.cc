@@ -87,12 +87,15 @@ void Answer(mg_connection* conn, const mg_request_info& request, const HttpAnswe
   const char* reason = answer.status == 200   ? "OK"
                        : answer.status == 401 ? "Unauthorized"
                        : answer.status == 404 ? "Not Found"
+                       : answer.status == 429 ? "Too Many Requests"
                                               : "Service Unavailable";
   mg_printf(conn,
             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
             "Cache-Control: no-store\r\n%s%sConnection: close\r\n\r\n",
             answer.status, reason, answer.content_type.c_str(), answer.body.size(),
-            answer.status == 401 ? "WWW-Authenticate: Basic realm=\"profwatch\"\r\n" : "",
+            answer.status == 401   ? "WWW-Authenticate: Basic realm=\"profwatch\"\r\n"
+            : answer.status == 429 ? "Retry-After: 2\r\n"
+                                   : "",
             extra_headers.c_str());
   if (std::string_view(request.request_method) != "HEAD") {
     mg_write(conn, answer.body.data(), answer.body.size());
@@ -109,7 +112,15 @@ int BeginRequest(mg_connection* conn) {
   if (request->local_uri == nullptr) return 0;
   std::shared_ptr<DoorState> door = server->door().Current();
   const std::string headers = HeaderLines(*door);
-  if (door->auth->enabled() && !door->auth->Check(mg_get_header(conn, "Authorization"))) {
+  const AuthVerdict verdict =
+      server->door().Authorize(*door, mg_get_header(conn, "Authorization"), request->remote_addr);
+  if (verdict == AuthVerdict::kRateLimited) {
+    Answer(conn, *request,
+           HttpAnswer{429, "text/plain; charset=utf-8", "Too many failed logins, retry later\n"},
+           headers);
+    return 429;
+  }
+  if (verdict != AuthVerdict::kOk) {
     Answer(conn, *request, HttpAnswer{401, "text/plain; charset=utf-8", "Unauthorized\n"}, headers);
     return 401;
   }
@@ -284,11 +295,14 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
       return HttpAnswer{503, "text/plain; charset=utf-8",
                         "not ready: no scan of the watch roots yet\n"};
     }
-    if (snap.workers_stuck > 0) {
+    // Every worker stuck: nothing can be analysed. One stuck worker (or a
+    // queue one owner floods) leaves the others serving: not a reason to
+    // take the instance out of service.
+    if (snap.workers_stuck > 0 && snap.workers_stuck >= snap.workers) {
       return HttpAnswer{503, "text/plain; charset=utf-8",
-                        "not ready: " + std::to_string(snap.workers_stuck) +
-                            " analysis worker(s) busy on one window longer than "
-                            "--file-max-seconds\n"};
+                        "not ready: all " + std::to_string(snap.workers_stuck) +
+                            " analysis worker(s) busy on one window longer than its time budget "
+                            "(--window-max-seconds)\n"};
     }
     return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
   }

@@ -3,6 +3,7 @@ target_sources(profwatch_web PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/base64.cc
   ${CMAKE_CURRENT_LIST_DIR}/web_config.cc
   ${CMAKE_CURRENT_LIST_DIR}/tls.cc
+  ${CMAKE_CURRENT_LIST_DIR}/auth_limiter.cc
   ${CMAKE_CURRENT_LIST_DIR}/basic_auth.cc
   ${CMAKE_CURRENT_LIST_DIR}/door.cc
   ${CMAKE_CURRENT_LIST_DIR}/civetweb_compat.cc

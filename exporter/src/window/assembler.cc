@@ -41,9 +41,16 @@ Assembler::ScanNotes Assembler::ObserveScan(const std::vector<watch::FileObserva
   for (auto& [serial, t] : tracked_) t.seen_in_last_scan = false;
   RunObservations by_run = ByRunDir(files, now, notes);
   DropClashes(by_run, notes);
-  std::set<std::string> capped_now;
+  CapRunsPerOwner(by_run, notes);
+  std::map<std::string, RunWindows> runs;
   for (const auto& [run_dir, obs] : by_run) {
-    const std::vector<uint64_t> run_serials = ObserveRunDir(run_dir, obs, now, notes, capped_now);
+    runs.emplace(run_dir, GroupRunDir(obs, static_cast<int64_t>(options_.skew.count())));
+  }
+  ApplyHorizons(runs, notes);
+  CapWindowsPerOwner(runs, notes);
+  std::set<std::string> capped_now;
+  for (const auto& [run_dir, rw] : runs) {
+    const std::vector<uint64_t> run_serials = ObserveRunDir(run_dir, rw, now, notes, capped_now);
     SupersedeBacklog(run_serials, notes);
   }
   // A window back under the cap (or gone) is reported again if it exceeds it.
@@ -97,24 +104,186 @@ void Assembler::DropClashes(RunObservations& by_run, ScanNotes& notes) {
   std::erase_if(clashed_dirs_, [&](const std::string& d) { return clashed_now.count(d) == 0; });
 }
 
-std::vector<uint64_t> Assembler::ObserveRunDir(
-    const std::string& run_dir, const std::vector<const watch::FileObservation*>& obs,
-    TimePoint now, ScanNotes& notes, std::set<std::string>& capped_now) {
+Assembler::RunWindows Assembler::GroupRunDir(const std::vector<const watch::FileObservation*>& obs,
+                                             int64_t skew_seconds) {
+  RunWindows rw;
+  rw.run = RunId{obs.front()->labels.training_job, obs.front()->labels.run};
+  rw.owner = obs.front()->owner;
   std::map<std::string, TimestampDir> dirs;
-  ScanFiles scan;
   for (const watch::FileObservation* o : obs) {
     TimestampDir& d = dirs[o->group_dir];
     d.path = o->group_dir;
     d.time = o->group_time;
     d.files.push_back(o->name);
-    scan.by_group_path[(fs::path(o->group_dir) / o->name).string()] = o;
-    scan.real_dir_of[o->group_dir] = o->dir;
+    rw.scan.by_group_path[(fs::path(o->group_dir) / o->name).string()] = o;
+    rw.scan.real_dir_of[o->group_dir] = o->dir;
   }
   std::vector<TimestampDir> list;
+  list.reserve(dirs.size());
   for (auto& [path, d] : dirs) list.push_back(std::move(d));
-  const std::vector<Window> windows =
-      GroupWindows(std::move(list), static_cast<int64_t>(options_.skew.count()));
+  rw.windows = GroupWindows(std::move(list), skew_seconds);
+  return rw;
+}
 
+void Assembler::CapRunsPerOwner(RunObservations& by_run, ScanNotes& notes) {
+  std::set<std::string> refused_now;
+  if (options_.max_runs_per_owner > 0) {
+    // Per owner: the run dirs tracked already first (a new run does not push
+    // out a run being followed), then the most recently written.
+    struct Candidate {
+      bool known = false;
+      int64_t newest_ns = 0;
+      std::string run_dir;
+    };
+    std::map<watch::Owner, std::vector<Candidate>> by_owner;
+    for (const auto& [run_dir, obs] : by_run) {
+      Candidate c;
+      c.known = horizons_.count(run_dir) != 0;
+      c.run_dir = run_dir;
+      for (const watch::FileObservation* o : obs) c.newest_ns = std::max(c.newest_ns, o->mtime_ns);
+      by_owner[obs.front()->owner].push_back(std::move(c));
+    }
+    for (auto& [owner, cands] : by_owner) {
+      if (static_cast<int64_t>(cands.size()) <= options_.max_runs_per_owner) continue;
+      std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.known != b.known) return a.known;
+        if (a.newest_ns != b.newest_ns) return a.newest_ns > b.newest_ns;
+        return a.run_dir < b.run_dir;
+      });
+      OwnerCap cap;
+      cap.owner = owner;
+      cap.reason = kOwnerRunCapReason;
+      cap.cap = options_.max_runs_per_owner;
+      for (size_t i = static_cast<size_t>(options_.max_runs_per_owner); i < cands.size(); ++i) {
+        const std::string& run_dir = cands[i].run_dir;
+        ++cap.over;
+        if (refused_run_dirs_.count(run_dir) == 0) ++cap.newly;
+        if (cap.example.empty()) {
+          const watch::RunLabels& l = by_run.at(run_dir).front()->labels;
+          cap.example = l.training_job + "/" + l.run;
+        }
+        refused_now.insert(run_dir);
+        by_run.erase(run_dir);
+      }
+      notes.owner_caps.push_back(std::move(cap));
+    }
+  }
+  refused_run_dirs_ = std::move(refused_now);
+}
+
+void Assembler::ApplyHorizons(std::map<std::string, RunWindows>& runs, ScanNotes& notes) {
+  const size_t keep = static_cast<size_t>(std::max(1, options_.windows_at_first_sight));
+  for (auto& [run_dir, rw] : runs) {
+    std::vector<Window>& windows = rw.windows;
+    auto [h, first_sight] = horizons_.try_emplace(run_dir);
+    if (first_sight && windows.size() > keep) {
+      h->second.backlog_time = windows[windows.size() - keep].first_time;
+    }
+    const int64_t backlog_time = h->second.backlog_time;
+    const int64_t below = std::count_if(windows.begin(), windows.end(), [&](const Window& w) {
+      return w.first_time < backlog_time;
+    });
+    if (below > h->second.backlog) {
+      // Found at first sight, or dated before them and appearing later.
+      const auto oldest_kept = std::find_if(windows.begin(), windows.end(), [&](const Window& w) {
+        return w.first_time >= backlog_time;
+      });
+      notes.backlog.push_back({rw.run, below - h->second.backlog,
+                               oldest_kept == windows.end() ? std::string() : oldest_kept->id});
+    }
+    h->second.backlog = below;
+    const int64_t cap_time = h->second.cap_time;
+    rw.capped_out = std::count_if(windows.begin(), windows.end(), [&](const Window& w) {
+      return w.first_time >= backlog_time && w.first_time < cap_time;
+    });
+    const int64_t horizon = std::max(backlog_time, cap_time);
+    std::erase_if(windows, [&](const Window& w) { return w.first_time < horizon; });
+  }
+  // A run dir gone from disk starts afresh if it comes back.
+  std::erase_if(horizons_, [&](const auto& kv) {
+    return runs.count(kv.first) == 0 && refused_run_dirs_.count(kv.first) == 0;
+  });
+}
+
+void Assembler::CapWindowsPerOwner(std::map<std::string, RunWindows>& runs, ScanNotes& notes) {
+  // Per owner: every window still considered, and those left out by the
+  // cap earlier (still on disk, under a cap_time).
+  struct Ref {
+    int64_t first_time = 0;
+    std::string run_dir;
+    size_t index = 0;
+  };
+  std::map<watch::Owner, std::vector<Ref>> by_owner;
+  for (const auto& [run_dir, rw] : runs) {
+    for (size_t i = 0; i < rw.windows.size(); ++i) {
+      by_owner[rw.owner].push_back({rw.windows[i].first_time, run_dir, i});
+    }
+  }
+  std::map<watch::Owner, OwnerCap> caps;
+  std::map<std::string, std::set<size_t>> drop;
+  if (options_.max_windows_per_owner > 0) {
+    const size_t cap = static_cast<size_t>(options_.max_windows_per_owner);
+    for (auto& [owner, refs] : by_owner) {
+      if (refs.size() <= cap) continue;
+      std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
+        if (a.first_time != b.first_time) return a.first_time > b.first_time;
+        return a.run_dir < b.run_dir;
+      });
+      OwnerCap& c = caps[owner];
+      for (size_t i = cap; i < refs.size(); ++i) {
+        drop[refs[i].run_dir].insert(refs[i].index);
+        ++c.newly;
+        if (c.example.empty()) {
+          const RunWindows& rw = runs.at(refs[i].run_dir);
+          c.example = rw.run.training_job + "/" + rw.run.run + "@" + rw.windows[refs[i].index].id;
+        }
+      }
+    }
+  }
+  for (auto& [run_dir, rw] : runs) {
+    Horizon& h = horizons_[run_dir];
+    auto d = drop.find(run_dir);
+    if (d != drop.end()) {
+      // The oldest windows go: the run keeps those from its oldest window
+      // left in on, and windows before that stay out from now on.
+      int64_t cap_time = INT64_MIN;
+      for (size_t i = 0; i < rw.windows.size(); ++i) {
+        if (d->second.count(i) == 0) {
+          cap_time = rw.windows[i].first_time;
+          break;
+        }
+      }
+      if (cap_time == INT64_MIN) cap_time = rw.windows.back().first_time + 1;
+      h.cap_time = std::max(h.cap_time, cap_time);
+      std::vector<Window> kept;
+      for (size_t i = 0; i < rw.windows.size(); ++i) {
+        if (rw.windows[i].first_time >= h.cap_time) kept.push_back(std::move(rw.windows[i]));
+      }
+      rw.windows = std::move(kept);
+    }
+  }
+  // An owner is over its cap while windows of theirs on disk lie under a
+  // cap_time (left out now or at an earlier scan).
+  for (const auto& [run_dir, rw] : runs) {
+    if (rw.capped_out == 0) continue;
+    OwnerCap& c = caps[rw.owner];
+    c.over += rw.capped_out;
+    if (c.example.empty()) c.example = rw.run.training_job + "/" + rw.run.run;
+  }
+  for (auto& [owner, c] : caps) {
+    c.over += c.newly;
+    c.owner = owner;
+    c.reason = kOwnerWindowCapReason;
+    c.cap = options_.max_windows_per_owner;
+    notes.owner_caps.push_back(std::move(c));
+  }
+}
+
+std::vector<uint64_t> Assembler::ObserveRunDir(const std::string& run_dir, const RunWindows& rw,
+                                               TimePoint now, ScanNotes& notes,
+                                               std::set<std::string>& capped_now) {
+  const std::vector<Window>& windows = rw.windows;
+  const ScanFiles& scan = rw.scan;
   std::set<uint64_t> used;
   std::vector<uint64_t> run_serials;
   for (const Window& w : windows) {
@@ -144,16 +313,11 @@ Assembler::Tracked& Assembler::MatchOrTrack(const std::string& run_dir, const Wi
                                             const std::set<uint64_t>& used, TimePoint now) {
   // The tracked window sharing a <ts> dir with this one (its first dir may
   // have changed when a late host wrote an earlier dir).
-  const std::set<std::string> wdirs(w.timestamp_dirs.begin(), w.timestamp_dirs.end());
-  auto run_serials_it = serials_by_run_dir_.find(run_dir);
-  const std::set<uint64_t> none;
-  for (uint64_t serial :
-       run_serials_it == serials_by_run_dir_.end() ? none : run_serials_it->second) {
-    Tracked& cand = tracked_.at(serial);
-    if (used.count(serial) != 0) continue;
-    const bool overlap = std::any_of(cand.group_dirs.begin(), cand.group_dirs.end(),
-                                     [&](const std::string& d) { return wdirs.count(d) != 0; });
-    if (overlap) return cand;
+  for (const std::string& d : w.timestamp_dirs) {
+    auto it = serial_by_group_dir_.find(d);
+    if (it == serial_by_group_dir_.end() || used.count(it->second) != 0) continue;
+    Tracked& cand = tracked_.at(it->second);
+    if (cand.run_dir == run_dir) return cand;
   }
   Tracked& t = Track(next_serial_++, run_dir);
   t.first_seen = now;
@@ -164,7 +328,7 @@ Assembler::Tracked& Assembler::MatchOrTrack(const std::string& run_dir, const Wi
     t.analysed_before = true;
     t.analysed_fp = rit->second.files;
     t.analyzed_unix = rit->second.analyzed_unix;
-    t.taught = true;
+    t.taught = true;  // indexed by Place once its time is known
     // Decided by OnScanned once the tracks are filled in.
     t.state = State::kDone;
   }
@@ -175,8 +339,18 @@ void Assembler::Place(Tracked& t, const Window& w, const ScanFiles& scan) {
   const watch::FileObservation* first_obs = scan.by_group_path.at(w.files.front());
   t.seen_in_last_scan = true;
   t.run = RunId{first_obs->labels.training_job, first_obs->labels.run};
+  t.owner = first_obs->owner;
   t.id = fs::path(w.timestamp_dirs.front()).filename().string();
+  if (t.taught) IndexTaught(t, false);
   t.first_time = w.first_time;
+  if (t.group_dirs != w.timestamp_dirs) {
+    for (const std::string& d : t.group_dirs) {
+      auto it = serial_by_group_dir_.find(d);
+      if (it != serial_by_group_dir_.end() && it->second == t.serial)
+        serial_by_group_dir_.erase(it);
+    }
+    for (const std::string& d : w.timestamp_dirs) serial_by_group_dir_[d] = t.serial;
+  }
   t.group_dirs = w.timestamp_dirs;
   t.real_dirs.clear();
   for (const std::string& gd : w.timestamp_dirs) {
@@ -220,8 +394,36 @@ bool Assembler::UpdateFiles(Tracked& t, const Window& w, const ScanFiles& scan, 
   }
   if (tracks.size() != t.tracks.size()) changed = true;  // a file went away
   t.tracks = std::move(tracks);
+  std::set<std::pair<uint64_t, uint64_t>> inodes;
+  for (const auto& [path, ft] : t.tracks) inodes.insert({ft.fp.dev, ft.fp.ino});
+  t.distinct_files = static_cast<int>(inodes.size());
+  // Indexed with its time and file count (Place took it out).
+  if (t.taught) IndexTaught(t, true);
   if (changed) t.last_change = now;
   return changed;
+}
+
+void Assembler::IndexTaught(const Tracked& t, bool add) {
+  auto& run = taught_by_run_dir_[t.run_dir];
+  if (add) {
+    run[{t.first_time, t.serial}] = t.distinct_files;
+  } else {
+    run.erase({t.first_time, t.serial});
+  }
+  if (run.empty()) taught_by_run_dir_.erase(t.run_dir);
+}
+
+void Assembler::SetTaught(Tracked& t, bool taught) {
+  if (t.taught) IndexTaught(t, false);
+  t.taught = taught;
+  if (t.taught) IndexTaught(t, true);
+}
+
+void Assembler::StopWaiting(Tracked& t) {
+  if (t.state != State::kWaiting) return;
+  waiting_.Remove(t.serial);
+  t.state = t.before_waiting;
+  t.ready_since.reset();
 }
 
 void Assembler::OnScanned(Tracked& t, bool changed) {
@@ -235,6 +437,10 @@ void Assembler::OnScanned(Tracked& t, bool changed) {
       break;
     case State::kQueued:
       if (changed) t.changed_in_flight = true;
+      break;
+    case State::kWaiting:
+      // Not started yet: it waits again once it is quiet.
+      if (changed) StopWaiting(t);
       break;
     case State::kAssembling:
     case State::kRetryWait:
@@ -261,7 +467,9 @@ void Assembler::SupersedeBacklog(const std::vector<uint64_t>& run_serials, ScanN
     Tracked& t = tracked_[s];
     const bool is_newest = t.first_time == newest;
     if (!is_newest && t.backlog &&
-        (t.state == State::kAssembling || t.state == State::kRetryWait)) {
+        (t.state == State::kAssembling || t.state == State::kRetryWait ||
+         t.state == State::kWaiting)) {
+      StopWaiting(t);
       t.state = State::kSuperseded;
       if (!t.superseded_reported) {
         t.superseded_reported = true;
@@ -284,15 +492,11 @@ int Assembler::ExpectedFiles(const Tracked& t) const {
     return 0;
   }
   // Learned: the previous complete window of the same run.
-  const Tracked* prev = nullptr;
-  auto run = serials_by_run_dir_.find(t.run_dir);
-  if (run == serials_by_run_dir_.end()) return 0;
-  for (uint64_t serial : run->second) {
-    const Tracked& cand = tracked_.at(serial);
-    if (cand.first_time >= t.first_time || !cand.taught) continue;
-    if (prev == nullptr || cand.first_time > prev->first_time) prev = &cand;
-  }
-  return prev == nullptr ? 0 : static_cast<int>(prev->files.size());
+  auto run = taught_by_run_dir_.find(t.run_dir);
+  if (run == taught_by_run_dir_.end()) return 0;
+  auto it = run->second.lower_bound({t.first_time, 0});
+  if (it == run->second.begin()) return 0;
+  return std::prev(it)->second;
 }
 
 std::chrono::milliseconds Assembler::Backoff(int tries) const {
@@ -328,7 +532,7 @@ bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_exp
   }
   if (t.state != State::kAssembling && t.state != State::kRetryWait) return false;
   *gate = ExpectedFiles(t);
-  const int count = static_cast<int>(t.files.size());
+  const int count = t.distinct_files;
   const bool timed_out = now - t.first_seen >= options_.window_timeout;
   *short_of_expected = *gate > 0 && count < *gate;
   if (t.force_ready) return true;
@@ -358,56 +562,77 @@ bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_exp
 
 Assembler::ReadyNotes Assembler::TakeReadyNotes() { return std::exchange(ready_notes_, {}); }
 
-std::vector<WindowTask> Assembler::TakeReady(TimePoint now, size_t max) {
-  std::vector<std::pair<Tracked*, std::pair<int, bool>>> ready;
+size_t Assembler::Schedule(TimePoint now) {
+  size_t queued = 0;
   for (auto& [serial, t] : tracked_) {
     int gate = 0;
     bool short_of = false;
     if (!IsReady(t, now, &gate, &short_of)) continue;
     if (!t.ready_since) t.ready_since = now;
-    ready.push_back({&t, {gate, short_of}});
+    t.before_waiting = t.state;
+    t.state = State::kWaiting;
+    t.waiting_gate = gate;
+    t.waiting_short = short_of;
+    waiting_.Push(ShareKey{t.owner, t.run.training_job, t.run.run}, t.serial, *t.ready_since,
+                  t.first_time);
+    ++queued;
   }
-  // Fair order: the window that has been ready longest goes first.
-  std::sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) {
-    if (*a.first->ready_since != *b.first->ready_since) {
-      return *a.first->ready_since < *b.first->ready_since;
+  return queued;
+}
+
+std::optional<WindowTask> Assembler::TakeNext(TimePoint now) {
+  (void)now;
+  const std::optional<uint64_t> serial = waiting_.Pop();
+  if (!serial) return std::nullopt;
+  Tracked& t = tracked_.at(*serial);
+  WindowTask task;
+  task.serial = t.serial;
+  task.run = t.run;
+  task.owner = t.owner;
+  task.run_dir = t.run_dir;
+  task.window_id = t.id;
+  task.first_time = t.first_time;
+  task.timestamp_dirs = t.real_dirs;
+  // Read once: a path naming a file already in the window is left out.
+  std::set<std::pair<uint64_t, uint64_t>> inodes;
+  for (const std::string& f : t.files) {
+    const FileTrack& ft = t.tracks.at(f);
+    if (!inodes.insert({ft.fp.dev, ft.fp.ino}).second) {
+      ++task.duplicates;
+      continue;
     }
-    return a.first->first_time < b.first->first_time;
-  });
+    if (ft.gave_up) {
+      task.excluded.push_back(f);
+    } else {
+      task.files.push_back(f);
+    }
+  }
+  task.total_files = t.distinct_files;
+  for (const std::string& f : task.excluded) {
+    if (const FileTrack& ft = t.tracks.at(f); ft.last_error) {
+      task.excluded_error = ft.last_error;
+      break;
+    }
+  }
+  task.expected_files = t.waiting_gate;
+  task.short_of_expected = t.waiting_short;
+  task.reanalysis = t.analysed_before;
+  task.last_activity_unix = t.last_activity_unix;
+  task.ready_since = t.ready_since.value_or(now);
+  t.state = State::kQueued;
+  t.force_ready = false;
+  t.changed_in_flight = false;
+  t.ready_since.reset();
+  return task;
+}
+
+std::vector<WindowTask> Assembler::TakeReady(TimePoint now, size_t max) {
+  Schedule(now);
   std::vector<WindowTask> out;
-  for (auto& [tp, gate_short] : ready) {
-    if (out.size() >= max) break;
-    Tracked& t = *tp;
-    WindowTask task;
-    task.serial = t.serial;
-    task.run = t.run;
-    task.run_dir = t.run_dir;
-    task.window_id = t.id;
-    task.first_time = t.first_time;
-    task.timestamp_dirs = t.real_dirs;
-    for (const std::string& f : t.files) {
-      if (t.tracks.at(f).gave_up) {
-        task.excluded.push_back(f);
-      } else {
-        task.files.push_back(f);
-      }
-    }
-    task.total_files = static_cast<int>(t.files.size());
-    for (const std::string& f : task.excluded) {
-      if (const FileTrack& ft = t.tracks.at(f); ft.last_error) {
-        task.excluded_error = ft.last_error;
-        break;
-      }
-    }
-    task.expected_files = gate_short.first;
-    task.short_of_expected = gate_short.second;
-    task.reanalysis = t.analysed_before;
-    task.last_activity_unix = t.last_activity_unix;
-    t.state = State::kQueued;
-    t.force_ready = false;
-    t.changed_in_flight = false;
-    t.ready_since.reset();
-    out.push_back(std::move(task));
+  while (out.size() < max) {
+    std::optional<WindowTask> task = TakeNext(now);
+    if (!task) break;
+    out.push_back(std::move(*task));
   }
   return out;
 }
@@ -445,7 +670,7 @@ AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOut
     }
     d.incomplete = true;
   }
-  if (it != tracked_.end()) it->second.taught = !d.incomplete;
+  if (it != tracked_.end()) SetTaught(it->second, !d.incomplete);
   return d;
 }
 
@@ -535,16 +760,17 @@ Assembler::Tracked& Assembler::Track(uint64_t serial, const std::string& run_dir
   Tracked& t = tracked_[serial];
   t.serial = serial;
   t.run_dir = run_dir;
-  serials_by_run_dir_[run_dir].insert(serial);
   return t;
 }
 
 std::map<uint64_t, Assembler::Tracked>::iterator Assembler::Untrack(
     std::map<uint64_t, Tracked>::iterator it) {
-  auto run = serials_by_run_dir_.find(it->second.run_dir);
-  if (run != serials_by_run_dir_.end()) {
-    run->second.erase(it->first);
-    if (run->second.empty()) serials_by_run_dir_.erase(run);
+  Tracked& t = it->second;
+  StopWaiting(t);
+  if (t.taught) IndexTaught(t, false);
+  for (const std::string& d : t.group_dirs) {
+    auto g = serial_by_group_dir_.find(d);
+    if (g != serial_by_group_dir_.end() && g->second == t.serial) serial_by_group_dir_.erase(g);
   }
   return tracked_.erase(it);
 }
@@ -578,7 +804,7 @@ std::optional<TimePoint> Assembler::NextDeadline() const {
     }
     if (t.state == State::kRetryWait && t.next_retry) consider(*t.next_retry);
     if (options_.expected_files > 0 || options_.expected_gpus > 0 ||
-        ExpectedFiles(t) > static_cast<int>(t.files.size())) {
+        ExpectedFiles(t) > t.distinct_files) {
       consider(t.first_seen + options_.window_timeout);
     }
   }
@@ -589,7 +815,7 @@ int64_t Assembler::PendingCount() const {
   int64_t n = 0;
   for (const auto& [serial, t] : tracked_) {
     if (t.state == State::kAssembling || t.state == State::kRetryWait ||
-        t.state == State::kQueued) {
+        t.state == State::kWaiting || t.state == State::kQueued) {
       ++n;
     }
   }
@@ -606,7 +832,7 @@ std::map<RunId, int64_t> Assembler::PendingByRun() const {
   std::map<RunId, int64_t> out;
   for (const auto& [serial, t] : tracked_) {
     if (t.state == State::kAssembling || t.state == State::kRetryWait ||
-        t.state == State::kQueued) {
+        t.state == State::kWaiting || t.state == State::kQueued) {
       ++out[t.run];
     }
   }

@@ -21,7 +21,26 @@
 // run is exported (an older one finishing late never replaces it). Windows
 // already present at the first scan (the backlog a fresh daemon finds) other
 // than the newest of their run are superseded instead: not analysed, each
-// reported once in ScanNotes::superseded. Windows whose newest file is older
+// reported once in ScanNotes::superseded. When a run dir is first seen (at
+// the first scan, or later: a tree copied in) only its newest
+// `windows_at_first_sight` windows are considered; the older ones get no
+// state at all and are counted in one ScanNotes::backlog entry per run
+// (grouping a run's windows is indexed by <ts> dir, so a scan costs
+// O(files log files) however many windows a run holds).
+//
+// Shares (window/fair_queue.h): each run belongs to the owner of its job
+// directory (watch::FileObservation::owner). Per owner at most
+// `max_runs_per_owner` runs are tracked (the runs tracked already first,
+// then the most recently written) and at most `max_windows_per_owner`
+// windows (the newest; an older window the cap leaves out never comes back
+// while the daemon runs); what is over is reported in ScanNotes::owner_caps.
+// Ready windows wait in a FairQueue served round-robin by owner, job and
+// run (TakeNext), so one owner's flood of windows delays the others by at
+// most one window per round.
+//
+// Read once: a file reached twice in one window (same device and inode: a
+// hard link, a bind mount) is one file; it is analysed and counted once
+// (WindowTask::duplicates says how many paths were left out). Windows whose newest file is older
 // than `retention`, of a run whose training log is too (NoteRunActivity), are
 // not analysed at all (reported once in ReadyNotes::expired). A file joining or changing in an
 // analysed window makes it ready again (a re-analysis).
@@ -57,7 +76,9 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "watch/owner.h"
 #include "watch/scanner.h"
+#include "window/fair_queue.h"
 
 namespace profwatch::window {
 
@@ -81,7 +102,33 @@ struct AssemblerOptions {
   // A window with more files is not tracked (ScanNotes::capped): no state is
   // kept for its files and it is never analysed (serve --max-files-per-window).
   int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
+  // Windows of a run dir considered when it is first seen (see above).
+  int windows_at_first_sight = kWindowsAtFirstSight;
+  // Runs and windows tracked per owner (serve --max-runs-per-owner,
+  // --max-windows-per-owner); 0: no cap.
+  int64_t max_runs_per_owner = kDefaultMaxRunsPerOwner;
+  int64_t max_windows_per_owner = kDefaultMaxWindowsPerOwner;
+
+  // The newest windows of a run considered when the run dir is first seen:
+  // the backlog rule analyses only the newest one at start; a few more keep
+  // a window whose <ts> dirs are still being written (a late host) and the
+  // window it may split from in the same state; a tree copied in while the
+  // daemon runs has its latest cycles analysed.
+  static constexpr int kWindowsAtFirstSight = 8;
+  // Runs per owner: a user running 1,000 jobs at once is far beyond a real
+  // cluster share; each run costs its exported series and a training-log
+  // reader.
+  static constexpr int64_t kDefaultMaxRunsPerOwner = 1'000;
+  // Windows per owner (every window whose files are on disk is tracked, the
+  // analysed ones too, to see them change): 100 runs each keeping 100
+  // profiling windows on disk.
+  static constexpr int64_t kDefaultMaxWindowsPerOwner = 10'000;
 };
+
+// The reasons of profwatch_scan_refused_total and profwatch_owner_limited
+// for an owner over its run or window cap.
+inline constexpr std::string_view kOwnerRunCapReason = "owner_run_cap";
+inline constexpr std::string_view kOwnerWindowCapReason = "owner_window_cap";
 
 struct RunId {
   std::string training_job;
@@ -111,17 +158,23 @@ struct AnalysedWindow {
 struct WindowTask {
   uint64_t serial = 0;  // identity of the tracked window in this assembler
   RunId run;
+  watch::Owner owner = watch::kNoOwner;  // of the run's job directory
   std::string run_dir;
   std::string window_id;                    // first <ts> dir name
   int64_t first_time = 0;                   // seconds, from the first <ts> name
   std::vector<std::string> timestamp_dirs;  // real directories, time order
   std::vector<std::string> files;           // to analyse (given-up files excluded)
   std::vector<std::string> excluded;        // given-up files
-  int total_files = 0;                      // files present, including excluded
-  int expected_files = 0;                   // gate used; 0 = none
-  bool short_of_expected = false;           // emitted at the window timeout
-  bool reanalysis = false;                  // the window was analysed before
-  double last_activity_unix = 0;            // newest file mtime
+  int total_files = 0;                      // distinct files present, including excluded
+  // Paths left out because they name a file already in the window (same
+  // device and inode): read once, counted once.
+  int duplicates = 0;
+  int expected_files = 0;          // gate used; 0 = none
+  bool short_of_expected = false;  // emitted at the window timeout
+  bool reanalysis = false;         // the window was analysed before
+  double last_activity_unix = 0;   // newest file mtime
+  // When it became ready and began to wait for a worker (the injected clock).
+  TimePoint ready_since{};
   // The last error of the first given-up file in `excluded` (why it was
   // given up), for the window's failure reason.
   std::optional<ErrorCode> excluded_error;
@@ -227,20 +280,52 @@ class Assembler {
     std::string window_id;
     double last_activity_unix = 0;
   };
+  // Windows of a run dir first seen with more than windows_at_first_sight:
+  // the older ones are not considered (counted, one entry per run dir);
+  // also windows dated before those appearing later (counted as they come).
+  struct Backlog {
+    RunId run;
+    int64_t windows = 0;    // newly left out
+    std::string newest_id;  // the oldest window considered
+  };
+  // An owner over its run or window cap in this scan: `over` runs or
+  // windows of it are not tracked now, `newly` of them for the first time
+  // (count those once); `example` names one (job/run or job/run@window).
+  struct OwnerCap {
+    watch::Owner owner = watch::kNoOwner;
+    std::string_view reason;  // kOwnerRunCapReason or kOwnerWindowCapReason
+    int64_t over = 0;
+    int64_t newly = 0;
+    int64_t cap = 0;
+    std::string example;
+  };
   struct ScanNotes {
     std::vector<std::string> future_dirs;
     std::vector<RunClash> clashes;
     std::vector<Superseded> superseded;
     std::vector<CappedWindow> capped;  // each reported once while over the cap
+    std::vector<Backlog> backlog;
+    std::vector<OwnerCap> owner_caps;  // every owner over a cap now
   };
 
   // A complete scan of all roots taken at `now`. Files absent from it are
   // gone (their windows are forgotten unless in flight).
   ScanNotes ObserveScan(const std::vector<watch::FileObservation>& files, TimePoint now);
 
-  // Windows ready at `now`, oldest ready first, at most `max`; they become
-  // in flight until OnAnalyzed().
+  // Queues every window ready at `now` in the fair queue (where it waits
+  // for a worker); returns how many joined it.
+  size_t Schedule(TimePoint now);
+  // The next waiting window in fair order (FairQueue), in flight from now
+  // until OnAnalyzed(); nullopt when none waits.
+  std::optional<WindowTask> TakeNext(TimePoint now);
+  // Schedule, then up to `max` TakeNext: for tests and callers without a
+  // queue of their own.
   std::vector<WindowTask> TakeReady(TimePoint now, size_t max);
+  // Windows waiting for a worker, and since when the longest-waiting one
+  // waits (nullopt: none).
+  size_t Waiting() const { return waiting_.size(); }
+  std::optional<TimePoint> OldestWaitingSince() const { return waiting_.OldestSince(); }
+  std::map<watch::Owner, size_t> WaitingByOwner() const { return waiting_.WaitingByOwner(); }
 
   // What TakeReady() found held for files or expired since the last call,
   // each window once.
@@ -277,11 +362,14 @@ class Assembler {
   int64_t TrackedFiles() const;
   // The same per run (runs with none left out).
   std::map<RunId, int64_t> PendingByRun() const;
+  // Run dirs left out at their owner's run cap by the last scan.
+  const std::set<std::string>& RefusedRunDirs() const { return refused_run_dirs_; }
   // Everything analysed, for the state file.
   std::vector<AnalysedWindow> Analysed() const;
 
  private:
-  enum class State { kAssembling, kRetryWait, kQueued, kDone, kSuperseded, kExpired };
+  // kWaiting: ready, in the fair queue; kQueued: taken by a worker.
+  enum class State { kAssembling, kRetryWait, kWaiting, kQueued, kDone, kSuperseded, kExpired };
   struct FileTrack {
     FileFingerprint fp;
     TimePoint first_seen;
@@ -294,6 +382,7 @@ class Assembler {
   struct Tracked {
     uint64_t serial = 0;
     RunId run;
+    watch::Owner owner = watch::kNoOwner;
     std::string run_dir;
     std::string id;
     int64_t first_time = 0;
@@ -301,7 +390,13 @@ class Assembler {
     std::vector<std::string> real_dirs;
     std::vector<std::string> files;  // paths, window order
     std::map<std::string, FileTrack> tracks;
+    int distinct_files = 0;  // files by (dev, inode)
     State state = State::kAssembling;
+    // kWaiting: the state it returns to when it changes while waiting, and
+    // the gate it was found ready with.
+    State before_waiting = State::kAssembling;
+    int waiting_gate = 0;
+    bool waiting_short = false;
     TimePoint first_seen;
     TimePoint last_change;  // a file joined or changed
     std::optional<TimePoint> ready_since;
@@ -333,6 +428,23 @@ class Assembler {
     std::map<std::string, const watch::FileObservation*> by_group_path;
     std::map<std::string, std::string> real_dir_of;
   };
+  // One run dir of a scan, grouped into windows (oldest first).
+  struct RunWindows {
+    RunId run;
+    watch::Owner owner = watch::kNoOwner;
+    ScanFiles scan;
+    std::vector<Window> windows;
+    int64_t capped_out = 0;  // windows under the run dir's cap_time (not in `windows`)
+  };
+  // Per run dir: windows dated before `backlog_time` are the older windows
+  // found at first sight (`backlog` of them at the last scan); windows
+  // before `cap_time` were left out at the owner's window cap. Neither is
+  // tracked. Kept while the run dir is on disk.
+  struct Horizon {
+    int64_t backlog_time = INT64_MIN;
+    int64_t cap_time = INT64_MIN;
+    int64_t backlog = 0;
+  };
   // The observations by run dir, <ts> dirs dated in the future left out
   // (each reported once in `notes`).
   RunObservations ByRunDir(const std::vector<watch::FileObservation>& files, TimePoint now,
@@ -342,12 +454,23 @@ class Assembler {
   void DropClashes(RunObservations& by_run, ScanNotes& notes);
   // Tracks the windows of one run dir (over-cap ones reported and left
   // out, their first dirs added to `capped_now`); returns their serials.
-  std::vector<uint64_t> ObserveRunDir(const std::string& run_dir,
-                                      const std::vector<const watch::FileObservation*>& obs,
+  std::vector<uint64_t> ObserveRunDir(const std::string& run_dir, const RunWindows& rw,
                                       TimePoint now, ScanNotes& notes,
                                       std::set<std::string>& capped_now);
+  // Leaves out the runs of an owner over max_runs_per_owner (reported).
+  void CapRunsPerOwner(RunObservations& by_run, ScanNotes& notes);
+  // One run dir's windows.
+  static RunWindows GroupRunDir(const std::vector<const watch::FileObservation*>& obs,
+                                int64_t skew_seconds);
+  // Drops the windows under each run dir's horizons, setting the horizon of
+  // a run dir seen for the first time (reported in notes.backlog).
+  void ApplyHorizons(std::map<std::string, RunWindows>& runs, ScanNotes& notes);
+  // Leaves out the oldest windows of an owner over max_windows_per_owner,
+  // raising the run dirs' cap_time so they stay out (reported).
+  void CapWindowsPerOwner(std::map<std::string, RunWindows>& runs, ScanNotes& notes);
   // The tracked window of `run_dir` not in `used` that shares a <ts> dir
-  // with `w`, else a new one (seeded from --state when restored).
+  // with `w` (found by the <ts> dir index), else a new one (seeded from
+  // --state when restored).
   Tracked& MatchOrTrack(const std::string& run_dir, const Window& w, const std::set<uint64_t>& used,
                         TimePoint now);
   // Marks `t` seen and sets its run, id, time and dirs from `w`.
@@ -368,18 +491,31 @@ class Assembler {
   // Also records ReadyNotes (a window held for files, or expired).
   bool IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected);
   int ExpectedFiles(const Tracked& t) const;
+  // Takes `t` out of the fair queue, back to the state it waited from.
+  void StopWaiting(Tracked& t);
+  // Sets whether `t` may teach the next window of its run (the taught index).
+  void SetTaught(Tracked& t, bool taught);
+  void IndexTaught(const Tracked& t, bool add);
   std::chrono::milliseconds Backoff(int tries) const;
 
   AssemblerOptions options_;
   uint64_t next_serial_ = 1;
   std::map<uint64_t, Tracked> tracked_;
-  // The serials of tracked_ by run dir: each window looks only at its own
-  // run's windows (scans and deadlines would otherwise be quadratic in the
-  // windows of every run together). Changed with tracked_ only through
-  // Track() and Untrack().
-  std::map<std::string, std::set<uint64_t>> serials_by_run_dir_;
+  // Changed with the indexes below only through Track() and Untrack().
   Tracked& Track(uint64_t serial, const std::string& run_dir);
   std::map<uint64_t, Tracked>::iterator Untrack(std::map<uint64_t, Tracked>::iterator it);
+  // Which tracked window holds each grouping dir (<ts> dir): MatchOrTrack
+  // looks a window up by its dirs instead of comparing it with every window
+  // of its run. Kept by Place() and Untrack().
+  std::map<std::string, uint64_t> serial_by_group_dir_;
+  // The taught windows of each run dir by (first_time, serial) with their
+  // distinct file counts: the learned expectation is the one just before a
+  // window (ExpectedFiles), found by lookup.
+  std::map<std::string, std::map<std::pair<int64_t, uint64_t>, int>> taught_by_run_dir_;
+  std::map<std::string, Horizon> horizons_;
+  // Run dirs left out at their owner's run cap in the last scan.
+  std::set<std::string> refused_run_dirs_;
+  FairQueue waiting_;
   std::map<std::pair<std::string, std::string>, AnalysedWindow> restored_;  // (run_dir, first_dir)
   std::map<RunId, double> gpus_per_file_;
   std::map<RunId, double> run_activity_;  // NoteRunActivity

@@ -201,5 +201,79 @@ TEST(CollectivesTest, CollectiveOpsAreFoundByExternalIdAndBounded) {
   EXPECT_EQ(ops.Find(1)->kind, K::kSendRecv);
 }
 
+// Issue #48: the operators that launch collectives name their kind;
+// symmetric memory's and vLLM's all-reduce kernels name theirs.
+TEST(CollectivesTest, KindOfLaunchingOperatorsAndSymmetricMemoryKernels) {
+  struct Case {
+    std::string_view name;
+    std::optional<K> kind;
+  };
+  for (const Case& c :
+       {Case{"nccl:all_reduce", K::kAllReduce}, Case{"nccl:_all_gather_base", K::kAllGather},
+        Case{"nccl:_reduce_scatter_base", K::kReduceScatter}, Case{"nccl:all_to_all", K::kAllToAll},
+        Case{"nccl:send", K::kSendRecv}, Case{"nccl:broadcast", K::kBroadcast},
+        Case{"nccl:gather", K::kOther}, Case{"c10d::allreduce_", K::kAllReduce},
+        Case{"c10d::_allgather_base_", K::kAllGather},
+        Case{"_c10d_functional::all_gather_into_tensor", K::kAllGather},
+        Case{"symm_mem::multimem_all_reduce_", K::kAllReduce},
+        Case{"symm_mem::one_shot_all_reduce", K::kAllReduce},
+        Case{"symm_mem::two_shot_all_reduce_", K::kAllReduce},
+        Case{"_C_custom_ar::all_reduce", K::kAllReduce}, Case{"aten::gather", std::nullopt},
+        Case{"aten::mm", std::nullopt}, Case{"record_param_comms", std::nullopt}}) {
+    EXPECT_EQ(CollectiveKindOfOperator(c.name), c.kind) << c.name;
+  }
+  EXPECT_EQ(CollectiveKindOfKernel("void (anonymous namespace)::multimem_all_reduce_kernel<c10::"
+                                   "BFloat16, 16>(c10::BFloat16*)"),
+            K::kAllReduce);
+  EXPECT_EQ(CollectiveKindOfKernel("void c10d::symmetric_memory::one_shot_all_reduce_kernel<f>()"),
+            K::kAllReduce);
+  EXPECT_EQ(CollectiveKindOfKernel("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>()"),
+            K::kAllReduce);
+  EXPECT_EQ(CollectiveKindOfKernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"),
+            K::kSendRecv);
+  EXPECT_EQ(TorchTypeBytes("c10::BFloat16"), 2);
+  EXPECT_EQ(TorchTypeBytes("float"), 4);
+  EXPECT_EQ(TorchTypeBytes("long int"), 8);
+  EXPECT_EQ(TorchTypeBytes("TensorList"), std::nullopt);
+}
+
+// An input-only nccl:_all_gather_base inside c10d::_allgather_base_
+// (output, input): kind from the innermost, group size from the base
+// operator's ratio, bytes the whole output (input x group); reduce-scatter
+// the whole input; all-reduce without a group size has bytes, no ranks.
+TEST(CollectivesTest, LaunchersGiveKindBytesAndGroupSize) {
+  const CollectiveOpCall inner = CollectiveCallOfOperator("nccl:_all_gather_base", {1024, -1, 2});
+  const CollectiveOpCall outer =
+      CollectiveCallOfOperator("c10d::_allgather_base_", {8192, 1024, 2});
+  EXPECT_EQ(outer.ranks, 8);
+  CollectiveCall ag = CollectiveCallOfLaunchers({inner, outer});
+  EXPECT_EQ(ag.kind, K::kAllGather);
+  EXPECT_EQ(ag.ranks, 8);
+  EXPECT_EQ(ag.bytes, 8192 * 2);
+  // The input-only range alone: no group size, so no output bytes.
+  ag = CollectiveCallOfLaunchers({inner});
+  EXPECT_EQ(ag.kind, K::kAllGather);
+  EXPECT_FALSE(ag.bytes.has_value());
+  const CollectiveCall rs = CollectiveCallOfLaunchers(
+      {CollectiveCallOfOperator("nccl:_reduce_scatter_base", {8192, -1, 4}),
+       CollectiveCallOfOperator("c10d::_reduce_scatter_base_", {1024, 8192, 4})});
+  EXPECT_EQ(rs.kind, K::kReduceScatter);
+  EXPECT_EQ(rs.ranks, 8);
+  EXPECT_EQ(rs.bytes, 8192 * 4);
+  const CollectiveCall ar =
+      CollectiveCallOfLaunchers({CollectiveCallOfOperator("nccl:all_reduce", {4096, -1, 2})});
+  EXPECT_EQ(ar.kind, K::kAllReduce);
+  EXPECT_EQ(ar.bytes, 4096 * 2);
+  EXPECT_FALSE(ar.ranks.has_value());
+  // The innermost operator with a kind names it; other kinds' shapes are not mixed in.
+  const CollectiveCall mixed = CollectiveCallOfLaunchers(
+      {CollectiveOpCall{}, CollectiveCallOfOperator("nccl:broadcast", {10, -1, 4}),
+       CollectiveCallOfOperator("c10d::_allgather_base_", {80, 10, 4})});
+  EXPECT_EQ(mixed.kind, K::kBroadcast);
+  EXPECT_EQ(mixed.bytes, 40);
+  EXPECT_FALSE(mixed.ranks.has_value());
+  EXPECT_FALSE(CollectiveCallOfLaunchers({CollectiveOpCall{}}).kind.has_value());
+}
+
 }  // namespace
 }  // namespace profwatch::aggregate

@@ -32,11 +32,11 @@ TEST(NameTableTest, PrefixesEmptyAndNulNamesAreDistinct) {
   NameTable t;
   bool added = false;
   const std::string with_nul("a\0b", 3);
-  const uint32_t a = t.Intern("a", added);
-  const uint32_t ab = t.Intern("ab", added);
-  const uint32_t empty = t.Intern("", added);
+  const uint32_t a = *t.Intern("a", added);
+  const uint32_t ab = *t.Intern("ab", added);
+  const uint32_t empty = *t.Intern("", added);
   EXPECT_TRUE(added);
-  const uint32_t nul = t.Intern(with_nul, added);
+  const uint32_t nul = *t.Intern(with_nul, added);
   EXPECT_TRUE(added);
   EXPECT_EQ(t.size(), 4u);
   EXPECT_EQ(t.Intern("", added), empty);

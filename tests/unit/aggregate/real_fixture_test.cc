@@ -127,8 +127,11 @@ TEST(RealFixtureTest, KinetoNcclSampleCollectives) {
   EXPECT_EQ(ps, w.devices[0].comm_ps);
 }
 
-// The B200 sample: one 8-rank bf16 all-gather, 25,136 elements in, 201,088
-// out: bytes = 201,088 x 2, busbw = algbw x 7/8.
+// The B200 sample (vLLM): one 8-rank bf16 all-gather, 25,136 elements in,
+// 201,088 out: bytes = 201,088 x 2, busbw = algbw x 7/8. And 73
+// symmetric-memory all-reduces (multimem_all_reduce_kernel under
+// symm_mem::multimem_all_reduce_, issue #48): all-reduces sized by their
+// operators' bf16 Input Dims, no group size in the trace, so no busbw.
 TEST(RealFixtureTest, KinetoB200AllGatherBytesAndBusBandwidth) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/b200_eager_no_metadata.json.gz");
   const WindowStats w = AnalyzeOne(path, false, "nvidia");
@@ -141,7 +144,13 @@ TEST(RealFixtureTest, KinetoB200AllGatherBytesAndBusBandwidth) {
   EXPECT_TRUE(ag.process_groups.empty());  // its description is torch's "undefined"
   EXPECT_NEAR(*ag.AlgBandwidth(), 18'319'865'166.492051, 1e-3);
   EXPECT_NEAR(*ag.BusBandwidth(), 16'029'882'020.680545, 1e-3);
-  EXPECT_EQ(w.collectives[CollectiveKind::kAllReduce].calls, 0);
+  const CollectiveSums& ar = w.collectives[CollectiveKind::kAllReduce];
+  EXPECT_EQ(ar.calls, 73);
+  EXPECT_EQ(ar.sized_calls, 73);
+  EXPECT_EQ(ar.bytes, 385'661'952.0);  // Σ prod(Input Dims[0]) x 2 over the 73 operators
+  EXPECT_TRUE(ar.group_sizes.empty());
+  EXPECT_FALSE(ar.BusBandwidth().has_value());
+  EXPECT_EQ(w.collectives[CollectiveKind::kOther].calls, 0);
 }
 
 TEST(RealFixtureTest, KinetoSamplesOfEverySchema) {

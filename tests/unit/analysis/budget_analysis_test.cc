@@ -2,10 +2,13 @@
 // bomb stops at --file-max-bytes, a read past --file-max-seconds or after the
 // stop flag ends with reason over_budget, and a window keeps its good files.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "analysis/analyze.h"
 #include "testing/test_util.h"
@@ -80,6 +83,101 @@ TEST(BudgetAnalysisTest, TimeLimitAndStopFlagEndTheReadWithOverBudget) {
   ASSERT_FALSE(s);  // no file is read at all
   EXPECT_EQ(s.error().code, ErrorCode::kOverBudget);
   EXPECT_NE(s.error().context.find("stopped"), std::string::npos) << s.error().context;
+}
+
+// A Kineto trace of `kernels` kernels on GPU 0, none touching the next (so
+// they stay separate intervals).
+std::string ManyKernels(const TempDir& tmp, const std::string& name, int kernels) {
+  std::string json = R"({"traceEvents":[)";
+  for (int i = 0; i < kernels; ++i) {
+    if (i > 0) json += ',';
+    json += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" +
+            std::to_string(10 * i) + R"(,"dur":5})";
+  }
+  json += "]}";
+  const std::string path = tmp.Sub("many/" + name + ".trace.json.gz");
+  testing::WriteFile(path, testing::Gzip(json));
+  return path;
+}
+
+// A window of two files parks each file's intervals beyond
+// FileAggregator::kParkedIntervals in its spill file while the other is
+// read: the bytes are counted (profwatch_spill_bytes_total). A spill
+// directory that cannot be written is named per file (the daemon's
+// profwatch_spill_errors_total and log line), and the figures are the same.
+TEST(BudgetAnalysisTest, SpilledBytesAndSpillErrorsAreReported) {
+  TempDir tmp;
+  const int kernels = 70'000;  // above kParkedIntervals (65,536)
+  const std::vector<std::string> files = {ManyKernels(tmp, "h0", kernels),
+                                          ManyKernels(tmp, "h1", kernels)};
+  AnalyzeOptions o = Options(0);
+  o.spill_dir = tmp.Sub("spill");
+  std::filesystem::create_directories(o.spill_dir);
+  auto spilled = AnalyzeFiles(files, o);
+  ASSERT_TRUE(spilled) << spilled.error().ToString();
+  EXPECT_TRUE(spilled->spill_errors.empty());
+  // Each file keeps kParkedIntervals in memory and spills the rest.
+  EXPECT_GE(spilled->spilled_bytes, 2u * (kernels - 65'536) * 16);
+
+  o.spill_dir = tmp.Sub("no-such-dir");
+  auto kept = AnalyzeFiles(files, o);
+  ASSERT_TRUE(kept) << kept.error().ToString();
+  EXPECT_EQ(kept->spilled_bytes, 0u);
+  ASSERT_EQ(kept->spill_errors.size(), 2u);
+  EXPECT_EQ(kept->spill_errors[0].path, files[0]);
+  EXPECT_NE(kept->spill_errors[0].error.context.find(o.spill_dir), std::string::npos)
+      << kept->spill_errors[0].error.context;
+  EXPECT_EQ(kept->stats.gpus(), spilled->stats.gpus());
+  EXPECT_EQ(kept->stats.total_kernel_ps, spilled->stats.total_kernel_ps);
+
+  // One file alone is not parked: nothing spills below the interval budget.
+  o.spill_dir = tmp.Sub("spill");
+  auto alone = AnalyzeFiles({files[0]}, o);
+  ASSERT_TRUE(alone) << alone.error().ToString();
+  EXPECT_EQ(alone->spilled_bytes, 0u);
+}
+
+// --window-max-seconds: a window of files that each stay within their own
+// budget still ends at the window's; the error names the window budget.
+TEST(BudgetAnalysisTest, WindowTimeBudgetEndsEveryFileOfTheWindow) {
+  TempDir tmp;
+  std::vector<std::string> files;
+  for (int i = 0; i < 3; ++i) {
+    const std::string path = tmp.Sub("w/h" + std::to_string(i) + ".trace.json.gz");
+    testing::WriteFile(path, testing::GzipBomb("{\"traceEvents\":[", "{},", 1ull << 30, "{}]}"));
+    files.push_back(path);
+  }
+  AnalyzeOptions o = Options(0);
+  o.limits.max_time = std::chrono::hours(1);
+  o.limits.window_max_time = std::chrono::milliseconds(1);
+  auto r = AnalyzeFiles(files, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kOverBudget);
+  EXPECT_NE(r.error().context.find("--window-max-seconds"), std::string::npos) << r.error().context;
+  EXPECT_NE(r.error().context.find("and 2 more failed files"), std::string::npos)
+      << r.error().context;
+}
+
+// Read once: a window naming one file through several hard links reads it
+// once and counts it once (the same figures and bytes as the file alone).
+TEST(BudgetAnalysisTest, HardLinksOfOneFileAreReadAndCountedOnce) {
+  TempDir tmp;
+  const std::string good = Good(tmp);
+  std::vector<std::string> files = {good};
+  for (int i = 0; i < 4; ++i) {
+    const std::string link = tmp.Sub("good/h" + std::to_string(i + 2) + ".trace.json.gz");
+    ASSERT_EQ(::link(good.c_str(), link.c_str()), 0) << link;
+    files.push_back(link);
+  }
+  auto one = AnalyzeFiles({good}, Options(0));
+  auto linked = AnalyzeFiles(files, Options(0));
+  ASSERT_TRUE(one) << one.error().ToString();
+  ASSERT_TRUE(linked) << linked.error().ToString();
+  EXPECT_EQ(linked->duplicate_files, 4u);
+  EXPECT_EQ(one->duplicate_files, 0u);
+  EXPECT_EQ(linked->bytes_read, one->bytes_read);
+  EXPECT_EQ(linked->stats.gpus(), one->stats.gpus());
+  EXPECT_EQ(linked->stats.files.size(), one->stats.files.size());
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ aggregate::WindowStats Analyze(const std::string& json, double peak = 0) {
   const std::string path = dir.Sub("host_1.1000.pt.trace.json.gz");
   testing::WriteFile(path, testing::Gzip(json));
   AnalyzeOptions o;
-  o.aggregate.profile_steps = 1;
+  o.aggregate.profile_steps_flag = 1;
   o.aggregate.peak_flops = peak;
   auto a = AnalyzeFiles({path}, o);
   EXPECT_TRUE(a) << a.error().ToString();

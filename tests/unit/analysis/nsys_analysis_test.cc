@@ -122,7 +122,6 @@ TEST(NsysAnalysisTest, TwoNodesOfBothSchemasGiveExactPerDeviceFigures) {
   const Node a = WriteNode(tmp, 1, NsysSchema::k2020, 4, /*slow_rank=*/2, 7);
   const Node b = WriteNode(tmp, 2, NsysSchema::k2024, 4, /*slow_rank=*/-1, 8);
   AnalyzeOptions options;
-  options.aggregate.profile_steps_from_nvtx = true;
   auto result = AnalyzeFiles({a.path, b.path}, options);
   ASSERT_TRUE(result) << result.error().ToString();
   const aggregate::WindowStats& w = result->stats;
@@ -132,6 +131,7 @@ TEST(NsysAnalysisTest, TwoNodesOfBothSchemasGiveExactPerDeviceFigures) {
   ASSERT_EQ(w.gpus(), 8);
   EXPECT_EQ(w.launcher_mode, aggregate::LauncherMode::kOneGpuPerProcess);
   EXPECT_EQ(w.profile_steps, 4);  // NVTX steps 10..13
+  EXPECT_EQ(w.profile_steps_source, aggregate::ProfileStepsSource::kNvtx);
   int64_t kernel_ns = 0, exposed_ns = 0;
   for (const Node* node : {&a, &b}) {
     for (const auto& [pid_key, want] : node->by_pid) {
@@ -170,7 +170,7 @@ TEST(NsysAnalysisTest, ExplicitProfileStepsWinOverNvtxSteps) {
   std::filesystem::create_directories(tmp.Sub("capture-nsys-profile"));
   const Node a = WriteNode(tmp, 1, NsysSchema::k2024, 2, -1, 3);
   AnalyzeOptions options;
-  options.aggregate.profile_steps = 5;
+  options.aggregate.profile_steps_flag = 5;
   auto result = AnalyzeFiles({a.path}, options);
   ASSERT_TRUE(result) << result.error().ToString();
   EXPECT_EQ(result->stats.profile_steps, 5);

@@ -61,6 +61,44 @@ TEST(NativeRuleSetTest, GemmAttentionAndConvAreMath) {
   }
 }
 
+// Issue #48: the rules see a kernel's own name, without its top-level
+// parameter list; template arguments stay (CK and CUTLASS attention kernels
+// are known by them); a "(...)" after a space is part of the name.
+TEST(KernelNameTest, WithoutParametersStripsOnlyABalancedTrailingList) {
+  EXPECT_EQ(
+      KernelNameWithoutParameters("void f<int, (anonymous namespace)::X>(int, fbgemm_gpu::D)"),
+      "void f<int, (anonymous namespace)::X>");
+  EXPECT_EQ(KernelNameWithoutParameters(
+                "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::"
+                "BFloat16*, unsigned long)"),
+            "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>");
+  EXPECT_EQ(KernelNameWithoutParameters("k(g(int), h(x(y)))"), "k");
+  for (std::string_view whole :
+       {"nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNN", "Memcpy HtoD (Pageable -> Device)",
+        "Memset (Device)", "f(int))", "f(int", "(x)", "input_fusion.kd", "foo(int) const", ""}) {
+    EXPECT_EQ(KernelNameWithoutParameters(whole), whole);
+  }
+}
+
+TEST(NativeRuleSetTest, FamiliesComeFromTheKernelsOwnNameNotItsParameters) {
+  const std::string fbgemm =
+      "void split_embedding_codegen_forward_unweighted_kernel<float, float, long, 128, long>("
+      "at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, "
+      "fbgemm_gpu::FixedDivisor, long)";
+  for (const char* set : {"nvidia", "amd"}) {
+    SCOPED_TRACE(set);
+    auto c = Make(set);
+    EXPECT_EQ(FamilyOf(*c, fbgemm), "other");
+    // Template arguments still count: CK's attention, CUTLASS's GEMM.
+    EXPECT_EQ(FamilyOf(*c, "void ck_tile::kentry<ck_tile::FmhaFwdKernel<X>>(int)"), "attention");
+    EXPECT_EQ(FamilyOf(*c, "void cutlass::Kernel2<cutlass_80_tensorop_gemm>(Params)"), "gemm");
+    EXPECT_EQ(FamilyOf(*c, "Memcpy HtoD (Pageable -> Device)"), "memory");
+  }
+  // The drill set matches whole names, as profile_drill.py does.
+  auto drill = Make("drill");
+  EXPECT_EQ(FamilyOf(*drill, "void k<int>(ck_tile::Args)"), "CK+primus GEMM (non-DeepEP)");
+}
+
 // Names taken from ../shared/fixtures/drill/*.trace.json.gz; families as in
 // that folder's expected_outputs.txt (profile_drill.py's first-match-wins).
 TEST(DrillRuleSetTest, ClassifiesFixtureNamesLikeProfileDrill) {
@@ -459,4 +497,41 @@ TEST(FamilyKindNameTest, NamesAllKinds) {
 }
 
 }  // namespace
+// A name of megabytes: the regexes of the memory family are tried at its
+// start only and not on names past kMaxRegexName (libstdc++'s regex recurses
+// per character: "cudaMemcpy" and 64 KiB of letters overflowed the stack);
+// contains, prefix and suffix still see it whole.
+TEST(NativeRuleSetTest, HugeNamesAreClassifiedWithoutRegexRecursionOrScanningEveryPosition) {
+  auto c = *Classifier::Create(*BuiltinRuleSet("nvidia"));
+  const std::string memcpy_like = "cudaMemcpy" + std::string(size_t{1} << 20, 'a');
+  EXPECT_FALSE(IsRuntimeMemopName(memcpy_like));
+  EXPECT_EQ(c->FamilyNames()[c->Classify(memcpy_like)], "other");
+  const std::string nccl = std::string(size_t{1} << 20, 'x') + "ncclDevKernel_AllReduce";
+  EXPECT_EQ(c->FamilyNames()[c->Classify(nccl)], "nccl");
+  EXPECT_TRUE(IsRuntimeMemopName("cudaMemcpyAsync"));
+  EXPECT_EQ(c->FamilyNames()[c->Classify("Memset (Device)")], "memory");
+  EXPECT_TRUE(RegexAnchoredAtStart("^Memcpy(H2D|D2H)?$"));
+  EXPECT_TRUE(RegexAnchoredAtStart(R"(^a\|b[|])"));
+  EXPECT_FALSE(RegexAnchoredAtStart("^a|b"));
+  EXPECT_FALSE(RegexAnchoredAtStart("a^"));
+}
+
+// A name over 32 KiB is judged on its first and last 16 KiB joined: a
+// marker within either end counts, one only in the middle does not (the
+// work per name is bounded whatever its length).
+TEST(NativeRuleSetTest, NamesOverThirtyTwoKiBAreJudgedOnTheirEnds) {
+  auto c = *Classifier::Create(*BuiltinRuleSet("nvidia"));
+  const std::string marker = "ncclDevKernel_AllReduce";
+  const std::string fill(size_t{1} << 20, 'x');
+  auto family = [&](const std::string& name) { return c->FamilyNames()[c->Classify(name)]; };
+  EXPECT_EQ(family(marker + fill), "nccl");
+  EXPECT_EQ(family(fill.substr(0, 10000) + marker + fill), "nccl") << "within the first 16 KiB";
+  EXPECT_EQ(family(fill + marker + fill.substr(0, 10000)), "nccl") << "within the last 16 KiB";
+  EXPECT_EQ(family(fill.substr(0, 20000) + marker + fill), "other") << "only in the middle";
+  // Up to 32 KiB the name is seen whole.
+  const std::string whole = std::string(20000, 'x') + marker + std::string(8000, 'x');
+  ASSERT_LE(whole.size(), size_t{32} << 10);
+  EXPECT_EQ(family(whole), "nccl");
+}
+
 }  // namespace profwatch::classify

@@ -91,11 +91,14 @@ TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
        {"file", "device", "kernels", "kernel_seconds", "busy_seconds", "span_seconds", "streams"}) {
     EXPECT_TRUE(j["devices"][0].contains(key)) << key;
   }
-  // Per GPU per step: 60 kernels over 1 GPU x 3 steps.
+  // Per GPU per step: 60 kernels over 1 GPU x 1 step (the trace marks
+  // ProfilerStep#6 alone: issue #48).
+  EXPECT_EQ(j["profile_steps"], 1);
+  EXPECT_EQ(j["profile_steps_source"], "trace");
   double launches = 0;
   for (const auto& f : j["families"]) launches += f["launches_per_gpu_step"].get<double>();
-  EXPECT_NEAR(launches, 20.0, 1e-9);
-  EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12 / 3, 1e-12);
+  EXPECT_NEAR(launches, 60.0, 1e-9);
+  EXPECT_NEAR(j["total_kernel_seconds_per_gpu_step"].get<double>(), 307197000e-12, 1e-12);
 }
 
 // `collectives` in the JSON report: per kind, per GPU per step (1 GPU x 3
@@ -744,6 +747,63 @@ TEST(CliFlagsTest, ProfileStepsZeroAndBadDurationsAreUsageErrors) {
     EXPECT_NE(r.err.find("--skew: bad duration"), std::string::npos) << r.err;
     EXPECT_LT(r.err.size(), 200u) << r.err;
   }
+}
+
+// A kernel name is the trace's bytes: invalid UTF-8 and control characters
+// (issue 47). Before, `analyze --format json` aborted on this xplane
+// (nlohmann type_error 316, exit 134); the report is valid JSON, the bad
+// bytes replaced by U+FFFD and the newline escaped, and the table prints
+// the name on one line with its control characters escaped.
+TEST(AnalyzeCliTest, InvalidUtf8KernelNameGivesValidJsonAndOneTableLine) {
+  testing::TempDir tmp;
+  const std::string bad = "gemm\xff\xfe_k\x1b[2J\ninjected";
+  const std::string gpu = testing::Plane(
+      1, "/device:GPU:0",
+      {testing::Line(7, "Stream #7(Kernel)", 1000,
+                     {testing::Event(1, 0, 500000000), testing::Event(1, 600000000, 500000000)})},
+      testing::MetadataEntry(1, bad));
+  const std::string dir = tmp.Sub("2026_11_26_00_00_00");
+  testing::WriteFile(dir + "/h.xplane.pb", testing::Space({gpu}));
+  auto r = Analyze("--format json --source xplane '" + dir + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);  // strict: valid UTF-8 only
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["devices"][0]["kernels"], 2);
+  const std::string dumped = j.dump();
+  EXPECT_NE(dumped.find("gemm\xEF\xBF\xBD\xEF\xBF\xBD_k"), std::string::npos) << dumped;
+  auto table = Analyze("--source xplane '" + dir + "'");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.find("\ninjected"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find('\x1b'), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("gemm\\xff\\xfe_k\\x1b[2J\\x0ainjected"), std::string::npos)
+      << table.out;
+}
+
+// `In msg nelems` of 2^59 floats claims 2^61 bytes in one all-reduce of one
+// millisecond: 2.3e21 B/s (issue 47). No GPU holds or moves that; the
+// size is unknown with a note saying why, and no bandwidth or byte figure
+// is reported (before: a bus bandwidth of 4.6e21 B/s).
+TEST(AnalyzeCliTest, ImpossibleCollectiveSizeHasNoBandwidth) {
+  testing::TempDir tmp;
+  const std::string trace =
+      R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL",)J"
+      R"J("pid":0,"tid":7,"ts":10,"dur":1000,"args":{"device":0,"stream":7,)J"
+      R"J("Collective name":"allreduce","In msg nelems":576460752303423488,)J"
+      R"J("Out msg nelems":576460752303423488,"Group size":8,"dtype":"Float"}},)J"
+      R"J({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":2000,"dur":1000,)J"
+      R"J("args":{"device":0,"stream":7}}]})J";
+  testing::WriteFile(tmp.Sub("w.pt.trace.json.gz"), testing::Gzip(trace));
+  json j = AnalyzeJson("--profile-steps 1 '" + tmp.Sub("w.pt.trace.json.gz") + "'");
+  ASSERT_TRUE(j["collectives"].is_array()) << j.dump();
+  ASSERT_EQ(j["collectives"].size(), 1u) << j.dump();
+  const json& ar = j["collectives"][0];
+  EXPECT_EQ(ar["collective"], "all_reduce");
+  EXPECT_EQ(ar["calls"], 1);
+  EXPECT_TRUE(ar["bytes_per_gpu_step"].is_null()) << ar.dump();
+  EXPECT_TRUE(ar["algbw_bytes_per_second"].is_null()) << ar.dump();
+  EXPECT_TRUE(ar["busbw_bytes_per_second"].is_null()) << ar.dump();
+  ASSERT_TRUE(ar["note"].is_string()) << ar.dump();
+  EXPECT_NE(ar["note"].get<std::string>().find("impossible"), std::string::npos) << ar.dump();
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -140,6 +142,104 @@ TEST(CliOptionsTest, ServeShardTakesIndexOrPodNameOverCount) {
   Result<pipeline::DaemonOptions> rejected = ToDaemonOptions(*bad.flags);
   ASSERT_FALSE(rejected);
   EXPECT_NE(rejected.error().context.find("--shard 3/3"), std::string::npos);
+}
+
+// The numeric flags of `verb` as its --help lists them (CLI11 names the
+// value's type INT, UINT or FLOAT), with their aliases dropped.
+std::vector<std::string> NumericFlags(const std::string& verb) {
+  const auto r = RunCommand("'" + testing::BinaryPath("profwatch") + "' " + verb + " --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> flags;
+  std::istringstream lines(r.out);
+  const std::regex numeric(R"(^\s+(--[a-z][\w.-]*)(,--?[\w.-]+)*\s+(INT|UINT|FLOAT)\b)");
+  std::smatch m;
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_search(line, m, numeric)) flags.push_back(m[1]);
+  }
+  return flags;
+}
+
+// A usage error a person can read: exit 2, one line naming the verb, the
+// flag, the range in words and the value given, then where to look; never
+// CLI11's own range with the largest double written out in 300 digits.
+void ExpectReadableUsageError(const std::string& verb, const std::string& flag,
+                              const std::string& value) {
+  // serve would start if the value were taken: `timeout` bounds that case.
+  const std::string tail = verb == "serve" ? "" : verb == "compare" ? " a b" : " x";
+  const auto r = RunCommand("timeout 20 '" + testing::BinaryPath("profwatch") + "' " + verb + " " +
+                            flag + " '" + value + "'" + tail);
+  EXPECT_EQ(r.exit_code, 2) << verb << " " << flag << " " << value << ": " << r.err;
+  const std::string head = "profwatch " + verb + ": " + flag + ": must be a ";
+  EXPECT_EQ(r.err.rfind(head, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("not '" + value + "'"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::regex_search(r.err, std::regex("[0-9]{21}"))) << r.err;
+  EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;
+}
+
+// Every numeric flag of every verb refuses a negative number and a word in
+// the same readable way.
+TEST(CliNumericFlagsTest, EveryNumericFlagGivesAReadableUsageError) {
+  for (const std::string verb : {"analyze", "compare", "serve"}) {
+    const std::vector<std::string> flags = NumericFlags(verb);
+    EXPECT_GE(flags.size(), verb == "serve" ? 14u : 5u) << verb;
+    for (const std::string& flag : flags) {
+      ExpectReadableUsageError(verb, flag, "-5");
+      ExpectReadableUsageError(verb, flag, "lots");
+    }
+  }
+}
+
+// The cases a user hit, word for word: the range as a person says it.
+TEST(CliNumericFlagsTest, RangesInWords) {
+  struct Case {
+    std::string verb, flag, value, want;
+  };
+  const std::vector<Case> cases = {
+      {"analyze", "--threads", "0", "must be a whole number of at least 1, not '0'"},
+      {"analyze", "--threads", "99999999999",
+       "must be a whole number from 1 to 2147483647, not '99999999999'"},
+      {"analyze", "--peak-flops", "0", "must be a number above 0, not '0'"},
+      {"analyze", "--step-time", "-1", "must be a number above 0, not '-1'"},
+      {"compare", "--threads", "0", "must be a whole number of at least 1, not '0'"},
+      {"serve", "--profile-steps", "0", "must be a whole number of at least 1, not '0'"},
+      {"serve", "--step-time", "-1", "must be a number of at least 0 (0: none), not '-1'"},
+      {"serve", "--workers", "0", "must be a whole number of at least 1, not '0'"},
+      {"serve", "--file-max-bytes", "-1", "must be a whole number of at least 0, not '-1'"},
+  };
+  for (const Case& c : cases) {
+    const std::string tail = c.verb == "serve" ? "" : c.verb == "compare" ? " a b" : " x";
+    const auto r = RunCommand("timeout 20 '" + testing::BinaryPath("profwatch") + "' " + c.verb +
+                              " " + c.flag + " " + c.value + tail);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "profwatch " + c.verb + ": " + c.flag + ": " + c.want + "\nRun 'profwatch " +
+                         c.verb + " --help' for every flag.\n");
+  }
+}
+
+// --retention 0 would drop every run from /metrics as soon as it is
+// exported: refused, from the command line and from a --config file alike.
+// Its help says what the README says: counted from the run's last activity.
+TEST(CliNumericFlagsTest, RetentionZeroIsRefused) {
+  ParsedServeFlags p = ParseServeFlags({"--watch", "/a", "--retention", "0"});
+  ASSERT_TRUE(p.flags.has_value());
+  Result<pipeline::DaemonOptions> o = ToDaemonOptions(*p.flags);
+  ASSERT_FALSE(o);
+  EXPECT_EQ(o.error().context,
+            "--retention: must be more than 0 (0 would remove every run from /metrics as soon "
+            "as its window is analysed)");
+  ParsedServeFlags ms = ParseServeFlags({"--watch", "/a", "--retention", "0ms"});
+  ASSERT_TRUE(ms.flags.has_value());
+  EXPECT_FALSE(ToDaemonOptions(*ms.flags));
+  ParsedServeFlags one = ParseServeFlags({"--watch", "/a", "--retention", "1s"});
+  ASSERT_TRUE(one.flags.has_value());
+  EXPECT_TRUE(ToDaemonOptions(*one.flags));
+
+  const auto r = RunCommand("timeout 20 '" + testing::BinaryPath("profwatch") +
+                            "' serve --listen 127.0.0.1:0 --watch /nonexistent --retention 0");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--retention: must be more than 0"), std::string::npos) << r.err;
+  const auto help = RunCommand("'" + testing::BinaryPath("profwatch") + "' serve --help");
+  EXPECT_NE(help.out.find("this long after its last activity"), std::string::npos) << help.out;
 }
 
 }  // namespace

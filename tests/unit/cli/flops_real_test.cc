@@ -262,6 +262,34 @@ TEST(FlopsRealTest, FamilyFlopsSumToTheTotal) {
   }
 }
 
+// Issue #48: per-family FLOPs follow the family of the kernel that ran
+// them. In both JAX runs a cuBLAS GEMM (gemm family) and cuDNN's attention
+// backward run between the same two fusions; the GEMM's FLOPs were credited
+// to attention with them. An independent count of the HLO dots gives the
+// model's matmul work, 26,233,660,243,968 FLOP per step, all of it in gemm
+// kernels; cuDNN's causal flash attention 1,924,145,348,608, all of it in
+// attention kernels. The FLOP kinds and the kernel families then agree.
+TEST(FlopsRealTest, JaxFamilyFlopsFollowTheKernelThatRanThem) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(job, "real/h200/jobs/4242-llama-h200");
+  for (const char* run : {"base", "nocb"}) {
+    for (const char* source : {"json", "xplane"}) {
+      SCOPED_TRACE(std::string(run) + " " + source);
+      const json f =
+          AnalyzeJson("--source " + std::string(source) + " '" + job + "/" + run + "'")["flops"];
+      std::map<std::string, double> families;
+      for (const json& fam : f["families"]) families[fam["family"]] = fam["flops_per_gpu_step"];
+      EXPECT_EQ(families, (std::map<std::string, double>{{"attention", 1924145348608.0},
+                                                         {"gemm", 26233660243968.0}}));
+      EXPECT_EQ(f["matmul_per_gpu_step"].get<double>(), 26233660243968.0);
+      EXPECT_EQ(f["attention_per_gpu_step"].get<double>(), 1924145348608.0);
+      // Every math kernel's FLOPs were counted.
+      EXPECT_EQ(f["coverage"], 1.0);
+      EXPECT_EQ(f["unknown_kernel_seconds_per_gpu_step"], 0.0);
+      EXPECT_EQ(f["mfu_lower_bound"], false);
+    }
+  }
+}
+
 // torch.compile names its regions `## Call CompiledFxGraph <cache key> ##`;
 // the key changes on every recompile, the region label does not.
 TEST(FlopsRealTest, CompiledGraphRegionHasNoCacheKey) {

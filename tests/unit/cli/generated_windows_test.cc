@@ -359,7 +359,7 @@ TEST(GeneratedWindowsTest, DiagnosisNamesTheProcessGroupOnlyWhereTheTraceDoes) {
 // exposed time by construction): bytes by the element sizes below, algbw
 // and busbw by nccl-tests' PERFORMANCE.md factors.
 struct ExpectedCollective {
-  int64_t calls = 0, ps = 0, exposed_ps = 0, sized_ps = 0, bus_ps = 0;
+  int64_t calls = 0, ps = 0, exposed_ps = 0, sized_calls = 0, sized_ps = 0, bus_ps = 0;
   double bytes = 0, bus_bytes = 0;
   bool sized = false;
   std::set<int64_t> group_sizes;
@@ -401,8 +401,10 @@ std::map<std::string, ExpectedCollective> ExpectedFromManifest(const json& file)
     const int64_t elements = kind == "all_gather" ? c["out_nelems"] : c["in_nelems"];
     const double bytes = static_cast<double>(calls * elements * ElementBytes(c["dtype"]));
     e.sized = true;
+    e.sized_calls += calls;
     e.sized_ps += ps;
     e.bytes += bytes;
+    if (c["group_size"].is_null()) continue;  // no bus factor without a group size
     e.bus_ps += ps;
     e.bus_bytes += bytes * BusFactor(kind, c["group_size"]);
   }
@@ -427,6 +429,7 @@ std::map<std::string, ExpectedCollective> ExpectedFromJaxManifest(const json& fi
     }
     const double bytes = static_cast<double>(calls * call_bytes);
     e.sized = true;
+    e.sized_calls += calls;
     e.sized_ps += ps;
     e.bytes += bytes;
     if (c["group_size"].is_null()) continue;
@@ -469,7 +472,7 @@ void ExpectCollectivesMatch(const json& report, const json& file,
       EXPECT_FALSE(c["note"].is_null());
       continue;
     }
-    EXPECT_EQ(c["sized_calls"].get<int64_t>(), e.calls);
+    EXPECT_EQ(c["sized_calls"].get<int64_t>(), e.sized_calls);
     near(c["bytes_per_gpu_step"], e.bytes / divisor);
     near(c["algbw_bytes_per_second"], e.bytes / (static_cast<double>(e.sized_ps) * 1e-12));
     if (e.bus_ps == 0) {
@@ -547,6 +550,171 @@ TEST(GeneratedWindowsTest, JaxCollectivesOfEveryKindAreSizedFromTheXplanesHlo) {
     EXPECT_TRUE(c["algbw_bytes_per_second"].is_null());
     ASSERT_TRUE(c["note"].is_string());
     EXPECT_NE(c["note"].get<std::string>().find(".xplane.pb"), std::string::npos) << c["note"];
+  }
+}
+
+// Issue #48: a Kineto window holds as many steps as its ProfilerStep#N
+// markers, whatever the schedule (1, 2, 5 and 6 active steps are common):
+// every per-step figure divides by them, not by the default 3; an explicit
+// --profile-steps still wins.
+TEST(GeneratedWindowsTest, KinetoSchedulesOfOneTwoFiveAndSixStepsDivideByTheirMarkers) {
+  for (int steps : {1, 2, 5, 6}) {
+    SCOPED_TRACE(steps);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub("n0.pt.trace.json.gz");
+    auto gen = testing::RunCommand(Tracegen("kineto --out " + file + " --gpus 2 --steps " +
+                                            std::to_string(steps) + " --seed 3 --manifest " +
+                                            tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    const json j = RunJson(Analyze("'" + file + "'"));
+    EXPECT_EQ(j["profile_steps"], steps);
+    EXPECT_EQ(j["profile_steps_source"], "trace");
+    EXPECT_TRUE(j["profile_steps_disagreement"].is_null());
+    ExpectCollectivesMatch(j, manifest["files"][0], ExpectedFromManifest(manifest["files"][0]));
+    // Launches per GPU per step: every kernel over the GPUs and the marked steps.
+    double launches = 0;
+    for (const json& f : j["families"]) launches += f["launches_per_gpu_step"].get<double>();
+    EXPECT_NEAR(launches, manifest["files"][0]["kernel_launches"].get<double>() / (2.0 * steps),
+                1e-9);
+    const json flag = RunJson(Analyze("--profile-steps 3 '" + file + "'"));
+    EXPECT_EQ(flag["profile_steps"], 3);
+    EXPECT_EQ(flag["profile_steps_source"], "flag");
+  }
+}
+
+// Ranks whose Kineto files mark different step counts: flagged, the most
+// common count (of equals, the larger) divides.
+TEST(GeneratedWindowsTest, KinetoRanksThatDisagreeOnTheirStepsAreFlagged) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.Sub("2025_01_15_10_00_00");
+  for (const auto& [rank, steps] : {std::pair{0, 2}, std::pair{1, 5}, std::pair{2, 5}}) {
+    auto gen = testing::RunCommand(Tracegen("kineto --out " + dir + "/r" + std::to_string(rank) +
+                                            ".pt.trace.json.gz --gpus 1 --steps " +
+                                            std::to_string(steps)));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  }
+  const json j = RunJson(Analyze("'" + dir + "'"));
+  EXPECT_EQ(j["profile_steps"], 5);
+  EXPECT_EQ(j["profile_steps_source"], "trace");
+  ASSERT_TRUE(j["profile_steps_disagreement"].is_string()) << j.dump();
+  EXPECT_NE(j["profile_steps_disagreement"].get<std::string>().find("2 files mark 5 steps"),
+            std::string::npos)
+      << j["profile_steps_disagreement"];
+  auto table =
+      testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze '" + dir + "'");
+  EXPECT_NE(table.out.find("!!! WARNING: Kineto files disagree"), std::string::npos) << table.out;
+}
+
+// Issue #48: NCCL before ncclDevKernel_* launches every collective as
+// ncclKernel_SendRecv_*; the trace has no Collective name args and no
+// record_param_comms, and a kernel's External id is its correlation id.
+// Kind and size come from the nccl:* operator that launched each kernel
+// (an _all_gather_base's and _reduce_scatter_base's group size from the
+// c10d:: operator around it; the others have none: no bus bandwidth); a
+// kernel whose launch is not in the window keeps the kind its name says,
+// unsized. The compute kernels' aten::mm FLOPs are counted exactly though
+// every External id names an unrelated operator.
+TEST(GeneratedWindowsTest, OldNcclCollectivesTakeKindAndSizeFromTheirLaunchingOperators) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Sub("n0.pt.trace.json.gz");
+  auto gen =
+      testing::RunCommand(Tracegen("kineto --form old-nccl --out " + file +
+                                   " --gpus 2 --steps 3 --seed 5 --manifest " + tmp.Sub("m.json")));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+  const json& truth = manifest["files"][0];
+  const json j = RunJson(Analyze("'" + file + "'"));
+  ExpectCollectivesMatch(j, truth, ExpectedFromManifest(truth));
+  EXPECT_EQ(j["collectives"].size(), 8u);
+  const json& f = j["flops"];
+  ASSERT_TRUE(f["matmul_per_gpu_step"].is_number()) << f.dump();
+  EXPECT_EQ(f["matmul_per_gpu_step"].get<double>(),
+            truth["matmul_flops"].get<double>() / j["divisor"].get<double>());
+  EXPECT_EQ(f["unknown_ops"], 0);
+  EXPECT_EQ(f["coverage"], 1.0);
+}
+
+// Issue #48: PyTorch's symmetric-memory all-reduces and vLLM's custom one
+// are all-reduces sized by their operators' shapes (no group size in the
+// trace: no bus bandwidth, and the note says why), not `other`.
+TEST(GeneratedWindowsTest, SymmetricMemoryAllReducesAreSizedByTheirOperators) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Sub("n0.pt.trace.json.gz");
+  auto gen =
+      testing::RunCommand(Tracegen("kineto --form symm-mem --out " + file +
+                                   " --gpus 2 --steps 2 --seed 8 --manifest " + tmp.Sub("m.json")));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+  const json& truth = manifest["files"][0];
+  const json j = RunJson(Analyze("'" + file + "'"));
+  ExpectCollectivesMatch(j, truth, ExpectedFromManifest(truth));
+  ASSERT_EQ(j["collectives"].size(), 1u);
+  const json& c = j["collectives"][0];
+  EXPECT_EQ(c["collective"], "all_reduce");
+  ASSERT_TRUE(c["note"].is_string());
+  EXPECT_NE(c["note"].get<std::string>().find("group size"), std::string::npos) << c["note"];
+}
+
+// Issue #48: every second of math-kernel time is counted or named. A GEMM
+// and a flash attention launched by operators with shapes are counted (the
+// flash kernel through the SDPA operator around its launcher), in the
+// family of the kernel that ran them; an addmm without shapes, vLLM's
+// unified_attention (no formula) and a GEMM no operator launched are
+// uncounted, named by their operator where the trace says which, else by
+// the kernel; FBGEMM's kernels are no GEMM though their parameters name
+// fbgemm_gpu::; coverage below 95% makes MFU a marked lower bound. The same
+// with External ids that are correlation ids (older Kineto).
+TEST(GeneratedWindowsTest, MathTimeIsCountedOrNamedAndFbgemmKernelsAreNoGemm) {
+  for (const char* ext : {"own", "correlation"}) {
+    SCOPED_TRACE(ext);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub("m0.pt.trace.json.gz");
+    auto gen = testing::RunCommand(
+        Tracegen(std::string("kineto-math --external-id ") + ext + " --out " + file +
+                 " --gpus 2 --steps 2 --seed 4 --manifest " + tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    const json& truth = manifest["files"][0];
+    const json j = RunJson(Analyze("'" + file + "'"));
+    EXPECT_EQ(j["rule_set"], "nvidia");
+    EXPECT_EQ(j["profile_steps"], 2);
+    const double divisor = j["divisor"].get<double>();
+    ASSERT_EQ(divisor, 4);
+    auto per = [&](int64_t ps) { return static_cast<double>(ps) * 1e-12 / divisor; };
+    std::map<std::string, double> families;
+    for (const json& f : j["families"]) {
+      if (f["launches"].get<int64_t>() > 0) families[f["family"]] = f["seconds_per_gpu_step"];
+    }
+    ASSERT_EQ(families.size(), truth["families"].size()) << j["families"].dump();
+    for (const auto& [family, ps] : truth["families"].items()) {
+      EXPECT_NEAR(families[family], per(ps.get<int64_t>()), 1e-15) << family;
+    }
+    const json& f = j["flops"];
+    ASSERT_TRUE(f["total_per_gpu_step"].is_number()) << f.dump();
+    const double matmul = truth["matmul_flops"].get<double>() / divisor;
+    const double attention = truth["attention_flops"].get<double>() / divisor;
+    EXPECT_EQ(f["matmul_per_gpu_step"].get<double>(), matmul);
+    EXPECT_EQ(f["attention_per_gpu_step"].get<double>(), attention);
+    std::map<std::string, double> by_family;
+    for (const json& fam : f["families"]) by_family[fam["family"]] = fam["flops_per_gpu_step"];
+    EXPECT_EQ(by_family,
+              (std::map<std::string, double>{{"attention", attention}, {"gemm", matmul}}));
+    EXPECT_EQ(f["unknown_ops"], truth["unknown_ops"]);
+    EXPECT_NEAR(f["math_kernel_seconds_per_gpu_step"].get<double>(), per(truth["math_ps"]), 1e-15);
+    const int64_t uncounted_ps =
+        truth["math_ps"].get<int64_t>() - truth["counted_math_ps"].get<int64_t>();
+    EXPECT_NEAR(f["unknown_kernel_seconds_per_gpu_step"].get<double>(), per(uncounted_ps), 1e-15);
+    EXPECT_NEAR(f["coverage"].get<double>(),
+                truth["counted_math_ps"].get<double>() / truth["math_ps"].get<double>(), 1e-12);
+    std::map<std::pair<std::string, std::string>, double> want, got;
+    for (const json& u : truth["uncounted"]) want[{u["name"], u["by"]}] = per(u["ps"]);
+    for (const json& u : f["uncounted"]) got[{u["name"], u["by"]}] = u["seconds_per_gpu_step"];
+    ASSERT_EQ(got.size(), want.size()) << f["uncounted"].dump();
+    for (const auto& [key, seconds] : want) EXPECT_NEAR(got[key], seconds, 1e-15) << key.first;
+    EXPECT_EQ(f["mfu_lower_bound"], true);
+    ASSERT_TRUE(f["mfu"].is_number()) << f.dump();
+    EXPECT_NE(f["mfu_note"].get<std::string>().find("lower bound"), std::string::npos);
   }
 }
 

@@ -29,5 +29,13 @@ TEST(JsonLogMembersTest, QuotesBackslashesAndControlCharsAreEscaped) {
             R"("msg":"bad \"name\"","path":"C:\\x\n\u0001")");
 }
 
+// Directory names are anyone's bytes: invalid UTF-8 becomes U+FFFD, so each
+// JSON log line stays valid JSON.
+TEST(JsonLogMembersTest, InvalidUtf8BecomesReplacementCharacters) {
+  EXPECT_EQ(JsonLogMembers("found training_job=jobY\xff\xfe run=r\xC3"),
+            "\"msg\":\"found\",\"training_job\":\"jobY\xEF\xBF\xBD\xEF\xBF\xBD\","
+            "\"run\":\"r\xEF\xBF\xBD\"");
+}
+
 }  // namespace
 }  // namespace profwatch

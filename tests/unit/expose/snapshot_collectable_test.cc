@@ -555,9 +555,10 @@ TEST(SnapshotCollectableTest, EmptySnapshotExportsOnlySelfMetrics) {
   std::vector<std::string> names;
   for (const auto& f : c.Collect()) names.push_back(f.name);
   // No last scan yet: no 1970 timestamp.
-  EXPECT_EQ(names, (std::vector<std::string>{"profwatch_build_info", "profwatch_workers_busy",
-                                             "profwatch_workers_stuck",
-                                             "profwatch_label_values_rewritten"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "profwatch_build_info", "profwatch_workers_busy", "profwatch_workers_stuck",
+                "profwatch_oldest_waiting_window_seconds", "profwatch_label_values_rewritten"}));
 }
 
 // A 100,000-byte run name (a runaway directory name) is cut to the label

@@ -73,5 +73,64 @@ TEST(CollectiveFiguresTest, ProcessGroupPhraseNamesTheTracesGroups) {
   EXPECT_EQ(ProcessGroupPhrase(f), ", process groups 'fsdp', 'tp', ...");
 }
 
+// Sizes are the trace's word (issue 47). A call claiming more than any GPU
+// holds is unknown, counted and named in the note; the other calls keep
+// theirs. A kind whose sized calls claim a rate no GPU memory reaches has
+// no bytes or bandwidth, with a note; at the bound it is believed.
+TEST(CollectiveFiguresTest, ImpossibleSizesAndRatesAreUnknownWithANote) {
+  const int64_t ms = 1'000'000'000;  // picoseconds
+  aggregate::CollectiveStats st;
+  aggregate::CollectiveSums& ar = st[K::kAllReduce];
+  ar.calls = 2;
+  ar.kernel_ps = 2 * ms;
+  ar.AddSized(K::kAllReduce, int64_t{1} << 61, 8, ms);  // 2^59 floats
+  EXPECT_EQ(ar.sized_calls, 0);
+  EXPECT_EQ(ar.oversized_calls, 1);
+  EXPECT_EQ(ar.AlgBandwidth(), std::nullopt);
+  std::vector<CollectiveFigures> f = ComputeCollectiveFigures(st, 1);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].bytes_per_gpu_step, std::nullopt);
+  EXPECT_EQ(f[0].bus_bandwidth, std::nullopt);
+  EXPECT_EQ(f[0].note,
+            "1 calls claimed more than 1 TiB each, more than any GPU holds: impossible sizes, "
+            "not counted");
+  ar.AddSized(K::kAllReduce, 1'000'000, 8, ms);  // 1 MB in 1 ms: believed
+  f = ComputeCollectiveFigures(st, 1);
+  EXPECT_DOUBLE_EQ(*f[0].alg_bandwidth, 1e9);
+  EXPECT_EQ(f[0].note,
+            "bytes and bandwidth over the 1 of 2 calls that carried their size (1 calls claimed "
+            "more than 1 TiB each, more than any GPU holds: impossible sizes, not counted)");
+
+  aggregate::CollectiveStats fast;  // 1e12 B in 1 ms: 1e15 B/s
+  aggregate::CollectiveSums& ag = fast[K::kAllGather];
+  ag.calls = 1;
+  ag.kernel_ps = ms;
+  ag.AddSized(K::kAllGather, 1'000'000'000'000, 8, ms);
+  EXPECT_DOUBLE_EQ(*ag.AlgBandwidth(), 1e15);  // the raw sums keep it
+  f = ComputeCollectiveFigures(fast, 1);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].bytes_per_gpu_step, std::nullopt);
+  EXPECT_EQ(f[0].alg_bandwidth, std::nullopt);
+  EXPECT_EQ(f[0].bus_bandwidth, std::nullopt);
+  EXPECT_EQ(f[0].note,
+            "impossible sizes: the sized calls claim 1e+15 B/s over their kernels, above the "
+            "1e13 B/s no GPU's memory reaches (a collective's bytes cross it at least once): "
+            "bytes and bandwidth unknown");
+
+  aggregate::CollectiveStats edge;  // exactly the bound (send_recv: busbw = algbw)
+  aggregate::CollectiveSums& sr = edge[K::kSendRecv];
+  sr.calls = 1;
+  sr.kernel_ps = ms;
+  sr.AddSized(K::kSendRecv, 10'000'000'000, 2, ms);
+  f = ComputeCollectiveFigures(edge, 1);
+  EXPECT_DOUBLE_EQ(*f[0].bus_bandwidth, aggregate::kMaxCollectiveBandwidth);
+  EXPECT_TRUE(f[0].note.empty()) << f[0].note;
+
+  aggregate::CollectiveSums merged;  // merging keeps the count
+  merged.Merge(ar);
+  merged.Merge(ar);
+  EXPECT_EQ(merged.oversized_calls, 2);
+}
+
 }  // namespace
 }  // namespace profwatch::figures

@@ -1,5 +1,6 @@
-// The step basis (figures/step_basis.h): each source of the profile steps
-// and of the step time wins exactly where its precedence says, values that
+// The step basis (figures/step_basis.h): each source of the step time wins
+// exactly where its precedence says (the profile steps:
+// tests/unit/aggregate/profile_steps_test.cc), values that
 // are no step time are skipped, and the diagnosis' fallback order.
 #include "figures/step_basis.h"
 
@@ -9,27 +10,6 @@ namespace profwatch::figures {
 namespace {
 
 constexpr int64_t kMs = 1'000'000'000;  // picoseconds
-
-TEST(ProfileStepsTest, FlagThenLogThenNvtxRangesOverTheDefault) {
-  ProfileSteps p = ChooseProfileSteps(5, 6, 3);  // the flag wins over the log
-  EXPECT_EQ(p.steps, 5);
-  EXPECT_FALSE(p.from_nvtx_ranges);
-  p = ChooseProfileSteps(std::nullopt, 6, 3);  // the log's profiler_steps
-  EXPECT_EQ(p.steps, 6);
-  EXPECT_FALSE(p.from_nvtx_ranges);
-  p = ChooseProfileSteps(std::nullopt, std::nullopt, 3);  // Nsight's ranges, else 3
-  EXPECT_EQ(p.steps, 3);
-  EXPECT_TRUE(p.from_nvtx_ranges);
-  p = ChooseProfileSteps(std::nullopt, 0, 3);  // a log count of 0 is none
-  EXPECT_EQ(p.steps, 3);
-  EXPECT_TRUE(p.from_nvtx_ranges);
-  EXPECT_EQ(ChooseProfileSteps(0, 6, 3).steps, 0);  // drill's --profile-steps 0 stays
-}
-
-TEST(ProfileStepsTest, AbsurdCountsAreCapped) {
-  EXPECT_EQ(ChooseProfileSteps(std::nullopt, 5'000'000'000, 3).steps, kMaxProfileSteps);
-  EXPECT_EQ(ChooseProfileSteps(5'000'000'000, std::nullopt, 3).steps, kMaxProfileSteps);
-}
 
 // One GPU, three profiled steps of 55, 57 and 56 ms in the trace.
 aggregate::WindowStats WithMarkers() {

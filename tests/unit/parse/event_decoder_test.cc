@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace profwatch::parse {
@@ -218,6 +219,35 @@ TEST(EventDecoderTest, KeysMatchOnlyExactly) {
   EXPECT_EQ(m.args_device, 3);
   EXPECT_EQ(m.args_stream, 5);
   ExpectSameAsAlone(b);
+}
+
+// Issue #48: a Kineto kernel's and launch's "correlation" (an integer; JAX's
+// string "correlation_id" is another key) and an operator's "Input type".
+TEST(EventDecoderTest, CorrelationAndInputTypeAreReadExactly) {
+  const std::string kernel =
+      R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":101,"dur":1,)"
+      R"("args":{"correlation_id":"5","External id":60047,"correlation":60047}})";
+  const std::string op =
+      R"({"ph":"X","cat":"cpu_op","name":"nccl:all_reduce","pid":1,"tid":1,"ts":100,"dur":9,)"
+      R"("args":{"Input type":["c10::BFloat16", ""],"Input Dims":[[4096], []],"correlations":3}})";
+  const std::string jax =
+      R"({"ph":"X","name":"f","pid":1,"tid":7,"ts":102,"dur":1,"args":{"correlation_id":"22"}})";
+  Buffer b = Build({kernel, op, jax}, {",", ","});
+  for (bool runs : {false, true}) {
+    EventDecoder decoder(/*dur_as_double=*/true, runs);
+    TimeBase base{true, 100};
+    DecodeCounts counts;
+    std::vector<TraceEvent> events(b.entries.size());
+    std::vector<std::pair<int64_t, std::string>> seen;
+    decoder.DecodeEntries(b.bytes.data(), b.bytes.size(), b.entries.data(), b.entries.size(), base,
+                          counts, events.data(), [&](const TraceEvent& e) {
+                            seen.emplace_back(e.args_correlation, std::string(e.args_input_type));
+                          });
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen[0], std::make_pair(int64_t{60047}, std::string()));
+    EXPECT_EQ(seen[1], std::make_pair(int64_t{-1}, std::string(R"(["c10::BFloat16", ""])")));
+    EXPECT_EQ(seen[2], std::make_pair(int64_t{-1}, std::string()));
+  }
 }
 
 TEST(EventDecoderTest, InvalidUtf8AnywhereInARunDropsOnlyItsEntry) {

@@ -405,6 +405,54 @@ TEST(HloScheduleTest, XSpaceWithoutModulesIsNotFound) {
   EXPECT_EQ(truncated.error().code, ErrorCode::kTruncated);
 }
 
+// Repeated fields have no count of their own in the wire format: a few
+// bytes per value. Empty tuple shapes (each a leaf), dimensions, operand ids
+// and replica group members are counted as they are decoded and the module
+// is skipped at the first value past HloLimits, before it is held.
+TEST(HloScheduleTest, ShapeLeavesAndRepeatedValuesPastTheirBoundsAreTooComplex) {
+  using testing::HloArrayShape;
+  using testing::HloReplicaGroups;
+  using testing::HloTupleShape;
+  auto module = [](const std::string& collective) {
+    const std::string entry = HloComputation(
+        1, {HloInstr(1, "p", "parameter", "") + LenField(3, HloArrayShape(11, {8})), collective});
+    return HloModule("m", 1, {entry}, HloSequence(1, {1, 2}));
+  };
+  std::string empties;
+  for (int i = 0; i < 1000; ++i) empties += LenField(4, "");
+  const std::string tuples =
+      HloInstr(2, "all-reduce.1", "all-reduce", "x") + LenField(3, HloTupleShape({}) + empties);
+  std::vector<int64_t> dims(1000, 1);
+  const std::string many_dims =
+      HloInstr(2, "all-reduce.1", "all-reduce", "x") + LenField(3, HloArrayShape(11, dims));
+  const std::string members = HloInstr(2, "all-reduce.1", "all-reduce", "x") +
+                              LenField(3, HloArrayShape(11, {8})) +
+                              HloReplicaGroups({std::vector<int64_t>(1000, 0)});
+  HloLimits limits;
+  limits.max_shape_leaves = 500;
+  limits.max_repeated = 500;
+  auto leaves = DecodeHloProto(module(tuples), false, limits);
+  ASSERT_TRUE(leaves) << leaves.error().ToString();
+  EXPECT_EQ(leaves->too_complex, "too_complex: more than 500 shape leaves");
+  EXPECT_EQ(leaves->cost.shape_leaves, 500u) << "stopped at the bound";
+  for (const std::string& in : {many_dims, members}) {
+    auto m = DecodeHloProto(module(in), false, limits);
+    ASSERT_TRUE(m) << m.error().ToString();
+    EXPECT_EQ(m->too_complex, "too_complex: more than 500 values of repeated fields");
+    EXPECT_EQ(m->cost.repeated, 500u);
+  }
+  // Under the bounds the same modules are read, and counted.
+  for (const std::string& in : {tuples, many_dims, members}) {
+    auto m = DecodeHloProto(module(in));
+    ASSERT_TRUE(m) << m.error().ToString();
+    EXPECT_TRUE(m->too_complex.empty()) << m->too_complex;
+  }
+  auto read = DecodeHloProto(module(tuples));
+  EXPECT_EQ(read->cost.shape_leaves, 1001u);  // the parameter's and 1,000 empty ones
+  auto group = DecodeHloProto(module(members));
+  EXPECT_EQ(group->collectives.at("all-reduce.1").group_size, 1000);
+}
+
 // The real command-buffer capture: jit_train_step's entry schedule holds 155
 // fusions and 51 custom-calls (counted by an independent Python decoder of
 // the same bytes), in this order.
@@ -438,10 +486,14 @@ TEST(HloScheduleTest, RealJaxCommandBufferCapture) {
   EXPECT_EQ(m->cost.fused_computations, 184u);
   EXPECT_EQ(m->cost.derived, 206u);
   EXPECT_EQ(m->cost.depth, 2);
+  EXPECT_EQ(m->cost.shape_leaves, 3169u);
+  EXPECT_EQ(m->cost.repeated, 9947u);
   const HloLimits limits;
   EXPECT_LT(m->cost.instructions * 90, limits.max_instructions);
   EXPECT_LT(m->cost.expanded * 500, limits.max_expanded);
   EXPECT_LT(m->cost.depth * 30, limits.max_depth);
+  EXPECT_LT(m->cost.shape_leaves * 150, limits.max_shape_leaves);
+  EXPECT_LT(m->cost.repeated * 400, limits.max_repeated);
   // Every counted launch has usable shapes (FlopsTest.RealJaxModuleFlops
   // checks what they count).
   for (const HloLaunch& l : m->launches) EXPECT_FALSE(l.shapes_unusable);

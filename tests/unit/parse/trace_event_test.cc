@@ -20,8 +20,10 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   e.args_hlo_module = "m";
   e.args_input_dims = "[[1]]";
   e.args_concrete_inputs = "[\"\"]";
+  e.args_input_type = "[\"float\"]";
   e.args_external_id = 9;
   e.has_args_external_id = true;
+  e.args_correlation = 10;
   e.args_collective = "allreduce";
   e.args_dtype = "Float";
   e.args_pg_desc = "fsdp";
@@ -48,8 +50,10 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   EXPECT_TRUE(e.args_hlo_module.empty());
   EXPECT_TRUE(e.args_input_dims.empty());
   EXPECT_TRUE(e.args_concrete_inputs.empty());
+  EXPECT_TRUE(e.args_input_type.empty());
   EXPECT_EQ(e.args_external_id, 0);
   EXPECT_FALSE(e.has_args_external_id);
+  EXPECT_EQ(e.args_correlation, -1);
   EXPECT_TRUE(e.args_pg_desc.empty());
   EXPECT_TRUE(e.args_pg_ranks.empty());
   EXPECT_TRUE(e.args_collective.empty());

@@ -1,7 +1,8 @@
 // The daemon's workers against budgets and shutdown, with an injected clock:
-// a worker busy on one window longer than the per-file time budget is
-// published as stuck (profwatch_workers_stuck, /-/ready 503) and Stop ends
-// it mid-file; healthy windows leave both quiet.
+// a worker busy on one window longer than its time budget (the window's,
+// else the per-file one) is published as stuck (profwatch_workers_stuck;
+// /-/ready 503 once every worker is) and Stop ends it mid-file; healthy
+// windows leave both quiet.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -62,7 +63,9 @@ TEST_F(DaemonBudgetTest, WorkerPastTheTimeBudgetIsStuckUntilStopEndsItMidFile) {
   // 8 GiB of `{}` events: minutes of parsing, within every byte budget.
   testing::WriteFile(Window("bad") + "/h0.trace.json.gz",
                      testing::GzipBomb("{\"traceEvents\":[", "{},", 8ull << 30, "{}]}"));
-  Daemon daemon(Options(), store_, registry_, clock_);
+  DaemonOptions o = Options();
+  o.workers = 1;
+  Daemon daemon(o, store_, registry_, clock_);
   ASSERT_TRUE(daemon.Start());
   ASSERT_TRUE(
       Eventually([&] { return Snap()->workers_busy == 1; }, [&] { clock_.Advance(100ms); }));
@@ -72,11 +75,34 @@ TEST_F(DaemonBudgetTest, WorkerPastTheTimeBudgetIsStuckUntilStopEndsItMidFile) {
   ASSERT_TRUE(Eventually([&] { return Snap()->workers_stuck == 1; }));
   const auto ready = web::OperationalAnswer("/-/ready", *Snap());
   EXPECT_EQ(ready->status, 503);
-  EXPECT_NE(ready->body.find("--file-max-seconds"), std::string::npos) << ready->body;
+  EXPECT_NE(ready->body.find("--window-max-seconds"), std::string::npos) << ready->body;
   // Stop sets the stop flag: the read ends at its next chunk.
   auto stopped = std::async(std::launch::async, [&] { daemon.Stop(); });
   ASSERT_EQ(stopped.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(daemon.WindowsAnalyzed(), 0);  // abandoned, not recorded
+}
+
+// With a window budget, stuck means past it; one stuck worker of two leaves
+// the other serving, so /-/ready stays 200 (one user's window cannot take
+// the instance out of service).
+TEST_F(DaemonBudgetTest, OneStuckWorkerOfTwoIsCountedButLeavesTheInstanceReady) {
+  testing::WriteFile(Window("bad") + "/h0.trace.json.gz",
+                     testing::GzipBomb("{\"traceEvents\":[", "{},", 8ull << 30, "{}]}"));
+  DaemonOptions o = Options();
+  o.workers = 2;
+  o.analyze.limits.window_max_time = 30min;
+  Daemon daemon(o, store_, registry_, clock_);
+  ASSERT_TRUE(daemon.Start());
+  ASSERT_TRUE(
+      Eventually([&] { return Snap()->workers_busy == 1; }, [&] { clock_.Advance(100ms); }));
+  clock_.Advance(20min);
+  ASSERT_TRUE(Eventually([&] { return Snap()->last_scan_unix >= ToUnixSeconds(clock_.Now()); }));
+  EXPECT_EQ(Snap()->workers_stuck, 0);
+  clock_.Advance(20min);  // past the window budget, within the per-file one
+  ASSERT_TRUE(Eventually([&] { return Snap()->workers_stuck == 1; }));
+  EXPECT_EQ(ReadyStatus(), 200);
+  auto stopped = std::async(std::launch::async, [&] { daemon.Stop(); });
+  ASSERT_EQ(stopped.wait_for(10s), std::future_status::ready);
 }
 
 TEST_F(DaemonBudgetTest, HealthyWindowsLeaveStuckAtZeroAndReadyAt200) {

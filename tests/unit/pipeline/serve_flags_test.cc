@@ -60,7 +60,8 @@ TEST(ServeFlagsTest, DefaultsMatchTheContract) {
   EXPECT_EQ(o->analyze.limits.max_bytes, uint64_t{8} << 30);
   EXPECT_EQ(o->analyze.limits.max_time, std::chrono::minutes(10));
   EXPECT_TRUE(o->use_inotify);
-  EXPECT_EQ(o->analyze.aggregate.profile_steps, 3);
+  // Not given: the window's markers, the log or the default decide.
+  EXPECT_FALSE(o->analyze.aggregate.profile_steps_flag.has_value());
   EXPECT_EQ(o->analyze.aggregate.top_kernels, 5u);
 }
 
@@ -158,7 +159,9 @@ TEST(ServeFlagsTest, ConfigErrorsAreOneLineNamingFileAndProblem) {
            Case{"watch: [/a\nsettle: 1s\n",
                 "config file " + cfg + ": line 2, column 7: end of sequence flow not found"},
            Case{"colour: blue\n", "config file " + cfg + ": unknown flag 'colour'"},
-           Case{"workers: many\n", "config file " + cfg + ": --workers: Value many not"},
+           Case{"workers: many\n",
+                "config file " + cfg +
+                    ": --workers: must be a whole number of at least 1, not 'many'"},
        }) {
     WriteFile(cfg, c.text);
     ParsedServeFlags p = ParseServeFlags({"--config", cfg});

@@ -24,7 +24,7 @@ TEST(ServeStepsFlagsTest, LogBindingsGlobsAndHistoryReachTheDaemonOptions) {
             (std::vector<std::string>{"{jobs_root}/{job}.txt", "{jobs_root}/logs/{run}*"}));
   EXPECT_EQ(o->history_file, "/h/h.jsonl");
   EXPECT_EQ(o->history_max_bytes, 4096u);
-  EXPECT_FALSE(o->profile_steps_explicit);
+  EXPECT_FALSE(o->analyze.aggregate.profile_steps_flag.has_value());
   EXPECT_FALSE(o->training_logs.step_time.overrides.profiler_steps.has_value());
 }
 
@@ -44,7 +44,7 @@ TEST(ServeStepsFlagsTest, ExplicitProfileStepsOverridesTheLog) {
   ASSERT_TRUE(p.flags.has_value());
   auto o = ToDaemonOptions(*p.flags);
   ASSERT_TRUE(o.has_value());
-  EXPECT_TRUE(o->profile_steps_explicit);
+  EXPECT_EQ(o->analyze.aggregate.profile_steps_flag, 3);
   EXPECT_EQ(o->training_logs.step_time.overrides.profiler_steps, 3);
 }
 
@@ -55,8 +55,7 @@ TEST(ServeStepsFlagsTest, ProfileStepsFromTheConfigFileCountsAsExplicit) {
   ASSERT_TRUE(p.flags.has_value());
   auto o = ToDaemonOptions(*p.flags);
   ASSERT_TRUE(o.has_value()) << o.error().ToString();
-  EXPECT_TRUE(o->profile_steps_explicit);
-  EXPECT_EQ(o->analyze.aggregate.profile_steps, 4);
+  EXPECT_EQ(o->analyze.aggregate.profile_steps_flag, 4);
   ASSERT_EQ(o->training_logs.bindings.size(), 1u);
   EXPECT_EQ(o->training_logs.bindings[0].run, "run1");
 }

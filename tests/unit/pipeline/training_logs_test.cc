@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "testing/test_util.h"
 
@@ -418,6 +419,124 @@ TEST(TrainingLogsTest, WindowIsPlacedInItsLogAndSettles) {
   } while (logs.behind());
   EXPECT_FALSE(logs.UpdateWindowSteps(key, w));
   EXPECT_EQ(w.seconds, 0.75);
+}
+
+// Issue 47: a log found by the globs is read only when the opened file
+// lies under a root (options.confine_to, updated by SetConfinement): a
+// link to a file elsewhere (jobB/run1/log.txt, jobC.run1.log) gives no
+// figures, an error naming the path and never its content; a link inside
+// the root and an explicit --log binding elsewhere are read. Without a
+// confinement (--follow-symlinks) the link is read.
+TEST(TrainingLogsTest, GlobFoundLogsAreConfinedToTheRoots) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  const std::string secret = tmp.Sub("secret/private.log");
+  WriteFile(secret, StepLine(7, 7.0));
+  WriteFile(tmp.Sub("bound.log"), StepLine(5, 5.0));
+  WriteFile(root + "/jobA/run1/log.txt", StepLine(1, 1.0));
+  std::filesystem::create_directories(root + "/jobB/run1");
+  std::filesystem::create_symlink(secret, root + "/jobB/run1/log.txt");
+  std::filesystem::create_symlink(secret, root + "/jobC.run1.log");
+  std::filesystem::create_directories(root + "/jobD/run1");
+  std::filesystem::create_symlink(root + "/jobA/run1/log.txt", root + "/jobD/run1/log.txt");
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.bindings = {*ParseLogBinding("jobE/run1=" + tmp.Sub("bound.log"))};
+  o.confine_to = read::Confinement{};  // nothing until the first scan
+  TrainingLogs logs(o, clock);
+  const std::vector<RunLocation> runs = {Loc(root, "jobA", "run1"), Loc(root, "jobB", "run1"),
+                                         Loc(root, "jobC", "run1"), Loc(root, "jobD", "run1")};
+  logs.ObserveRuns(runs);
+  auto steps = [](const std::vector<LogUpdate>& u) {
+    std::map<std::string, int64_t> out;
+    for (const LogUpdate& x : u) out[x.key.training_job] = x.training.last_step.value_or(-1);
+    return out;
+  };
+  // Before any scan only the bound log is read.
+  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobE", 5}}));
+  logs.SetConfinement({std::filesystem::canonical(root).string()});
+  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobA", 1}, {"jobD", 1}}));
+  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{}));
+
+  TrainingLogsOptions open;  // --follow-symlinks
+  TrainingLogs anywhere(open, clock);
+  anywhere.ObserveRuns({Loc(root, "jobB", "run1")});
+  EXPECT_EQ(steps(anywhere.Poll()), (std::map<std::string, int64_t>{{"jobB", 7}}));
+}
+
+// This process's read bytes so far (/proc/self/io rchar).
+uint64_t ReadBytes() {
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  ADD_FAILURE() << "no rchar in /proc/self/io";
+  return 0;
+}
+
+// Issue 47: each log reads at most max_bytes_per_scan per scan_period,
+// its polls together; behind() asks for more only while budget is left.
+// A 16 GiB sparse log reads 4 MiB per period (plus the tailer's 4 KiB
+// fingerprint checks), not to its end.
+TEST(TrainingLogsTest, EachLogReadsABoundedBudgetPerScanPeriod) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  const std::string log = root + "/jobA.log";
+  WriteFile(log, StepLine(1, 1.0));
+  std::filesystem::resize_file(log, uint64_t{16} << 30);
+  FakeClock clock;
+  TrainingLogsOptions o;
+  o.tailer.max_bytes_per_poll = 1 << 20;
+  o.max_bytes_per_scan = 4 << 20;
+  o.scan_period = std::chrono::seconds(10);
+  TrainingLogs logs(o, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  auto polls_until_idle = [&] {
+    int polls = 0;
+    do {
+      logs.Poll();
+      ++polls;
+    } while (logs.behind() && polls < 100);
+    return polls;
+  };
+  uint64_t before = ReadBytes();
+  EXPECT_EQ(polls_until_idle(), 4);  // four 1 MiB polls, then the budget is spent
+  logs.Poll();                       // nothing more this period
+  clock.Advance(std::chrono::seconds(9));
+  logs.Poll();
+  EXPECT_FALSE(logs.behind());
+  uint64_t read = ReadBytes() - before;
+  EXPECT_GE(read, 4u << 20);
+  EXPECT_LE(read, (4u << 20) + (64u << 10));
+  clock.Advance(std::chrono::seconds(1));  // the next period: 4 MiB more
+  before = ReadBytes();
+  EXPECT_EQ(polls_until_idle(), 4);
+  read = ReadBytes() - before;
+  EXPECT_GE(read, 4u << 20);
+  EXPECT_LE(read, (4u << 20) + (64u << 10));
+}
+
+// A warning about a log's line names the line and never quotes it (issue
+// 47: the daemon prints warnings in its own log).
+TEST(TrainingLogsTest, WarningsNameTheLineNotItsText) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({Loc(root, "jobA", "run1")});
+  WriteFile(root + "/jobA.log", StepLine(1, 1.0) +
+                                    "\nConfig param profiler_steps: password=hunter2\n" +
+                                    "Config param profile_periodically_period: 9999999999999\n" +
+                                    "Config param profiler_steps: hunter3\n");
+  std::vector<LogUpdate> u = logs.Poll();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].new_warnings,
+            (std::vector<std::string>{
+                "line 3: config param profiler_steps is not an integer; ignored",
+                "line 4: config param profile_periodically_period is out of range (beyond "
+                "+-1e12); ignored"}));
 }
 
 }  // namespace

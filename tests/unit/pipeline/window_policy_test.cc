@@ -457,5 +457,88 @@ TEST(ReadyNoteEventsTest, HeldAndExpiredWindowsAreLoggedWithTheirTimes) {
   EXPECT_EQ(ReadyNoteEvents(notes, clock.Now(), 10min, 24h), logs);
 }
 
+// --- The crash-loop guard (issue #45) ----------------------------------------
+
+// A window the daemon died on: analysed again once, alone, with the same
+// files; after a second death it is failed as crashed, never analysed again
+// with those files; files that changed start afresh.
+TEST_F(WindowPolicyTest, AWindowTheDaemonDiedOnTwiceIsFailedAsCrashedNotAnalysed) {
+  const InflightDecision fresh = DecideInflight(task_, 42, nullptr);
+  EXPECT_TRUE(fresh.analyse);
+  EXPECT_FALSE(fresh.alone);
+  EXPECT_TRUE(fresh.logs.empty());
+  const InflightHistory once{42, 1};
+  const InflightDecision retry = DecideInflight(task_, 42, &once);
+  EXPECT_TRUE(retry.analyse);
+  EXPECT_TRUE(retry.alone) << "a death may have been the other worker's window";
+  EXPECT_EQ(retry.deaths, 1);
+  EXPECT_EQ(retry.logs,
+            One(LogLevel::kWarn,
+                "window in flight when the daemon died, analysed again alone training_job=jobA "
+                "run=run1 window=2024_03_01_12_00_00 deaths=1 max_deaths=2"));
+  const InflightHistory twice{42, 2};
+  const InflightDecision crashed = DecideInflight(task_, 42, &twice);
+  EXPECT_FALSE(crashed.analyse);
+  EXPECT_EQ(crashed.deaths, 2);
+  // Changed files: a new window as far as the guard knows.
+  const InflightDecision changed = DecideInflight(task_, 43, &twice);
+  EXPECT_TRUE(changed.analyse);
+  EXPECT_FALSE(changed.alone);
+  EXPECT_EQ(changed.deaths, 0);
+  const InflightHistory none{42, 0};  // in the journal, no death: an ordinary window
+  EXPECT_FALSE(DecideInflight(task_, 42, &none).alone);
+}
+
+// The crashed window's verdict: counted and flagged with its own reason
+// (profwatch_window_failed{reason="crashed"}), logged, the run's exported
+// window kept.
+TEST_F(WindowPolicyTest, CrashedWindowIsCountedFlaggedAndKeepsTheExportedWindow) {
+  clock_.Advance(30s);
+  FinishedWindow w;
+  w.outcome.window_error = CrashedError(2);
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  const WindowVerdict v = Decide(w, &previous);
+  EXPECT_EQ(v.errors, (Counts{{"crashed", 1}}));
+  EXPECT_TRUE(v.retries.empty());
+  EXPECT_EQ(v.failure, kCrashedReason);
+  EXPECT_EQ(v.result, WindowResult::kError);
+  EXPECT_FALSE(v.published);
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_EQ(v.next->window_failure, "crashed");
+  EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00") << "the exported window stays";
+  EXPECT_EQ(v.logs,
+            One(LogLevel::kWarn,
+                "window analysis failed training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+                "reason=crashed error=crashed: the daemon died 2 times while analysing this "
+                "window (the last time alone); not analysed again until its files change"));
+  // A run with no window yet gets a window-less entry carrying the failure.
+  const WindowVerdict first = Decide(w);
+  ASSERT_TRUE(first.next.has_value());
+  EXPECT_FALSE(first.next->has_window);
+  EXPECT_EQ(first.next->window_failure, "crashed");
+}
+
+// A window whose run state would be over the per-run cap is not exported:
+// too_large, counted and logged, the previous window kept.
+TEST_F(WindowPolicyTest, WindowOverThePerRunStateCapIsNotExported) {
+  options_.max_run_state_bytes = 200;
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  const WindowVerdict v = Decide(Clean(), &previous);
+  EXPECT_FALSE(v.published);
+  EXPECT_EQ(v.errors, (Counts{{"too_large", 1}}));
+  EXPECT_EQ(v.failure, "too_large");
+  EXPECT_EQ(v.result, WindowResult::kError);
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
+  EXPECT_EQ(v.next->window_failure, "too_large");
+  ASSERT_FALSE(v.logs.empty());
+  EXPECT_NE(v.logs.back().text.find("window not exported: its run state is over the per-run "
+                                    "cap training_job=jobA run=run1"),
+            std::string::npos)
+      << v.logs.back().text;
+  options_.max_run_state_bytes = kMaxRunStateBytes;
+  EXPECT_TRUE(Decide(Clean(), &previous).published) << "the default holds it";
+}
+
 }  // namespace
 }  // namespace profwatch::pipeline

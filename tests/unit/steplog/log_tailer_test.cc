@@ -98,7 +98,10 @@ TEST(LogTailerTest, RotationDrainsOldFileThenReadsNewFromStart) {
   EXPECT_THAT(PollOk(t), ElementsAre("5"));
 }
 
-TEST(LogTailerTest, KeepsFollowingRenamedFileUntilNewOneAppears) {
+// A path that goes away is closed (issue 47): what the renamed file holds
+// is drained once, later writes to it are not read; the next file at the
+// path is read from its start.
+TEST(LogTailerTest, RenamedAwayFileIsDrainedOnceAndClosed) {
   TempDir dir;
   const std::string log = dir.Sub("job.log");
   const std::string old = dir.Sub("job.log.1");
@@ -108,11 +111,120 @@ TEST(LogTailerTest, KeepsFollowingRenamedFileUntilNewOneAppears) {
   fs::rename(log, old);
   Append(old, "b\n");  // the writer still holds the renamed file
   EXPECT_THAT(PollOk(t), ElementsAre("b"));
-  EXPECT_TRUE(t.present());
+  EXPECT_FALSE(t.present());
   Append(old, "c\n");
+  EXPECT_THAT(PollOk(t), IsEmpty());
   WriteFile(log, "d\n");
-  EXPECT_THAT(PollOk(t), ElementsAre("c", "d"));
-  EXPECT_EQ(t.counters().rotations, 1u);
+  EXPECT_THAT(PollOk(t), ElementsAre("d"));
+  EXPECT_TRUE(t.present());
+}
+
+// A huge file that stops being the log (unlinked, or its path now names
+// another file) costs at most one poll's budget more, then is closed,
+// however much of it is left (before: drained to its end).
+TEST(LogTailerTest, UnlinkedOrReplacedHugeFileCostsOneBudgetThenCloses) {
+  for (const bool replace : {false, true}) {
+    SCOPED_TRACE(replace ? "replaced" : "unlinked");
+    TempDir dir;
+    const std::string log = dir.Sub("job.log");
+    WriteFile(log, "1\n");
+    fs::resize_file(log, uint64_t{1} << 30);  // sparse: a NUL "line" of 1 GiB
+    TailerOptions opt;
+    opt.max_bytes_per_poll = 1 << 20;
+    LogTailer t(log, opt);
+    EXPECT_THAT(PollOk(t), ElementsAre("1"));
+    EXPECT_EQ(t.counters().bytes_read, 1u << 20);
+    EXPECT_FALSE(t.at_eof());
+    fs::remove(log);
+    if (replace) WriteFile(log, "fresh\n");
+    // A spent budget (0 bytes) still notices: the old file is closed
+    // without another byte read; a new file at the path is opened.
+    Result<std::vector<std::string>> none = t.Poll(nullptr, 0);
+    ASSERT_TRUE(none) << none.error().ToString();
+    EXPECT_THAT(*none, IsEmpty());
+    EXPECT_EQ(t.counters().bytes_read, 1u << 20);
+    EXPECT_EQ(t.counters().rotations, replace ? 1u : 0u);
+    EXPECT_EQ(t.present(), replace);
+    EXPECT_EQ(PollOk(t), replace ? std::vector<std::string>{"fresh"} : std::vector<std::string>{});
+    EXPECT_EQ(t.counters().bytes_read, (1u << 20) + (replace ? 6u : 0u));
+  }
+}
+
+// The same with budget left: one poll's budget drains the old file.
+TEST(LogTailerTest, UnlinkedHugeFileIsDrainedWithinOnePoll) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "1\n");
+  fs::resize_file(log, uint64_t{1} << 30);
+  TailerOptions opt;
+  opt.max_bytes_per_poll = 1 << 20;
+  LogTailer t(log, opt);
+  EXPECT_THAT(PollOk(t), ElementsAre("1"));
+  fs::remove(log);
+  EXPECT_THAT(PollOk(t), IsEmpty());
+  EXPECT_FALSE(t.present());
+  EXPECT_EQ(t.counters().bytes_read, 2u << 20);
+  EXPECT_THAT(PollOk(t), IsEmpty());
+  EXPECT_EQ(t.counters().bytes_read, 2u << 20);
+}
+
+// Poll's own limit bounds a poll below max_bytes_per_poll (the daemon's
+// per-scan budget), and line_numbers() names each line's line in its file.
+TEST(LogTailerTest, PollLimitAndLineNumbers) {
+  TempDir dir;
+  const std::string log = dir.Sub("job.log");
+  WriteFile(log, "one\n\ntwo\r\nthree\rthree-b\n");
+  LogTailer t(log);
+  EXPECT_THAT(PollOk(t), ElementsAre("one", "two", "three", "three-b"));
+  EXPECT_THAT(t.line_numbers(), ElementsAre(1u, 3u, 4u, 4u));
+  Append(log, std::string(300 << 10, 'x') + "\nfive\n");
+  Result<std::vector<std::string>> r = t.Poll(nullptr, 100 << 10);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_THAT(*r, IsEmpty());  // 100 KiB of the overlong line skipped
+  EXPECT_EQ(t.counters().bytes_read, 24u + (100u << 10));
+  r = t.Poll(nullptr, 0);  // no budget: nothing read
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_THAT(*r, IsEmpty());
+  EXPECT_EQ(t.counters().bytes_read, 24u + (100u << 10));
+  EXPECT_TRUE(t.present());
+  EXPECT_THAT(PollOk(t), ElementsAre("five"));  // dropped as overlong, then "five"
+  EXPECT_THAT(t.line_numbers(), ElementsAre(6u));
+  const TailerState saved = t.state();
+  EXPECT_EQ(saved.newlines, 6u);
+  Result<TailerState> parsed = TailerState::Parse(saved.Serialize());
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  EXPECT_EQ(*parsed, saved);
+}
+
+// With a confinement, the opened file's real path must lie under one of its
+// directories: a link leading out is refused (kPermission, naming the
+// path), a file inside is read, whatever the link's own place.
+TEST(LogTailerTest, ConfinedPollRefusesALinkLeadingOut) {
+  TempDir dir;
+  const std::string root = dir.Sub("root");
+  const std::string secret = dir.Sub("secret.log");
+  WriteFile(secret, "completed step: 1, seconds: 9.0\n");
+  WriteFile(root + "/inside.log", "inside\n");
+  fs::create_symlink(secret, root + "/log.txt");
+  fs::create_symlink(root + "/inside.log", root + "/link-in.txt");
+  const read::Confinement roots = {fs::canonical(root).string()};
+  LogTailer out(root + "/log.txt");
+  Result<std::vector<std::string>> r = out.Poll(&roots);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kPermission);
+  EXPECT_NE(r.error().ToString().find("outside the watched roots"), std::string::npos)
+      << r.error().ToString();
+  EXPECT_EQ(r.error().ToString().find("completed step"), std::string::npos);
+  EXPECT_FALSE(out.present());
+  EXPECT_EQ(out.counters().bytes_read, 0u);
+  LogTailer in(root + "/link-in.txt");
+  r = in.Poll(&roots);
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_THAT(*r, ElementsAre("inside"));
+  LogTailer anywhere(root + "/log.txt");  // no confinement (--follow-symlinks)
+  r = anywhere.Poll();
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->size(), 1u);
 }
 
 TEST(LogTailerTest, DeletedFileIsDrainedAndClosed) {

@@ -125,6 +125,37 @@ TEST(HistoryReaderTest, ParsesQueries) {
   EXPECT_FALSE(ParseHistoryQuery("jobA/run1@"));
 }
 
+// A line over its byte cap is written without state and report, saying so
+// and how long it would have been; compare skips it and finds the window
+// before.
+TEST(HistoryLineTest, ALineOverItsCapKeepsItsNamesAndSaysItWasCut) {
+  const snapshot::RunState rs = MakeRun("jobA", "run1", "w2", 2'000'000'000'000);
+  bool cut = true;
+  EXPECT_NE(HistoryLine(rs, 2, {}, kMaxHistoryLineBytes, &cut).find("\"state\""),
+            std::string::npos);
+  EXPECT_FALSE(cut);
+  const std::string line = HistoryLine(rs, 2, {{"big", std::string(1000, 'x')}}, 600, &cut);
+  EXPECT_TRUE(cut);
+  EXPECT_LE(line.size(), 600u);
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["window"], "w2");
+  EXPECT_EQ(j["training_job"], "jobA");
+  EXPECT_EQ(j["cut"], "line_bytes");
+  EXPECT_GT(j["line_bytes"].get<uint64_t>(), 1000u);
+  EXPECT_FALSE(j.contains("state"));
+  EXPECT_FALSE(j.contains("report"));
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  {
+    std::ofstream out(path);
+    out << HistoryLine(MakeRun("jobA", "run1", "w1", 1'000'000'000'000), 1, {}) << "\n"
+        << line << "\n";
+  }
+  auto latest = FindInHistory(path, {"jobA", "run1", std::nullopt});
+  ASSERT_TRUE(latest) << latest.error().ToString();
+  EXPECT_EQ(latest->window_id, "w1");
+}
+
 TEST(HistoryReaderTest, FindsTheLatestMatchingWindowAcrossRotation) {
   TempDir tmp;
   const std::string path = tmp.Sub("h.jsonl");
@@ -180,6 +211,54 @@ TEST(HistoryReaderTest, LinesWithoutRunStateAreSkippedAndNamedInTheError) {
   EXPECT_NE(r.error().context.find("1 matching lines predate the analysis state"),
             std::string::npos)
       << r.error().context;
+}
+
+}  // namespace
+}  // namespace profwatch::store
+
+namespace profwatch::store {
+namespace {
+
+// --history per owner: the daemon's own uid writes FILE, another owner
+// FILE.uidN; each rotates on its own, so one owner's lines never rotate away
+// another's; the reader finds a run in any of them, by the line's time.
+TEST(OwnerHistoryTest, EachOwnerRotatesItsOwnFileAndTheReaderFindsAll) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  const std::string line = HistoryLine(MakeRun("jobB", "runB", "w1", 1'000'000'000'000), 1, {});
+  OwnerHistory history(path, line.size() + 2, /*self=*/1000);
+  EXPECT_EQ(history.PathOf(1000), path);
+  EXPECT_EQ(history.PathOf(watch::kNoOwner), path);
+  EXPECT_EQ(history.PathOf(4002), path + ".uid4002");
+  bool rotated = true;
+  ASSERT_TRUE(history.Append(4002, line, &rotated));
+  EXPECT_FALSE(rotated);
+  ASSERT_TRUE(history.Append(1000, HistoryLine(MakeRun("jobS", "runS", "w1", 1), 2, {})));
+  // Owner 4001 writes three windows: its file rotates twice, no one else's.
+  int rotations = 0;
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(history.Append(
+        4001,
+        HistoryLine(MakeRun("jobA", "runA", "w" + std::to_string(i), i * 1'000'000'000'000), 10 + i,
+                    {}),
+        &rotated));
+    rotations += rotated ? 1 : 0;
+  }
+  EXPECT_EQ(rotations, 2);
+  EXPECT_EQ(Lines(path + ".uid4002").size(), 1u);
+  EXPECT_EQ(Lines(path).size(), 1u);
+  EXPECT_EQ(Lines(path + ".uid4001").size(), 1u);
+  EXPECT_EQ(Lines(path + ".uid4001.1").size(), 1u);
+  auto b = FindInHistory(path, {"jobB", "runB", std::nullopt});
+  ASSERT_TRUE(b) << b.error().ToString();
+  EXPECT_EQ(b->window_id, "w1");
+  auto a = FindInHistory(path, {"jobA", "runA", std::nullopt});
+  ASSERT_TRUE(a) << a.error().ToString();
+  EXPECT_EQ(a->window_id, "w3");
+  auto a2 = FindInHistory(path, {"jobA", "runA", "w2"});
+  ASSERT_TRUE(a2) << a2.error().ToString();
+  EXPECT_FALSE(FindInHistory(path, {"jobA", "runA", "w1"}));  // rotated away with its own file
+  EXPECT_TRUE(FindInHistory(path, {"jobS", "runS", std::nullopt}));
 }
 
 }  // namespace

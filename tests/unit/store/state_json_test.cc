@@ -128,6 +128,7 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.kernel_ps, y.kernel_ps) << k;
     EXPECT_EQ(x.exposed_ps, y.exposed_ps) << k;
     EXPECT_EQ(x.sized_calls, y.sized_calls) << k;
+    EXPECT_EQ(x.oversized_calls, y.oversized_calls) << k;
     EXPECT_EQ(x.sized_ps, y.sized_ps) << k;
     EXPECT_EQ(x.bytes, y.bytes) << k;
     EXPECT_EQ(x.bus_ps, y.bus_ps) << k;
@@ -273,13 +274,16 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
   in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].process_groups = {
       {"fsdp", "[0, 1, 2, 3]"}, {"tp", "[0, 1]"}};
   in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].more_process_groups = true;
+  in.MutableStats().collectives[aggregate::CollectiveKind::kAllReduce].oversized_calls = 3;
   nlohmann::json j = nlohmann::json::parse(SerializeRunState(in));
   ASSERT_EQ(j.at("stats").at("collectives").size(), 1u) << j.at("stats").dump();
+  EXPECT_EQ(j["stats"]["collectives"][0]["oversized_calls"], 3);
   auto out = ParseRunState(j.dump());
   ASSERT_TRUE(out) << out.error().ToString();
   const aggregate::CollectiveSums& ar =
       out->stats->collectives[aggregate::CollectiveKind::kAllReduce];
   EXPECT_EQ(ar.calls, 60);
+  EXPECT_EQ(ar.oversized_calls, 3);
   EXPECT_EQ(ar.bytes, 6e9);
   EXPECT_EQ(ar.group_sizes, (std::vector<int64_t>{4, 8}));
   EXPECT_EQ(ar.process_groups,
@@ -297,8 +301,10 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
   EXPECT_EQ(first.description.substr(0, 5), "fsdpx");
   entry.erase("process_groups");
   entry.erase("more_process_groups");
+  entry.erase("oversized_calls");  // written only when some call had one (issue 47)
   auto before = ParseRunState(j.dump());
   ASSERT_TRUE(before) << before.error().ToString();
+  EXPECT_EQ(before->stats->collectives[aggregate::CollectiveKind::kAllReduce].oversized_calls, 0);
   EXPECT_TRUE(
       before->stats->collectives[aggregate::CollectiveKind::kAllReduce].process_groups.empty());
   j["stats"].erase("collectives");

@@ -378,3 +378,83 @@ TEST(ScannerTest, MissingRootIsEmptyNotAnError) {
 
 }  // namespace
 }  // namespace profwatch::watch
+
+// --- owners, the per-owner directory cap and the stop flag (issue 46) ------
+
+namespace profwatch::watch {
+namespace {
+
+std::string TsDir(const std::string& jobs, const std::string& job, const std::string& ts) {
+  return jobs + "/" + job + "/run/tensorboard/plugins/profile/" + ts;
+}
+
+// Each file carries the uid of its job directory; each walked directory
+// the uid of the root's child it lies under, the root none.
+TEST(ScannerOwnerTest, FilesAndDirectoriesCarryTheJobDirectorysOwner) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteFile(TsDir(jobs, "a", "2024_03_01_12_00_00") + "/h0.trace.json.gz", "x");
+  WriteFile(TsDir(jobs, "b", "2024_03_01_12_00_00") + "/h0.trace.json.gz", "x");
+  const bool root = geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::chown((jobs + "/b").c_str(), 4002, 4002), 0);
+  }
+  ScanResult r = Scan(Roots(jobs));
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(
+      Find(r, "/a/run/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz")->owner,
+      geteuid());
+  EXPECT_EQ(
+      Find(r, "/b/run/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz")->owner,
+      root ? 4002u : geteuid());
+  ASSERT_EQ(r.dirs.size(), r.dir_owners.size());
+  for (size_t i = 0; i < r.dirs.size(); ++i) {
+    if (r.dirs[i] == jobs) {
+      EXPECT_EQ(r.dir_owners[i], kNoOwner);
+    } else if (r.dirs[i].starts_with(jobs + "/b")) {
+      EXPECT_EQ(r.dir_owners[i], root ? 4002u : geteuid()) << r.dirs[i];
+    } else {
+      EXPECT_EQ(r.dir_owners[i], geteuid()) << r.dirs[i];
+    }
+  }
+}
+
+// Past --max-dirs-per-owner the rest of the owner's tree is not walked;
+// <ts> dirs are walked newest first, so what is left out is the oldest.
+TEST(ScannerOwnerTest, AnOwnerOverItsDirectoryCapLosesItsOldestTsDirs) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  for (const char* ts : {"2024_03_01_12_00_00", "2024_03_01_12_10_00", "2024_03_01_12_20_00"}) {
+    WriteFile(TsDir(jobs, "a", ts) + "/h0.trace.json.gz", "x");
+  }
+  ScanOptions o = Roots(jobs);
+  // The job, run, tensorboard, plugins and profile dirs, then two <ts> dirs.
+  o.max_dirs_per_owner = 7;
+  ScanResult r = Scan(o);
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(fs::path(r.files[0].dir).filename(), "2024_03_01_12_10_00");
+  EXPECT_EQ(fs::path(r.files[1].dir).filename(), "2024_03_01_12_20_00");
+  EXPECT_EQ(r.owner_dirs_capped, (std::map<Owner, int64_t>{{geteuid(), 1}}));
+  o.max_dirs_per_owner = 0;  // no cap
+  EXPECT_EQ(Scan(o).files.size(), 3u);
+}
+
+// The stop flag ends the walk; the result says it is partial.
+TEST(ScannerOwnerTest, TheStopFlagEndsTheWalk) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteFile(TsDir(jobs, "a", "2024_03_01_12_00_00") + "/h0.trace.json.gz", "x");
+  std::atomic<bool> stop{true};
+  ScanOptions o = Roots(jobs);
+  o.stop = &stop;
+  ScanResult r = Scan(o);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_TRUE(r.files.empty());
+  stop = false;
+  r = Scan(o);
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.files.size(), 1u);
+}
+
+}  // namespace
+}  // namespace profwatch::watch

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include "testing/test_util.h"
@@ -70,6 +71,43 @@ WatchHints CollectUntil(Watcher& w, const std::function<bool(const WatchHints&)>
 
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Each owner holds at most its watch budget: directories past it are not
+// watched (named per owner, left to the rescan), non-<ts> dirs go first, and
+// a tree created later below an owner's directory counts against that
+// owner; another owner's budget is untouched.
+TEST(InotifyWatcherTest, EachOwnerHoldsAtMostItsWatchBudget) {
+  auto w = MakeInotifyWatcher();
+  if (!w) GTEST_SKIP() << w.error().ToString();
+  TempDir tmp;
+  const std::string a = tmp.Sub("a"), profile = tmp.Sub("a/profile"), b = tmp.Sub("b");
+  const std::string ts1 = profile + "/2024_03_01_12_00_00", ts2 = profile + "/2024_03_01_12_10_00";
+  for (const std::string& d : {ts1, ts2, b}) std::filesystem::create_directories(d);
+  (*w)->SetOwnerBudget(2);
+  (*w)->AddDirectories({tmp.path().string(), ts1, ts2, a, profile, b}, {kNoOwner, 7, 7, 7, 7, 8});
+  // Owner 7: a and profile watched (not <ts> dirs), both <ts> dirs not.
+  EXPECT_EQ((*w)->UnwatchedByOwner(), (std::map<Owner, int64_t>{{7, 2}}));
+  WriteFile(profile + "/new.txt", "x");
+  EXPECT_TRUE(WaitForHint(**w, profile));
+  WriteFile(b + "/x.trace.json.gz", "x");
+  EXPECT_TRUE(WaitForHint(**w, b));
+  // A tree created below owner 7's watched dir is 7's: over its budget,
+  // hinted (the rescan finds it) but not watched.
+  std::filesystem::create_directories(a + "/late/deeper");
+  EXPECT_TRUE(WaitForHint(**w, a));
+  // Events come in order: a write in b after one in the unwatched dir ends
+  // the wait, and the unwatched dir's was never reported.
+  WriteFile(a + "/late/deeper/y.trace.json.gz", "x");
+  WriteFile(b + "/z.trace.json.gz", "x");
+  const WatchHints h =
+      CollectUntil(**w, [&](const WatchHints& all) { return Contains(all.dirs, b); });
+  EXPECT_TRUE(Contains(h.dirs, b));
+  EXPECT_FALSE(Contains(h.dirs, a + "/late/deeper"));
+  // Without a budget everything is watched.
+  (*w)->SetOwnerBudget(0);
+  (*w)->AddDirectories({ts1, ts2}, {7, 7});
+  EXPECT_TRUE((*w)->UnwatchedByOwner().empty());
 }
 
 TEST(InotifyWatcherTest, WritesToFilesThatCannotBeTracesAreContentOnlyHints) {

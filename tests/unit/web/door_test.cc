@@ -55,7 +55,10 @@ struct Counted {
   int failed = 0;
   std::vector<bool> results;
   WebDoor::Hooks Hooks() {
-    return WebDoor::Hooks{[this] { ++failed; }, [this](bool ok) { results.push_back(ok); }};
+    WebDoor::Hooks h;
+    h.reload_failed = [this] { ++failed; };
+    h.reload_result = [this](bool ok) { results.push_back(ok); };
+    return h;
   }
 };
 

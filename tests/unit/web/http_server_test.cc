@@ -35,18 +35,24 @@ TEST(OperationalAnswerTest, HealthyAlwaysReadyOnlyOnceAScanIsPublished) {
   EXPECT_EQ(ready->body, "OK\n");
 }
 
-// A worker busy on one window past the per-file time budget makes the
-// instance not ready, naming why; ready again once it is not.
-TEST(OperationalAnswerTest, NotReadyWhileAWorkerIsStuck) {
+// Every worker busy on one window past the window's time budget makes the
+// instance not ready, naming why; one stuck worker of two leaves the other
+// serving, so the instance stays ready (one tenant's flood must not take it
+// out of service).
+TEST(OperationalAnswerTest, NotReadyWhileEveryWorkerIsStuck) {
   snapshot::Snapshot snap;
   snap.last_scan_unix = 1795003700;
+  snap.workers = 2;
   snap.workers_busy = 2;
-  snap.workers_stuck = 1;
+  snap.workers_stuck = 2;
   std::optional<HttpAnswer> stuck = OperationalAnswer("/-/ready", snap);
   ASSERT_TRUE(stuck);
   EXPECT_EQ(stuck->status, 503);
   EXPECT_EQ(stuck->body,
-            "not ready: 1 analysis worker(s) busy on one window longer than --file-max-seconds\n");
+            "not ready: all 2 analysis worker(s) busy on one window longer than its time budget "
+            "(--window-max-seconds)\n");
+  snap.workers_stuck = 1;
+  EXPECT_EQ(OperationalAnswer("/-/ready", snap)->status, 200);
   snap.workers_stuck = 0;
   EXPECT_EQ(OperationalAnswer("/-/ready", snap)->status, 200);
 }

@@ -41,7 +41,7 @@ class AssemblerTest : public ::testing::Test {
   // Adds or updates a file of run `run` in the <ts> dir at offset `t`.
   void Put(const std::string& run, int64_t t, const std::string& name, uint64_t size,
            uint64_t ino = 0) {
-    std::string dir = "/jobs/j/" + run + "/tensorboard/plugins/profile/" + Ts(t);
+    std::string dir = "/jobs/" + job_ + "/" + run + "/tensorboard/plugins/profile/" + Ts(t);
     std::string path = dir + "/" + name;
     for (auto& o : files_) {
       if (o.path == path) {
@@ -51,14 +51,22 @@ class AssemblerTest : public ::testing::Test {
         return;
       }
     }
+    PutNew(run, t, name, size, ino);
+  }
+  // Put for a file not there yet (no lookup: thousands of files stay cheap).
+  void PutNew(const std::string& run, int64_t t, const std::string& name, uint64_t size,
+              uint64_t ino = 0) {
+    std::string dir = "/jobs/" + job_ + "/" + run + "/tensorboard/plugins/profile/" + Ts(t);
+    std::string path = dir + "/" + name;
     watch::FileObservation o;
     o.path = path;
     o.name = name;
     o.dir = dir;
     o.group_dir = dir;
     o.group_time = *watch::ParseTimestampDirName(Ts(t));
-    o.labels = {"j", run};
-    o.run_dir = "/jobs/j/" + run;
+    o.labels = {job_, run};
+    o.run_dir = "/jobs/" + job_ + "/" + run;
+    o.owner = owner_;
     o.dev = 1;
     o.ino = ino != 0 ? ino : next_ino_++;
     o.size = size;
@@ -85,6 +93,9 @@ class AssemblerTest : public ::testing::Test {
   FakeClock clock_;
   std::vector<watch::FileObservation> files_;
   uint64_t next_ino_ = 100;
+  // Job and owner of the files Put creates.
+  std::string job_ = "j";
+  watch::Owner owner_ = watch::kNoOwner;
 };
 
 TEST_F(AssemblerTest, WaitsForSettleThenEmitsSplitWindowOnce) {
@@ -863,6 +874,184 @@ TEST_F(AssemblerTest, AWindowGrowingPastTheCapIsForgottenAndComesBackUnderIt) {
   a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
   Put("r", 0, "h3.trace.json.gz", 100);
   EXPECT_EQ(a.ObserveScan(files_, clock_.Now()).capped.size(), 1u);
+}
+
+// --- shares, indexes and read-once (issue 46) ------------------------------
+
+// 20,000 windows of one run found at start: only the newest 8 get state (the
+// newest analysed, 7 superseded as before), the 19,992 older ones are one
+// backlog note; later scans report nothing again.
+TEST_F(AssemblerTest, AtFirstSightOnlyTheNewestWindowsOfARunAreConsidered) {
+  Assembler a(options_);
+  for (int i = 0; i < 20'000; ++i) PutNew("r", int64_t{i} * 600, "h0.trace.json.gz", 100);
+  auto notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.backlog.size(), 1u);
+  EXPECT_EQ(notes.backlog[0].windows, 19'992);
+  EXPECT_EQ(notes.backlog[0].newest_id, Ts(int64_t{19'992} * 600));
+  EXPECT_EQ(notes.superseded.size(), 7u);
+  EXPECT_EQ(a.TrackedFiles(), 8);
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(int64_t{19'999} * 600));
+  notes = a.ObserveScan(files_, clock_.Now());
+  EXPECT_TRUE(notes.backlog.empty());
+  EXPECT_TRUE(notes.superseded.empty());
+  EXPECT_EQ(a.TrackedFiles(), 8);
+}
+
+// A run dir first seen after the start (a tree copied in) has its newest 8
+// windows analysed (they appeared while the daemon ran), the rest counted.
+TEST_F(AssemblerTest, ARunFirstSeenLaterHasItsNewestWindowsAnalysed) {
+  Assembler a(options_);
+  Put("other", 0, "h0.trace.json.gz", 100);
+  Scan(a);
+  for (int i = 0; i < 12; ++i) Put("r", int64_t{i} * 600, "h0.trace.json.gz", 100);
+  auto notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.backlog.size(), 1u);
+  EXPECT_EQ(notes.backlog[0].windows, 4);
+  auto tasks = Step(a, seconds(10));
+  int of_r = 0;
+  for (const WindowTask& t : tasks) of_r += t.run.run == "r" ? 1 : 0;
+  EXPECT_EQ(of_r, 8);
+}
+
+// The same <ts> dir index keeps a window's identity when a late host writes
+// an earlier dir of it (its first dir changes).
+TEST_F(AssemblerTest, AWindowWhoseFirstDirChangesKeepsItsSerial) {
+  Assembler a(options_);
+  Put("r", 10, "h0.trace.json.gz", 100);
+  Scan(a);
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  a.OnAnalyzed(tasks[0], AnalysisOutcome{}, clock_.Now());
+  Put("r", 5, "h1.trace.json.gz", 100);
+  tasks = Step(a, seconds(1));
+  tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(5));
+  EXPECT_TRUE(tasks[0].reanalysis);
+  EXPECT_EQ(tasks[0].files.size(), 2u);
+}
+
+// Read once: hard links of one file in a window are one file of it.
+TEST_F(AssemblerTest, HardLinksInAWindowAreOneFile) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100, /*ino=*/7);
+  Put("r", 0, "h1.trace.json.gz", 100, /*ino=*/7);
+  Put("r", 0, "h2.trace.json.gz", 100, /*ino=*/7);
+  Put("r", 0, "h3.trace.json.gz", 100, /*ino=*/8);
+  Scan(a);
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].files.size(), 2u);
+  EXPECT_EQ(tasks[0].duplicates, 2);
+  EXPECT_EQ(tasks[0].total_files, 2);
+}
+
+// An owner over --max-runs-per-owner: the run with the oldest writes is
+// left out (reported while it stays, counted as new once); another owner's
+// run is untouched; a run already tracked is not pushed out by a newer one.
+TEST_F(AssemblerTest, AnOwnerOverItsRunCapLosesItsOldestRun) {
+  options_.max_runs_per_owner = 2;
+  Assembler a(options_);
+  owner_ = 1;
+  Put("r1", 0, "h0.trace.json.gz", 100);
+  clock_.Advance(seconds(1));
+  Put("r2", 0, "h0.trace.json.gz", 100);
+  clock_.Advance(seconds(1));
+  Put("r3", 0, "h0.trace.json.gz", 100);
+  owner_ = 2;
+  Put("b1", 0, "h0.trace.json.gz", 100);
+  auto notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.owner_caps.size(), 1u);
+  EXPECT_EQ(notes.owner_caps[0].owner, 1u);
+  EXPECT_EQ(notes.owner_caps[0].reason, kOwnerRunCapReason);
+  EXPECT_EQ(notes.owner_caps[0].over, 1);
+  EXPECT_EQ(notes.owner_caps[0].newly, 1);
+  EXPECT_EQ(notes.owner_caps[0].example, "j/r1");
+  EXPECT_EQ(a.RefusedRunDirs(), (std::set<std::string>{"/jobs/j/r1"}));
+  notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.owner_caps.size(), 1u);
+  EXPECT_EQ(notes.owner_caps[0].newly, 0);
+  // A newer run of the owner does not push out the two tracked.
+  owner_ = 1;
+  clock_.Advance(seconds(1));
+  Put("r4", 0, "h0.trace.json.gz", 100);
+  notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.owner_caps.size(), 1u);
+  EXPECT_EQ(notes.owner_caps[0].over, 2);
+  EXPECT_EQ(notes.owner_caps[0].newly, 1);
+  auto tasks = Step(a, seconds(10));
+  std::set<std::string> runs;
+  for (const WindowTask& t : tasks) runs.insert(t.run.run);
+  EXPECT_EQ(runs, (std::set<std::string>{"r2", "r3", "b1"}));
+}
+
+// An owner over --max-windows-per-owner keeps its newest windows; the older
+// ones lose their state and never come back while the daemon runs.
+TEST_F(AssemblerTest, AnOwnerOverItsWindowCapKeepsItsNewestWindows) {
+  options_.max_windows_per_owner = 3;
+  Assembler a(options_);
+  owner_ = 1;
+  Put("other", 0, "h0.trace.json.gz", 100);
+  Scan(a);
+  for (int i = 0; i < 4; ++i) Put("r", int64_t{i} * 600, "h0.trace.json.gz", 100);
+  auto notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.owner_caps.size(), 1u);
+  EXPECT_EQ(notes.owner_caps[0].reason, kOwnerWindowCapReason);
+  EXPECT_EQ(notes.owner_caps[0].over, 2);
+  EXPECT_EQ(notes.owner_caps[0].newly, 2);
+  EXPECT_EQ(a.TrackedFiles(), 3);
+  notes = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(notes.owner_caps.size(), 1u);
+  EXPECT_EQ(notes.owner_caps[0].over, 2);
+  EXPECT_EQ(notes.owner_caps[0].newly, 0);
+  auto tasks = Step(a, seconds(10));
+  std::set<std::string> ids;
+  for (const WindowTask& t : tasks) ids.insert(t.run.run + "@" + t.window_id);
+  EXPECT_EQ(ids, (std::set<std::string>{"r@" + Ts(1200), "r@" + Ts(1800), "r@" + Ts(600)}));
+}
+
+// Waiting windows are served round-robin by owner: one owner's seven ready
+// windows do not hold another owner's one; a waiting window that changes
+// leaves the queue until it is quiet again.
+TEST_F(AssemblerTest, WaitingWindowsAreServedByOwnerInTurn) {
+  Assembler a(options_);
+  owner_ = 1;
+  Put("seed", 0, "h0.trace.json.gz", 100);
+  Scan(a);
+  for (int i = 0; i < 6; ++i) Put("flood", int64_t{i} * 600, "h0.trace.json.gz", 100);
+  Scan(a);
+  clock_.Advance(seconds(10));
+  Scan(a);
+  EXPECT_EQ(a.Schedule(clock_.Now()), 7u);
+  ASSERT_TRUE(a.OldestWaitingSince().has_value());
+  job_ = "victim";
+  owner_ = 2;
+  Put("v", 0, "h0.trace.json.gz", 100);
+  clock_.Advance(seconds(30));
+  Scan(a);
+  clock_.Advance(seconds(10));
+  Scan(a);
+  EXPECT_EQ(a.Schedule(clock_.Now()), 1u);
+  EXPECT_EQ(clock_.Now() - *a.OldestWaitingSince(), seconds(40));
+  auto first = a.TakeNext(clock_.Now());
+  auto second = a.TakeNext(clock_.Now());
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->owner, 1u);
+  EXPECT_EQ(second->owner, 2u);
+  EXPECT_EQ(second->run.training_job, "victim");
+  EXPECT_EQ(a.WaitingByOwner(), (std::map<watch::Owner, size_t>{{1, 6}}));
+  // A waiting window that changes leaves the queue.
+  job_ = "j";
+  owner_ = 1;
+  Put("flood", 600, "h0.trace.json.gz", 200);
+  Scan(a);
+  EXPECT_EQ(a.Waiting(), 5u);
+  clock_.Advance(seconds(10));
+  Scan(a);
+  EXPECT_EQ(a.Schedule(clock_.Now()), 1u);
+  EXPECT_EQ(a.Waiting(), 6u);
 }
 
 }  // namespace
