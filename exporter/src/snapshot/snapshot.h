@@ -125,6 +125,10 @@ struct Snapshot {
   // Pending windows per run (profwatch_pending_windows{training_job,run});
   // runs with none are left out (exported as 0 when in `runs`).
   std::map<RunKey, int64_t> pending_by_run;
+  // Runs not analysed because they were quiet longer than --retention, with
+  // their last activity (unix seconds): the landing page lists them (not
+  // persisted).
+  std::map<RunKey, double> retention_skipped;
   // Analysis workers on a window now, and those busy on one window longer
   // than the per-file time budget (pipeline::Daemon; not persisted).
   int64_t workers_busy = 0;
