@@ -121,7 +121,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
       ->check(WholeAtLeast(1))
       ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
-  app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
+  app.add_flag("--metrics-detail", f.metrics_detail,
+               "Also export per-kernel, per-region and per-family exclusive/idle-before "
+               "series and zero series of families that ran no kernel (README: Series per run)");
+  app.add_option("--top-kernels", f.top_kernels,
+                 "Top kernels per family (exported with --metrics-detail)")
       ->check(WholeAtLeast(0))
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
@@ -131,8 +135,9 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(WholeAtLeast(1))
       ->capture_default_str();
-  app.add_option("--top-regions", f.top_regions,
-                 "Regions exported by kernel time; the rest as region=\"other\"")
+  app.add_option(
+         "--top-regions", f.top_regions,
+         "Regions by kernel time (exported with --metrics-detail); the rest as region=\"other\"")
       ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
@@ -152,6 +157,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Training-log glob tried per run, in order (repeatable; replaces the "
                  "defaults); {jobs_root}, {job}, {run} are replaced")
       ->allow_extra_args(false);
+  app.add_option("--max-followed-logs", f.max_followed_logs,
+                 "Runs whose training logs are followed at most (one open file each); "
+                 "more are counted in profwatch_training_logs_refused_total")
+      ->check(WholeAtLeastU64(1))
+      ->capture_default_str();
   app.add_option("--log-max-bytes-per-scan", f.log_max_bytes_per_scan,
                  "Bytes each training log may read per --poll-interval (a long log catches up "
                  "over several; a huge file costs a bounded rate)")
@@ -436,12 +446,14 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
     o.training_logs.bindings.push_back(std::move(*binding));
   }
   if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
+  o.training_logs.max_runs = f.max_followed_logs;
   o.training_logs.max_bytes_per_scan = f.log_max_bytes_per_scan;
   if (f.profile_steps_explicit) {
     o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;
   }
   o.history_file = f.history;
   o.history_max_bytes = f.history_max_bytes;
+  o.metrics_detail = f.metrics_detail;
   return o;
 }
 

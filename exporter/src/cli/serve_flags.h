@@ -61,9 +61,10 @@ struct ServeFlags {
   std::string config;
   int profile_steps = 3;
   int top_kernels = 5;
-  int region_depth = 3;   // components of a model region
-  double peak_flops = 0;  // per GPU for MFU; 0: the device's datasheet peak
-  int top_regions = 10;   // regions exported; the rest as region="other"
+  int region_depth = 3;         // components of a model region
+  double peak_flops = 0;        // per GPU for MFU; 0: the device's datasheet peak
+  int top_regions = 10;         // regions exported; the rest as region="other"
+  bool metrics_detail = false;  // per-kernel, per-region and per-family detail
   std::string rules = "auto";
   std::string families;
   std::string source = "auto";
@@ -71,6 +72,7 @@ struct ServeFlags {
   // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
   std::vector<std::string> log;
   std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
+  size_t max_followed_logs = pipeline::kDefaultMaxFollowedLogs;
   uint64_t log_max_bytes_per_scan = pipeline::kDefaultLogMaxBytesPerScan;
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
