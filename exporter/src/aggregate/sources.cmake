@@ -1,5 +1,6 @@
 target_sources(profwatch_aggregate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/aggregator.cc
+  ${CMAKE_CURRENT_LIST_DIR}/bytes.cc
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cc
   ${CMAKE_CURRENT_LIST_DIR}/device_sweep.cc
   ${CMAKE_CURRENT_LIST_DIR}/flop_join.cc

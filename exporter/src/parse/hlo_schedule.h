@@ -59,6 +59,15 @@ struct HloLaunch {
   // an unreadable backend config, more than kMaxFusionDots distinct dots):
   // its FLOPs are unknown, never guessed.
   bool shapes_unusable = false;
+  // Bytes one execution reads and writes (aggregate/bytes.h HloLaunchBytes):
+  // operands and result of the instruction, each once, without the
+  // workspace of a cuBLAS/cuDNN custom-call (the u8 last element of its
+  // result tuple); inside a fusion, a parameter read only through slices,
+  // dynamic-slices or gathers counts what they read, and an in-place
+  // scatter or dynamic-update-slice what it touches (XLA's cost analysis
+  // rules). nullopt: unknown (a shape without a known element size, an
+  // overflow, a kOpaque launch).
+  std::optional<int64_t> bytes{};
   // Distinct dot instructions one fusion's FLOPs are kept for (the bound on
   // the work of summarising a fusion's computations).
   static constexpr size_t kMaxFusionDots = 16;

@@ -12,11 +12,12 @@
 namespace profwatch::parse {
 
 // Decodes OpShapes from the raw JSON arrays a TraceEvent carries
-// (args_input_dims, args_concrete_inputs). Owns its JSON parser: one reader
-// per thread (an aggregator owns one).
+// (args_input_dims, args_concrete_inputs, args_input_type). Owns its JSON
+// parser: one reader per thread (an aggregator owns one).
 class OpShapeReader {
  public:
-  OpShapes Read(std::string_view input_dims, std::string_view concrete_inputs);
+  OpShapes Read(std::string_view input_dims, std::string_view concrete_inputs,
+                std::string_view input_types = {});
 
  private:
   simdjson::dom::parser parser_;

@@ -6,7 +6,8 @@
 
 namespace profwatch::parse {
 
-OpShapes OpShapeReader::Read(std::string_view input_dims, std::string_view concrete_inputs) {
+OpShapes OpShapeReader::Read(std::string_view input_dims, std::string_view concrete_inputs,
+                             std::string_view input_types) {
   OpShapes out;
   simdjson::dom::element doc;
   simdjson::dom::array items;
@@ -34,21 +35,22 @@ OpShapes OpShapeReader::Read(std::string_view input_dims, std::string_view concr
     }
     if (ok) out.input_dims = std::move(all);
   }
-  if (!concrete_inputs.empty() &&
-      !parser_.parse(simdjson::padded_string(concrete_inputs)).get(doc) &&
-      !doc.get_array().get(items)) {
+  // An array of strings, one per input.
+  auto strings = [&](std::string_view json) -> std::optional<std::vector<std::string>> {
+    if (json.empty() || parser_.parse(simdjson::padded_string(json)).get(doc) ||
+        doc.get_array().get(items)) {
+      return std::nullopt;
+    }
     std::vector<std::string> all;
-    bool ok = true;
     for (simdjson::dom::element v : items) {
       std::string_view s;
-      if (v.get_string().get(s)) {
-        ok = false;
-        break;
-      }
+      if (v.get_string().get(s)) return std::nullopt;
       all.emplace_back(s);
     }
-    if (ok) out.concrete_inputs = std::move(all);
-  }
+    return all;
+  };
+  out.concrete_inputs = strings(concrete_inputs);
+  out.input_types = strings(input_types);
   return out;
 }
 

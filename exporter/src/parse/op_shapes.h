@@ -42,6 +42,10 @@ struct OpShapes {
   std::optional<std::vector<Dims>> input_dims;
   // "Concrete Inputs": one string per input ("" for tensors).
   std::optional<std::vector<std::string>> concrete_inputs;
+  // "Input type": one string per input, the element type of a tensor
+  // ("c10::BFloat16", "float", "long int"), "" or the kind of a non-tensor
+  // ("Scalar", "ScalarList", "TensorList").
+  std::optional<std::vector<std::string>> input_types;
 };
 
 // A concrete input that holds integers: "[1, 2]" or "1" -> {1, 2} / {1};
