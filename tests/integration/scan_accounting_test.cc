@@ -10,7 +10,6 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,28 +27,6 @@ using testing::Sample;
 using testing::Serve;
 using testing::TempDir;
 using testing::WriteFile;
-
-// A small JAX-format trace: `gpus` devices with a few GEMM kernels each.
-std::string JaxTrace(int gpus) {
-  std::ostringstream out;
-  out << R"j({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)j";
-  for (int g = 0; g < gpus; ++g) {
-    out << R"j({"ph":"M","pid":)j" << g + 1
-        << R"j(,"name":"process_name","args":{"name":"/device:GPU:)j" << g << R"j("}},)j";
-    out << R"j({"ph":"M","pid":)j" << g + 1
-        << R"j(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"}},)j";
-    for (int k = 0; k < 4; ++k) {
-      out << R"j({"ph":"X","pid":)j" << g + 1 << R"j(,"tid":16,"ts":)j" << 10 + k * 101
-          << R"j(,"dur":100,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{}},)j";
-    }
-  }
-  out << "{}]}";
-  return out.str();
-}
-
-void WriteTrace(const std::string& path, int gpus) {
-  WriteFile(path, testing::Gzip(JaxTrace(gpus)));
-}
 
 std::vector<std::string> FastFlags(const std::string& jobs,
                                    std::initializer_list<std::string> more = {}) {
@@ -77,13 +54,14 @@ double Refused(const std::string& m, const std::string& reason) {
 TEST(ScanAccountingTest, IgnoredLayoutsAreCountedByReasonAndLoggedOnce) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "good", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "good", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
   // JAX window without plugins/profile.
   const std::string bare_ts = jobs + "/jaxbare/r/tensorboard/2024_03_01_12_00_00";
-  WriteTrace(bare_ts + "/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(bare_ts + "/h0.trace.json.gz", 1);
   // A window dir not named like a timestamp.
   const std::string odd_ts = ProfileDir(jobs, "oddts", "r") + "/run-2026-11-28";
-  WriteTrace(odd_ts + "/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(odd_ts + "/h0.trace.json.gz", 1);
   // Kineto output not named *.pt.trace.json*.
   const std::string renamed = jobs + "/torch/r/traces";
   WriteFile(renamed + "/rank0_trace.json", "{}");
@@ -108,7 +86,7 @@ TEST(ScanAccountingTest, IgnoredLayoutsAreCountedByReasonAndLoggedOnce) {
   // Gone and back: a new finding, counted again.
   fs::remove_all(jobs + "/jaxbare");
   ASSERT_TRUE(serve.WaitScans(2));
-  WriteTrace(bare_ts + "/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(bare_ts + "/h0.trace.json.gz", 1);
   ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
     return Refused(t, "ts_outside_profile") == 2;
   })) << serve.Log();
@@ -120,7 +98,8 @@ TEST(ScanAccountingTest, IgnoredLayoutsAreCountedByReasonAndLoggedOnce) {
 TEST(ScanAccountingTest, HostFilterMatchingNothingIsCountedAndLoggedOnce) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "j", "r") + "/2024_03_01_12_00_00/node7.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "j", "r") + "/2024_03_01_12_00_00/node7.trace.json.gz", 1);
   Serve serve(tmp, FastFlags(jobs, {"--host-filter", "node8"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor([](const std::string& t) { return Refused(t, "host_filter") == 1; }))
@@ -140,9 +119,10 @@ TEST(ScanAccountingTest, RunSkippedForRetentionIsCountedAndListed) {
   const std::string jobs = tmp.Sub("jobs");
   const std::string old_file =
       ProfileDir(jobs, "archived", "r1") + "/2024_03_01_12_00_00/h0.trace.json.gz";
-  WriteTrace(old_file, 1);
+  testing::WriteSmallJaxTrace(old_file, 1);
   fs::last_write_time(old_file, fs::file_time_type::clock::now() - 72h);
-  WriteTrace(ProfileDir(jobs, "fresh", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "fresh", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
   Serve serve(tmp, FastFlags(jobs));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
@@ -167,7 +147,8 @@ TEST(ScanAccountingTest, RunSkippedForRetentionIsCountedAndListed) {
 TEST(ScanAccountingTest, HeldFirstWindowShowsOnePendingWindowWithItsLabels) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "held", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "held", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
   Serve serve(tmp, FastFlags(jobs, {"--expected-gpus", "2", "--window-timeout", "1h"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitForLog("window held: fewer gpus than --expected-gpus", 30s)) << serve.Log();
