@@ -496,9 +496,9 @@ TEST(ServeTest, JsonAndXplanePairIsOneTraceFileInLogAndMetric) {
 // them connected (half silent, half with a request line but no end of
 // headers), /metrics and /-/healthy answer within 3 s. Each such client
 // holds a civetweb worker for up to the 1 s request timeout, so a server
-// with fewer workers than clients needs a timeout per round of them (4
-// workers: 25 rounds of 1 s); the bound is loose for a loaded machine and
-// still far below that.
+// with fewer workers than clients needs a request timeout per round of
+// them (clients / workers rounds); the bound leaves room for a loaded
+// machine and is still far below that.
 TEST(ServeTest, IdleConnectionsDoNotBlockTheScrape) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
