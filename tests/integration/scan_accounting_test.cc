@@ -6,6 +6,8 @@
 // first window held for its GPUs shows profwatch_pending_windows = 1 with its
 // run's labels.
 #include <gtest/gtest.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -158,6 +160,56 @@ TEST(ScanAccountingTest, HeldFirstWindowShowsOnePendingWindowWithItsLabels) {
   EXPECT_EQ(Sample(*m, "profwatch_pending_windows", run), 1) << *m << serve.Log();
   EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", run).has_value()) << *m;
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// 10,000 window dirs of one owner named unlike a <ts> (root only: the job
+// dirs are chowned to two uids). Each is counted once and the log names a
+// few in one line, however many scans see them; with a directory share
+// below their number, what is kept of them stops at the owner's share
+// (owner_dir_cap), and the other owner's run is analysed either way.
+TEST(ScanAccountingTest, TenThousandIgnoredDirsOfOneOwnerAreCountedOnceWithinItsShare) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown job dirs to other uids";
+  constexpr int kOdd = 10000;
+  constexpr uid_t kAlice = 4001;
+  constexpr uid_t kBob = 4002;
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string profile = ProfileDir(jobs, "alice", "r");
+  for (int i = 0; i < kOdd; ++i) fs::create_directories(profile + "/run-" + std::to_string(i));
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "bob", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  for (const auto& [job, uid] : {std::pair{"alice", kAlice}, std::pair{"bob", kBob}}) {
+    const std::string top = jobs + "/" + job;
+    ASSERT_EQ(::lchown(top.c_str(), uid, uid), 0) << top;
+    for (const auto& e : fs::recursive_directory_iterator(top)) {
+      ASSERT_EQ(::lchown(e.path().c_str(), uid, uid), 0) << e.path();
+    }
+  }
+  const Labels alice_dir_cap = {{"owner", std::to_string(kAlice)}, {"reason", "owner_dir_cap"}};
+  for (const int share : {100000, 4000}) {
+    Serve serve(tmp, FastFlags(jobs, {"--max-dirs-per-owner", std::to_string(share)}),
+                "share" + std::to_string(share));
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    ASSERT_TRUE(serve.WaitFor([](const std::string& m) { return Analysed(m, "bob"); }))
+        << serve.Log();
+    auto m = serve.MetricsAfterScans(3);
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    const double ignored = Refused(*m, "not_timestamp");
+    const std::string log = serve.Log();
+    EXPECT_EQ(Count(log, "reason=not_timestamp"), 1u) << share;
+    if (share > kOdd) {
+      EXPECT_EQ(ignored, kOdd) << *m;
+      EXPECT_NE(log.find("count=" + std::to_string(kOdd) + " "), std::string::npos);
+      EXPECT_FALSE(Sample(*m, "profwatch_owner_capped", alice_dir_cap).has_value()) << *m;
+    } else {
+      // The share also pays for the walk down to plugins/profile.
+      EXPECT_LE(ignored, share) << *m;
+      EXPECT_GE(ignored, share - 10) << *m;
+      // Every odd dir is either kept (counted) or left out by the share.
+      EXPECT_EQ(Sample(*m, "profwatch_owner_capped", alice_dir_cap), kOdd - ignored) << *m;
+    }
+    EXPECT_EQ(serve.Stop(), 0);
+  }
 }
 
 }  // namespace
