@@ -251,8 +251,12 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
     }
     return sum;
   };
+  // The analyses counter goes up just after the snapshot that publishes the
+  // window (so a counted analysis is always shown): wait for both.
   auto m = serve.WaitFor([&](const std::string& t) {
-    return errors(t) >= 1 && Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value();
+    return errors(t) >= 1 && Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value() &&
+           Sample(t, "profwatch_windows_analyzed_total", {{"result", "incomplete"}}).value_or(0) >=
+               1.0;
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_GE(Sample(*m, "profwatch_window_errors_total", {{"reason", "corrupt"}}).value_or(0), 1.0)
