@@ -2100,7 +2100,11 @@ TEST(ServeTest, HostileWindowDoesNotHoldAGoodRun) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor(Busy(1))) << serve.Log();
   WriteTrace(ProfileDir(jobs, "jobGood", "runGood") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
-  auto m = serve.WaitFor(HasGpus("jobGood", "runGood", 2));
+  // The good window's worker publishes it while still counted busy, and is
+  // counted free in the next snapshot: wait for that one.
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("jobGood", "runGood", 2)(t) && Sample(t, "profwatch_workers_busy") == 1;
+  });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   // The bad window is still in its worker; nothing of it is exported.
   EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 1) << *m;
