@@ -1903,6 +1903,61 @@ TEST(ServeTest, WorkerNiceIsTheAnalysisThreadsPriority) {
   }
 }
 
+// "Max open files" of /proc/PID/limits: {soft, hard}.
+std::pair<std::string, std::string> OpenFileLimits(pid_t pid) {
+  std::istringstream in(testing::ReadFile("/proc/" + std::to_string(pid) + "/limits"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("Max open files")) continue;
+    std::istringstream fields(line.substr(std::string("Max open files").size()));
+    std::string soft, hard;
+    fields >> soft >> hard;
+    return {soft, hard};
+  }
+  return {};
+}
+
+// Issue #49: each followed training log holds a descriptor, so the default
+// --max-followed-logs (4,096) alone is past the usual soft limit of 1,024
+// (systemd's, most shells'): serve raises its soft limit to the hard one at
+// start, and says so when even the hard limit is short of what it may hold.
+TEST(ServeTest, OpenFileLimitIsRaisedToTheHardLimitAndAShortOneIsNamed) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  rlimit mine{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &mine), 0);
+  if (mine.rlim_max <= 1024) GTEST_SKIP() << "hard open-file limit " << mine.rlim_max;
+  rlimit low = mine;
+  low.rlim_cur = 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::optional<std::pair<std::string, std::string>> limits;
+  std::string log;
+  {
+    // The daemon inherits the soft limit of 1,024.
+    Serve serve(tmp, FastFlags(jobs), "nofile");
+    setrlimit(RLIMIT_NOFILE, &mine);
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    limits = OpenFileLimits(serve.pid());
+    log = serve.Log();
+    EXPECT_EQ(serve.Stop(), 0);
+  }
+  ASSERT_TRUE(limits.has_value());
+  EXPECT_EQ(limits->second, std::to_string(mine.rlim_max));
+  EXPECT_EQ(limits->first, limits->second) << "soft limit not raised to the hard one";
+  if (mine.rlim_max >= 4096 + 1024) {
+    EXPECT_EQ(log.find("open-file limit below"), std::string::npos) << log;
+  }
+  // More logs to follow than the hard limit allows: named at start.
+  const std::string logs = std::to_string(mine.rlim_max);
+  Serve short_of(tmp, FastFlags(jobs, {"--max-followed-logs", logs}), "nofile-short");
+  ASSERT_GT(short_of.port(), 0) << short_of.Log();
+  EXPECT_TRUE(short_of.WaitForLog("open-file limit below what serve may hold")) << short_of.Log();
+  const std::string text = short_of.Log();
+  EXPECT_NE(text.find("limit=" + logs), std::string::npos) << text;
+  EXPECT_NE(text.find("need=" + std::to_string(mine.rlim_max + 1024)), std::string::npos) << text;
+  EXPECT_EQ(short_of.Stop(), 0);
+}
+
 // Names of 1 MiB beside a good run: the daemon stays up, exports the good
 // run, keeps each name cut (counted) and never holds what it read.
 TEST(ServeKeepTest, MegabyteKernelNamesBesideAGoodRunAreCutAndTheDaemonStaysSmall) {
