@@ -762,6 +762,39 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Issue #49: no label is named after a directory above a watch root. Under
+// a root of jobs, a window at the root itself is the root's own job with
+// run "-" (it took the root's parent's name), one directly in a job dir is
+// that job's with run "-" (it took the root's name as job); a root of one
+// job (--watch JOB=DIR) labels its runs JOB, whatever the dir is called.
+TEST(ServeTest, WindowsAtARootAndInAJobDirAreLabelledFromBelowTheRoot) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("outputs");
+  const std::string one = tmp.Sub("elsewhere/4711-llama");
+  WriteTrace(jobs + "/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  WriteTrace(jobs + "/jobK/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteTrace(jobs + "/jobK/r1/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", 3);
+  WriteTrace(ProfileDir(tmp.Sub("elsewhere"), "4711-llama", "base") +
+                 "/2024_03_01_12_00_00/h0.trace.json.gz",
+             4);
+  Serve serve(tmp, FastFlags(jobs, {"--watch", "llama=" + one}));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("outputs", "-", 1)(t) && HasGpus("jobK", "-", 2)(t) &&
+           HasGpus("jobK", "r1", 3)(t) && HasGpus("llama", "base", 4)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  std::set<std::string> gpu_lines;
+  for (const std::string& l : RunLines(*m)) {
+    if (l.rfind("profwatch_window_gpus{", 0) == 0) gpu_lines.insert(l);
+  }
+  EXPECT_EQ(gpu_lines.size(), 4u) << ::testing::PrintToString(gpu_lines);
+  EXPECT_EQ(m->find("training_job=\"" + fs::path(tmp.path()).filename().string()),
+            std::string::npos);
+  EXPECT_EQ(m->find("training_job=\"4711-llama\""), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 // A run whose xplane holds a crafted HLO module (a fusion calling itself,
 // issue #37) beside its trace.json.gz of CUDA-graph kernels: with the one
 // analysis worker, it is analysed like any window (its kernels exported,
