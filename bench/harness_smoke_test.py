@@ -26,6 +26,8 @@ def main():
              "--sizes", "3000", "--short-repeat", "2", "--repeat", "1", "--multi-events", "2000",
              "--nsys-kernels", "2000",
              "--flood-files", "20", "--flood-rounds", "1",
+             "--sharded-jobs", "4", "--sharded-runs", "2", "--shards", "2", "--sharded-poll", "2s",
+             "--sharded-seconds", "4", "--idle-warmup", "1",
              "--json-out", out], capture_output=True, text=True, timeout=600)
         if run.returncode != 0:
             print(run.stdout, run.stderr)
@@ -62,6 +64,14 @@ def main():
         check(setup.get("before_mb", 0) > 0 and len(rows) == 1
               and rows[0].get("with_files_mb", 0) > 0 and rows[0].get("after_mb", 0) > 0,
               f"flood '{label}': RSS before, with the files and after their removal read")
+    sharded = res.get("sharded", {}).get("setups", {})
+    check(len(sharded) == 2, "the sharded run's two setups (one daemon, 2 shards) measured")
+    for label, rows in sharded.items():
+        check(sum(r.get("windows", 0) for r in rows) == 8, f"sharded '{label}': 4 jobs x 2 runs exported")
+        for r in (r for r in rows if r.get("windows", 0) > 0):
+            check(r.get("exported_after_s", 0) > 0 and r.get("export_cpu_s", 0) > 0
+                  and r.get("scans", 0) >= 1,
+                  f"sharded '{label}' {r.get('name')}: export time, its CPU and the scans read")
     for f in failures:
         print("FAILED:", f)
     if not failures:
