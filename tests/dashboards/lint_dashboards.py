@@ -58,6 +58,8 @@ OPTIONAL_METRICS = (
     "profwatch_region_kernel_seconds", "profwatch_step_seconds",
     "profwatch_step_minus_kernel_seconds", "profwatch_step_minus_kernel_ratio",
     "profwatch_window_expected_gpus", "profwatch_training_",
+    "profwatch_family_bytes", "profwatch_bytes_coverage_ratio", "profwatch_peak_hbm_bytes",
+    "profwatch_family_achieved_bytes", "profwatch_family_arithmetic_intensity",
 )
 # `or vector(0)`, `or on() vector(0.0)`: an absent series becomes 0.
 ZERO_FALLBACK = re.compile(r"\bor\b[^;]*?\bvector\s*\(\s*[-+]?0*\.?0*\s*\)")

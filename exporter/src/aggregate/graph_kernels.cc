@@ -5,6 +5,7 @@
 #include <array>
 
 #include "aggregate/aggregator.h"
+#include "aggregate/bytes.h"
 #include "aggregate/collectives.h"
 #include "aggregate/flops.h"
 
@@ -167,6 +168,43 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
   f.kernel_ps += ps;
 }
 
+void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
+                                       const GraphPlacement::Execution& e, size_t offset,
+                                       const std::vector<FamilyId>& family, FileStats& out,
+                                       FamilyBytes& by_family) {
+  auto [counted, added] = launch_bytes_.try_emplace(&schedule);
+  if (added) {
+    counted->second.reserve(schedule.launches.size());
+    for (const parse::HloLaunch& launch : schedule.launches) {
+      counted->second.push_back(HloLaunchBytes(launch).value_or(-1));
+    }
+  }
+  double bytes = 0;
+  for (size_t l : e.launches) {
+    if (counted->second[l] < 0) {
+      ++out.bytes.unknown_ops;
+      return;
+    }
+    bytes += static_cast<double>(counted->second[l]);
+  }
+  if (e.launches.empty()) return;
+  int64_t ps = 0, longest = -1;
+  uint32_t longest_name = 0;
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    const Kernel& gk = kernels_[k];
+    const int64_t d = gk.end - gk.start;
+    ps += d;
+    if (d > longest) {
+      longest = d;
+      longest_name = gk.name;
+    }
+  }
+  if (longest < 0) return;
+  ByteStats::Family& f = by_family[family[longest_name]];
+  f.bytes += bytes;
+  f.kernel_ps += ps;
+}
+
 void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math, FileStats& out) {
   GraphRegionStats& g = out.graph;
   g.kernel_ps = unkept_ps_ + over_limit_ps_;
@@ -183,6 +221,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math,
     return;
   }
   FamilyFlops flop_by_family;
+  FamilyBytes bytes_by_family;
   std::stable_sort(kernels_.begin(), kernels_.end(), [](const Kernel& a, const Kernel& b) {
     if (a.dev != b.dev) return a.dev < b.dev;
     if (a.module != b.module) return a.module < b.module;
@@ -194,15 +233,17 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math,
            kernels_[end].module == kernels_[begin].module) {
       ++end;
     }
-    PlaceGroup(begin, end, family, math, out, flop_by_family);
+    PlaceGroup(begin, end, family, math, out, flop_by_family, bytes_by_family);
     begin = end;
   }
   for (auto& [id, f] : flop_by_family) out.flop_families.emplace_back(id, std::move(f));
+  for (auto& [id, f] : bytes_by_family) out.byte_families.emplace_back(id, std::move(f));
   std::vector<Kernel>().swap(kernels_);
 }
 
 void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<FamilyId>& family,
-                              MathAccount& math, FileStats& out, FamilyFlops& by_family) {
+                              MathAccount& math, FileStats& out, FamilyFlops& by_family,
+                              FamilyBytes& bytes_by_family) {
   GraphRegionStats& g = out.graph;
   const std::string module(modules_[kernels_[begin].module - 1]);
   const parse::HloModuleSchedule* schedule = hlo_->Find(module);
@@ -228,6 +269,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
   }
   for (const GraphPlacement::Execution& e : placed.executions) {
     CountExecution(*schedule, e, begin, family, math, out, by_family);
+    CountExecutionBytes(*schedule, e, begin, family, out, bytes_by_family);
   }
   for (size_t i = begin; i < end; ++i) {
     const Kernel& k = kernels_[i];

@@ -76,15 +76,25 @@ class GraphKernels {
     bool scoped = false;  // has its own scope: placed for FLOPs only
   };
   using FamilyFlops = std::map<classify::FamilyId, FlopStats::Family>;
+  using FamilyBytes = std::map<classify::FamilyId, ByteStats::Family>;
   // The kernels [begin, end) of one (device, module).
   void PlaceGroup(size_t begin, size_t end, const std::vector<classify::FamilyId>& family,
-                  MathAccount& math, FileStats& out, FamilyFlops& by_family);
+                  MathAccount& math, FileStats& out, FamilyFlops& by_family,
+                  FamilyBytes& bytes_by_family);
   // FLOPs of one execution of launches and its kernels' time: by kind when
   // one kind did them, else in the total only; by the family of the
   // kernels that ran them.
   void CountExecution(const parse::HloModuleSchedule& schedule, const GraphPlacement::Execution& e,
                       size_t offset, const std::vector<classify::FamilyId>& family,
                       MathAccount& math, FileStats& out, FamilyFlops& by_family);
+
+  // Bytes of one execution of launches (bytes.h HloLaunchBytes) with its
+  // kernels' time, in the family of its longest kernel; not counted when a
+  // launch of it has no bytes (out.bytes.unknown_ops).
+  void CountExecutionBytes(const parse::HloModuleSchedule& schedule,
+                           const GraphPlacement::Execution& e, size_t offset,
+                           const std::vector<classify::FamilyId>& family, FileStats& out,
+                           FamilyBytes& by_family);
 
   uint32_t BoundedId(NameTable& table, std::string_view name, size_t max, uint32_t& other);
 
@@ -101,6 +111,8 @@ class GraphKernels {
   // FLOPs of each launch of a module (HloLaunchFlops, -1: unusable shapes),
   // computed once per module.
   std::unordered_map<const parse::HloModuleSchedule*, std::vector<int64_t>> launch_flops_;
+  // Bytes of each launch of a module (HloLaunchBytes, -1: none), likewise.
+  std::unordered_map<const parse::HloModuleSchedule*, std::vector<int64_t>> launch_bytes_;
 };
 
 }  // namespace profwatch::aggregate
