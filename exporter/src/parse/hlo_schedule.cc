@@ -197,6 +197,7 @@ bool DecodeDotDims(std::string_view bytes, DotShape& d, DecodeBudget& budget) {
 
 struct Computation {
   int64_t id = 0;
+  int64_t root_id = -1;  // -1: not given (the last instruction is the root)
   std::vector<Instr> instrs;
 };
 
@@ -483,6 +484,9 @@ class Decoder {
       } else if (ok && f == 5) {
         ok = c.Expect(wt, kVarint, "computation id") && c.Varint(&v);
         comp.id = static_cast<int64_t>(v);
+      } else if (ok && f == 6) {
+        ok = c.Expect(wt, kVarint, "root id") && c.Varint(&v);
+        comp.root_id = static_cast<int64_t>(v);
       } else if (ok) {
         ok = c.Skip(wt);
       }
@@ -721,6 +725,133 @@ class Decoder {
     out.attention = a;
   }
 
+  // Bytes of an instruction's result (-1: unknown).
+  int64_t BytesOfId(int64_t id) const {
+    const Instr* x = Find(id);
+    return x == nullptr ? -1 : BytesOf(x->leaves);
+  }
+
+  // A library call's operands and result, each once; a cuBLAS/cuDNN
+  // custom-call's result tuple ends with its workspace (s8 or u8), left out.
+  // Collectives move their bytes over links (HloCollective): none here.
+  std::optional<int64_t> LibraryBytes(const Instr& in) const {
+    if (IsCollective(in.opcode) || in.opcode == "send" || in.opcode == "recv" ||
+        in.opcode.ends_with("-start") || in.opcode.ends_with("-done")) {
+      return std::nullopt;
+    }
+    int64_t total = 0;
+    for (int64_t id : in.operands) {
+      const int64_t b = BytesOfId(id);
+      if (b < 0 || !core::CheckedAdd(total, b)) return std::nullopt;
+    }
+    std::vector<Leaf> result = in.leaves;
+    constexpr int64_t kS8 = 2, kU8 = 6;  // cuBLAS's workspace is s8, cuDNN's u8
+    const bool library = in.custom_call_target.starts_with("__cublas$") ||
+                         in.custom_call_target.starts_with("__cudnn$");
+    if (library && result.size() >= 2 && (result.back().type == kS8 || result.back().type == kU8)) {
+      result.pop_back();
+    }
+    const int64_t out = BytesOf(result);
+    if (out < 0 || !core::CheckedAdd(total, out)) return std::nullopt;
+    return total;
+  }
+
+  // One execution of a fusion over computation `cid`, as XLA's cost
+  // analysis counts a fusion's bytes accessed: each parameter read once,
+  // except one read only through slices, dynamic-slices and gathers (what
+  // they read: their results) or as the buffer an in-place
+  // dynamic-update-slice or scatter writes into (what it touches: the
+  // updates); the result written, an in-place update's being its updates.
+  // Bitcasts pass through (no memory is read). Each computation once; the
+  // work is its instructions and operand ids.
+  std::optional<int64_t> FusionBytes(int64_t cid) {
+    auto [memo, added] = fusion_bytes_.try_emplace(cid);
+    if (!added) return memo->second;
+    auto it = comps_.find(cid);
+    if (it == comps_.end() || it->second.instrs.empty()) return std::nullopt;
+    const Computation& comp = it->second;
+    std::unordered_map<int64_t, std::vector<const Instr*>> users;
+    for (const Instr& x : comp.instrs) {
+      for (int64_t op : x.operands) users[op].push_back(&x);
+    }
+    // The updates an in-place scatter writes for its buffer operand `id`
+    // (operands: N buffers, the indices, N updates); -1 when not one.
+    auto scatter_updates = [&](const Instr& u, int64_t id) -> int64_t {
+      const size_t n = (u.operands.size() - 1) / 2;
+      if (u.operands.size() < 3 || u.operands.size() != 2 * n + 1) return -1;
+      for (size_t k = 0; k < n; ++k) {
+        if (u.operands[k] == id) return BytesOfId(u.operands[n + 1 + k]);
+      }
+      return -1;
+    };
+    int64_t total = 0;
+    auto add = [&](int64_t b) { return b >= 0 && core::CheckedAdd(total, b); };
+    std::vector<int64_t> stack;
+    for (const Instr& p : comp.instrs) {
+      if (p.opcode != "parameter") continue;
+      int64_t touched = 0;
+      bool whole = false;
+      stack.assign(1, p.id);
+      while (!stack.empty() && !whole) {
+        const int64_t id = stack.back();
+        stack.pop_back();
+        auto u = users.find(id);
+        if (u == users.end()) continue;
+        for (const Instr* x : u->second) {
+          int64_t b = -1;
+          const bool first = !x->operands.empty() && x->operands[0] == id;
+          if (x->opcode == "bitcast" && x->operands.size() == 1) {
+            stack.push_back(x->id);
+            continue;
+          }
+          if (x->opcode == "slice" ||
+              (first && (x->opcode == "dynamic-slice" || x->opcode == "gather"))) {
+            b = BytesOf(x->leaves);
+          } else if (first && x->opcode == "dynamic-update-slice" && x->operands.size() >= 2) {
+            b = BytesOfId(x->operands[1]);
+          } else if (x->opcode == "scatter") {
+            b = scatter_updates(*x, id);
+          }
+          if (b < 0 || !core::CheckedAdd(touched, b)) {
+            whole = true;
+            break;
+          }
+        }
+      }
+      if (!add(whole ? BytesOf(p.leaves) : touched)) return memo->second = std::nullopt;
+    }
+    // The result: the root, or each element of a root tuple.
+    const Instr* root = comp.root_id >= 0 ? Find(comp.root_id) : &comp.instrs.back();
+    if (root == nullptr) return memo->second = std::nullopt;
+    std::vector<const Instr*> outs{root};
+    if (root->opcode == "tuple") {
+      outs.clear();
+      for (int64_t id : root->operands) outs.push_back(Find(id));
+    }
+    for (const Instr* o : outs) {
+      if (o == nullptr) return memo->second = std::nullopt;
+      const Instr* w = o;  // what writes it, through bitcasts (bounded by the depth limit)
+      for (int hop = 0; w != nullptr && w->opcode == "bitcast" && !w->operands.empty() &&
+                        hop < limits_.max_depth;
+           ++hop) {
+        w = Find(w->operands[0]);
+      }
+      int64_t b = BytesOf(o->leaves);
+      if (w != nullptr && w->opcode == "dynamic-update-slice" && w->operands.size() >= 2) {
+        b = BytesOfId(w->operands[1]);
+      } else if (w != nullptr && w->opcode == "scatter" && !w->operands.empty()) {
+        b = scatter_updates(*w, w->operands[0]);
+        // A variadic scatter writes every updates operand.
+        for (size_t k = 1; b >= 0 && k < (w->operands.size() - 1) / 2; ++k) {
+          const int64_t more = scatter_updates(*w, w->operands[k]);
+          if (more < 0 || !core::CheckedAdd(b, more)) b = -1;
+        }
+      }
+      if (!add(b)) return memo->second = std::nullopt;
+    }
+    return memo->second = total;
+  }
+
   // What a collective instruction moves (HloCollective); for an
   // async-start, the collective it wraps.
   std::optional<HloCollective> CollectiveOf(const Instr& in) const {
@@ -800,9 +931,13 @@ class Decoder {
         launch.shapes_unusable = dots.unusable;
         for (const auto& [dot, count] : dots.counts) AddDotOf(launch, *dot, count);
       }
+      if (in.called.size() == 1) launch.bytes = FusionBytes(in.called[0]);
       return &launch;
     }
-    if (kind == HloLaunch::Kind::kLibrary) LibraryShapes(in, launch);
+    if (kind == HloLaunch::Kind::kLibrary) {
+      LibraryShapes(in, launch);
+      launch.bytes = LibraryBytes(in);
+    }
     launch.scope = ScopeIndex(std::string(in.op_name));
     return &launch;
   }
@@ -858,7 +993,8 @@ class Decoder {
   std::unordered_map<std::string, uint32_t> scope_ids_;
   std::unordered_map<int64_t, Fused> fused_;  // by computation id
   std::unordered_map<const Instr*, HloLaunch> launch_of_;
-  std::unordered_set<int64_t> on_stack_;  // calls being inlined
+  std::unordered_map<int64_t, std::optional<int64_t>> fusion_bytes_;  // by computation id
+  std::unordered_set<int64_t> on_stack_;                              // calls being inlined
   const HloLimits& limits_;
   DecodeBudget budget_;         // shape leaves and repeated values left
   simdjson::dom::parser json_;  // backend configs

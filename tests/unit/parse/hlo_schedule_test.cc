@@ -137,6 +137,95 @@ TEST(HloScheduleTest, LaunchShapesFromShapesAndConfigs) {
   EXPECT_TRUE(m->launches[5].shapes_unusable);  // no value operand
 }
 
+// Bytes one execution of each launch moves (HloLaunch::bytes), on
+// hand-built fusions: a parameter read through a slice or a gather counts
+// what they read, an in-place scatter or dynamic-update-slice what it
+// touches (updates read and written), a parameter with any other use counts
+// whole; a cuBLAS call without its workspace; none for collectives or
+// sub-byte types. Element types: 16 BF16, 11 F32, 4 S32, 2 S8, 21 S4.
+TEST(HloScheduleTest, HloBytesCountWhatSlicesGathersAndInPlaceUpdatesTouch) {
+  using testing::HloArrayShape;
+  using testing::HloCustomCall;
+  using testing::HloOperands;
+  using testing::HloTupleShape;
+  auto shape = [](int64_t type, const std::vector<int64_t>& dims) {
+    return LenField(3, HloArrayShape(type, dims));
+  };
+  auto param = [&](int64_t id, int64_t type, const std::vector<int64_t>& dims) {
+    return HloInstr(id, "p" + std::to_string(id), "parameter", "") + shape(type, dims);
+  };
+  const std::string dot_dims = LenField(30, VarintField(1, 1) + VarintField(2, 0));
+  // 10: a dot bf16 [8,32] x [32,16] -> [8,16].
+  const std::string dot = HloComputation(10, {param(100, 16, {8, 32}), param(101, 16, {32, 16}),
+                                              HloInstr(102, "dot", "dot", "") + shape(16, {8, 16}) +
+                                                  HloOperands({100, 101}) + dot_dims});
+  // 11: rows 0..127 of a bf16 [1024,1024] sliced and negated.
+  const std::string slice = HloComputation(
+      11, {param(110, 16, {1024, 1024}),
+           HloInstr(111, "slice", "slice", "") + shape(16, {128, 1024}) + HloOperands({110}),
+           HloInstr(112, "neg", "negate", "") + shape(16, {128, 1024}) + HloOperands({111})});
+  // 12: 16,384 elements gathered from an f32 table of 524,288,000 (2 GB),
+  // through a bitcast.
+  const std::string gather = HloComputation(
+      12, {param(120, 11, {524288000}), param(121, 4, {16384, 1}),
+           HloInstr(122, "bc", "bitcast", "") + shape(11, {524288000, 1}) + HloOperands({120}),
+           HloInstr(123, "gather", "gather", "") + shape(11, {16384}) + HloOperands({122, 121})});
+  // 13: 1,024 f32 updates scattered in place into an f32 [536870912] (2 GiB).
+  const std::string scatter = HloComputation(
+      13, {param(130, 11, {536870912}), param(131, 4, {1024, 1}), param(132, 11, {1024}),
+           HloInstr(133, "scatter", "scatter", "") + shape(11, {536870912}) +
+               HloOperands({130, 131, 132})});
+  // 14: an f32 [16,256] update written in place into [4096,256] at (i, 0).
+  const std::string dus =
+      HloComputation(14, {param(140, 11, {4096, 256}), param(141, 11, {16, 256}), param(142, 4, {}),
+                          HloInstr(143, "dus", "dynamic-update-slice", "") +
+                              shape(11, {4096, 256}) + HloOperands({140, 141, 142, 142})});
+  // 15: a parameter both sliced and added whole: read whole, once.
+  const std::string mixed = HloComputation(
+      15,
+      {param(150, 11, {64, 64}),
+       HloInstr(151, "slice", "slice", "") + shape(11, {8, 64}) + HloOperands({150}),
+       HloInstr(152, "add", "add", "") + shape(11, {64, 64}) + HloOperands({150, 150}),
+       HloInstr(153, "t", "tuple", "") + LenField(3, HloTupleShape({})) + HloOperands({151, 152})});
+  // 16: s4 (no whole-byte size).
+  const std::string s4 =
+      HloComputation(16, {param(160, 21, {64}), HloInstr(161, "neg", "negate", "") +
+                                                    shape(21, {64}) + HloOperands({160})});
+  const std::string gemm_config =
+      R"({"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],)"
+      R"("rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]}}})";
+  const std::string entry = HloComputation(
+      1,
+      {param(1, 16, {8, 32}), param(2, 16, {32, 16}),
+       HloInstr(3, "gemm_fusion_dot.1", "fusion", "", {10}),
+       HloInstr(4, "loop_slice_fusion.2", "fusion", "", {11}),
+       HloInstr(5, "input_gather_fusion.3", "fusion", "", {12}),
+       HloInstr(6, "input_scatter_fusion.4", "fusion", "", {13}),
+       HloInstr(7, "dynamic_update_slice_fusion.5", "fusion", "", {14}),
+       HloInstr(8, "loop_add_fusion.6", "fusion", "", {15}),
+       HloInstr(9, "cublas", "custom-call", "") +
+           LenField(3, HloTupleShape({HloArrayShape(16, {8, 16}), HloArrayShape(2, {33554432})})) +
+           HloOperands({1, 2}) + HloCustomCall("__cublas$lt$matmul", gemm_config),
+       HloInstr(20, "all-reduce.1", "all-reduce", "") + shape(16, {8, 32}) + HloOperands({1}),
+       HloInstr(21, "loop_negate_fusion.7", "fusion", "", {16})});
+  auto m = DecodeHloProto(testing::HloModule("jit_f", 1,
+                                             {dot, slice, gather, scatter, dus, mixed, s4, entry},
+                                             HloSequence(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 20, 21})));
+  ASSERT_TRUE(m) << m.error().ToString();
+  ASSERT_EQ(m->launches.size(), 9u);
+  auto bytes = [&](size_t i) { return m->launches[i].bytes.value_or(-1); };
+  EXPECT_EQ(bytes(0), (8 * 32 + 32 * 16 + 8 * 16) * 2);    // dot operands + result
+  EXPECT_EQ(bytes(1), 128 * 1024 * 2 * 2);                 // the slice read, the result
+  EXPECT_EQ(bytes(2), 16384 * 4 + 16384 * 4 + 16384 * 4);  // gathered, indices, result
+  // Updates read as the buffer's touched part, indices, updates, written.
+  EXPECT_EQ(bytes(3), 1024 * 4 + 1024 * 4 + 1024 * 4 + 1024 * 4);
+  EXPECT_EQ(bytes(4), 16 * 256 * 4 * 3 + 4);  // touched, update, written; the index
+  EXPECT_EQ(bytes(5), 64 * 64 * 4 + 8 * 64 * 4 + 64 * 64 * 4);
+  EXPECT_EQ(bytes(6), (8 * 32 + 32 * 16 + 8 * 16) * 2);  // without the s8 workspace
+  EXPECT_EQ(bytes(7), -1);                               // a collective: none here
+  EXPECT_EQ(bytes(8), -1);                               // s4
+}
+
 // What each collective instruction moves, by name (a JAX kernel's hlo_op):
 // operand bytes summed, an all-gather-start's outputs apart from its
 // operands, replica groups as lists or the iota form; unknown (-1) where the
