@@ -21,6 +21,10 @@ Checks (each failure names the dashboard and panel):
     `or vector(0)` fallback, no numeric noValue, no mapping of null/NaN to
     a number, no "null as zero"; and a panel whose every target is such a
     figure sets noValue to the text that says why it is absent;
+  * with --metric-names FILE (exporter/src/expose/metric_names.h): a panel
+    over a detail metric (kDetailMetrics: exported only by `serve
+    --metrics-detail`) says so in its description and in its noValue text,
+    so on the default flags it reads "needs --metrics-detail", not "no data";
   * with --rules FILE: every panel that colours the step - kernel gap ratio
     uses the ProfwatchStepKernelGapHigh thresholds of that rules file, so a
     panel is orange or red exactly when the alert would fire.
@@ -240,6 +244,38 @@ def lint_dashboard(path: str, dash: dict) -> List[str]:
     return errors
 
 
+def detail_metrics(metric_names_h: str) -> List[str]:
+    """Names of the metrics in kDetailMetrics of metric_names.h."""
+    rows = dict(re.findall(r"\{Metric::(k\w+), \"(profwatch_\w+)\"", metric_names_h))
+    block = re.search(r"kDetailMetrics\[\] = \{(.*?)\};", metric_names_h, re.S)
+    if not block:
+        return []
+    return [rows[e] for e in re.findall(r"Metric::(k\w+)", block.group(1)) if e in rows]
+
+
+def check_detail_panels(loaded, details: List[str]) -> List[str]:
+    """Panels over a detail metric that do not say they need --metrics-detail."""
+    errors = []
+    for path, dash in loaded:
+        stack = list(dash.get("panels") or [])
+        while stack:
+            p = stack.pop()
+            stack.extend(p.get("panels") or [])
+            exprs = " ".join(t.get("expr") or "" for t in p.get("targets") or [])
+            used = [m for m in details if re.search(re.escape(m) + r"\b", exprs)]
+            if not used:
+                continue
+            where = f"{os.path.basename(path)}: panel '{p.get('title')}'"
+            if "--metrics-detail" not in (p.get("description") or ""):
+                errors.append(f"{where} reads {used[0]} (serve --metrics-detail only) "
+                              "but its description does not say it needs --metrics-detail")
+            no_value = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("noValue")
+            if "--metrics-detail" not in str(no_value or ""):
+                errors.append(f"{where} reads {used[0]} (serve --metrics-detail only) "
+                              "but its noValue text does not say it needs --metrics-detail")
+    return errors
+
+
 def gap_alert_thresholds(rules_text: str) -> List[float]:
     """The ProfwatchStepKernelGapHigh thresholds of a rules file, ascending."""
     found = re.findall(r"alert: ProfwatchStepKernelGapHigh\s+expr: \|\s+.*?profwatch_step_minus_kernel_ratio\)\s*>\s*([0-9.]+)",
@@ -295,6 +331,8 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--work-dir", help="where to write the generated rules file")
     ap.add_argument("--no-promql", action="store_true", help="skip the promtool parse check")
     ap.add_argument("--rules", help="rules file whose gap alert thresholds the gap panels must use")
+    ap.add_argument("--metric-names",
+                    help="metric_names.h: panels over its detail metrics must say they need them")
     args = ap.parse_args(argv)
 
     errors: List[str] = []
@@ -320,6 +358,13 @@ def main(argv: List[str]) -> int:
         with open(args.rules, encoding="utf-8") as f:
             errors.extend(check_gap_colours([(p, d) for p, d in loaded if isinstance(d, dict)],
                                             gap_alert_thresholds(f.read())))
+    if args.metric_names:
+        with open(args.metric_names, encoding="utf-8") as f:
+            details = detail_metrics(f.read())
+        if not details:
+            errors.append(f"{args.metric_names}: no kDetailMetrics found")
+        errors.extend(check_detail_panels([(p, d) for p, d in loaded if isinstance(d, dict)],
+                                          details))
     if not args.no_promql:
         if not args.promtool:
             errors.append("promtool not found (apt-get install prometheus); use --no-promql to skip")

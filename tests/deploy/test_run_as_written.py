@@ -26,12 +26,19 @@ with chmod. A check inside, as the daemon's user, proves each read-only path
 refuses a write and each writable one takes it. Where neither can be done
 (root without a mount namespace) the test skips, saying why.
 
+Under a sanitizer (--sanitized, from a PROFWATCH_SANITIZE or PROFWATCH_TSAN
+build) each daemon is several times slower, and they all run side by side on
+the same cores: there the Kubernetes daemonset, the systemd unit and the
+Slurm wrapper run, each wait's deadline is scaled like the test's ctest
+timeout (tests/CMakeLists.txt), and the others (SANITIZER_SKIPS) skip,
+saying so: they run in the plain build's ctest.
+
 The window: 8 one-GPU trace files named after this host (so --host-filter
 auto keeps them), each with more kernel intervals than a waiting file keeps
 in memory, so the window spills; profwatch_spill_bytes_total must grow and
 profwatch_spill_errors_total stay 0.
 
-  test_run_as_written.py --profwatch BIN --tracegen BIN --build BUILD_DIR
+  test_run_as_written.py --profwatch BIN --tracegen BIN --build BUILD_DIR [--sanitized]
 """
 import argparse
 import concurrent.futures
@@ -60,12 +67,16 @@ except ImportError:  # pragma: no cover - reported as skips
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
-OPTS = {"profwatch": None, "tracegen": None, "build": None}
+OPTS = {"profwatch": None, "tracegen": None, "build": None, "sanitized": False}
 HOST = socket.gethostname().split(".")[0]
 GPUS = 8             # train.sbatch's --expected-gpus 8: a whole node's window
 EVENTS = 75_000      # per file: > FileAggregator::kParkedIntervals (65,536) kernels
 TS_DIR = "2026_01_15_10_00_00"
 DEADLINE = 120       # seconds for any one wait (a busy 2-core machine)
+# Result keys of the deployments a sanitizer build skips (see the docstring).
+SANITIZER_SKIPS = ("training-job-with-sidecar.yaml", "statefulset-sharded.yaml", "docker CMD",
+                   "docker run")
+SANITIZER_DEADLINE_FACTOR = 3  # PROFWATCH_TEST_TIMEOUT_FACTOR of a sanitizer build
 
 
 def read(path):
@@ -460,6 +471,11 @@ class RunAsWrittenTest(unittest.TestCase):
         cls.deployments = kubernetes_deployments() + [systemd_deployment()] + docker_deployments()
         runnable = []
         for d in cls.deployments:
+            key = d.name if d.name.startswith("docker") else d.where
+            if OPTS["sanitized"] and key in SANITIZER_SKIPS:
+                cls.results[key] = unittest.SkipTest(
+                    "not under a sanitizer: run by the plain build's ctest")
+                continue
             if d.name == "docker CMD":
                 try:
                     d.binary = install_image_tree(os.path.join(cls.tmp, "image"))
@@ -637,8 +653,12 @@ if __name__ == "__main__":
     ap.add_argument("--profwatch")
     ap.add_argument("--tracegen")
     ap.add_argument("--build")
+    ap.add_argument("--sanitized", action="store_true")
     args, rest = ap.parse_known_args()
-    for k in OPTS:
+    for k in ("profwatch", "tracegen", "build"):
         v = getattr(args, k)
         OPTS[k] = os.path.abspath(v) if v else None
+    OPTS["sanitized"] = args.sanitized
+    if args.sanitized:
+        DEADLINE *= SANITIZER_DEADLINE_FACTOR
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

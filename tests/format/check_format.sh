@@ -2,7 +2,7 @@
 # Fails when a tracked C++ file differs from clang-format's output
 # (.clang-format at the repository root). One clang-format process checks
 # every file (xargs splits only an over-long command line): a process per
-# file cost most of this test's time on a busy machine.
+# file would pay clang-format's start-up once per file.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v clang-format >/dev/null || { echo "clang-format not installed"; exit 77; }

@@ -244,6 +244,7 @@ inline snapshot::Snapshot SampleSnapshot() {
   s.shards = 3;
   s.pending_windows = 2;
   s.pending_by_run[RunWithoutStepTime().key] = 2;
+  s.metrics_detail = true;  // every series (serve --metrics-detail): the golden shows them all
   s.oldest_waiting_seconds = 42.5;
   s.owner_capped[{"4001", "owner_run_cap"}] = 3;
   return Published(std::move(s));

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -62,6 +63,25 @@ std::optional<double> Sample(const std::string& text, const std::string& name, c
       if (line.find(k + "=\"" + v + "\"") == std::string::npos) ok = false;
     }
     if (ok) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<double> WindowShown(const std::string& text, const std::string& ts,
+                                  const Labels& want) {
+  std::tm tm{};
+  if (strptime(ts.c_str(), "%Y_%m_%d_%H_%M_%S", &tm) == nullptr) return std::nullopt;
+  const double start = static_cast<double>(timegm(&tm));
+  const std::string name = "profwatch_window_start_timestamp_seconds";
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, name.size() + 1, name + "{") != 0) continue;
+    bool ok = true;
+    for (const auto& [k, v] : want) {
+      if (line.find(k + "=\"" + v + "\"") == std::string::npos) ok = false;
+    }
+    if (ok && std::stod(line.substr(line.rfind(' ') + 1)) == start) return 1.0;
   }
   return std::nullopt;
 }

@@ -25,6 +25,12 @@ using Labels = std::map<std::string, std::string>;
 std::optional<double> Sample(const std::string& text, const std::string& name,
                              const Labels& want = {});
 
+// 1 when some run matching `want` exports the window whose first <ts> dir is
+// `ts` ("2024_03_01_12_00_00", by profwatch_window_start_timestamp_seconds:
+// the window id is no label), else nullopt.
+std::optional<double> WindowShown(const std::string& text, const std::string& ts,
+                                  const Labels& want = {});
+
 // `<jobs>/<job>/<run>/tensorboard/plugins/profile` (MaxText layout).
 std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run);
 

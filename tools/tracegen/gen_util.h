@@ -1,5 +1,6 @@
 // Helpers the collective generators (kineto_collectives, jax_collectives)
-// share: their random numbers, their time text and their gzip writer.
+// and the Kineto math generator share: their random numbers, their time
+// text, the Kineto trace's per-GPU metadata and tail, and their gzip writer.
 #pragma once
 
 #include <zlib.h>
@@ -27,6 +28,26 @@ inline std::string MicrosText(int64_t ns) {
   std::snprintf(buf, sizeof(buf), "%lld.%03lld", static_cast<long long>(ns / 1000),
                 static_cast<long long>(ns % 1000));
   return buf;
+}
+
+// A Kineto trace's metadata of GPU `dev`'s process (pid `dev`): its name
+// and its "GPU <dev>" label, one event a line.
+inline std::string KinetoGpuProcessMeta(int dev) {
+  const std::string pid = std::to_string(dev);
+  return "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
+         ",\"tid\":0,\"args\":{\"name\":\"python3.10\"}},\n"
+         "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":" +
+         pid + ",\"tid\":0,\"args\":{\"labels\":\"GPU " + pid + "\"}},\n";
+}
+
+// The end of a Kineto trace: the profiler's window-end marker at `end_ns`,
+// the traceEvents array closed, then the trailer keys.
+inline std::string KinetoTail(int64_t end_ns) {
+  return "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\","
+         "\"ts\":" +
+         MicrosText(end_ns) +
+         "}],\"traceName\":\"profwatch-tracegen\",\"displayTimeUnit\":\"ms\","
+         "\"baseTimeNanoseconds\":1711964646000000000}\n";
 }
 
 // Writes the parts, in order, gzip-compressed (level 6) to `path`.

@@ -357,10 +357,7 @@ bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::stri
   std::string meta;
   for (int dev = 0; dev < p.gpus; ++dev) {
     const std::string pid = std::to_string(dev);
-    meta += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
-            ",\"tid\":0,\"args\":{\"name\":\"python3.10\"}},\n"
-            "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":" +
-            pid + ",\"tid\":0,\"args\":{\"labels\":\"GPU " + pid + "\"}},\n";
+    meta += KinetoGpuProcessMeta(dev);
     for (int64_t s : {kComputeStream, kCommStream}) {
       meta += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid +
               ",\"tid\":" + std::to_string(s) + ",\"args\":{\"name\":\"stream " +
@@ -370,12 +367,7 @@ bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::stri
   const std::string head =
       "{\"schemaVersion\":1,\"deviceProperties\":[],\"distributedInfo\":{\"backend\":\"nccl\","
       "\"rank\":0,\"world_size\":8},\"traceEvents\":[\n";
-  const std::string tail =
-      "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\","
-      "\"ts\":" +
-      MicrosText(base_ns + p.steps * kStepNs) +
-      "}],\"traceName\":\"profwatch-tracegen\",\"displayTimeUnit\":\"ms\","
-      "\"baseTimeNanoseconds\":1711964646000000000}\n";
+  const std::string tail = KinetoTail(base_ns + p.steps * kStepNs);
   return WriteGzipParts(path, {&head, &meta, &cpu, &gpu, &tail}, error);
 }
 

@@ -228,22 +228,11 @@ bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
   for (const auto& [key, ps] : uncounted) truth->uncounted.push_back({key.first, key.second, ps});
 
   std::string meta;
-  for (int dev = 0; dev < p.gpus; ++dev) {
-    const std::string pid = std::to_string(dev);
-    meta += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
-            ",\"tid\":0,\"args\":{\"name\":\"python3.10\"}},\n"
-            "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":" +
-            pid + ",\"tid\":0,\"args\":{\"labels\":\"GPU " + pid + "\"}},\n";
-  }
+  for (int dev = 0; dev < p.gpus; ++dev) meta += KinetoGpuProcessMeta(dev);
   const std::string head =
       "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\"}],"
       "\"traceEvents\":[\n";
-  const std::string tail =
-      "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\","
-      "\"ts\":" +
-      MicrosText(base_ns + p.steps * step_ns) +
-      "}],\"traceName\":\"profwatch-tracegen\",\"displayTimeUnit\":\"ms\","
-      "\"baseTimeNanoseconds\":1711964646000000000}\n";
+  const std::string tail = KinetoTail(base_ns + p.steps * step_ns);
   return WriteGzipParts(path, {&head, &meta, &cpu, &gpu, &tail}, error);
 }
 

@@ -84,8 +84,8 @@ constexpr size_t kShortName = 4096;
 
 // A name of more than twice this many bytes is classified on its first and
 // last kClassifiedEnd bytes joined: every rule's work per name is bounded
-// (a search per contains pattern and rule set over a name of megabytes took
-// minutes for a file of a few hundred such names), while what real names
+// (a search per contains pattern and rule set grows with the name's length,
+// which no reader bounds below megabytes), while what real names
 // are told by stays in view: their longest in the fixtures (cuDNN) has
 // 5,123 characters, and library prefixes and the suffixes rules test (.kd,
 // template arguments) sit at the ends. The joined text is longer than

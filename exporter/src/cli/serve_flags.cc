@@ -15,6 +15,15 @@
 namespace profwatch::cli {
 namespace {
 
+// A cap on a count, at least `min` (0 where 0 turns the cap off), its
+// default shown in --help.
+CLI::Option* AddCap(CLI::App& app, const std::string& name, int64_t& value, int64_t min,
+                    const std::string& help) {
+  return app.add_option(name, value, help)
+      ->check(WholeAtLeast(min, INT64_MAX))
+      ->capture_default_str();
+}
+
 // What is watched and how: roots, rescans, symlinks, file caps, host filter,
 // shard.
 void AddScanOptions(CLI::App& app, ServeFlags& f) {
@@ -29,37 +38,25 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
   app.add_flag("--follow-symlinks", f.follow_symlinks,
                "Walk directory symlinks and read trace file symlinks that lead out of the watch "
                "root (default: skip them)");
-  app.add_option("--max-files-per-dir", f.max_files_per_dir,
-                 "A directory holding more trace files is not analysed (counted and logged "
-                 "once); a <ts> dir is held to --max-files-per-window too")
-      ->check(WholeAtLeast(1, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-files-per-window", f.max_files_per_window,
-                 "A window of more trace files is not analysed (counted and logged once)")
-      ->check(WholeAtLeast(1, INT64_MAX))
-      ->capture_default_str();
+  AddCap(app, "--max-files-per-dir", f.max_files_per_dir, 1,
+         "A directory holding more trace files is not analysed (counted and logged "
+         "once); a <ts> dir is held to --max-files-per-window too");
+  AddCap(app, "--max-files-per-window", f.max_files_per_window, 1,
+         "A window of more trace files is not analysed (counted and logged once)");
   // Per owner (the uid of a job directory): anyone who can write under a
   // root can make job directories, so no owner may take more than these.
-  app.add_option("--max-runs-per-owner", f.max_runs_per_owner,
-                 "Runs tracked per owner (uid of the job directory); past it the runs with the "
-                 "oldest writes are not analysed (counted and logged; 0: no cap)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-windows-per-owner", f.max_windows_per_owner,
-                 "Windows tracked per owner; past it the owner's oldest windows are not "
-                 "tracked (counted and logged; 0: no cap)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-dirs-per-owner", f.max_dirs_per_owner,
-                 "Directories walked per owner and scan (<ts> dirs newest first); the rest of "
-                 "the owner's tree is not walked (counted and logged; 0: no cap)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--max-watches-per-owner", f.max_watches_per_owner,
-                 "inotify watches per owner; the owner's other directories are found by the "
-                 "--poll-interval rescan (0: no budget)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
+  AddCap(app, "--max-runs-per-owner", f.max_runs_per_owner, 0,
+         "Runs tracked per owner (uid of the job directory); past it the runs with the "
+         "oldest writes are not analysed (counted and logged; 0: no cap)");
+  AddCap(app, "--max-windows-per-owner", f.max_windows_per_owner, 0,
+         "Windows tracked per owner; past it the owner's oldest windows are not "
+         "tracked (counted and logged; 0: no cap)");
+  AddCap(app, "--max-dirs-per-owner", f.max_dirs_per_owner, 0,
+         "Directories walked per owner and scan (<ts> dirs newest first); the rest of "
+         "the owner's tree is not walked (counted and logged; 0: no cap)");
+  AddCap(app, "--max-watches-per-owner", f.max_watches_per_owner, 0,
+         "inotify watches per owner; the owner's other directories are found by the "
+         "--poll-interval rescan (0: no budget)");
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
@@ -124,7 +121,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
       ->check(WholeAtLeast(1))
       ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
       ->capture_default_str();
-  app.add_option("--top-kernels", f.top_kernels, "Top kernels per family to export")
+  app.add_flag("--metrics-detail", f.metrics_detail,
+               "Also export per-kernel, per-region and per-family exclusive/idle-before "
+               "series and zero series of families that ran no kernel (README: Series per run)");
+  app.add_option("--top-kernels", f.top_kernels,
+                 "Top kernels per family (exported with --metrics-detail)")
       ->check(WholeAtLeast(0))
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
@@ -138,8 +139,9 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(WholeAtLeast(1))
       ->capture_default_str();
-  app.add_option("--top-regions", f.top_regions,
-                 "Regions exported by kernel time; the rest as region=\"other\"")
+  app.add_option(
+         "--top-regions", f.top_regions,
+         "Regions by kernel time (exported with --metrics-detail); the rest as region=\"other\"")
       ->check(WholeAtLeast(1))
       ->capture_default_str();
   app.add_option("--rules", f.rules, "Base family rule set: drill | nvidia | amd | auto")
@@ -159,6 +161,11 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Training-log glob tried per run, in order (repeatable; replaces the "
                  "defaults); {jobs_root}, {job}, {run} are replaced")
       ->allow_extra_args(false);
+  app.add_option("--max-followed-logs", f.max_followed_logs,
+                 "Runs whose training logs are followed at most (one open file each); "
+                 "more are counted in profwatch_training_logs_refused_total")
+      ->check(WholeAtLeastU64(1))
+      ->capture_default_str();
   app.add_option("--log-max-bytes-per-scan", f.log_max_bytes_per_scan,
                  "Bytes each training log may read per --poll-interval (a long log catches up "
                  "over several; a huge file costs a bounded rate)")
@@ -444,12 +451,14 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
     o.training_logs.bindings.push_back(std::move(*binding));
   }
   if (!f.log_glob.empty()) o.training_logs.globs = f.log_glob;
+  o.training_logs.max_runs = f.max_followed_logs;
   o.training_logs.max_bytes_per_scan = f.log_max_bytes_per_scan;
   if (f.profile_steps_explicit) {
     o.training_logs.step_time.overrides.profiler_steps = f.profile_steps;
   }
   o.history_file = f.history;
   o.history_max_bytes = f.history_max_bytes;
+  o.metrics_detail = f.metrics_detail;
   return o;
 }
 

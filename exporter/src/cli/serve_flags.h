@@ -65,6 +65,7 @@ struct ServeFlags {
   double peak_flops = 0;          // per GPU for MFU; 0: the device's datasheet peak
   double peak_hbm_bandwidth = 0;  // bytes/s per GPU for the roofline; 0: the datasheet's
   int top_regions = 10;           // regions exported; the rest as region="other"
+  bool metrics_detail = false;    // per-kernel, per-region and per-family detail
   std::string rules = "auto";
   std::string families;
   std::string source = "auto";
@@ -72,6 +73,7 @@ struct ServeFlags {
   // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
   std::vector<std::string> log;
   std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
+  size_t max_followed_logs = pipeline::kDefaultMaxFollowedLogs;
   uint64_t log_max_bytes_per_scan = pipeline::kDefaultLogMaxBytesPerScan;
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows

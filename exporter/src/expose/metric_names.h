@@ -38,6 +38,7 @@ enum class Metric : uint16_t {
   kWindowFailed,
   kWindowInfo,
   kWindowAnalyzedTimestampSeconds,
+  kWindowStartTimestampSeconds,
   kFamilyKernelSeconds,
   kFamilyKernelLaunches,
   kKernelSeconds,
@@ -124,6 +125,7 @@ enum class Metric : uint16_t {
   kStateSaveErrorsTotal,
   kHistoryLinesCutTotal,
   kLogParseErrorsTotal,
+  kTrainingLogsRefusedTotal,
   kWebConfigReloadErrorsTotal,
   kWebConfigLastReloadSuccessful,
 };
@@ -151,7 +153,7 @@ struct MetricSpec {
 inline constexpr MetricSpec kMetrics[] = {
     // --- window shape ---
     {Metric::kWindowGpus, "profwatch_window_gpus", MetricType::kGauge, "", "GPUs detected in the latest window (devices with at least one kernel).", {}, true, Source::kSnapshot},
-    {Metric::kWindowExpectedGpus, "profwatch_window_expected_gpus", MetricType::kGauge, "", "GPUs expected in the window (configured, or learned from the previous window).", {}, true, Source::kSnapshot},
+    {Metric::kWindowExpectedGpus, "profwatch_window_expected_gpus", MetricType::kGauge, "", "GPUs expected in the window (configured, or learned from the previous window); for a run's first window with nothing configured, its own GPUs (what the next window is held to).", {}, true, Source::kSnapshot},
     {Metric::kWindowTraceFiles, "profwatch_window_trace_files", MetricType::kGauge, "", "Trace files in the latest window.", {}, true, Source::kSnapshot},
     {Metric::kWindowTimestampDirs, "profwatch_window_timestamp_dirs", MetricType::kGauge, "", "Profile <ts> directories merged into the latest window.", {}, true, Source::kSnapshot},
     {Metric::kWindowProfileSteps, "profwatch_window_profile_steps", MetricType::kGauge, "", "Profiled steps the window covers (the per-step divisor).", {}, true, Source::kSnapshot},
@@ -160,8 +162,9 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kWindowTruncated, "profwatch_window_truncated", MetricType::kGauge, "", "1 when a trace of the window hit the 1,000,000-event writer cap or ended early.", {}, true, Source::kSnapshot},
     {Metric::kWindowIncomplete, "profwatch_window_incomplete", MetricType::kGauge, "", "1 when the window was analysed short of its expected GPUs/files (timeout) or with failed files.", {}, true, Source::kSnapshot},
     {Metric::kWindowFailed, "profwatch_window_failed", MetricType::kGauge, "", "1 while the run's latest window analysis failed for real; reason: the failed file's error (truncated, io, not_found for a file given up after --max-retries; corrupt, permission, ...), or no_data when no file failed but the window had no kernel data (then not exported, the previous one stays); crashed when the daemon died twice analysing it (not analysed again until its files change); too_large when its run state is over the per-run cap. Absent once a window of the run is analysed with every file read; a file still being written is not a failure.", {"reason"}, true, Source::kSnapshot},
-    {Metric::kWindowInfo, "profwatch_window_info", MetricType::kGauge, "info", "Always 1; labels describe the latest window.", {"launcher_mode", "window", "format"}, true, Source::kSnapshot},
+    {Metric::kWindowInfo, "profwatch_window_info", MetricType::kGauge, "info", "Always 1; labels describe the latest window (which window it is: profwatch_window_start_timestamp_seconds).", {"launcher_mode", "format"}, true, Source::kSnapshot},
     {Metric::kWindowAnalyzedTimestampSeconds, "profwatch_window_analyzed_timestamp_seconds", MetricType::kGauge, "seconds", "Unix time the latest window was analysed.", {}, true, Source::kSnapshot},
+    {Metric::kWindowStartTimestampSeconds, "profwatch_window_start_timestamp_seconds", MetricType::kGauge, "seconds", "Unix time the latest window started: its first <ts> dir's name (read as UTC), or a PyTorch profiling cycle's capture time; which window is exported, as a value of one series per run (the window id is no label).", {}, true, Source::kSnapshot},
     // --- families (per GPU per step) ---
     {Metric::kFamilyKernelSeconds, "profwatch_family_kernel_seconds", MetricType::kGauge, "seconds", "Kernel time of a family, seconds per GPU per step.", {"family"}, true, Source::kSnapshot},
     {Metric::kFamilyKernelLaunches, "profwatch_family_kernel_launches", MetricType::kGauge, "", "Kernel launches of a family per GPU per step.", {"family"}, true, Source::kSnapshot},
@@ -251,11 +254,12 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kWatchRootReadable, "profwatch_watch_root_readable", MetricType::kGauge, "", "1 when the watched root exists and is a readable directory, 0 while it cannot be walked (missing, unreadable, not a directory).", {"root"}, false, Source::kSnapshot},
     {Metric::kRunLabelClashesTotal, "profwatch_run_label_clashes_total", MetricType::kCounter, "", "Run dirs not analysed because another run dir (under another root) has the same training_job and run (each counted once; the log names both).", {}, false, Source::kRegistry},
     {Metric::kWindowsSupersededTotal, "profwatch_windows_superseded_total", MetricType::kCounter, "", "Older windows of a run found already written when the daemon started (its backlog) and not analysed because the run has a newer one, and windows of a run dir first seen beyond its newest 8 (each counted once and logged; windows appearing later are all analysed).", {}, false, Source::kRegistry},
-    {Metric::kScanRefusedTotal, "profwatch_scan_refused_total", MetricType::kCounter, "", "Trace files, directories and windows the scan refuses, never read, by reason, each counted once while it stays: dir_file_cap (a directory holding more trace files than --max-files-per-dir, or for a <ts> dir --max-files-per-window), window_file_cap (a window over --max-files-per-window), outside_root (a trace file symlink whose target lies outside the watch root), owner_run_cap, owner_window_cap, owner_dir_cap (runs, windows and directories of an owner over --max-runs-per-owner, --max-windows-per-owner, --max-dirs-per-owner; profwatch_owner_capped names the owner).", {"reason"}, false, Source::kRegistry},
+    {Metric::kScanRefusedTotal, "profwatch_scan_refused_total", MetricType::kCounter, "", "Trace files, directories and windows the scan refuses, never read, by reason, each counted once while it stays: dir_file_cap (a directory holding more trace files than --max-files-per-dir, or for a <ts> dir --max-files-per-window), window_file_cap (a window over --max-files-per-window), outside_root (a trace file symlink whose target lies outside the watch root), owner_run_cap, owner_window_cap, owner_dir_cap (runs, windows and directories of an owner over --max-runs-per-owner, --max-windows-per-owner, --max-dirs-per-owner; profwatch_owner_capped names the owner); ts_outside_profile, not_timestamp, unknown_trace_name (a directory of trace-like files no layout reads: a <ts> dir outside plugins/profile, a plugins/profile dir not named like a <ts>, files not named as the layouts read them); host_filter (--host-filter matched none of the trace files found); retention (a run none of whose windows is analysed, quiet longer than --retention).", {"reason"}, false, Source::kRegistry},
     {Metric::kFutureDirsSkippedTotal, "profwatch_future_dirs_skipped_total", MetricType::kCounter, "", "Profile <ts> dirs skipped because they are dated more than --future-tolerance ahead of the wall clock (each counted once).", {}, false, Source::kRegistry},
     {Metric::kStateSaveErrorsTotal, "profwatch_state_save_errors_total", MetricType::kCounter, "", "Failed saves of the --state file (the daemon keeps serving; the next save retries).", {}, false, Source::kRegistry},
     {Metric::kHistoryLinesCutTotal, "profwatch_history_lines_cut_total", MetricType::kCounter, "", "--history lines over their byte cap, written without their state and report (compare skips them).", {}, false, Source::kRegistry},
     {Metric::kLogParseErrorsTotal, "profwatch_log_parse_errors_total", MetricType::kCounter, "", "Training log lines that looked like step lines but did not parse.", {}, false, Source::kRegistry},
+    {Metric::kTrainingLogsRefusedTotal, "profwatch_training_logs_refused_total", MetricType::kCounter, "", "Runs whose training log is not followed because --max-followed-logs runs' logs are followed already (each run counted once; warned once).", {}, false, Source::kRegistry},
     // --- the front door (web/: --web.config.file reloads) ---
     {Metric::kWebConfigReloadErrorsTotal, "profwatch_web_config_reload_errors_total", MetricType::kCounter, "", "Re-reads of --web.config.file that failed (the previous version stays)", {}, false, Source::kRegistry},
     {Metric::kWebConfigLastReloadSuccessful, "profwatch_web_config_last_reload_successful", MetricType::kGauge, "", "1 if the last read of --web.config.file succeeded, else 0", {}, false, Source::kRegistry},
@@ -289,6 +293,25 @@ inline constexpr ProcessMetricSpec kProcessMetrics[] = {
 // clang-format on
 
 inline constexpr size_t kMetricCount = std::size(kMetrics);
+
+// Detail metrics: exported only by `serve --metrics-detail` (issue #49).
+// Per kernel, per model region and each family's exclusive and idle-before
+// time are what a person reads while tuning one run; at fleet scale they
+// are most of a run's series, and no alert or recording rule reads them
+// (README, "Series per run"). Every other metric is exported by default.
+inline constexpr Metric kDetailMetrics[] = {
+    Metric::kKernelSeconds,
+    Metric::kFamilyExclusiveSeconds,
+    Metric::kFamilyIdleBeforeSeconds,
+    Metric::kRegionKernelSeconds,
+};
+
+constexpr bool IsDetail(Metric m) {
+  for (Metric d : kDetailMetrics) {
+    if (d == m) return true;
+  }
+  return false;
+}
 
 // Row i of kMetrics is Metric i: checked at compile time.
 constexpr bool MetricsInEnumOrder() {

@@ -95,6 +95,10 @@ class Builder {
     }
   }
 
+  // With `detail` false (the default) the detail metrics are left out.
+  void SetDetail(bool detail) { detail_ = detail; }
+  bool detail() const { return detail_; }
+
   void SetRun(const snapshot::RunKey* key) {
     job_ = key ? Repaired(key->training_job) : std::string();
     run_ = key ? Repaired(key->run) : std::string();
@@ -103,6 +107,7 @@ class Builder {
 
   // `labels` are the metric's own labels, in metric_names.h order.
   void Add(Metric id, double value, Labels labels = {}) {
+    if (!detail_ && IsDetail(id)) return;
     const size_t family = static_cast<size_t>(id);
     if (output_ == Output::kText) {
       AddText(family, "", value, labels);
@@ -262,6 +267,7 @@ class Builder {
   int64_t invalid_utf8_ = 0;  // label values whose bad UTF-8 was replaced
   std::string job_, run_;
   bool per_run_ = false;
+  bool detail_ = false;
 };
 
 double Bool(bool b) { return b ? 1.0 : 0.0; }
@@ -302,7 +308,7 @@ void AddCollectives(const WindowFigures& w, Builder& b) {
 void AddWindowShape(const snapshot::RunState& rs, const WindowFigures& w, Builder& b) {
   const aggregate::WindowStats& st = *w.stats;
   b.Add(M::kWindowGpus, st.gpus());
-  if (rs.expected_gpus > 0) b.Add(M::kWindowExpectedGpus, rs.expected_gpus);
+  b.Add(M::kWindowExpectedGpus, rs.ShownExpectedGpus());
   b.Add(M::kWindowTraceFiles, static_cast<double>(st.files.size()));
   b.Add(M::kWindowTimestampDirs, static_cast<double>(st.timestamp_dirs.size()));
   b.Add(M::kWindowProfileSteps, st.profile_steps);
@@ -312,22 +318,30 @@ void AddWindowShape(const snapshot::RunState& rs, const WindowFigures& w, Builde
     b.Add(M::kWindowDroppedEvents, static_cast<double>(n), {{"reason", reason}});
   }
   b.Add(M::kWindowIncomplete, Bool(rs.incomplete));
+  // The window id is no label: a label that changes with every window would
+  // start a new series each time (issue #49); its start time is a value.
   b.Add(M::kWindowInfo, 1.0,
-        {{"launcher_mode", aggregate::LauncherModeName(st.launcher_mode)},
-         {"window", rs.window_id},
-         {"format", rs.format}});
+        {{"launcher_mode", aggregate::LauncherModeName(st.launcher_mode)}, {"format", rs.format}});
   b.Add(M::kWindowAnalyzedTimestampSeconds, rs.analyzed_unix);
+  b.Add(M::kWindowStartTimestampSeconds, static_cast<double>(rs.window_start));
 }
 
 // Per family per GPU per step: kernel time and launches, and its top kernels.
+// A family's series are exported when it ran a kernel, or with --metrics-detail
+// (a family of the rule set that ran none has only zeros).
+bool Shown(const figures::FamilyFigures& f, const Builder& b) { return f.ran || b.detail(); }
+
 void AddFamilies(const WindowFigures& w, Builder& b) {
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kFamilyKernelSeconds, f.seconds_per_gpu_step, {{"family", f.family->family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kFamilyKernelLaunches, f.launches_per_gpu_step, {{"family", f.family->family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     for (const figures::KernelSeries& k : f.series) {
       b.Add(M::kKernelSeconds, k.seconds_per_gpu_step,
             {{"family", f.family->family}, {"kernel", k.label}});
@@ -344,14 +358,17 @@ void AddDecomposition(const WindowFigures& w, Builder& b) {
   b.Add(M::kKernelOverlapSeconds, w.time.overlap_seconds);
   b.Add(M::kExposedCommSeconds, w.time.exposed_comm_seconds);
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kFamilyExclusiveSeconds, f.exclusive_seconds_per_gpu_step,
           {{"family", f.family->family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kFamilyIdleBeforeSeconds, f.idle_before_seconds_per_gpu_step,
           {{"family", f.family->family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kFamilyInfo, 1.0,
           {{"family", f.family->family}, {"kind", classify::FamilyKindName(f.family->kind)}});
   }
@@ -384,9 +401,11 @@ void AddRegionsAndStraggler(const WindowFigures& w, Builder& b) {
 // windows across sidecars before dividing.
 void AddRawSums(const WindowFigures& w, Builder& b) {
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kWindowRawFamilyKernelSeconds, f.raw_seconds, {{"family", f.family->family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
+    if (!Shown(f, b)) continue;
     b.Add(M::kWindowRawFamilyKernelLaunches, f.raw_launches, {{"family", f.family->family}});
   }
   b.Add(M::kWindowRawKernelSeconds, w.raw.kernel_seconds);
@@ -434,6 +453,8 @@ void AddStep(const snapshot::RunState& rs, const WindowFigures* w, Builder& b) {
   const figures::FlopFigures& ff = w->flops;
   if (ff.per_gpu_step) {
     for (size_t k = 0; k < ff.per_gpu_step->size(); ++k) {
+      // A kind with no FLOPs counted (no such operator ran) is a zero.
+      if ((*ff.per_gpu_step)[k] == 0 && !b.detail()) continue;
       b.Add(M::kWindowFlopsPerGpuStep, (*ff.per_gpu_step)[k],
             {{"kind", aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))}});
     }
@@ -481,6 +502,7 @@ BuildInfo DefaultBuildInfo() { return BuildInfo{PROFWATCH_VERSION, BuildRevision
 namespace {
 
 void Render(const snapshot::Snapshot& snap, const BuildInfo& build, Builder& b) {
+  b.SetDetail(snap.metrics_detail);
   b.SetRun(nullptr);
   b.Add(M::kBuildInfo, 1.0, {{"version", build.version}, {"revision", build.revision}});
   if (snap.shards > 0) {

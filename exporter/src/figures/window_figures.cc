@@ -46,6 +46,7 @@ void AddFamilies(const WindowStats& s, WindowFigures& w) {
                                                     : 0.0;
     ff.raw_seconds = PsToSeconds(f.total_ps);
     ff.raw_launches = static_cast<double>(f.launches);
+    ff.ran = f.launches > 0;
     ff.kernels.reserve(f.top_kernels.size());
     for (const aggregate::KernelSummary& k : f.top_kernels) {
       ff.kernels.push_back({&k, s.PerGpuStepSeconds(k.total_ps), s.PerGpuStepCount(k.launches),

@@ -57,6 +57,9 @@ struct FamilyFigures {
   // Summed over the window's GPUs and steps.
   double raw_seconds = 0;
   double raw_launches = 0;
+  // The family launched a kernel in the window. A family of the rule set
+  // that did not has only zeros, which /metrics leaves out by default.
+  bool ran = false;
   std::vector<KernelFigures> kernels;  // the family's top kernels, in their order
   std::vector<KernelSeries> series;
   // Its bytes: an index into WindowFigures::bytes.families; unset when it

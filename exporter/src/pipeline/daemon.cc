@@ -143,6 +143,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     refused_family_->Add({{"reason", std::string(reason)}});
   }
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
+  logs_refused_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal).Add({});
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
   log_options.scan_period = options_.poll_interval;
@@ -231,6 +232,58 @@ void Daemon::ReportRefusedLocked(const watch::ScanResult& result,
         count, JoinPaths(fresh));
   }
   outside_root_files_ = std::move(links_now);
+}
+
+void Daemon::ReportIgnoredLocked(const watch::ScanResult& result) {
+  std::set<std::pair<std::string, std::string_view>> now;
+  std::map<std::string_view, std::vector<std::string>> fresh;
+  for (const watch::IgnoredDir& d : result.ignored) {
+    now.insert({d.path, d.reason});
+    if (ignored_dirs_.count({d.path, d.reason}) == 0) fresh[d.reason].push_back(d.path);
+  }
+  ignored_dirs_ = std::move(now);
+  for (auto& [reason, paths] : fresh) {
+    const size_t count = paths.size();
+    refused_family_->Add({{"reason", std::string(reason)}}).Increment(static_cast<double>(count));
+    paths.resize(std::min(count, kNamedRefusals));
+    std::string_view what = "trace-like files in a directory of no known layout";
+    std::string_view hint =
+        "Kineto files are read as *.pt.trace.json[.gz], JAX windows in "
+        "<logdir>/plugins/profile/<ts>/, Nsight exports in capture-nsys-profile/";
+    if (reason == watch::kIgnoredTsOutsideProfile) {
+      what = "<ts> directory with traces outside plugins/profile";
+      hint = "JAX windows are read in <logdir>/plugins/profile/<ts>/";
+    } else if (reason == watch::kIgnoredNotTimestamp) {
+      what = "directory in plugins/profile not named like a <ts>";
+      hint = "window directories are named YYYY_MM_DD_HH_MM_SS";
+    }
+    spdlog::warn("scan found {}, not analysed count={} paths={} reason={} stage=watch hint={}",
+                 what, count, JoinPaths(paths), reason, hint);
+  }
+  const bool nothing =
+      !options_.host_filter.empty() && result.filtered_files > 0 && result.files.empty();
+  if (nothing && !host_filter_matched_nothing_) {
+    refused_family_->Add({{"reason", std::string(watch::kIgnoredHostFilter)}}).Increment();
+    spdlog::warn(
+        "--host-filter matches none of the trace files found host_filter={} files={} "
+        "reason={} stage=watch hint=a file is this host's when its name starts with the host "
+        "name (Kineto: <host>_<pid>.<ns>.pt.trace.json)",
+        options_.host_filter, result.filtered_files, watch::kIgnoredHostFilter);
+  }
+  host_filter_matched_nothing_ = nothing;
+}
+
+void Daemon::NoteRetentionSkippedLocked(const std::vector<window::Assembler::Expired>& expired) {
+  for (const window::Assembler::Expired& e : expired) {
+    const snapshot::RunKey key{e.run.training_job, e.run.run};
+    if (runs_.count(key) != 0) continue;  // exported: it expires, it is not skipped
+    auto [it, fresh] = retention_skipped_.try_emplace(key, e.last_activity_unix);
+    if (fresh) {
+      refused_family_->Add({{"reason", std::string(kRetentionReason)}}).Increment();
+    } else {
+      it->second = std::max(it->second, e.last_activity_unix);
+    }
+  }
 }
 
 void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view reason) {
@@ -361,6 +414,7 @@ void Daemon::Reload(const DaemonOptions& next) {
   options_.assembler = next.assembler;
   options_.analyze = next.analyze;
   options_.step_seconds = next.step_seconds;
+  options_.metrics_detail = next.metrics_detail;
   if (next.history_file != options_.history_file ||
       next.training_logs.bindings != options_.training_logs.bindings ||
       next.training_logs.globs != options_.training_logs.globs) {
@@ -452,7 +506,16 @@ std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result,
   ReportScanNotesLocked(notes);
   ReportRootsLocked(result);
   ReportRefusedLocked(result, notes.capped);
+  ReportIgnoredLocked(result);
   ReportOwnerCapsLocked(result, notes.owner_caps);
+  if (!retention_skipped_.empty()) {
+    // A skipped run whose files are gone is forgotten.
+    std::set<snapshot::RunKey> on_disk;
+    for (const watch::FileObservation& f : result.files) {
+      on_disk.insert({f.labels.training_job, f.labels.run});
+    }
+    std::erase_if(retention_skipped_, [&](const auto& e) { return on_disk.count(e.first) == 0; });
+  }
   confine_roots_.clear();
   for (const watch::RootStatus& root : result.roots) {
     std::error_code ec;
@@ -586,7 +649,9 @@ void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
 
 std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scanned, bool changed) {
   const size_t queued = assembler_.Schedule(now);
-  Emit(ReadyNoteEvents(assembler_.TakeReadyNotes(), now, options_.assembler.window_timeout,
+  const window::Assembler::ReadyNotes ready_notes = assembler_.TakeReadyNotes();
+  NoteRetentionSkippedLocked(ready_notes.expired);
+  Emit(ReadyNoteEvents(ready_notes, now, options_.assembler.window_timeout,
                        options_.assembler.retention));
   if (queued > 0) {
     queue_cv_.notify_all();
@@ -924,11 +989,17 @@ void Daemon::PublishLocked(TimePoint now) {
         std::max(0.0, std::chrono::duration<double>(clock_.Now() - *since).count());
   }
   next->owner_capped = owner_capped_;
+  // A run exported now is no longer skipped (a later expiry counts again).
+  for (auto it = retention_skipped_.begin(); it != retention_skipped_.end();) {
+    it = runs_.count(it->first) != 0 ? retention_skipped_.erase(it) : std::next(it);
+  }
+  next->retention_skipped = retention_skipped_;
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;
     next->shards = options_.shard.count;
   }
+  next->metrics_detail = options_.metrics_detail;
   store_->Publish(std::move(next));
   analyzed_ok_->Increment(static_cast<double>(unpublished_.ok));
   analyzed_incomplete_->Increment(static_cast<double>(unpublished_.incomplete));
@@ -947,7 +1018,8 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result,
     RunLocation loc = LocateRun(f);
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }
-  training_logs_->ObserveRuns(runs);
+  const size_t refused = training_logs_->ObserveRuns(runs);
+  if (refused > 0) logs_refused_->Increment(static_cast<double>(refused));
 }
 
 bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {

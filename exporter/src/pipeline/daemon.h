@@ -63,6 +63,9 @@ namespace profwatch::pipeline {
 inline constexpr std::string_view kDirFileCapReason = "dir_file_cap";
 inline constexpr std::string_view kWindowFileCapReason = "window_file_cap";
 inline constexpr std::string_view kOutsideRootReason = "outside_root";
+// Runs none of whose windows is analysed because the run was quiet longer
+// than --retention (each run once while it stays so; listed on /).
+inline constexpr std::string_view kRetentionReason = "retention";
 // Directories of an owner over --max-dirs-per-owner, not walked.
 inline constexpr std::string_view kOwnerDirCapReason = "owner_dir_cap";
 // profwatch_owner_capped only: directories past --max-watches-per-owner,
@@ -100,6 +103,9 @@ struct DaemonOptions {
   std::string history_file;  // --history; empty: none. Restart to change.
   // Per owner: each owner's history file rotates at this size.
   uint64_t history_max_bytes = store::kDefaultHistoryMaxBytes;
+  // --metrics-detail: export the detail metrics and zero family series too
+  // (snapshot::Snapshot::metrics_detail).
+  bool metrics_detail = false;
 };
 
 class Daemon {
@@ -237,6 +243,13 @@ class Daemon {
   // windows, links out of the root), each once while it stays.
   void ReportRefusedLocked(const watch::ScanResult& result,
                            const std::vector<window::Assembler::CappedWindow>& capped);
+  // Under mu_: counts and logs the directories the scan found but no layout
+  // reads (watch::ScanResult::ignored), and a --host-filter that matched no
+  // trace file, each once while it stays.
+  void ReportIgnoredLocked(const watch::ScanResult& result);
+  // Under mu_: counts runs whose windows expired unanalysed (not exported),
+  // each once while it stays so; forgets those now exported or gone.
+  void NoteRetentionSkippedLocked(const std::vector<window::Assembler::Expired>& expired);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
@@ -312,6 +325,7 @@ class Daemon {
   std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
   std::unique_ptr<store::OwnerHistory> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
+  prometheus::Counter* logs_refused_ = nullptr;
   prometheus::Counter* scans_total_ = nullptr;
   // Under mu_: the last condition seen per configured root, and what the
   // snapshot exports of it.
@@ -321,6 +335,11 @@ class Daemon {
   // counted and logged once while it stays; bounded by what is on disk now.
   std::set<std::string> capped_dirs_;
   std::set<std::string> outside_root_files_;
+  std::set<std::pair<std::string, std::string_view>> ignored_dirs_;  // (path, reason)
+  bool host_filter_matched_nothing_ = false;
+  // Under mu_: runs skipped for retention (not exported), with their last
+  // activity; the landing page lists them. Bounded by the runs on disk.
+  std::map<snapshot::RunKey, double> retention_skipped_;
   // Under mu_: per (owner label, reason), what a per-owner cap leaves out
   // now (profwatch_owner_capped); owners under every cap are absent.
   std::map<std::pair<std::string, std::string>, int64_t> owner_capped_;

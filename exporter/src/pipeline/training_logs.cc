@@ -187,19 +187,26 @@ TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
 
 TrainingLogs::~TrainingLogs() = default;
 
-void TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
+size_t TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
+  size_t refused = 0;
   for (const RunLocation& r : runs) {
     if (locations_.count(r.key)) continue;
     if (locations_.size() >= options_.max_runs) {
+      if (!refused_.insert(r.key).second) continue;
+      ++refused;
       if (!warned_max_runs_) {
-        spdlog::warn("training logs: too many runs, not following more max_runs={}",
-                     options_.max_runs);
+        spdlog::warn(
+            "training logs: --max-followed-logs reached, not following more runs' logs "
+            "max_followed_logs={} training_job={} run={}",
+            options_.max_runs, r.key.training_job, r.key.run);
         warned_max_runs_ = true;
       }
       continue;
     }
+    refused_.erase(r.key);
     locations_.emplace(r.key, r);
   }
+  return refused;
 }
 
 void TrainingLogs::SetConfinement(read::Confinement roots) {

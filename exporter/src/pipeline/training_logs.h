@@ -107,6 +107,10 @@ RunLocation LocateRunDir(const std::string& run_dir);
 // find a run's log with it.
 std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs);
 
+// Default of serve --max-followed-logs (each followed log keeps a file
+// open; the process's open-file limit must leave room for them).
+inline constexpr size_t kDefaultMaxFollowedLogs = 4096;
+
 struct TrainingLogsOptions {
   std::vector<LogBinding> bindings;
   std::vector<std::string> globs = kDefaultLogGlobs;
@@ -123,7 +127,10 @@ struct TrainingLogsOptions {
   // Where logs found by the globs may lie (real paths of the watched
   // roots; SetConfinement updates it); nullopt: anywhere.
   std::optional<read::Confinement> confine_to;
-  size_t max_runs = 4096;  // runs beyond this are not followed (warned once)
+  // serve --max-followed-logs: runs whose logs are followed at most (each
+  // followed log keeps a file open); runs beyond it are not followed,
+  // counted once each (ObserveRuns) and warned once.
+  size_t max_runs = kDefaultMaxFollowedLogs;
   // serve --shard: a JOB/RUN=FILE binding of a job another shard owns is
   // dropped (logged), so no daemon follows or exports another shard's run.
   watch::Shard shard;
@@ -152,8 +159,10 @@ class TrainingLogs {
   TrainingLogs(const TrainingLogs&) = delete;
   TrainingLogs& operator=(const TrainingLogs&) = delete;
 
-  // Registers runs seen by a scan (idempotent).
-  void ObserveRuns(const std::vector<RunLocation>& runs);
+  // Registers runs seen by a scan (idempotent). Returns how many runs were
+  // refused for the first time because max_runs are followed already (a
+  // refused run is counted once, however often scans see it).
+  size_t ObserveRuns(const std::vector<RunLocation>& runs);
   // Stops following a run (retention dropped it).
   void Forget(const snapshot::RunKey& key);
   // The watched roots' real paths after a scan: the directories logs found
@@ -202,6 +211,7 @@ class TrainingLogs {
   bool behind_ = false;
   bool warned_ambiguous_ = false;
   bool warned_max_runs_ = false;
+  std::set<snapshot::RunKey> refused_;  // runs not followed for max_runs
 };
 
 // Sets the run's step time: what the run knows (the steady steps around

@@ -1,8 +1,8 @@
 // The gzip CRC-32 (IEEE 802.3, reflected; zlib's crc32()) of a byte run.
 //
 // PrefetchSource checks each zlib member's CRC on the parsing thread. With
-// ISA-L built in, its carry-less-multiply CRC is used for that, being much
-// faster than zlib's table-driven one (docs/performance.md); without ISA-L it
+// ISA-L built in, its carry-less-multiply CRC is used for that, for speed
+// over zlib's table-driven one (figures: docs/performance.md); without ISA-L it
 // is zlib's. Either gives the same value, whatever the backend inflating.
 #pragma once
 

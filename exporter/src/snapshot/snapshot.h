@@ -107,6 +107,10 @@ struct RunState {
   aggregate::WindowStats& MutableStats();
   // The step time as figures/ takes it.
   figures::StepTime step() const { return {step_seconds, step_source}; }
+  // profwatch_window_expected_gpus: the expectation, else (a run's first
+  // window, nothing configured) the window's own GPUs, which the next window
+  // is held to; so the series exists from the first window on.
+  int ShownExpectedGpus() const { return expected_gpus > 0 ? expected_gpus : stats->gpus(); }
 };
 
 // Computes `rs.figures` anew when they are missing or were computed for
@@ -121,6 +125,10 @@ struct Snapshot {
   // Pending windows per run (profwatch_pending_windows{training_job,run});
   // runs with none are left out (exported as 0 when in `runs`).
   std::map<RunKey, int64_t> pending_by_run;
+  // Runs not analysed because they were quiet longer than --retention, with
+  // their last activity (unix seconds): the landing page lists them (not
+  // persisted).
+  std::map<RunKey, double> retention_skipped;
   // Analysis workers on a window now, and those busy on one window longer
   // than the per-file time budget (pipeline::Daemon; not persisted).
   int64_t workers_busy = 0;
@@ -139,6 +147,10 @@ struct Snapshot {
   // 0 when the daemon is not sharded.
   uint64_t shard = 0;
   uint64_t shards = 0;
+  // serve --metrics-detail: also export the detail metrics
+  // (expose::kDetailMetrics) and the zero series of families that launched
+  // no kernel and FLOP kinds with none counted.
+  bool metrics_detail = false;
 };
 
 class SnapshotStore {

@@ -30,6 +30,14 @@ bool IsKinetoName(std::string_view name) {
   return EndsWith(name, ".pt.trace.json") || EndsWith(name, ".pt.trace.json.gz");
 }
 
+// A name a profiler may have written: a trace file name, or a JSON file
+// naming itself a trace (torch's handler output renamed, `rank0_trace.json`).
+bool LooksLikeTrace(std::string_view name) {
+  if (IsTraceFileName(name)) return true;
+  return !name.empty() && name.front() != '.' && EndsWith(name, ".json") &&
+         name.find("trace") != std::string_view::npos;
+}
+
 std::string FormatTs(int64_t t) {
   time_t tt = static_cast<time_t>(t);
   tm parts{};
@@ -316,6 +324,14 @@ class Walker {
     bool kineto = std::any_of(entries.begin(), entries.end(),
                               [](const Entry& e) { return !e.is_dir && IsKinetoName(e.name); });
     if (kineto) ScanKinetoDir(d.fd(), dir, entries);
+    // Trace-like files no layout reads: the Kineto files were read above.
+    const int64_t stray = std::count_if(entries.begin(), entries.end(), [](const Entry& e) {
+      return !e.is_dir && !IsKinetoName(e.name) && LooksLikeTrace(e.name);
+    });
+    if (stray > 0) {
+      out_->ignored.push_back(
+          {dir, ParseTimestampDirName(base) ? kIgnoredTsOutsideProfile : kIgnoredTraceName, stray});
+    }
     for (const Entry& e : entries) {
       if (!e.is_dir || e.name.front() == '.') continue;
       // A child of the root is a job directory (training_job = its name), or,
@@ -348,7 +364,11 @@ class Walker {
       const Entry& e = *it;
       if (!e.is_dir) continue;
       std::optional<int64_t> t = ParseTimestampDirName(e.name);
-      if (!t) continue;
+      if (!t) {
+        if (e.name.front() != '.')
+          out_->ignored.push_back({dir + "/" + e.name, kIgnoredNotTimestamp, 0});
+        continue;
+      }
       if (Stopped()) return;
       std::string ts_dir = dir + "/" + e.name;
       if (!TakeDir(dir_owner)) continue;
@@ -559,6 +579,8 @@ ScanResult Scan(const ScanOptions& options) {
   for (const std::string& root : options.roots) walker.WalkRoot(root);
   std::sort(out.files.begin(), out.files.end(),
             [](const FileObservation& a, const FileObservation& b) { return a.path < b.path; });
+  std::sort(out.ignored.begin(), out.ignored.end(),
+            [](const IgnoredDir& a, const IgnoredDir& b) { return a.path < b.path; });
   return out;
 }
 

@@ -45,6 +45,10 @@
 // so what the cap leaves out is the owner's oldest windows
 // (ScanResult::owner_dirs_capped).
 //
+// Ignored entries (ScanResult::ignored): what looks like profiler output
+// but is no layout above is reported with a reason, one entry per
+// directory, so the daemon can count and log it (reasons below).
+//
 // Stopping: ScanOptions::stop set ends the walk at the next directory
 // (ScanResult::stopped; the result is then partial and must not be taken
 // for what exists).
@@ -156,6 +160,28 @@ struct CappedDir {
   bool counted_all = true;  // false: `files` is a lower bound
 };
 
+// Why a directory's trace-like files are not analysed (the reason label of
+// profwatch_scan_refused_total).
+// A <ts>-named directory holding trace files outside `plugins/profile/`
+// (JAX's `<run>/tensorboard/<ts>/` without `plugins/profile`).
+inline constexpr std::string_view kIgnoredTsOutsideProfile = "ts_outside_profile";
+// A directory in `plugins/profile/` whose name is no <ts>
+// (YYYY_MM_DD_HH_MM_SS), e.g. `run-2026-11-28`.
+inline constexpr std::string_view kIgnoredNotTimestamp = "not_timestamp";
+// Files named like traces (*.trace.json[.gz], *.json.gz, *.xplane.pb,
+// *.sqlite, *trace*.json) in a directory of no layout, e.g. Kineto files not
+// named *.pt.trace.json[.gz], or an nsys export outside capture-nsys-profile.
+inline constexpr std::string_view kIgnoredTraceName = "unknown_trace_name";
+// ScanOptions::host_filter matched none of the trace files found (the
+// daemon's reason; the scanner counts them in filtered_files).
+inline constexpr std::string_view kIgnoredHostFilter = "host_filter";
+
+struct IgnoredDir {
+  std::string path;
+  std::string_view reason;  // one of the kIgnored* above
+  int64_t files = 0;        // trace-like files in it (0: not read)
+};
+
 struct ScanResult {
   std::vector<RootStatus> roots;       // one per ScanOptions::roots, same order
   std::vector<FileObservation> files;  // sorted by path
@@ -174,6 +200,8 @@ struct ScanResult {
   // Owners over max_dirs_per_owner: the directories of theirs not walked
   // (a lower bound: a directory not walked is not counted into).
   std::map<Owner, int64_t> owner_dirs_capped;
+  // Directories whose trace-like files no layout reads, sorted by path.
+  std::vector<IgnoredDir> ignored;
   // ScanOptions::stop ended the walk: the result is partial.
   bool stopped = false;
 };

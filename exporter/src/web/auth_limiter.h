@@ -1,6 +1,6 @@
 // AuthLimiter: a small token bucket per client address for basic-auth
-// checks that run bcrypt (issue 47). bcrypt is slow on purpose (cost 10:
-// ~50 ms of a core), so without a bound 32 clients sending wrong passwords
+// checks that run bcrypt (issue 47). bcrypt is slow on purpose (cost 10
+// makes each check a costly share of a core), so without a bound 32 clients sending wrong passwords
 // keep every core busy. A check takes a token from its address's bucket
 // before bcrypt runs and gives it back when the password was right; an
 // address without a token is refused without bcrypt (429). A remembered

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <ctime>
 #include <string>
 
 #include "expose/snapshot_collectable.h"
@@ -241,6 +242,16 @@ std::string EscapeHtml(std::string_view text) {
   return out;
 }
 
+// Unix seconds as "YYYY-MM-DD HH:MM:SS UTC".
+std::string FormatUtc(double unix_seconds) {
+  const time_t t = static_cast<time_t>(unix_seconds);
+  tm parts{};
+  gmtime_r(&t, &parts);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &parts);
+  return buf;
+}
+
 // The landing page: version, the watch roots, the exported runs (their
 // window, or why it failed), and the endpoints.
 std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing_note) {
@@ -281,7 +292,25 @@ std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing
     }
     body += "</li>\n";
   }
-  body += "</ul>\n</body></html>\n";
+  body += "</ul>\n";
+  if (!snap.retention_skipped.empty()) {
+    body +=
+        "<h2>Runs skipped for retention</h2>\n<p>Quiet longer than --retention: "
+        "not analysed, not exported "
+        "(profwatch_scan_refused_total{reason=\"retention\"}).</p>\n<ul>\n";
+    listed = 0;
+    for (const auto& [key, last_activity] : snap.retention_skipped) {
+      if (listed++ == kMaxListed) {
+        body += "<li>... and " + std::to_string(snap.retention_skipped.size() - kMaxListed) +
+                " more</li>\n";
+        break;
+      }
+      body += "<li>" + EscapeHtml(key.training_job) + "/" + EscapeHtml(key.run) +
+              ": last activity " + FormatUtc(last_activity) + "</li>\n";
+    }
+    body += "</ul>\n";
+  }
+  body += "</body></html>\n";
   return body;
 }
 

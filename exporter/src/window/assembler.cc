@@ -665,6 +665,7 @@ AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOut
       d.publish = false;
       d.waiting_for_gpus = true;
       it->second.recheck_at = it->second.first_seen + options_.window_timeout;
+      it->second.held_for_gpus = true;
       d.held_until = it->second.recheck_at;
       return d;
     }
@@ -685,6 +686,7 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
     return d;
   }
   Tracked& t = it->second;
+  t.held_for_gpus = false;  // OnAnalyzed holds it again if still short
   bool retry_soon = false;
   int soon_tries = 0;
   int unreadable_tries = 0;  // kPermission files still tried: recheck later
@@ -811,13 +813,16 @@ std::optional<TimePoint> Assembler::NextDeadline() const {
   return best;
 }
 
+bool Assembler::IsPending(const Tracked& t) {
+  return t.state == State::kAssembling || t.state == State::kRetryWait ||
+         t.state == State::kWaiting || t.state == State::kQueued ||
+         (t.state == State::kDone && t.held_for_gpus);
+}
+
 int64_t Assembler::PendingCount() const {
   int64_t n = 0;
   for (const auto& [serial, t] : tracked_) {
-    if (t.state == State::kAssembling || t.state == State::kRetryWait ||
-        t.state == State::kWaiting || t.state == State::kQueued) {
-      ++n;
-    }
+    if (IsPending(t)) ++n;
   }
   return n;
 }
@@ -831,10 +836,7 @@ int64_t Assembler::TrackedFiles() const {
 std::map<RunId, int64_t> Assembler::PendingByRun() const {
   std::map<RunId, int64_t> out;
   for (const auto& [serial, t] : tracked_) {
-    if (t.state == State::kAssembling || t.state == State::kRetryWait ||
-        t.state == State::kWaiting || t.state == State::kQueued) {
-      ++out[t.run];
-    }
+    if (IsPending(t)) ++out[t.run];
   }
   return out;
 }

@@ -417,9 +417,15 @@ class Assembler {
     // First seen in the first scan: an older one of these is superseded.
     bool backlog = false;
     bool superseded_reported = false;
+    // kDone: its last analysis found fewer GPUs than --expected-gpus and it
+    // waits for them until recheck_at (pending, not published).
+    bool held_for_gpus = false;
     bool held_reported = false;     // in ReadyNotes::held once
     bool expired_reported = false;  // in ReadyNotes::expired once
   };
+
+  // Waiting for files, GPUs, a retry or a worker: not analysed for good yet.
+  static bool IsPending(const Tracked& t);
 
   // ObserveScan's steps. The scan's observations by run dir, and one run
   // dir's by grouping path (<ts> dir / name) with each <ts> dir's real dir.

@@ -44,6 +44,21 @@ TEST(MetricNamesTest, EveryRowFollowsTheNamingContract) {
   }
 }
 
+// Detail metrics (serve --metrics-detail) are per-run series of the
+// snapshot: the flag changes what a scrape renders, never a counter.
+TEST(MetricNamesTest, DetailMetricsArePerRunSnapshotSeries) {
+  std::set<Metric> seen;
+  for (Metric m : kDetailMetrics) {
+    SCOPED_TRACE(Spec(m).name);
+    EXPECT_TRUE(seen.insert(m).second) << "listed twice";
+    EXPECT_TRUE(IsDetail(m));
+    EXPECT_TRUE(Spec(m).per_run);
+    EXPECT_EQ(Spec(m).source, Source::kSnapshot);
+  }
+  EXPECT_FALSE(IsDetail(Metric::kFamilyKernelSeconds));
+  EXPECT_FALSE(IsDetail(Metric::kWindowRawFamilyKernelSeconds));
+}
+
 TEST(MetricNamesTest, ProcessMetricsAreFoundByEnumeratorAndName) {
   for (const ProcessMetricSpec& m : kProcessMetrics) {
     EXPECT_EQ(&Spec(m.id), &m);

@@ -296,10 +296,15 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_incomplete", kRun1), 0);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_analyzed_timestamp_seconds", kRun1), 1795000000.5);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_info",
-                         With(kRun1, {{"launcher_mode", "1-node/proc"},
-                                      {"window", "2026_11_22_01_00_00"},
-                                      {"format", "json"}})),
+                         With(kRun1, {{"launcher_mode", "1-node/proc"}, {"format", "json"}})),
                    1);
+  // Which window: a value (2026-11-22 01:00:00 UTC), never a label (issue #49).
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_start_timestamp_seconds", kRun1), 1795309200);
+  for (const auto& fam : f) {
+    for (const auto& m : fam.metric) EXPECT_EQ(LabelsOf(m).count("window"), 0u) << fam.name;
+  }
+  // run-2 expects nothing yet (its first window): its own GPU count is shown.
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_expected_gpus", kRun2), 1);
   // job-a/run-2: 1 GPU x 1 step.
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_total_kernel_seconds", kRun2), 0.7);
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_gpu_idle_seconds", kRun2), 0.1);
@@ -321,6 +326,40 @@ TEST(SnapshotCollectableTest, PerGpuPerStepValuesAreHandComputed) {
 // 0.4 s step (no blocker series) and its 0.045 s host stall is exported;
 // run-2's all-to-all, 25% of its kernel span, is a blocker; each family's
 // kind is labelled.
+// Issue #49: by default no detail metric and no series of a family that ran
+// no kernel ("Other kernels" of the sample run: 0 launches); with
+// --metrics-detail both, the empty family at 0.
+TEST(SnapshotCollectableTest, DefaultLeavesOutDetailAndFamiliesThatRanNoKernel) {
+  snapshot::Snapshot s = testing::SampleSnapshot();
+  s.metrics_detail = false;
+  const Families plain = RenderPublished(s, kTestBuild);
+  for (const auto& fam : plain) {
+    const MetricSpec* spec = FindMetric(fam.name);
+    ASSERT_NE(spec, nullptr) << fam.name;
+    EXPECT_FALSE(IsDetail(spec->id)) << fam.name;
+    for (const auto& m : fam.metric) {
+      EXPECT_NE(LabelsOf(m)["family"], "Other kernels") << fam.name;
+    }
+  }
+  const std::set<std::string> names = NamesForRun(plain, "1234-llama", "run-1");
+  for (const char* kept : {"profwatch_family_kernel_seconds", "profwatch_family_info",
+                           "profwatch_window_raw_family_kernel_seconds",
+                           "profwatch_region_coverage_ratio", "profwatch_total_kernel_seconds"}) {
+    EXPECT_TRUE(names.count(kept)) << kept;
+  }
+  EXPECT_DOUBLE_EQ(
+      Value(plain, "profwatch_family_kernel_seconds", With(kRun1, {{"family", "GEMM"}})), 0.2);
+  s.metrics_detail = true;
+  const Families detail = RenderPublished(s, kTestBuild);
+  for (Metric m : kDetailMetrics) {
+    EXPECT_TRUE(NamesForRun(detail, "1234-llama", "run-1").count(std::string(Spec(m).name)))
+        << Spec(m).name;
+  }
+  EXPECT_DOUBLE_EQ(Value(detail, "profwatch_family_info",
+                         With(kRun1, {{"family", "Other kernels"}, {"kind", "compute"}})),
+                   1);
+}
+
 TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
   const Families f = RenderPublished(testing::SampleSnapshot(), kTestBuild);
   EXPECT_FALSE(NamesForRun(f, "1234-llama", "run-1").count("profwatch_blocker_seconds"));
@@ -449,7 +488,8 @@ TEST(SnapshotCollectableTest, WindowWithoutStepTimeFlagsSourceMissingAndHasNoGap
   EXPECT_FALSE(names.count("profwatch_step_seconds"));
   EXPECT_FALSE(names.count("profwatch_step_minus_kernel_seconds"));
   EXPECT_FALSE(names.count("profwatch_step_minus_kernel_ratio"));
-  EXPECT_FALSE(names.count("profwatch_window_expected_gpus"));  // 0 = unknown
+  // Nothing expected yet: its own GPUs, from the first window on (issue #49).
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_expected_gpus", kRun2), 1);
   EXPECT_FALSE(names.count("profwatch_training_step"));
 }
 
@@ -589,6 +629,7 @@ TEST(SnapshotCollectableTest, DefaultBuildInfoComesFromTheBuild) {
 
 TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
   snapshot::Snapshot s;
+  s.metrics_detail = true;  // the kernel series are detail
   snapshot::RunState r = testing::RunWithEverything();
   r.key.run = "run-\xff";
   r.MutableStats().families[0].top_kernels[0].name = "k\xc3";  // truncated 2-byte sequence
@@ -603,6 +644,7 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
 // The sample run with its two largest GEMM kernels renamed.
 Families RenderWithTopKernelNames(const std::string& first, const std::string& second) {
   snapshot::Snapshot s;
+  s.metrics_detail = true;  // the kernel series are detail
   snapshot::RunState r = testing::RunWithEverything();
   aggregate::WindowStats& st = r.MutableStats();
   st.families[0].top_kernels[0].name = first;
@@ -649,6 +691,7 @@ TEST(SnapshotCollectableTest, RepairedNameCollidingWithAValidOneKeepsTheFirst) {
 
 TEST(SnapshotCollectableTest, RunsCollidingAfterUtf8RepairExportOneSeriesEach) {
   snapshot::Snapshot s;
+  s.metrics_detail = true;  // the kernel series are detail
   snapshot::RunState a = testing::RunWithEverything();
   a.key.run = "run-\xff";
   snapshot::RunState b = a;

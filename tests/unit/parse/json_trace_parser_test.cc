@@ -1128,30 +1128,63 @@ TEST(JsonTraceParserTest, RealFixturesParseWithIndependentlyCountedEvents) {
 
 // Every fixture: the whole document in one read is the reference; tiny and
 // odd read sizes, inline or with a decode thread, give the same events.
+// A tiny chunk puts a boundary inside every token of a document, but costs
+// per chunk, and every pass costs a parse of the whole document: documents
+// over kTinyChunkMaxBytes (the large real Kineto traces) are streamed once,
+// cut at a prime (boundaries at every offset of an event somewhere in the
+// document), read short (a source that returns less than asked) and decoded
+// on a decode thread; the small ones take every size both ways. Documents
+// under kOneByteChunkMaxBytes are read a byte at a time as well.
+constexpr size_t kTinyChunkMaxBytes = size_t{2} << 20;
+constexpr size_t kOneByteChunkMaxBytes = size_t{128} << 10;
+
+struct ReadSize {
+  size_t chunk;
+  size_t read;  // what the source returns per read at most
+  int threads;  // ParseOptions::decode_threads
+};
+
+std::vector<ReadSize> ReadSizesFor(size_t json_bytes) {
+  constexpr size_t kAll = static_cast<size_t>(-1);
+  if (json_bytes > kTinyChunkMaxBytes) return {{1021, 509, 1}};
+  std::vector<ReadSize> sizes;
+  for (int threads : {0, 1}) {
+    for (ReadSize s : {ReadSize{7, kAll, 0}, ReadSize{61, 13, 0}, ReadSize{4096, kAll, 0}}) {
+      s.threads = threads;
+      sizes.push_back(s);
+    }
+    if (json_bytes <= kOneByteChunkMaxBytes) sizes.push_back({1, kAll, threads});
+  }
+  return sizes;
+}
+
 TEST(JsonTraceParserTest, RealFixturesGiveTheWholeDocumentStreamAtAnyReadSize) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(probe, "README.md");
+  int large = 0;
   for (const FixtureCounts& f : kFixtures) {
     const std::string json = Gunzip(::profwatch::testing::SharedFixture(f.rel));
+    if (json.size() > kTinyChunkMaxBytes) ++large;
     ParseOptions whole;
     whole.chunk_bytes = json.size() + 1;
     ParseRun ref = ParseString(json, static_cast<size_t>(-1), whole);
     ASSERT_TRUE(ref.result) << f.rel;
     ASSERT_EQ(ref.result->events, f.events) << f.rel;
     const std::string digest = ref.sink.Digest();
-    for (size_t chunk : {size_t{7}, size_t{61}, size_t{4096}}) {
-      for (int threads : {0, 1}) {
-        ParseOptions opt;
-        opt.chunk_bytes = chunk;
-        opt.decode_threads = threads;
-        ParseRun run = ParseString(json, chunk == 61 ? 13 : static_cast<size_t>(-1), opt);
-        ASSERT_TRUE(run.result) << f.rel;
-        const std::string what = std::string(f.rel) + " chunk " + std::to_string(chunk) +
-                                 " threads " + std::to_string(threads);
-        EXPECT_EQ(run.sink.Digest(), digest) << what;
-        ExpectSameSummary(*run.result, *ref.result, what);
-      }
+    for (const ReadSize& size : ReadSizesFor(json.size())) {
+      ParseOptions opt;
+      opt.chunk_bytes = size.chunk;
+      opt.decode_threads = size.threads;
+      ParseRun run = ParseString(json, size.read, opt);
+      ASSERT_TRUE(run.result) << f.rel;
+      const std::string what = std::string(f.rel) + " chunk " + std::to_string(size.chunk) +
+                               " read " + std::to_string(size.read) + " threads " +
+                               std::to_string(size.threads);
+      EXPECT_EQ(run.sink.Digest(), digest) << what;
+      ExpectSameSummary(*run.result, *ref.result, what);
     }
   }
+  // The prime-cut path above is taken (the fixtures hold large documents).
+  EXPECT_GT(large, 0);
 }
 
 TEST(JsonTraceParserTest, RealKinetoHeadersAreRead) {

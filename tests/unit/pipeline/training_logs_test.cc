@@ -64,6 +64,31 @@ TEST(LocateRunTest, JobsRootIsTheParentOfTheJobDirectory) {
   EXPECT_EQ(LocateRun(f).jobs_root, "/data/jobs");
 }
 
+// Issue #49: --max-followed-logs is the only cap on followed logs; runs
+// beyond it are refused, each counted once however often scans see it, and
+// followed once a followed run is forgotten.
+TEST(TrainingLogsTest, RunsBeyondMaxFollowedLogsAreCountedOnceEach) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  TrainingLogsOptions options;
+  options.max_runs = 2;
+  TrainingLogs logs(options, clock);
+  const std::vector<RunLocation> runs = {Loc(root, "j", "r1"), Loc(root, "j", "r2"),
+                                         Loc(root, "j", "r3"), Loc(root, "j", "r4")};
+  EXPECT_EQ(logs.ObserveRuns(runs), 2u);
+  EXPECT_EQ(logs.ObserveRuns(runs), 0u);
+  for (const RunLocation& r : runs)
+    WriteFile(root + "/j/" + r.key.run + "/log.txt", StepLine(1, 1.0));
+  EXPECT_EQ(logs.Poll().size(), 2u);
+  // r1 goes (retention): r3 takes its place; r4, counted already, is not again.
+  logs.Forget(runs[0].key);
+  EXPECT_EQ(logs.ObserveRuns({runs[2], runs[3]}), 0u);
+  const std::vector<LogUpdate> updates = logs.Poll();
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].key.run, "r3");
+}
+
 TEST(TrainingLogsTest, DefaultGlobsAreTriedInOrder) {
   TempDir tmp;
   const std::string root = tmp.Sub("jobs");

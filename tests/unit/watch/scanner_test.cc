@@ -456,5 +456,37 @@ TEST(ScannerOwnerTest, TheStopFlagEndsTheWalk) {
   EXPECT_EQ(r.files.size(), 1u);
 }
 
+// Issue 49: what looks like profiler output but lies in no layout the
+// scanner reads is reported, one entry per directory, with its reason; the
+// layouts it reads are not.
+TEST(ScannerTest, ReportsTraceLikeFilesOfNoLayoutByReason) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  WriteFile(jobs + "/good/r/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
+  WriteFile(jobs + "/kineto/r/traces/vm_1.1795652969892807939.pt.trace.json.gz", "x");
+  WriteFile(jobs + "/nsys/r/capture-nsys-profile/n0.sqlite", "x");
+  const std::string bare = jobs + "/jaxbare/r/tensorboard/2024_03_01_12_00_00";
+  WriteFile(bare + "/h0.trace.json.gz", "x");
+  WriteFile(bare + "/h0.xplane.pb", "x");
+  const std::string odd = jobs + "/oddts/r/tensorboard/plugins/profile/run-2026-11-28";
+  WriteFile(odd + "/h0.trace.json.gz", "x");
+  const std::string renamed = jobs + "/torch/r/traces";
+  WriteFile(renamed + "/rank0_trace.json", "{}");
+  WriteFile(renamed + "/worker0.1234.trace.json", "{}");
+  WriteFile(renamed + "/config.json", "{}");  // no trace by its name: not reported
+  WriteFile(jobs + "/torch/r/train.log", "step 1");
+  ScanResult r = Scan(Roots(jobs));
+  EXPECT_EQ(r.files.size(), 3u);
+  ASSERT_EQ(r.ignored.size(), 3u);
+  EXPECT_EQ(r.ignored[0].path, bare);
+  EXPECT_EQ(r.ignored[0].reason, kIgnoredTsOutsideProfile);
+  EXPECT_EQ(r.ignored[0].files, 2);
+  EXPECT_EQ(r.ignored[1].path, odd);
+  EXPECT_EQ(r.ignored[1].reason, kIgnoredNotTimestamp);
+  EXPECT_EQ(r.ignored[2].path, renamed);
+  EXPECT_EQ(r.ignored[2].reason, kIgnoredTraceName);
+  EXPECT_EQ(r.ignored[2].files, 2);
+}
+
 }  // namespace
 }  // namespace profwatch::watch
