@@ -94,6 +94,31 @@ TEST(BytesRealTest, PyTorchGemmBytesEqualTheFormulaOverItsShapes) {
   }
 }
 
+// The JAX run (4242 base): its trace.json names no device, its xplane does;
+// both sources give the same bytes per family, the H200's HBM peak, at least
+// 80% of the compute time modeled and no family above the peak.
+TEST(BytesRealTest, JaxJsonAndXplaneAgreeAndNameThePeak) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(run, "real/h200/jobs/4242-llama-h200/base");
+  std::map<std::string, std::map<std::string, double>> by_source;
+  for (const char* source : {"json", "xplane"}) {
+    SCOPED_TRACE(source);
+    const json j = AnalyzeJson(std::string("--source ") + source + " '" + run + "'");
+    const json& b = j["bytes"];
+    ASSERT_TRUE(b["bytes_coverage"].is_number()) << b.dump();
+    EXPECT_GE(b["bytes_coverage"].get<double>(), 0.8) << b.dump();
+    ASSERT_TRUE(b["peak_hbm_bytes_per_second"].is_number()) << b.dump();
+    EXPECT_EQ(b["peak_hbm_bytes_per_second"].get<double>(), kH200HbmBytesPerSecond);
+    for (const json& f : j["families"]) {
+      if (!f["bytes_per_gpu_step"].is_number()) continue;
+      by_source[source][f["family"]] = f["bytes_per_gpu_step"].get<double>();
+      EXPECT_LT(f["achieved_bytes_per_second"].get<double>(), kH200HbmBytesPerSecond)
+          << f["family"];
+    }
+  }
+  EXPECT_GE(by_source["xplane"].size(), 4u);
+  EXPECT_EQ(by_source["json"], by_source["xplane"]);
+}
+
 // Nsight exports and PyTorch traces without shapes have no bytes: null,
 // with the reason, never 0.
 TEST(BytesRealTest, RunsWithoutShapesHaveNoBytes) {
