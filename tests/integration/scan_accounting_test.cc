@@ -6,11 +6,12 @@
 // first window held for its GPUs shows profwatch_pending_windows = 1 with its
 // run's labels.
 #include <gtest/gtest.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,28 +29,6 @@ using testing::Sample;
 using testing::Serve;
 using testing::TempDir;
 using testing::WriteFile;
-
-// A small JAX-format trace: `gpus` devices with a few GEMM kernels each.
-std::string JaxTrace(int gpus) {
-  std::ostringstream out;
-  out << R"j({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)j";
-  for (int g = 0; g < gpus; ++g) {
-    out << R"j({"ph":"M","pid":)j" << g + 1
-        << R"j(,"name":"process_name","args":{"name":"/device:GPU:)j" << g << R"j("}},)j";
-    out << R"j({"ph":"M","pid":)j" << g + 1
-        << R"j(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"}},)j";
-    for (int k = 0; k < 4; ++k) {
-      out << R"j({"ph":"X","pid":)j" << g + 1 << R"j(,"tid":16,"ts":)j" << 10 + k * 101
-          << R"j(,"dur":100,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{}},)j";
-    }
-  }
-  out << "{}]}";
-  return out.str();
-}
-
-void WriteTrace(const std::string& path, int gpus) {
-  WriteFile(path, testing::Gzip(JaxTrace(gpus)));
-}
 
 std::vector<std::string> FastFlags(const std::string& jobs,
                                    std::initializer_list<std::string> more = {}) {
@@ -77,13 +56,14 @@ double Refused(const std::string& m, const std::string& reason) {
 TEST(ScanAccountingTest, IgnoredLayoutsAreCountedByReasonAndLoggedOnce) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "good", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "good", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
   // JAX window without plugins/profile.
   const std::string bare_ts = jobs + "/jaxbare/r/tensorboard/2024_03_01_12_00_00";
-  WriteTrace(bare_ts + "/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(bare_ts + "/h0.trace.json.gz", 1);
   // A window dir not named like a timestamp.
   const std::string odd_ts = ProfileDir(jobs, "oddts", "r") + "/run-2026-11-28";
-  WriteTrace(odd_ts + "/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(odd_ts + "/h0.trace.json.gz", 1);
   // Kineto output not named *.pt.trace.json*.
   const std::string renamed = jobs + "/torch/r/traces";
   WriteFile(renamed + "/rank0_trace.json", "{}");
@@ -108,7 +88,7 @@ TEST(ScanAccountingTest, IgnoredLayoutsAreCountedByReasonAndLoggedOnce) {
   // Gone and back: a new finding, counted again.
   fs::remove_all(jobs + "/jaxbare");
   ASSERT_TRUE(serve.WaitScans(2));
-  WriteTrace(bare_ts + "/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(bare_ts + "/h0.trace.json.gz", 1);
   ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
     return Refused(t, "ts_outside_profile") == 2;
   })) << serve.Log();
@@ -120,7 +100,8 @@ TEST(ScanAccountingTest, IgnoredLayoutsAreCountedByReasonAndLoggedOnce) {
 TEST(ScanAccountingTest, HostFilterMatchingNothingIsCountedAndLoggedOnce) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "j", "r") + "/2024_03_01_12_00_00/node7.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "j", "r") + "/2024_03_01_12_00_00/node7.trace.json.gz", 1);
   Serve serve(tmp, FastFlags(jobs, {"--host-filter", "node8"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor([](const std::string& t) { return Refused(t, "host_filter") == 1; }))
@@ -140,9 +121,10 @@ TEST(ScanAccountingTest, RunSkippedForRetentionIsCountedAndListed) {
   const std::string jobs = tmp.Sub("jobs");
   const std::string old_file =
       ProfileDir(jobs, "archived", "r1") + "/2024_03_01_12_00_00/h0.trace.json.gz";
-  WriteTrace(old_file, 1);
+  testing::WriteSmallJaxTrace(old_file, 1);
   fs::last_write_time(old_file, fs::file_time_type::clock::now() - 72h);
-  WriteTrace(ProfileDir(jobs, "fresh", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "fresh", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
   Serve serve(tmp, FastFlags(jobs));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor([](const std::string& t) {
@@ -167,7 +149,8 @@ TEST(ScanAccountingTest, RunSkippedForRetentionIsCountedAndListed) {
 TEST(ScanAccountingTest, HeldFirstWindowShowsOnePendingWindowWithItsLabels) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "held", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "held", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
   Serve serve(tmp, FastFlags(jobs, {"--expected-gpus", "2", "--window-timeout", "1h"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitForLog("window held: fewer gpus than --expected-gpus", 30s)) << serve.Log();
@@ -177,6 +160,56 @@ TEST(ScanAccountingTest, HeldFirstWindowShowsOnePendingWindowWithItsLabels) {
   EXPECT_EQ(Sample(*m, "profwatch_pending_windows", run), 1) << *m << serve.Log();
   EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", run).has_value()) << *m;
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+// 10,000 window dirs of one owner named unlike a <ts> (root only: the job
+// dirs are chowned to two uids). Each is counted once and the log names a
+// few in one line, however many scans see them; with a directory share
+// below their number, what is kept of them stops at the owner's share
+// (owner_dir_cap), and the other owner's run is analysed either way.
+TEST(ScanAccountingTest, TenThousandIgnoredDirsOfOneOwnerAreCountedOnceWithinItsShare) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown job dirs to other uids";
+  constexpr int kOdd = 10000;
+  constexpr uid_t kAlice = 4001;
+  constexpr uid_t kBob = 4002;
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string profile = ProfileDir(jobs, "alice", "r");
+  for (int i = 0; i < kOdd; ++i) fs::create_directories(profile + "/run-" + std::to_string(i));
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "bob", "r") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  for (const auto& [job, uid] : {std::pair{"alice", kAlice}, std::pair{"bob", kBob}}) {
+    const std::string top = jobs + "/" + job;
+    ASSERT_EQ(::lchown(top.c_str(), uid, uid), 0) << top;
+    for (const auto& e : fs::recursive_directory_iterator(top)) {
+      ASSERT_EQ(::lchown(e.path().c_str(), uid, uid), 0) << e.path();
+    }
+  }
+  const Labels alice_dir_cap = {{"owner", std::to_string(kAlice)}, {"reason", "owner_dir_cap"}};
+  for (const int share : {100000, 4000}) {
+    Serve serve(tmp, FastFlags(jobs, {"--max-dirs-per-owner", std::to_string(share)}),
+                "share" + std::to_string(share));
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    ASSERT_TRUE(serve.WaitFor([](const std::string& m) { return Analysed(m, "bob"); }))
+        << serve.Log();
+    auto m = serve.MetricsAfterScans(3);
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    const double ignored = Refused(*m, "not_timestamp");
+    const std::string log = serve.Log();
+    EXPECT_EQ(Count(log, "reason=not_timestamp"), 1u) << share;
+    if (share > kOdd) {
+      EXPECT_EQ(ignored, kOdd) << *m;
+      EXPECT_NE(log.find("count=" + std::to_string(kOdd) + " "), std::string::npos);
+      EXPECT_FALSE(Sample(*m, "profwatch_owner_capped", alice_dir_cap).has_value()) << *m;
+    } else {
+      // The share also pays for the walk down to plugins/profile.
+      EXPECT_LE(ignored, share) << *m;
+      EXPECT_GE(ignored, share - 10) << *m;
+      // Every odd dir is either kept (counted) or left out by the share.
+      EXPECT_EQ(Sample(*m, "profwatch_owner_capped", alice_dir_cap), kOdd - ignored) << *m;
+    }
+    EXPECT_EQ(serve.Stop(), 0);
+  }
 }
 
 }  // namespace

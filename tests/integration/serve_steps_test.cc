@@ -244,10 +244,10 @@ TEST(ServeStepsTest, AppendsAreFollowedWithoutRescanningTheTree) {
 
 // A log already long when the daemon starts (a restart, or a run bound
 // late) is read in 1 MiB budgets, one after another without waiting for the
-// next poll: 48+ MiB here. Sleeping a second between budgets, as before,
-// would need over 48 s, past the 45 s allowed; back to back the reads are
-// bounded by the disk and the parser alone. No inotify and an hour's poll interval,
-// so nothing else wakes the loop.
+// next poll. Sleeping a second between budgets, as before, would need a
+// second per MiB of this log, longer than the test's deadline; back to back
+// the reads are bounded by the disk and the parser alone. No inotify and an
+// hour's poll interval, so nothing else wakes the loop.
 TEST(ServeStepsTest, LongLogIsCaughtUpWithoutWaitingForPolls) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");

@@ -32,29 +32,6 @@ using testing::Sample;
 using testing::Serve;
 using testing::TempDir;
 
-// A small JAX-format trace: `gpus` devices with a few GEMM kernels each.
-std::string SmallTrace(int gpus) {
-  std::ostringstream out;
-  out << R"j({"displayTimeUnit":"ns","traceEvents":[)j";
-  for (int g = 0; g < gpus; ++g) {
-    out << R"j({"ph":"M","pid":)j" << g + 1
-        << R"j(,"name":"process_name","args":{"name":"/device:GPU:)j" << g << R"j("}},)j";
-    out << R"j({"ph":"M","pid":)j" << g + 1
-        << R"j(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"}},)j";
-    for (int k = 0; k < 4; ++k) {
-      out << R"j({"ph":"X","pid":)j" << g + 1 << R"j(,"tid":16,"ts":)j" << 10 + k * 101
-          << R"j(,"dur":100,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{}},)j";
-    }
-  }
-  out << "{}]}";
-  return out.str();
-}
-
-void WriteSmallTrace(const std::string& path, int gpus) {
-  fs::create_directories(fs::path(path).parent_path());
-  testing::WriteFile(path, testing::Gzip(SmallTrace(gpus)));
-}
-
 // A gzip bomb of `{}` events: ~`inflated` bytes of JSON in about 1/1000 of it.
 void WriteBomb(const std::string& path, uint64_t inflated) {
   fs::create_directories(fs::path(path).parent_path());
@@ -152,12 +129,12 @@ TEST(ServeTenantTest, TwentyThousandLinkedWindowsHoldNeitherAVictimNorShutdown) 
   const ScratchDir scratch(tmp);
   const std::string jobs = scratch.Sub("jobs");
   const std::string seed = scratch.Sub("seed.trace.json.gz");
-  WriteSmallTrace(seed, 1);
+  testing::WriteSmallJaxTrace(seed, 1);
   MakeLinkedWindows(ProfileDir(jobs, "flood", "run"), 20'000, seed);
   Serve serve(tmp, FastFlags(jobs));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   const auto landed = std::chrono::steady_clock::now();
-  WriteSmallTrace(
+  testing::WriteSmallJaxTrace(
       ProfileDir(jobs, "victim", "run") + "/" + TsName(NowUnix() - 60) + "/h0.trace.json.gz", 2);
   auto m = serve.WaitFor(HasGpus("victim", "run", 2), 60s);
   ASSERT_TRUE(m.has_value()) << "victim not exported within 60 s\n" << serve.Log();
@@ -180,7 +157,7 @@ TEST(ServeTenantTest, SigtermDuringTheFirstScanOfAFloodEndsTheDaemon) {
   const ScratchDir scratch(tmp);
   const std::string jobs = scratch.Sub("jobs");
   const std::string seed = scratch.Sub("seed.trace.json.gz");
-  WriteSmallTrace(seed, 1);
+  testing::WriteSmallJaxTrace(seed, 1);
   MakeLinkedWindows(ProfileDir(jobs, "flood", "run"), 20'000, seed);
   Serve serve(tmp, FastFlags(jobs));
   ASSERT_GT(serve.port(), 0) << serve.Log();
@@ -212,7 +189,7 @@ TEST(ServeTenantTest, TwoRunsOfTwentyLinkedBombsDoNotHoldAThirdRun) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor(Busy(2))) << serve.Log();
   const auto landed = std::chrono::steady_clock::now();
-  WriteSmallTrace(ProfileDir(jobs, "third", "run") + "/" + ts + "/h0.trace.json.gz", 2);
+  testing::WriteSmallJaxTrace(ProfileDir(jobs, "third", "run") + "/" + ts + "/h0.trace.json.gz", 2);
   auto m = serve.WaitFor(HasGpus("third", "run", 2), 60s);
   ASSERT_TRUE(m.has_value()) << "third run not exported within 60 s\n" << serve.Log();
   std::cout << "third run exported after " << SecondsSince(landed) << " s\n";
@@ -234,7 +211,8 @@ TEST(ServeTenantTest, TheOldestWaitingWindowsAgeIsExported) {
   auto m = serve.WaitFor(Busy(1));
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(Sample(*m, "profwatch_oldest_waiting_window_seconds"), 0) << *m;
-  WriteSmallTrace(ProfileDir(jobs, "waiting", "run") + "/" + ts + "/h0.trace.json.gz", 2);
+  testing::WriteSmallJaxTrace(ProfileDir(jobs, "waiting", "run") + "/" + ts + "/h0.trace.json.gz",
+                              2);
   m = serve.WaitFor([](const std::string& t) {
     return Sample(t, "profwatch_oldest_waiting_window_seconds").value_or(0) >= 2;
   });
@@ -268,7 +246,7 @@ void RunWithWindow(const std::string& jobs, const std::string& job, const std::s
                    int gpus, int64_t age) {
   const std::string file =
       ProfileDir(jobs, job, run) + "/" + TsName(NowUnix() - 600) + "/h0.trace.json.gz";
-  WriteSmallTrace(file, gpus);
+  testing::WriteSmallJaxTrace(file, gpus);
   const timespec when[2] = {{NowUnix() - age, 0}, {NowUnix() - age, 0}};
   ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), when, 0), 0);
 }
@@ -375,7 +353,7 @@ TEST(ServeTenantTest, OneOwnersHistoryDoesNotRotateAwayAnothers) {
   const int64_t base = NowUnix() - 3600;
   for (int i = 1; i <= 3; ++i) {
     const std::string dir = ProfileDir(jobs, "alice", "r1") + "/" + TsName(base + i * 600);
-    WriteSmallTrace(dir + "/h0.trace.json.gz", i);
+    testing::WriteSmallJaxTrace(dir + "/h0.trace.json.gz", i);
     ChownTree(jobs + "/alice", kAlice);
     ASSERT_TRUE(serve.WaitFor(HasGpus("alice", "r1", i))) << serve.Log();
   }

@@ -130,6 +130,24 @@ std::function<bool(const std::string&)> HasGpus(const std::string& job, const st
   };
 }
 
+// The nice value of each thread of `pid` (field 19 of /proc/PID/task/TID/stat).
+std::multiset<int> ThreadNiceValues(pid_t pid) {
+  std::multiset<int> out;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    const std::string stat = testing::ReadFile(task.path().string() + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+      if (i == 19) out.insert(std::stoi(field));
+    }
+  }
+  return out;
+}
+
 // --- tests ----------------------------------------------------------------
 
 TEST(ServeTest, SlowlyWrittenSplitWindowAppearsOnceCompleteWithAllGpus) {
@@ -496,9 +514,9 @@ TEST(ServeTest, JsonAndXplanePairIsOneTraceFileInLogAndMetric) {
 // them connected (half silent, half with a request line but no end of
 // headers), /metrics and /-/healthy answer within 3 s. Each such client
 // holds a civetweb worker for up to the 1 s request timeout, so a server
-// with fewer workers than clients needs a timeout per round of them (4
-// workers: 25 rounds of 1 s); the bound is loose for a loaded machine and
-// still far below that.
+// with fewer workers than clients needs a request timeout per round of
+// them (clients / workers rounds); the bound leaves room for a loaded
+// machine and is still far below that.
 TEST(ServeTest, IdleConnectionsDoNotBlockTheScrape) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
@@ -1883,6 +1901,31 @@ void LandLongNames(const TempDir& tmp, const std::string& to) {
 
 constexpr double kKeepPeakMiB = 300;
 
+// The analysis workers run --worker-nice above the daemon's own nice value
+// (training and the scrape path go first); 0 keeps them at its priority.
+TEST(ServeTest, WorkerNiceIsTheAnalysisThreadsPriority) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  for (const int nice : {7, 0}) {
+    Serve serve(tmp, FastFlags(jobs, {"--workers", "3", "--worker-nice", std::to_string(nice)}),
+                "nice" + std::to_string(nice));
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    const int own = getpriority(PRIO_PROCESS, static_cast<id_t>(serve.pid()));
+    std::multiset<int> seen;
+    // Each worker sets its priority as it starts: wait for all three.
+    auto m = serve.WaitFor([&](const std::string&) {
+      seen = ThreadNiceValues(serve.pid());
+      return seen.count(own + nice) >= 3;
+    });
+    ASSERT_TRUE(m.has_value()) << "nice " << nice << ": " << ::testing::PrintToString(seen);
+    if (nice != 0) {
+      EXPECT_EQ(seen.count(own + nice), 3u) << ::testing::PrintToString(seen);
+      EXPECT_GE(seen.count(own), 1u) << "the scrape path keeps the daemon's priority";
+    }
+    EXPECT_EQ(serve.Stop(), 0);
+  }
+}
+
 // Names of 1 MiB beside a good run: the daemon stays up, exports the good
 // run, keeps each name cut (counted) and never holds what it read.
 TEST(ServeKeepTest, MegabyteKernelNamesBesideAGoodRunAreCutAndTheDaemonStaysSmall) {
@@ -1891,7 +1934,10 @@ TEST(ServeKeepTest, MegabyteKernelNamesBesideAGoodRunAreCutAndTheDaemonStaysSmal
   const std::string evil = jobs + "/evil/r1/profiler/node0_1.1.pt.trace.json.gz";
   LandLongNames(tmp, evil);
   WriteTrace(ProfileDir(jobs, "good", "r1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
-  Serve serve(tmp, FastFlags(jobs));
+  // The claim is what is cut and kept, not scheduling: the workers keep the
+  // daemon's priority, so a CPU-bound job beside the suite (which the
+  // default nice would let go first) does not stretch the wait.
+  Serve serve(tmp, FastFlags(jobs, {"--worker-nice", "0"}));
   ASSERT_GT(serve.port(), 0) << serve.Log();
   const Labels evil_run = {{"training_job", "evil"}, {"run", "r1"}};
   auto m = serve.WaitFor(

@@ -90,6 +90,27 @@ std::string ProfileDir(const std::string& jobs, const std::string& job, const st
   return jobs + "/" + job + "/" + run + "/tensorboard/plugins/profile";
 }
 
+std::string SmallJaxTrace(int gpus) {
+  std::ostringstream out;
+  out << R"j({"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[)j";
+  for (int g = 0; g < gpus; ++g) {
+    out << R"j({"ph":"M","pid":)j" << g + 1
+        << R"j(,"name":"process_name","args":{"name":"/device:GPU:)j" << g << R"j("}},)j";
+    out << R"j({"ph":"M","pid":)j" << g + 1
+        << R"j(,"tid":16,"name":"thread_name","args":{"name":"Stream #16(Kernel)"}},)j";
+    for (int k = 0; k < 4; ++k) {
+      out << R"j({"ph":"X","pid":)j" << g + 1 << R"j(,"tid":16,"ts":)j" << 10 + k * 101
+          << R"j(,"dur":100,"name":"Cijk_Alik_Bljk_HHS_BH_MT128x128x64_gemm","args":{}},)j";
+    }
+  }
+  out << "{}]}";
+  return out.str();
+}
+
+void WriteSmallJaxTrace(const std::string& path, int gpus) {
+  WriteFile(path, Gzip(SmallJaxTrace(gpus)));
+}
+
 Serve::Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag)
     : log_path_(tmp.Sub(tag + ".log")), port_file_(tmp.Sub(tag + ".port")) {
   std::error_code ec;

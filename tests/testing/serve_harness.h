@@ -34,6 +34,11 @@ std::optional<double> WindowShown(const std::string& text, const std::string& ts
 // `<jobs>/<job>/<run>/tensorboard/plugins/profile` (MaxText layout).
 std::string ProfileDir(const std::string& jobs, const std::string& job, const std::string& run);
 
+// A small JAX-format trace: `gpus` devices with four GEMM kernels of 100 us
+// each; written gzipped at `path` (parent directories made).
+std::string SmallJaxTrace(int gpus);
+void WriteSmallJaxTrace(const std::string& path, int gpus);
+
 class Serve {
  public:
   // Starts `profwatch serve --listen 127.0.0.1:0 ... args`; its stdout and

@@ -105,6 +105,11 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
                  "running to its file budget does not hold the others")
       ->check(WholeAtLeast(1))
       ->capture_default_str();
+  app.add_option("--worker-nice", f.worker_nice,
+                 "Added to the daemon's nice value for the analysis workers, so training and "
+                 "the scrape path go first; 0 keeps them at the daemon's own priority")
+      ->check(WholeAtLeast(0, 19))
+      ->capture_default_str();
   app.add_option("--retention", f.retention,
                  "A run leaves /metrics, and is no longer analysed, this long after its last "
                  "activity (the newest write to its window files or training log); more than 0")
@@ -416,6 +421,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.assembler.max_retries = f.max_retries;
   o.assembler.retention = *retention;
   o.workers = f.workers;
+  o.worker_nice = f.worker_nice;
   // Each worker analyses its window with a fair share of the cores (a
   // single-file window then gets read-ahead and decode helper threads, which
   // inherit the worker's nice value).

@@ -51,6 +51,7 @@ struct ServeFlags {
   std::string future_tolerance = "1h";
   int max_retries = 5;
   int workers = 2;
+  int worker_nice = 10;
   FileBudgetFlags file_budget;
   // --window-max-seconds: a window's whole analysis. The largest real window
   // (1,024 hosts' capped JAX traces, 0.3 GB of JSON each, read one after the

@@ -365,8 +365,12 @@ class Walker {
       if (!e.is_dir) continue;
       std::optional<int64_t> t = ParseTimestampDirName(e.name);
       if (!t) {
-        if (e.name.front() != '.')
+        // Kept and reported like a directory walked, so it is paid from its
+        // owner's directory share: one owner's odd names cannot grow the
+        // scan's (and the daemon's) list of ignored paths past that share.
+        if (e.name.front() != '.' && TakeDir(dir_owner)) {
           out_->ignored.push_back({dir + "/" + e.name, kIgnoredNotTimestamp, 0});
+        }
         continue;
       }
       if (Stopped()) return;

@@ -324,8 +324,8 @@ TEST(BytesTest, RealTorchRunGemmsEqualTheirShapes) {
 // The real JAX run (4242 base, one jit_train_step per step): its GEMM
 // launches (cuBLAS custom-calls and Triton GEMM fusions) move what their
 // dots' operands and results hold, bf16 throughout (counted here from the
-// dot shapes, not from the launch bytes): 17.8 GB per step, without the
-// 32 MiB cuBLAS workspace of each call.
+// dot shapes, not from the launch bytes), without the cuBLAS workspace of
+// each call; docs/bytes-model.md gives the figure.
 TEST(BytesTest, RealJaxGemmBytesAreTheirDotsOperandsAndResult) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(path, testing::kRealCommandBufferXplane);
   auto index = testing::ReadHloModulesOf(path);

@@ -204,6 +204,7 @@ TEST(CliNumericFlagsTest, RangesInWords) {
       {"serve", "--profile-steps", "0", "must be a whole number of at least 1, not '0'"},
       {"serve", "--step-time", "-1", "must be a number of at least 0 (0: none), not '-1'"},
       {"serve", "--workers", "0", "must be a whole number of at least 1, not '0'"},
+      {"serve", "--worker-nice", "20", "must be a whole number from 0 to 19, not '20'"},
       {"serve", "--file-max-bytes", "-1", "must be a whole number of at least 0, not '-1'"},
   };
   for (const Case& c : cases) {

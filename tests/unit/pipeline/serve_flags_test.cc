@@ -56,7 +56,8 @@ TEST(ServeFlagsTest, DefaultsMatchTheContract) {
   EXPECT_EQ(o->assembler.window_timeout, milliseconds(600000));
   EXPECT_EQ(o->assembler.retention, milliseconds(86400000));
   EXPECT_EQ(o->assembler.max_retries, 5);
-  EXPECT_EQ(o->workers, 2);  // one slow window never holds every run
+  EXPECT_EQ(o->workers, 2);       // one slow window never holds every run
+  EXPECT_EQ(o->worker_nice, 10);  // analysis goes after training and scrapes
   EXPECT_EQ(o->analyze.limits.max_bytes, uint64_t{8} << 30);
   EXPECT_EQ(o->analyze.limits.max_time, std::chrono::minutes(10));
   EXPECT_TRUE(o->use_inotify);
