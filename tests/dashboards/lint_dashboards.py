@@ -262,7 +262,10 @@ def check_detail_panels(loaded, details: List[str]) -> List[str]:
             p = stack.pop()
             stack.extend(p.get("panels") or [])
             exprs = " ".join(t.get("expr") or "" for t in p.get("targets") or [])
-            used = [m for m in details if re.search(re.escape(m) + r"\b", exprs)]
+            # The name itself, not a recording rule named after it
+            # (level:metric:operation reads the raw sums by default).
+            used = [m for m in details
+                    if re.search(r"(?<![\w:])" + re.escape(m) + r"(?![\w:])", exprs)]
             if not used:
                 continue
             where = f"{os.path.basename(path)}: panel '{p.get('title')}'"

@@ -298,11 +298,13 @@ inline constexpr size_t kMetricCount = std::size(kMetrics);
 // Per kernel, per model region and each family's exclusive and idle-before
 // time are what a person reads while tuning one run; at fleet scale they
 // are most of a run's series, and no alert or recording rule reads them
-// (README, "Series per run"). Every other metric is exported by default.
+// (README, "Series per run"). A family's launches per GPU step are the
+// recording rule training_job_run:profwatch_family_kernel_launches:per_gpu_step
+// over the raw sums, which is what the dashboards read, so the per-run copy
+// is detail too. Every other metric is exported by default.
 inline constexpr Metric kDetailMetrics[] = {
-    Metric::kKernelSeconds,
-    Metric::kFamilyExclusiveSeconds,
-    Metric::kFamilyIdleBeforeSeconds,
+    Metric::kKernelSeconds,          Metric::kFamilyKernelLaunches,
+    Metric::kFamilyExclusiveSeconds, Metric::kFamilyIdleBeforeSeconds,
     Metric::kRegionKernelSeconds,
 };
 
