@@ -170,8 +170,8 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
 
 void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
                                        const GraphPlacement::Execution& e, size_t offset,
-                                       const std::vector<FamilyId>& family, FileStats& out,
-                                       FamilyBytes& by_family) {
+                                       const std::vector<FamilyId>& family, const MathAccount& math,
+                                       FileStats& out, FamilyBytes& by_family) {
   auto [counted, added] = launch_bytes_.try_emplace(&schedule);
   if (added) {
     counted->second.reserve(schedule.launches.size());
@@ -188,8 +188,10 @@ void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
     bytes += static_cast<double>(counted->second[l]);
   }
   if (e.launches.empty()) return;
-  int64_t ps = 0, longest = -1;
-  uint32_t longest_name = 0;
+  int64_t ps = 0, longest = -1, longest_math = -1;
+  uint32_t longest_name = 0, longest_math_name = 0;
+  // The math kernels in start order as runs of one family: (family, time).
+  std::vector<std::pair<FamilyId, int64_t>> runs;
   for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
     const Kernel& gk = kernels_[k];
     const int64_t d = gk.end - gk.start;
@@ -198,8 +200,36 @@ void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
       longest = d;
       longest_name = gk.name;
     }
+    if (!math.is_math[gk.name]) continue;
+    if (d > longest_math) {
+      longest_math = d;
+      longest_math_name = gk.name;
+    }
+    if (runs.empty() || runs.back().first != family[gk.name]) runs.emplace_back(family[gk.name], 0);
+    runs.back().second += d;
   }
   if (longest < 0) return;
+  // As for FLOPs (CountExecution): library calls launch their kernels in
+  // schedule order, so when every launch is a math launch and the math
+  // kernels form one run of a family per launch, each launch's bytes and
+  // its run's time go to the run's family (a cuBLAS GEMM beside cuDNN
+  // attention's backward keeps its bytes in gemm), and the other kernels'
+  // time to the family of the longest math kernel. Otherwise the whole
+  // execution is in the family of its longest kernel.
+  const bool all_math = std::all_of(e.launches.begin(), e.launches.end(), [&](size_t l) {
+    return schedule.launches[l].flop_kind != parse::HloLaunch::Flops::kNone;
+  });
+  if (e.launches.size() > 1 && all_math && runs.size() == e.launches.size()) {
+    int64_t rest = ps;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      ByteStats::Family& f = by_family[runs[i].first];
+      f.bytes += static_cast<double>(counted->second[e.launches[i]]);
+      f.kernel_ps += runs[i].second;
+      rest -= runs[i].second;
+    }
+    by_family[family[longest_math_name]].kernel_ps += rest;
+    return;
+  }
   ByteStats::Family& f = by_family[family[longest_name]];
   f.bytes += bytes;
   f.kernel_ps += ps;
@@ -269,7 +299,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
   }
   for (const GraphPlacement::Execution& e : placed.executions) {
     CountExecution(*schedule, e, begin, family, math, out, by_family);
-    CountExecutionBytes(*schedule, e, begin, family, out, bytes_by_family);
+    CountExecutionBytes(*schedule, e, begin, family, math, out, bytes_by_family);
   }
   for (size_t i = begin; i < end; ++i) {
     const Kernel& k = kernels_[i];

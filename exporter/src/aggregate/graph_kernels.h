@@ -89,12 +89,14 @@ class GraphKernels {
                       MathAccount& math, FileStats& out, FamilyFlops& by_family);
 
   // Bytes of one execution of launches (bytes.h HloLaunchBytes) with its
-  // kernels' time, in the family of its longest kernel; not counted when a
-  // launch of it has no bytes (out.bytes.unknown_ops).
+  // kernels' time: per launch in the family of its math kernels where they
+  // pair with the launches as for FLOPs, else in the family of its longest
+  // kernel; not counted when a launch of it has no bytes
+  // (out.bytes.unknown_ops).
   void CountExecutionBytes(const parse::HloModuleSchedule& schedule,
                            const GraphPlacement::Execution& e, size_t offset,
-                           const std::vector<classify::FamilyId>& family, FileStats& out,
-                           FamilyBytes& by_family);
+                           const std::vector<classify::FamilyId>& family, const MathAccount& math,
+                           FileStats& out, FamilyBytes& by_family);
 
   uint32_t BoundedId(NameTable& table, std::string_view name, size_t max, uint32_t& other);
 
