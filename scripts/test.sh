@@ -149,9 +149,11 @@ test_tsan() {
       "./$t" --gtest_brief=1) || failed+=("$t")
   done
   # The front door under TSan: HTTP workers reading the web config while it is
-  # swapped (a daemon that exits non-zero fails the test).
+  # swapped (a daemon that exits non-zero fails the test). Its timed checks
+  # get the sanitizer trees' factor (tests/CMakeLists.txt).
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch ||
+    python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch \
+    --time-factor 3 ||
     failed+=(web_door_test.py)
   [[ ${#failed[@]} == 0 ]] || { echo "failed under TSan: ${failed[*]}" >&2; return 1; }
 }

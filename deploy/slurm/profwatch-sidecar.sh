@@ -10,7 +10,10 @@
 #   profwatch-sidecar.sh file-sd OUT NODE...   # only write a target file
 #
 # Settings (environment):
-#   PROFWATCH_WATCH        directory to watch (default: $SLURM_SUBMIT_DIR/outputs)
+#   PROFWATCH_WATCH        directory to watch (default: $SLURM_SUBMIT_DIR/outputs):
+#                          a directory of jobs (each child a job), unless
+#   PROFWATCH_JOB          is set: then PROFWATCH_WATCH is that one job's
+#                          directory, its training_job label (--watch JOB=DIR)
 #   PROFWATCH_FILE_SD_DIR  directory Prometheus reads file_sd targets from
 #                          (shared file system; required for start/stop)
 #   PROFWATCH_PORT         /metrics port on every node (default: derived from
@@ -92,6 +95,7 @@ start() {
   : "${SLURM_JOB_ID:?not inside a Slurm job}"
   : "${SLURM_JOB_NODELIST:?not inside a Slurm allocation}"
   local watch=${PROFWATCH_WATCH:-${SLURM_SUBMIT_DIR:-$PWD}/outputs}
+  [[ -n "${PROFWATCH_JOB:-}" ]] && watch="$PROFWATCH_JOB=$watch"
   local port
   port=$(job_port)
   local bin=${PROFWATCH_BIN:-profwatch}

@@ -106,6 +106,9 @@ class SystemdUnitTest(unittest.TestCase):
         self.assertRegex(s["MemoryMax"], r"^\d+[KMG]$")
         self.assertRegex(s["CPUQuota"], r"^\d+%$")
         self.assertLessEqual(int(s["CPUQuota"].rstrip("%")), 100)
+        # Room for the default --max-followed-logs (4096 open logs) and the
+        # 1,024 descriptors serve counts beside them (cmd_serve.cc).
+        self.assertGreaterEqual(int(s["LimitNOFILE"]), 4096 + 1024)
         self.assertEqual(dict(self.unit["Install"]).get("WantedBy"), "multi-user.target")
 
     def test_start_waits_for_the_health_endpoint_of_the_same_address(self):
@@ -435,6 +438,46 @@ class SlurmTest(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(sd_dir, "slurm-77.json")))
             self.assertFalse(os.path.exists(pid_file))
             self.assertEqual(read(srun_log + ".signals").split(), ["TERM"])
+        finally:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+    def test_profwatch_job_watches_one_jobs_directory_under_that_name(self):
+        # train.sbatch watches its own output directory: one job, so the
+        # sidecar passes it as --watch JOB=DIR (a bare DIR is a directory
+        # of jobs, whose children would be jobs of their own).
+        bindir = os.path.join(self.tmp, "bin")
+        os.makedirs(bindir)
+        srun_log = os.path.join(self.tmp, "srun.log")
+        with open(os.path.join(bindir, "scontrol"), "w") as f:
+            f.write("#!/bin/sh\necho gpu-001\n")
+        with open(os.path.join(bindir, "srun"), "w") as f:
+            f.write("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > \"$FAKE_SRUN_LOG\"\n"
+                    "trap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n")
+        for n in ("scontrol", "srun"):
+            os.chmod(os.path.join(bindir, n), 0o755)
+        sd_dir = os.path.join(self.tmp, "file_sd")
+        os.makedirs(sd_dir)
+        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], FAKE_SRUN_LOG=srun_log,
+                   TMPDIR=self.tmp, SLURM_JOB_ID="78", SLURM_JOB_NAME="llama",
+                   SLURM_JOB_NODELIST="gpu-001", PROFWATCH_FILE_SD_DIR=sd_dir,
+                   PROFWATCH_WATCH="/data/outputs/78-llama", PROFWATCH_JOB="78-llama")
+        proc = subprocess.run([self.SCRIPT, "start"], env=env, capture_output=True, text=True,
+                              timeout=30)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        pid = int(read(os.path.join(self.tmp, "profwatch-sidecar-78", "srun.pid")))
+        try:
+            wait_for(lambda: os.path.exists(srun_log) and "serve" in read(srun_log).split("\n"),
+                     10, "srun to start")
+            args = read(srun_log).splitlines()
+            self.assertEqual(args[args.index("serve") + 1:args.index("serve") + 3],
+                             ["--watch", "78-llama=/data/outputs/78-llama"])
+            proc = subprocess.run([self.SCRIPT, "stop"], env=env, capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
         finally:
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -31,7 +31,9 @@ build) each daemon is several times slower, and they all run side by side on
 the same cores: there the Kubernetes daemonset, the systemd unit and the
 Slurm wrapper run, each wait's deadline is scaled like the test's ctest
 timeout (tests/CMakeLists.txt), and the others (SANITIZER_SKIPS) skip,
-saying so: they run in the plain build's ctest.
+saying so: they run in the plain build's ctest. There each daemon also gets
+`--worker-nice 0` (SANITIZER_ARGS), through the file's own place for extra
+flags where it has one.
 
 The window: 8 one-GPU trace files named after this host (so --host-filter
 auto keeps them), each with more kernel intervals than a waiting file keeps
@@ -77,6 +79,12 @@ DEADLINE = 120       # seconds for any one wait (a busy 2-core machine)
 SANITIZER_SKIPS = ("training-job-with-sidecar.yaml", "statefulset-sharded.yaml", "docker CMD",
                    "docker run")
 SANITIZER_DEADLINE_FACTOR = 3  # PROFWATCH_TEST_TIMEOUT_FACTOR of a sanitizer build
+# Added under a sanitizer (the Slurm wrapper through its PROFWATCH_EXTRA_ARGS):
+# the analysis workers keep the daemon's priority. A sanitizer run checks
+# memory and threads, not scheduling, and niced workers of a several times
+# slower daemon starve beside a CPU-bound job; the plain build runs the files
+# exactly as written.
+SANITIZER_ARGS = ["--worker-nice", "0"]
 
 
 def read(path):
@@ -482,6 +490,8 @@ class RunAsWrittenTest(unittest.TestCase):
                 except (unittest.SkipTest, subprocess.CalledProcessError, OSError) as e:
                     cls.results[d.name] = unittest.SkipTest(f"no install tree for the image: {e}")
                     continue
+            if OPTS["sanitized"]:
+                d.argv = d.argv + SANITIZER_ARGS
             runnable.append(d)
         # The daemons wait for --settle; they run side by side.
         with concurrent.futures.ThreadPoolExecutor(len(runnable)) as pool:
@@ -604,6 +614,8 @@ class SlurmAsWrittenTest(unittest.TestCase):
         watch = settings["PROFWATCH_WATCH"]
         os.makedirs(watch)
         self.assertEqual(settings["PROFWATCH_EXTRA_ARGS"], "--expected-gpus 8")
+        if OPTS["sanitized"]:
+            env["PROFWATCH_EXTRA_ARGS"] += " " + " ".join(SANITIZER_ARGS)
         # The training step writes its window (run_name=r1 under
         # base_output_directory=$PROFWATCH_WATCH, as train.sbatch's srun says).
         run = re.search(r"run_name=(\S+)", sbatch).group(1)

@@ -251,8 +251,12 @@ TEST(ServeTest, CorruptFileCountsErrorAndDaemonKeepsServing) {
     }
     return sum;
   };
+  // The analyses counter goes up just after the snapshot that publishes the
+  // window (so a counted analysis is always shown): wait for both.
   auto m = serve.WaitFor([&](const std::string& t) {
-    return errors(t) >= 1 && Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value();
+    return errors(t) >= 1 && Sample(t, "profwatch_window_gpus", {{"run", "run1"}}).has_value() &&
+           Sample(t, "profwatch_windows_analyzed_total", {{"result", "incomplete"}}).value_or(0) >=
+               1.0;
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_GE(Sample(*m, "profwatch_window_errors_total", {{"reason", "corrupt"}}).value_or(0), 1.0)
@@ -755,6 +759,39 @@ TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
     if (l.rfind("profwatch_window_gpus{", 0) == 0) gpu_lines.insert(l);
   }
   EXPECT_EQ(gpu_lines.size(), 4u);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Issue #49: no label is named after a directory above a watch root. Under
+// a root of jobs, a window at the root itself is the root's own job with
+// run "-" (it took the root's parent's name), one directly in a job dir is
+// that job's with run "-" (it took the root's name as job); a root of one
+// job (--watch JOB=DIR) labels its runs JOB, whatever the dir is called.
+TEST(ServeTest, WindowsAtARootAndInAJobDirAreLabelledFromBelowTheRoot) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("outputs");
+  const std::string one = tmp.Sub("elsewhere/4711-llama");
+  WriteTrace(jobs + "/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  WriteTrace(jobs + "/jobK/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteTrace(jobs + "/jobK/r1/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", 3);
+  WriteTrace(ProfileDir(tmp.Sub("elsewhere"), "4711-llama", "base") +
+                 "/2024_03_01_12_00_00/h0.trace.json.gz",
+             4);
+  Serve serve(tmp, FastFlags(jobs, {"--watch", "llama=" + one}));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("outputs", "-", 1)(t) && HasGpus("jobK", "-", 2)(t) &&
+           HasGpus("jobK", "r1", 3)(t) && HasGpus("llama", "base", 4)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  std::set<std::string> gpu_lines;
+  for (const std::string& l : RunLines(*m)) {
+    if (l.rfind("profwatch_window_gpus{", 0) == 0) gpu_lines.insert(l);
+  }
+  EXPECT_EQ(gpu_lines.size(), 4u) << ::testing::PrintToString(gpu_lines);
+  EXPECT_EQ(m->find("training_job=\"" + fs::path(tmp.path()).filename().string()),
+            std::string::npos);
+  EXPECT_EQ(m->find("training_job=\"4711-llama\""), std::string::npos);
   EXPECT_EQ(serve.Stop(), 0);
 }
 
@@ -1926,6 +1963,61 @@ TEST(ServeTest, WorkerNiceIsTheAnalysisThreadsPriority) {
   }
 }
 
+// "Max open files" of /proc/PID/limits: {soft, hard}.
+std::pair<std::string, std::string> OpenFileLimits(pid_t pid) {
+  std::istringstream in(testing::ReadFile("/proc/" + std::to_string(pid) + "/limits"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("Max open files")) continue;
+    std::istringstream fields(line.substr(std::string("Max open files").size()));
+    std::string soft, hard;
+    fields >> soft >> hard;
+    return {soft, hard};
+  }
+  return {};
+}
+
+// Issue #49: each followed training log holds a descriptor, so the default
+// --max-followed-logs (4,096) alone is past the usual soft limit of 1,024
+// (systemd's, most shells'): serve raises its soft limit to the hard one at
+// start, and says so when even the hard limit is short of what it may hold.
+TEST(ServeTest, OpenFileLimitIsRaisedToTheHardLimitAndAShortOneIsNamed) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  rlimit mine{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &mine), 0);
+  if (mine.rlim_max <= 1024) GTEST_SKIP() << "hard open-file limit " << mine.rlim_max;
+  rlimit low = mine;
+  low.rlim_cur = 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::optional<std::pair<std::string, std::string>> limits;
+  std::string log;
+  {
+    // The daemon inherits the soft limit of 1,024.
+    Serve serve(tmp, FastFlags(jobs), "nofile");
+    setrlimit(RLIMIT_NOFILE, &mine);
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    limits = OpenFileLimits(serve.pid());
+    log = serve.Log();
+    EXPECT_EQ(serve.Stop(), 0);
+  }
+  ASSERT_TRUE(limits.has_value());
+  EXPECT_EQ(limits->second, std::to_string(mine.rlim_max));
+  EXPECT_EQ(limits->first, limits->second) << "soft limit not raised to the hard one";
+  if (mine.rlim_max >= 4096 + 1024) {
+    EXPECT_EQ(log.find("open-file limit below"), std::string::npos) << log;
+  }
+  // More logs to follow than the hard limit allows: named at start.
+  const std::string logs = std::to_string(mine.rlim_max);
+  Serve short_of(tmp, FastFlags(jobs, {"--max-followed-logs", logs}), "nofile-short");
+  ASSERT_GT(short_of.port(), 0) << short_of.Log();
+  EXPECT_TRUE(short_of.WaitForLog("open-file limit below what serve may hold")) << short_of.Log();
+  const std::string text = short_of.Log();
+  EXPECT_NE(text.find("limit=" + logs), std::string::npos) << text;
+  EXPECT_NE(text.find("need=" + std::to_string(mine.rlim_max + 1024)), std::string::npos) << text;
+  EXPECT_EQ(short_of.Stop(), 0);
+}
+
 // Names of 1 MiB beside a good run: the daemon stays up, exports the good
 // run, keeps each name cut (counted) and never holds what it read.
 TEST(ServeKeepTest, MegabyteKernelNamesBesideAGoodRunAreCutAndTheDaemonStaysSmall) {
@@ -2123,7 +2215,11 @@ TEST(ServeTest, HostileWindowDoesNotHoldAGoodRun) {
   ASSERT_GT(serve.port(), 0) << serve.Log();
   ASSERT_TRUE(serve.WaitFor(Busy(1))) << serve.Log();
   WriteTrace(ProfileDir(jobs, "jobGood", "runGood") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
-  auto m = serve.WaitFor(HasGpus("jobGood", "runGood", 2));
+  // The good window's worker publishes it while still counted busy, and is
+  // counted free in the next snapshot: wait for that one.
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("jobGood", "runGood", 2)(t) && Sample(t, "profwatch_workers_busy") == 1;
+  });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   // The bad window is still in its worker; nothing of it is exported.
   EXPECT_EQ(Sample(*m, "profwatch_workers_busy"), 1) << *m;

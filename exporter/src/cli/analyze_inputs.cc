@@ -28,6 +28,37 @@ std::vector<std::string> TraceFilesIn(const fs::path& dir) {
   return out;
 }
 
+// The name `analyze` and `compare` give a run dir found below `root`, the
+// path typed on the command line: "job/run" guessed from the depth, as a
+// reader of the report expects: two or more components below the root give
+// rel[0] and the rest, one gives the root's name and it, none (a run dir
+// given itself) its parent's name and its own. A display name only: serve's
+// labels never name a directory above a root (watch::LabelsForRunDir).
+std::string DisplayNameOfRunDir(const std::string& root_in, const std::string& run_dir_in) {
+  auto normal = [](const std::string& p) {
+    std::string s = fs::absolute(fs::path(p)).lexically_normal().string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return fs::path(s);
+  };
+  const fs::path root = normal(root_in);
+  const fs::path run_dir = normal(run_dir_in);
+  std::vector<std::string> parts;
+  for (const fs::path& part : run_dir.lexically_relative(root)) {
+    const std::string p = part.string();
+    if (p == "..") {
+      parts.clear();
+      break;
+    }
+    if (!p.empty() && p != ".") parts.push_back(p);
+  }
+  if (parts.empty()) {
+    return run_dir.parent_path().filename().string() + "/" + run_dir.filename().string();
+  }
+  std::string name = parts.size() == 1 ? root.filename().string() : "";
+  for (const std::string& p : parts) name += (name.empty() ? "" : "/") + p;
+  return name;
+}
+
 // Every window serve would find below `root`, per run dir (sorted), oldest
 // first within a run. Grouping is the assembler's: one TimestampDir per
 // FileObservation::group_dir.
@@ -70,10 +101,10 @@ Result<std::vector<InputWindow>> WindowsBelow(const std::string& root, int64_t s
     }
     std::vector<window::TimestampDir> list;
     for (auto& [path, d] : dirs) list.push_back(std::move(d));
-    const watch::RunLabels& labels = obs.front()->labels;
+    const std::string name = DisplayNameOfRunDir(root, run_dir);
     for (const window::Window& w : window::GroupWindows(std::move(list), skew_seconds)) {
       InputWindow iw;
-      iw.label = labels.training_job + "/" + labels.run + "/" + w.id;
+      iw.label = name + "/" + w.id;
       iw.run_dir = run_dir;
       iw.capture_time = w.last_time;
       for (const std::string& gp : w.files) {

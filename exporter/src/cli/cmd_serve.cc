@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -56,6 +57,36 @@ std::string HostOf(const std::string& listen) {
   return colon == std::string::npos ? listen : listen.substr(0, colon);
 }
 
+// Descriptors the daemon holds beside its followed training logs (one each):
+// the HTTP server's 256 workers' connections and its accept queue, the
+// analysis workers' open trace files and spill files, inotify, a walk's
+// directory per level, the state file and the log.
+constexpr rlim_t kFilesBesideLogs = 1024;
+
+// Raises the soft open-file limit to the hard one, as Go's runtime does for
+// Prometheus and its exporters: a soft limit of 1,024 (systemd's and most
+// shells' default) is below what --max-followed-logs' default alone needs.
+// Warns, naming the numbers, when even the hard limit is short of it.
+void RaiseOpenFileLimit(size_t max_followed_logs) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t need = static_cast<rlim_t>(max_followed_logs) + kFilesBesideLogs;
+  const rlim_t was = lim.rlim_cur;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) lim.rlim_cur = was;
+  }
+  if (lim.rlim_cur < need) {
+    spdlog::warn(
+        "open-file limit below what serve may hold, reads will fail with EMFILE past it "
+        "limit={} need={} max_followed_logs={} (raise LimitNOFILE= or ulimit -n, or lower "
+        "--max-followed-logs)",
+        lim.rlim_cur, need, max_followed_logs);
+  } else if (lim.rlim_cur != was) {
+    spdlog::debug("open-file limit raised from={} to={}", was, lim.rlim_cur);
+  }
+}
+
 // Logging, the listen address and the daemon's options from the flags, the
 // bundled demo when nothing is watched; exit 2 (logged) when unusable.
 tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
@@ -86,6 +117,7 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
         "/data/jobs:/jobs:ro IMAGE serve --watch /jobs)");
     UseBundledDemo(demo, flags, *options);
   }
+  RaiseOpenFileLimit(options->training_logs.max_runs);
   // A spill directory the daemon cannot write (a read-only root file system
   // without a volume there) is found at start, not at the first large window.
   if (auto probe = aggregate::SpillFile::Create(options->analyze.spill_dir); !probe) {
@@ -170,7 +202,10 @@ void Reload(const std::vector<std::string>& args, const ServeFlags& flags,
     spdlog::warn("reload failed, keeping the running configuration error={}", next.error().context);
     return;
   }
-  if (next->roots.empty()) next->roots = options.roots;
+  if (next->roots.empty()) {
+    next->roots = options.roots;
+    next->root_jobs = options.root_jobs;
+  }
   if (again.flags->web_config_file != flags.web_config_file) {
     // The file itself is re-read when it changes; which file, only at start.
     spdlog::warn("--web.config.file changed, needs a restart; still reading path={}",

@@ -28,9 +28,10 @@ CLI::Option* AddCap(CLI::App& app, const std::string& name, int64_t& value, int6
 // shard.
 void AddScanOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--watch", f.watch,
-                 "Directory to watch (repeatable): a directory of jobs, one job dir or one run "
-                 "dir. Default: the bundled demo job directory (kept whatever its age unless "
-                 "--retention is given)")
+                 "Directory to watch (repeatable): DIR is a directory of jobs (each child a "
+                 "job, training_job = its name); JOB=DIR is one job's directory (or one run's), "
+                 "labelled JOB. Default: the bundled demo job directory (kept whatever its age "
+                 "unless --retention is given)")
       ->allow_extra_args(false);  // one value per occurrence: never swallow what follows
   app.add_option("--poll-interval", f.poll_interval, "Full rescan period (always runs)")
       ->capture_default_str();
@@ -390,7 +391,14 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
                      "as soon as its window is analysed)");
   }
 
-  o.roots = f.watch;
+  o.roots.clear();
+  o.root_jobs.clear();
+  for (const std::string& w : f.watch) {
+    Result<watch::WatchRoot> root = watch::ParseWatchRoot(w);
+    if (!root) return tl::unexpected(root.error());
+    o.roots.push_back(root->path);
+    if (!root->job.empty()) o.root_jobs[root->path] = root->job;
+  }
   o.use_inotify = !f.no_inotify;
   o.follow_symlinks = f.follow_symlinks;
   o.max_files_per_dir = f.max_files_per_dir;

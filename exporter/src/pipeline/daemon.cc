@@ -399,9 +399,9 @@ void Daemon::Stop() {
 
 void Daemon::Reload(const DaemonOptions& next) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (next.roots != options_.roots || next.workers != options_.workers ||
-      next.use_inotify != options_.use_inotify || next.state_file != options_.state_file ||
-      next.shard != options_.shard) {
+  if (next.roots != options_.roots || next.root_jobs != options_.root_jobs ||
+      next.workers != options_.workers || next.use_inotify != options_.use_inotify ||
+      next.state_file != options_.state_file || next.shard != options_.shard) {
     spdlog::warn(
         "reload: --watch, --workers, --no-inotify, --shard and --state need a restart; kept");
   }
@@ -436,6 +436,7 @@ void Daemon::ScanLoop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       scan_options.roots = options_.roots;
+      scan_options.root_jobs = options_.root_jobs;
       scan_options.host_filter = options_.host_filter;
       scan_options.follow_symlinks = options_.follow_symlinks;
       scan_options.max_files_per_dir = options_.max_files_per_dir;

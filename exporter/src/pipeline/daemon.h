@@ -74,6 +74,7 @@ inline constexpr std::string_view kOwnerWatchCapReason = "owner_watch_cap";
 
 struct DaemonOptions {
   std::vector<std::string> roots;
+  std::map<std::string, std::string> root_jobs;  // watch::ScanOptions::root_jobs
   bool use_inotify = true;
   std::chrono::milliseconds poll_interval{15'000};
   std::string host_filter;  // resolved (not "auto")

@@ -137,8 +137,12 @@ RunLocation LocationOf(const watch::RunLabels& labels, const std::string& run_di
   RunLocation loc;
   loc.key = {labels.training_job, labels.run};
   fs::path job_dir = fs::path(run_dir);
-  const auto parts = std::count(labels.run.begin(), labels.run.end(), '/') + 1;
-  for (long i = 0; i < parts && job_dir.has_parent_path(); ++i) job_dir = job_dir.parent_path();
+  if (labels.run != watch::kRunOfJobDir) {
+    loc.run_path = labels.run;
+    const auto parts = std::count(labels.run.begin(), labels.run.end(), '/') + 1;
+    for (long i = 0; i < parts && job_dir.has_parent_path(); ++i) job_dir = job_dir.parent_path();
+  }
+  loc.job_dir_name = job_dir.filename().string();
   loc.jobs_root = job_dir.parent_path().string();
   return loc;
 }
@@ -152,14 +156,18 @@ RunLocation LocateRun(const watch::FileObservation& file) {
 RunLocation LocateRunDir(const std::string& run_dir) {
   std::string dir = fs::absolute(run_dir).lexically_normal().string();
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return LocationOf(watch::LabelsForRunDir(dir, dir), dir);
+  const fs::path path(dir);
+  watch::RunLabels labels{path.parent_path().filename().string(), path.filename().string()};
+  if (labels.run.empty()) labels.run = watch::kRunOfJobDir;
+  return LocationOf(labels, dir);
 }
 
 std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs) {
   for (const std::string& pattern : globs) {
     std::vector<std::string> hits =
-        GlobFiles(ExpandLogGlob(pattern, loc.jobs_root, loc.key.training_job, loc.key.run));
-    if (!hits.empty()) return hits.front();
+        GlobFiles(ExpandLogGlob(pattern, loc.jobs_root, loc.job_dir_name, loc.run_path));
+    // An empty {run} (traces in the job dir itself) leaves "//" in a match.
+    if (!hits.empty()) return fs::path(hits.front()).lexically_normal().string();
   }
   return "";
 }
@@ -180,7 +188,7 @@ TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
   for (const LogBinding& b : options_.bindings) {
     if (!b.training_job.empty()) {
       locations_.emplace(snapshot::RunKey{b.training_job, b.run},
-                         RunLocation{{b.training_job, b.run}, ""});
+                         RunLocation{{b.training_job, b.run}, "", "", ""});
     }
   }
 }

@@ -12,7 +12,8 @@
 //      is known (and its log followed) before any of its traces exists,
 //      unless another shard owns JOB (TrainingLogsOptions::shard);
 //   2. the globs (--log-glob, repeatable; default kDefaultLogGlobs), tried in
-//      order, with {jobs_root}, {job}, {run} replaced by the run's (glob
+//      order, with {jobs_root}, {job}, {run} replaced by the run's jobs
+//      root, job directory name and run path (RunLocation; glob
 //      metacharacters in them escaped); the lexically first match of the
 //      first pattern that matches anything is used.
 // A run whose log does not exist yet is retried on every Poll() (a log that
@@ -93,13 +94,21 @@ std::string ExpandLogGlob(std::string_view pattern, const std::string& jobs_root
 struct RunLocation {
   snapshot::RunKey key;
   std::string jobs_root;  // parent of the job directory
+  // What the globs' {job} and {run} stand for: the job directory's name and
+  // the run directory's path below it ("" for traces in the job dir
+  // itself). They equal the labels except where a root of one job is bound
+  // to another name (--watch JOB=DIR) or the run is watch::kRunOfJobDir.
+  std::string job_dir_name;
+  std::string run_path;
 };
 // From a scanned trace file: the run dir minus the run's path components is
-// the job dir; its parent is the jobs root.
+// the job dir (the run dir itself for watch::kRunOfJobDir); its parent is
+// the jobs root.
 RunLocation LocateRun(const watch::FileObservation& file);
 // A run directory met without a watch root (`analyze <run dir>`): the run is
 // the directory, its job the parent, the jobs root the parent's parent (the
-// MaxText `<jobs_root>/<job>/<run>` layout, labelled as serve labels it).
+// MaxText `<jobs_root>/<job>/<run>` layout, as serve labels it under a root
+// of jobs: `analyze` is given a run dir by hand and may look above it).
 RunLocation LocateRunDir(const std::string& run_dir);
 
 // Discovery step 2 for one run: the lexically first match of the first of

@@ -49,21 +49,25 @@ std::string FormatTs(int64_t t) {
 
 using Visited = std::set<std::pair<dev_t, ino_t>>;
 
-// The directory the training_job label of `run_dir` is named after: the
-// root's child it lies under when it lies two or more levels below the
-// root, the root when it is the root's child, else the run dir's parent
-// (the labelling rule in scanner.h, LabelsForRunDir).
-std::string JobDirOfRunDir(const std::string& root, const std::string& run_dir) {
+// The components of `run_dir` below `root` (both absolute, normal, without
+// a trailing '/'); empty when it is the root or lies outside it.
+std::vector<std::string> PartsBelowRoot(const std::string& root, const std::string& run_dir) {
   const fs::path rel = fs::path(run_dir).lexically_relative(root);
   std::vector<std::string> parts;
-  bool outside = rel.empty();
   for (const fs::path& part : rel) {
     const std::string s = part.string();
-    if (s == "..") outside = true;
+    if (s == "..") return {};
     if (!s.empty() && s != ".") parts.push_back(s);
   }
-  if (outside || parts.empty()) return fs::path(run_dir).parent_path().string();
-  if (parts.size() == 1) return root;
+  return parts;
+}
+
+// The directory the training_job label of `run_dir` is named after (the
+// labelling rule in scanner.h, LabelsForRunDir): the root's child it lies
+// under in a root of jobs, else the root.
+std::string JobDirOfRunDir(const std::string& root, const std::string& run_dir, bool root_is_job) {
+  const std::vector<std::string> parts = PartsBelowRoot(root, run_dir);
+  if (root_is_job || parts.empty()) return root;
   return (fs::path(root) / parts[0]).string();
 }
 
@@ -101,11 +105,18 @@ class Walker {
     std::string root = fs::absolute(fs::path(root_in)).lexically_normal().string();
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     root_ = root;
+    const auto bound = options_.root_jobs.find(root_in);
+    root_job_ = bound == options_.root_jobs.end() ? "" : bound->second;
     out_->roots.push_back(CheckRoot(root_in, root));
     if (out_->roots.back().condition != RootCondition::kOk) return;
     std::error_code ec;
     root_real_ = fs::canonical(root, ec).string();
-    root_owned_ = options_.shard.Owns(fs::path(root).filename().string());
+    root_owned_ = options_.shard.Owns(LabelsForRunDir(root_, root_, root_job_).training_job);
+    // A root of one job another shard owns: nothing below it is ours.
+    if (!root_job_.empty() && !root_owned_) {
+      ++out_->other_shard_jobs;
+      return;
+    }
     Walk(AT_FDCWD, root, root, fs::path(root).parent_path().filename().string(), 0, kNoOwner);
   }
 
@@ -188,7 +199,7 @@ class Walker {
   // The uid of the job directory of `run_dir` (the directory its
   // training_job label is named after, LabelsForRunDir), once per scan.
   Owner JobOwner(const std::string& run_dir) {
-    const std::string job_dir = JobDirOfRunDir(root_, run_dir);
+    const std::string job_dir = JobDirOfRunDir(root_, run_dir, !root_job_.empty());
     auto [it, fresh] = job_owners_.try_emplace(job_dir, kNoOwner);
     if (fresh) {
       struct stat st;
@@ -282,16 +293,19 @@ class Walker {
     return true;
   }
 
-  // `root_run_only`: `dir` is inside a child of the root whose job another
-  // shard owns, entered only because this shard owns the job named like the
-  // root, whose runs may be children of the root: only the directories where
-  // a run directly below the root keeps its traces are entered
-  // (MayHoldRootRun), not the other shard's whole job.
-  static bool MayHoldRootRun(const std::string& base, const std::string& child, int depth) {
-    if (depth == 1) {
-      return child == "tensorboard" || child == "plugins" || child == "traces" ||
-             child == "profiler" || child == "profile" || child == kNsysCaptureDirName;
-    }
+  // The children of a root of jobs that hold the root's own run (labelled
+  // with the root's name) rather than being jobs: where a run dir keeps its
+  // traces (scanner.h, Labels).
+  static bool IsRunDirOfRoot(const std::string& child) {
+    return child == "tensorboard" || child == "plugins" || child == "traces" ||
+           child == "profiler" || child == "profile" || child == kNsysCaptureDirName;
+  }
+
+  // `root_run_only`: `dir` is inside such a child of the root, entered only
+  // because this shard owns the job named like the root: only the
+  // directories where the root's run keeps its traces are entered, not a
+  // whole job another shard owns that happens to bear such a name.
+  static bool MayHoldRootRun(const std::string& base, const std::string& child) {
     if (base == "tensorboard") return child == "plugins";
     if (base == "plugins") return child == "profile";
     return false;
@@ -334,17 +348,17 @@ class Walker {
     }
     for (const Entry& e : entries) {
       if (!e.is_dir || e.name.front() == '.') continue;
-      // A child of the root is a job directory (training_job = its name), or,
-      // when the root is one job directory, a run of the root's job.
+      // A child of a root of jobs is a job directory (training_job = its
+      // name); a child of a root of one job is one of its runs.
       bool child_root_run_only = root_run_only;
-      if (depth == 0 && !options_.shard.Owns(e.name)) {
-        if (!root_owned_) {
+      if (depth == 0 && root_job_.empty() && !options_.shard.Owns(e.name)) {
+        if (!root_owned_ || !IsRunDirOfRoot(e.name)) {
           ++out_->other_shard_jobs;
           continue;
         }
         child_root_run_only = true;
       }
-      if (root_run_only && !MayHoldRootRun(base, e.name, depth)) continue;
+      if (root_run_only && !MayHoldRootRun(base, e.name)) continue;
       if (e.is_link && !options_.follow_symlinks && LeavesRoot(dir + "/" + e.name)) {
         ++out_->symlinks_skipped;
         continue;
@@ -358,7 +372,7 @@ class Walker {
   void ScanProfileDir(int profile_fd, const std::string& dir, const std::vector<Entry>& entries,
                       Owner dir_owner) {
     const std::string run_dir = RunDirOfProfileDir(dir);
-    RunLabels labels = LabelsForRunDir(root_, run_dir);
+    RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
     const Owner owner = JobOwner(run_dir);
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       const Entry& e = *it;
@@ -400,7 +414,7 @@ class Walker {
     });
     if (OverCap(dir, files, options_.max_files_per_dir)) return;
     const std::string run_dir = RunDirOfKinetoDir(dir);
-    RunLabels labels = LabelsForRunDir(root_, run_dir);
+    RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
     const Owner owner = JobOwner(run_dir);
     for (const Entry& f : entries) {
       if (f.is_dir || !IsKinetoName(f.name)) continue;
@@ -432,7 +446,7 @@ class Walker {
     });
     if (OverCap(dir, files, WindowDirCap())) return;
     const std::string run_dir = RunDirOfNsysDir(dir);
-    RunLabels labels = LabelsForRunDir(root_, run_dir);
+    RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
     const size_t first = out_->files.size();
     for (const Entry& f : entries) {
       if (f.is_dir || !IsNsysExportName(f.name)) continue;
@@ -492,6 +506,7 @@ class Walker {
   const ScanOptions& options_;
   ScanResult* out_;
   std::string root_;
+  std::string root_job_;    // the job a root of one job is bound to, else ""
   std::string root_real_;   // the root with every symlink resolved
   bool root_owned_ = true;  // this shard owns the job named like the root
   Visited visited_;
@@ -501,38 +516,52 @@ class Walker {
 
 }  // namespace
 
-RunLabels LabelsForRunDir(const std::string& root_in, const std::string& run_dir_in) {
-  fs::path root = fs::absolute(fs::path(root_in)).lexically_normal();
-  fs::path run_dir = fs::absolute(fs::path(run_dir_in)).lexically_normal();
-  auto strip = [](fs::path p) {
-    std::string s = p.string();
-    while (s.size() > 1 && s.back() == '/') s.pop_back();
-    return fs::path(s);
-  };
-  root = strip(root);
-  run_dir = strip(run_dir);
-  fs::path rel = run_dir.lexically_relative(root);
-  std::vector<std::string> parts;
-  bool outside = rel.empty();
-  for (const fs::path& part : rel) {
-    std::string s = part.string();
-    if (s == "..") outside = true;
-    if (!s.empty() && s != ".") parts.push_back(s);
-  }
-  RunLabels labels;
-  if (outside || parts.empty()) {
-    labels.training_job = run_dir.parent_path().filename().string();
-    labels.run = run_dir.filename().string();
-  } else if (parts.size() == 1) {
-    labels.training_job = root.filename().string();
-    labels.run = parts[0];
+Result<WatchRoot> ParseWatchRoot(std::string_view text) {
+  WatchRoot root;
+  const size_t eq = text.find('=');
+  const bool bound =
+      eq != std::string_view::npos && eq > 0 && text[0] != '/' && text[0] != '.' && text[0] != '~';
+  if (!bound) {
+    root.path = std::string(text);
   } else {
-    labels.training_job = parts[0];
-    for (size_t i = 1; i < parts.size(); ++i) {
-      if (i > 1) labels.run += "/";
-      labels.run += parts[i];
+    root.job = std::string(text.substr(0, eq));
+    root.path = std::string(text.substr(eq + 1));
+    if (root.job.find('/') != std::string::npos || root.job.size() > kMaxJobNameBytes) {
+      return MakeError(ErrorCode::kConfig,
+                       "--watch '" + std::string(text) +
+                           "': expected JOB=DIR with a job name of at most 256 bytes and no '/'");
     }
   }
+  if (root.path.empty()) {
+    return MakeError(ErrorCode::kConfig, "--watch '" + std::string(text) + "': empty directory");
+  }
+  return root;
+}
+
+RunLabels LabelsForRunDir(const std::string& root_in, const std::string& run_dir_in,
+                          const std::string& root_job) {
+  auto normal = [](const std::string& p) {
+    std::string s = fs::absolute(fs::path(p)).lexically_normal().string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+  };
+  const std::string root = normal(root_in);
+  const std::vector<std::string> parts = PartsBelowRoot(root, normal(run_dir_in));
+  RunLabels labels;
+  size_t first_of_run = 0;
+  if (!root_job.empty()) {
+    labels.training_job = root_job;
+  } else if (parts.empty()) {
+    labels.training_job = fs::path(root).filename().string();
+  } else {
+    labels.training_job = parts[0];
+    first_of_run = 1;
+  }
+  for (size_t i = first_of_run; i < parts.size(); ++i) {
+    if (!labels.run.empty()) labels.run += "/";
+    labels.run += parts[i];
+  }
+  if (labels.run.empty()) labels.run = kRunOfJobDir;
   return labels;
 }
 

@@ -15,13 +15,17 @@
 // (the parent of `plugins/`), or the parent of that logdir when it is named
 // `tensorboard`; for Kineto the directory of the files (or its parent when it
 // is named tensorboard, traces, profiler or profile). Then, with `rel` = the
-// run directory relative to the root it was found under:
-//  - rel has >= 2 components (root = a directory of jobs):
-//      training_job = rel[0], run = the remaining components joined by '/';
-//  - rel has 1 component (root = one job directory):
-//      training_job = root's name, run = rel[0];
-//  - rel is empty or outside the root (root = a run dir, or inside one):
-//      training_job = name of the run dir's parent, run = run dir's name.
+// run directory relative to the root it was found under, and nothing named
+// after a directory above the root:
+//  - a root of jobs (`--watch DIR`, ScanOptions::roots alone):
+//      training_job = rel[0], run = the remaining components joined by '/',
+//      or kRunOfJobDir when rel has one component (traces directly in a job
+//      dir); rel empty or outside the root (traces at the root, or a root
+//      inside a run dir): training_job = the root's own name, run =
+//      kRunOfJobDir;
+//  - the root of one job (`--watch JOB=DIR`, ScanOptions::root_jobs):
+//      training_job = JOB, run = rel joined by '/', or kRunOfJobDir when
+//      rel is empty or outside the root.
 //
 // Sharding (ScanOptions::shard): see there.
 //
@@ -63,10 +67,15 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
 #include "watch/owner.h"
 #include "watch/shard.h"
 
 namespace profwatch::watch {
+
+// The run label of traces that lie in a job directory itself, not in a run
+// directory below it (and of traces at a root).
+inline constexpr std::string_view kRunOfJobDir = "-";
 
 struct RunLabels {
   std::string training_job;
@@ -106,7 +115,11 @@ inline constexpr int64_t kDefaultMaxFilesPerWindow = 10'000;
 inline constexpr int64_t kDefaultMaxDirsPerOwner = 100'000;
 
 struct ScanOptions {
+  // Roots of jobs: each child directory is a job (its name the training_job).
   std::vector<std::string> roots;
+  // Roots that are one job's directory (`--watch JOB=DIR`), by path as given
+  // in `roots`: every run below such a root is labelled training_job = JOB.
+  std::map<std::string, std::string> root_jobs = {};
   // Only files whose name starts with this host name (followed by a
   // non-alphanumeric character or the end) are reported; Kineto files
   // (<host>_<pid>.<ns>.pt.trace.json) whose HostOfTraceFile is this host or
@@ -120,12 +133,12 @@ struct ScanOptions {
   // (ScanResult::outside_root_files).
   bool follow_symlinks = false;
   // serve --shard: the jobs of other shards are skipped. A directory right
-  // below a root is a job directory (its name the training_job label); one
-  // another shard owns is listed but never entered. Every file whose
-  // training_job another shard owns is dropped, whatever the layout. When
-  // this shard owns the job named like the root itself (a root that is one
-  // job directory has runs as its children), every child is entered and only
-  // that file filter applies.
+  // below a root of jobs is a job directory (its name the training_job
+  // label); one another shard owns is listed but never entered. A root of
+  // one job another shard owns is not entered. Every file whose training_job
+  // another shard owns is dropped, whatever the layout. When this shard owns
+  // the job named like a root of jobs itself (its runs at the root), the
+  // root's own profile and trace directories are entered too.
   Shard shard;
   // Trace files one directory may hold: a directory with more is not
   // analysed (ScanResult::capped_dirs). A <ts> or capture-nsys-profile
@@ -208,8 +221,22 @@ struct ScanResult {
 
 ScanResult Scan(const ScanOptions& options);
 
-// The labelling rule above, exposed for tests and documentation.
-RunLabels LabelsForRunDir(const std::string& root, const std::string& run_dir);
+// A `--watch` value: `DIR` (a root of jobs) or `JOB=DIR` (a root of one job,
+// bound to JOB). As for `--log`, text is a binding only when its first '='
+// is not its first character and it starts with neither '/', '.' nor '~'
+// (write ./DIR for a relative directory whose name holds '='); JOB holds no
+// '/' and at most kMaxJobNameBytes bytes.
+struct WatchRoot {
+  std::string path;
+  std::string job;  // empty: a root of jobs
+};
+inline constexpr size_t kMaxJobNameBytes = 256;
+Result<WatchRoot> ParseWatchRoot(std::string_view text);
+
+// The labelling rule above, exposed for tests and documentation: `root_job`
+// empty for a root of jobs, else the job a root of one job is bound to.
+RunLabels LabelsForRunDir(const std::string& root, const std::string& run_dir,
+                          const std::string& root_job = "");
 
 // True when `file_name` belongs to `host` (see ScanOptions::host_filter).
 bool MatchesHost(const std::string& file_name, const std::string& host);

@@ -23,7 +23,7 @@ void Append(const std::string& path, const std::string& text) {
 }
 
 RunLocation Loc(const std::string& jobs_root, const std::string& job, const std::string& run) {
-  return {{job, run}, jobs_root};
+  return {{job, run}, jobs_root, job, run};
 }
 
 std::string StepLine(int step, double seconds) {
@@ -62,6 +62,43 @@ TEST(LocateRunTest, JobsRootIsTheParentOfTheJobDirectory) {
   f.run_dir = "/data/jobs/jobA/sweep/run7";
   f.labels = {"jobA", "sweep/run7"};
   EXPECT_EQ(LocateRun(f).jobs_root, "/data/jobs");
+  EXPECT_EQ(LocateRun(f).job_dir_name, "jobA");
+  EXPECT_EQ(LocateRun(f).run_path, "sweep/run7");
+}
+
+// Issue #49: traces in a job dir itself (run "-") have the job dir as their
+// run dir, and a root of one job bound to another name (--watch JOB=DIR)
+// finds its logs by the directories' names, not by the labels.
+TEST(LocateRunTest, RunOfTheJobDirAndABoundJobNameLocateByDirectories) {
+  watch::FileObservation f;
+  f.run_dir = "/data/jobs/jobA";
+  f.labels = {"jobA", std::string(watch::kRunOfJobDir)};
+  RunLocation loc = LocateRun(f);
+  EXPECT_EQ(loc.key, (snapshot::RunKey{"jobA", "-"}));
+  EXPECT_EQ(loc.jobs_root, "/data/jobs");
+  EXPECT_EQ(loc.job_dir_name, "jobA");
+  EXPECT_EQ(loc.run_path, "");
+  f.run_dir = "/data/jobs/12345-llama/base";
+  f.labels = {"llama", "base"};
+  loc = LocateRun(f);
+  EXPECT_EQ(loc.key, (snapshot::RunKey{"llama", "base"}));
+  EXPECT_EQ(loc.jobs_root, "/data/jobs");
+  EXPECT_EQ(loc.job_dir_name, "12345-llama");
+  EXPECT_EQ(loc.run_path, "base");
+}
+
+TEST(LocateRunTest, FindsTheLogOfARunInTheJobDirItself) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  WriteFile(root + "/jobA/log.txt", "x");
+  WriteFile(root + "/jobB.log", "y");
+  watch::FileObservation f;
+  f.run_dir = root + "/jobA";
+  f.labels = {"jobA", std::string(watch::kRunOfJobDir)};
+  EXPECT_EQ(FindLogByGlobs(LocateRun(f), kDefaultLogGlobs), root + "/jobA/log.txt");
+  f.run_dir = root + "/jobB";
+  f.labels = {"jobB", std::string(watch::kRunOfJobDir)};
+  EXPECT_EQ(FindLogByGlobs(LocateRun(f), kDefaultLogGlobs), root + "/jobB.log");
 }
 
 // Issue #49: --max-followed-logs is the only cap on followed logs; runs

@@ -63,31 +63,90 @@ TEST(ScannerTest, FindsMaxTextWindowsWithJobAndRunLabels) {
   EXPECT_EQ(b->labels.run, "run_b");
 }
 
+// Issue #49: no label is named after a directory above a watch root. A root
+// of one job or one run is bound to its job name (--watch JOB=DIR); unbound,
+// the root is a directory of jobs and a run at it carries the root's own
+// name and run "-".
 TEST(ScannerTest, LabelsForJobDirAndRunDirRoots) {
   TempDir tmp;
   const std::string job = tmp.Sub("jobs/123-llama");
   WriteFile(job + "/run_a/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
-  ScanResult as_job = Scan(Roots(job));
+  ScanOptions bound = Roots(job);
+  bound.root_jobs[job] = "llama";
+  ScanResult as_job = Scan(bound);
   ASSERT_EQ(as_job.files.size(), 1u);
-  EXPECT_EQ(as_job.files[0].labels.training_job, "123-llama");
+  EXPECT_EQ(as_job.files[0].labels.training_job, "llama");
   EXPECT_EQ(as_job.files[0].labels.run, "run_a");
-  ScanResult as_run = Scan(Roots(job + "/run_a/"));
+  ScanOptions bound_run = Roots(job + "/run_a/");
+  bound_run.root_jobs[job + "/run_a/"] = "123-llama";
+  ScanResult as_run = Scan(bound_run);
   ASSERT_EQ(as_run.files.size(), 1u);
   EXPECT_EQ(as_run.files[0].labels.training_job, "123-llama");
-  EXPECT_EQ(as_run.files[0].labels.run, "run_a");
-  // A root inside the run (the profile dir itself) labels the same way.
+  EXPECT_EQ(as_run.files[0].labels.run, "-");
+  // Unbound, a run dir root is its own job: nothing is read from "jobs" or
+  // "123-llama" above it.
+  ScanResult unbound_run = Scan(Roots(job + "/run_a"));
+  ASSERT_EQ(unbound_run.files.size(), 1u);
+  EXPECT_EQ(unbound_run.files[0].labels.training_job, "run_a");
+  EXPECT_EQ(unbound_run.files[0].labels.run, "-");
+  // A root inside the run (the profile dir itself): the run dir lies above
+  // the root, so the root's own name.
   ScanResult inside = Scan(Roots(job + "/run_a/tensorboard/plugins/profile"));
   ASSERT_EQ(inside.files.size(), 1u);
-  EXPECT_EQ(inside.files[0].labels.run, "run_a");
+  EXPECT_EQ(inside.files[0].labels.training_job, "profile");
+  EXPECT_EQ(inside.files[0].labels.run, "-");
+}
+
+// Issue #49: Kineto files directly in a job dir of a root of jobs are that
+// job's (run "-"), not the root's; a trace at the root is the root's own.
+TEST(ScannerTest, KinetoFilesInAJobDirAndATraceAtTheRootAreLabelledFromBelowTheRoot) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("outputs");
+  WriteFile(root + "/jobK/node1_77.1709294400000.pt.trace.json", "x");
+  WriteFile(root + "/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz", "x");
+  ScanResult r = Scan(Roots(root));
+  ASSERT_EQ(r.files.size(), 2u);
+  const FileObservation* kineto = Find(r, "node1_77.1709294400000.pt.trace.json");
+  ASSERT_NE(kineto, nullptr);
+  EXPECT_EQ(kineto->labels.training_job, "jobK");
+  EXPECT_EQ(kineto->labels.run, "-");
+  EXPECT_EQ(kineto->run_dir, root + "/jobK");
+  const FileObservation* at_root = Find(r, "h0.trace.json.gz");
+  ASSERT_NE(at_root, nullptr);
+  EXPECT_EQ(at_root->labels.training_job, "outputs");
+  EXPECT_EQ(at_root->labels.run, "-");
 }
 
 TEST(ScannerTest, LabelRules) {
   EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1/r1").training_job, "j1");
   EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1/r1").run, "r1");
   EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1/sub/r1").run, "sub/r1");
-  EXPECT_EQ(LabelsForRunDir("/jobs/j1", "/jobs/j1/r1").training_job, "j1");
-  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1", "/jobs/j1/r1").training_job, "j1");
-  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1", "/jobs/j1/r1").run, "r1");
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1").training_job, "j1");
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs/j1").run, "-");
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs").training_job, "jobs");
+  EXPECT_EQ(LabelsForRunDir("/jobs", "/jobs").run, "-");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1/tb", "/jobs/j1/r1").training_job, "tb");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1", "/jobs/j1/r1", "j1").training_job, "j1");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1", "/jobs/j1/r1", "named").training_job, "named");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1", "/jobs/j1/r1", "j1").run, "r1");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1", "/jobs/j1/a/b", "j1").run, "a/b");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1", "/jobs/j1/r1", "j1").run, "-");
+  EXPECT_EQ(LabelsForRunDir("/jobs/j1/r1/tb", "/jobs/j1/r1", "j1").run, "-");
+}
+
+TEST(ScannerTest, ParseWatchRootBindsAJobNameLikeLogBindings) {
+  EXPECT_EQ(ParseWatchRoot("/data/jobs")->path, "/data/jobs");
+  EXPECT_EQ(ParseWatchRoot("/data/jobs")->job, "");
+  EXPECT_EQ(ParseWatchRoot("llama=/data/jobs/123-llama")->job, "llama");
+  EXPECT_EQ(ParseWatchRoot("llama=/data/jobs/123-llama")->path, "/data/jobs/123-llama");
+  // A path with '=' in it is a path.
+  EXPECT_EQ(ParseWatchRoot("/data/a=b")->job, "");
+  EXPECT_EQ(ParseWatchRoot("./a=b")->path, "./a=b");
+  EXPECT_EQ(ParseWatchRoot("a/b=/x").error().code, ErrorCode::kConfig);
+  EXPECT_EQ(ParseWatchRoot("llama=").error().code, ErrorCode::kConfig);
+  EXPECT_EQ(ParseWatchRoot("").error().code, ErrorCode::kConfig);
+  EXPECT_EQ(ParseWatchRoot(std::string(257, 'j') + "=/x").error().code, ErrorCode::kConfig);
+  EXPECT_TRUE(ParseWatchRoot(std::string(256, 'j') + "=/x").has_value());
 }
 
 TEST(ScannerTest, GenericPluginsProfileAndKinetoDirs) {

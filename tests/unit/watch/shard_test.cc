@@ -93,12 +93,11 @@ TEST(ShardScanTest, ReportsOnlyOwnJobsAndNeverEntersOthers) {
   }
 }
 
-// The shard owning the root's own name ("jobs" hashes to 0 of 3) enters
-// every child of the root, since a child could be a run of the job named like
-// the root (run-a, run-c: their names hash to shard 1), but only where such a
-// run keeps its traces, not another shard's whole job; it reports only its
-// own jobs.
-TEST(ShardScanTest, ShardOwningTheRootNameStillReportsOnlyItsJobs) {
+// The shard owning the root's own name ("jobs" hashes to 0 of 3) also reads
+// the root's own run (its tensorboard/ and traces/ directories: labelled
+// "jobs", run "-"), but every other child of the root is a job of its own
+// name: run-a (shard 1) is not entered, however run-like its name.
+TEST(ShardScanTest, ShardOwningTheRootNameReadsTheRootsOwnRunOnly) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   for (const char* job : {"job-0", "job-1", "job-2"}) {
@@ -107,7 +106,8 @@ TEST(ShardScanTest, ShardOwningTheRootNameStillReportsOnlyItsJobs) {
         "x");
   }
   WriteFile(jobs + "/run-a/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.xplane.pb", "x");
-  WriteFile(jobs + "/run-c/traces/w0.11.1709294400000.pt.trace.json.gz", "x");
+  WriteFile(jobs + "/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.xplane.pb", "x");
+  WriteFile(jobs + "/traces/w0.11.1709294400000.pt.trace.json.gz", "x");
   ScanOptions o;
   o.roots = {jobs};
   o.shard = Shard{0, 3};
@@ -117,28 +117,43 @@ TEST(ShardScanTest, ShardOwningTheRootNameStillReportsOnlyItsJobs) {
     got.push_back(f.labels.training_job + "/" + f.labels.run);
   }
   std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, (std::vector<std::string>{"job-1/run", "jobs/run-a", "jobs/run-c"}));
-  // job-0 and job-2 (shards 1 and 2): their runs are not entered.
+  EXPECT_EQ(got, (std::vector<std::string>{"job-1/run", "jobs/-", "jobs/-"}));
+  // job-0, job-2 and run-a (shards 1, 2 and 1): not entered.
   for (const std::string& d : r.dirs) {
-    EXPECT_EQ(d.find("job-0/run"), std::string::npos) << d;
-    EXPECT_EQ(d.find("job-2/run"), std::string::npos) << d;
+    EXPECT_EQ(d.find("job-0"), std::string::npos) << d;
+    EXPECT_EQ(d.find("job-2"), std::string::npos) << d;
+    EXPECT_EQ(d.find("run-a"), std::string::npos) << d;
   }
+  EXPECT_EQ(r.other_shard_jobs, 3);
+  // Shard 1 owns run-a, not "jobs": the root's own run is not its.
+  o.shard = Shard{1, 3};
+  got.clear();
+  for (const FileObservation& f : Scan(o).files) {
+    got.push_back(f.labels.training_job + "/" + f.labels.run);
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"job-0/run", "run-a/-"}));
 }
 
-// A root that is one job directory: its files carry the root's name as
-// training_job, and are dropped unless that job is this shard's.
-TEST(ShardScanTest, AJobDirectoryRootIsOwnedByItsName) {
+// A root bound to one job (--watch JOB=DIR): its files carry JOB as
+// training_job, and nothing below it is entered unless JOB is this shard's.
+TEST(ShardScanTest, ARootOfOneJobIsOwnedByItsBoundName) {
   TempDir tmp;
   const std::string job = tmp.Sub("job-2");
   WriteFile(job + "/run/plugins/profile/2024_03_01_12_00_00/h0.xplane.pb", "x");
   ScanOptions o;
   o.roots = {job};
+  o.root_jobs[job] = "job-2";
   o.shard = Shard{1, 3};
-  EXPECT_TRUE(Scan(o).files.empty());
+  ScanResult other = Scan(o);
+  EXPECT_TRUE(other.files.empty());
+  EXPECT_TRUE(other.dirs.empty());
+  EXPECT_EQ(other.other_shard_jobs, 1);
   o.shard = Shard{2, 3};
   ScanResult r = Scan(o);
   ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].labels.training_job, "job-2");
+  EXPECT_EQ(r.files[0].labels.run, "run");
 }
 
 }  // namespace
