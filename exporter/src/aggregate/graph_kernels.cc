@@ -87,6 +87,34 @@ void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int
   }
 }
 
+GraphKernels::ExecutionKernels GraphKernels::KernelsOf(const GraphPlacement::Execution& e,
+                                                       size_t offset,
+                                                       const std::vector<FamilyId>& family,
+                                                       const MathAccount& math) const {
+  ExecutionKernels x;
+  int64_t longest_math = -1;
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    const Kernel& gk = kernels_[k];
+    const int64_t d = gk.end - gk.start;
+    x.ps += d;
+    if (d > x.longest) {
+      x.longest = d;
+      x.longest_name = gk.name;
+    }
+    if (!math.is_math[gk.name]) continue;
+    if (d > longest_math) {
+      longest_math = d;
+      x.longest_math_name = gk.name;
+    }
+    if (x.runs.empty() || x.runs.back().first != family[gk.name]) {
+      x.runs.emplace_back(family[gk.name], 0);
+    }
+    x.runs.back().second += d;
+  }
+  x.any_math = longest_math >= 0;
+  return x;
+}
+
 void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
                                   const GraphPlacement::Execution& e, size_t offset,
                                   const std::vector<FamilyId>& family, MathAccount& math,
@@ -114,26 +142,10 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
     by_launch.push_back(static_cast<double>(launch_flops_count));
   }
   if (!any) return;
-  int64_t ps = 0, longest = -1, longest_math = -1;
-  uint32_t longest_name = 0, longest_math_name = 0;
-  // The math kernels in start order as runs of one family: (family, time).
-  std::vector<std::pair<FamilyId, int64_t>> runs;
-  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
-    const Kernel& gk = kernels_[k];
-    const int64_t d = gk.end - gk.start;
-    ps += d;
-    if (d > longest) {
-      longest = d;
-      longest_name = gk.name;
-    }
-    if (!math.is_math[gk.name]) continue;
-    if (d > longest_math) {
-      longest_math = d;
-      longest_math_name = gk.name;
-    }
-    if (runs.empty() || runs.back().first != family[gk.name]) runs.emplace_back(family[gk.name], 0);
-    runs.back().second += d;
-  }
+  const ExecutionKernels x = KernelsOf(e, offset, family, math);
+  const int64_t ps = x.ps;
+  const uint32_t longest_name = x.longest_name, longest_math_name = x.longest_math_name;
+  const std::vector<std::pair<FamilyId, int64_t>>& runs = x.runs;
   if (unknown) {
     ++out.flops.unknown_ops;
     return;
@@ -163,7 +175,7 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
     }
     return;
   }
-  FlopStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
+  FlopStats::Family& f = by_family[family[x.any_math ? longest_math_name : longest_name]];
   f.flops += flops[0] + flops[1];
   f.kernel_ps += ps;
 }
@@ -188,26 +200,10 @@ void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
     bytes += static_cast<double>(counted->second[l]);
   }
   if (e.launches.empty()) return;
-  int64_t ps = 0, longest = -1, longest_math = -1;
-  uint32_t longest_name = 0, longest_math_name = 0;
-  // The math kernels in start order as runs of one family: (family, time).
-  std::vector<std::pair<FamilyId, int64_t>> runs;
-  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
-    const Kernel& gk = kernels_[k];
-    const int64_t d = gk.end - gk.start;
-    ps += d;
-    if (d > longest) {
-      longest = d;
-      longest_name = gk.name;
-    }
-    if (!math.is_math[gk.name]) continue;
-    if (d > longest_math) {
-      longest_math = d;
-      longest_math_name = gk.name;
-    }
-    if (runs.empty() || runs.back().first != family[gk.name]) runs.emplace_back(family[gk.name], 0);
-    runs.back().second += d;
-  }
+  const ExecutionKernels x = KernelsOf(e, offset, family, math);
+  const int64_t ps = x.ps, longest = x.longest;
+  const uint32_t longest_name = x.longest_name, longest_math_name = x.longest_math_name;
+  const std::vector<std::pair<FamilyId, int64_t>>& runs = x.runs;
   if (longest < 0) return;
   // As for FLOPs (CountExecution): library calls launch their kernels in
   // schedule order, so when every launch is a math launch and the math

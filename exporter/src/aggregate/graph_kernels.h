@@ -75,6 +75,18 @@ class GraphKernels {
     int dev = 0;
     bool scoped = false;  // has its own scope: placed for FLOPs only
   };
+  // The kernels of one execution: their total time, the longest one, the
+  // longest math kernel, and the math kernels in start order as runs of one
+  // family (family, time).
+  struct ExecutionKernels {
+    int64_t ps = 0, longest = -1;
+    uint32_t longest_name = 0, longest_math_name = 0;
+    bool any_math = false;
+    std::vector<std::pair<classify::FamilyId, int64_t>> runs;
+  };
+  ExecutionKernels KernelsOf(const GraphPlacement::Execution& e, size_t offset,
+                             const std::vector<classify::FamilyId>& family,
+                             const MathAccount& math) const;
   using FamilyFlops = std::map<classify::FamilyId, FlopStats::Family>;
   using FamilyBytes = std::map<classify::FamilyId, ByteStats::Family>;
   // The kernels [begin, end) of one (device, module).
