@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The slowest tests over several ctest runs, with their share of their timeout.
 
-  slowest_tests.py [--top N] --stage NAME JUNIT JSON DEFAULT_TIMEOUT [--stage ...]
+  slowest_tests.py [--top N] [--tail N] --stage NAME JUNIT JSON DEFAULT_TIMEOUT [--stage ...]
 
 Per stage: JUNIT is ctest's --output-junit file of the run, JSON is
 `ctest --show-only=json-v1` of the same build directory (each test's
@@ -12,8 +12,10 @@ stage, test, duration, timeout, duration / timeout. A test over a quarter
 of its timeout is marked: on a busy machine it may reach its timeout.
 
 A stage whose files are missing (its build failed, so its tests never ran)
-is named below the table. The table is a report: the exit status is 0
-unless the arguments are wrong.
+is named below the table. Then each failed test, with its first gtest
+assertions and the last --tail lines of its output: the end of a long log
+(all that CI keeps of a failed run) names what failed and why. The report's exit status is 0 unless the
+arguments are wrong.
 """
 import argparse
 import json
@@ -41,9 +43,10 @@ def timeouts(json_path, default):
 
 
 def durations(junit_path):
-    """(test name, seconds, status) of each test case in ctest's junit file."""
+    """(test name, seconds, status, output) of each test case in ctest's junit file."""
     root = ET.parse(junit_path).getroot()
-    return [(case.get("name"), float(case.get("time", "0")), case.get("status", ""))
+    return [(case.get("name"), float(case.get("time", "0")), case.get("status", ""),
+             case.findtext("system-out") or "")
             for case in root.iter("testcase")]
 
 
@@ -61,9 +64,9 @@ def rows_of(stages):
         except (OSError, ValueError, KeyError, ET.ParseError) as e:
             notes.append(f"{name}: unreadable test times ({e})")
             continue
-        for test, seconds, status in cases:
+        for test, seconds, status, output in cases:
             rows.append({"stage": name, "test": test, "seconds": seconds, "status": status,
-                         "timeout": limits.get(test)})
+                         "timeout": limits.get(test), "output": output})
     return rows, notes
 
 
@@ -85,9 +88,35 @@ def table(rows, top):
     return lines
 
 
+# A gtest assertion's first line ends so; the lines after it say what failed.
+GTEST_FAILURE = ": Failure"
+FAILURE_CONTEXT = 6
+MAX_FAILURES_SHOWN = 5
+
+
+def failures(rows, tail):
+    """Each failed test, stage by stage: its first gtest assertions (a serve
+    test's message may end with a long daemon log) and the last `tail` lines
+    of its output."""
+    lines = []
+    for r in rows:
+        if r["status"] != "fail":
+            continue
+        out = r["output"].rstrip("\n").splitlines()
+        lines.append(f"== failed: {r['stage']} {r['test']}")
+        starts = [i for i, line in enumerate(out) if line.endswith(GTEST_FAILURE)]
+        for i in starts[:MAX_FAILURES_SHOWN]:
+            lines.extend(out[i:i + 1 + FAILURE_CONTEXT])
+        if tail > 0:
+            lines.append(f"-- its last {min(tail, len(out))} of {len(out)} output lines")
+            lines.extend(out[-tail:])
+    return lines
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--tail", type=int, default=40)
     ap.add_argument("--stage", nargs=4, action="append", required=True,
                     metavar=("NAME", "JUNIT", "JSON", "DEFAULT_TIMEOUT"))
     args = ap.parse_args(argv)
@@ -97,6 +126,8 @@ def main(argv):
         print("\n".join(table(rows, args.top)))
     for note in notes:
         print(note)
+    for line in failures(rows, args.tail):
+        print(line)
     return 0
 
 

@@ -14,8 +14,10 @@
 # Every stage runs even when an earlier one failed: a stage whose build fails
 # skips its own tests (and the fuzz stage needs the ASan build), the others
 # go on. At the end it prints each stage's result and time, then the ten
-# slowest tests of the ctest stages with their share of their timeout
-# (scripts/slowest_tests.py), and exits non-zero if any stage failed. Every
+# slowest tests of the ctest stages with their share of their timeout, each
+# failed test with its assertions and the end of its output
+# (scripts/slowest_tests.py) and the TSan binaries that failed, so the end of
+# the log says what failed; it exits non-zero if any stage failed. Every
 # build directory is configured with what its stage needs,
 # -DPROFWATCH_TESTS=ON included (build/ may hold scripts/run-demo.sh's cached
 # OFF), and every ctest call fails when it finds no test, so no stage can
@@ -118,7 +120,11 @@ TSAN_TESTS=(core_test read_test parse_test aggregate_test web_test cli_test)
 # the real `profwatch serve` (TSan-built; TSAN_OPTIONS reaches it, and a race
 # makes its exit code fail the test).
 TSAN_SERVE_TESTS=(serve_test serve_steps_test)
+# The TSan stage's failed binaries, for the summary at the end (their gtest
+# output is in the log above it).
+TSAN_FAILED="$PWD/build-tsan/profwatch-tsan-failed.txt"
 build_tsan() {
+  rm -f "$TSAN_FAILED"
   # Without ISA-L: the threads are the same either way (only zlib hands its
   # CRC to the parsing thread), and this covers the build users get without it.
   CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -155,7 +161,11 @@ test_tsan() {
     python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch \
     --time-factor 3 ||
     failed+=(web_door_test.py)
-  [[ ${#failed[@]} == 0 ]] || { echo "failed under TSan: ${failed[*]}" >&2; return 1; }
+  [[ ${#failed[@]} == 0 ]] || {
+    echo "failed under TSan: ${failed[*]}" >"$TSAN_FAILED"
+    cat "$TSAN_FAILED" >&2
+    return 1
+  }
 }
 
 fuzz() { bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"; }
@@ -217,6 +227,7 @@ python3 scripts/slowest_tests.py \
   --stage g++ "$(junit_of build)" "$(tests_json_of build)" "$GXX_TIMEOUT" \
   --stage asan "$(junit_of build-asan)" "$(tests_json_of build-asan)" "$ASAN_TIMEOUT" ||
   echo "(no table of the slowest tests: scripts/slowest_tests.py failed)"
+if [[ -f $TSAN_FAILED ]]; then echo "== $(cat "$TSAN_FAILED")"; fi
 echo
 if [[ ${#FAILED[@]} == 0 ]]; then
   echo "== all tests passed"

@@ -390,20 +390,26 @@ class SlurmTest(unittest.TestCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("usage", proc.stderr)
 
-    def test_start_and_stop_one_overlapping_step(self):
+    def fake_slurm(self, nodes):
+        """Fake Slurm in a bin dir: scontrol expands the node list to
+        `nodes`, srun records its arguments and then behaves like a running
+        step until SIGTERM. Returns (bin dir, srun's argument log)."""
         bindir = os.path.join(self.tmp, "bin")
         os.makedirs(bindir)
         srun_log = os.path.join(self.tmp, "srun.log")
-        # Fake Slurm: scontrol expands the node list, srun records its
-        # arguments and then behaves like a running step until SIGTERM.
         with open(os.path.join(bindir, "scontrol"), "w") as f:
-            f.write("#!/bin/sh\n[ \"$1 $2\" = 'show hostnames' ] || exit 2\necho gpu-001\necho gpu-002\n")
+            f.write("#!/bin/sh\n[ \"$1 $2\" = 'show hostnames' ] || exit 2\n" +
+                    "".join(f"echo {n}\n" for n in nodes))
         with open(os.path.join(bindir, "srun"), "w") as f:
             f.write("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > \"$FAKE_SRUN_LOG\"\n"
                     "trap 'echo TERM >> \"$FAKE_SRUN_LOG.signals\"; exit 0' TERM\n"
                     "while :; do sleep 0.05; done\n")
         for n in ("scontrol", "srun"):
             os.chmod(os.path.join(bindir, n), 0o755)
+        return bindir, srun_log
+
+    def test_start_and_stop_one_overlapping_step(self):
+        bindir, srun_log = self.fake_slurm(["gpu-001", "gpu-002"])
         sd_dir = os.path.join(self.tmp, "file_sd")
         os.makedirs(sd_dir)
         env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], FAKE_SRUN_LOG=srun_log,
@@ -444,21 +450,11 @@ class SlurmTest(unittest.TestCase):
             except ProcessLookupError:
                 pass
 
-
     def test_profwatch_job_watches_one_jobs_directory_under_that_name(self):
         # train.sbatch watches its own output directory: one job, so the
         # sidecar passes it as --watch JOB=DIR (a bare DIR is a directory
         # of jobs, whose children would be jobs of their own).
-        bindir = os.path.join(self.tmp, "bin")
-        os.makedirs(bindir)
-        srun_log = os.path.join(self.tmp, "srun.log")
-        with open(os.path.join(bindir, "scontrol"), "w") as f:
-            f.write("#!/bin/sh\necho gpu-001\n")
-        with open(os.path.join(bindir, "srun"), "w") as f:
-            f.write("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > \"$FAKE_SRUN_LOG\"\n"
-                    "trap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n")
-        for n in ("scontrol", "srun"):
-            os.chmod(os.path.join(bindir, n), 0o755)
+        bindir, srun_log = self.fake_slurm(["gpu-001"])
         sd_dir = os.path.join(self.tmp, "file_sd")
         os.makedirs(sd_dir)
         env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], FAKE_SRUN_LOG=srun_log,

@@ -2,8 +2,9 @@
 """scripts/slowest_tests.py on a small ctest junit + show-only json pair per
 stage with known values: the table lists the ten slowest tests of both stages
 in order, each with its timeout (its TIMEOUT property, else the stage's
---timeout) and its share, marks those over a quarter, and names a stage whose
-files are missing.
+--timeout) and its share, marks those over a quarter, names a stage whose
+files are missing, then shows each failed test's gtest assertions and the
+end of its output.
 
   slowest_tests_test.py SOURCE_DIR
 """
@@ -14,12 +15,15 @@ import sys
 import tempfile
 
 
-def junit(cases):
-    """ctest's --output-junit layout (CMake 3.25) for (name, seconds, status)."""
+def junit(cases, outputs=None):
+    """ctest's --output-junit layout (CMake 3.25) for (name, seconds, status),
+    with the (XML-escaped) output of the tests named in `outputs`."""
+    outputs = outputs or {}
     body = "".join(
         f'\t<testcase name="{n}" classname="{n}" time="{t}" status="{s}">\n'
         + ('\t\t<failure message=""/>\n' if s == "fail" else "")
-        + "\t\t<system-out></system-out>\n\t</testcase>\n" for n, t, s in cases)
+        + f"\t\t<system-out>{outputs.get(n, '')}</system-out>\n\t</testcase>\n"
+        for n, t, s in cases)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="(empty)"\n'
             f'\ttests="{len(cases)}"\n\tfailures="0"\n\ttime="1"\n\t>\n{body}</testsuite>\n')
 
@@ -62,9 +66,14 @@ def main():
                    ("Skipped", 0.02, "notrun"), ("Unit.A", 10.0, "run"), ("e2e", 30.0, "run")]
         b_json = [("Serve.Big", 120), ("Hang.Test", 120), ("Skipped", None), ("Unit.A", 300),
                   ("e2e", None)]
-        args = [sys.executable, script,
+        # Hang.Test's output: a gtest assertion early, then a long log.
+        log = [f"log line {i}" for i in range(1, 51)]
+        hang_out = "\n".join(["[ RUN      ] Hang.Test", "a.cc:7: Failure",
+                              "Expected equality of these values:", "  port()", "    -1",
+                              "  0", "  Which is: 0", "  daemon log:", "  x &amp; y"] + log) + "\n"
+        args = [sys.executable, script, "--tail", "3",
                 "--stage", "g++", write("a.xml", junit(a_cases)), write("a.json", show_only(a_json)), "900",
-                "--stage", "asan", write("b.xml", junit(b_cases)), write("b.json", show_only(b_json)), "1800",
+                "--stage", "asan", write("b.xml", junit(b_cases, {"Hang.Test": hang_out})), write("b.json", show_only(b_json)), "1800",
                 "--stage", "tsan", os.path.join(work, "none.xml"), os.path.join(work, "none.json"), "900"]
         run = subprocess.run(args, capture_output=True, text=True)
     got = run.stdout.splitlines()
@@ -84,6 +93,11 @@ def main():
         f"{'g++':<8} {'Param/X.Y<int>/0':<{w}}    12.0 s    300 s     4%",
         f"tsan: no test times ({os.path.join(work, 'none.xml')}, {os.path.join(work, 'none.json')} "
         "missing: its tests did not run)",
+        "== failed: asan Hang.Test",
+        "a.cc:7: Failure", "Expected equality of these values:", "  port()", "    -1", "  0",
+        "  Which is: 0", "  daemon log:",
+        "-- its last 3 of 59 output lines",
+        "log line 48", "log line 49", "log line 50",
     ]
     failures = []
     if run.returncode != 0:
@@ -96,7 +110,7 @@ def main():
     for f in failures:
         print("FAIL:", f)
     if not failures:
-        print("PASS: the slowest-ten table of two stages, a missing stage named")
+        print("PASS: the slowest-ten table of two stages, a missing stage named, a failure shown")
     return 1 if failures else 0
 
 

@@ -96,14 +96,9 @@ struct TrainingLogs::Followed {
 
 Result<LogBinding> ParseLogBinding(std::string_view text) {
   LogBinding b;
-  const size_t eq = text.find('=');
-  const bool bound =
-      eq != std::string_view::npos && eq > 0 && text[0] != '/' && text[0] != '.' && text[0] != '~';
-  if (!bound) {
-    b.path = std::string(text);
-  } else {
-    std::string_view name = text.substr(0, eq);
-    b.path = std::string(text.substr(eq + 1));
+  const auto [name, path] = watch::SplitBinding(text);
+  b.path = std::string(path);
+  if (!name.empty()) {
     const size_t slash = name.find('/');
     if (slash == std::string_view::npos) {
       b.run = std::string(name);

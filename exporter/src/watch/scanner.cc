@@ -516,26 +516,26 @@ class Walker {
 
 }  // namespace
 
-Result<WatchRoot> ParseWatchRoot(std::string_view text) {
-  WatchRoot root;
+std::pair<std::string_view, std::string_view> SplitBinding(std::string_view text) {
   const size_t eq = text.find('=');
-  const bool bound =
-      eq != std::string_view::npos && eq > 0 && text[0] != '/' && text[0] != '.' && text[0] != '~';
-  if (!bound) {
-    root.path = std::string(text);
-  } else {
-    root.job = std::string(text.substr(0, eq));
-    root.path = std::string(text.substr(eq + 1));
-    if (root.job.find('/') != std::string::npos || root.job.size() > kMaxJobNameBytes) {
-      return MakeError(ErrorCode::kConfig,
-                       "--watch '" + std::string(text) +
-                           "': expected JOB=DIR with a job name of at most 256 bytes and no '/'");
-    }
+  if (eq == std::string_view::npos || eq == 0 || text[0] == '/' || text[0] == '.' ||
+      text[0] == '~') {
+    return {std::string_view(), text};
   }
-  if (root.path.empty()) {
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Result<WatchRoot> ParseWatchRoot(std::string_view text) {
+  const auto [job, path] = SplitBinding(text);
+  if (job.find('/') != std::string_view::npos || job.size() > kMaxJobNameBytes) {
+    return MakeError(ErrorCode::kConfig,
+                     "--watch '" + std::string(text) +
+                         "': expected JOB=DIR with a job name of at most 256 bytes and no '/'");
+  }
+  if (path.empty()) {
     return MakeError(ErrorCode::kConfig, "--watch '" + std::string(text) + "': empty directory");
   }
-  return root;
+  return WatchRoot{std::string(path), std::string(job)};
 }
 
 RunLabels LabelsForRunDir(const std::string& root_in, const std::string& run_dir_in,

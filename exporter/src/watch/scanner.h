@@ -65,6 +65,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -222,10 +223,13 @@ struct ScanResult {
 ScanResult Scan(const ScanOptions& options);
 
 // A `--watch` value: `DIR` (a root of jobs) or `JOB=DIR` (a root of one job,
-// bound to JOB). As for `--log`, text is a binding only when its first '='
-// is not its first character and it starts with neither '/', '.' nor '~'
-// (write ./DIR for a relative directory whose name holds '='); JOB holds no
-// '/' and at most kMaxJobNameBytes bytes.
+// bound to JOB; SplitBinding: write ./DIR for a relative directory whose
+// name holds '='); JOB holds no '/' and at most kMaxJobNameBytes bytes.
+// Text written NAME=PATH (a `--watch` or `--log` binding): {NAME, PATH} when
+// its first '=' is not its first character and it starts with neither '/',
+// '.' nor '~'; else {"", text} (a path, '=' and all).
+std::pair<std::string_view, std::string_view> SplitBinding(std::string_view text);
+
 struct WatchRoot {
   std::string path;
   std::string job;  // empty: a root of jobs
