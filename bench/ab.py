@@ -17,9 +17,14 @@ code with and without one, copy the two binaries aside, run
 generated trace (for example a real window with a feature the generated one
 lacks); there is then no inflate floor (its column shows n/a).
 
+`--common-keys` compares the reports on the JSON keys every binary prints
+(recursively), for builds that add figures: the read path is unchanged when
+everything both print is identical; the keys only some print are named.
+
 It is a benchmark, not a test: nothing here asserts timings.
 """
 import argparse
+import json
 import os
 import random
 import statistics
@@ -42,6 +47,41 @@ def timed(cmd):
         return wall, usage.ru_utime + usage.ru_stime, out.read()
 
 
+def keys_of(value, prefix=""):
+    """Every key path of a JSON value ("a.b" for objects, "a[].b" in lists)."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(prefix + k)
+            out |= keys_of(v, prefix + k + ".")
+    elif isinstance(value, list):
+        for v in value:
+            out |= keys_of(v, prefix.rstrip(".") + "[].")
+    return out
+
+
+def project(value, keep, prefix=""):
+    """`value` with only the key paths in `keep`."""
+    if isinstance(value, dict):
+        return {k: project(v, keep, prefix + k + ".") for k, v in value.items()
+                if prefix + k in keep}
+    if isinstance(value, list):
+        return [project(v, keep, prefix.rstrip(".") + "[].") for v in value]
+    return value
+
+
+def common_reports(outputs):
+    """The reports (one JSON document per line) on their common keys, and
+    the key paths only some of them have."""
+    docs = {name: [json.loads(line) for line in out.splitlines() if line.strip()]
+            for name, out in outputs.items()}
+    keys = {name: set().union(*(keys_of(d) for d in ds)) for name, ds in docs.items()}
+    common = set.intersection(*keys.values())
+    extra = set.union(*keys.values()) - common
+    return ({name: [project(d, common) for d in ds] for name, ds in docs.items()},
+            sorted(extra))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -50,6 +90,8 @@ def main():
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "profwatch-bench"))
     ap.add_argument("--extra", default="", help="more analyze flags, e.g. '--threads 1'")
     ap.add_argument("--input", default="", help="analyse this trace file or dir instead")
+    ap.add_argument("--common-keys", action="store_true",
+                    help="compare the reports on the JSON keys they all have")
     ap.add_argument("variants", nargs="+", help="NAME=PATH of a profwatch binary")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -76,11 +118,19 @@ def main():
             outputs[name] = out
     floor = statistics.median(floors) if floors else None
     first = statistics.median(walls[variants[0][0]])
-    same = len({outputs[name] for name, _ in variants}) == 1
+    extra = []
+    if args.common_keys:
+        projected, extra = common_reports(outputs)
+        same = all(projected[name] == projected[variants[0][0]] for name, _ in variants)
+    else:
+        same = len({outputs[name] for name, _ in variants}) == 1
     what = args.input or f"{args.events:,} events"
     floor_text = f"{floor:.4f} s" if floor else "n/a"
+    on = " on their common keys" if args.common_keys else ""
     print(f"# {what}, {args.rounds} rounds interleaved, floor {floor_text},"
-          f" reports identical: {'yes' if same else 'NO'}")
+          f" reports identical{on}: {'yes' if same else 'NO'}")
+    if extra:
+        print(f"# keys not in every report: {', '.join(extra)}")
     first_cpu = statistics.median(cpus[variants[0][0]])
     print("| build | median wall s | wall / floor | wall / first | median CPU s | CPU / first |")
     print("|---|---|---|---|---|---|")

@@ -62,6 +62,8 @@ OPTIONAL_METRICS = (
     "profwatch_region_kernel_seconds", "profwatch_step_seconds",
     "profwatch_step_minus_kernel_seconds", "profwatch_step_minus_kernel_ratio",
     "profwatch_window_expected_gpus", "profwatch_training_",
+    "profwatch_family_bytes", "profwatch_bytes_coverage_ratio", "profwatch_peak_hbm_bytes",
+    "profwatch_family_achieved_bytes", "profwatch_family_arithmetic_intensity",
 )
 # `or vector(0)`, `or on() vector(0.0)`: an absent series becomes 0.
 ZERO_FALLBACK = re.compile(r"\bor\b[^;]*?\bvector\s*\(\s*[-+]?0*\.?0*\s*\)")
@@ -260,7 +262,10 @@ def check_detail_panels(loaded, details: List[str]) -> List[str]:
             p = stack.pop()
             stack.extend(p.get("panels") or [])
             exprs = " ".join(t.get("expr") or "" for t in p.get("targets") or [])
-            used = [m for m in details if re.search(re.escape(m) + r"\b", exprs)]
+            # The name itself, not a recording rule named after it
+            # (level:metric:operation reads the raw sums by default).
+            used = [m for m in details
+                    if re.search(r"(?<![\w:])" + re.escape(m) + r"(?![\w:])", exprs)]
             if not used:
                 continue
             where = f"{os.path.basename(path)}: panel '{p.get('title')}'"

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "aggregate/bytes.h"
 #include "aggregate/flops.h"
 #include "parse/op_shape_reader.h"
 #include "parse/trace_parser.h"
@@ -40,7 +41,7 @@ class HashingSink final : public profwatch::parse::EventSink {
  public:
   void OnEvent(const profwatch::parse::TraceEvent& e) override {
     for (std::string_view s : {e.name, e.cat, e.pid.str, e.tid.str, e.args_name, e.args_hlo_module,
-                               e.args_input_dims, e.args_concrete_inputs}) {
+                               e.args_input_dims, e.args_concrete_inputs, e.args_input_type}) {
       Mix(s.size());
       for (char c : s) Mix(static_cast<unsigned char>(c));
     }
@@ -51,11 +52,17 @@ class HashingSink final : public profwatch::parse::EventSink {
                       e.args_stream, int64_t{e.has_args_external_id}, e.args_external_id}) {
       Mix(static_cast<uint64_t>(v));
     }
-    // Operator shapes as the aggregator reads them (never trusted).
-    if (auto f = profwatch::aggregate::TorchOpFlops(
-            e.name, shapes_.Read(e.args_input_dims, e.args_concrete_inputs))) {
+    // Operator shapes as the aggregator reads them (never trusted), through
+    // the FLOP and byte formulas: a known count is never negative.
+    const profwatch::parse::OpShapes shapes =
+        shapes_.Read(e.args_input_dims, e.args_concrete_inputs, e.args_input_type);
+    if (auto f = profwatch::aggregate::TorchOpFlops(e.name, shapes)) {
       if (f->known && f->flops < 0) __builtin_trap();
       Mix(static_cast<uint64_t>(f->flops));
+    }
+    if (auto b = profwatch::aggregate::TorchOpBytes(e.name, shapes)) {
+      if (b->known && b->bytes < 0) __builtin_trap();
+      Mix(static_cast<uint64_t>(b->bytes));
     }
   }
   uint64_t hash = 1469598103934665603ULL;

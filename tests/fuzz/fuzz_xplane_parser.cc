@@ -61,6 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       for (const auto& launch : module.launches) {
         if (launch.scope >= module.scopes.size()) std::abort();
+        // Bytes from untrusted shapes: unknown (nullopt) or a real count.
+        if (launch.bytes && *launch.bytes < 0) std::abort();
       }
     }
     for (const auto& [name, why] : index->too_complex) {

@@ -1526,11 +1526,35 @@ TEST(ServeFlopsTest, RecordShapesRunExportsWhatAnalyzeReports) {
     EXPECT_NEAR(*Sample(*m, "profwatch_achieved_flops_per_second", l),
                 fam["achieved_per_second"].get<double>(), 1e3);
   }
+  // Issue #51: the raw bytes sums of every family with a bytes model, none
+  // for a family without one.
+  const nlohmann::json j = AnalyzeRunJson(run);
+  int with_bytes = 0;
+  for (const auto& fam : j["families"]) {
+    Labels l = labels;
+    l["family"] = fam["family"];
+    const auto bytes = Sample(*m, "profwatch_family_bytes_per_gpu_step", l);
+    const auto seconds = Sample(*m, "profwatch_family_bytes_modeled_seconds_per_gpu_step", l);
+    if (!fam["bytes_per_gpu_step"].is_number()) {
+      EXPECT_FALSE(bytes.has_value()) << fam["family"];
+      EXPECT_FALSE(seconds.has_value()) << fam["family"];
+      continue;
+    }
+    ++with_bytes;
+    ASSERT_TRUE(bytes.has_value() && seconds.has_value()) << fam["family"];
+    EXPECT_NEAR(*bytes, fam["bytes_per_gpu_step"].get<double>(), 1.0) << fam["family"];
+    EXPECT_NEAR(*seconds, fam["bytes_modeled_seconds_per_gpu_step"].get<double>(), 1e-12);
+  }
+  EXPECT_GE(with_bytes, 4) << j["families"].dump();
+  EXPECT_NEAR(*Sample(*m, "profwatch_bytes_coverage_ratio", labels),
+              j["bytes"]["bytes_coverage"].get<double>(), 1e-9);
+  EXPECT_EQ(*Sample(*m, "profwatch_peak_hbm_bytes_per_second", labels), 4.8e12);
   EXPECT_EQ(serve.Stop(), 0);
 }
 
 // Issue #38, absent is absent: the PyTorch run profiled without
-// record_shapes counted no FLOP, so the daemon exports no FLOP figure for
+// record_shapes counted no FLOP, so the daemon exports no FLOP figure (and,
+// issue #51, no bytes series for any of its families) for
 // it (it exported profwatch_mfu_ratio 0 and profwatch_model_flops_per_second
 // 0: a dashboard at 0% MFU for a run at ~45%); the JAX run's MFU is there
 // by default (its device named by the xplane beside the JSON read), the
@@ -1559,7 +1583,10 @@ TEST(ServeFlopsTest, NoFlopMetricForARunWithoutShapesAndJaxMfuByDefault) {
   ASSERT_TRUE(m.has_value()) << serve.Log();
   for (const char* name :
        {"profwatch_mfu_ratio", "profwatch_model_flops_per_second",
-        "profwatch_window_flops_per_gpu_step", "profwatch_achieved_flops_per_second"}) {
+        "profwatch_window_flops_per_gpu_step", "profwatch_achieved_flops_per_second",
+        "profwatch_family_bytes_per_gpu_step",
+        "profwatch_family_bytes_modeled_seconds_per_gpu_step", "profwatch_bytes_coverage_ratio",
+        "profwatch_peak_hbm_bytes_per_second"}) {
     for (const std::string& line : RunLines(*m)) {
       EXPECT_FALSE(line.starts_with(std::string(name) + "{") &&
                    line.find("run=\"stall20\"") != std::string::npos)

@@ -138,6 +138,11 @@ inline snapshot::RunState RunWithEverything() {
   st.flops.device_name = "NVIDIA H100 80GB HBM3";
   st.flops.peak_per_second = 989.4e12;
   st.flops.peak_source = "datasheet";
+  // Bytes: the counted GEMM kernels (1.2 s) moved 1.2 TB, 0.2 TB per GPU
+  // step; H100 SXM HBM3 peak 3.35 TB/s.
+  st.bytes.families = {{"GEMM", 1.2e12, 1'200'000'000'000}};
+  st.bytes.peak_hbm_bytes_per_second = 3.35e12;
+  st.bytes.peak_hbm_source = "datasheet";
   // The NCCL family's 60 calls, all all-reduces of 4 ranks with sizes: 6 GB
   // in 0.6 s (algbw 10 GB/s, busbw x 2(4-1)/4 = 15 GB/s); 0.15 s exposed.
   aggregate::CollectiveSums& ar = st.collectives[aggregate::CollectiveKind::kAllReduce];

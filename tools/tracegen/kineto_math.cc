@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <tuple>
 
 #include "gen_util.h"
 
@@ -31,6 +33,10 @@ constexpr const char* kSplitKvKernel =
 constexpr const char* kBareGemmKernel =
     "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>("
     "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8::Params)";
+constexpr const char* kAddKernel =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
+    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, "
+    "at::detail::Array<char*, 3>)";
 constexpr const char* kFbgemmForward =
     "void split_embedding_codegen_forward_unweighted_kernel<float, float, long, 128, long>("
     "at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, "
@@ -62,10 +68,14 @@ bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
       {kMmKernel, "gemm", 900 * kUs},         {kAddmmKernel, "gemm", 600 * kUs},
       {kFlashKernel, "attention", 700 * kUs}, {kSplitKvKernel, "attention", 400 * kUs},
       {kBareGemmKernel, "gemm", 150 * kUs},   {kFbgemmForward, "other", 250 * kUs},
-      {kFbgemmBackward, "other", 350 * kUs},
+      {kFbgemmBackward, "other", 350 * kUs},  {kAddKernel, "elementwise", 300 * kUs},
   };
-  enum { kMm, kAddmm, kFlash, kSplitKv, kBare, kFbFwd, kFbBwd };
-  for (const KernelDef& d : defs) truth->kernels.push_back({d.name, d.family, 0, 0});
+  enum { kMm, kAddmm, kFlash, kSplitKv, kBare, kFbFwd, kFbBwd, kAdd };
+  for (const KernelDef& d : defs) {
+    if (p.bytes || std::string_view(d.name) != kAddKernel) {
+      truth->kernels.push_back({d.name, d.family, 0, 0});
+    }
+  }
   std::map<std::pair<std::string, bool>, int64_t> uncounted;
 
   std::string cpu, gpu;
@@ -132,6 +142,7 @@ bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
                "\"Input Dims\":[" + Dims({kM, kK}) + ", " + Dims({kK, kN}) + "]," + bf16_2);
         const int64_t ps = launch(dev, kMm, t + 5 * kUs, id);
         truth->matmul_flops += 2.0 * kM * kK * kN;
+        truth->bytes_by_family["gemm"] += 2.0 * (kM * kK + kK * kN + kM * kN);
         truth->counted_math_ps += ps;
         truth->math_ps += ps;
         t += 40 * kUs;
@@ -156,6 +167,7 @@ bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
         const int64_t inner = op("aten::_flash_attention_forward", t + 4 * kUs, 30 * kUs, "");
         const int64_t ps = launch(dev, kFlash, t + 10 * kUs, inner);
         truth->attention_flops += 2.0 * kB * kH * kS * kS * (kD + kD) / 2;
+        truth->bytes_by_family["attention"] += 2.0 * 4 * kB * kH * kS * kD;
         truth->counted_math_ps += ps;
         truth->math_ps += ps;
         t += 60 * kUs;
@@ -177,6 +189,31 @@ bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
         uncounted[{kBareGemmKernel, false}] += ps;
         truth->math_ps += ps;
         t += 20 * kUs;
+      }
+      if (p.bytes) {
+        // aten::add of two bf16 tensors: an elementwise kernel.
+        const int64_t id = op("aten::add", t, 20 * kUs,
+                              "\"Input Dims\":[" + Dims({kM, kN}) + ", " + Dims({kM, kN}) +
+                                  ", []],\"Input type\":[\"c10::BFloat16\", \"c10::BFloat16\", "
+                                  "\"Scalar\"],\"Concrete Inputs\":[\"\", \"\", \"1\"]");
+        launch(dev, kAdd, t + 5 * kUs, id);
+        truth->bytes_by_family["elementwise"] += 2.0 * 3 * kM * kN;
+        // A memcpy and a memset with CUPTI's byte counts.
+        for (const auto& [cat, name, bytes] :
+             {std::tuple{"gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", int64_t{1} << 20},
+              std::tuple{"gpu_memset", "Memset (Device)", int64_t{4096}}}) {
+          const int64_t start = device_t;
+          device_t = start + 10 * kUs + 2 * kUs;
+          gpu += "{\"ph\":\"X\",\"cat\":\"" + std::string(cat) + "\",\"name\":\"" + name +
+                 "\",\"pid\":" + std::to_string(dev) + ",\"tid\":" + std::to_string(kStream) +
+                 ",\"ts\":" + MicrosText(start) + ",\"dur\":" + MicrosText(10 * kUs) +
+                 ",\"args\":{\"device\":" + std::to_string(dev) +
+                 ",\"stream\":" + std::to_string(kStream) + ",\"bytes\":" + std::to_string(bytes) +
+                 "}},\n";
+          truth->memop_bytes += static_cast<double>(bytes);
+          ++truth->memops;
+        }
+        t += 40 * kUs;
       }
       // FBGEMM's embedding lookup: two kernels, no GEMM.
       {

@@ -16,6 +16,13 @@
 //   fbgemm::split_embedding_*           FBGEMM kernels whose parameter list
 //                                       names fbgemm_gpu::FixedDivisor (no
 //                                       GEMM)
+//   --bytes: aten::add (shapes, bf16)   an elementwise kernel: bytes of its
+//                                       two inputs and output; and a memcpy
+//                                       and a memset with CUPTI's `bytes`
+//
+// Bytes truth (issue #51, each tensor once): aten::mm (M*K + K*N + M*N)
+// bf16 elements in gemm; the flash attention operator's query, key, value
+// and output in attention; aten::add in elementwise.
 //
 // `correlation_ids`: every kernel's and launch's External id is its
 // correlation id, as older Kineto writes it, and operators number their
@@ -24,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +42,7 @@ struct KinetoMathParams {
   int steps = 3;
   uint64_t seed = 1;
   bool correlation_ids = false;
+  bool bytes = false;  // also an elementwise operator and memory operations
 };
 
 struct KinetoMathKernel {
@@ -58,6 +67,9 @@ struct KinetoMathTruth {
   int64_t counted_math_ps = 0;                   // of it, with counted FLOPs
   int64_t unknown_ops = 0;                       // counted kinds without shapes
   std::vector<KinetoMathUncounted> uncounted;
+  std::map<std::string, double> bytes_by_family;  // summed over GPUs and steps
+  double memop_bytes = 0;
+  int64_t memops = 0;
 };
 
 bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,

@@ -114,6 +114,9 @@ operators with and without shapes, and FBGEMM kernels, README.md):
   --steps K                  ProfilerStep#s (default 3)
   --external-id E            own: kernels carry their operator's External id; correlation:
                              their correlation id, as older Kineto writes it (default own)
+  --bytes                    also an aten::add (elementwise) and a memcpy and memset with
+                             CUPTI's bytes per step; the manifest's bytes_by_family and
+                             memop_bytes are the bytes a reader must find
 
 jax-collectives options (a JAX window, DIR/<ts>/<host>.trace.json.gz and <host>.xplane.pb,
 whose collectives' sizes are in the xplane's HLO module, README.md):
@@ -139,7 +142,8 @@ struct Args {
 };
 
 bool IsBoolFlag(const std::string& name) {
-  return name == "plain" || name == "cap" || name == "stale" || name == "log" || name == "help";
+  return name == "plain" || name == "cap" || name == "stale" || name == "log" || name == "bytes" ||
+         name == "help";
 }
 
 bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error) {
@@ -820,6 +824,7 @@ int CmdKinetoMath(const Args& args) {
   const std::string ext = g.Str("external-id", "own");
   if (ext != "own" && ext != "correlation") g.error = "--external-id must be own or correlation";
   p.correlation_ids = ext == "correlation";
+  p.bytes = args.flags.count("bytes") > 0;
   const std::string out = g.Str("out", "");
   if (out.empty()) g.error = "kineto-math: --out FILE is required";
   if (!g.error.empty()) return Fail(g.error);
@@ -854,7 +859,10 @@ int CmdKinetoMath(const Args& args) {
                                        {"math_ps", truth.math_ps},
                                        {"counted_math_ps", truth.counted_math_ps},
                                        {"unknown_ops", truth.unknown_ops},
-                                       {"uncounted", uncounted}}})}};
+                                       {"uncounted", uncounted},
+                                       {"bytes_by_family", truth.bytes_by_family},
+                                       {"memop_bytes", truth.memop_bytes},
+                                       {"memops", truth.memops}}})}};
     if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());

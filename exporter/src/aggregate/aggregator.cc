@@ -153,6 +153,31 @@ void AddScopes(const KernelTable& table, const std::vector<FamilyId>& family,
   for (const auto& [id, ps] : scope_ps) out.scopes.push_back({table.scopes[id - 1], ps});
 }
 
+// The memory operations' bytes, and why no kernel's bytes were modeled
+// when none were.
+void AddMemopBytes(const KernelTable& table, parse::TraceSchema schema, FileStats& out) {
+  out.bytes.memop_bytes = table.memop_bytes;
+  out.bytes.memops = table.sized_memops;
+  out.bytes.memop_ps = table.sized_memop_ps;
+  if (!out.byte_families.empty() || out.bytes.unknown_ops > 0) return;
+  switch (schema) {
+    case parse::TraceSchema::kNsys:
+      out.bytes.absent = "an Nsight Systems export records no tensor shapes";
+      break;
+    case parse::TraceSchema::kKineto:
+      out.bytes.absent =
+          "no kernel of an operator with a bytes model and shapes (profile with "
+          "record_shapes=True)";
+      break;
+    default:
+      out.bytes.absent = out.graph.unplaced.empty()
+                             ? "no kernel of an HLO launch with a bytes model (the HLO modules "
+                               "are in the .xplane.pb beside the trace)"
+                             : "no HLO modules: " + out.graph.unplaced;
+      break;
+  }
+}
+
 }  // namespace
 
 FileAggregator::FileAggregator(std::string path, size_t interval_budget, std::string spill_dir,
@@ -242,6 +267,7 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   im.graph.Place(family, math, *out);
   im.flops.Count(family, math, *out);
   AddMathTime(table, math, out->flops);
+  AddMemopBytes(table, summary.schema, *out);
   if (!summary.device_names.empty()) out->flops.device_name = summary.device_names.front();
   AddScopes(table, family, classifier, *out);
   // Free per-file state: the aggregator is done.

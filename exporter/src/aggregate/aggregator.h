@@ -81,6 +81,9 @@ struct AggregateOptions {
   size_t top_regions = 10;  // regions listed; the rest are summed as other
   // Peak FLOP/s per GPU for MFU (--peak-flops); 0: from the device name.
   double peak_flops = 0;
+  // Peak HBM bandwidth per GPU in bytes/s (--peak-hbm-bandwidth); 0: from
+  // the device name (bytes.h PeakHbmBandwidth).
+  double peak_hbm_bandwidth = 0;
 };
 
 // Opaque per-file partial result (kernel names with stats, per-device

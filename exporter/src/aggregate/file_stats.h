@@ -57,6 +57,8 @@ struct FileStats {
   GraphRegionStats graph;  // kernels of CUDA graphs (no scope, a module)
   FlopStats flops;         // families: "#<FamilyId>" until MergeWindow names them
   std::vector<std::pair<classify::FamilyId, FlopStats::Family>> flop_families;
+  ByteStats bytes;  // families: in byte_families until MergeWindow names them
+  std::vector<std::pair<classify::FamilyId, ByteStats::Family>> byte_families;
   CollectiveStats collectives;  // communication kernels by collective kind
 };
 

@@ -21,6 +21,18 @@ void FlopJoin::AddOperator(int64_t external_id, const OpFlops& flops, uint32_t t
   range_op_.push_back(external_id);
 }
 
+void FlopJoin::AddBytesOperator(int64_t external_id, const OpBytes& bytes, uint32_t thread,
+                                int64_t start, int64_t end) {
+  if (byte_ops_.size() >= FileAggregator::kMaxFlopLinks) {
+    ++drops_["bytes_op_limit"];
+    return;
+  }
+  byte_ops_[external_id] = bytes;
+  launches_.AddRange(LaunchJoin::kBytes, thread, start, end,
+                     static_cast<uint32_t>(range_byte_op_.size()));
+  range_byte_op_.push_back(external_id);
+}
+
 void FlopJoin::AddOperatorName(int64_t external_id, std::string_view name) {
   if (op_name_of_.size() >= FileAggregator::kMaxFlopLinks) {
     ++drops_["flop_op_name_limit"];
@@ -51,8 +63,58 @@ void FlopJoin::AddLaunchedKernel(int64_t correlation, int64_t ps, uint32_t name)
   }
 }
 
+void FlopJoin::CountBytes(const std::vector<FamilyId>& family, const MathAccount& math,
+                          FileStats& out) {
+  if (byte_ops_.empty()) return;
+  // (operator External id, index into links_) of every kernel that joins
+  // an operator with a bytes model.
+  std::vector<std::pair<int64_t, size_t>> joined;
+  std::vector<uint32_t> open;
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const KernelLink& l = links_[i];
+    int64_t key = l.key;
+    if (l.by_launch || !byte_ops_.contains(key)) {
+      const int64_t launch = l.by_launch ? l.key : l.correlation;
+      if (launch < 0 || (!l.by_launch && !math.is_math[l.name])) continue;
+      if (!launches_.Enclosing(LaunchJoin::kBytes, launch, 1, &open) || open.empty()) continue;
+      key = range_byte_op_[open.front()];
+    }
+    joined.emplace_back(key, i);
+  }
+  std::sort(joined.begin(), joined.end());
+  std::map<FamilyId, ByteStats::Family> by_family;
+  for (size_t i = 0; i < joined.size();) {
+    size_t end = i;
+    int64_t ps = 0, longest = -1, longest_math = -1;
+    uint32_t longest_name = 0, longest_math_name = 0;
+    for (; end < joined.size() && joined[end].first == joined[i].first; ++end) {
+      const KernelLink& l = links_[joined[end].second];
+      ps += l.ps;
+      if (l.ps > longest) {
+        longest = l.ps;
+        longest_name = l.name;
+      }
+      if (math.is_math[l.name] && l.ps > longest_math) {
+        longest_math = l.ps;
+        longest_math_name = l.name;
+      }
+    }
+    const OpBytes& op = byte_ops_.at(joined[i].first);
+    i = end;
+    if (!op.known) {
+      ++out.bytes.unknown_ops;
+      continue;
+    }
+    ByteStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
+    f.bytes += static_cast<double>(op.bytes);
+    f.kernel_ps += ps;
+  }
+  for (auto& [id, f] : by_family) out.byte_families.emplace_back(id, std::move(f));
+}
+
 void FlopJoin::Count(const std::vector<FamilyId>& family, MathAccount& math, FileStats& out) {
   if (links_.empty()) return;
+  CountBytes(family, math, out);
   // Launched kernels: the innermost counted operator open at their launch.
   // Math kernels whose operator is no counted one: the counted operator
   // enclosing their launch, if any.

@@ -14,6 +14,12 @@
 // operator. Such a kernel (and one without an External id) joins the
 // innermost counted operator open on the host thread when it was launched
 // (launch_join.h).
+//
+// Bytes (bytes.h) join the same way, apart from FLOPs: operators with a
+// bytes model are kept by External id, and each kernel joins its own
+// operator's bytes model, a math kernel whose operator has none the
+// innermost operator with one enclosing its launch, a kernel without a
+// trustworthy External id the innermost one open at its launch.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "aggregate/bytes.h"
 #include "aggregate/file_stats.h"
 #include "aggregate/flops.h"
 #include "aggregate/launch_join.h"
@@ -43,6 +50,10 @@ class FlopJoin {
   // it ran on host `thread` from `start` to `end`.
   void AddOperator(int64_t external_id, const OpFlops& flops, uint32_t thread, int64_t start,
                    int64_t end);
+  // An operator with a bytes model; beyond kMaxFlopLinks counted in
+  // `drops` ("bytes_op_limit").
+  void AddBytesOperator(int64_t external_id, const OpBytes& bytes, uint32_t thread, int64_t start,
+                        int64_t end);
   // Any operator's name, by External id: it names the math kernels it
   // launched whose FLOPs are not counted.
   void AddOperatorName(int64_t external_id, std::string_view name);
@@ -58,9 +69,16 @@ class FlopJoin {
   // kernel). Adds the math kernels' time to `math`: counted, or uncounted
   // and named by its operator. `family` by name id. Call after
   // LaunchJoin::Finish.
+  // Also joins the bytes (CountBytes first).
   void Count(const std::vector<classify::FamilyId>& family, MathAccount& math, FileStats& out);
 
  private:
+  // Joins operators with a bytes model and kernels into out.bytes and
+  // out.byte_families: each operator's bytes once, with its kernels' time,
+  // in the family of its longest math-family kernel, else its longest
+  // kernel. Leaves links_ as they were.
+  void CountBytes(const std::vector<classify::FamilyId>& family, const MathAccount& math,
+                  FileStats& out);
   struct KernelLink {
     int64_t key = 0;  // External id; a correlation id while by_launch
     int64_t correlation = -1;
@@ -73,6 +91,8 @@ class FlopJoin {
   LaunchJoin& launches_;
   std::unordered_map<int64_t, OpFlops> ops_;
   std::vector<int64_t> range_op_;  // LaunchJoin kFlops payload -> External id
+  std::unordered_map<int64_t, OpBytes> byte_ops_;
+  std::vector<int64_t> range_byte_op_;  // LaunchJoin kBytes payload -> External id
   NameTable op_names_;
   std::vector<std::pair<int64_t, uint32_t>> op_name_of_;  // (External id, op name id)
   std::vector<KernelLink> links_;

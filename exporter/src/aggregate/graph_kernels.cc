@@ -5,6 +5,7 @@
 #include <array>
 
 #include "aggregate/aggregator.h"
+#include "aggregate/bytes.h"
 #include "aggregate/collectives.h"
 #include "aggregate/flops.h"
 
@@ -86,6 +87,34 @@ void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int
   }
 }
 
+GraphKernels::ExecutionKernels GraphKernels::KernelsOf(const GraphPlacement::Execution& e,
+                                                       size_t offset,
+                                                       const std::vector<FamilyId>& family,
+                                                       const MathAccount& math) const {
+  ExecutionKernels x;
+  int64_t longest_math = -1;
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    const Kernel& gk = kernels_[k];
+    const int64_t d = gk.end - gk.start;
+    x.ps += d;
+    if (d > x.longest) {
+      x.longest = d;
+      x.longest_name = gk.name;
+    }
+    if (!math.is_math[gk.name]) continue;
+    if (d > longest_math) {
+      longest_math = d;
+      x.longest_math_name = gk.name;
+    }
+    if (x.runs.empty() || x.runs.back().first != family[gk.name]) {
+      x.runs.emplace_back(family[gk.name], 0);
+    }
+    x.runs.back().second += d;
+  }
+  x.any_math = longest_math >= 0;
+  return x;
+}
+
 void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
                                   const GraphPlacement::Execution& e, size_t offset,
                                   const std::vector<FamilyId>& family, MathAccount& math,
@@ -113,26 +142,10 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
     by_launch.push_back(static_cast<double>(launch_flops_count));
   }
   if (!any) return;
-  int64_t ps = 0, longest = -1, longest_math = -1;
-  uint32_t longest_name = 0, longest_math_name = 0;
-  // The math kernels in start order as runs of one family: (family, time).
-  std::vector<std::pair<FamilyId, int64_t>> runs;
-  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
-    const Kernel& gk = kernels_[k];
-    const int64_t d = gk.end - gk.start;
-    ps += d;
-    if (d > longest) {
-      longest = d;
-      longest_name = gk.name;
-    }
-    if (!math.is_math[gk.name]) continue;
-    if (d > longest_math) {
-      longest_math = d;
-      longest_math_name = gk.name;
-    }
-    if (runs.empty() || runs.back().first != family[gk.name]) runs.emplace_back(family[gk.name], 0);
-    runs.back().second += d;
-  }
+  const ExecutionKernels x = KernelsOf(e, offset, family, math);
+  const int64_t ps = x.ps;
+  const uint32_t longest_name = x.longest_name, longest_math_name = x.longest_math_name;
+  const std::vector<std::pair<FamilyId, int64_t>>& runs = x.runs;
   if (unknown) {
     ++out.flops.unknown_ops;
     return;
@@ -162,8 +175,59 @@ void GraphKernels::CountExecution(const parse::HloModuleSchedule& schedule,
     }
     return;
   }
-  FlopStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
+  FlopStats::Family& f = by_family[family[x.any_math ? longest_math_name : longest_name]];
   f.flops += flops[0] + flops[1];
+  f.kernel_ps += ps;
+}
+
+void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
+                                       const GraphPlacement::Execution& e, size_t offset,
+                                       const std::vector<FamilyId>& family, const MathAccount& math,
+                                       FileStats& out, FamilyBytes& by_family) {
+  auto [counted, added] = launch_bytes_.try_emplace(&schedule);
+  if (added) {
+    counted->second.reserve(schedule.launches.size());
+    for (const parse::HloLaunch& launch : schedule.launches) {
+      counted->second.push_back(HloLaunchBytes(launch).value_or(-1));
+    }
+  }
+  double bytes = 0;
+  for (size_t l : e.launches) {
+    if (counted->second[l] < 0) {
+      ++out.bytes.unknown_ops;
+      return;
+    }
+    bytes += static_cast<double>(counted->second[l]);
+  }
+  if (e.launches.empty()) return;
+  const ExecutionKernels x = KernelsOf(e, offset, family, math);
+  const int64_t ps = x.ps, longest = x.longest;
+  const uint32_t longest_name = x.longest_name, longest_math_name = x.longest_math_name;
+  const std::vector<std::pair<FamilyId, int64_t>>& runs = x.runs;
+  if (longest < 0) return;
+  // As for FLOPs (CountExecution): library calls launch their kernels in
+  // schedule order, so when every launch is a math launch and the math
+  // kernels form one run of a family per launch, each launch's bytes and
+  // its run's time go to the run's family (a cuBLAS GEMM beside cuDNN
+  // attention's backward keeps its bytes in gemm), and the other kernels'
+  // time to the family of the longest math kernel. Otherwise the whole
+  // execution is in the family of its longest kernel.
+  const bool all_math = std::all_of(e.launches.begin(), e.launches.end(), [&](size_t l) {
+    return schedule.launches[l].flop_kind != parse::HloLaunch::Flops::kNone;
+  });
+  if (e.launches.size() > 1 && all_math && runs.size() == e.launches.size()) {
+    int64_t rest = ps;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      ByteStats::Family& f = by_family[runs[i].first];
+      f.bytes += static_cast<double>(counted->second[e.launches[i]]);
+      f.kernel_ps += runs[i].second;
+      rest -= runs[i].second;
+    }
+    by_family[family[longest_math_name]].kernel_ps += rest;
+    return;
+  }
+  ByteStats::Family& f = by_family[family[longest_name]];
+  f.bytes += bytes;
   f.kernel_ps += ps;
 }
 
@@ -183,6 +247,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math,
     return;
   }
   FamilyFlops flop_by_family;
+  FamilyBytes bytes_by_family;
   std::stable_sort(kernels_.begin(), kernels_.end(), [](const Kernel& a, const Kernel& b) {
     if (a.dev != b.dev) return a.dev < b.dev;
     if (a.module != b.module) return a.module < b.module;
@@ -194,15 +259,17 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math,
            kernels_[end].module == kernels_[begin].module) {
       ++end;
     }
-    PlaceGroup(begin, end, family, math, out, flop_by_family);
+    PlaceGroup(begin, end, family, math, out, flop_by_family, bytes_by_family);
     begin = end;
   }
   for (auto& [id, f] : flop_by_family) out.flop_families.emplace_back(id, std::move(f));
+  for (auto& [id, f] : bytes_by_family) out.byte_families.emplace_back(id, std::move(f));
   std::vector<Kernel>().swap(kernels_);
 }
 
 void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<FamilyId>& family,
-                              MathAccount& math, FileStats& out, FamilyFlops& by_family) {
+                              MathAccount& math, FileStats& out, FamilyFlops& by_family,
+                              FamilyBytes& bytes_by_family) {
   GraphRegionStats& g = out.graph;
   const std::string module(modules_[kernels_[begin].module - 1]);
   const parse::HloModuleSchedule* schedule = hlo_->Find(module);
@@ -228,6 +295,7 @@ void GraphKernels::PlaceGroup(size_t begin, size_t end, const std::vector<Family
   }
   for (const GraphPlacement::Execution& e : placed.executions) {
     CountExecution(*schedule, e, begin, family, math, out, by_family);
+    CountExecutionBytes(*schedule, e, begin, family, math, out, bytes_by_family);
   }
   for (size_t i = begin; i < end; ++i) {
     const Kernel& k = kernels_[i];

@@ -75,16 +75,40 @@ class GraphKernels {
     int dev = 0;
     bool scoped = false;  // has its own scope: placed for FLOPs only
   };
+  // The kernels of one execution: their total time, the longest one, the
+  // longest math kernel, and the math kernels in start order as runs of one
+  // family (family, time).
+  struct ExecutionKernels {
+    int64_t ps = 0, longest = -1;
+    uint32_t longest_name = 0, longest_math_name = 0;
+    bool any_math = false;
+    std::vector<std::pair<classify::FamilyId, int64_t>> runs;
+  };
+  ExecutionKernels KernelsOf(const GraphPlacement::Execution& e, size_t offset,
+                             const std::vector<classify::FamilyId>& family,
+                             const MathAccount& math) const;
   using FamilyFlops = std::map<classify::FamilyId, FlopStats::Family>;
+  using FamilyBytes = std::map<classify::FamilyId, ByteStats::Family>;
   // The kernels [begin, end) of one (device, module).
   void PlaceGroup(size_t begin, size_t end, const std::vector<classify::FamilyId>& family,
-                  MathAccount& math, FileStats& out, FamilyFlops& by_family);
+                  MathAccount& math, FileStats& out, FamilyFlops& by_family,
+                  FamilyBytes& bytes_by_family);
   // FLOPs of one execution of launches and its kernels' time: by kind when
   // one kind did them, else in the total only; by the family of the
   // kernels that ran them.
   void CountExecution(const parse::HloModuleSchedule& schedule, const GraphPlacement::Execution& e,
                       size_t offset, const std::vector<classify::FamilyId>& family,
                       MathAccount& math, FileStats& out, FamilyFlops& by_family);
+
+  // Bytes of one execution of launches (bytes.h HloLaunchBytes) with its
+  // kernels' time: per launch in the family of its math kernels where they
+  // pair with the launches as for FLOPs, else in the family of its longest
+  // kernel; not counted when a launch of it has no bytes
+  // (out.bytes.unknown_ops).
+  void CountExecutionBytes(const parse::HloModuleSchedule& schedule,
+                           const GraphPlacement::Execution& e, size_t offset,
+                           const std::vector<classify::FamilyId>& family, const MathAccount& math,
+                           FileStats& out, FamilyBytes& by_family);
 
   uint32_t BoundedId(NameTable& table, std::string_view name, size_t max, uint32_t& other);
 
@@ -101,6 +125,8 @@ class GraphKernels {
   // FLOPs of each launch of a module (HloLaunchFlops, -1: unusable shapes),
   // computed once per module.
   std::unordered_map<const parse::HloModuleSchedule*, std::vector<int64_t>> launch_flops_;
+  // Bytes of each launch of a module (HloLaunchBytes, -1: none), likewise.
+  std::unordered_map<const parse::HloModuleSchedule*, std::vector<int64_t>> launch_bytes_;
 };
 
 }  // namespace profwatch::aggregate

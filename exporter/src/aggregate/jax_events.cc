@@ -21,7 +21,7 @@ void JaxEvents::StreamEvent(int dev, int64_t tid, const Held& h) {
   int64_t start = 0, end = 0;
   if (!table_.Times(h.has_ts, h.ts_ps, h.has_dur, h.dur_exact, h.dur_ps, &start, &end)) return;
   if (table_.name_is_memop[h.name]) {
-    table_.AddMemop(dev, start, end);
+    table_.AddMemop(dev, start, end, h.bytes);
     return;
   }
   CollectiveCall call;
@@ -132,7 +132,8 @@ void JaxEvents::OnComplete(const parse::TraceEvent& e) {
          e.has_dur,
          e.dur_exact,
          e.ts_ps,
-         e.dur_ps};
+         e.dur_ps,
+         e.args_memop_details.empty() ? -1 : MemopBytes(e.args_memop_details)};
   if (r.route != Route::kHold) {
     Take(r.route, r.dev, tid, h);
     return;

@@ -51,6 +51,7 @@ class JaxEvents {
     bool dur_exact = false;
     int64_t ts_ps = 0;
     int64_t dur_ps = 0;
+    int64_t bytes = -1;  // a memory operation's byte count (MemopBytes); -1: unknown
   };
   // The one decision on a complete event of (pid, tid), from the metadata
   // seen so far: device work on *dev (kStream), a step marker (kSteps),

@@ -259,10 +259,29 @@ void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t star
   }
 }
 
-void KernelTable::AddMemop(int dev, int64_t start, int64_t end) {
+void KernelTable::AddMemop(int dev, int64_t start, int64_t end, int64_t bytes) {
   Device& d = devices[static_cast<size_t>(dev)];
   ++d.memops;
   d.memop_ps += end - start;
+  if (bytes < 0) return;
+  memop_bytes += static_cast<double>(bytes);
+  ++sized_memops;
+  sized_memop_ps += end - start;
+}
+
+int64_t MemopBytes(std::string_view details) {
+  // The value of the first " size:" or " num_bytes:" field (or at the start).
+  for (std::string_view key : {std::string_view("size:"), std::string_view("num_bytes:")}) {
+    for (size_t at = details.find(key); at != std::string_view::npos;
+         at = details.find(key, at + 1)) {
+      if (at != 0 && details[at - 1] != ' ') continue;
+      std::string_view v = details.substr(at + key.size());
+      v = v.substr(0, v.find(' '));
+      const std::optional<int64_t> n = ParseInt(v);
+      return n && *n >= 0 ? *n : -1;
+    }
+  }
+  return -1;
 }
 
 void KernelTable::AddStep(std::string_view number, int64_t start, int64_t end) {

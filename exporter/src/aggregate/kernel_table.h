@@ -48,6 +48,9 @@ namespace profwatch::aggregate {
 
 // A whole decimal integer (sign allowed), else nullopt.
 std::optional<int64_t> ParseInt(std::string_view s);
+// The byte count of JAX's memcpy_details ("... size:N ...") or
+// Memset_details ("... num_bytes:N ...") text; -1 when it has none.
+int64_t MemopBytes(std::string_view details);
 
 // The collective metadata in an event's args: Kineto's collective args,
 // or the NCCL NVTX range an nsys kernel was launched in.
@@ -147,6 +150,10 @@ struct KernelTable {
   std::vector<Device> devices;
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
+  // Memory operations with a byte count: their bytes, number and time.
+  double memop_bytes = 0;
+  int64_t sized_memops = 0;
+  int64_t sized_memop_ps = 0;
   bool hlo_collectives = false;  // some collective call waits for its HLO sizes
   // The trace format's CollectiveSums::sources bit (set by FileAggregator).
   uint8_t source = 0;
@@ -199,7 +206,8 @@ struct KernelTable {
   // call sized at Finish from its HLO instruction (0: none).
   void AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
                  const CollectiveCall* call = nullptr, uint64_t hlo_op = 0);
-  void AddMemop(int dev, int64_t start, int64_t end);
+  // A memory operation; `bytes` its byte count when the trace gives one (-1: not).
+  void AddMemop(int dev, int64_t start, int64_t end, int64_t bytes = -1);
   // A step span; `number` is the step when a non-negative integer, else -1.
   void AddStep(std::string_view number, int64_t start, int64_t end);
 

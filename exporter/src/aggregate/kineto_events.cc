@@ -4,6 +4,7 @@
 #include <string>
 
 #include "aggregate/aggregator.h"
+#include "aggregate/bytes.h"
 #include "aggregate/collectives.h"
 #include "aggregate/flops.h"
 #include "aggregate/region.h"
@@ -194,10 +195,25 @@ void KinetoEvents::OnOperator(const parse::TraceEvent& e, uint32_t thread, int64
   }
   if (e.cat == "user_annotation" || !e.has_args_external_id) return;
   flops_.AddOperatorName(e.args_external_id, e.name);
-  if (!TorchOpKind(e.name)) return;
-  auto f = TorchOpFlops(e.name, op_shapes_.Read(e.args_input_dims, e.args_concrete_inputs));
-  if (!f) return;
-  flops_.AddOperator(e.args_external_id, *f, thread, start, end);
+  const bool flop_op = TorchOpKind(e.name).has_value();
+  // Whether the operator has a bytes model at all, before decoding its
+  // shapes: TorchOpBytes answers nullopt without one, shapes or not. An
+  // operator without recorded shapes (record_shapes=False) is no bytes
+  // operator: the window's bytes are absent with that reason.
+  const bool byte_op = !e.args_input_dims.empty() && TorchOpBytes(e.name, {}).has_value();
+  if (!flop_op && !byte_op) return;
+  const parse::OpShapes shapes = op_shapes_.Read(e.args_input_dims, e.args_concrete_inputs,
+                                                 byte_op ? e.args_input_type : std::string_view{});
+  if (flop_op) {
+    if (auto f = TorchOpFlops(e.name, shapes)) {
+      flops_.AddOperator(e.args_external_id, *f, thread, start, end);
+    }
+  }
+  if (byte_op) {
+    if (auto b = TorchOpBytes(e.name, shapes)) {
+      flops_.AddBytesOperator(e.args_external_id, *b, thread, start, end);
+    }
+  }
 }
 
 void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
@@ -226,7 +242,7 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
   const int dev = DeviceOf(*ordinal);
   if (dev < 0) return;
   if (memop) {
-    table_.AddMemop(dev, start, end);
+    table_.AddMemop(dev, start, end, e.args_bytes);
     return;
   }
   OnKernel(e, dev, stream, start, end);

@@ -43,7 +43,7 @@ void LaunchJoin::AddLaunch(int64_t correlation, uint32_t thread, int64_t ts) {
 }
 
 void LaunchJoin::AddRange(Set set, uint32_t thread, int64_t start, int64_t end, uint32_t payload) {
-  if (ranges_[0].size() + ranges_[1].size() >= kMaxRanges) {
+  if (ranges_[0].size() + ranges_[1].size() + ranges_[2].size() >= kMaxRanges) {
     ++drops_["launch_range_limit"];
     return;
   }

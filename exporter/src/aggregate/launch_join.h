@@ -4,8 +4,9 @@
 // ran on a host thread inside the operators open there at its time. Launches
 // and operator ranges are recorded as they come, in any order (Kineto writes
 // most kernels before their launches), and looked up once the file ends.
-// Two sets of ranges are kept apart (collective operators, counted FLOP
-// operators), each range with the caller's payload. One owner thread.
+// Three sets of ranges are kept apart (collective operators, counted FLOP
+// operators, operators with a bytes model), each range with the caller's
+// payload. One owner thread.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ class LaunchJoin {
   // its cost); an enclosing range further back is not found.
   static constexpr size_t kMaxWalk = 256;
 
-  enum Set : uint8_t { kCollective = 0, kFlops = 1 };
+  enum Set : uint8_t { kCollective = 0, kFlops = 1, kBytes = 2 };
 
   // `drops` must outlive this.
   explicit LaunchJoin(std::map<std::string, uint64_t>& drops) : drops_(drops) {}
@@ -60,7 +61,7 @@ class LaunchJoin {
   std::map<std::string, uint64_t>& drops_;
   std::map<std::pair<int64_t, int64_t>, uint32_t> threads_;
   std::vector<Launch> launches_;
-  std::vector<Range> ranges_[2];
+  std::vector<Range> ranges_[3];
 };
 
 }  // namespace profwatch::aggregate

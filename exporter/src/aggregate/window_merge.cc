@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aggregate/aggregator.h"
+#include "aggregate/bytes.h"
 #include "aggregate/file_stats.h"
 #include "aggregate/flops.h"
 #include "aggregate/profile_steps.h"
@@ -94,6 +95,7 @@ class WindowMerge {
   std::vector<std::pair<size_t, DeviceSummary>> devices_;  // (file position, device)
   std::map<std::string, int64_t> region_ps_;
   std::map<FamilyId, FlopStats::Family> flop_families_;
+  std::map<FamilyId, ByteStats::Family> byte_families_;
   std::map<std::pair<bool, std::string>, int64_t> uncounted_;  // (op?, name) -> math ps
 };
 
@@ -153,6 +155,17 @@ void WindowMerge::AddFlops(const FileStats& fs) {
     to.kernel_ps += f.kernel_ps;
   }
   if (w_.flops.device_name.empty()) w_.flops.device_name = fs.flops.device_name;
+  for (const auto& [id, f] : fs.byte_families) {
+    ByteStats::Family& to = byte_families_[id];
+    to.family = fam_names_[id];
+    to.bytes += f.bytes;
+    to.kernel_ps += f.kernel_ps;
+  }
+  w_.bytes.unknown_ops += fs.bytes.unknown_ops;
+  w_.bytes.memop_bytes += fs.bytes.memop_bytes;
+  w_.bytes.memop_ps += fs.bytes.memop_ps;
+  w_.bytes.memops += fs.bytes.memops;
+  if (w_.bytes.absent.empty()) w_.bytes.absent = fs.bytes.absent;
 }
 
 void WindowMerge::AddKernels(const FileStats& fs) {
@@ -244,6 +257,15 @@ void WindowMerge::FinishFlops() {
   } else if (auto peak = DensePeakFlops(w_.flops.device_name)) {
     w_.flops.peak_per_second = *peak;
     w_.flops.peak_source = "datasheet";
+  }
+  for (auto& [id, f] : byte_families_) w_.bytes.families.push_back(std::move(f));
+  if (!w_.bytes.families.empty() || w_.bytes.unknown_ops > 0) w_.bytes.absent.clear();
+  if (options_.peak_hbm_bandwidth > 0) {
+    w_.bytes.peak_hbm_bytes_per_second = options_.peak_hbm_bandwidth;
+    w_.bytes.peak_hbm_source = "--peak-hbm-bandwidth";
+  } else if (auto peak = PeakHbmBandwidth(w_.flops.device_name)) {
+    w_.bytes.peak_hbm_bytes_per_second = peak->bytes_per_second;
+    w_.bytes.peak_hbm_source = peak->source;
   }
 }
 

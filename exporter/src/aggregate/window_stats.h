@@ -176,6 +176,41 @@ struct FlopStats {
   }
 };
 
+// Bytes moved, counted like FLOPs (aggregate/bytes.h has the model): an
+// operator's or HLO launch's bytes once, through the kernels it launched
+// itself, in the family of the kernel that ran them; memory operations
+// (memcpy/memset, no compute family) from the byte count the trace gives.
+struct ByteStats {
+  struct Family {
+    std::string family;
+    double bytes = 0;
+    int64_t kernel_ps = 0;  // the family's kernel time that has a bytes model
+  };
+  std::vector<Family> families;  // by kernel family, like FlopStats::families
+  int64_t unknown_ops = 0;       // operators with a bytes model whose shapes are unusable
+  // Memory operations whose byte count the trace gives: bytes and time.
+  double memop_bytes = 0;
+  int64_t memop_ps = 0;
+  int64_t memops = 0;
+  // Why no kernel's bytes could be modeled when none was ("" otherwise):
+  // the first reason a file gave (an Nsight export, a trace without shapes).
+  std::string absent;
+  // The device's peak HBM bandwidth, bytes/s (0: unknown), and where it came
+  // from ("--peak-hbm-bandwidth" or the device table's source).
+  double peak_hbm_bytes_per_second = 0;
+  std::string peak_hbm_source;
+  double Bytes() const {
+    double b = 0;
+    for (const Family& f : families) b += f.bytes;
+    return b;
+  }
+  int64_t ModeledPs() const {
+    int64_t ps = 0;
+    for (const Family& f : families) ps += f.kernel_ps;
+    return ps;
+  }
+};
+
 // In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
 struct StepSpan {
   std::string file;
@@ -237,6 +272,7 @@ struct WindowStats {
   double region_coverage = 0.0;
   GraphRegionStats graph;
   FlopStats flops;
+  ByteStats bytes;
   // Communication kernels by collective kind (collectives.h), summed over
   // the window's GPUs: calls, kernel and exposed time, sized bytes.
   CollectiveStats collectives;

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "aggregate/bytes.h"
 #include "aggregate/flops.h"
 #include "aggregate/intervals.h"
 #include "parse/nsys_reader.h"
@@ -413,11 +414,14 @@ void LogCaps(const std::vector<aggregate::FileSummary>& files) {
 }
 
 // A JAX trace.json.gz names no device; the xplane of its process does (the
-// peak for MFU). Read, without its events, only when FLOPs were counted and
-// nothing gave a peak.
+// peaks for MFU and the roofline). Read, without its events, only when FLOPs
+// or bytes were counted and nothing named the device.
 void NameDeviceFromXplane(const std::vector<FileJob>& jobs, const AnalyzeOptions& options,
-                          aggregate::FlopStats& flops) {
-  if (!(flops.Total() > 0 && flops.peak_per_second <= 0 && flops.device_name.empty())) return;
+                          aggregate::FlopStats& flops, aggregate::ByteStats& bytes) {
+  if (!flops.device_name.empty()) return;
+  const bool want_flops = flops.Total() > 0 && flops.peak_per_second <= 0;
+  const bool want_bytes = bytes.Bytes() > 0 && bytes.peak_hbm_bytes_per_second <= 0;
+  if (!want_flops && !want_bytes) return;
   for (const FileJob& job : jobs) {
     if (job.xplane.empty() || job.xplane == job.path) continue;
     auto source = read::OpenTraceSource(job.xplane, options.inflate,
@@ -426,9 +430,13 @@ void NameDeviceFromXplane(const std::vector<FileJob>& jobs, const AnalyzeOptions
     auto names = parse::ReadXPlaneDeviceNames(**source, options.parse.chunk_bytes);
     if (!names || names->empty()) continue;
     flops.device_name = names->front();
-    if (auto peak = aggregate::DensePeakFlops(flops.device_name)) {
+    if (auto peak = aggregate::DensePeakFlops(flops.device_name); want_flops && peak) {
       flops.peak_per_second = *peak;
       flops.peak_source = "datasheet";
+    }
+    if (auto peak = aggregate::PeakHbmBandwidth(flops.device_name); want_bytes && peak) {
+      bytes.peak_hbm_bytes_per_second = peak->bytes_per_second;
+      bytes.peak_hbm_source = peak->source;
     }
     return;
   }
@@ -518,7 +526,7 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
   }
   result.stats = aggregate::MergeWindow(stats, **classifier, options.aggregate);
   LogCaps(result.stats.files);
-  NameDeviceFromXplane(jobs, options, result.stats.flops);
+  NameDeviceFromXplane(jobs, options, result.stats.flops, result.stats.bytes);
   result.format = formats.size() == 1 ? *formats.begin() : (formats.empty() ? "json" : "mixed");
   result.duplicate_files = duplicates;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -74,6 +74,7 @@ struct AnalyzeFlags {
   std::string log_file;
   int region_depth = 3;
   double peak_flops = 0;
+  double peak_hbm_bandwidth = 0;
   int top_regions = 10;
   AnalysisFlags common;  // shared with compare
 };
@@ -100,6 +101,10 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
       ->capture_default_str();
   app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
+      ->check(NumberAbove(0));
+  app.add_option("--peak-hbm-bandwidth", f.peak_hbm_bandwidth,
+                 "Peak HBM bandwidth per GPU in bytes/s for the roofline (default: the "
+                 "device's datasheet bandwidth)")
       ->check(NumberAbove(0));
   app.add_option("--top-regions", f.top_regions, "Regions listed by kernel time; the rest as other")
       ->check(WholeAtLeast(1))
@@ -128,6 +133,7 @@ std::optional<int> BuildOptions(const AnalyzeFlags& f, analysis::AnalyzeOptions&
   options.aggregate.top_kernels = f.family_top_n >= 0 ? static_cast<size_t>(f.family_top_n) : 5;
   options.aggregate.region_depth = f.region_depth;
   options.aggregate.peak_flops = f.peak_flops;
+  options.aggregate.peak_hbm_bandwidth = f.peak_hbm_bandwidth;
   options.aggregate.top_regions = static_cast<size_t>(f.top_regions);
   auto backend = read::ParseInflateBackend(f.inflate);
   if (!backend) {

@@ -194,6 +194,38 @@ void AddFlopRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   AddRow(rows, vs, "MFU", [](const Variant& v) { return v.figures->flops.mfu; });
 }
 
+// Bytes (figures/byte_figures.h), when some variant counted any: the total,
+// the coverage, and per family (every family any variant has, in first-seen
+// order) the achieved bandwidth; n/a where a figure could not be computed.
+void AddByteRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
+  const bool bytes = std::any_of(vs.begin(), vs.end(), [](const Variant& v) {
+    return v.figures->bytes.bytes_per_gpu_step.has_value();
+  });
+  if (!bytes) return;
+  auto giga = [](const std::optional<double>& b) {
+    return b ? std::optional<double>(*b / 1e9) : std::nullopt;
+  };
+  AddRow(rows, vs, "GB per GPU step",
+         [&](const Variant& v) { return giga(v.figures->bytes.bytes_per_gpu_step); });
+  AddRow(rows, vs, "bytes coverage", [](const Variant& v) { return v.figures->bytes.coverage; });
+  std::vector<std::string> families;
+  for (const auto& v : vs) {
+    for (const figures::FamilyByteFigures& f : v.figures->bytes.families) {
+      if (std::find(families.begin(), families.end(), f.family) == families.end()) {
+        families.push_back(f.family);
+      }
+    }
+  }
+  for (const std::string& family : families) {
+    AddRow(rows, vs, "GB/s " + family, [&](const Variant& v) -> std::optional<double> {
+      for (const figures::FamilyByteFigures& f : v.figures->bytes.families) {
+        if (f.family == family) return giga(f.achieved_bytes_per_second);
+      }
+      return std::nullopt;
+    });
+  }
+}
+
 // Collectives: every kind some variant ran, in kind order. Exposed time is 0
 // for a variant that ran no such collective; bus bandwidth is n/a there and
 // where no call carried its size (GB/s).
@@ -253,6 +285,7 @@ std::vector<Row> BuildRows(const std::vector<Variant>& vs) {
   AddExclusiveRows(rows, vs);
   AddRegionRows(rows, vs);
   AddFlopRows(rows, vs);
+  AddByteRows(rows, vs);
   AddCollectiveRows(rows, vs);
   AddShapeRows(rows, vs);
   return rows;

@@ -137,6 +137,10 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--peak-flops", f.peak_flops,
                  "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
       ->check(NumberAbove(0));
+  app.add_option("--peak-hbm-bandwidth", f.peak_hbm_bandwidth,
+                 "Peak HBM bandwidth per GPU in bytes/s for the roofline (default: the "
+                 "device's datasheet bandwidth)")
+      ->check(NumberAbove(0));
   app.add_option("--region-depth", f.region_depth,
                  "Components of a model region (JAX scope path without jit frames)")
       ->check(WholeAtLeast(1))
@@ -441,6 +445,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
   o.analyze.aggregate.region_depth = f.region_depth;
   o.analyze.aggregate.peak_flops = f.peak_flops;
+  o.analyze.aggregate.peak_hbm_bandwidth = f.peak_hbm_bandwidth;
   o.analyze.aggregate.top_regions = static_cast<size_t>(f.top_regions);
   auto source = analysis::ParseSourcePreference(f.source);
   if (!source) return MakeError(ErrorCode::kConfig, "--source: " + source.error().context);

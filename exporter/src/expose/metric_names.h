@@ -58,6 +58,10 @@ enum class Metric : uint16_t {
   kModelFlopsPerSecond,
   kMfuRatio,
   kFlopsCoverageRatio,
+  kFamilyBytesPerGpuStep,
+  kFamilyBytesModeledSecondsPerGpuStep,
+  kBytesCoverageRatio,
+  kPeakHbmBytesPerSecond,
   kCollectiveSeconds,
   kCollectiveExposedSeconds,
   kCollectiveCalls,
@@ -183,6 +187,10 @@ inline constexpr MetricSpec kMetrics[] = {
     {Metric::kModelFlopsPerSecond, "profwatch_model_flops_per_second", MetricType::kGauge, "flops_per_second", "Counted FLOPs per GPU per step over the step time (what MaxText logs as TFLOP/s/device), FLOP/s; absent when profwatch_flops_coverage_ratio is below 0.95 (a lower bound).", {}, true, Source::kSnapshot},
     {Metric::kMfuRatio, "profwatch_mfu_ratio", MetricType::kGauge, "ratio", "Model FLOP utilisation: profwatch_model_flops_per_second over the device's dense bf16 peak (datasheet, or --peak-flops); absent without counted FLOPs, a step time or a known peak, or when profwatch_flops_coverage_ratio is below 0.95 (a lower bound).", {}, true, Source::kSnapshot},
     {Metric::kFlopsCoverageRatio, "profwatch_flops_coverage_ratio", MetricType::kGauge, "ratio", "Share of the math kernels' time (gemm, attention, conv families) whose FLOPs were counted; absent without math kernels.", {}, true, Source::kSnapshot},
+    {Metric::kFamilyBytesPerGpuStep, "profwatch_family_bytes_per_gpu_step", MetricType::kGauge, "bytes", "Bytes a family's kernels moved, from the shapes of the operators or HLO launches that ran them (each tensor read or written once), per GPU per step; absent for a family without a bytes model.", {"family"}, true, Source::kSnapshot},
+    {Metric::kFamilyBytesModeledSecondsPerGpuStep, "profwatch_family_bytes_modeled_seconds_per_gpu_step", MetricType::kGauge, "seconds", "Kernel time of a family that has a bytes model (the time profwatch_family_bytes_per_gpu_step was moved in), seconds per GPU per step; absent with it.", {"family"}, true, Source::kSnapshot},
+    {Metric::kBytesCoverageRatio, "profwatch_bytes_coverage_ratio", MetricType::kGauge, "ratio", "Share of the compute kernels' time (every family but communication and memory) that has a bytes model; absent when no bytes were counted.", {}, true, Source::kSnapshot},
+    {Metric::kPeakHbmBytesPerSecond, "profwatch_peak_hbm_bytes_per_second", MetricType::kGauge, "bytes_per_second", "Peak HBM bandwidth of the run's device (datasheet, or --peak-hbm-bandwidth): the roof of the bandwidth-bound families; absent when the device is unknown or no bytes were counted.", {}, true, Source::kSnapshot},
     {Metric::kCollectiveSeconds, "profwatch_collective_seconds", MetricType::kGauge, "seconds", "Kernel time of a collective kind (all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast, reduce, other; from the trace's metadata, else the kernel name), seconds per GPU per step; only kinds that ran.", {"collective"}, true, Source::kSnapshot},
     {Metric::kCollectiveExposedSeconds, "profwatch_collective_exposed_seconds", MetricType::kGauge, "seconds", "Time a collective kind's kernels ran while no compute kernel ran on the same GPU, seconds per GPU per step.", {"collective"}, true, Source::kSnapshot},
     {Metric::kCollectiveCalls, "profwatch_collective_calls", MetricType::kGauge, "", "Kernel calls of a collective kind per GPU per step.", {"collective"}, true, Source::kSnapshot},
@@ -290,11 +298,13 @@ inline constexpr size_t kMetricCount = std::size(kMetrics);
 // Per kernel, per model region and each family's exclusive and idle-before
 // time are what a person reads while tuning one run; at fleet scale they
 // are most of a run's series, and no alert or recording rule reads them
-// (README, "Series per run"). Every other metric is exported by default.
+// (README, "Series per run"). A family's launches per GPU step are the
+// recording rule training_job_run:profwatch_family_kernel_launches:per_gpu_step
+// over the raw sums, which is what the dashboards read, so the per-run copy
+// is detail too. Every other metric is exported by default.
 inline constexpr Metric kDetailMetrics[] = {
-    Metric::kKernelSeconds,
-    Metric::kFamilyExclusiveSeconds,
-    Metric::kFamilyIdleBeforeSeconds,
+    Metric::kKernelSeconds,          Metric::kFamilyKernelLaunches,
+    Metric::kFamilyExclusiveSeconds, Metric::kFamilyIdleBeforeSeconds,
     Metric::kRegionKernelSeconds,
 };
 

@@ -56,6 +56,43 @@ void AddInputs(Json& j, const WindowFigures& w, const ReportContext& ctx) {
   j["rule_set"] = s.rule_set;
 }
 
+// A family's bytes (figures/byte_figures.h); every key null without them.
+void AddFamilyBytes(Json& fj, const figures::FamilyByteFigures* b) {
+  if (b == nullptr) {
+    for (const char* key :
+         {"bytes_per_gpu_step", "bytes_modeled_seconds_per_gpu_step", "achieved_bytes_per_second",
+          "arithmetic_intensity", "roofline_bound", "roofline_fraction"}) {
+      fj[key] = nullptr;
+    }
+    return;
+  }
+  fj["bytes_per_gpu_step"] = b->bytes_per_gpu_step;
+  fj["bytes_modeled_seconds_per_gpu_step"] = b->modeled_seconds_per_gpu_step;
+  fj["achieved_bytes_per_second"] = OrNull(b->achieved_bytes_per_second);
+  fj["arithmetic_intensity"] = OrNull(b->arithmetic_intensity);
+  fj["roofline_bound"] = b->roofline_bound ? Json(std::string(*b->roofline_bound)) : Json(nullptr);
+  fj["roofline_fraction"] = OrNull(b->roofline_fraction);
+}
+
+// The window's bytes: totals, coverage, memory operations, the roofline's
+// peaks; null when the window has no GPU kernels.
+Json BytesJson(const WindowFigures& w) {
+  if (w.stats->divisor() <= 0) return nullptr;
+  const figures::ByteFigures& b = w.bytes;
+  Json bj;
+  bj["bytes_per_gpu_step"] = OrNull(b.bytes_per_gpu_step);
+  bj["bytes_coverage"] = OrNull(b.coverage);
+  bj["note"] = OrNull(b.note);
+  bj["unknown_ops"] = b.unknown_ops;
+  bj["memop_bytes_per_gpu_step"] = OrNull(b.memop_bytes_per_gpu_step);
+  bj["memop_seconds_per_gpu_step"] = OrNull(b.memop_seconds_per_gpu_step);
+  bj["peak_hbm_bytes_per_second"] = OrNull(b.peak_hbm_bytes_per_second);
+  bj["peak_hbm_source"] = OrNull(b.peak_hbm_source);
+  bj["ridge_flops_per_byte"] = OrNull(b.ridge);
+  bj["roofline_note"] = OrNull(b.roofline_note);
+  return bj;
+}
+
 // Per kernel family, with its top kernels.
 Json FamiliesJson(const WindowFigures& w) {
   Json families = Json::array();
@@ -71,6 +108,7 @@ Json FamiliesJson(const WindowFigures& w) {
     fj["distinct_kernels"] = f.distinct_kernels;
     fj["exclusive_seconds_per_gpu_step"] = ff.exclusive_seconds_per_gpu_step;
     fj["idle_before_seconds_per_gpu_step"] = ff.idle_before_seconds_per_gpu_step;
+    AddFamilyBytes(fj, ff.bytes ? &w.bytes.families[*ff.bytes] : nullptr);
     Json kernels = Json::array();
     for (const figures::KernelFigures& k : ff.kernels) {
       Json kj;
@@ -331,6 +369,7 @@ nlohmann::ordered_json WindowToJson(const WindowFigures& w, const ReportContext&
   AddRegions(j, w);
   AddStraggler(j, w);
   j["flops"] = FlopsJson(w);
+  j["bytes"] = BytesJson(w);
   j["collectives"] = CollectivesJson(w);
   j["step"] = StepJson(w);
   j["diagnosis"] = DiagnosisJson(w);

@@ -247,6 +247,56 @@ std::string RenderFlops(const WindowFigures& w) {
   return o;
 }
 
+// Bytes moved (aggregate/bytes.h): per family, bandwidth, intensity and
+// roofline place; every figure that could not be computed is "n/a: why".
+std::string RenderBytes(const WindowFigures& w) {
+  const figures::ByteFigures& b = w.bytes;
+  std::string o = "\nBytes (per GPU per step, from operator shapes or the HLO)\n";
+  if (!b.bytes_per_gpu_step) {
+    o += Format("  %-22s n/a: %s\n", "bytes", b.note.c_str());
+  } else {
+    o += Format("  %-22s %.4g B\n", "bytes", *b.bytes_per_gpu_step);
+    for (size_t i = 0; i < b.families.size(); ++i) {
+      const figures::FamilyByteFigures& f = b.families[i];
+      std::string line =
+          Format("%.4g B in %.6f s", f.bytes_per_gpu_step, f.modeled_seconds_per_gpu_step);
+      line += f.achieved_bytes_per_second
+                  ? Format(" at %.1f GB/s", *f.achieved_bytes_per_second / 1e9)
+                  : std::string(" (n/a GB/s: its kernels took no time)");
+      if (f.arithmetic_intensity) {
+        line += Format(", %.4g FLOP/B", *f.arithmetic_intensity);
+      } else {
+        line += ", n/a FLOP/B: no counted FLOPs";
+      }
+      if (f.roofline_bound) {
+        line += Format(", %s-bound at %.1f%% of its roof", std::string(*f.roofline_bound).c_str(),
+                       100 * *f.roofline_fraction);
+      }
+      o += Format("  %-22s %s (%s)\n", i == 0 ? "by kernel family" : "", line.c_str(),
+                  f.family.c_str());
+    }
+  }
+  if (b.coverage) {
+    o += Format("  %-22s %.1f%% of compute kernel time has a bytes model\n", "coverage",
+                100 * *b.coverage);
+  }
+  if (b.unknown_ops > 0) {
+    o += Format("  %-22s %lld operators or launches with unusable shapes\n", "unknown",
+                static_cast<long long>(b.unknown_ops));
+  }
+  if (b.memop_bytes_per_gpu_step) {
+    o += Format("  %-22s %.4g B in %.6f s (memcpy/memset, their own byte count)\n",
+                "memory operations", *b.memop_bytes_per_gpu_step, *b.memop_seconds_per_gpu_step);
+  }
+  if (b.ridge) {
+    o += Format("  %-22s %.1f FLOP/B (peak %.1f GB/s, %s)\n", "ridge", *b.ridge,
+                *b.peak_hbm_bytes_per_second / 1e9, b.peak_hbm_source.c_str());
+  } else if (b.bytes_per_gpu_step) {
+    o += Format("  %-22s n/a: %s\n", "roofline", b.roofline_note.c_str());
+  }
+  return o;
+}
+
 // Where the profile steps came from, as the table says it.
 const char* ProfileStepsFrom(aggregate::ProfileStepsSource source) {
   switch (source) {
@@ -413,6 +463,7 @@ std::string RenderTable(const WindowFigures& w, const ReportContext& ctx) {
   o += RenderStepComposition(w);
   o += RenderDiagnosis(w);
   o += RenderFlops(w);
+  o += RenderBytes(w);
   o += RenderCollectives(w);
   o += RenderDevices(w);
   return o;

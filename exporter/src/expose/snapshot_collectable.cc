@@ -468,6 +468,18 @@ void AddStep(const snapshot::RunState& rs, const WindowFigures* w, Builder& b) {
   if (ff.coverage) b.Add(M::kFlopsCoverageRatio, *ff.coverage);
   if (ff.model_per_second && !ff.lower_bound) b.Add(M::kModelFlopsPerSecond, *ff.model_per_second);
   if (ff.mfu && !ff.lower_bound) b.Add(M::kMfuRatio, *ff.mfu);
+  // Bytes: the raw sums per family (recording rules derive bandwidth and
+  // intensity); no series for a family without a bytes model.
+  const figures::ByteFigures& bf = w->bytes;
+  for (const figures::FamilyByteFigures& f : bf.families) {
+    b.Add(M::kFamilyBytesPerGpuStep, f.bytes_per_gpu_step, {{"family", f.family}});
+    b.Add(M::kFamilyBytesModeledSecondsPerGpuStep, f.modeled_seconds_per_gpu_step,
+          {{"family", f.family}});
+  }
+  if (bf.coverage) b.Add(M::kBytesCoverageRatio, *bf.coverage);
+  if (bf.bytes_per_gpu_step && bf.peak_hbm_bytes_per_second) {
+    b.Add(M::kPeakHbmBytesPerSecond, *bf.peak_hbm_bytes_per_second);
+  }
 }
 
 void AddTraining(const snapshot::TrainingInfo& t, Builder& b) {

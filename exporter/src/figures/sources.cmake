@@ -1,4 +1,5 @@
 target_sources(profwatch_figures PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/byte_figures.cc
   ${CMAKE_CURRENT_LIST_DIR}/collective_figures.cc
   ${CMAKE_CURRENT_LIST_DIR}/diagnosis.cc
   ${CMAKE_CURRENT_LIST_DIR}/flop_figures.cc

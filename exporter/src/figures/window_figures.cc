@@ -188,6 +188,12 @@ WindowFigures FiguresOf(std::shared_ptr<const aggregate::WindowStats> stats, con
   AddStraggler(s, w);
   if (const double t = s.TraceStepSeconds(); t > 0) w.trace_step_seconds = t;
   w.flops = ComputeFlopFigures(s, step);
+  w.bytes = ComputeByteFigures(s, w.flops);
+  for (FamilyFigures& ff : w.families) {
+    for (size_t i = 0; i < w.bytes.families.size(); ++i) {
+      if (w.bytes.families[i].family == ff.family->family) ff.bytes = i;
+    }
+  }
   w.collectives = ComputeCollectiveFigures(s.collectives, s.divisor());
   AddStep(s, w);
   AddDevices(s, w);

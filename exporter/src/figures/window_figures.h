@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "aggregate/window_stats.h"
+#include "figures/byte_figures.h"
 #include "figures/collective_figures.h"
 #include "figures/diagnosis.h"
 #include "figures/flop_figures.h"
@@ -61,6 +62,9 @@ struct FamilyFigures {
   bool ran = false;
   std::vector<KernelFigures> kernels;  // the family's top kernels, in their order
   std::vector<KernelSeries> series;
+  // Its bytes: an index into WindowFigures::bytes.families; unset when it
+  // has none.
+  std::optional<size_t> bytes;
 };
 
 // A kernel of a window-level ranking (most exclusive, most idle before).
@@ -182,6 +186,7 @@ struct WindowFigures {
   std::optional<StragglerFigures> straggler;  // unset without GPUs
   std::optional<double> trace_step_seconds;   // median in-trace step; unset without markers
   FlopFigures flops;
+  ByteFigures bytes;
   std::vector<CollectiveFigures> collectives;  // kinds that ran; empty without GPUs
   std::optional<ExposedCollective> exposed_collective;
   std::optional<StepGap> step_gap;  // a step time above 0 and GPUs

@@ -77,7 +77,7 @@ constexpr KeyWord kPh = MakeKey("ph"), kPid = MakeKey("pid"), kTid = MakeKey("ti
                   kTs = MakeKey("ts"), kName = MakeKey("name"), kCat = MakeKey("cat"),
                   kDur = MakeKey("dur"), kArgs = MakeKey("args"), kDevice = MakeKey("device"),
                   kStream = MakeKey("stream"), kDtype = MakeKey("dtype"),
-                  kHloOp = MakeKey("hlo_op");
+                  kHloOp = MakeKey("hlo_op"), kBytes = MakeKey("bytes");
 
 // What unsafe_is_equal answers (the raw key's bytes, escapes unresolved,
 // equal the name and a quote follows). Reads 8 bytes: the key lies in
@@ -101,6 +101,13 @@ inline bool KeyIsConcreteInputs(const od::raw_json_string& key) {
 }
 inline bool KeyIsInputType(const od::raw_json_string& key) {
   return key.raw()[0] == 'I' && std::memcmp(key.raw(), "Input type\"", 11) == 0;
+}
+// JAX's memory operation details (trace_event.h args_memop_details).
+inline bool KeyIsMemcpyDetails(const od::raw_json_string& key) {
+  return key.raw()[0] == 'm' && std::memcmp(key.raw(), "memcpy_details\"", 15) == 0;
+}
+inline bool KeyIsMemsetDetails(const od::raw_json_string& key) {
+  return key.raw()[0] == 'M' && std::memcmp(key.raw(), "Memset_details\"", 15) == 0;
 }
 // Kineto's kernel-to-launch link ("correlation"; JAX's "correlation_id" is another key).
 inline bool KeyIsCorrelation(const od::raw_json_string& key) {
@@ -266,6 +273,8 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_input_type = {};
   ev.args_collective = ev.args_dtype = ev.args_hlo_op = ev.args_pg_desc = ev.args_pg_ranks = {};
   ev.args_in_nelems = ev.args_out_nelems = ev.args_group_size = -1;
+  ev.args_bytes = -1;
+  ev.args_memop_details = {};
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
   ev.args_correlation = -1;
   od::json_type t;
@@ -350,6 +359,17 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
           bool is_string;
           ev.args_collective = {};
           if ((err = GetString(av, ev.args_collective, is_string))) return true;
+        }
+        break;
+      case 'b':
+        if (KeyIs(ak, kBytes)) ev.args_bytes = CountOf(av);
+        break;
+      case 'm':
+      case 'M':
+        if (KeyIsMemcpyDetails(ak) || KeyIsMemsetDetails(ak)) {
+          bool is_string;
+          ev.args_memop_details = {};
+          if ((err = GetString(av, ev.args_memop_details, is_string))) return true;
         }
         break;
       case 'O':

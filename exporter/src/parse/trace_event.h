@@ -66,6 +66,12 @@ struct TraceEvent {
   int64_t args_in_nelems = -1;
   int64_t args_out_nelems = -1;
   int64_t args_group_size = -1;
+  // What a memory operation moved: Kineto's args.bytes (CUPTI's count of a
+  // memcpy or memset; -1 when missing or not a non-negative integer), and
+  // JAX's args.memcpy_details / args.Memset_details text ("... size:N ..." /
+  // "... num_bytes:N ..."), parsed in aggregate/.
+  int64_t args_bytes = -1;
+  std::string_view args_memop_details;
   int64_t args_device = 0;  // Kineto args.device
   int64_t args_stream = 0;  // Kineto args.stream
   char ph = 0;              // 'X', 'M', 'B', ...; 0 when missing
@@ -99,6 +105,8 @@ struct TraceEvent {
     args_in_nelems = -1;
     args_out_nelems = -1;
     args_group_size = -1;
+    args_bytes = -1;
+    args_memop_details = {};
     pid = Id{};
     tid = Id{};
     ts_ps = 0;
@@ -116,7 +124,7 @@ struct TraceEvent {
   }
 };
 // A new field needs a line in Reset() (and TraceEventTest.ResetRestoresEveryField).
-static_assert(sizeof(TraceEvent) == 344);
+static_assert(sizeof(TraceEvent) == 368);
 
 // What kind of trace a file is, decided from its content.
 enum class TraceSchema : uint8_t {

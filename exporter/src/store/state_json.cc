@@ -103,6 +103,22 @@ json FlopsJson(const aggregate::FlopStats& f) {
           {"peak_source", f.peak_source}};
 }
 
+json BytesJson(const aggregate::ByteStats& b) {
+  json families = json::array();
+  for (const auto& fam : b.families) {
+    families.push_back(
+        {{"family", fam.family}, {"bytes", Double(fam.bytes)}, {"kernel_ps", fam.kernel_ps}});
+  }
+  return {{"families", std::move(families)},
+          {"unknown_ops", b.unknown_ops},
+          {"memop_bytes", Double(b.memop_bytes)},
+          {"memop_ps", b.memop_ps},
+          {"memops", b.memops},
+          {"absent", b.absent},
+          {"peak_hbm_bytes_per_second", Double(b.peak_hbm_bytes_per_second)},
+          {"peak_hbm_source", b.peak_hbm_source}};
+}
+
 // Per trace file: schema, events, drops.
 json FilesJson(const std::vector<aggregate::FileSummary>& v) {
   json files = json::array();
@@ -220,6 +236,7 @@ json ToJson(const aggregate::WindowStats& st) {
             {"placed_ps", st.graph.placed_ps},
             {"unplaced", st.graph.unplaced}}},
           {"flops", FlopsJson(st.flops)},
+          {"bytes", BytesJson(st.bytes)},
           {"collectives", CollectivesJson(st.collectives)}};
 }
 
@@ -563,6 +580,30 @@ bool ReadFlops(Reader& r, const json& j, aggregate::FlopStats& f) {
   });
 }
 
+// Bytes moved (issue #51); optional: a file without "bytes" reads as a
+// window whose bytes were not counted.
+bool ReadBytes(Reader& r, const json& j, aggregate::ByteStats& b) {
+  if (!j.is_object() || !j.contains("bytes")) {
+    b.absent = "not counted by the version that wrote this state";
+    return true;
+  }
+  const json& bj = j["bytes"];
+  return r.Int64(bj, "unknown_ops", b.unknown_ops) && r.Double(bj, "memop_bytes", b.memop_bytes) &&
+         r.Int64(bj, "memop_ps", b.memop_ps) && r.Int64(bj, "memops", b.memops) &&
+         r.String(bj, "absent", b.absent) &&
+         r.Double(bj, "peak_hbm_bytes_per_second", b.peak_hbm_bytes_per_second) &&
+         r.String(bj, "peak_hbm_source", b.peak_hbm_source) &&
+         r.Array(bj, "families", [&](const json& e) {
+           aggregate::ByteStats::Family fam;
+           if (!(r.String(e, "family", fam.family) && r.Double(e, "bytes", fam.bytes) &&
+                 r.Int64(e, "kernel_ps", fam.kernel_ps))) {
+             return false;
+           }
+           b.families.push_back(std::move(fam));
+           return true;
+         });
+}
+
 // A kind's named process groups; written since process groups (older files
 // have none). Kept as the analysis keeps them: bounded in number and text.
 bool ReadProcessGroups(Reader& r, const json& e, aggregate::CollectiveSums& s) {
@@ -727,7 +768,7 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                  }) &&
          ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
          ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadSerialKernels(r, j, st) &&
-         ReadRegions(r, j, st) && ReadFlops(r, j, st.flops) &&
+         ReadRegions(r, j, st) && ReadFlops(r, j, st.flops) && ReadBytes(r, j, st.bytes) &&
          ReadCollectives(r, j, st.collectives);
 }
 

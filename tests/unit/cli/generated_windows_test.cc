@@ -718,5 +718,41 @@ TEST(GeneratedWindowsTest, MathTimeIsCountedOrNamedAndFbgemmKernelsAreNoGemm) {
   }
 }
 
+// Issue #51: a generated trace with known shapes (kineto-math --bytes) has
+// per-family bytes equal to its manifest: the GEMM's operands and result,
+// the attention operator's query, key, value and output, the elementwise
+// add's inputs and output, each once through the kernels its operator
+// launched (also when External ids are correlation ids); memcpy/memset
+// from CUPTI's byte count, apart from the families.
+TEST(GeneratedWindowsTest, BytesPerFamilyEqualTheManifest) {
+  for (const char* ext : {"own", "correlation"}) {
+    SCOPED_TRACE(ext);
+    testing::TempDir tmp;
+    const std::string file = tmp.Sub("m0.pt.trace.json.gz");
+    auto gen = testing::RunCommand(
+        Tracegen(std::string("kineto-math --bytes --external-id ") + ext + " --out " + file +
+                 " --gpus 2 --steps 2 --seed 4 --manifest " + tmp.Sub("m.json")));
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const json manifest = json::parse(testing::ReadFile(tmp.Sub("m.json")));
+    const json& truth = manifest["files"][0];
+    const json j = RunJson(Analyze("'" + file + "'"));
+    const double divisor = j["divisor"].get<double>();
+    ASSERT_EQ(divisor, 4);
+    std::map<std::string, double> got, want;
+    for (const json& f : j["families"]) {
+      if (f["bytes_per_gpu_step"].is_number()) got[f["family"]] = f["bytes_per_gpu_step"];
+    }
+    for (const auto& [family, bytes] : truth["bytes_by_family"].items()) {
+      want[family] = bytes.get<double>() / divisor;
+    }
+    EXPECT_EQ(got, want) << j["families"].dump();
+    const json& b = j["bytes"];
+    EXPECT_EQ(b["memop_bytes_per_gpu_step"].get<double>(),
+              truth["memop_bytes"].get<double>() / divisor);
+    EXPECT_TRUE(b["bytes_coverage"].is_number()) << b.dump();
+    EXPECT_EQ(b["peak_hbm_source"].is_string(), true) << b.dump();
+  }
+}
+
 }  // namespace
 }  // namespace profwatch

@@ -47,6 +47,8 @@ struct OwnedEvent {
   int64_t args_stream = 0;
   std::string args_collective, args_dtype, args_hlo_op, args_pg_desc, args_pg_ranks;
   int64_t args_in_nelems = -1, args_out_nelems = -1, args_group_size = -1;
+  int64_t args_bytes = -1;
+  std::string args_memop_details;
 };
 
 OwnedId Own(const Id& id) { return {id.kind, id.num, std::string(id.str)}; }
@@ -80,6 +82,8 @@ class Collector : public EventSink {
     o.args_in_nelems = e.args_in_nelems;
     o.args_out_nelems = e.args_out_nelems;
     o.args_group_size = e.args_group_size;
+    o.args_bytes = e.args_bytes;
+    o.args_memop_details = e.args_memop_details;
     events.push_back(std::move(o));
   }
 
@@ -328,6 +332,29 @@ TEST(JsonTraceParserTest, DuplicateKeysLastWinsLikePython) {
   ASSERT_EQ(run.sink.events.size(), 1u);
   EXPECT_FALSE(run.sink.events[0].has_name);
   EXPECT_EQ(run.sink.events[0].pid.str, "x");
+}
+
+// A memory operation's bytes: Kineto's args.bytes (a non-negative integer,
+// else unknown) and JAX's memcpy_details / Memset_details text.
+TEST(JsonTraceParserTest, MemopBytesArgsAreRead) {
+  const std::string json =
+      R"({"traceEvents":[)"
+      R"({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","args":{"bytes":131136}},)"
+      R"({"ph":"X","cat":"gpu_memset","name":"Memset","args":{"bytes":-4}},)"
+      R"({"ph":"X","name":"MemcpyD2H","args":{"memcpy_details":"kind_src:unknown size:4"}},)"
+      R"({"ph":"X","name":"Memset","args":{"Memset_details":"kind:unknown num_bytes:8"}},)"
+      R"({"ph":"X","cat":"kernel","name":"k","args":{"bytesX":3}}]})";
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result) << run.result.error().ToString();
+  const auto& ev = run.sink.events;
+  ASSERT_EQ(ev.size(), 5u);
+  EXPECT_EQ(ev[0].args_bytes, 131136);
+  EXPECT_EQ(ev[1].args_bytes, -1);
+  EXPECT_EQ(ev[2].args_memop_details, "kind_src:unknown size:4");
+  EXPECT_EQ(ev[2].args_bytes, -1);  // no carry-over
+  EXPECT_EQ(ev[3].args_memop_details, "kind:unknown num_bytes:8");
+  EXPECT_EQ(ev[4].args_bytes, -1);
+  EXPECT_EQ(ev[4].args_memop_details, "");
 }
 
 // The communication args a collective's figures need (aggregate/

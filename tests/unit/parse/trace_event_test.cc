@@ -32,6 +32,8 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   e.args_in_nelems = 6;
   e.args_out_nelems = 7;
   e.args_group_size = 8;
+  e.args_bytes = 11;
+  e.args_memop_details = "kind:unknown num_bytes:4 async:1";
   e.args_device = 4;
   e.args_stream = 5;
   e.ph = 'X';
@@ -62,6 +64,8 @@ TEST(TraceEventTest, ResetRestoresEveryField) {
   EXPECT_EQ(e.args_in_nelems, -1);
   EXPECT_EQ(e.args_out_nelems, -1);
   EXPECT_EQ(e.args_group_size, -1);
+  EXPECT_EQ(e.args_bytes, -1);
+  EXPECT_TRUE(e.args_memop_details.empty());
   EXPECT_EQ(e.args_device, 0);
   EXPECT_EQ(e.args_stream, 0);
   EXPECT_EQ(e.ph, 0);

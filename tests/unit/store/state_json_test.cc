@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "figures/byte_figures.h"
 #include "figures/flop_figures.h"
 #include "testing/sample_snapshot.h"
 
@@ -315,6 +316,45 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
   auto bad = ParseRunState(j.dump());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().context.find("collectives"), std::string::npos) << bad.error().context;
+}
+
+// Issue #51: a window's bytes survive a restart as they were counted, and
+// a state file written before bytes reads as a window whose bytes are absent
+// with the reason (never 0).
+TEST(StateJsonTest, BytesRoundTripAndOlderFilesHaveNone) {
+  snapshot::RunState in = testing::RunWithEverything();
+  aggregate::ByteStats& b = in.MutableStats().bytes;
+  b.families = {{"gemm", 1.78e10, 33'000'000'000}, {"elementwise", 1.9e10, 7'000'000'000}};
+  b.unknown_ops = 2;
+  b.memop_bytes = 131140;
+  b.memop_ps = 5'000'000;
+  b.memops = 3;
+  b.peak_hbm_bytes_per_second = 4.8e12;
+  b.peak_hbm_source = "datasheet";
+  nlohmann::json j = nlohmann::json::parse(SerializeRunState(in));
+  auto out = ParseRunState(j.dump());
+  ASSERT_TRUE(out) << out.error().ToString();
+  const aggregate::ByteStats& o = out->stats->bytes;
+  ASSERT_EQ(o.families.size(), 2u);
+  EXPECT_EQ(o.families[1].family, "elementwise");
+  EXPECT_EQ(o.families[1].bytes, 1.9e10);
+  EXPECT_EQ(o.families[0].kernel_ps, 33'000'000'000);
+  EXPECT_EQ(o.unknown_ops, 2);
+  EXPECT_EQ(o.memop_bytes, 131140);
+  EXPECT_EQ(o.memop_ps, 5'000'000);
+  EXPECT_EQ(o.memops, 3);
+  EXPECT_EQ(o.peak_hbm_bytes_per_second, 4.8e12);
+  EXPECT_EQ(o.peak_hbm_source, "datasheet");
+  EXPECT_TRUE(o.absent.empty());
+  j["stats"].erase("bytes");
+  auto old = ParseRunState(j.dump());
+  ASSERT_TRUE(old) << old.error().ToString();
+  EXPECT_TRUE(old->stats->bytes.families.empty());
+  EXPECT_FALSE(old->stats->bytes.absent.empty());
+  const figures::ByteFigures absent = figures::ComputeByteFigures(
+      *old->stats, figures::ComputeFlopFigures(*old->stats, old->step()));
+  EXPECT_FALSE(absent.bytes_per_gpu_step);
+  EXPECT_EQ(absent.note, old->stats->bytes.absent);
 }
 
 // A state file written before window_start existed: the start comes from the
