@@ -70,7 +70,7 @@ def main():
         check(sum(r.get("windows", 0) for r in rows) == 8, f"sharded '{label}': 4 jobs x 2 runs exported")
         for r in (r for r in rows if r.get("windows", 0) > 0):
             check(r.get("exported_after_s", 0) > 0 and r.get("export_cpu_s", 0) > 0
-                  and r.get("scans", 0) >= 1,
+                  and r.get("scans", 0) >= 1 and r.get("scan_thread_cpu_per_scan_s") is not None,
                   f"sharded '{label}' {r.get('name')}: export time, its CPU and the scans read")
     for f in failures:
         print("FAILED:", f)

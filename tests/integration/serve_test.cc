@@ -148,6 +148,17 @@ std::multiset<int> ThreadNiceValues(pid_t pid) {
   return out;
 }
 
+// How many threads of `pid` are named `name` (/proc/PID/task/TID/comm).
+size_t ThreadsNamed(pid_t pid, const std::string& name) {
+  size_t n = 0;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    if (testing::ReadFile(task.path().string() + "/comm") == name + "\n") ++n;
+  }
+  return n;
+}
+
 // --- tests ----------------------------------------------------------------
 
 TEST(ServeTest, SlowlyWrittenSplitWindowAppearsOnceCompleteWithAllGpus) {
@@ -1940,6 +1951,7 @@ constexpr double kKeepPeakMiB = 300;
 
 // The analysis workers run --worker-nice above the daemon's own nice value
 // (training and the scrape path go first); 0 keeps them at its priority.
+// The workers and the scan thread are named.
 TEST(ServeTest, WorkerNiceIsTheAnalysisThreadsPriority) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
@@ -1949,16 +1961,20 @@ TEST(ServeTest, WorkerNiceIsTheAnalysisThreadsPriority) {
     ASSERT_GT(serve.port(), 0) << serve.Log();
     const int own = getpriority(PRIO_PROCESS, static_cast<id_t>(serve.pid()));
     std::multiset<int> seen;
-    // Each worker sets its priority as it starts: wait for all three.
+    // Each worker sets its priority and name as it starts, the scan thread
+    // its name: wait for all of them.
     auto m = serve.WaitFor([&](const std::string&) {
       seen = ThreadNiceValues(serve.pid());
-      return seen.count(own + nice) >= 3;
+      return seen.count(own + nice) >= 3 && ThreadsNamed(serve.pid(), "profwatch-scan") == 1;
     });
     ASSERT_TRUE(m.has_value()) << "nice " << nice << ": " << ::testing::PrintToString(seen);
     if (nice != 0) {
       EXPECT_EQ(seen.count(own + nice), 3u) << ::testing::PrintToString(seen);
       EXPECT_GE(seen.count(own), 1u) << "the scrape path keeps the daemon's priority";
     }
+    // The threads are named (top -H, perf, bench/run.py's CPU per scan).
+    EXPECT_EQ(ThreadsNamed(serve.pid(), "profwatch-work"), 3u);
+    EXPECT_EQ(ThreadsNamed(serve.pid(), "profwatch-scan"), 1u);
     EXPECT_EQ(serve.Stop(), 0);
   }
 }

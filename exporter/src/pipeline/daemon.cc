@@ -1,6 +1,7 @@
 #include "pipeline/daemon.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -427,6 +428,8 @@ void Daemon::Reload(const DaemonOptions& next) {
 }
 
 void Daemon::ScanLoop() {
+  // Named so `top -H`, perf and bench/run.py tell the scan's CPU from the rest.
+  pthread_setname_np(pthread_self(), kScanThreadName);
   ScanCadence cadence;
   while (!stop_) {
     TimePoint now = clock_.Now();
@@ -696,6 +699,7 @@ milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_
 }
 
 void Daemon::WorkerLoop(int index) {
+  pthread_setname_np(pthread_self(), kWorkerThreadName);
   // Analysis is background work: let training and the scrape path go first.
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   errno = 0;

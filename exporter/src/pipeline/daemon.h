@@ -109,6 +109,11 @@ struct DaemonOptions {
   bool metrics_detail = false;
 };
 
+// The daemon's thread names (/proc/PID/task/TID/comm, `top -H`; at most 15
+// characters): the scan thread and each analysis worker.
+inline constexpr const char* kScanThreadName = "profwatch-scan";
+inline constexpr const char* kWorkerThreadName = "profwatch-work";
+
 class Daemon {
  public:
   Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> store,
