@@ -6,8 +6,6 @@
 // intermediate tensor (hlo_schedule.h). op_shape_reader.h decodes Kineto's.
 #pragma once
 
-#include <simdjson.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>

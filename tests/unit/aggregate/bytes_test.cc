@@ -16,7 +16,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::aggregate {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace bytes_test {
 
 TEST(BytesTest, ElementBytes) {
   EXPECT_EQ(ElementBytes("c10::BFloat16"), 2);
@@ -364,5 +365,5 @@ TEST(BytesTest, RealJaxGemmBytesAreTheirDotsOperandsAndResult) {
   EXPECT_EQ(gemm, 17'833'132'032);
 }
 
-}  // namespace
+}  // namespace bytes_test
 }  // namespace profwatch::aggregate

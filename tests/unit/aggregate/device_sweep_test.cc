@@ -9,7 +9,8 @@
 #include <vector>
 
 namespace profwatch::aggregate {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace device_sweep_test {
 
 struct K {
   std::string name;
@@ -223,5 +224,5 @@ TEST(DeviceSweepTest, MatchesCountingEveryTimeUnit) {
   }
 }
 
-}  // namespace
+}  // namespace device_sweep_test
 }  // namespace profwatch::aggregate

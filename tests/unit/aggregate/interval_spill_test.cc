@@ -15,7 +15,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::aggregate {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace interval_spill_test {
 
 using parse::Id;
 using parse::IdKind;
@@ -428,5 +429,5 @@ TEST(FileAggregatorSpillTest, HeldEventsForUndeclaredThreadsAreCapped) {
   EXPECT_EQ(w.files[0].drops.at("no_metadata_held_limit"), extra);
 }
 
-}  // namespace
+}  // namespace interval_spill_test
 }  // namespace profwatch::aggregate

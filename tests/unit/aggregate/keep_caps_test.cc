@@ -13,7 +13,8 @@
 #include "aggregate/name_table.h"
 
 namespace profwatch::aggregate {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace keep_caps_test {
 
 using classify::Classifier;
 using parse::Id;
@@ -204,5 +205,5 @@ TEST(KeepCapsTest, DevicesAndStepsPastTheirCapsAreDroppedAndCounted) {
   EXPECT_EQ(Drops(w, "step_limit"), 3u);
 }
 
-}  // namespace
+}  // namespace keep_caps_test
 }  // namespace profwatch::aggregate

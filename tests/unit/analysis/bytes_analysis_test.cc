@@ -15,7 +15,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace bytes_analysis_test {
 
 using testing::TempDir;
 
@@ -195,5 +196,5 @@ TEST(BytesAnalysisTest, UnusableShapesAreUnknownNotGuessed) {
   EXPECT_EQ(s.bytes.unknown_ops, 1);
 }
 
-}  // namespace
+}  // namespace bytes_analysis_test
 }  // namespace profwatch::analysis

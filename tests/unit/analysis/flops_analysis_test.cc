@@ -13,7 +13,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace flops_analysis_test {
 
 using testing::TempDir;
 
@@ -156,5 +157,5 @@ TEST(FlopsAnalysisTest, ImpossibleShapesAreUnknown) {
   }
 }
 
-}  // namespace
+}  // namespace flops_analysis_test
 }  // namespace profwatch::analysis

@@ -17,7 +17,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace graph_regions_analysis_test {
 
 using testing::Event;
 using testing::HloComputation;
@@ -235,5 +236,5 @@ TEST(GraphRegionsAnalysisTest, HostileModuleIsSkippedAsTooComplexAndTheWindowKep
   }
 }
 
-}  // namespace
+}  // namespace graph_regions_analysis_test
 }  // namespace profwatch::analysis

@@ -14,7 +14,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace jax_collectives_analysis_test {
 
 using aggregate::CollectiveKind;
 
@@ -99,5 +100,5 @@ TEST(JaxCollectivesAnalysisTest, WithoutTheModuleCallsStayUnsized) {
   }
 }
 
-}  // namespace
+}  // namespace jax_collectives_analysis_test
 }  // namespace profwatch::analysis

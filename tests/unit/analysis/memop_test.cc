@@ -19,7 +19,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::analysis {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace memop_test {
 
 using testing::TempDir;
 
@@ -206,5 +207,5 @@ TEST(AnalyzeOptionsTest, InflateDefaultsToTheDefaultBackend) {
   EXPECT_EQ(AnalyzeOptions{}.inflate, read::DefaultInflateBackend());
 }
 
-}  // namespace
+}  // namespace memop_test
 }  // namespace profwatch::analysis

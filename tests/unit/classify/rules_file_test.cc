@@ -4,7 +4,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::classify {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace rules_file_test {
 
 RuleSet Drill() { return *BuiltinRuleSet("drill"); }
 RuleSet Nvidia() { return *BuiltinRuleSet("nvidia"); }
@@ -258,5 +259,5 @@ TEST(RulesFileTest, LoadRulesFileReportsThePathInErrors) {
             path + ":4: unknown rule key 'foo' (expected family, kind, match, replace)");
 }
 
-}  // namespace
+}  // namespace rules_file_test
 }  // namespace profwatch::classify

@@ -13,7 +13,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace analyze_cli_test {
 
 using nlohmann::json;
 
@@ -806,5 +807,5 @@ TEST(AnalyzeCliTest, ImpossibleCollectiveSizeHasNoBandwidth) {
   EXPECT_NE(ar["note"].get<std::string>().find("impossible"), std::string::npos) << ar.dump();
 }
 
-}  // namespace
+}  // namespace analyze_cli_test
 }  // namespace profwatch

@@ -14,7 +14,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace bytes_real_test {
 
 using nlohmann::json;
 
@@ -147,5 +148,5 @@ TEST(BytesRealTest, RunsWithoutShapesHaveNoBytes) {
   EXPECT_NE(b["note"].get<std::string>().find("record_shapes=True"), std::string::npos) << b.dump();
 }
 
-}  // namespace
+}  // namespace bytes_real_test
 }  // namespace profwatch

@@ -13,7 +13,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace diagnosis_real_test {
 
 using nlohmann::json;
 
@@ -230,5 +231,5 @@ TEST(GeneratedFaultDiagnosisTest, WithoutTheFaultsNothingIsReported) {
   }
 }
 
-}  // namespace
+}  // namespace diagnosis_real_test
 }  // namespace profwatch

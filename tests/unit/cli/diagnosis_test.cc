@@ -14,7 +14,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace diagnosis_test {
 
 using nlohmann::json;
 
@@ -250,5 +251,5 @@ TEST_F(DiagnosisTest, TableSaysWhatBlocksWhoWaitsAndWhoStraggles) {
   EXPECT_NE(t.find("top regions"), std::string::npos) << t;
 }
 
-}  // namespace
+}  // namespace diagnosis_test
 }  // namespace profwatch

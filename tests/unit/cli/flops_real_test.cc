@@ -16,7 +16,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace flops_real_test {
 
 using nlohmann::json;
 
@@ -316,5 +317,5 @@ TEST(FlopsRealTest, PyTorchReportHasNoJaxOnlyRegionLine) {
   EXPECT_NE(AnalyzeTable("'" + jax + "'").find("only jit frames"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace flops_real_test
 }  // namespace profwatch

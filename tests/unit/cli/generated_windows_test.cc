@@ -14,7 +14,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace generated_windows_test {
 
 using nlohmann::json;
 
@@ -754,5 +755,5 @@ TEST(GeneratedWindowsTest, BytesPerFamilyEqualTheManifest) {
   }
 }
 
-}  // namespace
+}  // namespace generated_windows_test
 }  // namespace profwatch

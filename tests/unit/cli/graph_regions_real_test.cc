@@ -13,7 +13,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace graph_regions_real_test {
 
 using nlohmann::json;
 
@@ -113,5 +114,5 @@ TEST(GraphRegionsRealTest, WithoutTheXplaneTheTableSaysWhy) {
       << table.out;
 }
 
-}  // namespace
+}  // namespace graph_regions_real_test
 }  // namespace profwatch

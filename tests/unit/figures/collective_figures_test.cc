@@ -6,7 +6,8 @@
 #include <gtest/gtest.h>
 
 namespace profwatch::figures {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace collective_figures_test {
 
 using aggregate::CollectiveKind;
 using K = CollectiveKind;
@@ -132,5 +133,5 @@ TEST(CollectiveFiguresTest, ImpossibleSizesAndRatesAreUnknownWithANote) {
   EXPECT_EQ(merged.oversized_calls, 2);
 }
 
-}  // namespace
+}  // namespace collective_figures_test
 }  // namespace profwatch::figures

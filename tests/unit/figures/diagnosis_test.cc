@@ -8,7 +8,8 @@
 #include <vector>
 
 namespace profwatch::figures {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace diagnosis_test {
 
 using aggregate::DeviceSummary;
 using aggregate::FamilySummary;
@@ -141,5 +142,5 @@ TEST(DiagnosisTest, OneStepHasNoBoundary) {
   EXPECT_FALSE(Diagnose(WindowStats{}, {0.1, "log"}).host_stall);
 }
 
-}  // namespace
+}  // namespace diagnosis_test
 }  // namespace profwatch::figures

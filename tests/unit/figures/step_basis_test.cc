@@ -7,7 +7,8 @@
 #include <gtest/gtest.h>
 
 namespace profwatch::figures {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace step_basis_test {
 
 constexpr int64_t kMs = 1'000'000'000;  // picoseconds
 
@@ -69,5 +70,5 @@ TEST(DiagnosisStepTest, TheStepTimeThenTheMarkersThenTheKernelSpan) {
   EXPECT_FALSE(b.measured);
 }
 
-}  // namespace
+}  // namespace step_basis_test
 }  // namespace profwatch::figures

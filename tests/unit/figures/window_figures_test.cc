@@ -9,7 +9,8 @@
 #include <string>
 
 namespace profwatch::figures {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace window_figures_test {
 
 using aggregate::WindowStats;
 
@@ -163,5 +164,5 @@ TEST(WindowFiguresTest, NoKernelTimeHasNoTopFamily) {
   EXPECT_FALSE(FiguresOf(w, {}).top_family);
 }
 
-}  // namespace
+}  // namespace window_figures_test
 }  // namespace profwatch::figures

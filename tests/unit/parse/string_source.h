@@ -11,7 +11,7 @@
 
 #include "read/byte_source.h"
 
-namespace profwatch::parse::testing {
+namespace profwatch::testing {
 
 class StringSource final : public read::ByteSource {
  public:
@@ -44,4 +44,4 @@ class StringSource final : public read::ByteSource {
   Error fail_error_;
 };
 
-}  // namespace profwatch::parse::testing
+}  // namespace profwatch::testing

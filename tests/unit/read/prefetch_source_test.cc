@@ -16,7 +16,8 @@
 #include "testing/test_util.h"
 
 namespace profwatch::read {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace prefetch_source_test {
 
 using ::profwatch::testing::Gzip;
 using testutil::TestText;
@@ -356,5 +357,5 @@ TEST(PrefetchSourceTest, HandedOverChecksKeepTheHeaderCrcCheck) {
   CompareOnGzip(bad_data, "FHCRC header, wrong data CRC-32", 8192, 5000, 3);
 }
 
-}  // namespace
+}  // namespace prefetch_source_test
 }  // namespace profwatch::read

@@ -8,7 +8,8 @@
 #include "web/basic_auth.h"
 
 namespace profwatch::web {
-namespace {
+// Named for this file: the unity build compiles it with its neighbours.
+namespace auth_limiter_test {
 
 // "secret" at cost 4 (fast to check in a test).
 constexpr const char* kSecretHash = "$2b$04$lXRYIwpwjzC7RiibA7VaguIx27a4iLMeWQGCW26yh9qzP54ahTiP6";
@@ -91,5 +92,5 @@ TEST(AuthLimiterTest, BasicAuthTakesATryOnlyForBcrypt) {
   EXPECT_EQ(auth.Authenticate(kAliceWrong, &limiter, "10.0.0.1"), AuthVerdict::kRateLimited);
 }
 
-}  // namespace
+}  // namespace auth_limiter_test
 }  // namespace profwatch::web
