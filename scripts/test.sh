@@ -2,22 +2,26 @@
 # The whole test suite, from a fresh clone on Debian 12 (run as root or with
 # sudo for the apt step):
 #   1. installs the Debian packages (scripts/install-deps.sh --test),
-#   2. builds with g++ (RelWithDebInfo) and runs every test under ctest
-#      (unit, drill byte-identity, integration with real prometheus/promtool,
-#      fuzz-corpus replays),
+#   2. builds with g++ (-O2, no debug information: the build of
+#      scripts/run-demo.sh, so one command reuses the other's objects) and
+#      runs every test under ctest (unit, drill byte-identity, integration
+#      with real prometheus/promtool, fuzz-corpus replays),
 #   3. builds again with clang + ASan + UBSan + libFuzzer instrumentation and
 #      runs the same ctest suite under the sanitizers,
 #   4. builds the threaded stages' tests and the daemon's end-to-end tests
 #      (and the binaries they run) with clang + ThreadSanitizer, and without
-#      ISA-L so the zlib-only build is compiled and tested too, and runs them,
-#   5. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default 20).
+#      ISA-L so the zlib-only build is compiled and tested too, and runs them
+#      under ctest (that tree defines only these tests: tests/CMakeLists.txt),
+#   5. runs every libFuzzer target for a bounded time (FUZZ_SECONDS, default
+#      20), JOBS targets at a time.
 # Every stage runs even when an earlier one failed: a stage whose build fails
 # skips its own tests (and the fuzz stage needs the ASan build), the others
 # go on. At the end it prints each stage's result and time, then the ten
 # slowest tests of the ctest stages with their share of their timeout, each
 # failed test with its assertions and the end of its output
-# (scripts/slowest_tests.py) and the TSan binaries that failed, so the end of
-# the log says what failed; it exits non-zero if any stage failed. Every
+# (scripts/slowest_tests.py), so the end of
+# the log says what failed; it exits non-zero if any stage failed.
+# Each stage's line in that table is its build or test time. Every
 # build directory is configured with what its stage needs,
 # -DPROFWATCH_TESTS=ON included (build/ may hold scripts/run-demo.sh's cached
 # OFF), and every ctest call fails when it finds no test, so no stage can
@@ -25,11 +29,16 @@
 #
 # PROFWATCH_CONFIGURE_ONLY=1 (for tests/scripts/readme_commands_test.sh):
 # no apt step, no build, no fuzzing; each stage configures its directory as
-# above and fails unless ctest lists tests there (the TSan stage: unless its
-# test targets exist). The same configure lines run either way.
+# above and fails unless ctest lists tests there. The same configure lines
+# run either way.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-$(nproc)}"
+# Tests run side by side at twice the cores: they wait on daemons, scrapes
+# and deadlines more than they compute (the g++ stage at -j2 keeps two cores
+# about a quarter busy; docs/performance.md "The test suite's time"), and
+# every test is sized for a busy machine (a quarter of its timeout).
+CTEST_JOBS="${CTEST_JOBS:-$((2 * JOBS))}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 CONFIGURE_ONLY="${PROFWATCH_CONFIGURE_ONLY:-0}"
 
@@ -98,77 +107,46 @@ deps() { bash scripts/install-deps.sh --test; }
 build_gxx() {
   # No results of an earlier run may stand for this one's.
   rm -f "$(junit_of build)" "$(tests_json_of build)"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFWATCH_TESTS=ON
+  # The configure line of scripts/run-demo.sh, tests on.
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFWATCH_DEBUG_INFO=none \
+    -DPROFWATCH_TESTS=ON
   build build -j "$JOBS"
 }
-test_gxx() { run_ctest build --output-on-failure -j "$JOBS" --timeout "$GXX_TIMEOUT"; }
+test_gxx() { run_ctest build --output-on-failure -j "$CTEST_JOBS" --timeout "$GXX_TIMEOUT"; }
 
 build_asan() {
   rm -f "$(junit_of build-asan)" "$(tests_json_of build-asan)"
+  # Line tables only: a sanitizer's report names file and line.
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DPROFWATCH_TESTS=ON -DPROFWATCH_SANITIZE=ON -DPROFWATCH_FUZZ=ON
+    -DPROFWATCH_DEBUG_INFO=lines -DPROFWATCH_TESTS=ON -DPROFWATCH_SANITIZE=ON -DPROFWATCH_FUZZ=ON
   build build-asan -j "$JOBS"
 }
 test_asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest build-asan --output-on-failure -j "$JOBS" --timeout "$ASAN_TIMEOUT"
+    run_ctest build-asan --output-on-failure -j "$CTEST_JOBS" --timeout "$ASAN_TIMEOUT"
 }
 
-# The threaded stages' tests under ThreadSanitizer.
-TSAN_TESTS=(core_test read_test parse_test aggregate_test web_test cli_test)
-# The daemon end to end: scan thread, analysis workers and scrape threads, in
-# the real `profwatch serve` (TSan-built; TSAN_OPTIONS reaches it, and a race
-# makes its exit code fail the test).
-TSAN_SERVE_TESTS=(serve_test serve_steps_test)
-# The TSan stage's failed binaries, for the summary at the end (their gtest
-# output is in the log above it).
-TSAN_FAILED="$PWD/build-tsan/profwatch-tsan-failed.txt"
+# The threaded stages' tests and the daemon end to end (the scan thread,
+# analysis workers and scrape threads of a TSan-built `profwatch serve`; a
+# race makes the daemon's exit code fail its test) under ThreadSanitizer:
+# the TSan tree defines only these tests (tests/CMakeLists.txt), so it builds
+# and runs exactly this stage. Their timed checks get the sanitizer trees'
+# factor (PROFWATCH_TEST_TIMEOUT_FACTOR).
 build_tsan() {
-  rm -f "$TSAN_FAILED"
+  rm -f "$(junit_of build-tsan)" "$(tests_json_of build-tsan)"
   # Without ISA-L: the threads are the same either way (only zlib hands its
   # CRC to the parsing thread), and this covers the build users get without it.
   CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DPROFWATCH_TESTS=ON -DPROFWATCH_TSAN=ON -DPROFWATCH_WITH_ISAL=OFF
-  build build-tsan -j "$JOBS" --target profwatch profwatch-tracegen "${TSAN_TESTS[@]}" \
-    "${TSAN_SERVE_TESTS[@]}"
+    -DPROFWATCH_DEBUG_INFO=lines -DPROFWATCH_TESTS=ON -DPROFWATCH_TSAN=ON -DPROFWATCH_WITH_ISAL=OFF
+  build build-tsan -j "$JOBS"
 }
 test_tsan() {
-  if [[ "$CONFIGURE_ONLY" == 1 ]]; then
-    local targets
-    targets="$(cmake --build build-tsan --target help)"
-    for t in "${TSAN_TESTS[@]}" "${TSAN_SERVE_TESTS[@]}"; do
-      grep -q "^$t:" <<<"$targets" || { echo "no target $t in build-tsan" >&2; return 1; }
-    done
-    echo "build-tsan has the ${#TSAN_TESTS[@]}+${#TSAN_SERVE_TESTS[@]} TSan test targets"
-    return 0
-  fi
-  # Each binary runs even when one before it failed; the step fails if any did.
-  local failed=()
-  for t in "${TSAN_TESTS[@]}"; do
-    stage="${t%_test}"
-    # halt_on_error: a race fails the binary (and a daemon or CLI run under test).
-    (cd "build-tsan/tests/unit/$stage" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      "./$t" --gtest_brief=1) || failed+=("$t")
-  done
-  for t in "${TSAN_SERVE_TESTS[@]}"; do
-    (cd build-tsan/tests/integration && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      "./$t" --gtest_brief=1) || failed+=("$t")
-  done
-  # The front door under TSan: HTTP workers reading the web config while it is
-  # swapped (a daemon that exits non-zero fails the test). Its timed checks
-  # get the sanitizer trees' factor (tests/CMakeLists.txt).
+  # halt_on_error: a race fails the binary (and a daemon or CLI run under test).
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    python3 tests/integration/web_door_test.py --profwatch build-tsan/exporter/profwatch \
-    --time-factor 3 ||
-    failed+=(web_door_test.py)
-  [[ ${#failed[@]} == 0 ]] || {
-    echo "failed under TSan: ${failed[*]}" >"$TSAN_FAILED"
-    cat "$TSAN_FAILED" >&2
-    return 1
-  }
+    run_ctest build-tsan --output-on-failure -j "$CTEST_JOBS" --timeout "$ASAN_TIMEOUT"
 }
 
-fuzz() { bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS"; }
+fuzz() { bash scripts/fuzz.sh build-asan "$FUZZ_SECONDS" "$JOBS"; }
 
 print_results() {
   echo
@@ -186,7 +164,7 @@ print_results() {
 
 if [[ "$CONFIGURE_ONLY" != 1 ]]; then step "deps (install-deps.sh --test)" deps; fi
 
-step "build (g++, RelWithDebInfo)" build_gxx
+step "build (g++, -O2)" build_gxx
 if [[ $STEP_RESULT == PASS ]]; then step "test (g++)" test_gxx; else skip "test (g++)" "its build failed"; fi
 
 step "build (clang, ASan+UBSan, libFuzzer)" build_asan
@@ -225,9 +203,9 @@ print_results
 echo
 python3 scripts/slowest_tests.py \
   --stage g++ "$(junit_of build)" "$(tests_json_of build)" "$GXX_TIMEOUT" \
-  --stage asan "$(junit_of build-asan)" "$(tests_json_of build-asan)" "$ASAN_TIMEOUT" ||
+  --stage asan "$(junit_of build-asan)" "$(tests_json_of build-asan)" "$ASAN_TIMEOUT" \
+  --stage tsan "$(junit_of build-tsan)" "$(tests_json_of build-tsan)" "$ASAN_TIMEOUT" ||
   echo "(no table of the slowest tests: scripts/slowest_tests.py failed)"
-if [[ -f $TSAN_FAILED ]]; then echo "== $(cat "$TSAN_FAILED")"; fi
 echo
 if [[ ${#FAILED[@]} == 0 ]]; then
   echo "== all tests passed"
