@@ -55,8 +55,8 @@ bool RegexAnchoredAtStart(std::string_view pattern) {
   return true;
 }
 
-namespace {
-
+// The compiled form of the rules (Classifier::Compiled holds them, so they
+// are not in the anonymous namespace).
 struct CompiledCondition {
   MatchOp op = MatchOp::kContains;
   std::vector<std::string> patterns;
@@ -78,6 +78,13 @@ struct CompiledCondition {
   std::vector<std::unique_ptr<Searcher>> searchers;
 };
 
+struct CompiledRule {
+  FamilyId family = 0;
+  std::vector<CompiledCondition> all_of;
+};
+
+namespace {
+
 // Names up to this length are searched with string_view::find (a real name:
 // tens to a few thousand bytes).
 constexpr size_t kShortName = 4096;
@@ -97,11 +104,6 @@ bool Contains(const CompiledCondition& c, size_t i, std::string_view name) {
   if (name.size() <= kShortName) return name.find(c.patterns[i]) != std::string_view::npos;
   return std::search(name.begin(), name.end(), c.searchers[i]->bmh) != name.end();
 }
-
-struct CompiledRule {
-  FamilyId family = 0;
-  std::vector<CompiledCondition> all_of;
-};
 
 bool Holds(const CompiledCondition& c, std::string_view name) {
   switch (c.op) {

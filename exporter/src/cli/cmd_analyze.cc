@@ -14,6 +14,7 @@
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/log_figures.h"
 #include "drill/drill_report.h"
 #include "expose/report.h"
@@ -22,12 +23,6 @@
 
 namespace profwatch::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitNoKernels = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitBadInput = 3;
-constexpr int kExitNothing = 5;
 
 // profile_drill.py mode: the same arguments give the same bytes.
 int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int64_t top_n,

@@ -23,6 +23,7 @@
 #include "cli/analyze_inputs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/log_figures.h"
 #include "expose/report.h"
 #include "figures/step_basis.h"
@@ -31,10 +32,6 @@
 
 namespace profwatch::cli {
 namespace {
-
-constexpr int kExitBadInput = 3;
-constexpr int kExitIncomparable = 4;
-constexpr int kExitNothing = 5;
 
 // One column of the table: a window's figures (figures/window_figures.h)
 // for the step the variant uses, from its path's analysis or a --history

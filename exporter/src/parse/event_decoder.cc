@@ -16,10 +16,8 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 std::string_view TrimRight(std::string_view s) {
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  while (!s.empty() && IsJsonSpace(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -429,13 +427,13 @@ bool PlainInt(std::string_view tok, int64_t& out) {
   if (p == digits) return false;
   if (*digits == '0' && p - digits > 1) return false;  // leading zero: not JSON
   if (p == e || static_cast<unsigned>(*p - '0') >= 10) {
-    if (p != e && !IsSpace(*p)) return false;  // a fraction, exponent or junk
+    if (p != e && !IsJsonSpace(*p)) return false;  // a fraction, exponent or junk
     out = digits == b ? static_cast<int64_t>(value) : -static_cast<int64_t>(value);
     return true;
   }
   const auto [end, ec] = std::from_chars(b, e, out);
   if (ec != std::errc()) return false;
-  return end == e || IsSpace(*end);
+  return end == e || IsJsonSpace(*end);
 }
 
 bool ParseId(od::value& v, Id& out) {
@@ -587,7 +585,7 @@ size_t EventDecoder::RunLength(const char* buf, const EntrySpan* entries, size_t
       const char c = buf[k];
       if (c == ',') {
         ++commas;
-      } else if (!IsSpace(c)) {
+      } else if (!IsJsonSpace(c)) {
         return n;
       }
     }

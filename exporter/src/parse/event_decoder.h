@@ -18,6 +18,9 @@
 
 namespace profwatch::parse {
 
+// JSON's whitespace between tokens (RFC 8259: space, tab, LF, CR).
+inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 // ts values are picoseconds relative to a file's time base: the floor of the
 // first parseable ts, in microseconds. Once known it never changes.
 struct TimeBase {

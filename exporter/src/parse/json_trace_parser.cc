@@ -69,8 +69,6 @@ constexpr int64_t kMaxEventDepth = 1024;
 // Keys longer than this are kept truncated (no key we look for is that long).
 constexpr size_t kMaxKeyBytes = 256;
 
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 std::string DescribeByte(char c) {
   static const char* kHex = "0123456789abcdef";
   const auto u = static_cast<unsigned char>(c);
@@ -498,7 +496,7 @@ Result<JsonTraceParser::HeaderStep> JsonTraceParser::HeaderSyntax(char c) {
     pos_ += 3;  // a UTF-8 byte order mark
     return HeaderStep::kReread;
   }
-  if (IsSpace(c)) return HeaderStep::kConsume;
+  if (IsJsonSpace(c)) return HeaderStep::kConsume;
   switch (top_) {
     case Top::kBeforeDoc: {
       if (c == '{') {
@@ -763,7 +761,7 @@ void JsonTraceParser::FinishEntry(size_t end, EventSink& sink) {
   }
   const char* b = buf_.data();
   size_t s = entry_start_;
-  while (s < end && IsSpace(b[s])) ++s;
+  while (s < end && IsJsonSpace(b[s])) ++s;
   if (s == end) {
     // "[]" is an empty array; an empty entry after a comma is a stray comma.
     if (entry_after_comma_) Drop("bad_json");
@@ -782,7 +780,7 @@ void JsonTraceParser::FinishEntry(size_t end, EventSink& sink) {
     return;
   }
   size_t e = end;
-  while (e > s && IsSpace(b[e - 1])) --e;
+  while (e > s && IsJsonSpace(b[e - 1])) --e;
   if (first_close + 1 != e) {
     Drop("bad_json");
     return;

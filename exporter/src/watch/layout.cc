@@ -8,10 +8,6 @@
 namespace profwatch::watch {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -33,7 +29,7 @@ constexpr std::array<std::string_view, 7> kSuffixes = {
 
 std::string_view StripSuffix(std::string_view name, bool* kineto) {
   for (std::string_view suffix : kSuffixes) {
-    if (EndsWith(name, suffix)) {
+    if (name.ends_with(suffix)) {
       if (kineto != nullptr) *kineto = suffix.starts_with(".pt.");
       return name.substr(0, name.size() - suffix.size());
     }
@@ -76,7 +72,7 @@ bool IsTraceFileName(std::string_view name) {
   // Hidden names are editors' and copy tools' temporaries, never a writer's output.
   if (name.empty() || name.front() == '.') return false;
   for (std::string_view suffix : kSuffixes) {
-    if (EndsWith(name, suffix) && name.size() > suffix.size()) return true;
+    if (name.ends_with(suffix) && name.size() > suffix.size()) return true;
   }
   return false;
 }
@@ -147,7 +143,7 @@ std::string RunDirOfKinetoDir(const std::string& kineto_dir) {
 }
 
 bool IsNsysExportName(std::string_view name) {
-  return !name.empty() && name.front() != '.' && name.size() > 7 && EndsWith(name, ".sqlite");
+  return !name.empty() && name.front() != '.' && name.size() > 7 && name.ends_with(".sqlite");
 }
 
 std::string RunDirOfNsysDir(const std::string& nsys_dir) {

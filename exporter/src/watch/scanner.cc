@@ -22,19 +22,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool IsKinetoName(std::string_view name) {
-  return EndsWith(name, ".pt.trace.json") || EndsWith(name, ".pt.trace.json.gz");
+  return name.ends_with(".pt.trace.json") || name.ends_with(".pt.trace.json.gz");
 }
 
 // A name a profiler may have written: a trace file name, or a JSON file
 // naming itself a trace (torch's handler output renamed, `rank0_trace.json`).
 bool LooksLikeTrace(std::string_view name) {
   if (IsTraceFileName(name)) return true;
-  return !name.empty() && name.front() != '.' && EndsWith(name, ".json") &&
+  return !name.empty() && name.front() != '.' && name.ends_with(".json") &&
          name.find("trace") != std::string_view::npos;
 }
 
