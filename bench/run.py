@@ -1039,6 +1039,208 @@ def many_runs(args, bins, work, results):
     results["many_runs"] = out
 
 
+def step_trace(path, steps):
+    """A Kineto trace (gzip) of `steps` ProfilerStep# markers and a few
+    kernels: the state-size input of issue #58 (every marker is kept)."""
+    import gzip
+    step_us = 10
+    with gzip.open(path, "wt", compresslevel=6) as f:
+        f.write('{"schemaVersion":1,"traceEvents":[')
+        f.write('{"ph":"M","name":"process_name","pid":100,"tid":0,"args":{"name":"python"}}')
+        for k in range(steps):
+            f.write(f',{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{k}",'
+                    f'"pid":100,"tid":100,"ts":{k * step_us},"dur":{step_us - 1}}}')
+        for k in range(8):
+            f.write(f',{{"ph":"X","cat":"kernel","name":"ampere_bf16_gemm_{k % 2}","pid":0,'
+                    f'"tid":7,"ts":{k * step_us + 1},"dur":5,"args":{{"device":0,"stream":7}}}}')
+        f.write("]}")
+
+
+def proc_status_kb(pid, key):
+    """A /proc/PID/status figure in kB (VmRSS:, VmHWM:); None once it ended."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def restart(args, bins, work, results):
+    """Issue #58's state rows: --restart-runs runs of one hard-linked Kineto
+    trace of --restart-steps ProfilerStep# markers under paths of about
+    --restart-path-bytes bytes, plus a victim run of another job; `serve`
+    (default flags) analyses them, stops, and is started again on its
+    --state: the state file's bytes, RSS before the stop, and after the
+    restart the peak RSS (VmHWM) until every run is exported again and the
+    seconds until the victim's run is. With --before BIN, an older profwatch
+    the same way."""
+    setups = [("after", bins["profwatch"])]
+    if args.before:
+        setups.append(("before", args.before))
+    n, steps = args.restart_runs, args.restart_steps
+    root = os.path.join(work, "restart")
+    shutil.rmtree(root, ignore_errors=True)
+    trace = os.path.join(work, f"steps{steps}.pt.trace.json.gz")
+    if not os.path.exists(trace):
+        step_trace(trace, steps)
+    tail = "/tensorboard/plugins/profile/2025_01_01_00_00_00/host0.pt.trace.json.gz"
+    pad = max(1, (args.restart_path_bytes - len(root) - len(tail) - 12) // 2)
+    paths = []
+    for i in range(n):
+        d = window_dir(root, f"job{i:03d}" + "j" * pad, "run" + "r" * pad)
+        os.makedirs(d)
+        paths.append(os.path.join(d, "host0.pt.trace.json.gz"))
+        os.link(trace, paths[-1])
+    victim = window_dir(root, "victim", "run")
+    os.makedirs(victim)
+    shutil.copy(tiny_trace(bins, work), os.path.join(victim, "host0.trace.json.gz"))
+    out = {"runs": n, "steps": steps, "path_bytes": len(paths[0]),
+           "trace_bytes": os.path.getsize(trace), "rows": []}
+    print(f"\n## {n} runs of one {os.path.getsize(trace) / 1e3:.0f} KB Kineto trace of "
+          f"{steps:,} ProfilerStep# markers ({len(paths[0])}-byte paths) and a victim run: "
+          "--state and a restart (serve with default flags, --no-inotify --settle 1s)")
+    print("| setup | state MB | RSS before stop MB | peak RSS to restored MB | runs restored | "
+          "victim exported after restart s |")
+    print("|---|---:|---:|---:|---:|---:|")
+
+    def runs_exported(port):
+        text = scrape_text(port)
+        if text is None:
+            return None
+        return set(re.findall(r'^profwatch_family_kernel_seconds\{[^}]*training_job="([^"]*)"',
+                              text, re.M))
+
+    for label, binary in setups:
+        state_dir = tempfile.mkdtemp(prefix="restart-state-", dir=work)
+        state = os.path.join(state_dir, "state.json")
+        port_file = os.path.join(work, "restart.port")
+        row = {"setup": label}
+
+        def start():
+            if os.path.exists(port_file):
+                os.unlink(port_file)
+            proc = subprocess.Popen([binary, "serve", "--watch", root, "--no-inotify",
+                                     "--listen", "127.0.0.1:0", "--listen-port-file", port_file,
+                                     "--settle", "1s", "--log-level", "warn", "--state", state],
+                                    stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            deadline = time.time() + 600
+            while time.time() < deadline and proc.poll() is None:
+                try:
+                    with open(port_file) as f:
+                        text = f.read().strip()
+                    if text:
+                        return proc, int(text)
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.05)  # polling interval of a deadline-bounded wait
+            return proc, None
+
+        try:
+            proc, port = start()
+            deadline = time.time() + args.many_timeout
+            jobs = set()
+            while port and time.time() < deadline and len(jobs) < n + 1:
+                jobs = runs_exported(port) or set()
+                time.sleep(1)  # polling interval of a deadline-bounded wait
+            row["rss_before_stop_mb"] = (proc_status_kb(proc.pid, "VmRSS:") or 0) / 1024
+            proc.terminate()
+            proc.wait(timeout=300)
+            row["state_mb"] = os.path.getsize(state) / 1e6 if os.path.exists(state) else 0.0
+            t0 = time.time()
+            proc, port = start()
+            hwm, jobs, victim_s = 0, set(), None
+            deadline = time.time() + args.many_timeout
+            while time.time() < deadline and proc.poll() is None:
+                hwm = max(hwm, proc_status_kb(proc.pid, "VmHWM:") or 0)
+                if port:
+                    jobs = runs_exported(port) or set()
+                    if victim_s is None and "victim" in jobs:
+                        victim_s = time.time() - t0
+                    if len(jobs) >= n + 1:
+                        break
+                time.sleep(0.1)  # the /proc sampling period of a deadline-bounded wait
+            row["peak_rss_restored_mb"] = hwm / 1024
+            row["restored"] = len(jobs)
+            row["victim_s"] = victim_s
+            row["exit"] = proc.poll()
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=300)
+        finally:
+            shutil.rmtree(state_dir, ignore_errors=True)
+        out["rows"].append(row)
+        victim_text = f"{row['victim_s']:.1f}" if row["victim_s"] is not None else "never"
+        exited = "" if row["exit"] is None else f" (exited {row['exit']})"
+        print(f"| {label} | {row['state_mb']:.1f} | {row['rss_before_stop_mb']:.0f} | "
+              f"{row['peak_rss_restored_mb']:.0f} | {row['restored']} of {n + 1}{exited} | "
+              f"{victim_text} |")
+    results["restart"] = out
+
+
+def reanalysis(args, bins, work, results):
+    """Issue #58's re-analysis rows: one window whose trace file gets new
+    bytes (a trailing newline: still the same JSON) every --rewrite-every
+    seconds for --rewrite-seconds, with `serve --settle 1s` (the default 10 s
+    never sees such a file quiet): windows analysed while it changes, and
+    whether its last content is analysed once the changes stop. With
+    --before BIN, an older profwatch the same way."""
+    setups = [("after", bins["profwatch"])]
+    if args.before:
+        setups.append(("before", args.before))
+    out = {"seconds": args.rewrite_seconds, "every": args.rewrite_every, "rows": []}
+    print(f"\n## A window rewritten every {args.rewrite_every:g} s for "
+          f"{args.rewrite_seconds:g} s (serve --settle 1s --poll-interval 1s, inotify)")
+    print("| setup | analyses while written | analyses after | last content analysed |")
+    print("|---|---:|---:|---|")
+    import gzip
+    for label, binary in setups:
+        root = os.path.join(work, "rewrite")
+        shutil.rmtree(root, ignore_errors=True)
+        d = window_dir(root, "job", "run")
+        os.makedirs(d)
+        trace = os.path.join(d, "host0.trace.json")
+        with gzip.open(tiny_trace(bins, work), "rb") as f:
+            data = f.read()
+        with open(trace, "wb") as f:
+            f.write(data)
+        local = dict(bins, profwatch=binary)
+        proc, port, state_dir = start_serve(local, root, work, "rewrite",
+                                            ["--poll-interval", "1s"])
+        row = {"setup": label}
+        try:
+            deadline = time.time() + 120
+            analysed = 0
+            while time.time() < deadline and analysed < 1:
+                analysed = scrape_sum(port, "profwatch_windows_analyzed_total") or 0
+                time.sleep(0.2)  # polling interval of a deadline-bounded wait
+            first = analysed
+            end = time.time() + args.rewrite_seconds
+            while time.time() < end:
+                time.sleep(args.rewrite_every)  # the writer's period, not a wait on the daemon
+                with open(trace, "ab") as f:
+                    f.write(b"\n")
+            written = (scrape_sum(port, "profwatch_windows_analyzed_total") or 0) - first
+            # Any analysis from here on reads the last content: the file no
+            # longer changes.
+            deadline = time.time() + 120
+            after = 0
+            while time.time() < deadline and after < 1:
+                time.sleep(1)  # polling interval of a deadline-bounded wait
+                after = (scrape_sum(port, "profwatch_windows_analyzed_total") or 0) - first - written
+            row.update(written=written, after=after, last=after >= 1)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=120)
+            shutil.rmtree(state_dir, ignore_errors=True)
+        out["rows"].append(row)
+        print(f"| {label} | {row['written']:.0f} | {row['after']:.0f} | "
+              f"{'yes' if row['last'] else 'no'} |")
+    results["reanalysis"] = out
+
+
 def keep(args, bins, work, results):
     """`analyze` wall time and peak RSS on what a window must not keep
     (issue #45): a Kineto trace of 600 distinct kernel names of 1 MiB each,
@@ -1133,11 +1335,22 @@ def main():
     ap.add_argument("--many-runs", default="",
                     help="comma list of run counts of one owner for the many-runs rows, e.g. "
                          "1000,2000,5000,10000 (empty skips)")
-    ap.add_argument("--before", help="with --many-runs: an older profwatch binary for the "
-                                     "before rows (at the largest count)")
+    ap.add_argument("--before", help="with --many-runs or --restart-runs: an older profwatch "
+                                     "binary for the before rows (at the largest count)")
     ap.add_argument("--victim-uid", type=int, default=4002,
                     help="with --many-runs as root: the other owner's uid")
     ap.add_argument("--many-timeout", type=float, default=1800)
+    ap.add_argument("--restart-runs", type=int, default=0,
+                    help="runs of the --state restart rows of issue #58 (0 skips; 20 as filed)")
+    ap.add_argument("--restart-steps", type=int, default=65536,
+                    help="ProfilerStep# markers in the restart rows' trace")
+    ap.add_argument("--restart-path-bytes", type=int, default=400,
+                    help="length of the restart rows' trace paths")
+    ap.add_argument("--rewrite-seconds", type=float, default=0,
+                    help="the re-analysis rows of issue #58: seconds a window is rewritten "
+                         "(0 skips; 45 as filed)")
+    ap.add_argument("--rewrite-every", type=float, default=3.0,
+                    help="seconds between the re-analysis rows' writes")
     ap.add_argument("--keep", action="store_true",
                     help="analyze on the hostile inputs of issue #45 (what a window keeps)")
     ap.add_argument("--tracegen", help="profwatch-tracegen to generate inputs with "
@@ -1193,6 +1406,10 @@ def main():
         flood(args, bins, args.work, results)
     if args.many_runs:
         many_runs(args, bins, args.work, results)
+    if args.restart_runs > 0:
+        restart(args, bins, args.work, results)
+    if args.rewrite_seconds > 0:
+        reanalysis(args, bins, args.work, results)
     if args.keep:
         keep(args, bins, args.work, results)
     results["machine"]["loadavg_at_end"] = os.getloadavg()

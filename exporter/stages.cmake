@@ -18,6 +18,9 @@ profwatch_stage(core      LIBS Threads::Threads spdlog::spdlog)
 profwatch_stage(watch     DEPS core LIBS spdlog::spdlog ${NETTLE_LIBRARY})
 # Which files form one profiling window; the window assembler.
 profwatch_stage(window    DEPS watch)
+# Per owner: what the daemon refuses and what a per-owner cap leaves out
+# (values in, changes out; the daemon applies them).
+profwatch_stage(ledger    DEPS watch)
 # Bytes of a trace: files, gzip (zlib / ISA-L), read-ahead.
 profwatch_stage(read      DEPS core LIBS ZLIB::ZLIB profwatch_isal)
 # Trace events from bytes: the JSON and xplane parsers, and the Nsight
@@ -47,7 +50,7 @@ profwatch_stage(steplog   DEPS core read LIBS ZLIB::ZLIB)
 # what compare reads back from it (docs/on-disk-formats.md).
 profwatch_stage(store     DEPS snapshot window LIBS nlohmann_json::nlohmann_json)
 # The daemon: every stage wired together.
-profwatch_stage(pipeline  DEPS analysis expose steplog watch window store
+profwatch_stage(pipeline  DEPS analysis expose steplog watch window ledger store
                 LIBS prometheus-cpp::core nlohmann_json::nlohmann_json spdlog::spdlog)
 # The front door of `serve`: the --listen address, the web config file
 # (exporter-toolkit's format: TLS, basic auth, headers) and its reload, the

@@ -83,6 +83,12 @@ MAY_BE_EMPTY = {
        for ref in refs},
     ("profwatch-exporter-health", "Window errors by reason", "A"):
         "no window error happens in this scenario (counters per reason appear with the first error)",
+    **{("profwatch-exporter-health", panel, ref):
+       "no owner is over a cap and nothing is refused in this scenario (series per owner "
+       "appear with the first refusal)"
+       for panel, refs in (("Owners over a per-owner cap", "A"),
+                           ("Inputs refused in the last hour", "AB"))
+       for ref in refs},
     ("profwatch-job-overview", "MFU and TFLOP/s per device", "A"):
         "the synthetic MaxText log prints no MFU field",
     # The generated traces record no operator shapes; the FLOP metrics of a

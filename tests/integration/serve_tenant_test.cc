@@ -297,6 +297,42 @@ TEST(ServeTenantTest, AnOwnerOverItsRunCapIsNamedAndOnlyItsOldestRunLeftOut) {
   EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
 }
 
+// A run belongs to who created it: alice owns a group-writable job dir and
+// three runs (two in it, one in her private job), bob creates three runs in
+// her job dir. With --max-runs-per-owner 4 each has 3 runs: all six are
+// exported and no cap names alice (charged to the job dir's owner, she had
+// 6 runs and lost two of hers to bob's).
+TEST(ServeTenantTest, RunsAnotherUserCreatesInASharedJobDirAreTheirs) {
+  PROFWATCH_REQUIRE_ROOT();
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  RunWithWindow(jobs, "shared", "a1", 1, 300);
+  RunWithWindow(jobs, "shared", "a2", 2, 250);
+  RunWithWindow(jobs, "private", "a3", 3, 200);
+  ChownTree(jobs + "/shared", kAlice);
+  ChownTree(jobs + "/private", kAlice);
+  ASSERT_EQ(::chmod((jobs + "/shared").c_str(), 02775), 0);
+  for (const char* run : {"b1", "b2", "b3"}) {
+    RunWithWindow(jobs, "shared", run, 4, 100);
+    ChownTree(jobs + "/shared/" + run, kBob);
+  }
+  Serve serve(tmp, FastFlags(jobs, {"--max-runs-per-owner", "4"}));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return HasGpus("shared", "a1", 1)(t) && HasGpus("shared", "a2", 2)(t) &&
+           HasGpus("private", "a3", 3)(t) && HasGpus("shared", "b1", 4)(t) &&
+           HasGpus("shared", "b2", 4)(t) && HasGpus("shared", "b3", 4)(t);
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  m = serve.MetricsAfterScans(2);
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_EQ(m->find("profwatch_owner_capped{"), std::string::npos) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_scan_refused_total", {{"reason", "owner_run_cap"}}).value_or(0),
+            0)
+      << *m;
+  EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
+}
+
 // An owner over --max-dirs-per-owner has the rest of its tree left unwalked
 // (named and counted); another owner's tree is walked in full.
 TEST(ServeTenantTest, AnOwnerOverItsDirectoryCapIsNamedAndOthersAreWalked) {

@@ -116,7 +116,7 @@ inline snapshot::RunState RunWithEverything() {
   st.devices = {d0, d1};
   st.serial_kernels = {
       {"ncclDevKernel_AllReduce_Sum_bf16", "NCCL", 6, 120'000'000'000, 120'000'000'000}};
-  st.trace_steps = {{f.path, 7, 400'000'000'000}, {f.path, -1, 410'000'000'000}};
+  st.trace_steps = {{0, 7, 400'000'000'000}, {0, -1, 410'000'000'000}};  // in files[0]
   st.top_exclusive = {{"Cijk_Alik_Bljk_gemm", "GEMM", 250'000'000'000},
                       {"ncclDevKernel_AllReduce_Sum_bf16", "NCCL", 120'000'000'000}};
   st.top_idle_before = {{"Cijk_Alik_Bljk_gemm", "GEMM", 90'000'000'000}};

@@ -237,7 +237,7 @@ std::vector<std::string> FileAggregator::KernelNames(size_t limit) const {
 
 std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& summary, bool partial,
                                                   const classify::Classifier& classifier,
-                                                  int threads) {
+                                                  int threads, FileBudget* budget) {
   Impl& im = *impl_;
   KernelTable& table = im.table;
   im.jax.ResolveHeld();
@@ -261,7 +261,13 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
     case parse::TraceSchema::kUnknown:
       break;
   }
-  AddDevices(table, table.FinishDevices(family, classifier, summary, threads), family, *out);
+  auto devices = table.FinishDevices(family, classifier, summary, threads, budget);
+  if (budget != nullptr && budget->exceeded()) {
+    impl_ = std::make_unique<Impl>(out->summary.path, table.interval_budget,
+                                   std::move(table.spill_dir), table.window_names);
+    return nullptr;
+  }
+  AddDevices(table, std::move(devices), family, *out);
   out->steps = std::move(table.steps);
   MathAccount math = NewMathAccount(table, family, classifier);
   im.graph.Place(family, math, *out);

@@ -156,8 +156,12 @@ class FileAggregator final : public parse::EventSink {
   // Classification is deferred to here so `--rules auto` can look at every
   // file's names first. Devices are finished on up to `threads` threads
   // (one when intervals were spilled); the result does not depend on it.
+  // `budget` (may be null): checked before each device, so the window's
+  // time budget and the stop flag cover finishing too; once it is passed
+  // Finish returns null (the file is over budget) and frees what it held.
   std::shared_ptr<FileStats> Finish(const parse::ParseSummary& summary, bool partial,
-                                    const classify::Classifier& classifier, int threads = 1);
+                                    const classify::Classifier& classifier, int threads = 1,
+                                    FileBudget* budget = nullptr);
 
  private:
   struct Impl;

@@ -290,23 +290,24 @@ void KernelTable::AddStep(std::string_view number, int64_t start, int64_t end) {
     return;
   }
   const auto n = ParseInt(number);
-  steps.push_back(StepSpan{path, n && *n >= 0 ? *n : -1, end - start});
+  steps.push_back(StepSpan{0, n && *n >= 0 ? *n : -1, end - start});
 }
 
 std::vector<KernelTable::DeviceResult> KernelTable::FinishDevices(
     const std::vector<FamilyId>& family, const classify::Classifier& classifier,
-    const parse::ParseSummary& summary, int threads) {
+    const parse::ParseSummary& summary, int threads, FileBudget* budget) {
   std::vector<DeviceResult> results(devices.size());
   const size_t workers = std::min<size_t>(std::max(1, threads), devices.size());
+  auto over = [budget] { return budget != nullptr && !budget->Check(); };
   if (workers <= 1) {
-    for (size_t i = 0; i < devices.size(); ++i) {
+    for (size_t i = 0; i < devices.size() && !over(); ++i) {
       FinishDevice(i, family, classifier, summary, results[i]);
     }
     return results;
   }
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < devices.size(); i = next++) {
+    for (size_t i = next++; i < devices.size() && !over(); i = next++) {
       FinishDevice(i, family, classifier, summary, results[i]);
     }
   };

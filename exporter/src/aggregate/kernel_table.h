@@ -225,10 +225,13 @@ struct KernelTable {
   // Devices are independent, so they run on up to `threads` threads
   // (spilled runs are read, and merge passes written into reserved ranges,
   // with positioned I/O on the shared spill file); the result does not
-  // depend on it. Consumes the intervals and annotations.
+  // depend on it. Consumes the intervals and annotations. `budget` (may be
+  // null) is checked before each device: once it is passed the remaining
+  // devices are skipped (their results empty; the caller drops the file).
   std::vector<DeviceResult> FinishDevices(const std::vector<classify::FamilyId>& family,
                                           const classify::Classifier& classifier,
-                                          const parse::ParseSummary& summary, int threads);
+                                          const parse::ParseSummary& summary, int threads,
+                                          FileBudget* budget = nullptr);
 
  private:
   // A device's slots split by family kind, with the runs its sweep merges.

@@ -51,17 +51,15 @@ ProfileStepsChoice ChooseProfileSteps(std::optional<int64_t> flag, std::optional
     out.source = ProfileStepsSource::kFlag;
     return out;
   }
-  std::set<std::string> kineto, nsys;
-  for (const FileSummary& f : files) {
-    if (f.schema == parse::TraceSchema::kKineto) kineto.insert(f.path);
-    if (f.schema == parse::TraceSchema::kNsys) nsys.insert(f.path);
-  }
-  std::map<std::string, std::set<int64_t>> marked;  // Kineto file -> distinct N
+  size_t kineto = 0;
+  for (const FileSummary& f : files) kineto += f.schema == parse::TraceSchema::kKineto;
+  std::map<uint32_t, std::set<int64_t>> marked;  // Kineto file -> distinct N
   std::set<int64_t> nvtx;
   for (const StepSpan& s : steps) {
-    if (s.step < 0) continue;
-    if (kineto.contains(s.file)) marked[s.file].insert(s.step);
-    if (nsys.contains(s.file)) nvtx.insert(s.step);
+    if (s.step < 0 || s.file >= files.size()) continue;
+    const parse::TraceSchema schema = files[s.file].schema;
+    if (schema == parse::TraceSchema::kKineto) marked[s.file].insert(s.step);
+    if (schema == parse::TraceSchema::kNsys) nvtx.insert(s.step);
   }
   if (!marked.empty()) {
     std::map<size_t, size_t> files_by_count;  // distinct steps -> files
@@ -75,16 +73,16 @@ ProfileStepsChoice ChooseProfileSteps(std::optional<int64_t> flag, std::optional
     }
     out.steps = Clamp(static_cast<int64_t>(best));
     out.source = ProfileStepsSource::kTrace;
-    if (files_by_count.size() > 1 || marked.size() < kineto.size()) {
+    if (files_by_count.size() > 1 || marked.size() < kineto) {
       out.disagreement = "Kineto files disagree on their ProfilerStep# markers:";
       for (auto it = files_by_count.rbegin(); it != files_by_count.rend(); ++it) {
         out.disagreement += (it == files_by_count.rbegin() ? " " : ", ") +
                             Plural(it->second, "file marks ", "files mark ") +
                             Plural(it->first, "step", "steps");
       }
-      if (marked.size() < kineto.size()) {
+      if (marked.size() < kineto) {
         out.disagreement +=
-            ", " + Plural(kineto.size() - marked.size(), "file marks", "files mark") + " none";
+            ", " + Plural(kineto - marked.size(), "file marks", "files mark") + " none";
       }
       out.disagreement += "; " + std::to_string(out.steps) + " taken";
     }

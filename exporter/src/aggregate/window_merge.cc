@@ -121,7 +121,11 @@ void WindowMerge::AddFile(size_t fi, const FileStats& fs) {
   // A file directly in a <ts> dir names it; the profile layout owns the test.
   if (watch::ParseTimestampDirName(parent.filename().string())) ts_dirs_.insert(parent.string());
   for (const auto& d : fs.devices) devices_.emplace_back(fi, d);
-  for (const auto& s : fs.steps) w_.trace_steps.push_back(s);
+  const auto file = static_cast<uint32_t>(w_.files.size() - 1);
+  for (StepSpan s : fs.steps) {
+    s.file = file;
+    w_.trace_steps.push_back(s);
+  }
   for (const auto& sc : fs.scopes) {
     w_.has_regions = true;
     std::string region = RegionOfScope(sc.scope, options_.region_depth);

@@ -115,7 +115,7 @@ BusyQuantiles WindowStats::ComputeBusyQuantiles() const {
 // the mean of the middle two for an even count.
 double WindowStats::TraceStepSeconds() const {
   std::map<std::pair<int, int64_t>, int64_t> slowest;  // (numbered?0:1, key) -> ps
-  std::map<std::string, int64_t> unnumbered_seen;
+  std::map<uint32_t, int64_t> unnumbered_seen;
   for (const StepSpan& s : trace_steps) {
     std::pair<int, int64_t> key;
     if (s.step >= 0) {

@@ -211,9 +211,11 @@ struct ByteStats {
   }
 };
 
-// In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line).
+// In-trace step markers (Kineto ProfilerStep#N, xplane "Steps" line). The
+// file is an index, not a path: a window may hold 65,536 markers per file,
+// and its files' paths are kept once, in WindowStats::files.
 struct StepSpan {
-  std::string file;
+  uint32_t file = 0;  // index into WindowStats::files (0 in a file's own FileStats)
   int64_t step = -1;  // N of ProfilerStep#N, or -1 when unnumbered
   int64_t dur_ps = 0;
 };

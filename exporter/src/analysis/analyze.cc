@@ -486,6 +486,15 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
 
   // Finish (interval unions) runs per file on the workers again, and a lone
   // file's devices share the whole budget.
+  // The window's time budget and the stop flag cover finishing as they
+  // cover reading: a file finished past them is over budget, not waited for.
+  FileLimits window_limits;
+  window_limits.max_bytes = 0;
+  window_limits.max_time = std::chrono::nanoseconds(0);
+  window_limits.window_max_time = options.limits.window_max_time;
+  window_limits.window_deadline = options.limits.window_deadline;
+  window_limits.stop = options.limits.stop;
+  FileBudget window_budget(window_limits);
   std::vector<std::shared_ptr<aggregate::FileStats>> finished(outcomes.size());
   const int finish_threads = outcomes.size() <= 1 ? 1 : threads;
   const int device_threads = outcomes.size() == 1 ? budget : 1;
@@ -494,8 +503,15 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
     if (!o.ok) return;
     o.spilled_bytes = o.aggregator->SpilledIntervals() * sizeof(aggregate::Interval);
     o.spill_error = o.aggregator->SpillError();
-    finished[i] = o.aggregator->Finish(o.summary, o.partial, **classifier, device_threads);
+    if (window_budget.Check()) {
+      finished[i] =
+          o.aggregator->Finish(o.summary, o.partial, **classifier, device_threads, &window_budget);
+    }
     o.aggregator.reset();
+    if (finished[i] == nullptr) {
+      o.ok = false;
+      o.error = Error(window_budget.Check().error()).Wrap(jobs[i].path);
+    }
   });
 
   WindowAnalysis result;

@@ -44,10 +44,10 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
          "once); a <ts> dir is held to --max-files-per-window too");
   AddCap(app, "--max-files-per-window", f.max_files_per_window, 1,
          "A window of more trace files is not analysed (counted and logged once)");
-  // Per owner (the uid of a job directory): anyone who can write under a
-  // root can make job directories, so no owner may take more than these.
+  // Per owner (watch/owner.h): anyone who can write under a root can make
+  // job and run directories, so no owner may take more than these.
   AddCap(app, "--max-runs-per-owner", f.max_runs_per_owner, 0,
-         "Runs tracked per owner (uid of the job directory); past it the runs with the "
+         "Runs tracked per owner (uid of the run directory); past it the runs with the "
          "oldest writes are not analysed (counted and logged; 0: no cap)");
   AddCap(app, "--max-windows-per-owner", f.max_windows_per_owner, 0,
          "Windows tracked per owner; past it the owner's oldest windows are not "
@@ -93,6 +93,10 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
       ->check(WholeAtLeast(0));
   app.add_option("--window-timeout", f.window_timeout,
                  "Analyse a window short of its expectation after this long, flagged incomplete")
+      ->capture_default_str();
+  app.add_option("--reanalysis-interval", f.reanalysis_interval,
+                 "Analyse a window whose files changed after its analysis no sooner than this "
+                 "after that analysis ended (nor sooner than it took); 0s: only --settle")
       ->capture_default_str();
   app.add_option("--future-tolerance", f.future_tolerance,
                  "Skip <ts> dirs dated further than this ahead of the wall clock (clock skew, "
@@ -192,7 +196,7 @@ void AddStateOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--config", f.config, "YAML/JSON file holding any flag by its long name");
   app.add_option("--history", f.history,
                  "Append every analysed window's summary to JSON Lines files: FILE.uidN per "
-                 "owner (uid of the job directory)");
+                 "owner (uid of the run directory)");
   app.add_option("--history-max-bytes", f.history_max_bytes,
                  "Per owner: rotate its --history file to FILE.uidN.1 beyond this size")
       ->check(WholeAtLeastU64(1))
@@ -382,6 +386,8 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   if (!future) return tl::unexpected(future.error());
   auto timeout = dur("--window-timeout", f.window_timeout);
   if (!timeout) return tl::unexpected(timeout.error());
+  auto reanalysis = dur("--reanalysis-interval", f.reanalysis_interval);
+  if (!reanalysis) return tl::unexpected(reanalysis.error());
   auto retention = dur("--retention", f.retention);
   if (!retention) return tl::unexpected(retention.error());
   // 0 would drop every run as soon as it is exported: nothing to scrape.
@@ -422,6 +428,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.assembler.skew = std::chrono::duration_cast<std::chrono::seconds>(*skew);
   o.assembler.settle = *settle;
   o.assembler.window_timeout = *timeout;
+  o.assembler.reanalysis_interval = *reanalysis;
   o.assembler.future_tolerance = *future;
   o.assembler.wall_clock_ahead = LocalTimeAheadOfUtc();
   o.assembler.expected_files = f.expected_files;

@@ -48,6 +48,7 @@ struct ServeFlags {
   int expected_gpus = 0;
   int expected_files = 0;
   std::string window_timeout = "10m";
+  std::string reanalysis_interval = "30s";  // window::AssemblerOptions::reanalysis_interval
   std::string future_tolerance = "1h";
   int max_retries = 5;
   int workers = 2;

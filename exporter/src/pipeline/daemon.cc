@@ -51,8 +51,6 @@ constexpr int kPublishCostFactor = 10;
 // and the state of thousands of files lies scattered through the scan
 // thread's and the workers' arenas until reused.
 constexpr int64_t kTrimAfterDroppedFiles = 1024;
-// Paths named in one log line about refused files; the count says the rest.
-constexpr size_t kNamedRefusals = 5;
 
 void Emit(const std::vector<LogEvent>& logs) {
   for (const LogEvent& e : logs) {
@@ -68,6 +66,11 @@ void Emit(const std::vector<LogEvent>& logs) {
         break;
     }
   }
+}
+
+RefusalLimits RefusalLimitsOf(const DaemonOptions& o) {
+  return {o.assembler.max_files_per_window, o.max_dirs_per_owner, o.max_watches_per_owner,
+          o.host_filter};
 }
 
 std::string JoinPaths(const std::vector<std::string>& v) {
@@ -111,6 +114,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
   history_lines_cut_ = &CounterFamily(Metric::kHistoryLinesCutTotal).Add({});
   reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
+  reanalyses_deferred_ = &CounterFamily(Metric::kReanalysesDeferredTotal).Add({});
   bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
   spill_bytes_total_ = &CounterFamily(Metric::kSpillBytesTotal).Add({});
   spill_errors_total_ = &CounterFamily(Metric::kSpillErrorsTotal).Add({});
@@ -137,14 +141,11 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   }
   scans_total_ = &CounterFamily(Metric::kScansTotal).Add({});
   history_rotations_family_ = &CounterFamily(Metric::kHistoryRotationsTotal);
+  // By owner: series appear with their first refusal (the alert on them
+  // also reads a series that is new, rules/profwatch.rules.yml).
   refused_family_ = &CounterFamily(Metric::kScanRefusedTotal);
-  for (std::string_view reason :
-       {kDirFileCapReason, kWindowFileCapReason, kOutsideRootReason, kOwnerDirCapReason,
-        window::kOwnerRunCapReason, window::kOwnerWindowCapReason}) {
-    refused_family_->Add({{"reason", std::string(reason)}});
-  }
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
-  logs_refused_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal).Add({});
+  logs_refused_family_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal);
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
   log_options.scan_period = options_.poll_interval;
@@ -188,103 +189,6 @@ void Daemon::CountError(std::string_view reason, double n) {
 
 void Daemon::CountRetry(std::string_view reason, double n) {
   retries_family_->Add({{"reason", std::string(reason)}}).Increment(n);
-}
-
-void Daemon::ReportRefusedLocked(const watch::ScanResult& result,
-                                 const std::vector<window::Assembler::CappedWindow>& capped) {
-  std::set<std::string> dirs_now;
-  for (const watch::CappedDir& d : result.capped_dirs) {
-    dirs_now.insert(d.path);
-    if (capped_dirs_.count(d.path) != 0) continue;
-    refused_family_->Add({{"reason", std::string(kDirFileCapReason)}}).Increment();
-    spdlog::warn(
-        "directory holds too many trace files, not analysed path={} files={}{} cap={} "
-        "stage=watch hint=raise --max-files-per-dir (or --max-files-per-window for a <ts> dir) "
-        "if a real job writes that many",
-        d.path, d.counted_all ? "" : "more than ", d.counted_all ? d.files : d.cap, d.cap);
-  }
-  for (const std::string& d : capped_dirs_) {
-    if (dirs_now.count(d) == 0) spdlog::info("directory back under its file cap path={}", d);
-  }
-  capped_dirs_ = std::move(dirs_now);
-  for (const window::Assembler::CappedWindow& w : capped) {
-    refused_family_->Add({{"reason", std::string(kWindowFileCapReason)}}).Increment();
-    spdlog::warn(
-        "window holds too many trace files, not analysed training_job={} run={} window={} "
-        "files={} cap={} stage=window hint=raise --max-files-per-window if a real job writes "
-        "that many",
-        w.run.training_job, w.run.run, w.window_id, w.files,
-        options_.assembler.max_files_per_window);
-  }
-  std::set<std::string> links_now(result.outside_root_files.begin(),
-                                  result.outside_root_files.end());
-  std::vector<std::string> fresh;
-  for (const std::string& f : links_now) {
-    if (outside_root_files_.count(f) == 0) fresh.push_back(f);
-  }
-  if (!fresh.empty()) {
-    const size_t count = fresh.size();
-    refused_family_->Add({{"reason", std::string(kOutsideRootReason)}})
-        .Increment(static_cast<double>(count));
-    fresh.resize(std::min(count, kNamedRefusals));
-    spdlog::warn(
-        "trace file links out of the watch root not read count={} paths={} stage=watch "
-        "hint=pass --follow-symlinks to read them",
-        count, JoinPaths(fresh));
-  }
-  outside_root_files_ = std::move(links_now);
-}
-
-void Daemon::ReportIgnoredLocked(const watch::ScanResult& result) {
-  std::set<std::pair<std::string, std::string_view>> now;
-  std::map<std::string_view, std::vector<std::string>> fresh;
-  for (const watch::IgnoredDir& d : result.ignored) {
-    now.insert({d.path, d.reason});
-    if (ignored_dirs_.count({d.path, d.reason}) == 0) fresh[d.reason].push_back(d.path);
-  }
-  ignored_dirs_ = std::move(now);
-  for (auto& [reason, paths] : fresh) {
-    const size_t count = paths.size();
-    refused_family_->Add({{"reason", std::string(reason)}}).Increment(static_cast<double>(count));
-    paths.resize(std::min(count, kNamedRefusals));
-    std::string_view what = "trace-like files in a directory of no known layout";
-    std::string_view hint =
-        "Kineto files are read as *.pt.trace.json[.gz], JAX windows in "
-        "<logdir>/plugins/profile/<ts>/, Nsight exports in capture-nsys-profile/";
-    if (reason == watch::kIgnoredTsOutsideProfile) {
-      what = "<ts> directory with traces outside plugins/profile";
-      hint = "JAX windows are read in <logdir>/plugins/profile/<ts>/";
-    } else if (reason == watch::kIgnoredNotTimestamp) {
-      what = "directory in plugins/profile not named like a <ts>";
-      hint = "window directories are named YYYY_MM_DD_HH_MM_SS";
-    }
-    spdlog::warn("scan found {}, not analysed count={} paths={} reason={} stage=watch hint={}",
-                 what, count, JoinPaths(paths), reason, hint);
-  }
-  const bool nothing =
-      !options_.host_filter.empty() && result.filtered_files > 0 && result.files.empty();
-  if (nothing && !host_filter_matched_nothing_) {
-    refused_family_->Add({{"reason", std::string(watch::kIgnoredHostFilter)}}).Increment();
-    spdlog::warn(
-        "--host-filter matches none of the trace files found host_filter={} files={} "
-        "reason={} stage=watch hint=a file is this host's when its name starts with the host "
-        "name (Kineto: <host>_<pid>.<ns>.pt.trace.json)",
-        options_.host_filter, result.filtered_files, watch::kIgnoredHostFilter);
-  }
-  host_filter_matched_nothing_ = nothing;
-}
-
-void Daemon::NoteRetentionSkippedLocked(const std::vector<window::Assembler::Expired>& expired) {
-  for (const window::Assembler::Expired& e : expired) {
-    const snapshot::RunKey key{e.run.training_job, e.run.run};
-    if (runs_.count(key) != 0) continue;  // exported: it expires, it is not skipped
-    auto [it, fresh] = retention_skipped_.try_emplace(key, e.last_activity_unix);
-    if (fresh) {
-      refused_family_->Add({{"reason", std::string(kRetentionReason)}}).Increment();
-    } else {
-      it->second = std::max(it->second, e.last_activity_unix);
-    }
-  }
 }
 
 void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view reason) {
@@ -509,17 +413,18 @@ std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result,
   const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
   ReportScanNotesLocked(notes);
   ReportRootsLocked(result);
-  ReportRefusedLocked(result, notes.capped);
-  ReportIgnoredLocked(result);
-  ReportOwnerCapsLocked(result, notes.owner_caps);
-  if (!retention_skipped_.empty()) {
+  ObserveScanRefusals(ledger_, result, notes, watcher_->UnwatchedByOwner(),
+                      RefusalLimitsOf(options_));
+  if (!ledger_.Refused(kRetentionReason).empty()) {
     // A skipped run whose files are gone is forgotten.
-    std::set<snapshot::RunKey> on_disk;
+    std::set<std::string> on_disk;
     for (const watch::FileObservation& f : result.files) {
-      on_disk.insert({f.labels.training_job, f.labels.run});
+      on_disk.insert(RunRefusalKey(f.labels.training_job, f.labels.run));
     }
-    std::erase_if(retention_skipped_, [&](const auto& e) { return on_disk.count(e.first) == 0; });
+    ledger_.KeepRefusals(kRetentionReason,
+                         [&](const ledger::Refusal& r) { return on_disk.count(r.key) != 0; });
   }
+  ApplyLedgerLocked();
   confine_roots_.clear();
   for (const watch::RootStatus& root : result.roots) {
     std::error_code ec;
@@ -539,62 +444,14 @@ std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result,
   return run_dirs;
 }
 
-void Daemon::ReportOwnerCapsLocked(const watch::ScanResult& result,
-                                   const std::vector<window::Assembler::OwnerCap>& caps) {
-  std::map<std::pair<std::string, std::string>, int64_t> now_capped;
-  for (const window::Assembler::OwnerCap& c : caps) {
-    const std::string owner = watch::OwnerLabel(c.owner);
-    now_capped[{owner, std::string(c.reason)}] = c.over;
-    if (c.newly > 0) {
-      refused_family_->Add({{"reason", std::string(c.reason)}})
-          .Increment(static_cast<double>(c.newly));
-    }
-    if (owner_capped_.count({owner, std::string(c.reason)}) == 0) {
-      const bool runs = c.reason == window::kOwnerRunCapReason;
-      spdlog::warn(
-          "owner over its {} cap, the {} not tracked owner={} {}={} cap={} example={} "
-          "reason={} stage=window hint=raise {} if one user really runs that many",
-          runs ? "run" : "window", runs ? "runs with the oldest writes" : "oldest windows", owner,
-          runs ? "runs_left_out" : "windows_left_out", c.over, c.cap, c.example, c.reason,
-          runs ? "--max-runs-per-owner" : "--max-windows-per-owner");
-    }
+void Daemon::ApplyLedgerLocked() {
+  const ledger::Changes changes = ledger_.TakeChanges();
+  if (changes.empty()) return;
+  for (const auto& [key, n] : changes.refused) {
+    refused_family_->Add({{"reason", key.first}, {"owner", watch::OwnerLabel(key.second)}})
+        .Increment(static_cast<double>(n));
   }
-  for (const auto& [owner, n] : result.owner_dirs_capped) {
-    const std::string label = watch::OwnerLabel(owner);
-    now_capped[{label, std::string(kOwnerDirCapReason)}] = n;
-    auto before = owner_dirs_capped_.find(owner);
-    const int64_t was = before == owner_dirs_capped_.end() ? 0 : before->second;
-    if (n > was) {
-      refused_family_->Add({{"reason", std::string(kOwnerDirCapReason)}})
-          .Increment(static_cast<double>(n - was));
-    }
-    if (was == 0) {
-      spdlog::warn(
-          "owner over its directory cap, the rest of its tree not walked owner={} "
-          "dirs_left_out={} cap={} reason={} stage=watch hint=raise --max-dirs-per-owner if one "
-          "user really keeps that many directories",
-          label, n, options_.max_dirs_per_owner, kOwnerDirCapReason);
-    }
-  }
-  owner_dirs_capped_ = result.owner_dirs_capped;
-  for (const auto& [owner, n] : watcher_->UnwatchedByOwner()) {
-    const std::string label = watch::OwnerLabel(owner);
-    now_capped[{label, std::string(kOwnerWatchCapReason)}] = n;
-    if (owner_capped_.count({label, std::string(kOwnerWatchCapReason)}) == 0) {
-      spdlog::warn(
-          "owner over its inotify watch budget, the rest of its directories found by polling "
-          "owner={} dirs_polled={} budget={} reason={} stage=watch hint=raise "
-          "--max-watches-per-owner (and fs.inotify.max_user_watches) if new windows must be "
-          "seen sooner than --poll-interval",
-          label, n, options_.max_watches_per_owner, kOwnerWatchCapReason);
-    }
-  }
-  for (const auto& [key, n] : owner_capped_) {
-    if (now_capped.count(key) == 0) {
-      spdlog::info("owner back under its cap owner={} reason={}", key.first, key.second);
-    }
-  }
-  owner_capped_ = std::move(now_capped);
+  Emit(RefusalEvents(changes, RefusalLimitsOf(options_)));
 }
 
 void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
@@ -654,7 +511,11 @@ void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
 std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scanned, bool changed) {
   const size_t queued = assembler_.Schedule(now);
   const window::Assembler::ReadyNotes ready_notes = assembler_.TakeReadyNotes();
-  NoteRetentionSkippedLocked(ready_notes.expired);
+  for (const window::Assembler::Expired& e : ready_notes.expired) {
+    ObserveExpired(ledger_, e, runs_.count({e.run.training_job, e.run.run}) != 0);
+  }
+  ApplyLedgerLocked();
+  reanalyses_deferred_->Increment(static_cast<double>(ready_notes.paced.size()));
   Emit(ReadyNoteEvents(ready_notes, now, options_.assembler.window_timeout,
                        options_.assembler.retention));
   if (queued > 0) {
@@ -993,12 +854,16 @@ void Daemon::PublishLocked(TimePoint now) {
     next->oldest_waiting_seconds =
         std::max(0.0, std::chrono::duration<double>(clock_.Now() - *since).count());
   }
-  next->owner_capped = owner_capped_;
-  // A run exported now is no longer skipped (a later expiry counts again).
-  for (auto it = retention_skipped_.begin(); it != retention_skipped_.end();) {
-    it = runs_.count(it->first) != 0 ? retention_skipped_.erase(it) : std::next(it);
+  for (const auto& [key, n] : ledger_.CappedNow()) {
+    next->owner_capped[{watch::OwnerLabel(key.first), key.second}] = n;
   }
-  next->retention_skipped = retention_skipped_;
+  // A run exported now is no longer skipped (a later expiry counts again).
+  ledger_.KeepRefusals(kRetentionReason, [&](const ledger::Refusal& r) {
+    return runs_.count({r.run.training_job, r.run.run}) == 0;
+  });
+  for (const auto& [key, r] : ledger_.Refused(kRetentionReason)) {
+    next->retention_skipped[{r.run.training_job, r.run.run}] = r.last_activity_unix;
+  }
   next->watch_roots = watch_roots_;
   if (options_.shard.enabled()) {
     next->shard = options_.shard.index;
@@ -1023,8 +888,10 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result,
     RunLocation loc = LocateRun(f);
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }
-  const size_t refused = training_logs_->ObserveRuns(runs);
-  if (refused > 0) logs_refused_->Increment(static_cast<double>(refused));
+  for (const auto& [owner, n] : training_logs_->ObserveRuns(runs)) {
+    logs_refused_family_->Add({{"owner", watch::OwnerLabel(owner)}})
+        .Increment(static_cast<double>(n));
+  }
 }
 
 bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {

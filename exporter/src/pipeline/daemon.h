@@ -13,7 +13,7 @@
 // pending windows, the oldest waiting window, owners over a cap and the last
 // scan time travel in the Snapshot.
 //
-// Shares: work is shared by owner (the uid of the job directory), then job,
+// Shares: work is shared by owner (the uid of the run directory), then job,
 // then run: ready windows wait in the assembler's fair queue
 // (window/fair_queue.h), each analysis is bounded per file and per window
 // (--file-max-seconds, --window-max-seconds), and runs, windows, walked
@@ -47,6 +47,8 @@
 #include "analysis/analyze.h"
 #include "core/clock.h"
 #include "core/result.h"
+#include "ledger/ledger.h"
+#include "pipeline/refusals.h"
 #include "pipeline/training_logs.h"
 #include "pipeline/window_policy.h"
 #include "snapshot/snapshot.h"
@@ -58,19 +60,6 @@
 #include "window/assembler.h"
 
 namespace profwatch::pipeline {
-
-// The `reason`s of profwatch_scan_refused_total.
-inline constexpr std::string_view kDirFileCapReason = "dir_file_cap";
-inline constexpr std::string_view kWindowFileCapReason = "window_file_cap";
-inline constexpr std::string_view kOutsideRootReason = "outside_root";
-// Runs none of whose windows is analysed because the run was quiet longer
-// than --retention (each run once while it stays so; listed on /).
-inline constexpr std::string_view kRetentionReason = "retention";
-// Directories of an owner over --max-dirs-per-owner, not walked.
-inline constexpr std::string_view kOwnerDirCapReason = "owner_dir_cap";
-// profwatch_owner_capped only: directories past --max-watches-per-owner,
-// found by polling alone (nothing is refused).
-inline constexpr std::string_view kOwnerWatchCapReason = "owner_watch_cap";
 
 struct DaemonOptions {
   std::vector<std::string> roots;
@@ -84,8 +73,8 @@ struct DaemonOptions {
   // Trace files per directory (watch::ScanOptions); the window cap is
   // assembler.max_files_per_window.
   int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
-  // Directories walked and inotify watches held per owner (the uid of the
-  // job directory); runs and windows per owner are in `assembler`. 0: none.
+  // Directories walked and inotify watches held per owner (here: the uid of
+  // the job directory); runs and windows per owner are in `assembler`. 0: none.
   int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
   int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
   // serve --shard: only the jobs this shard owns are walked, analysed, kept
@@ -164,14 +153,12 @@ class Daemon {
   // was taken (the clock after the walk), nullopt when the stop flag cut
   // the walk short (nothing is fed).
   std::optional<TimePoint> ScanOnce(const watch::ScanOptions& scan_options);
-  // Under mu_: the assembler, reports and confinement roots after a scan;
-  // returns the run dirs the assembler took (the others are over a cap).
+  // Under mu_: the assembler, ledger, reports and confinement roots after a
+  // scan; returns the run dirs the assembler took (the others are over a cap).
   std::set<std::string> ObserveScanLocked(const watch::ScanResult& result, TimePoint now);
-  // Under mu_: what the per-owner caps leave out after a scan (assembler
-  // notes, the walk's directory cap, the watch budget): counted, logged on
-  // change and kept for the snapshot (owner_capped_).
-  void ReportOwnerCapsLocked(const watch::ScanResult& result,
-                             const std::vector<window::Assembler::OwnerCap>& caps);
+  // Under mu_: applies what changed in the ledger: refusal counters by owner
+  // and reason, one log line per change (pipeline/refusals.h).
+  void ApplyLedgerLocked();
   // Under mu_: counts and logs what the assembler skipped in a scan.
   void ReportScanNotesLocked(const window::Assembler::ScanNotes& notes);
   // Under mu_: logs the scan's unreadable entries and skipped directory
@@ -245,17 +232,6 @@ class Daemon {
   // logs each root whose condition changed (a warning naming it while it
   // cannot be walked).
   void ReportRootsLocked(const watch::ScanResult& result);
-  // Under mu_: counts and logs what the scan refused (capped directories and
-  // windows, links out of the root), each once while it stays.
-  void ReportRefusedLocked(const watch::ScanResult& result,
-                           const std::vector<window::Assembler::CappedWindow>& capped);
-  // Under mu_: counts and logs the directories the scan found but no layout
-  // reads (watch::ScanResult::ignored), and a --host-filter that matched no
-  // trace file, each once while it stays.
-  void ReportIgnoredLocked(const watch::ScanResult& result);
-  // Under mu_: counts runs whose windows expired unanalysed (not exported),
-  // each once while it stays so; forgets those now exported or gone.
-  void NoteRetentionSkippedLocked(const std::vector<window::Assembler::Expired>& expired);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
@@ -317,6 +293,7 @@ class Daemon {
   prometheus::Counter* superseded_total_ = nullptr;
   prometheus::Counter* run_clashes_total_ = nullptr;
   prometheus::Counter* reanalyzed_total_ = nullptr;
+  prometheus::Counter* reanalyses_deferred_ = nullptr;  // the assembler's ReadyNotes::paced
   prometheus::Counter* bytes_total_ = nullptr;
   prometheus::Counter* spill_bytes_total_ = nullptr;
   prometheus::Counter* spill_errors_total_ = nullptr;
@@ -331,26 +308,18 @@ class Daemon {
   std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
   std::unique_ptr<store::OwnerHistory> history_;
   prometheus::Counter* log_parse_errors_ = nullptr;
-  prometheus::Counter* logs_refused_ = nullptr;
   prometheus::Counter* scans_total_ = nullptr;
   // Under mu_: the last condition seen per configured root, and what the
   // snapshot exports of it.
   std::map<std::string, watch::RootCondition> root_conditions_;
   std::map<std::string, bool> watch_roots_;
-  // Under mu_: what the last scan refused (ReportRefusedLocked), so each is
-  // counted and logged once while it stays; bounded by what is on disk now.
-  std::set<std::string> capped_dirs_;
-  std::set<std::string> outside_root_files_;
-  std::set<std::pair<std::string, std::string_view>> ignored_dirs_;  // (path, reason)
-  bool host_filter_matched_nothing_ = false;
-  // Under mu_: runs skipped for retention (not exported), with their last
-  // activity; the landing page lists them. Bounded by the runs on disk.
-  std::map<snapshot::RunKey, double> retention_skipped_;
-  // Under mu_: per (owner label, reason), what a per-owner cap leaves out
-  // now (profwatch_owner_capped); owners under every cap are absent.
-  std::map<std::pair<std::string, std::string>, int64_t> owner_capped_;
-  std::map<watch::Owner, int64_t> owner_dirs_capped_;  // the last scan's, for counting
+  // Under mu_: what is refused and what the per-owner caps leave out, by
+  // owner (refusals counted once while they stay; runs skipped for
+  // retention, which the landing page lists). Bounded by what is on disk.
+  ledger::Ledger ledger_;
+  // profwatch_scan_refused_total{owner,reason}, profwatch_training_logs_refused_total{owner}.
   prometheus::Family<prometheus::Counter>* refused_family_ = nullptr;
+  prometheus::Family<prometheus::Counter>* logs_refused_family_ = nullptr;
   // profwatch_history_rotations_total{owner}: an owner's history file rotated.
   prometheus::Family<prometheus::Counter>* history_rotations_family_ = nullptr;
   // Tracked files at the last scan: when a scan drops many, the freed heap

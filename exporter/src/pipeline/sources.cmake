@@ -1,5 +1,6 @@
 target_sources(profwatch_pipeline PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/daemon.cc
+  ${CMAKE_CURRENT_LIST_DIR}/refusals.cc
   ${CMAKE_CURRENT_LIST_DIR}/training_logs.cc
   ${CMAKE_CURRENT_LIST_DIR}/window_policy.cc
 )

@@ -145,7 +145,9 @@ RunLocation LocationOf(const watch::RunLabels& labels, const std::string& run_di
 }  // namespace
 
 RunLocation LocateRun(const watch::FileObservation& file) {
-  return LocationOf(file.labels, file.run_dir);
+  RunLocation loc = LocationOf(file.labels, file.run_dir);
+  loc.owner = file.owner;
+  return loc;
 }
 
 RunLocation LocateRunDir(const std::string& run_dir) {
@@ -190,13 +192,13 @@ TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
 
 TrainingLogs::~TrainingLogs() = default;
 
-size_t TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
-  size_t refused = 0;
+std::map<watch::Owner, size_t> TrainingLogs::ObserveRuns(const std::vector<RunLocation>& runs) {
+  std::map<watch::Owner, size_t> refused;
   for (const RunLocation& r : runs) {
     if (locations_.count(r.key)) continue;
     if (locations_.size() >= options_.max_runs) {
       if (!refused_.insert(r.key).second) continue;
-      ++refused;
+      ++refused[r.owner];
       if (!warned_max_runs_) {
         spdlog::warn(
             "training logs: --max-followed-logs reached, not following more runs' logs "

@@ -100,6 +100,7 @@ struct RunLocation {
   // to another name (--watch JOB=DIR) or the run is watch::kRunOfJobDir.
   std::string job_dir_name;
   std::string run_path;
+  watch::Owner owner = watch::kNoOwner;  // the run's (watch/owner.h)
 };
 // From a scanned trace file: the run dir minus the run's path components is
 // the job dir (the run dir itself for watch::kRunOfJobDir); its parent is
@@ -168,10 +169,10 @@ class TrainingLogs {
   TrainingLogs(const TrainingLogs&) = delete;
   TrainingLogs& operator=(const TrainingLogs&) = delete;
 
-  // Registers runs seen by a scan (idempotent). Returns how many runs were
-  // refused for the first time because max_runs are followed already (a
-  // refused run is counted once, however often scans see it).
-  size_t ObserveRuns(const std::vector<RunLocation>& runs);
+  // Registers runs seen by a scan (idempotent). Returns, per owner, how
+  // many runs were refused for the first time because max_runs are followed
+  // already (a refused run is counted once, however often scans see it).
+  std::map<watch::Owner, size_t> ObserveRuns(const std::vector<RunLocation>& runs);
   // Stops following a run (retention dropped it).
   void Forget(const snapshot::RunKey& key);
   // The watched roots' real paths after a scan: the directories logs found

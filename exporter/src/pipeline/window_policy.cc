@@ -12,12 +12,6 @@
 namespace profwatch::pipeline {
 namespace {
 
-template <typename... Args>
-void Log(std::vector<LogEvent>& logs, LogLevel level, fmt::format_string<Args...> format,
-         Args&&... args) {
-  logs.push_back({level, fmt::format(format, std::forward<Args>(args)...)});
-}
-
 double SecondsOf(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
 
 // Counts this attempt's failures and sets v.failure. A failure the
@@ -327,6 +321,12 @@ std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes
         "until_unix={:.0f} window_timeout_s={:.0f}",
         h.run.training_job, h.run.run, h.window_id, h.files, h.expected_files, h.expected_from,
         ToUnixSeconds(h.until), SecondsOf(window_timeout));
+  }
+  for (const window::Assembler::Paced& p : notes.paced) {
+    Log(logs, LogLevel::kInfo,
+        "window changed after its analysis, analysed again once --reanalysis-interval has passed "
+        "training_job={} run={} window={} until_unix={:.0f}",
+        p.run.training_job, p.run.run, p.window_id, ToUnixSeconds(p.until));
   }
   for (const window::Assembler::Expired& e : notes.expired) {
     Log(logs, LogLevel::kInfo,

@@ -12,6 +12,8 @@
 // crash-loop guard (DecideInflight: a window the daemon died on).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -19,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "aggregate/window_stats.h"
@@ -53,6 +56,13 @@ struct LogEvent {
   std::string text;
   bool operator==(const LogEvent&) const = default;
 };
+
+// Appends one formatted line to `logs`.
+template <typename... Args>
+void Log(std::vector<LogEvent>& logs, LogLevel level, fmt::format_string<Args...> format,
+         Args&&... args) {
+  logs.push_back({level, fmt::format(format, std::forward<Args>(args)...)});
+}
 
 // profwatch_windows_analyzed_total{result}: error when nothing usable came
 // of the analysis (it failed, a file is retried, or no kernel data);

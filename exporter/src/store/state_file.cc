@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "store/state_json.h"
 
@@ -52,9 +51,22 @@ std::string SerializeDaemonState(const DaemonState& state, double saved_unix) {
   return out;
 }
 
-Result<DaemonState> ParseDaemonState(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
+namespace {
+
+// The daemon state document from `input` (text or a stream), its snapshot's
+// runs read one at a time (StateRunReader): never a tree of the whole file.
+template <class Input>
+Result<DaemonState> ParseDaemonStateFrom(Input&& input) {
+  StateRunReader runs({"snapshot"});
+  json doc;
+  try {
+    doc = json::parse(std::forward<Input>(input), std::ref(runs));
+  } catch (const json::exception& e) {
+    return MakeError(ErrorCode::kCorrupt, std::string("state file is not JSON: ") + e.what());
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInternal, std::string("state file: ") + e.what());
+  }
+  if (!doc.is_object()) {
     return MakeError(ErrorCode::kCorrupt, "state file is not a JSON object");
   }
   auto schema = doc.find("schema");
@@ -71,7 +83,7 @@ Result<DaemonState> ParseDaemonState(std::string_view text) {
   if (snap == doc.end() || !snap->is_object()) {
     return MakeError(ErrorCode::kCorrupt, "snapshot: missing");
   }
-  auto parsed = ParseStateDocument(*snap);
+  auto parsed = runs.Finish(*snap);
   if (!parsed) {
     Error e = parsed.error();
     e.Wrap("snapshot");
@@ -124,6 +136,10 @@ Result<DaemonState> ParseDaemonState(std::string_view text) {
   return state;
 }
 
+}  // namespace
+
+Result<DaemonState> ParseDaemonState(std::string_view text) { return ParseDaemonStateFrom(text); }
+
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
   fs::path target(path);
   fs::path dir = target.parent_path();
@@ -170,11 +186,10 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
                                       std::string* warning) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {};
+  // Parsed from the stream: the file's text is never held whole.
   std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Result<DaemonState> state = in ? ParseDaemonState(ss.str())
-                                 : Result<DaemonState>(MakeError(ErrorCode::kIo, "unreadable"));
+  Result<DaemonState> state =
+      in ? ParseDaemonStateFrom(in) : Result<DaemonState>(MakeError(ErrorCode::kIo, "unreadable"));
   if (state) return std::move(*state);
   const std::string aside = path + ".corrupt-" + std::to_string(static_cast<int64_t>(now_unix));
   std::error_code rec;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -188,10 +189,16 @@ json DevicesJson(const std::vector<aggregate::DeviceSummary>& v) {
 }
 
 json ToJson(const aggregate::WindowStats& st) {
-  json steps = json::array();
+  // Columns, not an object per step: a window may hold 65,536 steps per file.
+  json step_files = json::array(), step_numbers = json::array(), step_ps = json::array();
   for (const auto& s : st.trace_steps) {
-    steps.push_back({{"file", s.file}, {"step", s.step}, {"dur_ps", s.dur_ps}});
+    step_files.push_back(s.file);
+    step_numbers.push_back(s.step);
+    step_ps.push_back(s.dur_ps);
   }
+  json steps = {{"file", std::move(step_files)},
+                {"step", std::move(step_numbers)},
+                {"dur_ps", std::move(step_ps)}};
   auto ranked = [](const std::vector<aggregate::RankedKernel>& v) {
     json out = json::array();
     for (const auto& k : v) out.push_back({{"name", k.name}, {"family", k.family}, {"ps", k.ps}});
@@ -720,6 +727,57 @@ bool ReadDevice(Reader& r, const json& j, aggregate::DeviceSummary& d) {
          Int64OrZero(r, j, "exclusive_ps", d.exclusive_ps) && ReadGaps(r, j, d);
 }
 
+// v2: three columns of equal length, the file an index into st.files; v1:
+// an object per step naming its file by path. Read after st.files.
+bool ReadSteps(Reader& r, const json& j, aggregate::WindowStats& st) {
+  const json* steps = r.Field(j, "trace_steps");
+  if (steps == nullptr) return false;
+  Reader::Scope scope(r, "trace_steps");
+  if (steps->is_array()) {
+    std::map<std::string, uint32_t, std::less<>> index;
+    for (size_t i = 0; i < st.files.size(); ++i) {
+      index.emplace(st.files[i].path, static_cast<uint32_t>(i));
+    }
+    for (size_t i = 0; i < steps->size(); ++i) {
+      Reader::Scope element(r, "[" + std::to_string(i) + "]");
+      aggregate::StepSpan s;
+      std::string file;
+      if (!(r.String((*steps)[i], "file", file) && r.Int64((*steps)[i], "step", s.step) &&
+            r.Int64((*steps)[i], "dur_ps", s.dur_ps))) {
+        return false;
+      }
+      auto it = index.find(file);
+      if (it == index.end()) return r.Fail("file", "not one of the window's files");
+      s.file = it->second;
+      st.trace_steps.push_back(s);
+    }
+    return true;
+  }
+  const json* files = r.Field(*steps, "file");
+  const json* numbers = r.Field(*steps, "step");
+  const json* ps = r.Field(*steps, "dur_ps");
+  if (files == nullptr || numbers == nullptr || ps == nullptr) return false;
+  if (!files->is_array() || !numbers->is_array() || !ps->is_array() ||
+      numbers->size() != files->size() || ps->size() != files->size()) {
+    return r.Fail("", "not three arrays of one length");
+  }
+  st.trace_steps.reserve(files->size());
+  for (size_t i = 0; i < files->size(); ++i) {
+    aggregate::StepSpan s;
+    int64_t file = 0;
+    if (!(r.Int64Value((*files)[i], "file", file) && r.Int64Value((*numbers)[i], "step", s.step) &&
+          r.Int64Value((*ps)[i], "dur_ps", s.dur_ps))) {
+      return false;
+    }
+    if (file < 0 || static_cast<uint64_t>(file) >= st.files.size()) {
+      return r.Fail("file", "index " + std::to_string(file) + " out of range");
+    }
+    s.file = static_cast<uint32_t>(file);
+    st.trace_steps.push_back(s);
+  }
+  return true;
+}
+
 bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
   return r.Array(j, "files",
                  [&](const json& e) {
@@ -756,17 +814,7 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
                    st.devices.push_back(std::move(d));
                    return true;
                  }) &&
-         r.Array(j, "trace_steps",
-                 [&](const json& e) {
-                   aggregate::StepSpan s;
-                   if (!(r.String(e, "file", s.file) && r.Int64(e, "step", s.step) &&
-                         r.Int64(e, "dur_ps", s.dur_ps))) {
-                     return false;
-                   }
-                   st.trace_steps.push_back(std::move(s));
-                   return true;
-                 }) &&
-         ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
+         ReadSteps(r, j, st) && ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
          ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadSerialKernels(r, j, st) &&
          ReadRegions(r, j, st) && ReadFlops(r, j, st.flops) && ReadBytes(r, j, st.bytes) &&
          ReadCollectives(r, j, st.collectives);
@@ -845,7 +893,7 @@ Result<json> ParseJson(std::string_view text) {
 }
 
 template <class T>
-Result<T> Finish(const Reader& r, T value, bool ok) {
+Result<T> Outcome(const Reader& r, T value, bool ok) {
   if (ok) return value;
   if (r.error()) return tl::unexpected<Error>(*r.error());
   return MakeError(ErrorCode::kCorrupt, "state: invalid");
@@ -872,44 +920,93 @@ std::string SerializeState(const Snapshot& snap) {
 
 std::string SerializeRunState(const RunState& run) { return Dump(ToJson(run), false); }
 
-Result<Snapshot> ParseState(std::string_view text) {
-  Result<json> doc;
-  try {
-    doc = ParseJson(text);
-  } catch (const std::exception& e) {
-    return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
+StateRunReader::StateRunReader(std::vector<std::string> prefix) : prefix_(std::move(prefix)) {}
+
+bool StateRunReader::operator()(int depth, json::parse_event_t event, json& parsed) {
+  if (depth < 0) return true;
+  const auto d = static_cast<size_t>(depth);
+  switch (event) {
+    case json::parse_event_t::object_start:
+    case json::parse_event_t::array_start:
+      kinds_.resize(d + 1);
+      kinds_[d] = event == json::parse_event_t::object_start ? 'o' : 'a';
+      keys_.resize(d + 1);  // keys of closed containers are stale
+      return true;
+    case json::parse_event_t::key:
+      keys_.resize(d + 1);
+      keys_[d] = parsed.is_string() ? parsed.get<std::string>() : std::string();
+      return true;
+    case json::parse_event_t::object_end:
+      break;
+    default:
+      return true;
   }
-  if (!doc) return tl::unexpected<Error>(doc.error());
-  return ParseStateDocument(*doc);
+  // An element of the state document's "runs" array: prefix_.size() objects
+  // down, then "runs", then the array.
+  const size_t p = prefix_.size();
+  if (d != p + 2 || kinds_.size() < p + 2 || keys_.size() < p + 2 || kinds_[p] != 'o' ||
+      kinds_[p + 1] != 'a' || keys_[p + 1] != "runs") {
+    return true;
+  }
+  for (size_t i = 0; i < p; ++i) {
+    if (kinds_[i] != 'o' || keys_[i + 1] != prefix_[i]) return true;
+  }
+  const size_t index = runs_read_++;
+  if (error_) return false;
+  Reader r;
+  RunState rs;
+  bool ok;
+  {
+    Reader::Scope scope(r, "runs[" + std::to_string(index) + "]");
+    ok = ReadRun(r, parsed, rs);
+  }
+  if (!ok) {
+    error_ = r.error() ? *r.error() : Error{ErrorCode::kCorrupt, "state: invalid"};
+    return false;
+  }
+  const std::string name = rs.key.training_job + "/" + rs.key.run;
+  snapshot::RunKey key = rs.key;
+  if (!runs_.emplace(std::move(key), std::move(rs)).second) {
+    error_ = Error{ErrorCode::kCorrupt, "state: duplicate run " + name};
+  }
+  return false;  // kept as a RunState: its tree is dropped
 }
 
-Result<Snapshot> ParseStateDocument(const nlohmann::json& document) {
+Result<Snapshot> StateRunReader::Finish(const json& document) {
   try {
-    const json* doc = &document;
     Reader r;
     std::string schema;
-    if (!r.String(*doc, "schema", schema)) return Finish(r, Snapshot{}, false);
-    if (schema != kStateSchema) {
+    if (!r.String(document, "schema", schema)) return Outcome(r, Snapshot{}, false);
+    if (schema != kStateSchema && schema != kStateSchemaV1) {
       return MakeError(ErrorCode::kUnsupported, "state: schema \"" + schema + "\", expected \"" +
                                                     std::string(kStateSchema) + "\"");
     }
     Snapshot snap;
-    bool ok = r.Double(*doc, "last_scan_unix", snap.last_scan_unix) &&
-              r.Int64(*doc, "pending_windows", snap.pending_windows) &&
-              r.Array(*doc, "runs", [&](const json& e) {
-                RunState rs;
-                if (!ReadRun(r, e, rs)) return false;
-                const std::string name = rs.key.training_job + "/" + rs.key.run;
-                snapshot::RunKey key = rs.key;
-                if (!snap.runs.emplace(std::move(key), std::move(rs)).second) {
-                  return r.Fail("", "duplicate run " + name);
-                }
-                return true;
-              });
-    return Finish(r, std::move(snap), ok);
+    // operator() took every object of "runs"; what is left is not a run.
+    bool ok = r.Double(document, "last_scan_unix", snap.last_scan_unix) &&
+              r.Int64(document, "pending_windows", snap.pending_windows) &&
+              r.Array(document, "runs", [&](const json&) { return r.Fail("", "not an object"); });
+    if (ok && error_) return tl::unexpected<Error>(*error_);
+    snap.runs = std::move(runs_);
+    return Outcome(r, std::move(snap), ok);
   } catch (const std::exception& e) {
     return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
   }
+}
+
+Result<Snapshot> ParseState(std::string_view text) {
+  StateRunReader runs({});
+  json doc;
+  try {
+    doc = json::parse(text, std::ref(runs));
+  } catch (const json::exception& e) {
+    // parse_error names the byte offset and what was expected; out_of_range
+    // is a number too large for a double.
+    return MakeError(ErrorCode::kCorrupt, std::string("state: not JSON: ") + e.what());
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
+  }
+  return runs.Finish(doc);
 }
 
 Result<RunState> ParseRunState(std::string_view text) {
@@ -919,7 +1016,7 @@ Result<RunState> ParseRunState(std::string_view text) {
     Reader r;
     RunState rs;
     const bool ok = ReadRun(r, *doc, rs);
-    return Finish(r, std::move(rs), ok);
+    return Outcome(r, std::move(rs), ok);
   } catch (const std::exception& e) {
     return MakeError(ErrorCode::kInternal, std::string("state: ") + e.what());
   }

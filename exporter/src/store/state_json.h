@@ -20,24 +20,53 @@
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 
 namespace profwatch::store {
 
-inline constexpr std::string_view kStateSchema = "profwatch.state.v1";
+// v2 keeps a window's step markers as columns with file indexes (v1: an
+// object per step naming its file's path); v1 documents are still read.
+inline constexpr std::string_view kStateSchema = "profwatch.state.v2";
+inline constexpr std::string_view kStateSchemaV1 = "profwatch.state.v1";
 
 // Whole snapshot <-> state document (compact JSON, written run by run so
 // memory stays near the text's size).
 std::string SerializeState(const snapshot::Snapshot& snap);
 Result<snapshot::Snapshot> ParseState(std::string_view text);
-// The same from a parsed document (the daemon state file embeds one), so a
-// large state is not dumped and parsed a second time.
-Result<snapshot::Snapshot> ParseStateDocument(const nlohmann::json& doc);
+
+// Reads a state document's runs while the JSON parser meets them: as the
+// parser callback of nlohmann::json::parse, it turns each element of the
+// document's "runs" array into a RunState when its object ends and drops the
+// element's tree, so loading holds one run's tree at a time beside what is
+// kept (a state of 20 runs of 65,536 steps is never one tree in memory).
+// Not thread-safe; one parse per reader.
+class StateRunReader {
+ public:
+  // `prefix`: the keys from the parsed root object down to the state
+  // document (none when the root is one; {"snapshot"} in the daemon's file).
+  explicit StateRunReader(std::vector<std::string> prefix);
+  bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed);
+  // The snapshot of `document` (the state document the parse returned, its
+  // runs taken by this reader): kCorrupt for the first bad run or field,
+  // kUnsupported for another schema.
+  Result<snapshot::Snapshot> Finish(const nlohmann::json& document);
+
+ private:
+  std::vector<std::string> prefix_;
+  std::vector<char> kinds_;        // per depth: 'o' object, 'a' array
+  std::vector<std::string> keys_;  // per depth: the key being read in the object above
+  std::map<snapshot::RunKey, snapshot::RunState> runs_;
+  size_t runs_read_ = 0;
+  std::optional<Error> error_;
+};
 
 // One run as a standalone JSON object (no schema wrapper), e.g. for logs or a
 // per-run cache. ParseRunState accepts exactly what SerializeRunState writes.

@@ -1,7 +1,10 @@
 // Who a share of the daemon's work belongs to. Anyone who can write under a
-// watched root can create job directories, so the daemon shares its work and
-// its caps by owner: the uid of the job directory (the directory the
-// training_job label is named after, watch/scanner.h), then job, then run.
+// watched root can create job and run directories, so the daemon shares its
+// work and its caps by owner: the uid of the run directory, the user who
+// created the run (in a group-writable job directory, each user's runs are
+// their own), then job, then run. Directories walked and inotify watches
+// are counted by the owner of the job directory they lie under
+// (watch/scanner.h).
 //
 // Thread-safety: plain values.
 #pragma once

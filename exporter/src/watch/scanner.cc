@@ -58,15 +58,6 @@ std::vector<std::string> PartsBelowRoot(const std::string& root, const std::stri
   return parts;
 }
 
-// The directory the training_job label of `run_dir` is named after (the
-// labelling rule in scanner.h, LabelsForRunDir): the root's child it lies
-// under in a root of jobs, else the root.
-std::string JobDirOfRunDir(const std::string& root, const std::string& run_dir, bool root_is_job) {
-  const std::vector<std::string> parts = PartsBelowRoot(root, run_dir);
-  if (root_is_job || parts.empty()) return root;
-  return (fs::path(root) / parts[0]).string();
-}
-
 struct Entry {
   std::string name;
   bool is_dir = false;
@@ -192,14 +183,14 @@ class Walker {
     return true;
   }
 
-  // The uid of the job directory of `run_dir` (the directory its
-  // training_job label is named after, LabelsForRunDir), once per scan.
-  Owner JobOwner(const std::string& run_dir) {
-    const std::string job_dir = JobDirOfRunDir(root_, run_dir, !root_job_.empty());
-    auto [it, fresh] = job_owners_.try_emplace(job_dir, kNoOwner);
+  // The uid of `run_dir`, the user who created the run, once per scan: a
+  // run another user creates in a group-writable job directory is theirs,
+  // not the job directory's owner's (their runs count against their caps).
+  Owner RunOwner(const std::string& run_dir) {
+    auto [it, fresh] = run_owners_.try_emplace(run_dir, kNoOwner);
     if (fresh) {
       struct stat st;
-      if (stat(job_dir.c_str(), &st) == 0) it->second = st.st_uid;
+      if (stat(run_dir.c_str(), &st) == 0) it->second = st.st_uid;
     }
     return it->second;
   }
@@ -283,9 +274,9 @@ class Walker {
   }
 
   // True (and the directory reported) when `files` trace files exceed `cap`.
-  bool OverCap(const std::string& dir, int64_t files, int64_t cap) {
+  bool OverCap(const std::string& dir, int64_t files, int64_t cap, Owner owner) {
     if (files <= cap) return false;
-    out_->capped_dirs.push_back({dir, files, cap, true});
+    out_->capped_dirs.push_back({dir, files, cap, true, owner});
     return true;
   }
 
@@ -340,7 +331,8 @@ class Walker {
     });
     if (stray > 0) {
       out_->ignored.push_back(
-          {dir, ParseTimestampDirName(base) ? kIgnoredTsOutsideProfile : kIgnoredTraceName, stray});
+          {dir, ParseTimestampDirName(base) ? kIgnoredTsOutsideProfile : kIgnoredTraceName, stray,
+           owner});
     }
     for (const Entry& e : entries) {
       if (!e.is_dir || e.name.front() == '.') continue;
@@ -369,7 +361,7 @@ class Walker {
                       Owner dir_owner) {
     const std::string run_dir = RunDirOfProfileDir(dir);
     RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
-    const Owner owner = JobOwner(run_dir);
+    const Owner owner = RunOwner(run_dir);
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       const Entry& e = *it;
       if (!e.is_dir) continue;
@@ -379,7 +371,7 @@ class Walker {
         // owner's directory share: one owner's odd names cannot grow the
         // scan's (and the daemon's) list of ignored paths past that share.
         if (e.name.front() != '.' && TakeDir(dir_owner)) {
-          out_->ignored.push_back({dir + "/" + e.name, kIgnoredNotTimestamp, 0});
+          out_->ignored.push_back({dir + "/" + e.name, kIgnoredNotTimestamp, 0, owner});
         }
         continue;
       }
@@ -393,7 +385,7 @@ class Walker {
       const int64_t cap = WindowDirCap();
       const std::optional<std::vector<Entry>> files = ListTraceFiles(ts, cap);
       if (!files) {
-        out_->capped_dirs.push_back({ts_dir, cap + 1, cap, false});
+        out_->capped_dirs.push_back({ts_dir, cap + 1, cap, false, owner});
         continue;
       }
       for (const Entry& f : *files) {
@@ -408,10 +400,10 @@ class Walker {
     const int64_t files = std::count_if(entries.begin(), entries.end(), [](const Entry& e) {
       return !e.is_dir && IsKinetoName(e.name);
     });
-    if (OverCap(dir, files, options_.max_files_per_dir)) return;
     const std::string run_dir = RunDirOfKinetoDir(dir);
+    const Owner owner = RunOwner(run_dir);
+    if (OverCap(dir, files, options_.max_files_per_dir, owner)) return;
     RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
-    const Owner owner = JobOwner(run_dir);
     for (const Entry& f : entries) {
       if (f.is_dir || !IsKinetoName(f.name)) continue;
       std::optional<KinetoCapture> capture = KinetoCaptureOf(f.name);
@@ -440,8 +432,8 @@ class Walker {
     const int64_t files = std::count_if(entries.begin(), entries.end(), [](const Entry& e) {
       return !e.is_dir && IsNsysExportName(e.name);
     });
-    if (OverCap(dir, files, WindowDirCap())) return;
     const std::string run_dir = RunDirOfNsysDir(dir);
+    if (OverCap(dir, files, WindowDirCap(), RunOwner(run_dir))) return;
     RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
     const size_t first = out_->files.size();
     for (const Entry& f : entries) {
@@ -453,7 +445,7 @@ class Walker {
     for (size_t i = first; i < out_->files.size(); ++i) {
       oldest = std::min(oldest, out_->files[i].mtime_ns / 1'000'000'000);
     }
-    const Owner owner = JobOwner(run_dir);
+    const Owner owner = RunOwner(run_dir);
     for (size_t i = first; i < out_->files.size(); ++i) {
       out_->files[i].group_time = oldest;
       out_->files[i].group_dir = dir + "/" + FormatTs(oldest);
@@ -474,7 +466,7 @@ class Walker {
     // A link to a file outside the root is not read: the daemon reads only
     // what lies under its roots (a dangling link fails the stat below).
     if (entry.is_link && !options_.follow_symlinks && FileLeavesRoot(path)) {
-      out_->outside_root_files.push_back(std::move(path));
+      out_->outside_root_files.push_back({std::move(path), RunOwner(run_dir)});
       return nullptr;
     }
     struct stat st;
@@ -507,7 +499,7 @@ class Walker {
   bool root_owned_ = true;  // this shard owns the job named like the root
   Visited visited_;
   std::map<Owner, int64_t> dirs_of_owner_;   // directories walked this scan
-  std::map<std::string, Owner> job_owners_;  // JobOwner's answers this scan
+  std::map<std::string, Owner> run_owners_;  // RunOwner's answers this scan
 };
 
 }  // namespace

@@ -41,13 +41,12 @@
 // up to the first entry past the cap, so a directory of millions of names
 // costs one bounded read per scan and no memory beyond the cap.
 //
-// Owners (watch/owner.h): each file carries the uid of its job directory
-// (the directory its training_job label is named after); each walked
-// directory the uid of the root's child it lies under (the root itself has
-// none). At most ScanOptions::max_dirs_per_owner directories of one owner
-// are walked per scan; a profile dir's <ts> dirs are walked newest first,
-// so what the cap leaves out is the owner's oldest windows
-// (ScanResult::owner_dirs_capped).
+// Owners (watch/owner.h): each file carries the uid of its run directory
+// (who created the run: in a group-writable job directory, another user's
+// run is that user's); each walked directory the uid of the root's child it
+// lies under (the root itself has none). At most ScanOptions::max_dirs_per_owner directories of one
+// owner are walked per scan; a profile dir's <ts> dirs are walked newest first, so what the cap
+// leaves out is the owner's oldest windows (ScanResult::owner_dirs_capped).
 //
 // Ignored entries (ScanResult::ignored): what looks like profiler output
 // but is no layout above is reported with a reason, one entry per
@@ -95,7 +94,7 @@ struct FileObservation {
   int64_t group_time = 0;  // seconds, from the <ts> name (or Kineto capture time)
   RunLabels labels;
   std::string run_dir;  // the run directory the labels were derived from
-  // The uid of the job directory (kNoOwner when it cannot be stat'ed).
+  // The uid of the run directory (kNoOwner when it cannot be stat'ed).
   Owner owner = kNoOwner;
   uint64_t dev = 0;
   uint64_t ino = 0;
@@ -172,6 +171,7 @@ struct CappedDir {
   int64_t files = 0;
   int64_t cap = 0;
   bool counted_all = true;  // false: `files` is a lower bound
+  Owner owner = kNoOwner;   // of the run it would be, else of its directory
 };
 
 // Why a directory's trace-like files are not analysed (the reason label of
@@ -194,6 +194,14 @@ struct IgnoredDir {
   std::string path;
   std::string_view reason;  // one of the kIgnored* above
   int64_t files = 0;        // trace-like files in it (0: not read)
+  Owner owner = kNoOwner;   // of the directory's job (or run) directory
+};
+
+// A trace file symlink leading out of its root (not read).
+struct OutsideLink {
+  std::string path;
+  Owner owner = kNoOwner;  // of the run it lies in
+  bool operator==(const OutsideLink&) const = default;
 };
 
 struct ScanResult {
@@ -210,7 +218,7 @@ struct ScanResult {
   int64_t other_shard_jobs = 0;        // job directories owned by another shard
   std::vector<CappedDir> capped_dirs;  // over their file cap, not analysed
   // Trace file symlinks leading out of their root, not reported in `files`.
-  std::vector<std::string> outside_root_files;
+  std::vector<OutsideLink> outside_root_files;
   // Owners over max_dirs_per_owner: the directories of theirs not walked
   // (a lower bound: a directory not walked is not counted into).
   std::map<Owner, int64_t> owner_dirs_capped;

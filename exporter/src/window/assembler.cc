@@ -296,7 +296,7 @@ std::vector<uint64_t> Assembler::ObserveRunDir(const std::string& run_dir, const
         const watch::FileObservation* o = scan.by_group_path.at(w.files.front());
         notes.capped.push_back({RunId{o->labels.training_job, o->labels.run},
                                 fs::path(first_dir).filename().string(), first_dir,
-                                static_cast<int64_t>(w.files.size())});
+                                static_cast<int64_t>(w.files.size()), o->owner});
       }
       continue;
     }
@@ -525,7 +525,7 @@ bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_exp
       t.state = State::kExpired;
       if (!t.expired_reported) {
         t.expired_reported = true;
-        ready_notes_.expired.push_back({t.run, t.id, t.last_activity_unix});
+        ready_notes_.expired.push_back({t.run, t.id, t.last_activity_unix, t.owner});
       }
       return false;
     }
@@ -544,6 +544,13 @@ bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_exp
       if (!ft.gave_up && ft.last_error && !(ft.fp == ft.failed_fp)) failed_file_changed = true;
     }
     if (!failed_file_changed && (!t.next_retry || now < *t.next_retry)) return false;
+  }
+  if (t.state == State::kAssembling && t.reanalyse_after && now < *t.reanalyse_after) {
+    if (!t.paced_reported) {
+      t.paced_reported = true;
+      ready_notes_.paced.push_back({t.run, t.id, *t.reanalyse_after});
+    }
+    return false;
   }
   if (*short_of_expected && !timed_out) {
     // Quiet and short of files: it waits for them until the timeout.
@@ -582,7 +589,11 @@ size_t Assembler::Schedule(TimePoint now) {
 
 std::optional<WindowTask> Assembler::TakeNext(TimePoint now) {
   (void)now;
-  const std::optional<uint64_t> serial = waiting_.Pop();
+  std::map<watch::Owner, int64_t> busy;  // windows in analysis per owner
+  for (const auto& [serial, t] : tracked_) {
+    if (t.state == State::kQueued) ++busy[t.owner];
+  }
+  const std::optional<uint64_t> serial = waiting_.Pop(busy);
   if (!serial) return std::nullopt;
   Tracked& t = tracked_.at(*serial);
   WindowTask task;
@@ -623,6 +634,7 @@ std::optional<WindowTask> Assembler::TakeNext(TimePoint now) {
   t.force_ready = false;
   t.changed_in_flight = false;
   t.ready_since.reset();
+  t.taken_at = now;
   return task;
 }
 
@@ -743,6 +755,14 @@ AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const Analysis
     t.analysed_fp = Fingerprints(t);
     t.analysed_before = true;
     t.analyzed_unix = ToUnixSeconds(now);
+    if (options_.reanalysis_interval.count() > 0) {
+      const auto took = std::max(TimePoint::duration::zero(), now - t.taken_at);
+      t.reanalyse_after =
+          now +
+          std::max<TimePoint::duration>(
+              std::chrono::duration_cast<TimePoint::duration>(options_.reanalysis_interval), took);
+    }
+    t.paced_reported = false;
     if (!outcome.window_error) {
       d.publish = true;
       d.incomplete = task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty() ||
@@ -802,6 +822,10 @@ std::optional<TimePoint> Assembler::NextDeadline() const {
     const TimePoint quiet_at = t.last_change + options_.settle;
     if (last_scan_ < quiet_at) {
       consider(quiet_at);
+      continue;
+    }
+    if (t.state == State::kAssembling && t.reanalyse_after && last_scan_ < *t.reanalyse_after) {
+      consider(*t.reanalyse_after);
       continue;
     }
     if (t.state == State::kRetryWait && t.next_retry) consider(*t.next_retry);

@@ -36,7 +36,9 @@
 // while the daemon runs); what is over is reported in ScanNotes::owner_caps.
 // Ready windows wait in a FairQueue served round-robin by owner, job and
 // run (TakeNext), so one owner's flood of windows delays the others by at
-// most one window per round.
+// most one window per round; a free worker goes to the waiting owners that
+// hold the fewest workers, so while another owner waits no owner takes more
+// than its share of them.
 //
 // Read once: a file reached twice in one window (same device and inode: a
 // hard link, a bind mount) is one file; it is analysed and counted once
@@ -108,7 +110,17 @@ struct AssemblerOptions {
   // --max-windows-per-owner); 0: no cap.
   int64_t max_runs_per_owner = kDefaultMaxRunsPerOwner;
   int64_t max_windows_per_owner = kDefaultMaxWindowsPerOwner;
+  // A window whose files change after it was analysed is analysed again no
+  // sooner than this after its last analysis ended, nor sooner than that
+  // analysis took (serve --reanalysis-interval): a window its owner keeps
+  // writing to holds at most half a worker, and its last content is still
+  // analysed once the changes stop. 0: only `settle` paces it.
+  std::chrono::milliseconds reanalysis_interval{kDefaultReanalysisInterval};
 
+  // Long enough that a window rewritten every few seconds costs a few
+  // analyses a minute; short enough that a late host's file joining an
+  // analysed window is in the exported figures within a minute.
+  static constexpr std::chrono::milliseconds kDefaultReanalysisInterval{30'000};
   // The newest windows of a run considered when the run dir is first seen:
   // the backlog rule analyses only the newest one at start; a few more keep
   // a window whose <ts> dirs are still being written (a late host) and the
@@ -260,6 +272,7 @@ class Assembler {
     std::string window_id;  // first <ts> dir name
     std::string first_dir;  // its grouping dir
     int64_t files = 0;
+    watch::Owner owner = watch::kNoOwner;
   };
   // A settled window held for files it is short of, reported once per
   // window: `files` present, `expected_files` expected (from `expected_from`:
@@ -279,6 +292,7 @@ class Assembler {
     RunId run;
     std::string window_id;
     double last_activity_unix = 0;
+    watch::Owner owner = watch::kNoOwner;
   };
   // Windows of a run dir first seen with more than windows_at_first_sight:
   // the older ones are not considered (counted, one entry per run dir);
@@ -329,9 +343,17 @@ class Assembler {
 
   // What TakeReady() found held for files or expired since the last call,
   // each window once.
+  // An analysed window that changed and waits for --reanalysis-interval
+  // before it is analysed again, reported once per wait.
+  struct Paced {
+    RunId run;
+    std::string window_id;
+    TimePoint until;
+  };
   struct ReadyNotes {
     std::vector<Held> held;
     std::vector<Expired> expired;
+    std::vector<Paced> paced;
   };
   ReadyNotes TakeReadyNotes();
 
@@ -407,6 +429,12 @@ class Assembler {
     bool force_ready = false;  // re-run at once (a file was just given up)
     bool changed_in_flight = false;
     bool analysed_before = false;
+    // When a worker last took it, and the earliest time a re-analysis may
+    // start (AssemblerOptions::reanalysis_interval); paced_reported: in
+    // ReadyNotes::paced for the current wait.
+    TimePoint taken_at{};
+    std::optional<TimePoint> reanalyse_after;
+    bool paced_reported = false;
     // Its last result was complete (or restored from --state): it may teach
     // the next window of the run how many files to expect.
     bool taught = false;

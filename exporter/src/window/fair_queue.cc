@@ -47,8 +47,14 @@ bool FairQueue::Remove(uint64_t serial) {
   return true;
 }
 
-std::optional<uint64_t> FairQueue::Pop() {
+std::optional<uint64_t> FairQueue::Pop(const std::map<watch::Owner, int64_t>& busy) {
   if (owners_.empty()) return std::nullopt;
+  const auto busy_of = [&](watch::Owner o) {
+    const auto it = busy.find(o);
+    return it == busy.end() ? int64_t{0} : it->second;
+  };
+  int64_t least = busy_of(owners_.begin()->first);
+  for (const auto& [o, q] : owners_) least = std::min(least, busy_of(o));
   const auto of_run = [](const std::set<Item>& items) { return *items.begin(); };
   const auto of_job = [&](const JobQueue& jq) {
     Item best = of_run(jq.runs.begin()->second);
@@ -60,7 +66,14 @@ std::optional<uint64_t> FairQueue::Pop() {
     for (const auto& [job, jq] : oq.jobs) best = std::min(best, of_job(jq));
     return best;
   };
-  auto owner = NextAfter(owners_, last_owner_, of_owner);
+  // The owners holding the fewest workers take turns as every owner would.
+  std::map<watch::Owner, OwnerQueue*> eligible;
+  for (auto& [o, q] : owners_) {
+    if (busy_of(o) == least) eligible.emplace(o, &q);
+  }
+  const auto of_eligible = [&](const OwnerQueue* oq) { return of_owner(*oq); };
+  const watch::Owner chosen = NextAfter(eligible, last_owner_, of_eligible)->first;
+  auto owner = owners_.find(chosen);
   last_owner_ = owner->first;
   OwnerQueue& oq = owner->second;
   auto job = NextAfter(oq.jobs, oq.last_job, of_job);

@@ -1,6 +1,6 @@
 // The analysis queue's order: who gets the next free worker. Anyone who can
 // write under a watched root can make windows, so windows waiting for a
-// worker are served round-robin by share: by owner (the uid of the job
+// worker are served round-robin by share: by owner (the uid of the run
 // directory, watch/owner.h) first, then by job within the owner, then by run
 // within the job, and within a run the window waiting longest first. An
 // owner with a thousand runs gets a turn as often as an owner with one; a
@@ -54,7 +54,11 @@ class FairQueue {
   // level with nothing served yet (an owner's or job's windows all taken
   // before) starts at the entry holding the longest-waiting window.
   // nullopt when nothing waits.
-  std::optional<uint64_t> Pop();
+  std::optional<uint64_t> Pop() { return Pop({}); }
+  // The same among the waiting owners holding the fewest workers now
+  // (`busy`: windows in analysis per owner; absent: none): while another
+  // owner waits, no owner takes a worker beyond its share of them.
+  std::optional<uint64_t> Pop(const std::map<watch::Owner, int64_t>& busy);
 
   bool Contains(uint64_t serial) const { return where_.count(serial) != 0; }
   size_t size() const { return where_.size(); }

@@ -1,8 +1,15 @@
 #include "aggregate/aggregator.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <tuple>
+#include <utility>
+
+#include "aggregate/file_stats.h"
 
 namespace profwatch::aggregate {
 namespace {
@@ -137,6 +144,43 @@ TEST(FileAggregatorTest, JaxKernelsAreEventsOnDeviceStreamsOnly) {
   EXPECT_EQ(w.files.size(), 1u);
   EXPECT_EQ(w.files[0].gpus, 2);
   EXPECT_EQ(w.launcher_mode, LauncherMode::kOneNodePerProcess);
+}
+
+// Finishing a file is inside its window's budget: with the stop flag set or
+// the window's deadline passed, Finish reduces no device and returns null
+// (the file is over budget); with neither, the same budget lets it finish.
+TEST(FileAggregatorTest, FinishStopsAtTheStopFlagAndTheWindowDeadline) {
+  auto c = Builtin("drill");
+  auto finish = [&](FileLimits limits) {
+    FileAggregator agg("h0.trace.json.gz");
+    for (const TraceEvent& e : JaxHeader()) agg.OnEvent(e);
+    agg.OnEvent(Jx(1, 10, "Cijk_gemm", 0, 10 * kUs));
+    agg.OnEvent(Jx(2, 20, "ncclDevKernel_Generic_1", 0, 4 * kUs));
+    parse::ParseSummary summary;
+    summary.events = 2;
+    FileBudget budget(limits);
+    auto stats = agg.Finish(summary, false, *c, 1, &budget);
+    return std::make_pair(stats, budget.exceeded() ? budget.Check().error().context : "");
+  };
+  FileLimits open;
+  auto [stats, why] = finish(open);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->devices.size(), 2u);
+  EXPECT_EQ(why, "");
+
+  std::atomic<bool> stop{true};
+  FileLimits stopped;
+  stopped.stop = &stop;
+  std::tie(stats, why) = finish(stopped);
+  EXPECT_EQ(stats, nullptr);
+  EXPECT_THAT(why, ::testing::HasSubstr("shutting down"));
+
+  FileLimits late;
+  late.window_max_time = std::chrono::seconds(30);
+  late.window_deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  std::tie(stats, why) = finish(late);
+  EXPECT_EQ(stats, nullptr);
+  EXPECT_THAT(why, ::testing::HasSubstr("--window-max-seconds"));
 }
 
 TraceEvent Scoped(TraceEvent e, std::string_view scope) {
@@ -588,7 +632,8 @@ TEST(FileAggregatorTest, KinetoProfilerStepsBecomeStepSpans) {
   b.events.push_back(X(Int(200), Int(200), "ProfilerStep#6", 0, 40 * ms, "user_annotation"));
   WindowStats w = Aggregate({a, b}, *Builtin("nvidia"));
   ASSERT_EQ(w.trace_steps.size(), 6u);
-  EXPECT_EQ(w.trace_steps[0].file, "a.json");
+  EXPECT_EQ(w.files[w.trace_steps[0].file].path, "a.json");
+  EXPECT_EQ(w.files[w.trace_steps[3].file].path, "b.json");
   EXPECT_EQ(w.trace_steps[0].step, 4);
   EXPECT_EQ(w.trace_steps[0].dur_ps, 10 * ms);
   EXPECT_EQ(w.trace_steps[2].step, 6);

@@ -17,7 +17,8 @@ FileSummary File(const std::string& path, parse::TraceSchema schema) {
   return f;
 }
 
-std::vector<StepSpan> Steps(const std::string& file, std::vector<int64_t> numbers) {
+// `file`: the index of the window's file the markers are in.
+std::vector<StepSpan> Steps(uint32_t file, std::vector<int64_t> numbers) {
   std::vector<StepSpan> out;
   for (int64_t n : numbers) out.push_back(StepSpan{file, n, 1000});
   return out;
@@ -26,7 +27,7 @@ std::vector<StepSpan> Steps(const std::string& file, std::vector<int64_t> number
 TEST(ProfileStepsTest, FlagThenMarkersThenLogThenNvtxThenThree) {
   const std::vector<FileSummary> kineto = {File("a.pt.trace.json", parse::TraceSchema::kKineto)};
   // Duplicated markers (cpu and gpu copies) count once.
-  const std::vector<StepSpan> two = Steps("a.pt.trace.json", {7, 8, 7, 8});
+  const std::vector<StepSpan> two = Steps(0, {7, 8, 7, 8});
   auto c = ChooseProfileSteps(4, 6, kineto, two);
   EXPECT_EQ(c.steps, 4);
   EXPECT_EQ(c.source, Source::kFlag);
@@ -38,15 +39,15 @@ TEST(ProfileStepsTest, FlagThenMarkersThenLogThenNvtxThenThree) {
   EXPECT_EQ(c.steps, 6);
   EXPECT_EQ(c.source, Source::kLog);
   const std::vector<FileSummary> nsys = {File("n.sqlite", parse::TraceSchema::kNsys)};
-  c = ChooseProfileSteps(std::nullopt, std::nullopt, nsys, Steps("n.sqlite", {10, 11, 12, 13, 10}));
+  c = ChooseProfileSteps(std::nullopt, std::nullopt, nsys, Steps(0, {10, 11, 12, 13, 10}));
   EXPECT_EQ(c.steps, 4);
   EXPECT_EQ(c.source, Source::kNvtx);
-  c = ChooseProfileSteps(std::nullopt, 5, nsys, Steps("n.sqlite", {10, 11}));
+  c = ChooseProfileSteps(std::nullopt, 5, nsys, Steps(0, {10, 11}));
   EXPECT_EQ(c.steps, 5);
   EXPECT_EQ(c.source, Source::kLog);
   // A JAX file's "Steps" line is no Kineto marker; unnumbered spans count for nothing.
   const std::vector<FileSummary> jax = {File("h.xplane.pb", parse::TraceSchema::kXPlane)};
-  c = ChooseProfileSteps(std::nullopt, std::nullopt, jax, Steps("h.xplane.pb", {1, 2, 3, 4, -1}));
+  c = ChooseProfileSteps(std::nullopt, std::nullopt, jax, Steps(0, {1, 2, 3, 4, -1}));
   EXPECT_EQ(c.steps, kDefaultProfileSteps);
   EXPECT_EQ(c.source, Source::kDefault);
   c = ChooseProfileSteps(std::nullopt, std::nullopt, {}, {});
@@ -72,8 +73,8 @@ TEST(ProfileStepsTest, RanksThatDisagreeAreFlaggedAndTheMostCommonCountIsTaken) 
   const std::vector<FileSummary> files = {
       File("r0", parse::TraceSchema::kKineto), File("r1", parse::TraceSchema::kKineto),
       File("r2", parse::TraceSchema::kKineto), File("r3", parse::TraceSchema::kKineto)};
-  std::vector<StepSpan> steps = Steps("r0", {1, 2});
-  for (const char* f : {"r1", "r2"}) {
+  std::vector<StepSpan> steps = Steps(0, {1, 2});
+  for (uint32_t f : {1u, 2u}) {
     for (const StepSpan& s : Steps(f, {1, 2, 3, 4, 5})) steps.push_back(s);
   }
   auto c = ChooseProfileSteps(std::nullopt, std::nullopt, files, steps);
@@ -83,8 +84,8 @@ TEST(ProfileStepsTest, RanksThatDisagreeAreFlaggedAndTheMostCommonCountIsTaken) 
             "Kineto files disagree on their ProfilerStep# markers: 2 files mark 5 steps, 1 file "
             "marks 2 steps, 1 file marks none; 5 taken");
   // A tie goes to the larger count.
-  steps = Steps("r0", {1, 2});
-  for (const StepSpan& s : Steps("r2", {1, 2, 3, 4, 5})) steps.push_back(s);
+  steps = Steps(0, {1, 2});
+  for (const StepSpan& s : Steps(2, {1, 2, 3, 4, 5})) steps.push_back(s);
   c = ChooseProfileSteps(std::nullopt, std::nullopt, files, steps);
   EXPECT_EQ(c.steps, 5);
   EXPECT_FALSE(c.disagreement.empty());

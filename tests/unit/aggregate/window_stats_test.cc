@@ -67,22 +67,19 @@ TEST(WindowStatsTest, TraceStepSecondsIsMedianOfSlowestFilePerStep) {
   EXPECT_EQ(w.TraceStepSeconds(), 0.0);
   const int64_t ms = 1'000'000'000;
   // Per step the slowest file: step 4 -> 12 ms, 5 -> 20 ms, 6 -> 40 ms.
-  w.trace_steps = {{"a", 4, 10 * ms}, {"a", 5, 20 * ms}, {"a", 6, 30 * ms},
-                   {"b", 4, 12 * ms}, {"b", 5, 18 * ms}, {"b", 6, 40 * ms}};
+  w.trace_steps = {{0, 4, 10 * ms}, {0, 5, 20 * ms}, {0, 6, 30 * ms},
+                   {1, 4, 12 * ms}, {1, 5, 18 * ms}, {1, 6, 40 * ms}};
   EXPECT_DOUBLE_EQ(w.TraceStepSeconds(), 0.020);
   // Even count: mean of the middle two (12, 20, 40, 50 -> 30 ms).
-  w.trace_steps.push_back({"a", 7, 50 * ms});
+  w.trace_steps.push_back({0, 7, 50 * ms});
   EXPECT_DOUBLE_EQ(w.TraceStepSeconds(), 0.030);
 }
 
 TEST(WindowStatsTest, UnnumberedStepsAlignByPositionWithinEachFile) {
   const int64_t ms = 1'000'000'000;
   WindowStats w;
-  w.trace_steps = {{"a", -1, 10 * ms},
-                   {"a", -1, 30 * ms},
-                   {"a", -1, 100 * ms},
-                   {"b", -1, 20 * ms},
-                   {"b", -1, 25 * ms}};
+  w.trace_steps = {
+      {0, -1, 10 * ms}, {0, -1, 30 * ms}, {0, -1, 100 * ms}, {1, -1, 20 * ms}, {1, -1, 25 * ms}};
   // Groups: k=0 -> 20, k=1 -> 30, k=2 -> 100; median 30 ms.
   EXPECT_DOUBLE_EQ(w.TraceStepSeconds(), 0.030);
 }

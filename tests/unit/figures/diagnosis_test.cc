@@ -55,7 +55,7 @@ TEST(DiagnosisTest, StepComesFromTheCallerThenTheTraceThenTheSpan) {
   d = Diagnose(w, {});
   EXPECT_EQ(d.step_basis, "kernel span");
   EXPECT_DOUBLE_EQ(d.step_seconds, 0.054);  // 162 ms over 3 steps
-  w.trace_steps = {{"f", 1, 55 * kMs}, {"f", 2, 57 * kMs}, {"f", 3, 56 * kMs}};
+  w.trace_steps = {{0, 1, 55 * kMs}, {0, 2, 57 * kMs}, {0, 3, 56 * kMs}};
   d = Diagnose(w, {0.0, "log"});
   EXPECT_EQ(d.step_basis, "trace");
   EXPECT_DOUBLE_EQ(d.step_seconds, 0.056);

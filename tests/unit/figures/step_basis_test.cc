@@ -16,7 +16,7 @@ constexpr int64_t kMs = 1'000'000'000;  // picoseconds
 aggregate::WindowStats WithMarkers() {
   aggregate::WindowStats w;
   w.profile_steps = 3;
-  w.trace_steps = {{"f", 1, 55 * kMs}, {"f", 2, 57 * kMs}, {"f", 3, 56 * kMs}};
+  w.trace_steps = {{0, 1, 55 * kMs}, {0, 2, 57 * kMs}, {0, 3, 56 * kMs}};
   return w;
 }
 

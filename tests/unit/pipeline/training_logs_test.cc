@@ -111,16 +111,19 @@ TEST(TrainingLogsTest, RunsBeyondMaxFollowedLogsAreCountedOnceEach) {
   TrainingLogsOptions options;
   options.max_runs = 2;
   TrainingLogs logs(options, clock);
-  const std::vector<RunLocation> runs = {Loc(root, "j", "r1"), Loc(root, "j", "r2"),
-                                         Loc(root, "j", "r3"), Loc(root, "j", "r4")};
-  EXPECT_EQ(logs.ObserveRuns(runs), 2u);
-  EXPECT_EQ(logs.ObserveRuns(runs), 0u);
+  std::vector<RunLocation> runs = {Loc(root, "j", "r1"), Loc(root, "j", "r2"), Loc(root, "j", "r3"),
+                                   Loc(root, "j", "r4")};
+  runs[2].owner = 1001;  // refused runs are counted by their owner
+  runs[3].owner = 1002;
+  using Refused = std::map<watch::Owner, size_t>;
+  EXPECT_EQ(logs.ObserveRuns(runs), (Refused{{1001, 1}, {1002, 1}}));
+  EXPECT_TRUE(logs.ObserveRuns(runs).empty());
   for (const RunLocation& r : runs)
     WriteFile(root + "/j/" + r.key.run + "/log.txt", StepLine(1, 1.0));
   EXPECT_EQ(logs.Poll().size(), 2u);
   // r1 goes (retention): r3 takes its place; r4, counted already, is not again.
   logs.Forget(runs[0].key);
-  EXPECT_EQ(logs.ObserveRuns({runs[2], runs[3]}), 0u);
+  EXPECT_TRUE(logs.ObserveRuns({runs[2], runs[3]}).empty());
   const std::vector<LogUpdate> updates = logs.Poll();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].key.run, "r3");

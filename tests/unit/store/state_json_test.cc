@@ -424,7 +424,7 @@ TEST(StateJsonTest, EmptySnapshotRoundTrips) {
 
 TEST(StateJsonTest, DocumentCarriesSchemaAndNonFiniteAsStrings) {
   const std::string text = SerializeState(Tricky());
-  EXPECT_THAT(text, HasSubstr(R"("schema":"profwatch.state.v1")"));
+  EXPECT_THAT(text, HasSubstr(R"("schema":"profwatch.state.v2")"));
   EXPECT_THAT(text, HasSubstr(R"("loss":"NaN")"));
   EXPECT_THAT(text, HasSubstr(R"("mfu_ratio":"Infinity")"));
   EXPECT_THAT(text, HasSubstr(R"("tflops_per_device":"-Infinity")"));
@@ -461,10 +461,10 @@ TEST(StateJsonTest, GarbageIsCorruptWithMessage) {
 }
 
 TEST(StateJsonTest, OtherSchemaVersionIsUnsupported) {
-  auto out = ParseState(R"({"schema":"profwatch.state.v2","runs":[]})");
+  auto out = ParseState(R"({"schema":"profwatch.state.v3","runs":[]})");
   ASSERT_FALSE(out);
   EXPECT_EQ(out.error().code, ErrorCode::kUnsupported);
-  EXPECT_THAT(out.error().context, HasSubstr("profwatch.state.v2"));
+  EXPECT_THAT(out.error().context, HasSubstr("profwatch.state.v3"));
 }
 
 // Replaces the first occurrence of `from` in the serialized sample.
@@ -501,6 +501,9 @@ TEST(StateJsonTest, WrongFieldsNameTheirPath) {
        "stats.timestamp_dirs[0]: not a string"},
       {Mutate(R"("drops":{)", R"("drops":{"x":"y",)"), "drops: x: not an unsigned integer"},
       {Mutate(R"("run":"run-2")", R"("run":"run-1")"), "duplicate run 1234-llama/run-1"},
+      {Mutate(R"("trace_steps":{"dur_ps":[400000000000,)", R"("trace_steps":{"dur_ps":[)"),
+       "stats.trace_steps: not three arrays of one length"},
+      {Mutate(R"("file":[0,0])", R"("file":[0,1])"), "trace_steps: file: index 1 out of range"},
   };
   for (const Case& c : cases) {
     auto out = ParseState(c.text);
@@ -542,6 +545,69 @@ TEST(StateJsonTest, StateWithoutDiagnosisFiguresLoadsThemAsZero) {
   EXPECT_TRUE(st.serial_kernels.empty());
   EXPECT_TRUE(st.devices[0].largest_gaps_ps.empty());
   EXPECT_EQ(st.devices[0].busy_ps, s.runs.begin()->second.stats->devices[0].busy_ps);
+}
+
+// profwatch.state.v1 kept one object per step marker, naming its file by
+// path; such a document still loads, each marker in the file it named.
+TEST(StateJsonTest, VersionOneStepsByPathLoad) {
+  const snapshot::Snapshot s = testing::SampleSnapshot();
+  nlohmann::json doc = nlohmann::json::parse(SerializeState(s));
+  doc["schema"] = "profwatch.state.v1";
+  size_t converted = 0;
+  for (nlohmann::json& run : doc["runs"]) {
+    nlohmann::json& st = run["stats"];
+    const nlohmann::json columns = st["trace_steps"];
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t i = 0; i < columns["file"].size(); ++i) {
+      steps.push_back({{"file", st["files"][columns["file"][i].get<size_t>()]["path"]},
+                       {"step", columns["step"][i]},
+                       {"dur_ps", columns["dur_ps"][i]}});
+      ++converted;
+    }
+    st["trace_steps"] = std::move(steps);
+  }
+  ASSERT_GT(converted, 0u);
+  auto back = ParseState(doc.dump());
+  ASSERT_TRUE(back) << back.error().ToString();
+  ASSERT_EQ(back->runs.size(), s.runs.size());
+  for (const auto& [key, run] : s.runs) ExpectSameStats(*run.stats, *back->runs.at(key).stats);
+  // A path that is none of the window's files is corrupt, not dropped.
+  doc["runs"][0]["stats"]["trace_steps"][0]["file"] = "/elsewhere.json";
+  auto bad = ParseState(doc.dump());
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().context,
+              HasSubstr("trace_steps[0]: file: not one of the window's files"));
+}
+
+// The reader keeps each run as a RunState and drops its tree as the parser
+// leaves it: what the parse returns holds no run, the snapshot every run.
+TEST(StateJsonTest, StateRunReaderDropsEachRunsTree) {
+  const snapshot::Snapshot s = testing::SampleSnapshot();
+  const std::string inner = SerializeState(s);
+  const std::string text = R"({"saved_unix":1,"snapshot":)" + inner + "}";
+  StateRunReader reader({"snapshot"});
+  nlohmann::json doc = nlohmann::json::parse(text, std::ref(reader));
+  ASSERT_TRUE(doc["snapshot"]["runs"].is_array());
+  EXPECT_TRUE(doc["snapshot"]["runs"].empty());
+  auto snap = reader.Finish(doc["snapshot"]);
+  ASSERT_TRUE(snap) << snap.error().ToString();
+  ASSERT_EQ(snap->runs.size(), s.runs.size());
+  for (const auto& [key, run] : s.runs) ExpectSameRun(run, snap->runs.at(key));
+  // Read under another prefix, the same text's runs are not runs.
+  StateRunReader elsewhere({"other"});
+  doc = nlohmann::json::parse(text, std::ref(elsewhere));
+  EXPECT_EQ(doc["snapshot"]["runs"].size(), s.runs.size());
+}
+
+// Only the elements of the state document's own "runs" are read as runs:
+// a "runs" key anywhere else (an unknown field, inside a run) is left alone.
+TEST(StateJsonTest, RunsAreReadOnlyFromTheDocumentsRunsArray) {
+  auto out = ParseState(Mutate(R"("schema":)", R"("future":{"runs":[{"x":1}]},"schema":)"));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->runs.size(), 3u);
+  out = ParseState(Mutate(R"("training_job":)", R"("extra":{"runs":[{"y":2}]},"training_job":)"));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->runs.size(), 3u);
 }
 
 TEST(StateJsonTest, UnknownKeysAreIgnored) {

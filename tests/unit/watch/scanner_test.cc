@@ -293,7 +293,8 @@ TEST(ScannerTest, FileLinksOutOfTheRootAreSkippedByDefault) {
   EXPECT_EQ(r.files[0].name, "h0.trace.json.gz");
   EXPECT_EQ(r.files[1].name, "h1.trace.json.gz");
   EXPECT_EQ(r.files[1].size, 3u);  // the target inside the root
-  EXPECT_EQ(r.outside_root_files, std::vector<std::string>{ts + "/h2.trace.json.gz"});
+  // Charged to the run it lies in: the run directory's owner (this user).
+  EXPECT_EQ(r.outside_root_files, (std::vector<OutsideLink>{{ts + "/h2.trace.json.gz", getuid()}}));
   // --follow-symlinks reads it.
   ScanOptions follow = Roots(root);
   follow.follow_symlinks = true;
@@ -447,9 +448,10 @@ std::string TsDir(const std::string& jobs, const std::string& job, const std::st
   return jobs + "/" + job + "/run/tensorboard/plugins/profile/" + ts;
 }
 
-// Each file carries the uid of its job directory; each walked directory
-// the uid of the root's child it lies under, the root none.
-TEST(ScannerOwnerTest, FilesAndDirectoriesCarryTheJobDirectorysOwner) {
+// Each file carries the uid of its run directory (who created the run: in
+// b, another user's run); each walked directory the uid of the root's child
+// it lies under, the root none.
+TEST(ScannerOwnerTest, FilesCarryTheRunDirectorysOwnerAndDirectoriesTheJobDirectorys) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   WriteFile(TsDir(jobs, "a", "2024_03_01_12_00_00") + "/h0.trace.json.gz", "x");
@@ -457,6 +459,7 @@ TEST(ScannerOwnerTest, FilesAndDirectoriesCarryTheJobDirectorysOwner) {
   const bool root = geteuid() == 0;
   if (root) {
     ASSERT_EQ(::chown((jobs + "/b").c_str(), 4002, 4002), 0);
+    ASSERT_EQ(::chown((jobs + "/b/run").c_str(), 4003, 4003), 0);
   }
   ScanResult r = Scan(Roots(jobs));
   ASSERT_EQ(r.files.size(), 2u);
@@ -465,7 +468,7 @@ TEST(ScannerOwnerTest, FilesAndDirectoriesCarryTheJobDirectorysOwner) {
       geteuid());
   EXPECT_EQ(
       Find(r, "/b/run/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz")->owner,
-      root ? 4002u : geteuid());
+      root ? 4003u : geteuid());
   ASSERT_EQ(r.dirs.size(), r.dir_owners.size());
   for (size_t i = 0; i < r.dirs.size(); ++i) {
     if (r.dirs[i] == jobs) {

@@ -25,6 +25,8 @@ class AssemblerTest : public ::testing::Test {
     options_.retention = std::chrono::hours(24);
     // The fake clock starts in 2020, the <ts> dirs in 2024.
     options_.future_tolerance = std::chrono::hours(24 * 365 * 10);
+    // Re-analysis pacing has its own tests; the others see changes at once.
+    options_.reanalysis_interval = milliseconds(0);
   }
 
   static std::string Ts(int64_t t) {
@@ -271,6 +273,68 @@ TEST_F(AssemblerTest, LateHostTriggersReanalysis) {
   EXPECT_EQ(again[0].serial, tasks[0].serial);
   EXPECT_EQ(again[0].files.size(), 2u);
   EXPECT_EQ(again[0].window_id, Ts(-1));
+}
+
+// A window its owner keeps writing to (new bytes every 3 s for 45 s) is
+// analysed again at most once per --reanalysis-interval after its last
+// analysis ended; each wait is reported once, and the last content is
+// analysed once the changes stop.
+TEST_F(AssemblerTest, ChangesAfterAnAnalysisWaitForTheReanalysisInterval) {
+  options_.settle = seconds(1);
+  options_.reanalysis_interval = seconds(30);
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto first = Step(a, seconds(1));
+  ASSERT_EQ(first.size(), 1u);
+  clock_.Advance(seconds(2));
+  a.OnAnalyzed(first[0], AnalysisOutcome{}, clock_.Now());  // t = 3: next no sooner than 33
+  EXPECT_TRUE(a.TakeReadyNotes().paced.empty());
+  uint64_t size = 100;
+  std::vector<int64_t> analysed_at;
+  size_t paced = 0;
+  for (int k = 1; k <= 15; ++k) {  // a write at t = 3k, scans at 3k + 1 and 3k + 3
+    Put("r", 0, "h0.trace.json.gz", size += 10);
+    for (milliseconds step : {milliseconds(seconds(1)), milliseconds(seconds(2))}) {
+      for (const WindowTask& t : Step(a, step)) {
+        analysed_at.push_back(
+            std::chrono::duration_cast<seconds>(clock_.Now().time_since_epoch()).count());
+        a.OnAnalyzed(t, AnalysisOutcome{}, clock_.Now());
+      }
+      paced += a.TakeReadyNotes().paced.size();
+    }
+  }
+  ASSERT_EQ(analysed_at.size(), 1u);  // at t = 33, the first quiet scan past the interval
+  const int64_t start =
+      std::chrono::duration_cast<seconds>(clock_.Now().time_since_epoch()).count() - 48;
+  EXPECT_EQ(analysed_at[0] - start, 33);
+  EXPECT_EQ(paced, 2u);  // waits before and after that analysis
+  // The changes stop: the last content is analysed at t = 63.
+  EXPECT_TRUE(Step(a, seconds(14)).empty());  // t = 62
+  auto last = Step(a, seconds(1));
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_TRUE(last[0].reanalysis);
+  a.OnAnalyzed(last[0], AnalysisOutcome{}, clock_.Now());
+  EXPECT_TRUE(Step(a, seconds(60)).empty());  // nothing changed since
+}
+
+// An analysis longer than the interval sets the wait: a window whose reads
+// take 50 s is not analysed again for 50 s (it holds at most half a worker).
+TEST_F(AssemblerTest, AReanalysisWaitsAtLeastAsLongAsTheLastAnalysisTook) {
+  options_.reanalysis_interval = seconds(30);
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Step(a, seconds(0));
+  auto first = Step(a, seconds(10));
+  ASSERT_EQ(first.size(), 1u);
+  clock_.Advance(seconds(50));
+  a.OnAnalyzed(first[0], AnalysisOutcome{}, clock_.Now());
+  Put("r", 0, "h0.trace.json.gz", 200);
+  Step(a, seconds(1));
+  EXPECT_TRUE(Step(a, seconds(10)).empty());  // quiet, 11 s after
+  EXPECT_TRUE(Step(a, seconds(38)).empty());  // 49 s after
+  EXPECT_EQ(a.NextDeadline(), clock_.Now() + seconds(1));
+  EXPECT_EQ(Step(a, seconds(1)).size(), 1u);  // 50 s after
 }
 
 TEST_F(AssemblerTest, StaleOlderWindowIsNeitherMergedNorAnalysed) {

@@ -42,6 +42,30 @@ TEST(FairQueueTest, LateOwnerIsServedWithinOneRoundOfAFlood) {
 
 // Owners take turns in uid order, whatever each has waiting, starting with
 // the owner of the longest-waiting window.
+// A worker goes to the waiting owners holding the fewest workers: owner
+// 1000 already holds two and round-robin would serve it next (2000 was
+// served last), yet 2000, holding none, is served until it holds as many.
+TEST(FairQueueTest, AnOwnerHoldingMoreWorkersWaitsForTheOthersToHoldAsMany) {
+  FakeClock clock;
+  FairQueue q;
+  for (uint64_t i = 1; i <= 4; ++i) q.Push(Key(1000), i, clock.Now());
+  for (uint64_t i = 11; i <= 14; ++i) q.Push(Key(2000), i, clock.Now());
+  EXPECT_EQ(q.Pop(), 1u);
+  EXPECT_EQ(q.Pop(), 11u);  // 2000 served last
+  std::map<watch::Owner, int64_t> busy = {{1000, 2}, {2000, 0}};
+  EXPECT_EQ(q.Pop(busy), 12u);
+  busy[2000] = 1;
+  EXPECT_EQ(q.Pop(busy), 13u);
+  busy[2000] = 2;  // as many as 1000: turns again, 1000 after 2000
+  EXPECT_EQ(q.Pop(busy), 2u);
+  // An owner holding workers but with nothing waiting takes no turn.
+  busy = {{1000, 0}, {2000, 5}, {3000, 0}};
+  EXPECT_EQ(q.Pop(busy), 3u);
+  EXPECT_EQ(q.Pop(busy), 4u);
+  EXPECT_EQ(q.Pop(busy), 14u);
+  EXPECT_EQ(q.Pop(busy), std::nullopt);
+}
+
 TEST(FairQueueTest, OwnersAlternateRoundRobin) {
   FakeClock clock;
   FairQueue q;

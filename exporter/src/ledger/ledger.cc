@@ -1,0 +1,84 @@
+#include "ledger/ledger.h"
+
+#include <algorithm>
+#include <set>
+
+namespace profwatch::ledger {
+
+void Ledger::ObserveRefusals(std::string_view reason, std::vector<Refusal> now) {
+  const std::string name(reason);
+  std::map<std::string, Refusal>& before = refused_[name];
+  std::map<std::string, Refusal> next;
+  for (Refusal& r : now) {
+    r.reason = name;
+    if (before.count(r.key) == 0) {
+      ++changes_.refused[{name, r.owner}];
+      changes_.began[name].push_back(r);
+    }
+    next.insert_or_assign(r.key, std::move(r));
+  }
+  for (auto& [key, r] : before) {
+    if (next.count(key) == 0) changes_.ended[name].push_back(std::move(r));
+  }
+  if (next.empty()) {
+    refused_.erase(name);
+  } else {
+    before = std::move(next);
+  }
+}
+
+void Ledger::AddRefusal(Refusal refusal) {
+  std::map<std::string, Refusal>& now = refused_[refusal.reason];
+  if (now.count(refusal.key) != 0) return;
+  ++changes_.refused[{refusal.reason, refusal.owner}];
+  changes_.began[refusal.reason].push_back(refusal);
+  std::string key = refusal.key;
+  now.emplace(std::move(key), std::move(refusal));
+}
+
+void Ledger::CountRefusal(Refusal refusal) {
+  ++changes_.refused[{refusal.reason, refusal.owner}];
+  changes_.began[refusal.reason].push_back(std::move(refusal));
+}
+
+void Ledger::ObserveCapped(const std::vector<std::string_view>& reasons, std::vector<Capped> now) {
+  const std::set<std::string_view> mine(reasons.begin(), reasons.end());
+  std::map<std::pair<watch::Owner, std::string>, Capped> next;
+  for (Capped& c : now) {
+    if (c.left_out <= 0) continue;
+    std::pair<watch::Owner, std::string> key{c.owner, c.reason};
+    const auto was = capped_.find(key);
+    if (c.newly == Capped::kGrowth) {
+      c.newly =
+          std::max<int64_t>(0, c.left_out - (was == capped_.end() ? 0 : was->second.left_out));
+    }
+    if (c.newly > 0) changes_.refused[{c.reason, c.owner}] += c.newly;
+    if (was == capped_.end()) changes_.over.push_back(c);
+    next.insert_or_assign(std::move(key), std::move(c));
+  }
+  for (auto it = capped_.begin(); it != capped_.end();) {
+    if (mine.count(it->first.second) == 0) {
+      ++it;
+      continue;
+    }
+    if (next.count(it->first) == 0) changes_.under.push_back(it->first);
+    it = capped_.erase(it);
+  }
+  capped_.merge(next);
+}
+
+Changes Ledger::TakeChanges() { return std::exchange(changes_, {}); }
+
+const std::map<std::string, Refusal>& Ledger::Refused(std::string_view reason) const {
+  static const std::map<std::string, Refusal> kNone;
+  auto it = refused_.find(std::string(reason));
+  return it == refused_.end() ? kNone : it->second;
+}
+
+std::map<std::pair<watch::Owner, std::string>, int64_t> Ledger::CappedNow() const {
+  std::map<std::pair<watch::Owner, std::string>, int64_t> out;
+  for (const auto& [key, c] : capped_) out.emplace(key, c.left_out);
+  return out;
+}
+
+}  // namespace profwatch::ledger

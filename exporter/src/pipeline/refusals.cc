@@ -1,0 +1,205 @@
+#include "pipeline/refusals.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace profwatch::pipeline {
+namespace {
+
+using ledger::Capped;
+using ledger::Refusal;
+
+// Paths named in one log line about refused files; the count says the rest.
+constexpr size_t kNamedRefusals = 5;
+
+Refusal Make(std::string_view reason, std::string key, watch::Owner owner, std::string detail) {
+  Refusal r;
+  r.reason = std::string(reason);
+  r.key = std::move(key);
+  r.owner = owner;
+  r.detail = std::move(detail);
+  return r;
+}
+
+// The first kNamedRefusals keys, comma-separated.
+std::string NamedKeys(const std::vector<Refusal>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < kNamedRefusals; ++i) {
+    if (!out.empty()) out += ",";
+    out += v[i].key;
+  }
+  return out;
+}
+
+void OwnerOverLine(std::vector<LogEvent>& logs, const Capped& c, const RefusalLimits& limits) {
+  const std::string owner = watch::OwnerLabel(c.owner);
+  if (c.reason == window::kOwnerRunCapReason || c.reason == window::kOwnerWindowCapReason) {
+    const bool runs = c.reason == window::kOwnerRunCapReason;
+    Log(logs, LogLevel::kWarn,
+        "owner over its {} cap, the {} not tracked owner={} {}={} {} reason={} stage=window "
+        "hint=raise {} if one user really runs that many",
+        runs ? "run" : "window", runs ? "runs with the oldest writes" : "oldest windows", owner,
+        runs ? "runs_left_out" : "windows_left_out", c.left_out, c.detail, c.reason,
+        runs ? "--max-runs-per-owner" : "--max-windows-per-owner");
+  } else if (c.reason == kOwnerDirCapReason) {
+    Log(logs, LogLevel::kWarn,
+        "owner over its directory cap, the rest of its tree not walked owner={} "
+        "dirs_left_out={} cap={} reason={} stage=watch hint=raise --max-dirs-per-owner if one "
+        "user really keeps that many directories",
+        owner, c.left_out, limits.max_dirs_per_owner, c.reason);
+  } else if (c.reason == kOwnerWatchCapReason) {
+    Log(logs, LogLevel::kWarn,
+        "owner over its inotify watch budget, the rest of its directories found by polling "
+        "owner={} dirs_polled={} budget={} reason={} stage=watch hint=raise "
+        "--max-watches-per-owner (and fs.inotify.max_user_watches) if new windows must be "
+        "seen sooner than --poll-interval",
+        owner, c.left_out, limits.max_watches_per_owner, c.reason);
+  }
+}
+
+// The line for the refusals of one reason that began.
+void BeganLines(std::vector<LogEvent>& logs, const std::string& reason,
+                const std::vector<Refusal>& began, const RefusalLimits& limits) {
+  if (reason == kDirFileCapReason) {
+    for (const Refusal& r : began) {
+      Log(logs, LogLevel::kWarn,
+          "directory holds too many trace files, not analysed path={} {} stage=watch "
+          "hint=raise --max-files-per-dir (or --max-files-per-window for a <ts> dir) if a real "
+          "job writes that many",
+          r.key, r.detail);
+    }
+  } else if (reason == kWindowFileCapReason) {
+    for (const Refusal& r : began) {
+      Log(logs, LogLevel::kWarn,
+          "window holds too many trace files, not analysed {} cap={} stage=window hint=raise "
+          "--max-files-per-window if a real job writes that many",
+          r.detail, limits.max_files_per_window);
+    }
+  } else if (reason == kOutsideRootReason) {
+    Log(logs, LogLevel::kWarn,
+        "trace file links out of the watch root not read count={} paths={} stage=watch "
+        "hint=pass --follow-symlinks to read them",
+        began.size(), NamedKeys(began));
+  } else if (reason == watch::kIgnoredHostFilter) {
+    Log(logs, LogLevel::kWarn,
+        "--host-filter matches none of the trace files found host_filter={} {} reason={} "
+        "stage=watch hint=a file is this host's when its name starts with the host name "
+        "(Kineto: <host>_<pid>.<ns>.pt.trace.json)",
+        limits.host_filter, began.front().detail, reason);
+  } else if (reason == watch::kIgnoredTsOutsideProfile || reason == watch::kIgnoredNotTimestamp ||
+             reason == watch::kIgnoredTraceName) {
+    std::string_view what = "trace-like files in a directory of no known layout";
+    std::string_view hint =
+        "Kineto files are read as *.pt.trace.json[.gz], JAX windows in "
+        "<logdir>/plugins/profile/<ts>/, Nsight exports in capture-nsys-profile/";
+    if (reason == watch::kIgnoredTsOutsideProfile) {
+      what = "<ts> directory with traces outside plugins/profile";
+      hint = "JAX windows are read in <logdir>/plugins/profile/<ts>/";
+    } else if (reason == watch::kIgnoredNotTimestamp) {
+      what = "directory in plugins/profile not named like a <ts>";
+      hint = "window directories are named YYYY_MM_DD_HH_MM_SS";
+    }
+    Log(logs, LogLevel::kWarn,
+        "scan found {}, not analysed count={} paths={} reason={} stage=watch hint={}", what,
+        began.size(), NamedKeys(began), reason, hint);
+  }
+  // kRetentionReason: the assembler's ready notes say it (window_policy.h).
+}
+
+}  // namespace
+
+std::string RunRefusalKey(std::string_view training_job, std::string_view run) {
+  return std::string(training_job) + "/" + std::string(run);
+}
+
+void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result,
+                         const window::Assembler::ScanNotes& notes,
+                         const std::map<watch::Owner, int64_t>& unwatched,
+                         const RefusalLimits& limits) {
+  std::vector<Refusal> dirs;
+  for (const watch::CappedDir& d : result.capped_dirs) {
+    dirs.push_back(Make(kDirFileCapReason, d.path, d.owner,
+                        fmt::format("files={}{} cap={}", d.counted_all ? "" : "more than ",
+                                    d.counted_all ? d.files : d.cap, d.cap)));
+  }
+  ledger.ObserveRefusals(kDirFileCapReason, std::move(dirs));
+  for (const window::Assembler::CappedWindow& w : notes.capped) {
+    ledger.CountRefusal(Make(kWindowFileCapReason, w.first_dir, w.owner,
+                             fmt::format("training_job={} run={} window={} files={}",
+                                         w.run.training_job, w.run.run, w.window_id, w.files)));
+  }
+  std::vector<Refusal> links;
+  for (const watch::OutsideLink& l : result.outside_root_files) {
+    links.push_back(Make(kOutsideRootReason, l.path, l.owner, ""));
+  }
+  ledger.ObserveRefusals(kOutsideRootReason, std::move(links));
+  std::map<std::string_view, std::vector<Refusal>> ignored = {{watch::kIgnoredTsOutsideProfile, {}},
+                                                              {watch::kIgnoredNotTimestamp, {}},
+                                                              {watch::kIgnoredTraceName, {}}};
+  for (const watch::IgnoredDir& d : result.ignored) {
+    ignored[d.reason].push_back(Make(d.reason, d.path, d.owner, ""));
+  }
+  for (auto& [reason, v] : ignored) ledger.ObserveRefusals(reason, std::move(v));
+  std::vector<Refusal> filter;
+  if (!limits.host_filter.empty() && result.filtered_files > 0 && result.files.empty()) {
+    filter.push_back(Make(watch::kIgnoredHostFilter, "host_filter", watch::kNoOwner,
+                          fmt::format("files={}", result.filtered_files)));
+  }
+  ledger.ObserveRefusals(watch::kIgnoredHostFilter, std::move(filter));
+
+  std::vector<Capped> capped;
+  for (const window::Assembler::OwnerCap& c : notes.owner_caps) {
+    capped.push_back({c.owner, std::string(c.reason), c.over, c.newly,
+                      fmt::format("cap={} example={}", c.cap, c.example)});
+  }
+  for (const auto& [owner, n] : result.owner_dirs_capped) {
+    capped.push_back({owner, std::string(kOwnerDirCapReason), n, Capped::kGrowth, ""});
+  }
+  for (const auto& [owner, n] : unwatched) {
+    capped.push_back({owner, std::string(kOwnerWatchCapReason), n, 0, ""});
+  }
+  ledger.ObserveCapped({window::kOwnerRunCapReason, window::kOwnerWindowCapReason,
+                        kOwnerDirCapReason, kOwnerWatchCapReason},
+                       std::move(capped));
+}
+
+void ObserveExpired(ledger::Ledger& ledger, const window::Assembler::Expired& e, bool exported) {
+  if (exported) return;  // it expires, it is not skipped
+  Refusal r = Make(kRetentionReason, RunRefusalKey(e.run.training_job, e.run.run), e.owner, "");
+  r.run = {e.run.training_job, e.run.run};
+  r.last_activity_unix = e.last_activity_unix;
+  // Refused already (another window of the run): its newest activity.
+  std::vector<Refusal> now;
+  for (const auto& [key, before] : ledger.Refused(kRetentionReason)) {
+    if (key != r.key) {
+      now.push_back(before);
+    } else {
+      r.last_activity_unix = std::max(r.last_activity_unix, before.last_activity_unix);
+    }
+  }
+  now.push_back(std::move(r));
+  ledger.ObserveRefusals(kRetentionReason, std::move(now));
+}
+
+std::vector<LogEvent> RefusalEvents(const ledger::Changes& changes, const RefusalLimits& limits) {
+  std::vector<LogEvent> logs;
+  for (const auto& [reason, began] : changes.began) {
+    if (!began.empty()) BeganLines(logs, reason, began, limits);
+  }
+  if (auto ended = changes.ended.find(std::string(kDirFileCapReason));
+      ended != changes.ended.end()) {
+    for (const Refusal& r : ended->second) {
+      Log(logs, LogLevel::kInfo, "directory back under its file cap path={}", r.key);
+    }
+  }
+  for (const Capped& c : changes.over) OwnerOverLine(logs, c, limits);
+  for (const auto& [owner, reason] : changes.under) {
+    Log(logs, LogLevel::kInfo, "owner back under its cap owner={} reason={}",
+        watch::OwnerLabel(owner), reason);
+  }
+  return logs;
+}
+
+}  // namespace profwatch::pipeline
