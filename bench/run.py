@@ -1241,6 +1241,100 @@ def reanalysis(args, bins, work, results):
     results["reanalysis"] = out
 
 
+def wide_trace(path, devices, names, seed):
+    """A Kineto trace (gzip) with one kernel of each of `names` names on each
+    of `devices` devices (args.device), the names distinct per `seed`: the
+    memory input of issue #58."""
+    import gzip
+    with gzip.open(path, "wt", compresslevel=6) as f:
+        f.write('{"schemaVersion":1,"traceEvents":[')
+        f.write('{"ph":"M","name":"process_name","pid":100,"tid":0,"args":{"name":"python"}}')
+        for d in range(devices):
+            for n in range(names):
+                f.write(f',{{"ph":"X","cat":"kernel","name":"k{seed}_{n}_gemm","pid":0,"tid":7,'
+                        f'"ts":{n * 3},"dur":2,"args":{{"device":{d},"stream":7}}}}')
+        f.write("]}")
+
+
+def heavy_window(args, bins, work, results):
+    """Issue #58's memory rows: one window of --heavy-files distinct Kineto
+    files of --heavy-devices devices x --heavy-names kernel names each, beside
+    a victim run (`serve`, default flags but --settle 1s --no-inotify
+    --poll-interval 1s): the daemon's peak RSS (VmHWM) until the window is
+    analysed (or --many-timeout), the seconds until the victim is exported;
+    then again, SIGTERM --heavy-term-after seconds after the start: seconds
+    until the daemon exits. With --before BIN, an older profwatch too."""
+    setups = [("after", bins["profwatch"])]
+    if args.before:
+        setups.append(("before", args.before))
+    root = os.path.join(work, "heavy")
+    d = window_dir(root, "flood", "run")
+    if not os.path.isdir(d) or len(os.listdir(d)) != args.heavy_files:
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(d)
+        for i in range(args.heavy_files):
+            wide_trace(os.path.join(d, f"h{i}_1.1700000000000000000.pt.trace.json.gz"),
+                       args.heavy_devices, args.heavy_names, i)
+    victim = window_dir(root, "victim", "run")
+    os.makedirs(victim, exist_ok=True)
+    shutil.copy(tiny_trace(bins, work), os.path.join(victim, "host0.trace.json.gz"))
+    size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+    out = {"files": args.heavy_files, "devices": args.heavy_devices, "names": args.heavy_names,
+           "bytes": size, "rows": []}
+    print(f"\n## One window of {args.heavy_files} files x {args.heavy_devices} devices x "
+          f"{args.heavy_names} names ({size / 1e6:.0f} MB) beside a victim run")
+    print("| setup | peak RSS MB | victim exported s | window analysed s | "
+          f"SIGTERM at {args.heavy_term_after:g} s: exit after s |")
+    print("|---|---:|---:|---:|---:|")
+    for label, binary in setups:
+        row = {"setup": label}
+        for phase in ("run", "term"):
+            local = dict(bins, profwatch=binary)
+            t0 = time.time()
+            proc, port, state_dir = start_serve(local, root, work, "heavy",
+                                                ["--poll-interval", "1s"])
+            try:
+                hwm, victim_s, window_s, term_s = 0, None, None, None
+                deadline = t0 + args.many_timeout
+                sent = None
+                while time.time() < deadline and proc.poll() is None:
+                    hwm = max(hwm, proc_status_kb(proc.pid, "VmHWM:") or 0)
+                    if phase == "term" and sent is None and time.time() - t0 >= args.heavy_term_after:
+                        proc.terminate()
+                        sent = time.time()
+                    if phase == "run":
+                        text = scrape_text(port) or ""
+                        if victim_s is None and 'training_job="victim"' in text and \
+                                "profwatch_family_kernel_seconds" in text:
+                            victim_s = time.time() - t0
+                        if window_s is None and 'training_job="flood"' in text and \
+                                "profwatch_window_gpus" in text:
+                            window_s = time.time() - t0
+                        if victim_s is not None and window_s is not None:
+                            break
+                    time.sleep(0.2)  # the /proc sampling period of a deadline-bounded wait
+                if phase == "term" and sent is not None:
+                    try:
+                        proc.wait(timeout=120)
+                    except subprocess.TimeoutExpired:
+                        pass
+                    term_s = time.time() - sent if proc.poll() is not None else None
+                if phase == "run":
+                    row.update(peak_rss_mb=hwm / 1024, victim_s=victim_s, window_s=window_s)
+                else:
+                    row["term_exit_s"] = term_s
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                shutil.rmtree(state_dir, ignore_errors=True)
+        out["rows"].append(row)
+        fmt = lambda v: "never" if v is None else f"{v:.1f}"
+        print(f"| {label} | {row['peak_rss_mb']:.0f} | {fmt(row['victim_s'])} | "
+              f"{fmt(row['window_s'])} | {fmt(row['term_exit_s'])} |")
+    results["heavy_window"] = out
+
+
 def keep(args, bins, work, results):
     """`analyze` wall time and peak RSS on what a window must not keep
     (issue #45): a Kineto trace of 600 distinct kernel names of 1 MiB each,
@@ -1351,6 +1445,13 @@ def main():
                          "(0 skips; 45 as filed)")
     ap.add_argument("--rewrite-every", type=float, default=3.0,
                     help="seconds between the re-analysis rows' writes")
+    ap.add_argument("--heavy-files", type=int, default=0,
+                    help="the memory rows of issue #58: files of one window (0 skips; 100 as "
+                         "filed)")
+    ap.add_argument("--heavy-devices", type=int, default=1024)
+    ap.add_argument("--heavy-names", type=int, default=128)
+    ap.add_argument("--heavy-term-after", type=float, default=60,
+                    help="seconds after the start the memory rows' second run sends SIGTERM")
     ap.add_argument("--keep", action="store_true",
                     help="analyze on the hostile inputs of issue #45 (what a window keeps)")
     ap.add_argument("--tracegen", help="profwatch-tracegen to generate inputs with "
@@ -1410,6 +1511,8 @@ def main():
         restart(args, bins, args.work, results)
     if args.rewrite_seconds > 0:
         reanalysis(args, bins, args.work, results)
+    if args.heavy_files > 0:
+        heavy_window(args, bins, args.work, results)
     if args.keep:
         keep(args, bins, args.work, results)
     results["machine"]["loadavg_at_end"] = os.getloadavg()

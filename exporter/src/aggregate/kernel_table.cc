@@ -145,7 +145,10 @@ uint32_t KernelTable::Intern(std::string_view n) {
     return *id;
   }
   ++drops["name_limit"];
-  NameTraits t = judge();
+  return OtherName(judge(), memop);
+}
+
+uint32_t KernelTable::OtherName(NameTraits t, bool memop) {
   std::string key = memop ? "m" : "k";
   key += t.collective ? std::to_string(static_cast<int>(*t.collective)) : "-";
   for (classify::FamilyId f : t.family) key += "," + std::to_string(f);
@@ -155,6 +158,31 @@ uint32_t KernelTable::Intern(std::string_view n) {
   name_is_memop.push_back(memop ? 1 : 0);
   traits.emplace(other, std::move(t));
   other_names.emplace(std::move(key), other);
+  return other;
+}
+
+bool KernelTable::HasSlot(const Device& d, uint32_t name, const CollectiveCall* call) {
+  if (call != nullptr && call->kind) {
+    return d.collective_slot_of.count((uint64_t{name} << 8) |
+                                      (1u + static_cast<uint8_t>(*call->kind))) != 0;
+  }
+  return name < d.slot_of.size() && d.slot_of[name] != 0;
+}
+
+uint32_t KernelTable::OtherNameOf(uint32_t name) {
+  if (auto known = other_of_name.find(name); known != other_of_name.end()) return known->second;
+  uint32_t other = name;  // an "other" entry already
+  if (auto t = traits.find(name); t != traits.end()) {
+    if (names[name] != kOtherKernelNames) other = OtherName(t->second, name_is_memop[name] != 0);
+  } else {
+    NameTraits judged;
+    for (const auto& c : window_names->candidates()) {
+      judged.family.push_back(c->Classify(names[name]));
+    }
+    judged.collective = CollectiveKindOfKernel(names[name]);
+    other = OtherName(std::move(judged), name_is_memop[name] != 0);
+  }
+  other_of_name.emplace(name, other);
   return other;
 }
 
@@ -206,6 +234,12 @@ bool KernelTable::Times(bool has_ts, int64_t ts, bool has_dur, bool dur_exact, i
 void KernelTable::AddKernel(int dev, int64_t stream, uint32_t name, int64_t start, int64_t end,
                             const CollectiveCall* call, uint64_t hlo_op) {
   Device& d = devices[static_cast<size_t>(dev)];
+  if (!HasSlot(d, name, call) && names[name] != kOtherKernelNames &&
+      !window_names->TakeDeviceName()) {
+    // The window's (device, name) slots are taken: its other-names slot.
+    ++drops["device_name_limit"];
+    name = OtherNameOf(name);
+  }
   name_is_kernel[name] = 1;
   uint32_t* slot = nullptr;
   if (call != nullptr && call->kind) {
@@ -285,7 +319,7 @@ int64_t MemopBytes(std::string_view details) {
 }
 
 void KernelTable::AddStep(std::string_view number, int64_t start, int64_t end) {
-  if (steps.size() >= kMaxSteps) {
+  if (steps.size() >= kMaxSteps || !window_names->TakeStep()) {
     ++drops["step_limit"];
     return;
   }

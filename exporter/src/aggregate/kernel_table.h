@@ -74,7 +74,8 @@ struct KernelTable {
   // Distinct (stream, kernel name) pairs kept per device; beyond them the
   // device's stream count is every stream it had a kernel on.
   static constexpr size_t kMaxStreamNames = size_t{1} << 18;
-  // Step spans per file ("step_limit" beyond).
+  // Step spans per file ("step_limit" beyond; the window's cap too,
+  // NameLimits::max_steps_per_window).
   static constexpr size_t kMaxSteps = size_t{1} << 16;
   // Distinct (scope, kernel name) pairs per file; further pairs go to the
   // "other scopes" entry ("scope_limit").
@@ -147,6 +148,8 @@ struct KernelTable {
   // families, memory-op flag and collective kind, as text).
   std::map<std::string, uint32_t, std::less<>> other_names;
   uint32_t other_scope = 0;  // ScopeId of "other scopes"; 0: none yet
+  // OtherNameOf's answers by name id (judged once per name).
+  std::unordered_map<uint32_t, uint32_t> other_of_name;
   std::vector<Device> devices;
   std::vector<StepSpan> steps;
   std::map<std::string, uint64_t> drops;
@@ -182,6 +185,14 @@ struct KernelTable {
   // the window's caps gets the "other kernel names" entry of its judgement
   // ("name_limit").
   uint32_t Intern(std::string_view n);
+  // The "other kernel names" entry of judgement `t` (made when new).
+  uint32_t OtherName(NameTraits t, bool memop);
+  // The "other kernel names" entry `name` falls under (judged on its kept
+  // name, or on its whole name when it was cut): past the window's
+  // (device, name) slots.
+  uint32_t OtherNameOf(uint32_t name);
+  // Whether device `d` has a slot for `name` (and `call`'s collective kind).
+  static bool HasSlot(const Device& d, uint32_t name, const CollectiveCall* call);
   // ScopeId of a scope or region name: index + 1; 0 for the empty name.
   // Cut and capped like kernel names ("scope_cut", "scope_limit"), over a
   // cap the "other scopes" entry.

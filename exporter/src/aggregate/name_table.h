@@ -14,6 +14,7 @@
 // time (KernelTable), never drop it silently.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -41,6 +42,19 @@ struct NameLimits {
   // Distinct names the whole window keeps (all tables of all its files).
   size_t max_names_per_window = size_t{64} << 10;
   size_t max_name_bytes_per_window = size_t{64} << 20;
+  // (device, kernel name) pairs the window keeps apart, over all its files:
+  // each is a slot with its own intervals and counters, so without this a
+  // window's memory grew with files x devices x names (100 files of 1,024
+  // devices x 128 names: 13 million slots). Past it a device's further
+  // names share its "other kernel names" slot of the same family judgement
+  // (drops["device_name_limit"]): family figures stay exact, top-kernel
+  // lists lose those names. A 1,024-host job of 8 GPUs with 200 kernel names
+  // each has 1.6 million pairs.
+  size_t max_device_names_per_window = size_t{1} << 21;
+  // Step markers the window keeps over all its files (a file keeps at most
+  // KernelTable::kMaxSteps): 24 bytes each, so a window of many files of
+  // 65,536 markers stays within 24 MiB; past it "step_limit".
+  size_t max_steps_per_window = size_t{1} << 20;
 };
 
 // `name` when it fits `max_bytes`, else its first bytes (cut at a UTF-8
@@ -73,6 +87,16 @@ class WindowNames {
   std::string_view KeepAlways(std::string_view name);
   size_t names() const;
   uint64_t bytes() const;
+  // Takes one (device, name) slot of the window's
+  // max_device_names_per_window; false once they are all taken.
+  bool TakeDeviceName() {
+    return device_names_.fetch_add(1, std::memory_order_relaxed) <
+           limits_.max_device_names_per_window;
+  }
+  // The same for one step marker of max_steps_per_window.
+  bool TakeStep() {
+    return steps_.fetch_add(1, std::memory_order_relaxed) < limits_.max_steps_per_window;
+  }
 
  private:
   struct Hash {
@@ -84,6 +108,8 @@ class WindowNames {
   mutable std::mutex mu_;
   std::unordered_set<std::string, Hash, std::equal_to<>> names_;  // under mu_
   uint64_t bytes_ = 0;                                            // under mu_
+  std::atomic<size_t> device_names_{0};                           // TakeDeviceName
+  std::atomic<size_t> steps_{0};                                  // TakeStep
 };
 
 // Names of one file interned to dense ids 0, 1, 2, ... in first-seen order,

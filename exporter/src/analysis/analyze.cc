@@ -394,9 +394,9 @@ Result<std::shared_ptr<const classify::Classifier>> PickClassifier(
 // over a cap (aggregate/kernel_table.h): what was cut, by reason, with the
 // counts; the figures keep the time under the "other" entries.
 void LogCaps(const std::vector<aggregate::FileSummary>& files) {
-  static constexpr std::string_view kReasons[] = {"name_cut",     "name_limit",     "scope_cut",
-                                                  "scope_limit",  "hlo_name_limit", "device_limit",
-                                                  "stream_limit", "step_limit"};
+  static constexpr std::string_view kReasons[] = {
+      "name_cut",     "name_limit",   "scope_cut",  "scope_limit",      "hlo_name_limit",
+      "device_limit", "stream_limit", "step_limit", "device_name_limit"};
   for (const aggregate::FileSummary& f : files) {
     std::string cut;
     for (std::string_view reason : kReasons) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/caps.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 #include "watch/owner.h"
@@ -39,7 +40,9 @@
 namespace profwatch::store {
 
 inline constexpr std::string_view kHistorySchema = "profwatch.history.v1";
-inline constexpr uint64_t kDefaultHistoryMaxBytes = 64ull << 20;
+// Per owner (why this value: core/caps.h).
+inline constexpr uint64_t kDefaultHistoryMaxBytes =
+    static_cast<uint64_t>(caps::kHistoryBytesPerOwner.value);
 // The longest history line written whole: twice the per-run state cap
 // (pipeline/window_policy.h kMaxRunStateBytes), since a line holds the
 // run's state and a report of it.

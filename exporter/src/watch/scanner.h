@@ -67,6 +67,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/caps.h"
 #include "core/result.h"
 #include "watch/owner.h"
 #include "watch/shard.h"
@@ -108,11 +109,9 @@ struct FileObservation {
 // enough that a directory of hostile names costs little per scan.
 inline constexpr int64_t kDefaultMaxFilesPerDir = 50'000;
 inline constexpr int64_t kDefaultMaxFilesPerWindow = 10'000;
-// Default of ScanOptions::max_dirs_per_owner (serve --max-dirs-per-owner):
-// a user with 100 runs of 1,000 profiling windows each, every <ts> dir kept
-// on disk, stays under it; one walk of that many directories costs about a
-// second.
-inline constexpr int64_t kDefaultMaxDirsPerOwner = 100'000;
+// Default of ScanOptions::max_dirs_per_owner (serve --max-dirs-per-owner;
+// why this value: core/caps.h).
+inline constexpr int64_t kDefaultMaxDirsPerOwner = caps::kDirsPerOwner.value;
 
 struct ScanOptions {
   // Roots of jobs: each child directory is a job (its name the training_job).

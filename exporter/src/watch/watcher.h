@@ -26,16 +26,15 @@
 #include <string>
 #include <vector>
 
+#include "core/caps.h"
 #include "core/result.h"
 #include "watch/owner.h"
 
 namespace profwatch::watch {
 
-// Default of SetOwnerBudget (serve --max-watches-per-owner): a user's 100
-// runs each with their run, tensorboard, plugins and profile directories
-// and a few recent <ts> dirs; a small share of the kernel's default
-// fs.inotify.max_user_watches (8,192 on older kernels, more on newer).
-inline constexpr int64_t kDefaultMaxWatchesPerOwner = 1'024;
+// Default of SetOwnerBudget (serve --max-watches-per-owner; why this
+// value: core/caps.h).
+inline constexpr int64_t kDefaultMaxWatchesPerOwner = caps::kWatchesPerOwner.value;
 
 struct WatchHints {
   // Directories whose entries changed (created, moved, deleted, attributes)

@@ -76,6 +76,7 @@
 #include <string>
 #include <vector>
 
+#include "core/caps.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "watch/owner.h"
@@ -127,14 +128,9 @@ struct AssemblerOptions {
   // window it may split from in the same state; a tree copied in while the
   // daemon runs has its latest cycles analysed.
   static constexpr int kWindowsAtFirstSight = 8;
-  // Runs per owner: a user running 1,000 jobs at once is far beyond a real
-  // cluster share; each run costs its exported series and a training-log
-  // reader.
-  static constexpr int64_t kDefaultMaxRunsPerOwner = 1'000;
-  // Windows per owner (every window whose files are on disk is tracked, the
-  // analysed ones too, to see them change): 100 runs each keeping 100
-  // profiling windows on disk.
-  static constexpr int64_t kDefaultMaxWindowsPerOwner = 10'000;
+  // Runs and windows per owner (why these values: core/caps.h).
+  static constexpr int64_t kDefaultMaxRunsPerOwner = caps::kRunsPerOwner.value;
+  static constexpr int64_t kDefaultMaxWindowsPerOwner = caps::kWindowsPerOwner.value;
 };
 
 // The reasons of profwatch_scan_refused_total and profwatch_owner_limited

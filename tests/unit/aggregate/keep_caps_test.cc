@@ -183,6 +183,71 @@ TEST(KeepCapsTest, TheWindowCapIsSharedByItsFiles) {
   EXPECT_EQ(pool->names(), 3u) << "two names and the other entry";
 }
 
+// The window's (device, name) slots are shared by its files, however many:
+// past them a device's further names keep their time under its other-names
+// slot of their family, counted per event; a pair that has its slot keeps
+// it. Family figures are the same as without the cap.
+TEST(KeepCapsTest, DeviceNamePairsPastTheWindowsCapGoToOtherNamesOfTheirFamily) {
+  auto c = Builtin("nvidia");
+  const std::vector<std::string> names = {"gemm_a", "gemm_b", "ncclDevKernel_AllReduce", "gemm_c"};
+  auto window = [&](NameLimits limits) {
+    auto pool = std::make_shared<WindowNames>(limits, std::vector{c});
+    std::vector<std::shared_ptr<FileStats>> files;
+    for (int f = 0; f < 3; ++f) {
+      for (int64_t dev = 0; dev < 2; ++dev) {
+        files.push_back(
+            File("f" + std::to_string(f) + "d" + std::to_string(dev), names, pool, *c, dev));
+      }
+    }
+    return MergeWindow(files, *c, {});
+  };
+  const WindowStats all = window(NameLimits{});
+  NameLimits limits;
+  limits.max_device_names_per_window = 5;  // of 6 files x 4 pairs
+  const WindowStats capped = window(limits);
+  EXPECT_EQ(Drops(all, "device_name_limit"), 0u);
+  EXPECT_EQ(Drops(capped, "device_name_limit"), 24u - 5u) << "every event past the cap";
+  EXPECT_EQ(capped.total_kernel_ps, all.total_kernel_ps);
+  EXPECT_EQ(capped.total_launches, all.total_launches);
+  for (const FamilySummary& f : all.families) {
+    EXPECT_EQ(Family(capped, f.family).total_ps, f.total_ps) << f.family;
+    EXPECT_EQ(Family(capped, f.family).launches, f.launches) << f.family;
+  }
+  const FamilySummary& nccl = Family(capped, "nccl");
+  ASSERT_EQ(nccl.top_kernels.size(), 2u);  // the first file's slot and the others' entry
+  EXPECT_EQ(nccl.top_kernels[0].name, KernelTable::kOtherKernelNames);
+  EXPECT_EQ(nccl.top_kernels[0].launches, 5);
+  EXPECT_EQ(nccl.top_kernels[1].name, "ncclDevKernel_AllReduce");
+  EXPECT_EQ(capped.collectives[CollectiveKind::kAllReduce].calls,
+            all.collectives[CollectiveKind::kAllReduce].calls)
+      << "kind judged on the name";
+}
+
+// A window's step markers are capped over all its files.
+TEST(KeepCapsTest, StepMarkersPastTheWindowsCapAreDroppedAndCounted) {
+  auto c = Builtin("nvidia");
+  NameLimits limits;
+  limits.max_steps_per_window = 5;
+  auto pool = std::make_shared<WindowNames>(limits, std::vector{c});
+  std::vector<std::shared_ptr<FileStats>> files;
+  for (int f = 0; f < 2; ++f) {
+    FileAggregator agg("f" + std::to_string(f), FileAggregator::kDefaultIntervalBudget, "/tmp",
+                       pool);
+    agg.OnEvent(Kernel(0, "gemm", 0, kUs));
+    for (int s = 0; s < 4; ++s) {
+      const std::string name = "ProfilerStep#" + std::to_string(s);
+      TraceEvent e = Kernel(0, name, s * 10 * kUs, kUs);
+      e.cat = "cpu_op";
+      agg.OnEvent(e);
+    }
+    parse::ParseSummary summary;
+    files.push_back(agg.Finish(summary, false, *c));
+  }
+  WindowStats w = MergeWindow(files, *c, {});
+  EXPECT_EQ(w.trace_steps.size(), 5u);
+  EXPECT_EQ(Drops(w, "step_limit"), 3u);
+}
+
 TEST(KeepCapsTest, DevicesAndStepsPastTheirCapsAreDroppedAndCounted) {
   auto c = Builtin("nvidia");
   auto pool = std::make_shared<WindowNames>(NameLimits{}, std::vector{c});
