@@ -330,6 +330,12 @@ TEST(ServeTenantTest, RunsAnotherUserCreatesInASharedJobDirAreTheirs) {
   EXPECT_EQ(Sample(*m, "profwatch_scan_refused_total", {{"reason", "owner_run_cap"}}).value_or(0),
             0)
       << *m;
+  // Each one's analyses are charged to them.
+  for (uid_t uid : {kAlice, kBob}) {
+    const testing::Labels owner = {{"owner", std::to_string(uid)}};
+    EXPECT_EQ(Sample(*m, "profwatch_owner_windows_analyzed_total", owner), 3) << *m;
+    EXPECT_GT(Sample(*m, "profwatch_owner_worker_seconds_total", owner).value_or(0), 0) << *m;
+  }
   EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
 }
 

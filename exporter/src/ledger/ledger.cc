@@ -67,6 +67,14 @@ void Ledger::ObserveCapped(const std::vector<std::string_view>& reasons, std::ve
   capped_.merge(next);
 }
 
+void Ledger::AddAnalysis(watch::Owner owner, double worker_seconds, bool reanalysis) {
+  for (Costs* c : {&costs_[owner], &changes_.costs[owner]}) {
+    c->worker_seconds += worker_seconds;
+    ++c->analyses;
+    if (reanalysis) ++c->reanalyses;
+  }
+}
+
 Changes Ledger::TakeChanges() { return std::exchange(changes_, {}); }
 
 const std::map<std::string, Refusal>& Ledger::Refused(std::string_view reason) const {

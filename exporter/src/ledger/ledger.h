@@ -1,6 +1,6 @@
-// The ledger: per owner (watch/owner.h), what the daemon refuses and what a
-// per-owner cap leaves out, in one place. Pure: the daemon passes what each
-// scan or analysis observed (values), the ledger answers with what changed
+// The ledger: per owner (watch/owner.h), what the daemon refuses, what a
+// per-owner cap leaves out and what the owner's analyses cost, in one place. Pure: the daemon
+// passes what each scan or analysis observed (values), the ledger answers with what changed
 // (counter increments by owner and reason, refusals that began or ended,
 // caps an owner went over or came back under), and the daemon applies that
 // (metrics, one log line per change) without bookkeeping of its own.
@@ -54,6 +54,14 @@ struct Capped {
 // (reason, owner): one series of profwatch_scan_refused_total.
 using RefusedKey = std::pair<std::string, watch::Owner>;
 
+// What an owner's windows cost the workers.
+struct Costs {
+  double worker_seconds = 0;  // wall time workers spent analysing them
+  int64_t analyses = 0;       // windows analysed, re-analyses included
+  int64_t reanalyses = 0;     // of them, a window analysed before
+  bool operator==(const Costs&) const = default;
+};
+
 // What changed since the last TakeChanges.
 struct Changes {
   std::map<RefusedKey, int64_t> refused;  // counter increments
@@ -64,8 +72,10 @@ struct Changes {
   // Owners that went over a cap, and (owner, reason) back under one.
   std::vector<Capped> over;
   std::vector<std::pair<watch::Owner, std::string>> under;
+  std::map<watch::Owner, Costs> costs;  // what owners' analyses cost since
   bool empty() const {
-    return refused.empty() && began.empty() && ended.empty() && over.empty() && under.empty();
+    return refused.empty() && began.empty() && ended.empty() && over.empty() && under.empty() &&
+           costs.empty();
   }
 };
 
@@ -97,6 +107,10 @@ class Ledger {
   // per owner and reason, each of a reason in `reasons`).
   void ObserveCapped(const std::vector<std::string_view>& reasons, std::vector<Capped> now);
 
+  // One analysis of an owner's window ended: `worker_seconds` of a
+  // worker's time, a re-analysis when the window was analysed before.
+  void AddAnalysis(watch::Owner owner, double worker_seconds, bool reanalysis);
+
   Changes TakeChanges();
 
   // What `reason` refuses now, by key.
@@ -104,10 +118,13 @@ class Ledger {
   // (owner, reason) -> left out now: profwatch_owner_capped (owners under
   // every cap are absent).
   std::map<std::pair<watch::Owner, std::string>, int64_t> CappedNow() const;
+  // Every owner's analyses so far.
+  const std::map<watch::Owner, Costs>& CostsByOwner() const { return costs_; }
 
  private:
   std::map<std::string, std::map<std::string, Refusal>> refused_;  // reason -> key -> refusal
   std::map<std::pair<watch::Owner, std::string>, Capped> capped_;
+  std::map<watch::Owner, Costs> costs_;
   Changes changes_;
 };
 

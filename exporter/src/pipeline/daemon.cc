@@ -146,6 +146,8 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   refused_family_ = &CounterFamily(Metric::kScanRefusedTotal);
   log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
   logs_refused_family_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal);
+  owner_worker_seconds_family_ = &CounterFamily(Metric::kOwnerWorkerSecondsTotal);
+  owner_analyses_family_ = &CounterFamily(Metric::kOwnerWindowsAnalyzedTotal);
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
   log_options.scan_period = options_.poll_interval;
@@ -451,6 +453,11 @@ void Daemon::ApplyLedgerLocked() {
     refused_family_->Add({{"reason", key.first}, {"owner", watch::OwnerLabel(key.second)}})
         .Increment(static_cast<double>(n));
   }
+  for (const auto& [owner, c] : changes.costs) {
+    const prometheus::Labels labels = {{"owner", watch::OwnerLabel(owner)}};
+    owner_worker_seconds_family_->Add(labels).Increment(c.worker_seconds);
+    owner_analyses_family_->Add(labels).Increment(static_cast<double>(c.analyses));
+  }
   Emit(RefusalEvents(changes, RefusalLimitsOf(options_)));
 }
 
@@ -738,6 +745,8 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
       task, w.outcome, now,
       ExportedOf(previous, serial == exported_serial_.end() ? 0 : serial->second));
   ++windows_analyzed_;
+  ledger_.AddAnalysis(task.owner, w.seconds, task.reanalysis);
+  ApplyLedgerLocked();
   WindowVerdict v = DecideWindow(task, w, previous, now,
                                  {options.step_seconds, options.assembler.window_timeout});
   for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));

@@ -320,6 +320,9 @@ class Daemon {
   // profwatch_scan_refused_total{owner,reason}, profwatch_training_logs_refused_total{owner}.
   prometheus::Family<prometheus::Counter>* refused_family_ = nullptr;
   prometheus::Family<prometheus::Counter>* logs_refused_family_ = nullptr;
+  // What owners' analyses cost (the ledger's Costs), by owner.
+  prometheus::Family<prometheus::Counter>* owner_worker_seconds_family_ = nullptr;
+  prometheus::Family<prometheus::Counter>* owner_analyses_family_ = nullptr;
   // profwatch_history_rotations_total{owner}: an owner's history file rotated.
   prometheus::Family<prometheus::Counter>* history_rotations_family_ = nullptr;
   // Tracked files at the last scan: when a scan drops many, the freed heap

@@ -141,5 +141,21 @@ TEST(LedgerTest, AnOwnerGoesOverACapOnceAndComesBackUnderOnce) {
       (std::map<std::pair<watch::Owner, std::string>, int64_t>{{{kBob, "owner_dir_cap"}, 6}}));
 }
 
+// What an owner's analyses cost: increments since the last changes, and
+// totals.
+TEST(LedgerTest, AnalysesAreCostedPerOwner) {
+  Ledger l;
+  l.AddAnalysis(kAlice, 2.5, false);
+  l.AddAnalysis(kAlice, 1.0, true);
+  l.AddAnalysis(kBob, 0.5, false);
+  Changes c = l.TakeChanges();
+  EXPECT_EQ(c.costs, (std::map<watch::Owner, Costs>{{kAlice, {3.5, 2, 1}}, {kBob, {0.5, 1, 0}}}));
+  l.AddAnalysis(kAlice, 4.0, true);
+  c = l.TakeChanges();
+  EXPECT_EQ(c.costs, (std::map<watch::Owner, Costs>{{kAlice, {4.0, 1, 1}}}));
+  EXPECT_EQ(l.CostsByOwner().at(kAlice), (Costs{7.5, 3, 2}));
+  EXPECT_TRUE(l.TakeChanges().empty());
+}
+
 }  // namespace
 }  // namespace profwatch::ledger
