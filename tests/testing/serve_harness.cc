@@ -130,7 +130,8 @@ Serve::Serve(const TempDir& tmp, std::vector<std::string> args, const std::strin
     execv(cargv[0], cargv.data());
     _exit(127);
   }
-  auto deadline = std::chrono::steady_clock::now() + 20s;
+  // A bound for a daemon that never listens (see WaitFor's).
+  auto deadline = std::chrono::steady_clock::now() + 60s;
   while (std::chrono::steady_clock::now() < deadline) {
     std::string text = ReadFile(port_file_);
     if (!text.empty()) {
