@@ -1304,11 +1304,14 @@ def heavy_window(args, bins, work, results):
                         sent = time.time()
                     if phase == "run":
                         text = scrape_text(port) or ""
-                        if victim_s is None and 'training_job="victim"' in text and \
-                                "profwatch_family_kernel_seconds" in text:
+                        if victim_s is None and re.search(
+                                r'^profwatch_family_kernel_seconds\{training_job="victim"', text, re.M):
                             victim_s = time.time() - t0
-                        if window_s is None and 'training_job="flood"' in text and \
-                                "profwatch_window_gpus" in text:
+                        # The window's analysis ended: exported, or flagged
+                        # (too_large: its run state over the per-run cap).
+                        if window_s is None and re.search(
+                                r'^profwatch_(window_gpus|window_failed)\{training_job="flood"',
+                                text, re.M):
                             window_s = time.time() - t0
                         if victim_s is not None and window_s is not None:
                             break
