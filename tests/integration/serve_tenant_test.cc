@@ -223,6 +223,35 @@ TEST(ServeTenantTest, TheOldestWaitingWindowsAgeIsExported) {
   EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
 }
 
+// A window whose run state would take its owner past
+// --max-state-bytes-per-owner is not exported: flagged owner_state_cap,
+// counted and logged; another run's window within its owner's room is
+// (the default cap).
+TEST(ServeTenantTest, AWindowPastItsOwnersStateCapIsFlaggedNotExported) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "big", "r1") + "/" + TsName(NowUnix() - 60) + "/h0.trace.json.gz", 2);
+  Serve serve(tmp, FastFlags(jobs, {"--max-state-bytes-per-owner", "1000"}));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return Sample(t, "profwatch_window_failed",
+                  {{"training_job", "big"}, {"run", "r1"}, {"reason", "owner_state_cap"}})
+        .has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "big"}})) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "owner_state_cap"}}), 1) << *m;
+  EXPECT_NE(serve.Log().find("--max-state-bytes-per-owner training_job=big run=r1"),
+            std::string::npos)
+      << serve.Log();
+  EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
+  Serve fits(tmp, FastFlags(jobs), "fits");
+  ASSERT_GT(fits.port(), 0) << fits.Log();
+  ASSERT_TRUE(fits.WaitFor(HasGpus("big", "r1", 2)).has_value()) << fits.Log();
+  EXPECT_EQ(fits.Stop(15s), 0) << fits.Log();
+}
+
 // --- several owners (root only) --------------------------------------------
 
 #define PROFWATCH_REQUIRE_ROOT()                                                      \

@@ -58,6 +58,9 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
   AddCap(app, "--max-watches-per-owner", f.max_watches_per_owner, 0,
          "inotify watches per owner; the owner's other directories are found by the "
          "--poll-interval rescan (0: no budget)");
+  AddCap(app, "--max-state-bytes-per-owner", f.max_state_bytes_per_owner, 0,
+         "Bytes of run state (memory and --state) per owner; a window past it is not exported "
+         "(flagged owner_state_cap; 0: no cap)");
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
@@ -413,6 +416,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.assembler.max_windows_per_owner = f.max_windows_per_owner;
   o.max_dirs_per_owner = f.max_dirs_per_owner;
   o.max_watches_per_owner = f.max_watches_per_owner;
+  o.max_state_bytes_per_owner = f.max_state_bytes_per_owner;
   o.poll_interval = *poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();

@@ -41,6 +41,7 @@ struct ServeFlags {
   int64_t max_windows_per_owner = window::AssemblerOptions::kDefaultMaxWindowsPerOwner;
   int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
   int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
+  int64_t max_state_bytes_per_owner = caps::kStateBytesPerOwner.value;
   std::string host_filter;  // "", a host name, or "auto"
   std::string shard;        // "", "I/N" or "POD-NAME-I/N" (watch::ParseShard)
   std::string skew = "120s";

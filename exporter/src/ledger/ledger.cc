@@ -75,6 +75,36 @@ void Ledger::AddAnalysis(watch::Owner owner, double worker_seconds, bool reanaly
   }
 }
 
+void Ledger::KeepState(const std::string& run, watch::Owner owner, int64_t bytes) {
+  if (auto it = kept_.find(run); it != kept_.end()) {
+    kept_by_owner_[it->second.owner] -= it->second.bytes;
+    if (kept_by_owner_[it->second.owner] == 0) kept_by_owner_.erase(it->second.owner);
+    kept_.erase(it);
+  }
+  ownerless_.erase(run);
+  if (bytes <= 0) return;
+  kept_[run] = {owner, bytes};
+  kept_by_owner_[owner] += bytes;
+  if (owner == watch::kNoOwner) ownerless_.insert(run);
+}
+
+void Ledger::SetRunOwner(const std::string& run, watch::Owner owner) {
+  auto it = kept_.find(run);
+  if (it == kept_.end() || it->second.owner == owner) return;
+  const int64_t bytes = it->second.bytes;
+  KeepState(run, owner, bytes);
+}
+
+int64_t Ledger::StateBytes(watch::Owner owner) const {
+  auto it = kept_by_owner_.find(owner);
+  return it == kept_by_owner_.end() ? 0 : it->second;
+}
+
+int64_t Ledger::StateBytesOf(const std::string& run) const {
+  auto it = kept_.find(run);
+  return it == kept_.end() ? 0 : it->second.bytes;
+}
+
 Changes Ledger::TakeChanges() { return std::exchange(changes_, {}); }
 
 const std::map<std::string, Refusal>& Ledger::Refused(std::string_view reason) const {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -111,6 +112,19 @@ class Ledger {
   // worker's time, a re-analysis when the window was analysed before.
   void AddAnalysis(watch::Owner owner, double worker_seconds, bool reanalysis);
 
+  // The state run `run` keeps (its SerializeRunState bytes, in memory and in
+  // --state), charged to `owner` (kNoOwner: not known yet, e.g. restored
+  // from --state before a scan saw the run); 0 bytes: it keeps none.
+  void KeepState(const std::string& run, watch::Owner owner, int64_t bytes);
+  // A scan saw `run` under `owner`: a run kept with no known owner (or
+  // another) is charged to this one from now on.
+  void SetRunOwner(const std::string& run, watch::Owner owner);
+  // Runs kept without a known owner (SetRunOwner is needed only then).
+  bool HasRunsWithoutOwner() const { return !ownerless_.empty(); }
+  // The state bytes `owner`'s runs keep, and those of `run`.
+  int64_t StateBytes(watch::Owner owner) const;
+  int64_t StateBytesOf(const std::string& run) const;
+
   Changes TakeChanges();
 
   // What `reason` refuses now, by key.
@@ -125,6 +139,13 @@ class Ledger {
   std::map<std::string, std::map<std::string, Refusal>> refused_;  // reason -> key -> refusal
   std::map<std::pair<watch::Owner, std::string>, Capped> capped_;
   std::map<watch::Owner, Costs> costs_;
+  struct Kept {
+    watch::Owner owner = watch::kNoOwner;
+    int64_t bytes = 0;
+  };
+  std::map<std::string, Kept> kept_;                  // by run
+  std::map<watch::Owner, int64_t> kept_by_owner_;     // the sums of kept_
+  std::set<std::string> ownerless_;                   // runs in kept_ with kNoOwner
   Changes changes_;
 };
 

@@ -18,6 +18,7 @@
 #include "expose/report.h"
 #include "figures/step_basis.h"
 #include "store/state_file.h"
+#include "store/state_json.h"
 #include "watch/layout.h"
 #include "window/grouping.h"
 
@@ -227,6 +228,12 @@ Status Daemon::Start() {
       // The file keeps each window's aggregate and step time; its figures
       // are computed here, once.
       for (auto& [key, rs] : runs_) snapshot::RefreshFigures(rs);
+      // What each restored run keeps, charged to its owner once a scan
+      // sees the run (the file does not say whose it is).
+      for (const auto& [key, rs] : runs_) {
+        ledger_.KeepState(LedgerRunKey(key.training_job, key.run), watch::kNoOwner,
+                          static_cast<int64_t>(store::SerializeRunState(rs).size()));
+      }
       // A window is restored only with its run: the window of a run the
       // file no longer exports (expired, or another shard's) is analysed
       // again if its run is alive, as without the file.
@@ -417,11 +424,16 @@ std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result,
   ReportRootsLocked(result);
   ObserveScanRefusals(ledger_, result, notes, watcher_->UnwatchedByOwner(),
                       RefusalLimitsOf(options_));
+  if (ledger_.HasRunsWithoutOwner()) {
+    for (const watch::FileObservation& f : result.files) {
+      ledger_.SetRunOwner(LedgerRunKey(f.labels.training_job, f.labels.run), f.owner);
+    }
+  }
   if (!ledger_.Refused(kRetentionReason).empty()) {
     // A skipped run whose files are gone is forgotten.
     std::set<std::string> on_disk;
     for (const watch::FileObservation& f : result.files) {
-      on_disk.insert(RunRefusalKey(f.labels.training_job, f.labels.run));
+      on_disk.insert(LedgerRunKey(f.labels.training_job, f.labels.run));
     }
     ledger_.KeepRefusals(kRetentionReason,
                          [&](const ledger::Refusal& r) { return on_disk.count(r.key) != 0; });
@@ -747,8 +759,16 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   ++windows_analyzed_;
   ledger_.AddAnalysis(task.owner, w.seconds, task.reanalysis);
   ApplyLedgerLocked();
-  WindowVerdict v = DecideWindow(task, w, previous, now,
-                                 {options.step_seconds, options.assembler.window_timeout});
+  WindowPolicyOptions policy{options.step_seconds, options.assembler.window_timeout};
+  const std::string kept_key = LedgerRunKey(task.run.training_job, task.run.run);
+  if (options.max_state_bytes_per_owner > 0) {
+    ledger_.SetRunOwner(kept_key, task.owner);
+    const int64_t others = ledger_.StateBytes(task.owner) - ledger_.StateBytesOf(kept_key);
+    policy.owner_state_room =
+        static_cast<size_t>(std::max<int64_t>(0, options.max_state_bytes_per_owner - others));
+  }
+  WindowVerdict v = DecideWindow(task, w, previous, now, policy);
+  if (v.published) ledger_.KeepState(kept_key, task.owner, static_cast<int64_t>(v.state_bytes));
   for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));
   for (const auto& [reason, n] : v.errors) CountError(reason, static_cast<double>(n));
   Emit(v.logs);
@@ -827,6 +847,7 @@ void Daemon::RetentionSweepLocked(TimePoint now) {
                    it->first.training_job, it->first.run, it->second.last_activity_unix);
       exported_serial_.erase(it->first);
       step_missing_logged_.erase(it->first);
+      ledger_.KeepState(LedgerRunKey(it->first.training_job, it->first.run), watch::kNoOwner, 0);
       it = runs_.erase(it);
     } else {
       ++it;

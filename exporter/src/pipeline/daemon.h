@@ -77,6 +77,8 @@ struct DaemonOptions {
   // the job directory); runs and windows per owner are in `assembler`. 0: none.
   int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
   int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
+  // Run state bytes per owner (core/caps.h); 0: none.
+  int64_t max_state_bytes_per_owner = caps::kStateBytesPerOwner.value;
   // serve --shard: only the jobs this shard owns are walked, analysed, kept
   // in the state file and exported. Restart to change.
   watch::Shard shard;

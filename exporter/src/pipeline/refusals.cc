@@ -110,7 +110,7 @@ void BeganLines(std::vector<LogEvent>& logs, const std::string& reason,
 
 }  // namespace
 
-std::string RunRefusalKey(std::string_view training_job, std::string_view run) {
+std::string LedgerRunKey(std::string_view training_job, std::string_view run) {
   return std::string(training_job) + "/" + std::string(run);
 }
 
@@ -167,7 +167,7 @@ void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result
 
 void ObserveExpired(ledger::Ledger& ledger, const window::Assembler::Expired& e, bool exported) {
   if (exported) return;  // it expires, it is not skipped
-  Refusal r = Make(kRetentionReason, RunRefusalKey(e.run.training_job, e.run.run), e.owner, "");
+  Refusal r = Make(kRetentionReason, LedgerRunKey(e.run.training_job, e.run.run), e.owner, "");
   r.run = {e.run.training_job, e.run.run};
   r.last_activity_unix = e.last_activity_unix;
   // Refused already (another window of the run): its newest activity.

@@ -57,8 +57,8 @@ void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result
 // window, so it expires rather than being skipped).
 void ObserveExpired(ledger::Ledger& ledger, const window::Assembler::Expired& e, bool exported);
 
-// The ledger's key of a run refused for retention.
-std::string RunRefusalKey(std::string_view training_job, std::string_view run);
+// The ledger's key of a run (a run refused for retention, a run's kept state).
+std::string LedgerRunKey(std::string_view training_job, std::string_view run);
 
 // One line per change: a refusal that began (several paths of one reason
 // in one line where a scan may find many), one that ended where it is worth

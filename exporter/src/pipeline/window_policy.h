@@ -93,6 +93,9 @@ struct WindowPolicyOptions {
   std::optional<double> step_seconds;  // --step-time
   std::chrono::milliseconds window_timeout{0};
   size_t max_run_state_bytes = kMaxRunStateBytes;
+  // What the run's owner may still keep (--max-state-bytes-per-owner less
+  // its other runs' states); nullopt: no owner cap.
+  std::optional<size_t> owner_state_room;
 };
 
 struct WindowVerdict {
@@ -118,7 +121,14 @@ struct WindowVerdict {
   std::map<std::string, int64_t> retries;
   WindowResult result = WindowResult::kOk;
   std::vector<LogEvent> logs;
+  // The published run state's bytes (SerializeRunState), 0 when nothing was
+  // published: what the run now keeps (the ledger charges its owner).
+  size_t state_bytes = 0;
 };
+
+// profwatch_window_failed{reason} of a window whose run state would take
+// its owner past --max-state-bytes-per-owner.
+inline constexpr std::string_view kOwnerStateCapReason = "owner_state_cap";
 
 // The outcome of `result` as the assembler takes it.
 window::AnalysisOutcome OutcomeOf(const Result<analysis::WindowAnalysis>& result);

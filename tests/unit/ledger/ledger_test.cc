@@ -157,5 +157,32 @@ TEST(LedgerTest, AnalysesAreCostedPerOwner) {
   EXPECT_TRUE(l.TakeChanges().empty());
 }
 
+// Each run's kept state is charged to its owner; a run restored without a
+// known owner is charged once a scan names it; a run that keeps nothing is
+// forgotten.
+TEST(LedgerTest, KeptStateIsChargedToEachRunsOwner) {
+  Ledger l;
+  l.KeepState("j/a", kAlice, 100);
+  l.KeepState("j/b", kAlice, 50);
+  l.KeepState("k/c", watch::kNoOwner, 70);  // restored before a scan
+  EXPECT_EQ(l.StateBytes(kAlice), 150);
+  EXPECT_EQ(l.StateBytes(watch::kNoOwner), 70);
+  EXPECT_TRUE(l.HasRunsWithoutOwner());
+  l.SetRunOwner("k/c", kBob);
+  l.SetRunOwner("x/none", kBob);  // keeps nothing: nothing to charge
+  EXPECT_EQ(l.StateBytes(kBob), 70);
+  EXPECT_EQ(l.StateBytes(watch::kNoOwner), 0);
+  EXPECT_FALSE(l.HasRunsWithoutOwner());
+  l.KeepState("j/a", kAlice, 30);  // a new window of the run replaces what it kept
+  EXPECT_EQ(l.StateBytes(kAlice), 80);
+  EXPECT_EQ(l.StateBytesOf("j/a"), 30);
+  l.KeepState("j/b", kAlice, 0);  // expired
+  EXPECT_EQ(l.StateBytes(kAlice), 30);
+  EXPECT_EQ(l.StateBytesOf("j/b"), 0);
+  l.SetRunOwner("j/a", kBob);  // the run's directory changed hands
+  EXPECT_EQ(l.StateBytes(kAlice), 0);
+  EXPECT_EQ(l.StateBytes(kBob), 100);
+}
+
 }  // namespace
 }  // namespace profwatch::ledger

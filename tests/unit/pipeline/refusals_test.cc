@@ -112,7 +112,7 @@ TEST(RefusalsTest, RunsSkippedForRetentionAreCountedOnceWithTheirNewestActivity)
   EXPECT_EQ(c.refused, (std::map<ledger::RefusedKey, int64_t>{{{"retention", kAlice}, 1}}));
   EXPECT_TRUE(RefusalEvents(c, Limits()).empty());  // the ready notes say it
   ASSERT_EQ(l.Refused(kRetentionReason).size(), 1u);
-  const ledger::Refusal& r = l.Refused(kRetentionReason).at(RunRefusalKey("j", "r"));
+  const ledger::Refusal& r = l.Refused(kRetentionReason).at(LedgerRunKey("j", "r"));
   EXPECT_EQ(r.last_activity_unix, 300);
   EXPECT_EQ(r.run.training_job, "j");
   EXPECT_EQ(r.run.run, "r");

@@ -540,5 +540,35 @@ TEST_F(WindowPolicyTest, WindowOverThePerRunStateCapIsNotExported) {
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "the default holds it";
 }
 
+// A window whose run state would take its owner past
+// --max-state-bytes-per-owner (the room its other runs leave) is not
+// exported: owner_state_cap, counted and logged, the previous window kept.
+// Within the room it is published with its state's size, which the
+// ledger then charges to the owner.
+TEST_F(WindowPolicyTest, WindowPastItsOwnersStateRoomIsNotExported) {
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  options_.owner_state_room = 1'000'000;
+  const WindowVerdict fits = Decide(Clean(), &previous);
+  EXPECT_TRUE(fits.published);
+  EXPECT_GT(fits.state_bytes, 200u);
+  EXPECT_LT(fits.state_bytes, 1'000'000u);
+  options_.owner_state_room = fits.state_bytes - 1;
+  const WindowVerdict v = Decide(Clean(), &previous);
+  EXPECT_FALSE(v.published);
+  EXPECT_EQ(v.state_bytes, 0u);
+  EXPECT_EQ(v.errors, (Counts{{"owner_state_cap", 1}}));
+  EXPECT_EQ(v.failure, "owner_state_cap");
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
+  EXPECT_EQ(v.next->window_failure, "owner_state_cap");
+  ASSERT_FALSE(v.logs.empty());
+  EXPECT_NE(v.logs.back().text.find("window not exported: its owner's runs would keep more state "
+                                    "than --max-state-bytes-per-owner training_job=jobA"),
+            std::string::npos)
+      << v.logs.back().text;
+  options_.owner_state_room = fits.state_bytes;
+  EXPECT_TRUE(Decide(Clean(), &previous).published) << "exactly the room fits";
+}
+
 }  // namespace
 }  // namespace profwatch::pipeline
