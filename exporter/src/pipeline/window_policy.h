@@ -95,7 +95,7 @@ struct WindowPolicyOptions {
   size_t max_run_state_bytes = kMaxRunStateBytes;
   // What the run's owner may still keep (--max-state-bytes-per-owner less
   // its other runs' states); nullopt: no owner cap.
-  std::optional<size_t> owner_state_room;
+  std::optional<size_t> owner_state_room = std::nullopt;
 };
 
 struct WindowVerdict {
