@@ -71,15 +71,18 @@ inline constexpr Cap kHistoryBytesPerOwner{
     "unchanged from the single file it replaces; now per owner"};
 
 inline constexpr Cap kStateBytesPerOwner{
-    "--max-state-bytes-per-owner N", "owner_state_cap", int64_t{256} << 20, true,
+    "--max-state-bytes-per-owner N",
+    "owner_state_cap",
+    int64_t{256} << 20,
+    true,
     "a window whose run state would take the owner's kept run states (memory and `--state`) past "
     "it is not exported: its run keeps its previous window and is flagged `owner_state_cap` "
     "(`profwatch_window_failed`, one warning per window)",
     "a real run keeps 11-16 KB, a 1,024-host job about 4 MB, a run of 65,536 step markers about "
     "1 MB: 1,000 runs of 256 KB, or 64 such jobs; a restart loads about what is kept"};
 
-inline constexpr const Cap* kOwnerCaps[] = {&kRunsPerOwner,    &kWindowsPerOwner,
-                                            &kDirsPerOwner,    &kWatchesPerOwner,
+inline constexpr const Cap* kOwnerCaps[] = {&kRunsPerOwner,       &kWindowsPerOwner,
+                                            &kDirsPerOwner,       &kWatchesPerOwner,
                                             &kStateBytesPerOwner, &kHistoryBytesPerOwner};
 
 // The Markdown table of kOwnerCaps: one row per cap (flag and reason,

@@ -143,9 +143,9 @@ class Ledger {
     watch::Owner owner = watch::kNoOwner;
     int64_t bytes = 0;
   };
-  std::map<std::string, Kept> kept_;                  // by run
-  std::map<watch::Owner, int64_t> kept_by_owner_;     // the sums of kept_
-  std::set<std::string> ownerless_;                   // runs in kept_ with kNoOwner
+  std::map<std::string, Kept> kept_;               // by run
+  std::map<watch::Owner, int64_t> kept_by_owner_;  // the sums of kept_
+  std::set<std::string> ownerless_;                // runs in kept_ with kNoOwner
   Changes changes_;
 };
 
