@@ -117,7 +117,10 @@ std::vector<std::string> RunLines(const std::string& text) {
 // Settle and rescan fast, then `more`.
 std::vector<std::string> FastFlags(const std::string& jobs,
                                    std::initializer_list<std::string> more = {}) {
-  std::vector<std::string> flags = {"--watch", jobs, "--settle", "1s", "--poll-interval", "1s"};
+  // Re-analysis paced like settling, at test speed (the pacing itself:
+  // AssemblerTest on a fake clock).
+  std::vector<std::string> flags = {
+      "--watch", jobs, "--settle", "1s", "--poll-interval", "1s", "--reanalysis-interval", "1s"};
   flags.insert(flags.end(), more);
   return flags;
 }
