@@ -53,9 +53,10 @@ class Serve {
   std::string Log() const;
   std::optional<std::string> Metrics() const;
   // Polls /metrics until `pred` holds; returns the scrape that satisfied it.
-  // The default limit bounds a broken daemon, it times nothing: a real
-  // 20 MB trace analysed by the ASan build beside a 2-job build took more
-  // than 30 s (7.8 s quiet), so the limit is four times that.
+  // The default limit bounds a broken daemon, it times nothing: it is set
+  // so that the slowest analysis a test waits for (a real trace under ASan
+  // beside a concurrent build) needs at most a quarter of it
+  // (docs/performance.md, "The two commands' time").
   std::optional<std::string> WaitFor(
       const std::function<bool(const std::string&)>& pred,
       std::chrono::milliseconds limit = std::chrono::seconds(120)) const;
