@@ -252,6 +252,26 @@ TEST(ServeTenantTest, AWindowPastItsOwnersStateCapIsFlaggedNotExported) {
   EXPECT_EQ(fits.Stop(15s), 0) << fits.Log();
 }
 
+// The same past --max-state-bytes (all owners together; the only owner has
+// the whole cap as its share): flagged state_cap.
+TEST(ServeTenantTest, AWindowPastTheDaemonsStateCapIsFlaggedNotExported) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  testing::WriteSmallJaxTrace(
+      ProfileDir(jobs, "big", "r1") + "/" + TsName(NowUnix() - 60) + "/h0.trace.json.gz", 2);
+  Serve serve(tmp, FastFlags(jobs, {"--max-state-bytes", "1000"}));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  auto m = serve.WaitFor([](const std::string& t) {
+    return Sample(t, "profwatch_window_failed",
+                  {{"training_job", "big"}, {"run", "r1"}, {"reason", "state_cap"}})
+        .has_value();
+  });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "big"}})) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "state_cap"}}), 1) << *m;
+  EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
+}
+
 // --- several owners (root only) --------------------------------------------
 
 #define PROFWATCH_REQUIRE_ROOT()                                                      \

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "classify/classifier.h"
+#include "core/caps.h"
 
 namespace profwatch::aggregate {
 
@@ -50,11 +51,11 @@ struct NameLimits {
   // (drops["device_name_limit"]): family figures stay exact, top-kernel
   // lists lose those names. A 1,024-host job of 8 GPUs with 200 kernel names
   // each has 1.6 million pairs.
-  size_t max_device_names_per_window = size_t{1} << 21;
+  size_t max_device_names_per_window = static_cast<size_t>(caps::kDeviceNamesPerWindow.value);
   // Step markers the window keeps over all its files (a file keeps at most
   // KernelTable::kMaxSteps): 24 bytes each, so a window of many files of
   // 65,536 markers stays within 24 MiB; past it "step_limit".
-  size_t max_steps_per_window = size_t{1} << 20;
+  size_t max_steps_per_window = static_cast<size_t>(caps::kStepsPerWindow.value);
 };
 
 // `name` when it fits `max_bytes`, else its first bytes (cut at a UTF-8

@@ -61,6 +61,9 @@ void AddScanOptions(CLI::App& app, ServeFlags& f) {
   AddCap(app, "--max-state-bytes-per-owner", f.max_state_bytes_per_owner, 0,
          "Bytes of run state (memory and --state) per owner; a window past it is not exported "
          "(flagged owner_state_cap; 0: no cap)");
+  AddCap(app, "--max-state-bytes", f.max_state_bytes, 0,
+         "Bytes of run state (memory and --state) of all owners; past it a window of an owner "
+         "keeping an equal share or more is not exported (flagged state_cap; 0: no cap)");
   app.add_option("--host-filter", f.host_filter,
                  "Analyse only files whose names start with this host name; 'auto' = this "
                  "machine's short host name");
@@ -417,6 +420,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.max_dirs_per_owner = f.max_dirs_per_owner;
   o.max_watches_per_owner = f.max_watches_per_owner;
   o.max_state_bytes_per_owner = f.max_state_bytes_per_owner;
+  o.max_state_bytes = f.max_state_bytes;
   o.poll_interval = *poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();

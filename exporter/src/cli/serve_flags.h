@@ -42,6 +42,7 @@ struct ServeFlags {
   int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
   int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
   int64_t max_state_bytes_per_owner = caps::kStateBytesPerOwner.value;
+  int64_t max_state_bytes = caps::kStateBytes.value;
   std::string host_filter;  // "", a host name, or "auto"
   std::string shard;        // "", "I/N" or "POD-NAME-I/N" (watch::ParseShard)
   std::string skew = "120s";
@@ -55,10 +56,8 @@ struct ServeFlags {
   int workers = 2;
   int worker_nice = 10;
   FileBudgetFlags file_budget;
-  // --window-max-seconds: a window's whole analysis. The largest real window
-  // (1,024 hosts' capped JAX traces, 0.3 GB of JSON each, read one after the
-  // other at about 100 MB/s) takes under an hour.
-  double window_max_seconds = 3600;
+  // --window-max-seconds: a window's whole analysis (why: core/caps.h).
+  double window_max_seconds = static_cast<double>(caps::kWindowSeconds.value);
   std::string retention = "24h";
   std::string state;
   std::string config;

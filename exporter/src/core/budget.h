@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "core/caps.h"
 #include "core/result.h"
 
 namespace profwatch {
@@ -25,10 +26,10 @@ struct FileLimits {
   // Bytes a file may yield to its parser (decompressed: a gzip bomb is
   // counted by what it inflates to; an SQLite export by its size), and,
   // separately, bytes of intervals it may spill to disk. 0: no limit.
-  uint64_t max_bytes = uint64_t{8} << 30;
+  uint64_t max_bytes = static_cast<uint64_t>(caps::kFileBytes.value);
   // Wall time from the start of the file's read. 0: no limit. Measured on
   // steady_clock inside the reader: it bounds work, it is not policy time.
-  std::chrono::nanoseconds max_time = std::chrono::minutes(10);
+  std::chrono::nanoseconds max_time = std::chrono::seconds(caps::kFileSeconds.value);
   // Wall time of the whole window the file belongs to, from the start of
   // the window's analysis (AnalyzeFiles sets `window_deadline` from it): every
   // file of a window stops there, whatever its own budget has left, so a

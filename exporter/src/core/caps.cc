@@ -16,13 +16,26 @@ std::string Thousands(int64_t v) {
 
 }  // namespace
 
-std::string RenderOwnerCapsTable() {
+std::string RenderCapsTable(const Cap* const* caps, size_t n) {
   std::string out = "| Cap | Default | What is past it | Why this default |\n|---|---|---|---|\n";
-  for (const Cap* c : kOwnerCaps) {
+  for (size_t i = 0; i < n; ++i) {
+    const Cap* c = caps[i];
     out += "| `" + std::string(c->flag) + "`";
     if (!c->reason.empty()) out += " (`reason=\"" + std::string(c->reason) + "\"`)";
     out += " | ";
-    out += c->bytes ? Thousands(c->value >> 20) + " MiB" : Thousands(c->value);
+    switch (c->unit) {
+      case Unit::kBytes:
+        out += c->value >= (int64_t{1} << 30) && c->value % (int64_t{1} << 30) == 0
+                   ? Thousands(c->value >> 30) + " GiB"
+                   : Thousands(c->value >> 20) + " MiB";
+        break;
+      case Unit::kSeconds:
+        out += Thousands(c->value) + " s";
+        break;
+      case Unit::kCount:
+        out += Thousands(c->value);
+        break;
+    }
     out += " | " + std::string(c->past) + " | " + std::string(c->why) + " |\n";
   }
   return out;

@@ -78,6 +78,7 @@ void Ledger::AddAnalysis(watch::Owner owner, double worker_seconds, bool reanaly
 void Ledger::KeepState(const std::string& run, watch::Owner owner, int64_t bytes) {
   if (auto it = kept_.find(run); it != kept_.end()) {
     kept_by_owner_[it->second.owner] -= it->second.bytes;
+    kept_total_ -= it->second.bytes;
     if (kept_by_owner_[it->second.owner] == 0) kept_by_owner_.erase(it->second.owner);
     kept_.erase(it);
   }
@@ -85,7 +86,24 @@ void Ledger::KeepState(const std::string& run, watch::Owner owner, int64_t bytes
   if (bytes <= 0) return;
   kept_[run] = {owner, bytes};
   kept_by_owner_[owner] += bytes;
+  kept_total_ += bytes;
   if (owner == watch::kNoOwner) ownerless_.insert(run);
+}
+
+Ledger::StateRoom Ledger::RoomFor(const std::string& run, watch::Owner owner, int64_t owner_cap,
+                                  int64_t daemon_cap) const {
+  const int64_t own = StateBytesOf(run);
+  const int64_t owner_others = StateBytes(owner) - own;
+  StateRoom room;
+  if (owner_cap > 0) room.owner = std::max<int64_t>(0, owner_cap - owner_others);
+  if (daemon_cap > 0) {
+    const int64_t owners =
+        static_cast<int64_t>(kept_by_owner_.size()) + (kept_by_owner_.count(owner) == 0 ? 1 : 0);
+    const int64_t beside_all = daemon_cap - (kept_total_ - own);
+    const int64_t equal_share = daemon_cap / owners - owner_others;
+    room.daemon = std::max<int64_t>({0, beside_all, equal_share});
+  }
+  return room;
 }
 
 void Ledger::SetRunOwner(const std::string& run, watch::Owner owner) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -124,6 +125,22 @@ class Ledger {
   // The state bytes `owner`'s runs keep, and those of `run`.
   int64_t StateBytes(watch::Owner owner) const;
   int64_t StateBytesOf(const std::string& run) const;
+  // The state bytes every run keeps.
+  int64_t StateBytes() const { return kept_total_; }
+
+  // The bytes `run` of `owner` may keep (its own kept bytes are replaced,
+  // so they are not counted): `owner` is the room under `owner_cap` beside
+  // the owner's other runs; `daemon` the room under `daemon_cap` beside
+  // every other run or, once that is full, beside the owner's other runs
+  // under an equal share of `daemon_cap` (it over the owners keeping state,
+  // this one counted), so an owner below an equal share is still served.
+  // nullopt: that cap is 0 (none). Both are at least 0.
+  struct StateRoom {
+    std::optional<int64_t> owner;
+    std::optional<int64_t> daemon;
+  };
+  StateRoom RoomFor(const std::string& run, watch::Owner owner, int64_t owner_cap,
+                    int64_t daemon_cap) const;
 
   Changes TakeChanges();
 
@@ -145,6 +162,7 @@ class Ledger {
   };
   std::map<std::string, Kept> kept_;               // by run
   std::map<watch::Owner, int64_t> kept_by_owner_;  // the sums of kept_
+  int64_t kept_total_ = 0;                         // their sum
   std::set<std::string> ownerless_;                // runs in kept_ with kNoOwner
   Changes changes_;
 };

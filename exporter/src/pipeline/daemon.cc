@@ -761,12 +761,11 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   ApplyLedgerLocked();
   WindowPolicyOptions policy{options.step_seconds, options.assembler.window_timeout};
   const std::string kept_key = LedgerRunKey(task.run.training_job, task.run.run);
-  if (options.max_state_bytes_per_owner > 0) {
-    ledger_.SetRunOwner(kept_key, task.owner);
-    const int64_t others = ledger_.StateBytes(task.owner) - ledger_.StateBytesOf(kept_key);
-    policy.owner_state_room =
-        static_cast<size_t>(std::max<int64_t>(0, options.max_state_bytes_per_owner - others));
-  }
+  ledger_.SetRunOwner(kept_key, task.owner);
+  const ledger::Ledger::StateRoom room = ledger_.RoomFor(
+      kept_key, task.owner, options.max_state_bytes_per_owner, options.max_state_bytes);
+  if (room.owner) policy.owner_state_room = static_cast<size_t>(*room.owner);
+  if (room.daemon) policy.daemon_state_room = static_cast<size_t>(*room.daemon);
   WindowVerdict v = DecideWindow(task, w, previous, now, policy);
   if (v.published) ledger_.KeepState(kept_key, task.owner, static_cast<int64_t>(v.state_bytes));
   for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));

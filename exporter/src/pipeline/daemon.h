@@ -79,6 +79,7 @@ struct DaemonOptions {
   int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
   // Run state bytes per owner (core/caps.h); 0: none.
   int64_t max_state_bytes_per_owner = caps::kStateBytesPerOwner.value;
+  int64_t max_state_bytes = caps::kStateBytes.value;  // all owners together
   // serve --shard: only the jobs this shard owns are walked, analysed, kept
   // in the state file and exported. Restart to change.
   watch::Shard shard;

@@ -46,6 +46,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/caps.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "figures/step_basis.h"
@@ -70,7 +71,8 @@ inline const std::vector<std::string> kDefaultLogGlobs = {
 
 // A log's read budget per scan: a restart's catch-up of a long log takes a
 // few scans, a 200 GB sparse file costs 64 MiB per --poll-interval.
-inline constexpr uint64_t kDefaultLogMaxBytesPerScan = uint64_t{64} << 20;
+inline constexpr uint64_t kDefaultLogMaxBytesPerScan =
+    static_cast<uint64_t>(caps::kLogBytesPerScan.value);
 
 // One --log value.
 struct LogBinding {
@@ -119,7 +121,7 @@ std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string
 
 // Default of serve --max-followed-logs (each followed log keeps a file
 // open; the process's open-file limit must leave room for them).
-inline constexpr size_t kDefaultMaxFollowedLogs = 4096;
+inline constexpr size_t kDefaultMaxFollowedLogs = static_cast<size_t>(caps::kFollowedLogs.value);
 
 struct TrainingLogsOptions {
   std::vector<LogBinding> bindings;

@@ -150,6 +150,20 @@ bool Publish(const window::WindowTask& task, const FinishedWindow& w,
     v.next = FlaggedRun(task, previous, reason);
     return false;
   }
+  if (options.daemon_state_room && state_bytes > *options.daemon_state_room) {
+    const std::string reason(kStateCapReason);
+    ++v.errors[reason];
+    v.failure = reason;
+    Log(v.logs, LogLevel::kWarn,
+        "window not exported: all owners' runs would keep more state than --max-state-bytes "
+        "and its owner keeps an equal share of it training_job={} run={} window={} reason={} "
+        "state_bytes={} room_bytes={} kept_window={}",
+        task.run.training_job, task.run.run, task.window_id, reason, state_bytes,
+        *options.daemon_state_room,
+        previous != nullptr && previous->has_window ? previous->window_id : "none");
+    v.next = FlaggedRun(task, previous, reason);
+    return false;
+  }
   v.state_bytes = state_bytes;
   const bool had_window = previous != nullptr && previous->has_window;
   const bool same_window = had_window && previous->window_id == task.window_id;

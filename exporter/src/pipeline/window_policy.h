@@ -26,6 +26,7 @@
 
 #include "aggregate/window_stats.h"
 #include "analysis/analyze.h"
+#include "core/caps.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
@@ -87,7 +88,7 @@ struct FinishedWindow {
 // 1,024-host job of 8 GPUs each takes about 4 MB; every name in it is
 // bounded at intake (aggregate/name_table.h), so only a window of
 // thousands of files with hundreds of devices each comes near.
-inline constexpr size_t kMaxRunStateBytes = size_t{32} << 20;
+inline constexpr size_t kMaxRunStateBytes = static_cast<size_t>(caps::kRunStateBytes.value);
 
 struct WindowPolicyOptions {
   std::optional<double> step_seconds;  // --step-time
@@ -96,6 +97,9 @@ struct WindowPolicyOptions {
   // What the run's owner may still keep (--max-state-bytes-per-owner less
   // its other runs' states); nullopt: no owner cap.
   std::optional<size_t> owner_state_room = std::nullopt;
+  // What the run may keep under --max-state-bytes (ledger::Ledger::RoomFor);
+  // nullopt: no cap.
+  std::optional<size_t> daemon_state_room = std::nullopt;
 };
 
 struct WindowVerdict {
@@ -128,7 +132,9 @@ struct WindowVerdict {
 
 // profwatch_window_failed{reason} of a window whose run state would take
 // its owner past --max-state-bytes-per-owner.
-inline constexpr std::string_view kOwnerStateCapReason = "owner_state_cap";
+inline constexpr std::string_view kOwnerStateCapReason = caps::kStateBytesPerOwner.reason;
+// ... and of one that would take all owners' past --max-state-bytes.
+inline constexpr std::string_view kStateCapReason = caps::kStateBytes.reason;
 
 // The outcome of `result` as the assembler takes it.
 window::AnalysisOutcome OutcomeOf(const Result<analysis::WindowAnalysis>& result);

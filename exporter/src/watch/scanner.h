@@ -104,11 +104,9 @@ struct FileObservation {
 };
 
 // Defaults of ScanOptions' caps (serve --max-files-per-dir,
-// --max-files-per-window): far above a real job (one file per host and format
-// per window: 2,048 for a 1,024-host JAX job writing JSON and xplane), low
-// enough that a directory of hostile names costs little per scan.
-inline constexpr int64_t kDefaultMaxFilesPerDir = 50'000;
-inline constexpr int64_t kDefaultMaxFilesPerWindow = 10'000;
+// --max-files-per-window; why these: core/caps.h).
+inline constexpr int64_t kDefaultMaxFilesPerDir = caps::kFilesPerDir.value;
+inline constexpr int64_t kDefaultMaxFilesPerWindow = caps::kFilesPerWindow.value;
 // Default of ScanOptions::max_dirs_per_owner (serve --max-dirs-per-owner;
 // why this value: core/caps.h).
 inline constexpr int64_t kDefaultMaxDirsPerOwner = caps::kDirsPerOwner.value;

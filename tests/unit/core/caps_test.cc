@@ -1,6 +1,6 @@
-// The per-owner caps are declared once (core/caps.h): docs/security.md lists
-// them as RenderOwnerCapsTable() prints them, and the stages' defaults are
-// the declared values.
+// The caps are declared once (core/caps.h): docs/security.md lists them as
+// RenderCapsTable() prints them, and the stages' defaults are the declared
+// values.
 #include "core/caps.h"
 
 #include <gtest/gtest.h>
@@ -19,20 +19,42 @@ std::string ReadSecurityDoc() {
   return ss.str();
 }
 
-TEST(CapsTest, SecurityDocListsEveryOwnerCapFromItsDeclaration) {
+// The table after `marker` in docs/security.md (up to its blank line).
+std::string DocTableAfter(const std::string& marker) {
   const std::string doc = ReadSecurityDoc();
-  const std::string marker = "<!-- caps table: core/caps.h RenderOwnerCapsTable()";
   const size_t at = doc.find(marker);
-  ASSERT_NE(at, std::string::npos) << "docs/security.md lost its caps table marker";
+  if (at == std::string::npos) return "(no marker " + marker + ")";
   const size_t start = doc.find('\n', at) + 1;
   const size_t end = doc.find("\n\n", start);
-  ASSERT_NE(end, std::string::npos);
-  EXPECT_EQ(doc.substr(start, end - start + 1), RenderOwnerCapsTable())
+  if (end == std::string::npos) return "(no blank line after " + marker + ")";
+  return doc.substr(start, end - start + 1);
+}
+
+TEST(CapsTest, SecurityDocListsEveryOwnerCapFromItsDeclaration) {
+  EXPECT_EQ(DocTableAfter("<!-- caps table: core/caps.h kOwnerCaps"), RenderCapsTable(kOwnerCaps))
       << "print core/caps.h's table into docs/security.md after the marker";
 }
 
+TEST(CapsTest, SecurityDocListsEveryDaemonCapFromItsDeclaration) {
+  EXPECT_EQ(DocTableAfter("<!-- caps table: core/caps.h kDaemonCaps"), RenderCapsTable(kDaemonCaps))
+      << "print core/caps.h's table into docs/security.md after the marker";
+}
+
+TEST(CapsTest, TheDaemonTableShowsUnits) {
+  const std::string table = RenderCapsTable(kDaemonCaps);
+  EXPECT_NE(table.find("| `--file-max-bytes N` (`reason=\"over_budget\"`) | 8 GiB |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| `--window-max-seconds S` (`reason=\"over_budget\"`) | 3,600 s |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| `--max-state-bytes N` (`reason=\"state_cap\"`) | 512 MiB |"),
+            std::string::npos)
+      << table;
+}
+
 TEST(CapsTest, TheTableShowsEachDefaultAndReason) {
-  const std::string table = RenderOwnerCapsTable();
+  const std::string table = RenderCapsTable(kOwnerCaps);
   EXPECT_NE(table.find("| `--max-runs-per-owner N` (`reason=\"owner_run_cap\"`) | 1,000 |"),
             std::string::npos)
       << table;

@@ -12,6 +12,7 @@ namespace {
 
 constexpr watch::Owner kAlice = 1001;
 constexpr watch::Owner kBob = 1002;
+constexpr watch::Owner kCarol = 1003;
 
 Refusal Dir(const std::string& path, watch::Owner owner) {
   Refusal r;
@@ -182,6 +183,39 @@ TEST(LedgerTest, KeptStateIsChargedToEachRunsOwner) {
   l.SetRunOwner("j/a", kBob);  // the run's directory changed hands
   EXPECT_EQ(l.StateBytes(kAlice), 0);
   EXPECT_EQ(l.StateBytes(kBob), 100);
+  EXPECT_EQ(l.StateBytes(), 100);
+}
+
+// The room a run's next state has: under the owner's cap beside the
+// owner's other runs; under the daemon's cap beside every other run, or,
+// once that is full, under an equal share of it beside the owner's others.
+// A run's own kept bytes are replaced, so they leave room.
+TEST(LedgerTest, StateRoomIsTheOwnersAndTheDaemonsWithAnEqualShareOnceFull) {
+  Ledger l;
+  EXPECT_EQ(l.RoomFor("j/a", kAlice, 0, 0).owner, std::nullopt) << "0: no cap";
+  EXPECT_EQ(l.RoomFor("j/a", kAlice, 0, 0).daemon, std::nullopt);
+  Ledger::StateRoom r = l.RoomFor("j/a", kAlice, 300, 1000);
+  EXPECT_EQ(r.owner, 300);
+  EXPECT_EQ(r.daemon, 1000) << "the only owner: the whole cap";
+  l.KeepState("j/a", kAlice, 200);
+  l.KeepState("j/b", kAlice, 100);
+  r = l.RoomFor("j/a", kAlice, 300, 1000);
+  EXPECT_EQ(r.owner, 200) << "j/a's own 200 bytes are replaced";
+  EXPECT_EQ(r.daemon, 900);
+  EXPECT_EQ(l.RoomFor("j/c", kAlice, 300, 1000).owner, 0) << "at its cap";
+  l.KeepState("k/x", kBob, 600);
+  // Beside all runs 1000 - 900 = 100 is left; Carol (keeping nothing) has
+  // an equal third of 1000 beside nothing.
+  EXPECT_EQ(l.RoomFor("m/y", kCarol, 0, 1000).daemon, 333);
+  // Alice keeps 300 of an equal half: 200 more; Bob keeps more than half:
+  // only what is left beside all runs.
+  EXPECT_EQ(l.RoomFor("j/c", kAlice, 0, 1000).daemon, 200);
+  EXPECT_EQ(l.RoomFor("k/z", kBob, 0, 1000).daemon, 100);
+  EXPECT_EQ(l.RoomFor("k/x", kBob, 0, 1000).daemon, 700) << "its own run replaced";
+  l.KeepState("k/z", kBob, 400);  // past the cap: 1,300 kept
+  EXPECT_EQ(l.StateBytes(), 1300);
+  EXPECT_EQ(l.RoomFor("k/w", kBob, 0, 1000).daemon, 0) << "over the cap and over its share";
+  EXPECT_EQ(l.RoomFor("j/c", kAlice, 0, 1000).daemon, 200) << "below its share: still served";
 }
 
 }  // namespace

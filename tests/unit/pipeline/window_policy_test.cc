@@ -570,5 +570,29 @@ TEST_F(WindowPolicyTest, WindowPastItsOwnersStateRoomIsNotExported) {
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "exactly the room fits";
 }
 
+// The same past the room --max-state-bytes leaves the run (all owners'
+// runs): state_cap, the previous window kept.
+TEST_F(WindowPolicyTest, WindowPastTheDaemonsStateRoomIsNotExported) {
+  const snapshot::RunState previous = Exporting("2024_03_01_11_00_00");
+  const WindowVerdict fits = Decide(Clean(), &previous);
+  ASSERT_TRUE(fits.published);
+  options_.owner_state_room = fits.state_bytes;
+  options_.daemon_state_room = fits.state_bytes - 1;
+  const WindowVerdict v = Decide(Clean(), &previous);
+  EXPECT_FALSE(v.published);
+  EXPECT_EQ(v.errors, (Counts{{"state_cap", 1}}));
+  EXPECT_EQ(v.failure, "state_cap");
+  ASSERT_TRUE(v.next.has_value());
+  EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
+  EXPECT_EQ(v.next->window_failure, "state_cap");
+  ASSERT_FALSE(v.logs.empty());
+  EXPECT_NE(v.logs.back().text.find("more state than --max-state-bytes and its owner keeps an "
+                                    "equal share of it training_job=jobA"),
+            std::string::npos)
+      << v.logs.back().text;
+  options_.daemon_state_room = fits.state_bytes;
+  EXPECT_TRUE(Decide(Clean(), &previous).published) << "exactly the room fits";
+}
+
 }  // namespace
 }  // namespace profwatch::pipeline
