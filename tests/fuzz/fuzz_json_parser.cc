@@ -1,11 +1,14 @@
 // Fuzzes the streaming JSON trace parser: the input is the decompressed trace
 // bytes; the first byte picks the read size (1..64) so event boundaries land
-// everywhere, and small event/header limits exercise the drop paths.
+// everywhere, and small event/header limits exercise the drop paths. A
+// custom mutator adds whitespace between tokens (JSON allows any there, and
+// older PyTorch pretty-prints its traces) besides libFuzzer's own mutations.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "aggregate/bytes.h"
 #include "aggregate/flops.h"
@@ -105,6 +108,51 @@ bool Same(const Run& a, const Run& b) {
 }
 
 }  // namespace
+
+// libFuzzer's own mutation; absent (null) where the target is linked with the
+// replay driver instead of libFuzzer.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size)
+    __attribute__((weak));
+
+// Every other mutation puts a run of JSON whitespace after a structural
+// character (`{ [ , :`) or before a closing one, outside strings: the same
+// tokens spaced otherwise. The first byte (the read options) is kept.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  uint64_t r = seed * 0x9e3779b97f4a7c15ULL + 1;
+  auto next = [&r] {
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    return r;
+  };
+  if ((next() & 1) == 0 && LLVMFuzzerMutate != nullptr)
+    return LLVMFuzzerMutate(data, size, max_size);
+  std::vector<size_t> places;  // insert before these offsets
+  bool quoted = false;
+  for (size_t i = 1; i < size; ++i) {
+    const char c = static_cast<char>(data[i]);
+    if (quoted) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    if (c == '}' || c == ']') places.push_back(i);
+    if (c == '{' || c == '[' || c == ',' || c == ':') places.push_back(i + 1);
+  }
+  const size_t run = 1 + next() % 6;
+  if (places.empty() || size + run > max_size) {
+    return LLVMFuzzerMutate != nullptr ? LLVMFuzzerMutate(data, size, max_size) : size;
+  }
+  const size_t at = places[next() % places.size()];
+  std::memmove(data + at + run, data + at, size - at);
+  static constexpr char kSpace[] = {' ', '\n', '\t', '\r'};
+  for (size_t k = 0; k < run; ++k) data[at + k] = static_cast<uint8_t>(kSpace[next() % 4]);
+  return size + run;
+}
 
 // Decoding every entry alone, decoding back-to-back entries in runs, and
 // decoding in batches on a helper thread must agree event for event, on any

@@ -23,6 +23,7 @@
 #include "long_names.h"
 #include "nsys_export.h"
 #include "trace_model.h"
+#include "whitespace.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -41,9 +42,11 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
                           [--form nccl|rccl|rccl-bare|cpu-op|old-nccl|symm-mem]
                           [--pg-desc named|undefined|absent]
-                          [--manifest FILE]
+                          [--whitespace compact|indented|brace] [--manifest FILE]
   profwatch-tracegen kineto-math --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
-                          [--external-id own|correlation] [--manifest FILE]
+                          [--external-id own|correlation] [--bytes]
+                          [--whitespace compact|indented|brace] [--manifest FILE]
+  profwatch-tracegen respace --in FILE --out FILE --style compact|indented|brace
   profwatch-tracegen jax-collectives --out DIR [--gpus N] [--steps K] [--seed N]
                           [--host NAME] [--start YYYY_MM_DD_HH_MM_SS] [--manifest FILE]
                           [--empty-tuple-shapes N] [--extra-dims N]
@@ -189,7 +192,10 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "extra-dims",
                                                "names",
                                                "name-bytes",
-                                               "kernel-us"};
+                                               "kernel-us",
+                                               "whitespace",
+                                               "in",
+                                               "style"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -739,6 +745,35 @@ json CollectiveFileEntry(json entry, int gpus, int steps, int64_t kernel_launche
   return entry;
 }
 
+// --whitespace STYLE of the Kineto generators: `out`, once written, re-spaced
+// in place (the same events; the manifest holds for every style).
+bool RespaceAsAsked(const Args& args, const std::string& out, std::string* error) {
+  auto it = args.values.find("whitespace");
+  if (it == args.values.end()) return true;
+  profwatch::tracegen::Whitespace style;
+  if (!profwatch::tracegen::ParseWhitespace(it->second, &style)) {
+    *error = "--whitespace must be compact, indented or brace";
+    return false;
+  }
+  return profwatch::tracegen::RespaceFile(out, out, style, error);
+}
+
+// respace: any JSON file (gzip or plain) with other whitespace between its
+// tokens.
+int CmdRespace(const Args& args) {
+  Getter g{args, ""};
+  const std::string in = g.Str("in", ""), out = g.Str("out", "");
+  profwatch::tracegen::Whitespace style;
+  if (in.empty() || out.empty()) g.error = "respace: --in FILE and --out FILE are required";
+  if (!profwatch::tracegen::ParseWhitespace(g.Str("style", ""), &style)) {
+    g.error = "--style must be compact, indented or brace";
+  }
+  if (!g.error.empty()) return Fail(g.error);
+  std::string error;
+  if (!profwatch::tracegen::RespaceFile(in, out, style, &error)) return Fail(error);
+  return 0;
+}
+
 // --gpus, --steps and --seed of the collective generators (kineto,
 // jax-collectives): the shape of the generated window.
 template <class Params>
@@ -776,6 +811,7 @@ int CmdKineto(const Args& args) {
   profwatch::tracegen::KinetoCollectiveTruth truth;
   std::string error;
   if (!profwatch::tracegen::WriteKinetoCollectiveTrace(p, out, &truth, &error)) return Fail(error);
+  if (!RespaceAsAsked(args, out, &error)) return Fail(error);
   if (args.values.count("manifest")) {
     // Per call kind: the generator's parameters (what the trace says) and
     // its sums; per collective kind: calls, kernel and exposed time.
@@ -833,6 +869,7 @@ int CmdKinetoMath(const Args& args) {
   profwatch::tracegen::KinetoMathTruth truth;
   std::string error;
   if (!profwatch::tracegen::WriteKinetoMathTrace(p, out, &truth, &error)) return Fail(error);
+  if (!RespaceAsAsked(args, out, &error)) return Fail(error);
   if (args.values.count("manifest")) {
     json kernels = json::array(), families = json::object(), uncounted = json::array();
     for (const auto& k : truth.kernels) {
@@ -988,6 +1025,7 @@ int main(int argc, char** argv) {
   if (cmd == "kineto-math") return CmdKinetoMath(args);
   if (cmd == "jax-collectives") return CmdJaxCollectives(args);
   if (cmd == "long-names") return CmdLongNames(args);
+  if (cmd == "respace") return CmdRespace(args);
   std::fprintf(stderr, "profwatch-tracegen: unknown subcommand \"%s\"\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -30,77 +30,24 @@ bool IsLaunch(const parse::TraceEvent& e) {
 
 // The element counts of the first two tensor inputs in a Kineto "Input
 // Dims" array (entries [] are no tensors: vLLM's all_reduce(handle, inp,
-// ...)), and the first one's element size from the same entry of "Input
-// type". Read by hand: a TensorList input nests one level deeper
-// ([[[4096]], ...]), whose first tensor counts.
-CollectiveOpShapes ShapesOf(std::string_view dims, std::string_view types) {
+// ...); a TensorList input counts its first tensor), and the first one's
+// element size from the same entry of "Input type".
+CollectiveOpShapes ShapesOf(parse::OpShapeReader& reader, std::string_view dims,
+                            std::string_view types) {
   CollectiveOpShapes s;
-  // Splits the top-level array into its entries' raw text.
-  auto entries = [](std::string_view a) {
-    std::vector<std::string_view> out;
-    if (a.size() < 2 || a.front() != '[' || a.back() != ']') return out;
-    int depth = 0;
-    size_t from = 1;
-    bool quoted = false;
-    for (size_t i = 1; i + 1 < a.size(); ++i) {
-      const char c = a[i];
-      if (quoted) {
-        if (c == '\\') ++i;
-        if (c == '"') quoted = false;
-        continue;
-      }
-      if (c == '"') quoted = true;
-      if (c == '[') ++depth;
-      if (c == ']') --depth;
-      if (c == ',' && depth == 0) {
-        out.push_back(a.substr(from, i - from));
-        from = i + 1;
-      }
-    }
-    out.push_back(a.substr(from, a.size() - 1 - from));
-    return out;
-  };
-  auto trim = [](std::string_view v) {
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\n')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\n')) v.remove_suffix(1);
-    return v;
-  };
-  // Elements of one entry: [d0, d1, ...] (a TensorList: its first tensor);
-  // -1 for an empty list or anything else.
-  auto elements = [&](std::string_view e) -> int64_t {
-    e = trim(e);
-    std::vector<std::string_view> d = entries(e);
-    if (d.empty()) return -1;
-    if (!trim(d.front()).empty() && trim(d.front()).front() == '[') {
-      return trim(d.front()) == "[]" ? -1 : -2;  // nested: handled by the caller
-    }
-    int64_t n = 1;
-    for (std::string_view v : d) {
-      auto x = ParseInt(trim(v));
-      if (!x || *x < 0 || __builtin_mul_overflow(n, *x, &n)) return -1;
-    }
-    return n;
-  };
-  // The first two tensors (entries with dims) and the first one's type.
   std::vector<int64_t> tensors;
   size_t first_at = 0;
-  const std::vector<std::string_view> d = entries(dims);
-  for (size_t i = 0; i < d.size() && tensors.size() < 2; ++i) {
-    int64_t n = elements(d[i]);
-    if (n == -2) n = elements(entries(trim(d[i])).front());  // a TensorList's first tensor
-    if (n < 0) continue;
+  const std::vector<std::optional<int64_t>> inputs = reader.InputElements(dims);
+  for (size_t i = 0; i < inputs.size() && tensors.size() < 2; ++i) {
+    if (!inputs[i]) continue;
     if (tensors.empty()) first_at = i;
-    tensors.push_back(n);
+    tensors.push_back(*inputs[i]);
   }
   if (!tensors.empty()) s.first = tensors[0];
   if (tensors.size() > 1) s.second = tensors[1];
-  const std::vector<std::string_view> t = entries(types);
-  if (!tensors.empty() && first_at < t.size()) {
-    const std::string_view type = trim(t[first_at]);
-    if (type.size() >= 2 && type.front() == '"') {
-      s.element_bytes = TorchTypeBytes(type.substr(1, type.size() - 2)).value_or(-1);
-    }
-  }
+  if (tensors.empty() || types.empty()) return s;
+  const std::optional<std::vector<std::string>> t = reader.Strings(types);
+  if (t && first_at < t->size()) s.element_bytes = TorchTypeBytes((*t)[first_at]).value_or(-1);
   return s;
 }
 
@@ -186,7 +133,8 @@ void KinetoEvents::OnOperator(const parse::TraceEvent& e, uint32_t thread, int64
         KinetoCollectiveOpCall(e.args_collective, e.args_dtype, e.args_in_nelems, e.args_out_nelems,
                                e.args_group_size, e.args_pg_desc, e.args_pg_ranks);
   } else if (CollectiveKindOfOperator(e.name)) {
-    call = CollectiveCallOfOperator(e.name, ShapesOf(e.args_input_dims, e.args_input_type));
+    call = CollectiveCallOfOperator(e.name,
+                                    ShapesOf(op_shapes_, e.args_input_dims, e.args_input_type));
   }
   if (call.kind) {
     launches_.AddRange(LaunchJoin::kCollective, thread, start, end,

@@ -143,7 +143,8 @@ int64_t CountOf(od::value& v) {
   return n;
 }
 
-// The raw text of an array value (a view of the input); empty otherwise.
+// The raw text of an array value (a view of the input, from its '[' to its
+// ']'); empty otherwise.
 simdjson::error_code RawArray(od::value& v, std::string_view& out) {
   out = {};
   od::json_type t;
@@ -151,7 +152,10 @@ simdjson::error_code RawArray(od::value& v, std::string_view& out) {
   if (t != od::json_type::array) return simdjson::SUCCESS;
   od::array a;
   if (auto err = v.get_array().get(a)) return err;
-  return a.raw_json().get(out);
+  // The raw text runs to the next token: whitespace after the array is cut.
+  if (auto err = a.raw_json().get(out)) return err;
+  out = TrimRight(out);
+  return simdjson::SUCCESS;
 }
 
 // Whether s[0, n) holds a backslash.

@@ -35,22 +35,57 @@ OpShapes OpShapeReader::Read(std::string_view input_dims, std::string_view concr
     }
     if (ok) out.input_dims = std::move(all);
   }
-  // An array of strings, one per input.
-  auto strings = [&](std::string_view json) -> std::optional<std::vector<std::string>> {
-    if (json.empty() || parser_.parse(simdjson::padded_string(json)).get(doc) ||
-        doc.get_array().get(items)) {
-      return std::nullopt;
+  out.concrete_inputs = Strings(concrete_inputs);
+  out.input_types = Strings(input_types);
+  return out;
+}
+
+std::optional<std::vector<std::string>> OpShapeReader::Strings(std::string_view json) {
+  simdjson::dom::element doc;
+  simdjson::dom::array items;
+  if (json.empty() || parser_.parse(simdjson::padded_string(json)).get(doc) ||
+      doc.get_array().get(items)) {
+    return std::nullopt;
+  }
+  std::vector<std::string> all;
+  for (simdjson::dom::element v : items) {
+    std::string_view s;
+    if (v.get_string().get(s)) return std::nullopt;
+    all.emplace_back(s);
+  }
+  return all;
+}
+
+std::vector<std::optional<int64_t>> OpShapeReader::InputElements(std::string_view input_dims) {
+  std::vector<std::optional<int64_t>> out;
+  simdjson::dom::element doc;
+  simdjson::dom::array items;
+  if (input_dims.empty() || parser_.parse(simdjson::padded_string(input_dims)).get(doc) ||
+      doc.get_array().get(items)) {
+    return out;
+  }
+  // The product of an array of non-negative integers; nullopt otherwise.
+  auto product = [](simdjson::dom::array dims) -> std::optional<int64_t> {
+    int64_t n = 1;
+    for (simdjson::dom::element v : dims) {
+      int64_t d = 0;
+      if (v.get_int64().get(d) || d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
     }
-    std::vector<std::string> all;
-    for (simdjson::dom::element v : items) {
-      std::string_view s;
-      if (v.get_string().get(s)) return std::nullopt;
-      all.emplace_back(s);
-    }
-    return all;
+    return n;
   };
-  out.concrete_inputs = strings(concrete_inputs);
-  out.input_types = strings(input_types);
+  for (simdjson::dom::element input : items) {
+    std::optional<int64_t> n;
+    simdjson::dom::array dims;
+    if (!input.get_array().get(dims) && dims.size() > 0) {
+      simdjson::dom::array first;
+      if (!dims.at(0).get_array().get(first)) {
+        if (first.size() > 0) n = product(first);  // a TensorList: its first tensor
+      } else {
+        n = product(dims);
+      }
+    }
+    out.push_back(n);
+  }
   return out;
 }
 
