@@ -189,7 +189,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string state = store::SerializeState(snap);
   Check(StrictJson(state));
-  Check(store::ParseState(state).has_value());
+  // Names come back with their exact bytes (core/text.h ReversibleUtf8).
+  auto back = store::ParseState(state);
+  Check(back.has_value() && back->runs.count(rs.key) == 1);
 
   // Log lines, as core/log.cc's formatters write them.
   const std::string message = "training log found training_job=" + names[0] + " run=" + names[1] +

@@ -754,6 +754,54 @@ TEST(ServeTest, CorruptStateFileIsSetAsideNotFatal) {
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// Job directories whose names are not UTF-8 (issue 60): `x\xff` and `x\xfe`
+// were one key once bad bytes became U+FFFD, the restart found a duplicate
+// run and set the whole state aside, every owner's runs with it. Kept
+// reversibly (core/text.h ReversibleUtf8), they are two runs in the file and
+// two series; the victim beside them is restored, not analysed again.
+TEST(ServeTest, JobNamesThatAreNotUtf8StayApartAcrossARestart) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string state = tmp.Sub("state.json");
+  WriteTrace(ProfileDir(jobs, "x\xff", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  WriteTrace(ProfileDir(jobs, "x\xfe", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
+  WriteTrace(ProfileDir(jobs, "victim", "run1") + "/2024_03_01_12_00_00/h0.trace.json.gz", 3);
+  std::vector<std::string> flags = FastFlags(jobs, {"--state", state});
+  // Label values as the exposition text writes them (its `\` is `\\`).
+  const std::string ff = "x\\\\xff", fe = "x\\\\xfe";
+  {
+    Serve serve(tmp, flags, "first");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    auto m = serve.WaitFor([](const std::string& t) {
+      auto ok = Sample(t, "profwatch_windows_analyzed_total", {{"result", "ok"}});
+      return ok && *ok == 3 && HasGpus("victim", "run1", 3)(t);
+    });
+    ASSERT_TRUE(m.has_value()) << serve.Log();
+    ASSERT_EQ(serve.Stop(), 0);
+  }
+  ASSERT_TRUE(fs::exists(state));
+  Serve again(tmp, flags, "second");
+  ASSERT_GT(again.port(), 0) << again.Log();
+  auto m = again.MetricsAfterScans(2);
+  ASSERT_TRUE(m.has_value()) << again.Log();
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    EXPECT_EQ(e.path().filename().string().find("state.json.corrupt-"), std::string::npos)
+        << e.path() << again.Log();
+  }
+  EXPECT_EQ(again.Log().find("state file unusable"), std::string::npos) << again.Log();
+  // Restored from the file: nothing analysed again, the victim above all.
+  EXPECT_EQ(Sample(*m, "profwatch_windows_analyzed_total", {{"result", "ok"}}), 0) << again.Log();
+  EXPECT_EQ(again.Log().find("window analysed training_job=victim"), std::string::npos)
+      << again.Log();
+  EXPECT_TRUE(HasGpus("victim", "run1", 3)(*m)) << *m;
+  // Two runs, two series, each with its own window.
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", {{"training_job", ff}, {"run", "run1"}}), 1) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_window_gpus", {{"training_job", fe}, {"run", "run1"}}), 2) << *m;
+  EXPECT_EQ(Sample(*m, "profwatch_state_entries_dropped_total", {{"reason", "duplicate"}}), 0)
+      << *m;
+  EXPECT_EQ(again.Stop(), 0);
+}
+
 TEST(ServeTest, TwoJobsAndTwoRunsAreLabelledApart) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");

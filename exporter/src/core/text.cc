@@ -93,4 +93,68 @@ std::string EscapeControl(std::string_view s) {
   return out;
 }
 
+size_t ReversibleUtf8Into(std::string_view s, std::string& out) {
+  // Nearly always ASCII without a backslash: one pass to check, one copy.
+  size_t i = 0;
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80 && s[i] != '\\') ++i;
+  out.assign(s.data(), i);
+  if (i == s.size()) return 0;
+  size_t escaped = 0;
+  out.reserve(s.size() + 8);
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\\') {
+      // Doubled only where the decoder would otherwise read an escape.
+      const bool doubled = i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == '\\' ||
+                                                Utf8SequenceLength(s, i + 1) == 0);
+      out += doubled ? "\\\\" : "\\";
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      AppendHexEscape(out, c);
+      ++escaped;
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return escaped;
+}
+
+std::string ReversibleUtf8(std::string_view s) {
+  std::string out;
+  ReversibleUtf8Into(s, out);
+  return out;
+}
+
+std::string FromReversibleUtf8(std::string_view s) {
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (s.find('\\') == std::string_view::npos) return std::string(s);
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i++];
+    } else if (s[i + 1] == '\\') {
+      out += '\\';
+      i += 2;
+    } else if (s[i + 1] == 'x' && i + 3 < s.size() && hex(s[i + 2]) >= 0 && hex(s[i + 3]) >= 0) {
+      out += static_cast<char>(hex(s[i + 2]) * 16 + hex(s[i + 3]));
+      i += 4;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
 }  // namespace profwatch

@@ -35,10 +35,11 @@ std::string RenderTable(const figures::WindowFigures& figures, const ReportConte
 nlohmann::ordered_json WindowToJson(const figures::WindowFigures& figures,
                                     const ReportContext& ctx);
 
-// `j` as JSON text whatever bytes its strings hold: invalid UTF-8 becomes
-// U+FFFD (nlohmann's plain dump throws on it). Every JSON document the CLI
-// prints goes through here; the --state and --history writers dump the
-// same way (store/).
+// `j` as JSON text whatever bytes its strings hold: every string value in
+// core/text.h's reversible form (a byte that is not UTF-8 as \xHH, a `\`
+// that would begin an escape doubled; nlohmann's plain dump throws on bad
+// UTF-8). Every JSON document the CLI prints goes through here; the --state
+// and --history writers write strings the same way (store/).
 std::string JsonText(const nlohmann::ordered_json& j, int indent = -1);
 
 // WindowToJson of a run's current window in the context the run carries

@@ -3,6 +3,7 @@
 
 #include "aggregate/flops.h"
 #include "aggregate/profile_steps.h"
+#include "core/text.h"
 #include "expose/report.h"
 
 namespace profwatch::expose {
@@ -387,7 +388,11 @@ nlohmann::ordered_json RunReportToJson(const snapshot::RunState& rs) {
 }
 
 std::string JsonText(const nlohmann::ordered_json& j, int indent) {
-  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  // Names and paths in their reversible form (core/text.h), as in the
+  // --state and --history files: a byte that is not UTF-8 reads \xHH.
+  nlohmann::ordered_json out = j;
+  ReversibleUtf8Strings(out);
+  return out.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace profwatch::expose

@@ -77,7 +77,7 @@ void AppendEscaped(std::string& out, std::string_view v, bool quote) {
 class Builder {
  public:
   // kText with `dedupe`: drop repeated series while writing (the second pass
-  // of RenderSnapshotText, needed only after a label value was repaired).
+  // of RenderSnapshotText, needed only after a label value was cut).
   enum class Output { kFamilies, kText };
   explicit Builder(Output output = Output::kFamilies, bool dedupe = false)
       : output_(output), dedupe_(dedupe) {
@@ -188,14 +188,12 @@ class Builder {
   }
 
  private:
-  // Valid UTF-8, at most kMaxLabelValueBytes (a 100,000-byte directory
-  // name must not reach Prometheus whole); shortened values are counted.
+  // Valid UTF-8 in the reversible form (distinct names stay distinct), at
+  // most kMaxLabelValueBytes (a 100,000-byte directory name must not reach
+  // Prometheus whole); rewritten values are counted.
   std::string Repaired(std::string_view v) {
     std::string out;
-    if (ValidUtf8Into(v, out)) {
-      repaired_ = true;
-      ++invalid_utf8_;
-    }
+    if (ReversibleUtf8Into(v, out) > 0) ++invalid_utf8_;
     if (out.size() > kMaxLabelValueBytes) {
       out = figures::CutUtf8(std::move(out), kMaxLabelValueBytes);
       repaired_ = true;  // two long values may now be one
@@ -205,8 +203,8 @@ class Builder {
   }
 
   // Two samples with one label set make Prometheus reject the whole scrape.
-  // Distinct names (kernels, runs) can collide only once bad UTF-8 is
-  // replaced, so this pass runs only after a replacement; the first sample
+  // Distinct names (kernels, runs) can collide only once long values are
+  // cut, so this pass runs only after a cut; the first sample
   // (for kernels the largest, as top_kernels is sorted) keeps the series.
   void DropDuplicateSeries() {
     for (auto& f : families_) {
@@ -262,9 +260,9 @@ class Builder {
   std::vector<std::string> text_;                      // kText: samples per family
   std::vector<std::unordered_set<std::string>> seen_;  // kText + dedupe: series per family
   std::vector<prometheus::MetricFamily> families_;     // kMetrics order: Metric i at i
-  bool repaired_ = false;     // some label value had bad UTF-8 replaced or was cut
-  int64_t capped_ = 0;        // label values cut to kMaxLabelValueBytes
-  int64_t invalid_utf8_ = 0;  // label values whose bad UTF-8 was replaced
+  bool repaired_ = false;                              // some label value was cut
+  int64_t capped_ = 0;                                 // label values cut to kMaxLabelValueBytes
+  int64_t invalid_utf8_ = 0;                           // label values with bytes written \xHH
   std::string job_, run_;
   bool per_run_ = false;
   bool detail_ = false;

@@ -37,9 +37,11 @@ BuildInfo DefaultBuildInfo();
 // Pure conversion of one snapshot (what Collect() does after the pointer copy).
 // Families appear in kMetrics order; runs in RunKey order; families without
 // samples are omitted. Every per-run sample carries training_job and run first,
-// then the metric's own labels. Label values that are not valid UTF-8 (kernel
-// or directory names) get each bad byte replaced by U+FFFD, because the text
-// format requires UTF-8; escaping is left to the serializer.
+// then the metric's own labels. Label values are written in core/text.h's
+// reversible form (ReversibleUtf8: a byte that is not UTF-8 as \xHH, a `\`
+// that would begin an escape doubled), because the text format requires
+// UTF-8 and two names that differ only in such bytes must stay two series;
+// the exposition's own escaping is left to the serializer.
 // Longest label value in bytes; longer ones are cut (on a UTF-8 boundary)
 // and counted in profwatch_label_values_rewritten{reason="too_long"}.
 inline constexpr size_t kMaxLabelValueBytes = 256;
@@ -51,7 +53,9 @@ std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& s
 // (without the objects, which take several times the text's memory).
 std::string RenderSnapshotText(const snapshot::Snapshot& snap, const BuildInfo& build);
 
-// Label values are made valid UTF-8 with core/text.h's ValidUtf8.
+// Label values are made valid UTF-8 with core/text.h's ReversibleUtf8.
+using ::profwatch::ReversibleUtf8;
+using ::profwatch::ReversibleUtf8Into;
 using ::profwatch::ValidUtf8;
 using ::profwatch::ValidUtf8Into;
 

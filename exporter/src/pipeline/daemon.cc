@@ -114,6 +114,9 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
   history_lines_cut_ = &CounterFamily(Metric::kHistoryLinesCutTotal).Add({});
+  state_dropped_family_ = &CounterFamily(Metric::kStateEntriesDroppedTotal);
+  for (const char* reason : {"invalid", "duplicate"})
+    state_dropped_family_->Add({{"reason", reason}});
   reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
   reanalyses_deferred_ = &CounterFamily(Metric::kReanalysesDeferredTotal).Add({});
   bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
@@ -210,6 +213,13 @@ Status Daemon::Start() {
       store::DaemonState state =
           store::LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
       if (!warning.empty()) spdlog::warn("{}", warning);
+      // Left out alone; the rest of the file loads.
+      for (const store::DroppedStateEntry& d : state.dropped) {
+        state_dropped_family_->Add({{"reason", d.reason}}).Increment();
+        spdlog::warn("state entry dropped path={} reason={} error={}", options_.state_file,
+                     d.reason, d.what);
+      }
+      if (!state.dropped.empty()) persist_pending_ = true;
       runs_ = std::move(state.snapshot.runs);
       // After re-sharding the file may hold runs another shard now owns:
       // they are neither exported nor saved again.

@@ -303,6 +303,8 @@ class Daemon {
   prometheus::Histogram* duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
   prometheus::Family<prometheus::Counter>* retries_family_ = nullptr;
+  // profwatch_state_entries_dropped_total{reason}
+  prometheus::Family<prometheus::Counter>* state_dropped_family_ = nullptr;
 
   // Training logs: the tailers belong to the scan thread; the figures go
   // into runs_ under mu_.

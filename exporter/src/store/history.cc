@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/text.h"
 #include "store/state_json.h"
 
 namespace profwatch::store {
@@ -33,6 +34,10 @@ std::string HistoryLine(const snapshot::RunState& rs, double now_unix,
   j["run"] = rs.key.run;
   j["window"] = rs.window_id;
   j["incomplete"] = rs.incomplete;
+  // Names and the report's strings in their reversible form (core/text.h);
+  // "state" is in it already (SerializeRunState), so it is added after.
+  ReversibleUtf8Strings(j);
+  ReversibleUtf8Strings(report);
   nlohmann::ordered_json head = j;
   j["state"] = nlohmann::ordered_json::parse(SerializeRunState(rs));
   j["report"] = std::move(report);
@@ -181,19 +186,36 @@ Result<snapshot::RunState> FindInHistory(const std::string& file, const HistoryQ
     if (!in) continue;
     readable = true;
     std::string line;
+    // A name is asked for by its bytes or as the lines write it (the
+    // reversible form, as labels show it): either matches.
+    // The cheap filter looks for the run as the line's JSON text holds it.
+    auto json_text = [](const std::string& v) {
+      const std::string quoted =
+          nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return quoted.substr(1, quoted.size() - 2);
+    };
+    const std::string as_given = json_text(query.run);
+    const std::string as_written = json_text(ReversibleUtf8(query.run));
+    auto matches = [](const nlohmann::json& v, const std::string& want) {
+      if (!v.is_string()) return false;
+      const auto& s = v.get_ref<const std::string&>();
+      return s == want || FromReversibleUtf8(s) == want;
+    };
     while (std::getline(in, line)) {
       // Cheap filter before parsing: the run name must appear in the line.
-      if (line.find(query.run) == std::string::npos) continue;
+      if (line.find(as_given) == std::string::npos && line.find(as_written) == std::string::npos) {
+        continue;
+      }
       nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       if (!j.is_object()) continue;
       auto job = j.find("training_job");
       auto run = j.find("run");
       auto window = j.find("window");
-      if (job == j.end() || run == j.end() || !job->is_string() || !run->is_string() ||
-          *job != query.training_job || *run != query.run) {
+      if (job == j.end() || run == j.end() || !matches(*job, query.training_job) ||
+          !matches(*run, query.run)) {
         continue;
       }
-      if (query.window && (window == j.end() || !window->is_string() || *window != *query.window)) {
+      if (query.window && (window == j.end() || !matches(*window, *query.window))) {
         continue;
       }
       auto state = j.find("state");

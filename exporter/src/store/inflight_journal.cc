@@ -12,6 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace profwatch::store {
 namespace {
 
@@ -74,7 +76,7 @@ Status InflightJournal::Load(std::string* warning) {
     auto str = [&](const char* k, std::string* out) {
       auto it = j.is_object() ? j.find(k) : j.end();
       if (it == j.end() || !it->is_string()) return false;
-      *out = it->get<std::string>();
+      *out = FromReversibleUtf8(it->get_ref<const std::string&>());
       return true;
     };
     std::string digest;
@@ -159,6 +161,7 @@ Status InflightJournal::WriteLocked() {
               {"digest", Hex(r.digest)},
               {"deaths", r.deaths},
               {"in_flight", r.in_flight}};
+    ReversibleUtf8Strings(j);  // names and paths kept exact (core/text.h)
     text += j.dump(-1, ' ', false, json::error_handler_t::replace);
     text += '\n';
   }

@@ -8,8 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
+#include "core/text.h"
 #include "store/state_json.h"
 
 namespace profwatch::store {
@@ -43,6 +47,7 @@ std::string SerializeDaemonState(const DaemonState& state, double saved_unix) {
                        {"mtime_ns", f.mtime_ns}});
     }
     jw["files"] = std::move(files);
+    ReversibleUtf8Strings(jw);  // paths and names kept exact (core/text.h)
     if (!first) out += ',';
     first = false;
     out += jw.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -57,7 +62,7 @@ namespace {
 // runs read one at a time (StateRunReader): never a tree of the whole file.
 template <class Input>
 Result<DaemonState> ParseDaemonStateFrom(Input&& input) {
-  StateRunReader runs({"snapshot"});
+  StateRunReader runs({"snapshot"}, /*drop_bad_runs=*/true);
   json doc;
   try {
     doc = json::parse(std::forward<Input>(input), std::ref(runs));
@@ -90,46 +95,67 @@ Result<DaemonState> ParseDaemonStateFrom(Input&& input) {
     return tl::unexpected(e);
   }
   state.snapshot = std::move(*parsed);
+  for (const DroppedRun& d : runs.dropped()) {
+    Error e = d.error;
+    e.Wrap("snapshot");
+    state.dropped.push_back({d.reason, e.ToString()});
+  }
   auto windows = doc.find("windows");
   if (windows == doc.end() || !windows->is_array()) {
     return MakeError(ErrorCode::kCorrupt, "windows: missing");
   }
+  // A malformed window record is dropped alone (its window is analysed
+  // again if its run is alive), like a bad run.
   size_t i = 0;
   for (const json& jw : *windows) {
     const std::string where = "windows[" + std::to_string(i++) + "]";
-    if (!jw.is_object()) return MakeError(ErrorCode::kCorrupt, where + ": not an object");
+    auto drop = [&](const std::string& what) {
+      state.dropped.push_back({"invalid", "corrupt: " + where + ": " + what});
+    };
+    if (!jw.is_object()) {
+      drop("not an object");
+      continue;
+    }
     window::AnalysedWindow w;
     auto str = [&](const char* key, std::string* out) -> bool {
       auto it = jw.find(key);
       if (it == jw.end() || !it->is_string()) return false;
-      *out = it->get<std::string>();
+      *out = FromReversibleUtf8(it->get_ref<const std::string&>());
       return true;
     };
     if (!str("training_job", &w.run.training_job) || !str("run", &w.run.run) ||
         !str("run_dir", &w.run_dir) || !str("first_dir", &w.first_dir)) {
-      return MakeError(ErrorCode::kCorrupt, where + ": missing a name field");
+      drop("missing a name field");
+      continue;
     }
     auto at = jw.find("analyzed_unix");
     if (at != jw.end() && at->is_number()) w.analyzed_unix = at->get<double>();
     auto files = jw.find("files");
     if (files == jw.end() || !files->is_array()) {
-      return MakeError(ErrorCode::kCorrupt, where + ": files: missing");
+      drop("files: missing");
+      continue;
     }
+    bool malformed = false;
     for (const json& jf : *files) {
       if (!jf.is_object() || !jf.contains("path") || !jf["path"].is_string() ||
           !jf.contains("dev") || !jf["dev"].is_number_unsigned() || !jf.contains("ino") ||
           !jf["ino"].is_number_unsigned() || !jf.contains("size") ||
           !jf["size"].is_number_unsigned() || !jf.contains("mtime_ns") ||
           !jf["mtime_ns"].is_number_integer()) {
-        return MakeError(ErrorCode::kCorrupt, where + ": files: malformed entry");
+        malformed = true;
+        break;
       }
       window::FileFingerprint f;
-      f.path = jf["path"].get<std::string>();
+      f.path = FromReversibleUtf8(jf["path"].get_ref<const std::string&>());
       f.dev = jf["dev"].get<uint64_t>();
       f.ino = jf["ino"].get<uint64_t>();
       f.size = jf["size"].get<uint64_t>();
       f.mtime_ns = jf["mtime_ns"].get<int64_t>();
       w.files.push_back(std::move(f));
+    }
+    if (malformed) {
+      drop("files: malformed entry");
+      continue;
     }
     state.windows.push_back(std::move(w));
   }
@@ -196,7 +222,40 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
   fs::rename(path, aside, rec);
   *warning = "state file unusable, set aside path=" + path + " moved_to=" + aside +
              " reason=" + state.error().ToString() + (rec ? " rename_error=" + rec.message() : "");
+  const std::vector<std::string> removed = PruneSetAsideStateFiles(path, kMaxSetAsideStateFiles);
+  if (!removed.empty()) {
+    *warning += " removed_older=";
+    for (size_t i = 0; i < removed.size(); ++i) *warning += (i ? "," : "") + removed[i];
+  }
   return {};
+}
+
+std::vector<std::string> PruneSetAsideStateFiles(const std::string& path, size_t keep) {
+  const fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  const std::string prefix = target.filename().string() + ".corrupt-";
+  // (time, name) of each `<name>.corrupt-<digits>`; other files are left alone.
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 18 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    found.emplace_back(std::stoll(digits), name);
+  }
+  std::sort(found.begin(), found.end(), std::greater<>());  // newest first
+  std::vector<std::string> removed;
+  for (size_t i = keep; i < found.size(); ++i) {
+    const std::string p = (dir / found[i].second).string();
+    std::error_code rec;
+    if (fs::remove(p, rec)) removed.push_back(p);
+  }
+  return removed;
 }
 
 void SaveThrottle::Saved(TimePoint started, TimePoint finished) {

@@ -30,23 +30,46 @@ namespace profwatch::store {
 
 inline constexpr std::string_view kDaemonStateSchema = "profwatch.daemon.v1";
 
+// An entry of the file left out on loading, alone: a run (reason "invalid"
+// or "duplicate", store/state_json.h DroppedRun) or a malformed window record
+// ("invalid"); `what` names where and why.
+struct DroppedStateEntry {
+  std::string reason;
+  std::string what;
+};
+
 struct DaemonState {
   snapshot::Snapshot snapshot;
   std::vector<window::AnalysedWindow> windows;
+  // Filled on parsing; never written.
+  std::vector<DroppedStateEntry> dropped;
 };
 
+// How many set-aside files (`<path>.corrupt-<unix seconds>`) are kept beside
+// the state file: a file that keeps failing is set aside at every start, and
+// only the newest few are worth reading.
+inline constexpr size_t kMaxSetAsideStateFiles = 3;
+
 std::string SerializeDaemonState(const DaemonState& state, double saved_unix);
-// kCorrupt for malformed text, kUnsupported for another schema.
+// kCorrupt for text that is not a daemon state document (not JSON, not an
+// object, no snapshot or windows), kUnsupported for another schema. A run or
+// window record that cannot be read is dropped alone (DaemonState::dropped).
 Result<DaemonState> ParseDaemonState(std::string_view text);
 
 // Atomic write-to-temp + fsync + rename.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
 
 // Loads `path`. A missing file is an empty state (not an error). An unreadable
-// or corrupt file is renamed to `<path>.corrupt-<unix seconds>` and an empty
-// state returned; `*warning` then says what happened.
+// file, or one ParseDaemonState refuses as a whole, is renamed to
+// `<path>.corrupt-<unix seconds>` and an empty state returned; the set-aside
+// files beyond the kMaxSetAsideStateFiles newest are removed; `*warning` then
+// says what happened (and which files went).
 DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
                                       std::string* warning);
+
+// Removes all but the `keep` newest `<path>.corrupt-<digits>` files (by the
+// time in their name); returns the paths removed.
+std::vector<std::string> PruneSetAsideStateFiles(const std::string& path, size_t keep);
 
 // When the daemon may save its state file next. A save serialises every run
 // and window the daemon holds, so it costs time in proportion to them, and

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aggregate/profile_steps.h"
+#include "core/text.h"
 #include "watch/layout.h"
 
 namespace profwatch::store {
@@ -295,9 +296,11 @@ json ToJson(const RunState& r) {
   return j;
 }
 
-std::string Dump(const json& j, bool pretty) {
-  // replace: JSON must be UTF-8; a stray byte in a kernel name must not make
-  // the whole state unwritable.
+std::string Dump(json j, bool pretty) {
+  // Every string in its reversible form (core/text.h): names that differ
+  // only in bytes that are not UTF-8 stay apart in the file. replace stays
+  // as a guard: nothing invalid is left for it.
+  ReversibleUtf8Strings(j);
   return j.dump(pretty ? 1 : -1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -395,7 +398,7 @@ class Reader {
   }
   bool StringValue(const json& v, std::string_view key, std::string& out) {
     if (!v.is_string()) return Fail(key, "not a string");
-    out = v.get<std::string>();
+    out = FromReversibleUtf8(v.get_ref<const std::string&>());
     return true;
   }
   bool Double(const json& obj, std::string_view key, double& out) {
@@ -920,7 +923,8 @@ std::string SerializeState(const Snapshot& snap) {
 
 std::string SerializeRunState(const RunState& run) { return Dump(ToJson(run), false); }
 
-StateRunReader::StateRunReader(std::vector<std::string> prefix) : prefix_(std::move(prefix)) {}
+StateRunReader::StateRunReader(std::vector<std::string> prefix, bool drop_bad_runs)
+    : prefix_(std::move(prefix)), drop_bad_runs_(drop_bad_runs) {}
 
 bool StateRunReader::operator()(int depth, json::parse_event_t event, json& parsed) {
   if (depth < 0) return true;
@@ -961,15 +965,26 @@ bool StateRunReader::operator()(int depth, json::parse_event_t event, json& pars
     ok = ReadRun(r, parsed, rs);
   }
   if (!ok) {
-    error_ = r.error() ? *r.error() : Error{ErrorCode::kCorrupt, "state: invalid"};
+    Error e = r.error() ? *r.error() : Error{ErrorCode::kCorrupt, "state: invalid"};
+    if (drop_bad_runs_) {
+      dropped_.push_back({"invalid", std::move(e)});
+    } else {
+      error_ = std::move(e);
+    }
     return false;
   }
   const std::string name = rs.key.training_job + "/" + rs.key.run;
   snapshot::RunKey key = rs.key;
   if (!runs_.emplace(std::move(key), std::move(rs)).second) {
-    error_ = Error{ErrorCode::kCorrupt, "state: duplicate run " + name};
+    Error e{ErrorCode::kCorrupt,
+            "state: runs[" + std::to_string(index) + "]: duplicate run " + ReversibleUtf8(name)};
+    if (drop_bad_runs_) {
+      dropped_.push_back({"duplicate", std::move(e)});
+    } else {
+      error_ = std::move(e);
+    }
   }
-  return false;  // kept as a RunState: its tree is dropped
+  return false;  // kept as a RunState (or dropped): its tree is dropped
 }
 
 Result<Snapshot> StateRunReader::Finish(const json& document) {
@@ -985,7 +1000,13 @@ Result<Snapshot> StateRunReader::Finish(const json& document) {
     // operator() took every object of "runs"; what is left is not a run.
     bool ok = r.Double(document, "last_scan_unix", snap.last_scan_unix) &&
               r.Int64(document, "pending_windows", snap.pending_windows) &&
-              r.Array(document, "runs", [&](const json&) { return r.Fail("", "not an object"); });
+              r.Array(document, "runs", [&](const json&) {
+                if (!drop_bad_runs_) return r.Fail("", "not an object");
+                Reader element;
+                element.Fail("", "not an object");
+                dropped_.push_back({"invalid", *element.error()});
+                return true;
+              });
     if (ok && error_) return tl::unexpected<Error>(*error_);
     snap.runs = std::move(runs_);
     return Outcome(r, std::move(snap), ok);

@@ -599,8 +599,8 @@ TEST(SnapshotCollectableTest, TextRenderingIsTheSerializersBytes) {
     snapshot::RunState r = testing::RunWithEverything();
     r.key = {"job \"quoted\"\\back", "run\nnewline-\xff"};
     aggregate::WindowStats& st = r.MutableStats();
-    st.families[0].top_kernels[0].name = "k\xff";  // both repair to k U+FFFD:
-    st.families[0].top_kernels[1].name = "k\xfe";  // one series stays
+    st.families[0].top_kernels[0].name = "k\xff";  // written k\xff and k\xfe:
+    st.families[0].top_kernels[1].name = "k\xfe";  // two series
     r.step_seconds = std::numeric_limits<double>::quiet_NaN();
     r.training.loss = std::numeric_limits<double>::infinity();
     r.training.tflops_per_device = -std::numeric_limits<double>::infinity();
@@ -627,7 +627,9 @@ TEST(SnapshotCollectableTest, DefaultBuildInfoComesFromTheBuild) {
   EXPECT_FALSE(DefaultBuildInfo().version.empty());
 }
 
-TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
+// Label values are the reversible form of the names (core/text.h): a byte
+// that is not UTF-8 reads \xHH, as in the --state file and the logs.
+TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsWrittenReversibly) {
   snapshot::Snapshot s;
   s.metrics_detail = true;  // the kernel series are detail
   snapshot::RunState r = testing::RunWithEverything();
@@ -635,10 +637,10 @@ TEST(SnapshotCollectableTest, InvalidUtf8InLabelValuesIsReplaced) {
   r.MutableStats().families[0].top_kernels[0].name = "k\xc3";  // truncated 2-byte sequence
   s.runs.emplace(r.key, r);
   const Families f = RenderPublished(s, kTestBuild);
-  EXPECT_DOUBLE_EQ(
-      Value(f, "profwatch_kernel_seconds",
-            {{"run", "run-\xEF\xBF\xBD"}, {"family", "GEMM"}, {"kernel", "k\xEF\xBF\xBD"}}),
-      0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds",
+                         {{"run", "run-\\xff"}, {"family", "GEMM"}, {"kernel", "k\\xc3"}}),
+                   0.15);
+  EXPECT_GE(Value(f, "profwatch_label_values_rewritten", {{"reason", "invalid_utf8"}}), 2);
 }
 
 // The sample run with its two largest GEMM kernels renamed.
@@ -676,20 +678,29 @@ TEST(SnapshotCollectableTest, KernelLabelsKeepTheLargestFirstAfterSumming) {
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "a"}}), 0.05);
 }
 
-TEST(SnapshotCollectableTest, KernelNamesCollidingAfterUtf8RepairKeepOneSeries) {
+// Before issue 60 both became k U+FFFD and the second series was dropped.
+TEST(SnapshotCollectableTest, KernelNamesDifferingInInvalidBytesStayTwoSeries) {
   const Families f = RenderWithTopKernelNames("k\xff", "k\xfe");
-  // The first (largest) kernel keeps the series.
-  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\\xff"}}), 0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\\xfe"}}), 0.05);
   // The rewrites are counted, not silent.
   EXPECT_GE(Value(f, "profwatch_label_values_rewritten", {{"reason", "invalid_utf8"}}), 2);
 }
 
-TEST(SnapshotCollectableTest, RepairedNameCollidingWithAValidOneKeepsTheFirst) {
-  const Families f = RenderWithTopKernelNames("k\xEF\xBF\xBD", "k\xff");  // a literal U+FFFD first
+// A name holding the escape text literally, a literal U+FFFD and the byte
+// itself: three names, three series.
+TEST(SnapshotCollectableTest, NamesHoldingTheEscapeTextNeverMeetTheEscapedByte) {
+  Families f = RenderWithTopKernelNames("k\xEF\xBF\xBD", "k\xff");  // a literal U+FFFD first
   EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\xEF\xBF\xBD"}}), 0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\\xff"}}), 0.05);
+  f = RenderWithTopKernelNames("k\\xff", "k\xff");  // the text `k\xff`, then the byte
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\\\\xff"}}), 0.15);
+  EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds", {{"kernel", "k\\xff"}}), 0.05);
 }
 
-TEST(SnapshotCollectableTest, RunsCollidingAfterUtf8RepairExportOneSeriesEach) {
+// Two runs whose names differ only in bytes that are not UTF-8: two series
+// (before issue 60: one, the second run dropped from the scrape).
+TEST(SnapshotCollectableTest, RunsDifferingInInvalidBytesExportASeriesEach) {
   snapshot::Snapshot s;
   s.metrics_detail = true;  // the kernel series are detail
   snapshot::RunState a = testing::RunWithEverything();
@@ -700,12 +711,19 @@ TEST(SnapshotCollectableTest, RunsCollidingAfterUtf8RepairExportOneSeriesEach) {
   s.runs.emplace(b.key, b);
   const Families f = RenderPublished(s, kTestBuild);
   // Value() fails unless exactly one sample matches.
-  EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", {{"run", "run-\xEF\xBF\xBD"}}),
-                   static_cast<double>(a.stats->gpus()));
-  EXPECT_DOUBLE_EQ(
-      Value(f, "profwatch_kernel_seconds",
-            {{"run", "run-\xEF\xBF\xBD"}, {"kernel", a.stats->families[0].top_kernels[0].name}}),
-      0.15);
+  for (const char* run : {"run-\\xff", "run-\\xfe"}) {
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_window_gpus", {{"run", run}}),
+                     static_cast<double>(a.stats->gpus()))
+        << run;
+    EXPECT_DOUBLE_EQ(Value(f, "profwatch_kernel_seconds",
+                           {{"run", run}, {"kernel", a.stats->families[0].top_kernels[0].name}}),
+                     0.15)
+        << run;
+  }
+  // The exposition text (the /metrics body) says the same.
+  const std::string text = RenderText(s, kTestBuild);
+  EXPECT_NE(text.find(R"(run="run-\\xff")"), std::string::npos);
+  EXPECT_NE(text.find(R"(run="run-\\xfe")"), std::string::npos);
 }
 
 TEST(SnapshotCollectableTest, ValidUtf8IntoTellsWhetherItReplaced) {

@@ -261,5 +261,36 @@ TEST(OwnerHistoryTest, EachOwnerRotatesItsOwnFileAndTheReaderFindsAll) {
   EXPECT_TRUE(FindInHistory(path, {"jobS", "runS", std::nullopt}));
 }
 
+// Names that are not UTF-8 keep their bytes in the line (reversible form,
+// core/text.h) and compare finds the run by its bytes or by the form the
+// labels show; a name differing only in such a byte is another run.
+TEST(HistoryReaderTest, NamesThatAreNotUtf8AreKeptApartAndFoundExactly) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("h.jsonl");
+  const nlohmann::ordered_json report = {{"window", "w\xff"}};
+  const std::string line =
+      HistoryLine(MakeRun("x\xff", "r\xff", "w1", 1'000'000'000'000), 1, report);
+  {
+    std::ofstream out(path);
+    out << line << "\n"
+        << HistoryLine(MakeRun("x\xfe", "r\xff", "w1", 2'000'000'000'000), 2, {}) << "\n"
+        << HistoryLine(MakeRun("x\\xff", "r\xff", "w1", 3'000'000'000'000), 3, {}) << "\n";
+  }
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["training_job"], "x\\xff");
+  EXPECT_EQ(j["report"]["window"], "w\\xff");
+  EXPECT_EQ(j["state"]["training_job"], "x\\xff");
+  auto by_bytes = FindInHistory(path, {"x\xff", "r\xff", std::nullopt});
+  ASSERT_TRUE(by_bytes) << by_bytes.error().ToString();
+  EXPECT_EQ(by_bytes->key.training_job, "x\xff");
+  EXPECT_EQ(by_bytes->stats->total_kernel_ps, 1'000'000'000'000);
+  auto other = FindInHistory(path, {"x\xfe", "r\xff", std::nullopt});
+  ASSERT_TRUE(other) << other.error().ToString();
+  EXPECT_EQ(other->stats->total_kernel_ps, 2'000'000'000'000);
+  auto literal = FindInHistory(path, {"x\\\\xff", "r\\xff", std::nullopt});
+  ASSERT_TRUE(literal) << literal.error().ToString();
+  EXPECT_EQ(literal->key.training_job, "x\\xff");
+}
+
 }  // namespace
 }  // namespace profwatch::store

@@ -112,5 +112,32 @@ TEST(InflightJournalTest, NoPathNoFile) {
   EXPECT_TRUE(j.Records().empty());
 }
 
+// Windows of runs whose names differ only in bytes that are not UTF-8 are
+// two records, read back with their exact bytes.
+TEST(InflightJournalTest, NamesThatAreNotUtf8StayTwoRecords) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("state.json.inflight");
+  for (const char* job : {"x\xff", "x\xfe"}) {
+    InflightJournal j(path);
+    std::string warning;
+    ASSERT_TRUE(j.Load(&warning));
+    InflightRecord r = Record("w1", 0xabc);
+    r.training_job = job;
+    r.key = InflightKey(std::string("/jobs/") + job + "/r", "w1");
+    ASSERT_TRUE(j.Begin(r));
+  }
+  InflightJournal j(path);
+  std::string warning;
+  ASSERT_TRUE(j.Load(&warning));
+  EXPECT_EQ(warning, "");
+  ASSERT_EQ(j.Records().size(), 2u);
+  for (const char* job : {"x\xff", "x\xfe"}) {
+    auto r = j.Find(InflightKey(std::string("/jobs/") + job + "/r", "w1"));
+    ASSERT_TRUE(r.has_value()) << job;
+    EXPECT_EQ(r->training_job, job);
+    EXPECT_EQ(r->deaths, 1);
+  }
+}
+
 }  // namespace
 }  // namespace profwatch::store

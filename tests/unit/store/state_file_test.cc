@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "testing/test_util.h"
 
@@ -68,11 +69,15 @@ TEST(StateFileTest, RejectsGarbageAndOtherSchemas) {
             ErrorCode::kUnsupported);
   EXPECT_EQ(ParseDaemonState("{\"schema\":\"profwatch.daemon.v1\",\"windows\":[]}").error().code,
             ErrorCode::kCorrupt);  // no snapshot
+  // A malformed window record is dropped alone, not the file.
   std::string text = SerializeDaemonState(SampleState(), 1);
   text.replace(text.find("\"ino\""), 5, "\"inode\"");
   auto bad = ParseDaemonState(text);
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().context.find("windows[0]"), std::string::npos);
+  ASSERT_TRUE(bad.has_value()) << bad.error().ToString();
+  EXPECT_TRUE(bad->windows.empty());
+  EXPECT_EQ(bad->snapshot.runs.size(), 1u);
+  ASSERT_EQ(bad->dropped.size(), 1u);
+  EXPECT_NE(bad->dropped[0].what.find("windows[0]"), std::string::npos);
 }
 
 TEST(StateFileTest, AtomicWriteReplacesContentAndLeavesNoTemp) {
@@ -155,6 +160,99 @@ TEST(SaveThrottleTest, GapIsTheMinimumOrTenTimesTheLastSaveWhicheverIsLonger) {
   clock.Advance(-milliseconds(5000));
   throttle.Saved(started, clock.Now());
   EXPECT_EQ(throttle.next(), clock.Now() + milliseconds(1000));
+}
+
+// A run that cannot be loaded is dropped alone and named; the file's other
+// runs and windows load (issue 60: a duplicate run set the whole file aside).
+TEST(StateFileTest, ABadRunOrWindowRecordIsDroppedAloneNotTheFile) {
+  DaemonState in = SampleState();
+  snapshot::RunState other = in.snapshot.runs.begin()->second;
+  other.key.training_job = "job-2";
+  in.snapshot.runs[other.key] = other;
+  window::AnalysedWindow w2 = in.windows[0];
+  w2.run.training_job = "job-2";
+  in.windows.push_back(w2);
+  std::string text = SerializeDaemonState(in, 1);
+  // job-2's run becomes a second job-1 run; job-2's window record loses its inode.
+  const std::string job2 = R"("training_job":"job-2","window_id")";
+  text.replace(text.find(job2), job2.size(), R"("training_job":"job-1","window_id")");
+  const size_t first_ino = text.find("\"ino\"", text.find(R"("windows":[)"));
+  text.replace(text.find("\"ino\"", first_ino + 1), 5, "\"inode\"");
+  TempDir tmp;
+  const std::string path = tmp.Sub("state.json");
+  WriteFile(path, text);
+  std::string warning;
+  DaemonState s = LoadDaemonStateOrSetAside(path, 1700000000, &warning);
+  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_TRUE(fs::exists(path));
+  ASSERT_EQ(s.snapshot.runs.size(), 1u);
+  EXPECT_EQ(s.snapshot.runs.begin()->first.training_job, "job-1");
+  ASSERT_EQ(s.windows.size(), 1u);
+  EXPECT_EQ(s.windows[0].run.training_job, "job-1");
+  ASSERT_EQ(s.dropped.size(), 2u);
+  EXPECT_EQ(s.dropped[0].reason, "duplicate");
+  EXPECT_NE(s.dropped[0].what.find("snapshot: state: runs[1]: duplicate run job-1/run-a"),
+            std::string::npos)
+      << s.dropped[0].what;
+  EXPECT_EQ(s.dropped[1].reason, "invalid");
+  EXPECT_NE(s.dropped[1].what.find("windows[1]"), std::string::npos) << s.dropped[1].what;
+}
+
+TEST(StateFileTest, NamesAndPathsThatAreNotUtf8RoundTripExactly) {
+  DaemonState in = SampleState();
+  snapshot::RunState rs = in.snapshot.runs.begin()->second;
+  in.snapshot.runs.clear();
+  in.windows.clear();
+  for (const std::string job : {"x\xff", "x\xfe", "x\\xff"}) {
+    rs.key.training_job = job;
+    in.snapshot.runs[rs.key] = rs;
+    window::AnalysedWindow w;
+    w.run = {job, "run-a"};
+    w.run_dir = "/jobs/" + job + "/run-a";
+    w.first_dir = w.run_dir + "/tensorboard/plugins/profile/2024_03_01_12_00_00";
+    w.files.push_back({w.first_dir + "/h\xc0.trace.json.gz", 1, 2, 3, 4});
+    in.windows.push_back(w);
+  }
+  auto out = ParseDaemonState(SerializeDaemonState(in, 1));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_TRUE(out->dropped.empty());
+  ASSERT_EQ(out->snapshot.runs.size(), 3u);
+  ASSERT_EQ(out->windows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out->windows[i].run, in.windows[i].run);
+    EXPECT_EQ(out->windows[i].run_dir, in.windows[i].run_dir);
+    EXPECT_EQ(out->windows[i].first_dir, in.windows[i].first_dir);
+    EXPECT_EQ(out->windows[i].files, in.windows[i].files);
+    EXPECT_EQ(out->snapshot.runs.count(snapshot::RunKey{in.windows[i].run.training_job, "run-a"}),
+              1u);
+  }
+}
+
+// A file that keeps failing is set aside at every start: only the
+// kMaxSetAsideStateFiles newest set-aside files stay, others' files too.
+TEST(StateFileTest, SetAsideFilesAreBoundedToTheNewest) {
+  TempDir tmp;
+  const std::string path = tmp.Sub("state.json");
+  WriteFile(path + ".corrupt-1700000001", "old");
+  WriteFile(path + ".corrupt-99", "older, fewer digits");
+  WriteFile(path + ".corrupt-notes", "not ours: kept");
+  WriteFile(tmp.Sub("other.json.corrupt-1"), "another file's: kept");
+  std::string warning;
+  for (int64_t t = 1700000010; t < 1700000014; ++t) {
+    WriteFile(path, "{\"schema\":");
+    warning.clear();
+    LoadDaemonStateOrSetAside(path, static_cast<double>(t), &warning);
+  }
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(tmp.path())) left.insert(e.path().filename());
+  EXPECT_EQ(left,
+            (std::set<std::string>{"state.json.corrupt-1700000011", "state.json.corrupt-1700000012",
+                                   "state.json.corrupt-1700000013", "state.json.corrupt-notes",
+                                   "other.json.corrupt-1"}));
+  static_assert(kMaxSetAsideStateFiles == 3);
+  // The last start removed the oldest one left and said so.
+  EXPECT_NE(warning.find("removed_older=" + path + ".corrupt-1700000010"), std::string::npos)
+      << warning;
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
+#include "core/text.h"
 #include "figures/byte_figures.h"
 #include "figures/flop_figures.h"
 #include "testing/sample_snapshot.h"
@@ -431,14 +433,14 @@ TEST(StateJsonTest, DocumentCarriesSchemaAndNonFiniteAsStrings) {
   EXPECT_THAT(text, HasSubstr(R"("launcher_mode":"mixed")"));
 }
 
-TEST(StateJsonTest, InvalidUtf8IsReplacedInsteadOfFailing) {
+TEST(StateJsonTest, InvalidUtf8IsKeptReversiblyInsteadOfFailing) {
   snapshot::Snapshot s;
   snapshot::RunState r = testing::RunWithLogOnly();
   r.key.run = "bad\xff";
   s.runs.emplace(r.key, r);
   auto out = ParseState(SerializeState(s));
   ASSERT_TRUE(out) << out.error().ToString();
-  EXPECT_EQ(out->runs.begin()->first.run, "bad\xEF\xBF\xBD");
+  EXPECT_EQ(out->runs.begin()->first.run, "bad\xff");
 }
 
 TEST(StateJsonTest, TruncatedTextIsCorruptAtEveryCut) {
@@ -620,6 +622,85 @@ TEST(StateJsonTest, ParseRunStateRejectsGarbage) {
   EXPECT_EQ(ParseRunState("{").error().code, ErrorCode::kCorrupt);
   EXPECT_EQ(ParseRunState("{}").error().code, ErrorCode::kCorrupt);
   EXPECT_THAT(ParseRunState(R"({"training_job":"a"})").error().context, HasSubstr("run: missing"));
+}
+
+// Names are kept reversibly (core/text.h ReversibleUtf8): two runs whose
+// names differ only in bytes that are not UTF-8 stay two runs, and every
+// string reads back to its exact bytes (issue 60; before, both became
+// U+FFFD and the file held a duplicate run).
+TEST(StateJsonTest, NamesThatAreNotUtf8RoundTripExactlyAndStayApart) {
+  snapshot::Snapshot s;
+  snapshot::RunState a = testing::RunWithEverything();
+  a.key = {"x\xff", "run\\xfe"};  // the second: the escape text, literally
+  a.window_id = "2024_03_01_12_00_00\xfe";
+  a.window_failure = "open /jobs/x\xff: denied";
+  a.MutableStats().files.at(0).path = "/jobs/x\xff/h0\\\xc3.trace.json.gz";
+  snapshot::RunState b = a;
+  b.key.training_job = "x\xfe";
+  snapshot::RunState c = a;
+  c.key.training_job = "x\\xff";  // the text `x\xff`, not the byte
+  for (const auto* r : {&a, &b, &c}) s.runs.emplace(r->key, *r);
+  const std::string text = SerializeState(s);
+  EXPECT_EQ(ValidUtf8(text), text);
+  EXPECT_THAT(text, HasSubstr(R"("training_job":"x\\xff")"));    // the byte
+  EXPECT_THAT(text, HasSubstr(R"("training_job":"x\\\\xff")"));  // the text
+  auto out = ParseState(text);
+  ASSERT_TRUE(out) << out.error().ToString();
+  ASSERT_EQ(out->runs.size(), 3u);
+  for (const auto* r : {&a, &b, &c}) {
+    auto it = out->runs.find(r->key);
+    ASSERT_NE(it, out->runs.end()) << r->key.training_job;
+    EXPECT_EQ(it->second.window_id, r->window_id);
+    EXPECT_EQ(it->second.window_failure, r->window_failure);
+    EXPECT_EQ(it->second.stats->files.at(0).path, r->stats->files.at(0).path);
+  }
+  EXPECT_EQ(SerializeState(*out), text);
+}
+
+// A file of an earlier version: names without `\\` or `\xHH` read as
+// written, U+FFFD included.
+TEST(StateJsonTest, NamesOfEarlierFilesWithoutTheEscapeReadAsBefore) {
+  snapshot::Snapshot s;
+  snapshot::RunState r = testing::RunWithLogOnly();
+  r.key = {"job\xEF\xBF\xBD", "a\\b"};
+  s.runs.emplace(r.key, r);
+  auto out = ParseState(SerializeState(s));
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->runs.begin()->first.training_job, "job\xEF\xBF\xBD");
+  EXPECT_EQ(out->runs.begin()->first.run, "a\\b");
+}
+
+// The daemon's reader drops a bad run alone (and says why); the strict
+// ParseState still refuses the document.
+TEST(StateJsonTest, AReaderDroppingBadRunsKeepsTheOthers) {
+  snapshot::Snapshot s;
+  for (const char* job : {"a", "b", "c"}) {
+    snapshot::RunState r = testing::RunWithLogOnly();
+    r.key.training_job = job;
+    s.runs.emplace(r.key, r);
+  }
+  std::string text = SerializeState(s);
+  // b becomes a second a; c loses a field; an element that is no run.
+  text.replace(text.find(R"("training_job":"b")"), 18, R"("training_job":"a")");
+  const size_t c = text.find(R"("training_job":"c")");
+  const size_t has_window = text.rfind(R"("has_window":)", c);
+  ASSERT_NE(has_window, std::string::npos);
+  text.replace(has_window, 13, R"("has_windoz":)");
+  text.replace(text.find(R"("runs":[)"), 8, R"("runs":[7,)");
+  EXPECT_FALSE(ParseState(text));
+  StateRunReader reader({}, /*drop_bad_runs=*/true);
+  nlohmann::json doc = nlohmann::json::parse(text, std::ref(reader));
+  auto out = reader.Finish(doc);
+  ASSERT_TRUE(out) << out.error().ToString();
+  ASSERT_EQ(out->runs.size(), 1u);
+  EXPECT_EQ(out->runs.begin()->first.training_job, "a");
+  std::multiset<std::string> reasons;
+  for (const DroppedRun& d : reader.dropped()) reasons.insert(d.reason);
+  EXPECT_EQ(reasons, (std::multiset<std::string>{"duplicate", "invalid", "invalid"}));
+  std::string all;
+  for (const DroppedRun& d : reader.dropped()) all += d.error.ToString() + "\n";
+  EXPECT_THAT(all, HasSubstr("duplicate run a/"));
+  EXPECT_THAT(all, HasSubstr("has_window: missing"));
 }
 
 }  // namespace
