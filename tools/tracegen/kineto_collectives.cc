@@ -213,6 +213,37 @@ std::vector<CallDef> SymmMemCalls() {
   return out;
 }
 
+// deepep: DeepEP's kernels, named as its builds name them.
+std::vector<CallDef> DeepEpCalls() {
+  static constexpr CallSpec kEp[] = {
+      {"void deep_ep::internode::dispatch<true, 8, 3, 1024, 8>(int4*, float*, int*, long*, "
+       "float*, int*, int*, SourceMeta*, int4 const*, float const*, long const*, float const*, "
+       "int*, int*, int*, int*, int, int, int, int, int, int, void*, int, int, int)",
+       "", "all_to_all", "", -1, -1, -1, "", "", "", 250000, 20},
+      {"void deep_ep::internode::combine<__nv_bfloat16, 8, 3, 1024>(int4*, float*, bool const*, "
+       "int4 const*, float const*, int const*, int const*, SourceMeta const*, int, int, int, int, "
+       "int, void*, int, int, int)",
+       "", "all_to_all", "", -1, -1, -1, "", "", "", 300000, 40},
+      {"void dpsk::ep::internode::dispatch<false, 8, 3, 512, 8>(int4*, float*, int*, long*, "
+       "float*, int*, int*, SourceMeta*, int4 const*, float const*, long const*, float const*, "
+       "int*, int*, int*, int*, int, int, int, int, int, int, void*, int, int, int)",
+       "", "all_to_all", "", -1, -1, -1, "", "", "", 200000, 0},
+      {"void deep_ep::internode::cached_notify<8>(int, int, int, int, int, int*, int, int*, "
+       "int*, int*, int*, int*, void*, int, int, int, bool)",
+       "", "other", "", -1, -1, -1, "", "", "", 30000, 0},
+  };
+  std::vector<CallDef> out;
+  for (const CallSpec& c : kEp) {
+    CallDef d;
+    d.kernel = c.kernel;
+    d.spec = &c;
+    d.truth.kernel = c.kernel;
+    d.truth.kind = c.kind;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 // nccl, rccl, rccl-bare, cpu-op: every call of kCalls.
 std::vector<CallDef> ArgCalls(const KinetoCollectiveParams& p) {
   const bool bare = p.form == KinetoCommForm::kRcclBare;
@@ -253,7 +284,10 @@ bool WriteKinetoCollectiveTrace(const KinetoCollectiveParams& p, const std::stri
   const bool kernel_args = p.form == KinetoCommForm::kNccl || p.form == KinetoCommForm::kRccl;
   const bool op_args = p.form == KinetoCommForm::kNccl || p.form == KinetoCommForm::kRccl ||
                        p.form == KinetoCommForm::kCpuOp;  // record_param_comms carries them
-  std::vector<CallDef> defs = old ? OldNcclCalls() : symm ? SymmMemCalls() : ArgCalls(p);
+  std::vector<CallDef> defs = old                                 ? OldNcclCalls()
+                              : symm                              ? SymmMemCalls()
+                              : p.form == KinetoCommForm::kDeepEp ? DeepEpCalls()
+                                                                  : ArgCalls(p);
   for (const CallDef& d : defs) truth->calls.push_back(d.truth);
 
   std::string cpu, gpu;

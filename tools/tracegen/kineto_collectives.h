@@ -22,6 +22,11 @@
 //            correlation id, as in older Kineto; one SendRecv kernel per
 //            GPU and step has no launch in the window; compute kernels are
 //            launched by aten::mm operators with shapes
+//   deepep   expert-parallel token exchange of DeepEP (deep_ep::) and
+//            DeepSeek's build of it (dpsk::ep::): dispatch and combine
+//            kernels are all-to-alls, its notify kernels communication of
+//            no modelled kind; no collective args, no operator with shapes
+//            (unsized)
 //   symm-mem all-reduces of PyTorch's symmetric memory
 //            (multimem_all_reduce_kernel, one_shot_all_reduce_kernel) and
 //            vLLM's custom all-reduce (cross_device_reduce_1stage) under
@@ -39,7 +44,7 @@
 
 namespace profwatch::tracegen {
 
-enum class KinetoCommForm { kNccl, kRccl, kRcclBare, kCpuOp, kOldNccl, kSymmMem };
+enum class KinetoCommForm { kNccl, kRccl, kRcclBare, kCpuOp, kOldNccl, kSymmMem, kDeepEp };
 // How the calls name their process group: each kind's own description
 // (fsdp, tp, pp, ep, dp, default_pg), torch's "undefined", or no
 // description/ranks args at all.

@@ -48,6 +48,13 @@ constexpr const char* kFbgemmBackward =
     "float, long, 2, 32>(at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, long>, "
     "fbgemm_gpu::FixedDivisor, float, float)";
 
+constexpr const char* kAotritonKernel = "attn_fwd";
+constexpr const char* kSageKernel =
+    "void sage_fwd<128, 64, 64, 4, __nv_bfloat16, false>(SageAttentionParams const)";
+constexpr const char* kCkFmhaKernel =
+    "void ck_tile::kentry<256, 1, ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSAsync<"
+    "ck_tile::BlockFmhaPipelineProblem<ck_tile::bf16_t> > > >(ck_tile::FmhaFwdKernelArgs)";
+
 std::string Dims(std::initializer_list<int64_t> d) {
   std::string o = "[";
   for (int64_t v : d) o += (o.size() > 1 ? ", " : "") + std::to_string(v);
@@ -55,6 +62,14 @@ std::string Dims(std::initializer_list<int64_t> d) {
 }
 
 }  // namespace
+
+std::string AttentionKernelName(const std::string& attention_kernel) {
+  if (attention_kernel == "flash") return kFlashKernel;
+  if (attention_kernel == "aotriton") return kAotritonKernel;
+  if (attention_kernel == "sage") return kSageKernel;
+  if (attention_kernel == "ck") return kCkFmhaKernel;
+  return "";
+}
 
 bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
                           KinetoMathTruth* truth, std::string* error) {
@@ -64,11 +79,20 @@ bool WriteKinetoMathTrace(const KinetoMathParams& p, const std::string& path,
     const char* family;
     int64_t base_ns;
   };
+  const std::string attention = AttentionKernelName(p.attention_kernel);
+  if (attention.empty()) {
+    *error = "unknown attention kernel " + p.attention_kernel;
+    return false;
+  }
   const KernelDef defs[] = {
-      {kMmKernel, "gemm", 900 * kUs},         {kAddmmKernel, "gemm", 600 * kUs},
-      {kFlashKernel, "attention", 700 * kUs}, {kSplitKvKernel, "attention", 400 * kUs},
-      {kBareGemmKernel, "gemm", 150 * kUs},   {kFbgemmForward, "other", 250 * kUs},
-      {kFbgemmBackward, "other", 350 * kUs},  {kAddKernel, "elementwise", 300 * kUs},
+      {kMmKernel, "gemm", 900 * kUs},
+      {kAddmmKernel, "gemm", 600 * kUs},
+      {attention.c_str(), "attention", 700 * kUs},
+      {kSplitKvKernel, "attention", 400 * kUs},
+      {kBareGemmKernel, "gemm", 150 * kUs},
+      {kFbgemmForward, "other", 250 * kUs},
+      {kFbgemmBackward, "other", 350 * kUs},
+      {kAddKernel, "elementwise", 300 * kUs},
   };
   enum { kMm, kAddmm, kFlash, kSplitKv, kBare, kFbFwd, kFbBwd, kAdd };
   for (const KernelDef& d : defs) {

@@ -43,7 +43,14 @@ struct KinetoMathParams {
   uint64_t seed = 1;
   bool correlation_ids = false;
   bool bytes = false;  // also an elementwise operator and memory operations
+  // The kernel the SDPA operator launches: "flash" (FlashAttention 2),
+  // "aotriton" (AOTriton's attn_fwd, PyTorch on ROCm), "sage"
+  // (SageAttention's sage_fwd), "ck" (Composable Kernel's tile FMHA).
+  std::string attention_kernel = "flash";
 };
+
+// The kernel name `attention_kernel` stands for; empty when unknown.
+std::string AttentionKernelName(const std::string& attention_kernel);
 
 struct KinetoMathKernel {
   std::string name;

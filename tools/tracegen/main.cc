@@ -40,11 +40,12 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen nsys --out FILE.sqlite [--schema 2020|2024] [--ranks R] [--first-rank N]
                           [--steps K] [--kernels N] [--seed N]
   profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
-                          [--form nccl|rccl|rccl-bare|cpu-op|old-nccl|symm-mem]
+                          [--form nccl|rccl|rccl-bare|cpu-op|old-nccl|symm-mem|deepep]
                           [--pg-desc named|undefined|absent]
                           [--whitespace compact|indented|brace] [--manifest FILE]
   profwatch-tracegen kineto-math --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
                           [--external-id own|correlation] [--bytes]
+                          [--attention-kernel flash|aotriton|sage|ck]
                           [--whitespace compact|indented|brace] [--manifest FILE]
   profwatch-tracegen respace --in FILE --out FILE --style compact|indented|brace
   profwatch-tracegen jax-collectives --out DIR [--gpus N] [--steps K] [--seed N]
@@ -194,6 +195,7 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "name-bytes",
                                                "kernel-us",
                                                "whitespace",
+                                               "attention-kernel",
                                                "in",
                                                "style"};
   for (int i = first; i < argc; ++i) {
@@ -793,12 +795,13 @@ int CmdKineto(const Args& args) {
   const std::map<std::string, KinetoCommForm> forms = {
       {"nccl", KinetoCommForm::kNccl},          {"rccl", KinetoCommForm::kRccl},
       {"rccl-bare", KinetoCommForm::kRcclBare}, {"cpu-op", KinetoCommForm::kCpuOp},
-      {"old-nccl", KinetoCommForm::kOldNccl},   {"symm-mem", KinetoCommForm::kSymmMem}};
+      {"old-nccl", KinetoCommForm::kOldNccl},   {"symm-mem", KinetoCommForm::kSymmMem},
+      {"deepep", KinetoCommForm::kDeepEp}};
   const std::map<std::string, PgDescForm> pgs = {{"named", PgDescForm::kNamed},
                                                  {"undefined", PgDescForm::kUndefined},
                                                  {"absent", PgDescForm::kAbsent}};
   if (!forms.count(form)) {
-    g.error = "--form must be nccl, rccl, rccl-bare, cpu-op, old-nccl or symm-mem";
+    g.error = "--form must be nccl, rccl, rccl-bare, cpu-op, old-nccl, symm-mem or deepep";
   }
   if (!pgs.count(pg)) g.error = "--pg-desc must be named, undefined or absent";
   const std::string out = g.Str("out", "");
@@ -861,6 +864,10 @@ int CmdKinetoMath(const Args& args) {
   if (ext != "own" && ext != "correlation") g.error = "--external-id must be own or correlation";
   p.correlation_ids = ext == "correlation";
   p.bytes = args.flags.count("bytes") > 0;
+  p.attention_kernel = g.Str("attention-kernel", "flash");
+  if (profwatch::tracegen::AttentionKernelName(p.attention_kernel).empty()) {
+    g.error = "--attention-kernel must be flash, aotriton, sage or ck";
+  }
   const std::string out = g.Str("out", "");
   if (out.empty()) g.error = "kineto-math: --out FILE is required";
   if (!g.error.empty()) return Fail(g.error);
@@ -884,8 +891,11 @@ int CmdKinetoMath(const Args& args) {
     json m{{"generator", "profwatch-tracegen"},
            {"schema", 1},
            {"command", "kineto-math"},
-           {"params",
-            json{{"gpus", p.gpus}, {"steps", p.steps}, {"seed", p.seed}, {"external_id", ext}}},
+           {"params", json{{"gpus", p.gpus},
+                           {"steps", p.steps},
+                           {"seed", p.seed},
+                           {"external_id", ext},
+                           {"attention_kernel", p.attention_kernel}}},
            {"files", json::array({json{{"path", out},
                                        {"gpus", p.gpus},
                                        {"steps", p.steps},

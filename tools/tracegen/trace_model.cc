@@ -22,8 +22,8 @@ struct KernelName {
   const char* hlo_op;
   double weight;  // relative duration
   // The collective kind a reader must find for a communication kernel (its
-  // hlo_op names it; deep_ep's custom calls name none: "other"); null for
-  // every other kernel.
+  // hlo_op names it; deep_ep's custom calls name none, the kernel name says
+  // all_to_all for its dispatch and combine); null for every other kernel.
   const char* collective = nullptr;
 };
 
@@ -56,9 +56,10 @@ constexpr KernelName kAmdComm[] = {
     {"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "all-reduce-start.2", 3.0,
      "all_reduce"},
     {"RaggedAllToAllKernelImpl<ncclBfloat16, 8>", "ragged-all-to-all.1", 2.0, "all_to_all"},
-    {"primus_turbo::deep_ep::intranode::dispatch<8, 768, 8192>", "custom-call.44", 1.5, "other"},
+    {"primus_turbo::deep_ep::intranode::dispatch<8, 768, 8192>", "custom-call.44", 1.5,
+     "all_to_all"},
     {"primus_turbo::deep_ep::intranode::combine<ck_tile::bf16_t, 8, 768>", "custom-call.45", 1.5,
-     "other"},
+     "all_to_all"},
 };
 constexpr KernelName kAmdAux[] = {
     {"__amd_rocclr_copyBuffer.kd", "copy.3", 0.5},

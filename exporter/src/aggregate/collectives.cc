@@ -121,6 +121,13 @@ std::optional<CollectiveKind> CollectiveKindOfKernel(std::string_view kernel) {
     return CollectiveKind::kAllReduce;
   }
   if (has("multimem_all_gather")) return CollectiveKind::kAllGather;
+  // Expert-parallel token exchange (DeepEP and DeepSeek's build of it,
+  // pplx-kernels): dispatch and combine send each token to the GPUs of its
+  // experts and back; the library's other kernels (notify, layout) are
+  // communication of no modelled kind.
+  if (has("deep_ep::") || has("dpsk::ep::") || has("pplx::")) {
+    return has("dispatch") || has("combine") ? CollectiveKind::kAllToAll : CollectiveKind::kOther;
+  }
   size_t at = kernel.find("ncclDevKernel_");
   size_t skip = 14;
   if (at == std::string_view::npos) {

@@ -69,8 +69,10 @@ std::optional<CollectiveKind> CollectiveKindOfHloOp(std::string_view op);
 // <Op> AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, SendRecv (and
 // AllToAll), XLA's RaggedAllToAll..., the all-reduces of PyTorch's symmetric
 // memory (multimem_all_reduce_kernel, one_shot_all_reduce_kernel,
-// two_shot_all_reduce_kernel), multimem_all_gather and vLLM's custom
-// all-reduce (cross_device_reduce_*); nullopt when the name does not say
+// two_shot_all_reduce_kernel), multimem_all_gather, vLLM's custom
+// all-reduce (cross_device_reduce_*), expert-parallel dispatch and combine
+// (DeepEP's deep_ep::, dpsk::ep::, pplx::: all-to-all; their other kernels:
+// kOther); nullopt when the name does not say
 // (RCCL's ncclDevKernel_Generic_N, anything else). Older NCCL names every
 // collective ncclKernel_SendRecv_*: the name is the last resort, after what
 // launched the kernel (CollectiveKindOfOperator).

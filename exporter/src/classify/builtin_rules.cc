@@ -10,7 +10,8 @@
 //   comm_other        comm     custom collectives: all_reduce, allreduce,
 //                              all_gather, allgather, reduce_scatter,
 //                              reducescatter, all_to_all, alltoall,
-//                              cross_device_reduce, nvshmem
+//                              cross_device_reduce, nvshmem, expert-parallel
+//                              exchange (deep_ep::, dpsk::ep::, pplx::)
 //   memory            memory   the runtimes' copy and fill names as whole
 //                              names (RuntimeMemopPatterns: "Memcpy HtoD
 //                              (Pageable -> Device)", "Memset (Device)",
@@ -18,7 +19,10 @@
 //                              hipMemcpyDtoDAsync, ...); never a substring of
 //                              a kernel's name
 //   attention         compute  flash_fwd, flash_bwd, flash_attn, flash::,
-//                              fmha, sdpa, attention, Attention, xformers
+//                              fmha, sdpa, attention, Attention, xformers,
+//                              AOTriton (attn_fwd, attn_bwd, bwd_kernel_dk_dv,
+//                              bwd_kernel_dq), SageAttention (sage_fwd,
+//                              sage_bwd), FlashInfer (flashinfer, ...KVCache)
 //   conv              compute  cuDNN/cutlass convolutions: convolve,
 //                              Convolution, conv2d, winograd, fft2d_, fprop,
 //                              dgrad, wgrad (before gemm: implicit-GEMM convs
@@ -99,12 +103,17 @@ RuleSet DrillSet() {
 }
 
 // Attention kernels, whatever library wrote them: FlashAttention (CUDA and
-// ROCm ports), cuDNN/PyTorch SDPA, xFormers, CUTLASS and CK fmha, aiter.
-// Before gemm: CK and CUTLASS attention kernels also carry GEMM markers.
+// ROCm ports), cuDNN/PyTorch SDPA, xFormers, CUTLASS and CK fmha, aiter,
+// AOTriton (PyTorch's SDPA on ROCm: attn_fwd, bwd_kernel_dk_dv, ...),
+// SageAttention, FlashInfer. Before gemm: CK and CUTLASS attention kernels
+// also carry GEMM markers.
 const std::vector<std::string> kAttentionMarkers = {
-    "flash_fwd", "flash_bwd", "flash_attn", "flash::",   "fmha",
-    "Fmha",      "FMHA",      "mha_fwd",    "mha_bwd",   "MhaFwd",
-    "MhaBwd",    "sdpa",      "attention",  "Attention", "xformers"};
+    "flash_fwd",     "flash_bwd",  "flash_attn",   "flash::",
+    "fmha",          "Fmha",       "FMHA",         "mha_fwd",
+    "mha_bwd",       "MhaFwd",     "MhaBwd",       "sdpa",
+    "attention",     "Attention",  "xformers",     "attn_fwd",
+    "attn_bwd",      "sage_fwd",   "sage_bwd",     "bwd_kernel_dk_dv",
+    "bwd_kernel_dq", "flashinfer", "PagedKVCache", "SinglePrefillWithKVCache"};
 
 // What differs between the native sets: the vendor's collectives and GEMM
 // libraries. The family names are shared, so dashboards and rules work for
@@ -133,10 +142,10 @@ RuleSet NativeSet(const VendorMarkers& v) {
   // starts with nccl is NCCL's (nsys' definition of a comm kernel).
   add("nccl", FamilyKind::kComm, {Cond(MatchOp::kPrefix, {"nccl"})});
   add("comm_other", FamilyKind::kComm,
-      {Cond(MatchOp::kContains,
-            with({"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
-                  "reducescatter", "all_to_all", "alltoall", "cross_device_reduce"},
-                 v.comm_other))});
+      {Cond(MatchOp::kContains, with({"all_reduce", "allreduce", "all_gather", "allgather",
+                                      "reduce_scatter", "reducescatter", "all_to_all", "alltoall",
+                                      "cross_device_reduce", "deep_ep::", "dpsk::ep::", "pplx::"},
+                                     v.comm_other))});
   add("memory", FamilyKind::kMemory, {Cond(MatchOp::kRegex, RuntimeMemopPatterns())});
   const auto M = FamilyKind::kMath;
   add("attention", M, {Cond(MatchOp::kContains, kAttentionMarkers)});
