@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,8 +23,11 @@ void Append(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// A run created by this user (the scanner's owner: the run directory's uid).
 RunLocation Loc(const std::string& jobs_root, const std::string& job, const std::string& run) {
-  return {{job, run}, jobs_root, job, run};
+  RunLocation loc{{job, run}, jobs_root, job, run};
+  loc.owner = getuid();
+  return loc;
 }
 
 std::string StepLine(int step, double seconds) {
@@ -151,6 +155,34 @@ TEST(TrainingLogsTest, DefaultGlobsAreTriedInOrder) {
     fresh.Poll();
     EXPECT_EQ(fresh.LogPathOf(loc.key), root + expected) << file;
   }
+}
+
+// A log belongs to its run (issue 60): a root-level `<job>.<run>.log` whose
+// owner is not the run's is refused (counted once for the run's owner,
+// however often discovery runs), and the run's own log.txt is used; the
+// same file is the run's when the run's owner wrote it. Files in the run's
+// or job's directory are the run's whoever wrote them.
+TEST(TrainingLogsTest, ALogOfAnotherOwnerOutsideTheRunIsRefused) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  WriteFile(root + "/jobA/run1/log.txt", StepLine(1, 1.0));
+  WriteFile(root + "/jobA.run1.log", StepLine(1, 9.99));
+  RunLocation foreign = Loc(root, "jobA", "run1");
+  foreign.owner = getuid() + 1;  // the run is another user's: this user planted the file
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({foreign});
+  logs.Poll();
+  EXPECT_EQ(logs.LogPathOf(foreign.key), root + "/jobA/run1/log.txt");
+  EXPECT_EQ(logs.TakeRefusedLogs(), (std::map<watch::Owner, size_t>{{getuid() + 1, 1}}));
+  logs.Poll();
+  EXPECT_TRUE(logs.TakeRefusedLogs().empty());
+
+  TrainingLogs own({}, clock);
+  own.ObserveRuns({Loc(root, "jobA", "run1")});
+  own.Poll();
+  EXPECT_EQ(own.LogPathOf(foreign.key), root + "/jobA.run1.log");
+  EXPECT_TRUE(own.TakeRefusedLogs().empty());
 }
 
 TEST(TrainingLogsTest, PollWithoutDiscoveryReadsOnlyFollowedLogs) {
