@@ -177,10 +177,10 @@ std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string
         return path;
       }
       // Refused (not the run's, or out of the roots): the next candidate.
-      // A file that vanished or cannot be opened is tried again next time.
-      if (untrusted || fd.error().code == ErrorCode::kPermission) {
-        if (refused != nullptr) refused->emplace_back(path, fd.error().context);
-      }
+      // One that cannot be opened otherwise (unreadable) is used as before:
+      // following it says why it cannot be read.
+      if (!untrusted) return path;
+      if (refused != nullptr) refused->emplace_back(path, fd.error().context);
     }
   }
   return "";
@@ -326,6 +326,8 @@ std::string TrainingLogs::Resolve(const RunLocation& loc, bool& bound) {
     }
   }
   bound = false;
+  // No root known yet (before the first scan): nothing found could be read.
+  if (options_.confine_to && options_.confine_to->empty()) return "";
   const steplog::LogTrust trust = TrustOf(loc);
   std::vector<std::pair<std::string, std::string>> refused;
   std::string path = FindLogByGlobs(

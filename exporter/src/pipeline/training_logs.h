@@ -135,9 +135,9 @@ RunLocation LocateRunDir(const std::string& run_dir);
 // Discovery step 2 for one run: the lexically first match of the first of
 // `globs` that matches anything; "" when none does. serve and analyze both
 // find a run's log with it. With `trust` (serve), a match that is not the
-// run's (steplog::OpenRunLog, confined to `confine_to` when not null) is
-// skipped, its error message appended to `refused` (when not null), and
-// the next match or pattern tried.
+// run's or lies outside `confine_to` (steplog::OpenRunLog) is skipped, its
+// path and error message appended to `refused` (when not null), and the
+// next match or pattern tried.
 std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs,
                            const steplog::LogTrust* trust = nullptr,
                            const read::Confinement* confine_to = nullptr,

@@ -86,15 +86,15 @@ Result<int> OpenRunLog(const std::string& path, const read::Confinement* confine
     return MakeError(CodeForErrno(err), Errno("open", path, err));
   }
   if (via_link) {
-    // Where the link leads decides; it must lie under the roots first.
-    Result<int> opened = read::OpenReadOnly(path, confine_to);
+    // Where the link leads decides (below).
+    Result<int> opened = read::OpenReadOnly(path, nullptr);
     if (!opened) return opened;
     fd = *opened;
   }
   const std::string real = DescriptorPath(fd);
-  if (!via_link && confine_to != nullptr &&
-      (real.empty() || !read::PathWithin(real, *confine_to))) {
+  if (confine_to != nullptr && (real.empty() || !read::PathWithin(real, *confine_to))) {
     ::close(fd);
+    if (untrusted != nullptr) *untrusted = true;
     return MakeError(ErrorCode::kPermission, path + ": lies outside the watched roots (real path " +
                                                  real +
                                                  "): not read; serve --follow-symlinks allows it");

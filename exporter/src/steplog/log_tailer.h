@@ -89,9 +89,10 @@ struct LogTrust {
 };
 
 // Opens `path` as OpenReadOnly(path, confine_to) does and, with `trust`,
-// keeps the descriptor only when the file is the run's (LogTrust); else
-// kPermission naming why, and `*untrusted` (when not null) set true. The
-// caller closes the descriptor.
+// keeps the descriptor only when the file is the run's (LogTrust) and lies
+// under `confine_to`; else kPermission naming why, and `*untrusted` (when
+// not null) set true. Other failures (missing, unreadable) leave it false.
+// The caller closes the descriptor.
 Result<int> OpenRunLog(const std::string& path, const read::Confinement* confine_to,
                        const LogTrust* trust, bool* untrusted = nullptr);
 

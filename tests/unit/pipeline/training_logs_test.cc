@@ -496,9 +496,13 @@ TEST(TrainingLogsTest, WindowIsPlacedInItsLogAndSettles) {
 // Issue 47: a log found by the globs is read only when the opened file
 // lies under a root (options.confine_to, updated by SetConfinement): a
 // link to a file elsewhere (jobB/run1/log.txt, jobC.run1.log) gives no
-// figures, an error naming the path and never its content; a link inside
-// the root and an explicit --log binding elsewhere are read. Without a
-// confinement (--follow-symlinks) the link is read.
+// figures, an error naming the path and never its content; an explicit
+// --log binding elsewhere is read. Issue 60: a link as the log is the
+// run's only by where it leads, so jobD's link to jobA's log is not read
+// (before, jobA's log was exported as jobD's too), and without a
+// confinement (--follow-symlinks) jobB's link is still not; a log reached
+// through a directory link out of the roots, written by the run's owner,
+// is read then.
 TEST(TrainingLogsTest, GlobFoundLogsAreConfinedToTheRoots) {
   TempDir tmp;
   const std::string root = tmp.Sub("jobs");
@@ -527,13 +531,18 @@ TEST(TrainingLogsTest, GlobFoundLogsAreConfinedToTheRoots) {
   // Before any scan only the bound log is read.
   EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobE", 5}}));
   logs.SetConfinement({std::filesystem::canonical(root).string()});
-  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobA", 1}, {"jobD", 1}}));
+  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobA", 1}}));
   EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{}));
+  // jobB's, jobC's and jobD's links, each once.
+  EXPECT_EQ(logs.TakeRefusedLogs(), (std::map<watch::Owner, size_t>{{getuid(), 3}}));
 
+  WriteFile(tmp.Sub("elsewhere/log"), StepLine(8, 8.0));
+  std::filesystem::create_directories(root + "/jobF/run1");
+  std::filesystem::create_directory_symlink(tmp.Sub("elsewhere"), root + "/jobF/artifact");
   TrainingLogsOptions open;  // --follow-symlinks
   TrainingLogs anywhere(open, clock);
-  anywhere.ObserveRuns({Loc(root, "jobB", "run1")});
-  EXPECT_EQ(steps(anywhere.Poll()), (std::map<std::string, int64_t>{{"jobB", 7}}));
+  anywhere.ObserveRuns({Loc(root, "jobB", "run1"), Loc(root, "jobF", "run1")});
+  EXPECT_EQ(steps(anywhere.Poll()), (std::map<std::string, int64_t>{{"jobF", 8}}));
 }
 
 // This process's read bytes so far (/proc/self/io rchar).
