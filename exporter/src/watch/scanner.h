@@ -64,8 +64,9 @@
 // leaves out is the owner's oldest windows (ScanResult::owner_dirs_capped).
 //
 // Ignored entries (ScanResult::ignored): what looks like profiler output
-// but is no layout above is reported with a reason, one entry per
-// directory, so the daemon can count and log it (reasons below).
+// but is no layout above, and a directory link refused (Links above), is
+// reported with a reason, one entry per directory, so the daemon can count
+// and log it (reasons below).
 //
 // Stopping: ScanOptions::stop set ends the walk at the next directory
 // (ScanResult::stopped; the result is then partial and must not be taken
@@ -248,7 +249,8 @@ struct ScanResult {
   // Owners over max_dirs_per_owner: the directories of theirs not walked
   // (a lower bound: a directory not walked is not counted into).
   std::map<Owner, int64_t> owner_dirs_capped;
-  // Directories whose trace-like files no layout reads, sorted by path.
+  // Directories whose trace-like files no layout reads, and directory links
+  // into a root (kIgnoredDirLink), sorted by path.
   std::vector<IgnoredDir> ignored;
   // ScanOptions::stop ended the walk: the result is partial.
   bool stopped = false;
