@@ -110,6 +110,12 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
   analyzed_error_ = &analyzed.Add({{"result", "error"}});
   run_clashes_total_ = &CounterFamily(Metric::kRunLabelClashesTotal).Add({});
+  const expose::MetricSpec& clashes = expose::Spec(Metric::kJobNameClashes);
+  job_clashes_ = &prometheus::BuildGauge()
+                      .Name(std::string(clashes.name))
+                      .Help(std::string(clashes.help))
+                      .Register(*registry_)
+                      .Add({});
   future_dirs_total_ = &CounterFamily(Metric::kFutureDirsSkippedTotal).Add({});
   superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
@@ -460,6 +466,8 @@ std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result,
   if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
   tracked_files_ = found;
   ReportSkippedLocked(result);
+  job_clashes_->Set(static_cast<double>(result.job_clashes.size()));
+  Emit(JobClashEvents(clashing_jobs_, result.job_clashes));
   // The runs the assembler took: those its owner's run cap left out get no
   // training-log reader either.
   std::set<std::string> run_dirs;
@@ -928,7 +936,8 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result,
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }
   for (const auto& [owner, n] : training_logs_->ObserveRuns(runs)) {
-    logs_refused_family_->Add({{"owner", watch::OwnerLabel(owner)}})
+    logs_refused_family_
+        ->Add({{"owner", watch::OwnerLabel(owner)}, {"reason", std::string(kLogMaxFollowedReason)}})
         .Increment(static_cast<double>(n));
   }
 }
@@ -936,6 +945,11 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result,
 bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
   std::vector<LogUpdate> updates = training_logs_->Poll(discover);
   watcher_->AddDirectories(training_logs_->LogDirectories());
+  for (const auto& [owner, n] : training_logs_->TakeRefusedLogs()) {
+    logs_refused_family_
+        ->Add({{"owner", watch::OwnerLabel(owner)}, {"reason", std::string(kLogNotTheRunsReason)}})
+        .Increment(static_cast<double>(n));
+  }
   if (updates.empty()) return false;
   bool changed = false;
   std::lock_guard<std::mutex> lock(mu_);

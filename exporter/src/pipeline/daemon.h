@@ -28,6 +28,7 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -295,6 +296,9 @@ class Daemon {
   prometheus::Counter* future_dirs_total_ = nullptr;
   prometheus::Counter* superseded_total_ = nullptr;
   prometheus::Counter* run_clashes_total_ = nullptr;
+  // profwatch_job_name_clashes, and the names clashing now (logged once each).
+  prometheus::Gauge* job_clashes_ = nullptr;
+  std::set<std::string> clashing_jobs_;
   prometheus::Counter* reanalyzed_total_ = nullptr;
   prometheus::Counter* reanalyses_deferred_ = nullptr;  // the assembler's ReadyNotes::paced
   prometheus::Counter* bytes_total_ = nullptr;

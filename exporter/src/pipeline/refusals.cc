@@ -88,6 +88,12 @@ void BeganLines(std::vector<LogEvent>& logs, const std::string& reason,
         "stage=watch hint=a file is this host's when its name starts with the host name "
         "(Kineto: <host>_<pid>.<ns>.pt.trace.json)",
         limits.host_filter, began.front().detail, reason);
+  } else if (reason == watch::kIgnoredDirLink) {
+    Log(logs, LogLevel::kWarn,
+        "directory links into a watch root not followed count={} paths={} reason={} "
+        "stage=watch hint=the real directory is analysed in its own place under its own name; "
+        "a link never gives a run a second label",
+        began.size(), NamedKeys(began), reason);
   } else if (reason == watch::kIgnoredTsOutsideProfile || reason == watch::kIgnoredNotTimestamp ||
              reason == watch::kIgnoredTraceName) {
     std::string_view what = "trace-like files in a directory of no known layout";
@@ -137,7 +143,8 @@ void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result
   ledger.ObserveRefusals(kOutsideRootReason, std::move(links));
   std::map<std::string_view, std::vector<Refusal>> ignored = {{watch::kIgnoredTsOutsideProfile, {}},
                                                               {watch::kIgnoredNotTimestamp, {}},
-                                                              {watch::kIgnoredTraceName, {}}};
+                                                              {watch::kIgnoredTraceName, {}},
+                                                              {watch::kIgnoredDirLink, {}}};
   for (const watch::IgnoredDir& d : result.ignored) {
     ignored[d.reason].push_back(Make(d.reason, d.path, d.owner, ""));
   }
@@ -199,6 +206,31 @@ std::vector<LogEvent> RefusalEvents(const ledger::Changes& changes, const Refusa
     Log(logs, LogLevel::kInfo, "owner back under its cap owner={} reason={}",
         watch::OwnerLabel(owner), reason);
   }
+  return logs;
+}
+
+std::vector<LogEvent> JobClashEvents(std::set<std::string>& known,
+                                     const std::vector<watch::JobClash>& now) {
+  std::vector<LogEvent> logs;
+  std::set<std::string> clashing;
+  for (const watch::JobClash& c : now) {
+    clashing.insert(c.job);
+    if (known.count(c.job) != 0) continue;
+    std::string labels;
+    for (const std::string& l : c.labels) labels += (labels.empty() ? "" : ",") + l;
+    Log(logs, LogLevel::kWarn,
+        "job name found under several watch roots, each copy labelled by its root job={} "
+        "training_job={} stage=watch hint=the labels of its series changed; rename one of the "
+        "job directories to keep plain names",
+        c.job, labels);
+  }
+  for (const std::string& job : known) {
+    if (clashing.count(job) == 0) {
+      Log(logs, LogLevel::kInfo, "job name back under one watch root, labelled plainly job={}",
+          job);
+    }
+  }
+  known = std::move(clashing);
   return logs;
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +66,12 @@ std::string LedgerRunKey(std::string_view training_job, std::string_view run);
 // saying (a directory back under its cap), an owner over a cap or back
 // under it.
 std::vector<LogEvent> RefusalEvents(const ledger::Changes& changes, const RefusalLimits& limits);
+
+// Job names found under several roots now (watch::ScanResult::job_clashes,
+// their labels qualified by root): one warning per name as it begins to
+// clash, one info line as it ends; `known` (the caller's, the names
+// clashing at the last call) becomes the names clashing now.
+std::vector<LogEvent> JobClashEvents(std::set<std::string>& known,
+                                     const std::vector<watch::JobClash>& now);
 
 }  // namespace profwatch::pipeline

@@ -2,6 +2,7 @@
 
 #include <glob.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -159,14 +160,45 @@ RunLocation LocateRunDir(const std::string& run_dir) {
   return LocationOf(labels, dir);
 }
 
-std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs) {
+std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs,
+                           const steplog::LogTrust* trust, const read::Confinement* confine_to,
+                           std::vector<std::pair<std::string, std::string>>* refused) {
   for (const std::string& pattern : globs) {
     std::vector<std::string> hits =
         GlobFiles(ExpandLogGlob(pattern, loc.jobs_root, loc.job_dir_name, loc.run_path));
-    // An empty {run} (traces in the job dir itself) leaves "//" in a match.
-    if (!hits.empty()) return fs::path(hits.front()).lexically_normal().string();
+    for (const std::string& hit : hits) {
+      // An empty {run} (traces in the job dir itself) leaves "//" in a match.
+      std::string path = fs::path(hit).lexically_normal().string();
+      if (trust == nullptr) return path;
+      bool untrusted = false;
+      Result<int> fd = steplog::OpenRunLog(path, confine_to, trust, &untrusted);
+      if (fd) {
+        ::close(*fd);
+        return path;
+      }
+      // Refused (not the run's, or out of the roots): the next candidate.
+      // One that cannot be opened otherwise (unreadable) is used as before:
+      // following it says why it cannot be read.
+      if (!untrusted) return path;
+      if (refused != nullptr) refused->emplace_back(path, fd.error().context);
+    }
   }
   return "";
+}
+
+steplog::LogTrust TrustOf(const RunLocation& loc) {
+  steplog::LogTrust trust;
+  trust.owner = loc.owner;  // watch::kNoOwner is UINT32_MAX: no owner trusted
+  if (loc.jobs_root.empty()) return trust;
+  const fs::path job_dir = fs::path(loc.jobs_root) / loc.job_dir_name;
+  for (const fs::path& dir : {job_dir, loc.run_path.empty() ? job_dir : job_dir / loc.run_path}) {
+    std::error_code ec;
+    std::string real = fs::canonical(dir, ec).string();
+    if (!ec && std::find(trust.inside.begin(), trust.inside.end(), real) == trust.inside.end()) {
+      trust.inside.push_back(std::move(real));
+    }
+  }
+  return trust;
 }
 
 TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
@@ -220,6 +252,7 @@ void TrainingLogs::SetConfinement(read::Confinement roots) {
 
 void TrainingLogs::Forget(const snapshot::RunKey& key) {
   locations_.erase(key);
+  std::erase_if(refused_logs_, [&](const auto& r) { return r.first == key; });
   std::lock_guard<std::mutex> lock(mu_);
   followed_.erase(key);
 }
@@ -293,7 +326,32 @@ std::string TrainingLogs::Resolve(const RunLocation& loc, bool& bound) {
     }
   }
   bound = false;
-  return FindLogByGlobs(loc, options_.globs);
+  // No root known yet (before the first scan): nothing found could be read.
+  if (options_.confine_to && options_.confine_to->empty()) return "";
+  const steplog::LogTrust trust = TrustOf(loc);
+  std::vector<std::pair<std::string, std::string>> refused;
+  std::string path = FindLogByGlobs(
+      loc, options_.globs, &trust, options_.confine_to ? &*options_.confine_to : nullptr, &refused);
+  for (const auto& [file, why] : refused) RefuseLog(loc, file, why);
+  return path;
+}
+
+void TrainingLogs::RefuseLog(const RunLocation& loc, const std::string& path,
+                             const std::string& why) {
+  if (!refused_logs_.emplace(loc.key, path).second) return;
+  ++refused_logs_new_[loc.owner];
+  spdlog::warn(
+      "training log refused training_job={} run={} owner={} path={} reason={} error={} "
+      "hint=a log found by --log-glob is read only inside the run's or job's directory or when "
+      "the run's owner wrote it; name another with --log JOB/RUN=FILE",
+      loc.key.training_job, loc.key.run, watch::OwnerLabel(loc.owner), path, kLogNotTheRunsReason,
+      why);
+}
+
+std::map<watch::Owner, size_t> TrainingLogs::TakeRefusedLogs() {
+  std::map<watch::Owner, size_t> out;
+  out.swap(refused_logs_new_);
+  return out;
 }
 
 std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
@@ -311,6 +369,8 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
                    path);
       std::lock_guard<std::mutex> lock(mu_);
       it = followed_.emplace(key, std::make_unique<Followed>(path, bound, options_, clock_)).first;
+      // Every later open (a rotation) is checked as discovery was.
+      if (!bound) it->second->tailer.SetTrust(TrustOf(loc));
     }
     std::lock_guard<std::mutex> lock(mu_);
     Followed& f = *it->second;
@@ -330,6 +390,10 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
         f.tailer.Poll(confine, static_cast<size_t>(std::min<uint64_t>(f.budget_left, SIZE_MAX)));
     f.budget_left -= std::min(f.budget_left, f.tailer.counters().bytes_read - read_before);
     if (!lines) {
+      if (f.tailer.untrusted()) {
+        RefuseLog(loc, f.tailer.path(), lines.error().context);
+        continue;
+      }
       const std::string err = lines.error().ToString();
       if (err != f.last_error) {
         spdlog::warn("training log unreadable training_job={} run={} path={} error={}",

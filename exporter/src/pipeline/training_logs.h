@@ -19,6 +19,19 @@
 // A run whose log does not exist yet is retried on every Poll() (a log that
 // appears late is picked up).
 //
+// Ownership (a log belongs to its run): a log found by the globs is used
+// only when it is the run's (steplog::LogTrust): its real path lies in the
+// run's or the job's real directory, or it is owned by the run directory's
+// owner (who created the run: the owner the ledger charges), opened without
+// following a last-component symlink. So a root-level pattern
+// (`{jobs_root}/{job}.{run}.log`) still finds logs the run's owner wrote,
+// while a file another user plants at that name in a shared (sticky) root
+// is refused: the next match, or the next pattern, is tried. Each refused
+// file is logged once per run with its reason and counted
+// (profwatch_training_logs_refused_total{owner=<the run's>,
+// reason=kLogNotTheRunsReason}); the check is repeated on every open of
+// the followed file (a rotation to a planted file is refused too).
+//
 // Confinement (serve without --follow-symlinks): a log found by the globs
 // is read only when the real path of the opened file lies under a watched
 // root (TrainingLogsOptions::confine_to, the check traces get), so a link
@@ -44,6 +57,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/caps.h"
@@ -68,6 +82,12 @@ inline const std::vector<std::string> kDefaultLogGlobs = {
     "{jobs_root}/{job}/artifact/log",
     "{jobs_root}/{job}/{run}/log*",
 };
+
+// The `reason`s of profwatch_training_logs_refused_total: a run not
+// followed because --max-followed-logs logs are; a file a pattern matched
+// that is not the run's (see Ownership).
+inline constexpr std::string_view kLogMaxFollowedReason = "max_followed_logs";
+inline constexpr std::string_view kLogNotTheRunsReason = "not_the_runs";
 
 // A log's read budget per scan: a restart's catch-up of a long log takes a
 // few scans, a 200 GB sparse file costs 64 MiB per --poll-interval.
@@ -116,8 +136,18 @@ RunLocation LocateRunDir(const std::string& run_dir);
 
 // Discovery step 2 for one run: the lexically first match of the first of
 // `globs` that matches anything; "" when none does. serve and analyze both
-// find a run's log with it.
-std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs);
+// find a run's log with it. With `trust` (serve), a match that is not the
+// run's or lies outside `confine_to` (steplog::OpenRunLog) is skipped, its
+// path and error message appended to `refused` (when not null), and the
+// next match or pattern tried.
+std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string>& globs,
+                           const steplog::LogTrust* trust = nullptr,
+                           const read::Confinement* confine_to = nullptr,
+                           std::vector<std::pair<std::string, std::string>>* refused = nullptr);
+
+// Whose the logs of `loc` may be (see Ownership): its run's and job's real
+// directories, and its owner.
+steplog::LogTrust TrustOf(const RunLocation& loc);
 
 // Default of serve --max-followed-logs (each followed log keeps a file
 // open; the process's open-file limit must leave room for them).
@@ -202,6 +232,9 @@ class TrainingLogs {
   bool behind() const { return behind_; }
   // Directories holding followed logs (for watch hints).
   std::vector<std::string> LogDirectories() const;
+  // Per run owner, the files refused since the last call because they are
+  // not their run's (each file counted once per run).
+  std::map<watch::Owner, size_t> TakeRefusedLogs();
   // The followed log of a run, "" when none is found yet.
   std::string LogPathOf(const snapshot::RunKey& key) const;
   size_t runs() const { return locations_.size(); }
@@ -211,6 +244,8 @@ class TrainingLogs {
   // Finds a log for `loc` (bindings, then globs); "" when none exists yet.
   // `bound`: set when an explicit --log binding named it.
   std::string Resolve(const RunLocation& loc, bool& bound);
+  // Counts and logs (once per run and file) a file refused as not the run's.
+  void RefuseLog(const RunLocation& loc, const std::string& path, const std::string& why);
 
   TrainingLogsOptions options_;
   const Clock& clock_;
@@ -224,6 +259,9 @@ class TrainingLogs {
   bool warned_ambiguous_ = false;
   bool warned_max_runs_ = false;
   std::set<snapshot::RunKey> refused_;  // runs not followed for max_runs
+  // Files refused as not their run's, and the counts not taken yet.
+  std::set<std::pair<snapshot::RunKey, std::string>> refused_logs_;
+  std::map<watch::Owner, size_t> refused_logs_new_;
 };
 
 // Sets the run's step time: what the run knows (the steady steps around

@@ -1,5 +1,6 @@
 #include "steplog/log_tailer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -58,7 +60,64 @@ bool ParseField(std::string_view& text, std::string_view key, uint64_t& value) {
   return true;
 }
 
+// The kernel's name of the open file (every link resolved); "" when it
+// cannot be read.
+std::string DescriptorPath(int fd) {
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  char buf[PATH_MAX + 1];
+  const ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
+  if (n <= 0 || n >= PATH_MAX) return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 }  // namespace
+
+Result<int> OpenRunLog(const std::string& path, const read::Confinement* confine_to,
+                       const LogTrust* trust, bool* untrusted) {
+  if (untrusted != nullptr) *untrusted = false;
+  if (trust == nullptr) return read::OpenReadOnly(path, confine_to);
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  } while (fd < 0 && errno == EINTR);
+  const bool via_link = fd < 0 && errno == ELOOP;
+  if (fd < 0 && !via_link) {
+    const int err = errno;
+    return MakeError(CodeForErrno(err), Errno("open", path, err));
+  }
+  if (via_link) {
+    // Where the link leads decides (below).
+    Result<int> opened = read::OpenReadOnly(path, nullptr);
+    if (!opened) return opened;
+    fd = *opened;
+  }
+  const std::string real = DescriptorPath(fd);
+  if (confine_to != nullptr && (real.empty() || !read::PathWithin(real, *confine_to))) {
+    ::close(fd);
+    if (untrusted != nullptr) *untrusted = true;
+    return MakeError(ErrorCode::kPermission, path + ": lies outside the watched roots (real path " +
+                                                 real +
+                                                 "): not read; serve --follow-symlinks allows it");
+  }
+  if (!real.empty() && read::PathWithin(real, trust->inside)) return fd;
+  struct stat st {};
+  const bool stated = ::fstat(fd, &st) == 0;
+  if (!via_link && stated && trust->owner != UINT32_MAX && st.st_uid == trust->owner) return fd;
+  ::close(fd);
+  if (untrusted != nullptr) *untrusted = true;
+  const std::string run_owner =
+      trust->owner == UINT32_MAX ? std::string("unknown") : std::to_string(trust->owner);
+  if (via_link) {
+    return MakeError(
+        ErrorCode::kPermission,
+        path + ": not the run's log: a link leading out of the run's directory (to " + real + ")");
+  }
+  return MakeError(ErrorCode::kPermission,
+                   path + ": not the run's log: owned by uid " +
+                       (stated ? std::to_string(st.st_uid) : std::string("unknown")) +
+                       ", the run's owner is " + run_owner +
+                       ", and it lies outside the run's directory");
+}
 
 std::string TailerState::Serialize() const {
   return "v1 dev=" + std::to_string(dev) + " inode=" + std::to_string(inode) +
@@ -149,6 +208,7 @@ Result<std::vector<std::string>> LogTailer::Poll(const read::Confinement* confin
                                                  size_t max_bytes) {
   std::vector<std::string> out;
   at_eof_ = false;
+  untrusted_ = false;
   last_write_time_.reset();
   line_numbers_.clear();
   budget_ = std::min(options_.max_bytes_per_poll, max_bytes);
@@ -180,7 +240,7 @@ Result<std::vector<std::string>> LogTailer::Poll(const read::Confinement* confin
       at_eof_ = true;
       return out;
     }
-    Result<int> opened = read::OpenReadOnly(path_, confine_to);
+    Result<int> opened = OpenRunLog(path_, confine_to, trust_ ? &*trust_ : nullptr, &untrusted_);
     if (!opened) {
       if (opened.error().code == ErrorCode::kNotFound) {  // vanished between stat and open
         at_eof_ = true;

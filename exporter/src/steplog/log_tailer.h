@@ -21,6 +21,9 @@
 // Confinement: with Poll()'s `confine_to`, a file is read only when the
 // real path of the opened descriptor lies under one of its directories
 // (read::OpenReadOnly, the check traces get), and only a regular file.
+// Ownership: with SetTrust(), every open (the first, and each after a
+// rotation) must find the file to be the run's (OpenRunLog below), else
+// Poll() fails with kPermission and untrusted() is true.
 // Line numbers: line_numbers() gives each returned line's number in its
 // file ('\n's before it, plus one), for messages that must name a line
 // rather than quote it.
@@ -72,6 +75,27 @@ struct TailerState {
   bool operator==(const TailerState&) const = default;
 };
 
+// Whose a log found by a pattern may be (serve's --log-glob discovery; a
+// log named by --log is read where it lies): the file is the run's when
+// the real path of the opened descriptor lies under one of `inside` (the
+// run's and the job's real directories), or when it is owned by `owner`
+// (the uid that created the run directory) and was opened without
+// following a symlink as its last component (O_NOFOLLOW, then fstat of that
+// descriptor: no check of a path that a link swap could change after it).
+// A link as the last component is the run's only by where it leads.
+struct LogTrust {
+  uint32_t owner = UINT32_MAX;  // UINT32_MAX: no owner is trusted
+  std::vector<std::string> inside;
+};
+
+// Opens `path` as OpenReadOnly(path, confine_to) does and, with `trust`,
+// keeps the descriptor only when the file is the run's (LogTrust) and lies
+// under `confine_to`; else kPermission naming why, and `*untrusted` (when
+// not null) set true. Other failures (missing, unreadable) leave it false.
+// The caller closes the descriptor.
+Result<int> OpenRunLog(const std::string& path, const read::Confinement* confine_to,
+                       const LogTrust* trust, bool* untrusted = nullptr);
+
 class LogTailer {
  public:
   struct Counters {
@@ -105,6 +129,11 @@ class LogTailer {
   // (which recurs next call).
   Result<std::vector<std::string>> Poll(const read::Confinement* confine_to = nullptr,
                                         size_t max_bytes = SIZE_MAX);
+  // From now on a file is opened only when it is the run's (LogTrust).
+  void SetTrust(LogTrust trust) { trust_ = std::move(trust); }
+  // True when the last Poll() failed because the file at the path is not
+  // the run's (SetTrust).
+  bool untrusted() const { return untrusted_; }
   // The line number of each line the last Poll() returned, in order.
   const std::vector<uint64_t>& line_numbers() const { return line_numbers_; }
 
@@ -147,6 +176,8 @@ class LogTailer {
   Counters counters_;
   std::vector<uint64_t> line_numbers_;
   std::string buffer_;  // read chunk, reused
+  std::optional<LogTrust> trust_;
+  bool untrusted_ = false;
 };
 
 }  // namespace profwatch::steplog

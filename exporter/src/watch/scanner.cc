@@ -86,7 +86,13 @@ class OpenDir {
 // two path resolutions of ~7 components each.
 class Walker {
  public:
-  Walker(const ScanOptions& options, ScanResult* out) : options_(options), out_(out) {}
+  Walker(const ScanOptions& options, ScanResult* out) : options_(options), out_(out) {
+    for (const std::string& root : options.roots) {
+      std::error_code ec;
+      std::string real = fs::canonical(root, ec).string();
+      if (!ec) roots_real_.push_back(std::move(real));
+    }
+  }
 
   void WalkRoot(const std::string& root_in) {
     std::string root = fs::absolute(fs::path(root_in)).lexically_normal().string();
@@ -108,12 +114,33 @@ class Walker {
   }
 
  private:
-  // True when the directory link at `path` resolves outside the root.
-  bool LeavesRoot(const std::string& path) const {
+  // True when the directory link `name` in `dir` (open as `dir_fd`) may be
+  // walked: never when it resolves inside a watched root (the real directory
+  // is walked in its own place, under its own name: a link must not give
+  // another user's run a second label, nor take its first); one resolving
+  // outside every root only with follow_symlinks (else counted skipped). A
+  // refused link is reported as an IgnoredDir (kIgnoredDirLink), charged to
+  // the link's owner.
+  bool MayEnterLink(int dir_fd, const std::string& dir, const std::string& name) {
+    const std::string path = dir + "/" + name;
     std::error_code ec;
     const std::string target = fs::canonical(path, ec).string();
-    if (ec || root_real_.empty()) return true;
-    return target != root_real_ && !target.starts_with(root_real_ + "/");
+    if (ec) return false;  // dangling or unreadable: nothing to walk
+    for (const std::string& real : roots_real_) {
+      if (target == real || target.starts_with(real == "/" ? real : real + "/")) {
+        struct stat lst;
+        const Owner owner = fstatat(dir_fd, name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0
+                                ? static_cast<Owner>(lst.st_uid)
+                                : kNoOwner;
+        // Paid from the link owner's directory share, like an odd <ts>
+        // name: one user's links cannot grow the list of ignored paths.
+        if (TakeDir(owner)) out_->ignored.push_back({path, kIgnoredDirLink, 0, owner});
+        return false;
+      }
+    }
+    if (options_.follow_symlinks) return true;
+    ++out_->symlinks_skipped;
+    return false;
   }
 
   // True when the file link at `path` resolves to a file outside the root;
@@ -347,10 +374,7 @@ class Walker {
         child_root_run_only = true;
       }
       if (root_run_only && !MayHoldRootRun(base, e.name)) continue;
-      if (e.is_link && !options_.follow_symlinks && LeavesRoot(dir + "/" + e.name)) {
-        ++out_->symlinks_skipped;
-        continue;
-      }
+      if (e.is_link && !MayEnterLink(d.fd(), dir, e.name)) continue;
       Walk(d.fd(), e.name, dir + "/" + e.name, base, depth + 1, owner, child_root_run_only);
     }
   }
@@ -376,6 +400,7 @@ class Walker {
         continue;
       }
       if (Stopped()) return;
+      if (e.is_link && !MayEnterLink(profile_fd, dir, e.name)) continue;
       std::string ts_dir = dir + "/" + e.name;
       if (!TakeDir(dir_owner)) continue;
       const OpenDir ts(Enter(profile_fd, e.name, ts_dir));
@@ -494,9 +519,10 @@ class Walker {
   const ScanOptions& options_;
   ScanResult* out_;
   std::string root_;
-  std::string root_job_;    // the job a root of one job is bound to, else ""
-  std::string root_real_;   // the root with every symlink resolved
-  bool root_owned_ = true;  // this shard owns the job named like the root
+  std::string root_job_;                 // the job a root of one job is bound to, else ""
+  std::string root_real_;                // the root with every symlink resolved
+  bool root_owned_ = true;               // this shard owns the job named like the root
+  std::vector<std::string> roots_real_;  // every root's real path (those that resolve)
   Visited visited_;
   std::map<Owner, int64_t> dirs_of_owner_;   // directories walked this scan
   std::map<std::string, Owner> run_owners_;  // RunOwner's answers this scan
@@ -594,10 +620,70 @@ std::string_view RootConditionName(RootCondition c) {
   return "error";
 }
 
+namespace {
+
+// The root's name in a qualified label: its last component, or its whole
+// normal path when another root has the same last component.
+std::vector<std::string> RootQualifiers(const std::vector<std::string>& roots) {
+  std::vector<std::string> normal, names;
+  std::map<std::string, int> uses;
+  for (const std::string& root : roots) {
+    std::string n = fs::absolute(fs::path(root)).lexically_normal().string();
+    while (n.size() > 1 && n.back() == '/') n.pop_back();
+    std::string name = fs::path(n).filename().string();
+    if (name.empty()) name = n;
+    ++uses[name];
+    normal.push_back(std::move(n));
+    names.push_back(std::move(name));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (uses[names[i]] > 1) names[i] = normal[i];
+  }
+  return names;
+}
+
+// Jobs whose files were found under two or more roots: every copy's
+// training_job becomes "<root qualifier>:<job>" (scanner.h, Clashes).
+// `starts[i]`..`starts[i + 1]` are the files of root i.
+void QualifyClashingJobs(const std::vector<std::string>& roots, const std::vector<size_t>& starts,
+                         ScanResult& out) {
+  std::map<std::string, std::set<size_t>> roots_of_job;
+  for (size_t r = 0; r + 1 < starts.size(); ++r) {
+    for (size_t i = starts[r]; i < starts[r + 1]; ++i) {
+      roots_of_job[out.files[i].labels.training_job].insert(r);
+    }
+  }
+  std::vector<std::string> qualifiers;
+  for (const auto& [job, in_roots] : roots_of_job) {
+    if (in_roots.size() < 2) continue;
+    if (qualifiers.empty()) qualifiers = RootQualifiers(roots);
+    JobClash clash{job, {}};
+    for (size_t r : in_roots) clash.labels.push_back(qualifiers[r] + ":" + job);
+    out.job_clashes.push_back(std::move(clash));
+  }
+  if (out.job_clashes.empty()) return;
+  for (size_t r = 0; r + 1 < starts.size(); ++r) {
+    for (size_t i = starts[r]; i < starts[r + 1]; ++i) {
+      RunLabels& labels = out.files[i].labels;
+      if (roots_of_job[labels.training_job].size() > 1) {
+        labels.training_job = qualifiers[r] + ":" + labels.training_job;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ScanResult Scan(const ScanOptions& options) {
   ScanResult out;
   Walker walker(options, &out);
-  for (const std::string& root : options.roots) walker.WalkRoot(root);
+  std::vector<size_t> starts;
+  for (const std::string& root : options.roots) {
+    starts.push_back(out.files.size());
+    walker.WalkRoot(root);
+  }
+  starts.push_back(out.files.size());
+  QualifyClashingJobs(options.roots, starts, out);
   std::sort(out.files.begin(), out.files.end(),
             [](const FileObservation& a, const FileObservation& b) { return a.path < b.path; });
   std::sort(out.ignored.begin(), out.ignored.end(),

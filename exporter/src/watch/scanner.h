@@ -29,11 +29,26 @@
 //
 // Sharding (ScanOptions::shard): see there.
 //
+// Clashes: a job name found (with trace files) under two or more roots
+// gets, in every one of them, training_job = "<root>:<job>", <root> being
+// the root's last path component, or its whole normal path when another
+// root has the same last component (ScanResult::job_clashes). Each copy is
+// then a run of its own; a job found under one root keeps its plain name.
+//
+// Links (identity from the real path): a directory symlink anywhere below a
+// root (job, run, <ts> or deeper) that resolves inside a watched root is
+// never followed: it is reported in ScanResult::ignored (kIgnoredDirLink,
+// charged to the link's owner), and the real directory is walked in its own
+// place under its own name, so a link neither gives a run a second label
+// nor takes its first. A directory link resolving outside every root is
+// skipped (ScanResult::symlinks_skipped) unless ScanOptions::follow_symlinks.
+// A root given as a symlink is resolved once, as a root. Trace file
+// symlinks whose target lies outside the root are skipped unless
+// follow_symlinks (a file link inside the root is read).
+//
 // Robustness: directories are identified by dev+inode so symlink loops end;
-// directory and trace file symlinks whose target lies outside the root are
-// skipped unless ScanOptions::follow_symlinks (a link inside the root is
-// followed); unreadable directories are counted and skipped; hidden entries
-// ('.x') are not walked; depth is bounded.
+// unreadable directories are counted and skipped; hidden entries ('.x') are
+// not walked; depth is bounded.
 //
 // Bounds (ScanOptions::max_files_per_dir, max_files_per_window): a directory
 // holding more trace files than its cap is reported in ScanResult::capped_dirs
@@ -49,8 +64,9 @@
 // leaves out is the owner's oldest windows (ScanResult::owner_dirs_capped).
 //
 // Ignored entries (ScanResult::ignored): what looks like profiler output
-// but is no layout above is reported with a reason, one entry per
-// directory, so the daemon can count and log it (reasons below).
+// but is no layout above, and a directory link refused (Links above), is
+// reported with a reason, one entry per directory, so the daemon can count
+// and log it (reasons below).
 //
 // Stopping: ScanOptions::stop set ends the walk at the next directory
 // (ScanResult::stopped; the result is then partial and must not be taken
@@ -123,9 +139,10 @@ struct ScanOptions {
   // an FQDN of it. Empty: all files.
   std::string host_filter;
   int max_depth = 16;
-  // Directory symlinks whose target lies outside the root they were found
-  // under are skipped (counted) unless this is set; a symlink at /usr must
-  // not make every poll walk /usr. Loops end either way (dev+inode). Trace
+  // Directory symlinks whose target lies outside every root are skipped
+  // (counted) unless this is set; a symlink at /usr must not make every
+  // poll walk /usr. Loops end either way (dev+inode). A link into a root is
+  // never followed (Links above), with or without this. Trace
   // file symlinks whose target lies outside the root are skipped likewise
   // (ScanResult::outside_root_files).
   bool follow_symlinks = false;
@@ -183,6 +200,9 @@ inline constexpr std::string_view kIgnoredNotTimestamp = "not_timestamp";
 // *.sqlite, *trace*.json) in a directory of no layout, e.g. Kineto files not
 // named *.pt.trace.json[.gz], or an nsys export outside capture-nsys-profile.
 inline constexpr std::string_view kIgnoredTraceName = "unknown_trace_name";
+// A directory symlink resolving inside a watched root: not followed (see
+// Links above).
+inline constexpr std::string_view kIgnoredDirLink = "symlink";
 // ScanOptions::host_filter matched none of the trace files found (the
 // daemon's reason; the scanner counts them in filtered_files).
 inline constexpr std::string_view kIgnoredHostFilter = "host_filter";
@@ -192,6 +212,13 @@ struct IgnoredDir {
   std::string_view reason;  // one of the kIgnored* above
   int64_t files = 0;        // trace-like files in it (0: not read)
   Owner owner = kNoOwner;   // of the directory's job (or run) directory
+};
+
+// A job name found under several roots (see Clashes above).
+struct JobClash {
+  std::string job;                  // the directory name
+  std::vector<std::string> labels;  // the qualified training_job of each copy, by root order
+  bool operator==(const JobClash&) const = default;
 };
 
 // A trace file symlink leading out of its root (not read).
@@ -211,7 +238,8 @@ struct ScanResult {
   std::vector<std::string> permission_error_paths;
   int64_t other_errors = 0;            // vanished mid-scan, I/O errors
   int64_t filtered_files = 0;          // trace files skipped by the host filter
-  int64_t symlinks_skipped = 0;        // directory links leading out of their root
+  int64_t symlinks_skipped = 0;        // directory links leading out of every root
+  std::vector<JobClash> job_clashes;   // job names under several roots, by name
   int64_t other_shard_jobs = 0;        // job directories owned by another shard
   std::vector<CappedDir> capped_dirs;  // over their file cap, not analysed
   // Trace file symlinks leading out of their root, not reported in `files`.
@@ -219,7 +247,8 @@ struct ScanResult {
   // Owners over max_dirs_per_owner: the directories of theirs not walked
   // (a lower bound: a directory not walked is not counted into).
   std::map<Owner, int64_t> owner_dirs_capped;
-  // Directories whose trace-like files no layout reads, sorted by path.
+  // Directories whose trace-like files no layout reads, and directory links
+  // into a root (kIgnoredDirLink), sorted by path.
   std::vector<IgnoredDir> ignored;
   // ScanOptions::stop ended the walk: the result is partial.
   bool stopped = false;

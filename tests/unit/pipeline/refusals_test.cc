@@ -67,6 +67,40 @@ TEST(RefusalsTest, EachRefusalIsCountedByOwnerOnceAndSaidOnce) {
             std::vector<std::string>{"directory back under its file cap path=/jobs/a/r/ts"});
 }
 
+// Directory links into a root (issue 60): counted by the link's owner once
+// while they stay, said in one line naming them.
+TEST(RefusalsTest, DirectoryLinksAreCountedByTheirOwnerAndSaidOnce) {
+  ledger::Ledger l;
+  watch::ScanResult scan;
+  scan.ignored = {{"/jobs/0alias", watch::kIgnoredDirLink, 0, kBob},
+                  {"/jobs/evil/r1", watch::kIgnoredDirLink, 0, kBob}};
+  ObserveScanRefusals(l, scan, {}, {}, Limits());
+  ledger::Changes c = l.TakeChanges();
+  EXPECT_EQ(c.refused, (std::map<ledger::RefusedKey, int64_t>{{{"symlink", kBob}, 2}}));
+  const std::vector<std::string> lines = Texts(RefusalEvents(c, Limits()));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], HasSubstr("directory links into a watch root not followed count=2 "
+                                  "paths=/jobs/0alias,/jobs/evil/r1 reason=symlink"));
+  ObserveScanRefusals(l, scan, {}, {}, Limits());
+  EXPECT_TRUE(l.TakeChanges().empty());
+}
+
+// A job name under several roots is said once as it begins to clash and
+// once as it ends.
+TEST(RefusalsTest, JobNameClashesAreSaidOnceEach) {
+  std::set<std::string> known;
+  const std::vector<watch::JobClash> now = {{"victim", {"a:victim", "b:victim"}}};
+  std::vector<std::string> lines = Texts(JobClashEvents(known, now));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], HasSubstr("job name found under several watch roots, each copy labelled "
+                                  "by its root job=victim training_job=a:victim,b:victim"));
+  EXPECT_TRUE(JobClashEvents(known, now).empty());
+  EXPECT_EQ(Texts(JobClashEvents(known, {})),
+            std::vector<std::string>{"job name back under one watch root, labelled plainly "
+                                     "job=victim"});
+  EXPECT_TRUE(known.empty());
+}
+
 TEST(RefusalsTest, OwnersOverACapAreSaidOnceAndBackUnderOnce) {
   ledger::Ledger l;
   watch::ScanResult scan;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,8 +23,11 @@ void Append(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// A run created by this user (the scanner's owner: the run directory's uid).
 RunLocation Loc(const std::string& jobs_root, const std::string& job, const std::string& run) {
-  return {{job, run}, jobs_root, job, run};
+  RunLocation loc{{job, run}, jobs_root, job, run};
+  loc.owner = getuid();
+  return loc;
 }
 
 std::string StepLine(int step, double seconds) {
@@ -151,6 +155,34 @@ TEST(TrainingLogsTest, DefaultGlobsAreTriedInOrder) {
     fresh.Poll();
     EXPECT_EQ(fresh.LogPathOf(loc.key), root + expected) << file;
   }
+}
+
+// A log belongs to its run (issue 60): a root-level `<job>.<run>.log` whose
+// owner is not the run's is refused (counted once for the run's owner,
+// however often discovery runs), and the run's own log.txt is used; the
+// same file is the run's when the run's owner wrote it. Files in the run's
+// or job's directory are the run's whoever wrote them.
+TEST(TrainingLogsTest, ALogOfAnotherOwnerOutsideTheRunIsRefused) {
+  TempDir tmp;
+  const std::string root = tmp.Sub("jobs");
+  FakeClock clock;
+  WriteFile(root + "/jobA/run1/log.txt", StepLine(1, 1.0));
+  WriteFile(root + "/jobA.run1.log", StepLine(1, 9.99));
+  RunLocation foreign = Loc(root, "jobA", "run1");
+  foreign.owner = getuid() + 1;  // the run is another user's: this user planted the file
+  TrainingLogs logs({}, clock);
+  logs.ObserveRuns({foreign});
+  logs.Poll();
+  EXPECT_EQ(logs.LogPathOf(foreign.key), root + "/jobA/run1/log.txt");
+  EXPECT_EQ(logs.TakeRefusedLogs(), (std::map<watch::Owner, size_t>{{getuid() + 1, 1}}));
+  logs.Poll();
+  EXPECT_TRUE(logs.TakeRefusedLogs().empty());
+
+  TrainingLogs own({}, clock);
+  own.ObserveRuns({Loc(root, "jobA", "run1")});
+  own.Poll();
+  EXPECT_EQ(own.LogPathOf(foreign.key), root + "/jobA.run1.log");
+  EXPECT_TRUE(own.TakeRefusedLogs().empty());
 }
 
 TEST(TrainingLogsTest, PollWithoutDiscoveryReadsOnlyFollowedLogs) {
@@ -464,9 +496,13 @@ TEST(TrainingLogsTest, WindowIsPlacedInItsLogAndSettles) {
 // Issue 47: a log found by the globs is read only when the opened file
 // lies under a root (options.confine_to, updated by SetConfinement): a
 // link to a file elsewhere (jobB/run1/log.txt, jobC.run1.log) gives no
-// figures, an error naming the path and never its content; a link inside
-// the root and an explicit --log binding elsewhere are read. Without a
-// confinement (--follow-symlinks) the link is read.
+// figures, an error naming the path and never its content; an explicit
+// --log binding elsewhere is read. Issue 60: a link as the log is the
+// run's only by where it leads, so jobD's link to jobA's log is not read
+// (before, jobA's log was exported as jobD's too), and without a
+// confinement (--follow-symlinks) jobB's link is still not; a log reached
+// through a directory link out of the roots, written by the run's owner,
+// is read then.
 TEST(TrainingLogsTest, GlobFoundLogsAreConfinedToTheRoots) {
   TempDir tmp;
   const std::string root = tmp.Sub("jobs");
@@ -495,13 +531,18 @@ TEST(TrainingLogsTest, GlobFoundLogsAreConfinedToTheRoots) {
   // Before any scan only the bound log is read.
   EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobE", 5}}));
   logs.SetConfinement({std::filesystem::canonical(root).string()});
-  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobA", 1}, {"jobD", 1}}));
+  EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{{"jobA", 1}}));
   EXPECT_EQ(steps(logs.Poll()), (std::map<std::string, int64_t>{}));
+  // jobB's, jobC's and jobD's links, each once.
+  EXPECT_EQ(logs.TakeRefusedLogs(), (std::map<watch::Owner, size_t>{{getuid(), 3}}));
 
+  WriteFile(tmp.Sub("elsewhere/log"), StepLine(8, 8.0));
+  std::filesystem::create_directories(root + "/jobF/run1");
+  std::filesystem::create_directory_symlink(tmp.Sub("elsewhere"), root + "/jobF/artifact");
   TrainingLogsOptions open;  // --follow-symlinks
   TrainingLogs anywhere(open, clock);
-  anywhere.ObserveRuns({Loc(root, "jobB", "run1")});
-  EXPECT_EQ(steps(anywhere.Poll()), (std::map<std::string, int64_t>{{"jobB", 7}}));
+  anywhere.ObserveRuns({Loc(root, "jobB", "run1"), Loc(root, "jobF", "run1")});
+  EXPECT_EQ(steps(anywhere.Poll()), (std::map<std::string, int64_t>{{"jobF", 8}}));
 }
 
 // This process's read bytes so far (/proc/self/io rchar).

@@ -469,6 +469,54 @@ TEST(LogTailerTest, BinaryGarbageNeverBreaksIt) {
   EXPECT_EQ(t.state().offset, fs::file_size(log));
 }
 
+// A log is the run's (issue 60) when it lies in the run's directory, or
+// when its owner is the run's and it is no link: a file of another owner
+// outside the run (planted in a shared root), and a link leading out of
+// the run (even to a file of the run's owner), are refused as untrusted.
+TEST(LogTailerTest, OpenRunLogKeepsOnlyTheRunsFiles) {
+  TempDir tmp;
+  const std::string run = tmp.Sub("jobs/victim/r1");
+  const std::string root_log = tmp.Sub("jobs/victim.r1.log");
+  WriteFile(run + "/log.txt", "a\n");
+  WriteFile(root_log, "b\n");
+  WriteFile(tmp.Sub("jobs/victim/r2/log.txt"), "c\n");
+  fs::create_symlink(run + "/log.txt", tmp.Sub("jobs/in.log"));
+  fs::create_symlink(tmp.Sub("jobs/victim/r2/log.txt"), run + "/other.log");
+  const uint32_t me = getuid();
+  auto open_as = [&](const std::string& path, uint32_t owner, bool* untrusted) {
+    LogTrust trust{owner, {fs::canonical(run).string()}};
+    Result<int> fd = OpenRunLog(path, nullptr, &trust, untrusted);
+    if (fd) ::close(*fd);
+    return fd.has_value();
+  };
+  bool untrusted = true;
+  EXPECT_TRUE(open_as(run + "/log.txt", me + 1, &untrusted));  // in the run: anyone's
+  EXPECT_FALSE(untrusted);
+  EXPECT_TRUE(open_as(root_log, me, &untrusted));       // the run owner's file
+  EXPECT_FALSE(open_as(root_log, me + 1, &untrusted));  // another owner's file
+  EXPECT_TRUE(untrusted);
+  EXPECT_TRUE(open_as(tmp.Sub("jobs/in.log"), me + 1, &untrusted));  // a link into the run
+  EXPECT_FALSE(open_as(run + "/other.log", me, &untrusted));         // a link out of it
+  EXPECT_TRUE(untrusted);
+  EXPECT_FALSE(open_as(tmp.Sub("jobs/gone.log"), me, &untrusted));
+  EXPECT_FALSE(untrusted);  // missing: not a refusal
+
+  // The tailer checks every open: a rotation to another owner's file is
+  // refused, the run owner's next file read.
+  LogTailer t(root_log);
+  t.SetTrust(LogTrust{me, {}});
+  EXPECT_THAT(PollOk(t), ElementsAre("b"));
+  t.SetTrust(LogTrust{me + 1, {}});
+  ASSERT_EQ(::unlink(root_log.c_str()), 0);
+  WriteFile(root_log, "d\n");
+  Result<std::vector<std::string>> r = t.Poll();
+  EXPECT_FALSE(r.has_value());
+  EXPECT_TRUE(t.untrusted());
+  t.SetTrust(LogTrust{me, {}});
+  EXPECT_THAT(PollOk(t), ElementsAre("d"));
+  EXPECT_FALSE(t.untrusted());
+}
+
 TEST(LogTailerTest, UnreadableFileIsPermissionError) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
   TempDir dir;

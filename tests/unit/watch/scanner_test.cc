@@ -258,7 +258,8 @@ TEST(ScannerTest, SymlinkedJobDirAndFilesAreFollowedWithFollowSymlinks) {
 }
 
 // By default a directory link out of the root is not walked (a link to /usr
-// must not make every poll walk /usr); links inside the root are.
+// must not make every poll walk /usr); a link inside the root is refused
+// (the real directory is walked under its own name).
 TEST(ScannerTest, DirectoryLinksOutOfTheRootAreSkippedByDefault) {
   TempDir tmp;
   const std::string root = tmp.Sub("root");
@@ -269,10 +270,91 @@ TEST(ScannerTest, DirectoryLinksOutOfTheRootAreSkippedByDefault) {
   fs::create_directory_symlink(root + "/jobA", root + "/jobAlias");  // inside the root
   fs::create_directory_symlink("/usr", root + "/usr");
   ScanResult r = Scan(Roots(root));
-  ASSERT_EQ(r.files.size(), 1u);  // jobAlias is jobA again (same inode): walked once
+  ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].labels.training_job, "jobA");
   EXPECT_EQ(r.symlinks_skipped, 2);
+  ASSERT_EQ(r.ignored.size(), 1u);
+  EXPECT_EQ(r.ignored[0].path, root + "/jobAlias");
+  EXPECT_EQ(r.ignored[0].reason, kIgnoredDirLink);
   for (const std::string& d : r.dirs) EXPECT_FALSE(d.starts_with(root + "/usr")) << d;
+}
+
+// Links into a root relabel nothing (issue 60): `0alias -> victim` sorts
+// before the victim and `evil/r1 -> ../victim2/r1` lies in another job;
+// neither is followed (reported with the link's owner), each run is found
+// under its real name, once. A <ts> link inside a run and a link into
+// another watched root are refused the same way, with --follow-symlinks
+// too; a root given as a link is walked under its own path.
+TEST(ScannerTest, DirectoryLinksIntoARootAreRefusedAndRunsKeepTheirNames) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string other = tmp.Sub("other");
+  const std::string ts = "/r1/tensorboard/plugins/profile/2024_03_01_12_00_00";
+  WriteFile(jobs + "/victim" + ts + "/h0.trace.json.gz", "x");
+  WriteFile(jobs + "/victim2" + ts + "/h0.trace.json.gz", "x");
+  WriteFile(other + "/theirs" + ts + "/h0.trace.json.gz", "x");
+  fs::create_directories(jobs + "/evil/r2/tensorboard/plugins/profile");
+  fs::create_directory_symlink("victim", jobs + "/0alias");
+  fs::create_directory_symlink("../victim2/r1", jobs + "/evil/r1");
+  fs::create_directory_symlink(jobs + "/victim" + ts,
+                               jobs + "/evil/r2/tensorboard/plugins/profile/2024_03_01_13_00_00");
+  fs::create_directory_symlink(other + "/theirs", jobs + "/1theirs");
+  fs::create_directory_symlink(jobs, tmp.Sub("jobs-link"));
+  for (bool follow : {false, true}) {
+    ScanOptions o;
+    o.roots = {tmp.Sub("jobs-link"), other};
+    o.follow_symlinks = follow;
+    ScanResult r = Scan(o);
+    ASSERT_EQ(r.files.size(), 3u) << follow;
+    EXPECT_EQ(r.files[0].labels.training_job, "victim");
+    EXPECT_EQ(r.files[0].path, tmp.Sub("jobs-link") + "/victim" + ts + "/h0.trace.json.gz");
+    EXPECT_EQ(r.files[1].labels.training_job, "victim2");
+    EXPECT_EQ(r.files[2].labels.training_job, "theirs");
+    std::vector<std::string> refused;
+    for (const IgnoredDir& d : r.ignored) {
+      EXPECT_EQ(d.reason, kIgnoredDirLink) << d.path;
+      EXPECT_EQ(d.owner, getuid()) << d.path;
+      refused.push_back(d.path.substr(tmp.Sub("jobs-link").size()));
+    }
+    EXPECT_EQ(refused, (std::vector<std::string>{
+                           "/0alias", "/1theirs", "/evil/r1",
+                           "/evil/r2/tensorboard/plugins/profile/2024_03_01_13_00_00"}));
+    EXPECT_EQ(r.symlinks_skipped, 0);
+  }
+}
+
+// The same job under two roots: each copy is its own run, its training_job
+// qualified by its root's name (the whole root path where two roots share
+// a name); a job under one root keeps its plain name.
+TEST(ScannerTest, AJobUnderTwoRootsIsQualifiedByItsRoot) {
+  TempDir tmp;
+  const std::string ts = "/r1/tensorboard/plugins/profile/2024_03_01_12_00_00/h0.trace.json.gz";
+  WriteFile(tmp.Sub("a-scratch/victim") + ts, "x");
+  WriteFile(tmp.Sub("b-home/victim") + ts, "x");
+  WriteFile(tmp.Sub("b-home/alone") + ts, "x");
+  ScanOptions o;
+  o.roots = {tmp.Sub("a-scratch"), tmp.Sub("b-home") + "/"};
+  ScanResult r = Scan(o);
+  ASSERT_EQ(r.files.size(), 3u);
+  EXPECT_EQ(r.files[0].labels.training_job, "a-scratch:victim");
+  EXPECT_EQ(r.files[1].labels.training_job, "alone");
+  EXPECT_EQ(r.files[2].labels.training_job, "b-home:victim");
+  EXPECT_EQ(r.job_clashes,
+            (std::vector<JobClash>{{"victim", {"a-scratch:victim", "b-home:victim"}}}));
+  // Two roots of the same name: their whole paths.
+  WriteFile(tmp.Sub("x/jobs/victim") + ts, "x");
+  WriteFile(tmp.Sub("y/jobs/victim") + ts, "x");
+  o.roots = {tmp.Sub("x/jobs"), tmp.Sub("y/jobs")};
+  r = Scan(o);
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.files[0].labels.training_job, tmp.Sub("x/jobs") + ":victim");
+  EXPECT_EQ(r.files[1].labels.training_job, tmp.Sub("y/jobs") + ":victim");
+  // One root: no clash.
+  o.roots = {tmp.Sub("x/jobs")};
+  r = Scan(o);
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].labels.training_job, "victim");
+  EXPECT_TRUE(r.job_clashes.empty());
 }
 
 // A trace file linked from outside the root is not reported (the daemon
