@@ -193,6 +193,8 @@ std::string LogfmtValue(const LogField::Value& value) {
   return out;
 }
 
+std::string LogEvent::Text() const { return LogfmtLine(msg, fields); }
+
 std::string LogfmtLine(std::string_view msg, std::span<const LogField> fields) {
   std::string out = EscapeControl(msg);
   for (const LogField& f : fields) {

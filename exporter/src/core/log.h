@@ -7,6 +7,7 @@
 // never ts, level or msg. Log an error once, where handled.
 #pragma once
 
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "core/result.h"
 
@@ -33,22 +35,29 @@ struct LogField {
   Value value;
 
   template <typename T>
-    requires std::same_as<std::remove_cvref_t<T>, bool>
-  LogField(std::string_view k, T v) : key(k), value(static_cast<bool>(v)) {}
+  requires std::same_as < std::remove_cvref_t<T>,
+  bool > LogField(std::string_view k, T v) : key(k), value(static_cast<bool>(v)) {}
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  LogField(std::string_view k, T v)
+  requires(!std::same_as<T, bool>) LogField(std::string_view k, T v)
       : key(k),
         value(std::is_signed_v<T> ? Value(static_cast<int64_t>(v))
                                   : Value(static_cast<uint64_t>(v))) {}
   template <std::floating_point T>
   LogField(std::string_view k, T v) : key(k), value(static_cast<double>(v)) {}
   template <typename T>
-    requires std::convertible_to<const T&, std::string_view>
-  LogField(std::string_view k, const T& v) : key(k), value(std::string(std::string_view(v))) {}
+  requires std::convertible_to<const T&, std::string_view> LogField(std::string_view k, const T& v)
+      : key(k), value(std::string(std::string_view(v))) {}
 
   bool operator==(const LogField&) const = default;
 };
+
+// `v` rounded to `digits` decimals, for a field whose precision beyond
+// that is noise (a duration, a unix time): the log writes the shortest
+// text that reads back as the value.
+inline double Rounded(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::isfinite(v) ? std::round(v * scale) / scale : v;
+}
 
 // Configures the default spdlog logger on stderr (or `out`, for tests).
 // Thread-safe after return.
@@ -80,6 +89,23 @@ inline void LogWarn(std::string_view msg, std::initializer_list<LogField> fields
 inline void LogError(std::string_view msg, std::initializer_list<LogField> fields = {}) {
   Log(LogLevel::kError, msg, fields);
 }
+
+// One log line kept to be written later (by a pure function's caller, or
+// after a lock is released): Emit writes it.
+struct LogEvent {
+  LogLevel level = LogLevel::kInfo;
+  std::string msg;
+  std::vector<LogField> fields;
+  bool operator==(const LogEvent&) const = default;
+  // The line's text as the text log writes it (LogfmtLine), for tests.
+  std::string Text() const;
+};
+// Appends one line to `logs`.
+inline void Log(std::vector<LogEvent>& logs, LogLevel level, std::string msg,
+                std::vector<LogField> fields = {}) {
+  logs.push_back({level, std::move(msg), std::move(fields)});
+}
+inline void Emit(const LogEvent& e) { Log(e.level, e.msg, e.fields); }
 
 // The text line's body: "<msg> key=value ..." (logfmt, as above).
 std::string LogfmtLine(std::string_view msg, std::span<const LogField> fields);

@@ -17,11 +17,13 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
@@ -46,7 +48,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data);
 // or corrupt file is renamed to `<path>.corrupt-<unix seconds>` and an empty
 // state returned; `*warning` then says what happened.
 DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
-                                      std::string* warning);
+                                      std::optional<LogEvent>* warning);
 
 // When the daemon may save its state file next. A save serialises every run
 // and window the daemon holds, so it costs time in proportion to them, and
