@@ -1277,8 +1277,8 @@ TEST(ServeTest, ConfigFileIsReadAndReloadedOnSighup) {
   WriteFile(cfg, "watch: [" + jobs + "]\ncolour: blue\n");
   serve.Signal(SIGHUP);
   EXPECT_TRUE(
-      serve.WaitForLog("reload failed, keeping the running configuration error=\"config file " + cfg +
-                       ": unknown flag 'colour'"))
+      serve.WaitForLog("reload failed, keeping the running configuration error=\"config file " +
+                       cfg + ": unknown flag 'colour'"))
       << serve.Log();
   EXPECT_EQ(serve.Log().find("profwatch serve: config file"), std::string::npos) << serve.Log();
   EXPECT_EQ(serve.Stop(), 0);

@@ -42,9 +42,9 @@ std::vector<std::pair<std::string, std::string>> ParseLogfmt(std::string_view li
 }
 
 TEST(LogfmtLineTest, PlainValuesAreBareAndTyped) {
-  const std::vector<LogField> fields = {{"training_job", "jobA"}, {"run", std::string("r1")},
-                                        {"gpus", 8},           {"seconds", 1.5},
-                                        {"big", uint64_t{1} << 63}, {"reanalysis", false}};
+  const std::vector<LogField> fields = {
+      {"training_job", "jobA"}, {"run", std::string("r1")}, {"gpus", 8},
+      {"seconds", 1.5},         {"big", uint64_t{1} << 63}, {"reanalysis", false}};
   EXPECT_EQ(LogfmtLine("window analysed", fields),
             "window analysed training_job=jobA run=r1 gpus=8 seconds=1.5 "
             "big=9223372036854775808 reanalysis=false");
@@ -98,10 +98,9 @@ TEST(JsonLogMembersTest, StringsAreEscapedValidUtf8AndNumbersTyped) {
                                         {"inf", std::numeric_limits<double>::infinity()},
                                         {"ok", true}};
   const std::string members = JsonLogMembers("bad", fields);
-  EXPECT_EQ(members,
-            R"("msg":"bad","path":"C:\\x\n\u0001\"q\"","run":"r)"
-            "\xEF\xBF\xBD"
-            R"(","n":-3,"inf":null,"ok":true)");
+  EXPECT_EQ(members, R"("msg":"bad","path":"C:\\x\n\u0001\"q\"","run":"r)"
+                     "\xEF\xBF\xBD"
+                     R"(","n":-3,"inf":null,"ok":true)");
   const nlohmann::json j = nlohmann::json::parse("{" + members + "}");
   EXPECT_EQ(j["path"], "C:\\x\n\x01\"q\"");
   EXPECT_TRUE(j["n"].is_number_integer());

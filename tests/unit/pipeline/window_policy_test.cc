@@ -232,9 +232,10 @@ TEST_F(WindowPolicyTest, OverBudgetFileIsAnErrorAndTheRestIsPublished) {
   EXPECT_EQ(v.next->window_failure, "over_budget");
   EXPECT_EQ(v.result, WindowResult::kOk);
   ASSERT_EQ(v.logs.size(), 2u);
-  EXPECT_EQ(LineOf(v.logs[0]), (Line{LogLevel::kWarn, std::string("file failed path=") + kFile1 +
-                                                          " reason=over_budget error=\"over_budget: "
-                                                          "cut at byte 10\""}));
+  EXPECT_EQ(LineOf(v.logs[0]),
+            (Line{LogLevel::kWarn, std::string("file failed path=") + kFile1 +
+                                       " reason=over_budget error=\"over_budget: "
+                                       "cut at byte 10\""}));
   EXPECT_EQ(v.logs[1].level, LogLevel::kInfo);
 }
 
