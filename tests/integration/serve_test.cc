@@ -2178,7 +2178,7 @@ TEST(ServeKeepTest, KilledTwiceWhileAnalysingTheSameWindowItIsFailedNotAnalysedA
   EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "evil"}}).has_value());
   const std::string log = serve.Log();
   EXPECT_NE(log.find("the daemon died while analysing a window training_job=evil run=r1 window=" +
-                     window + " deaths=2 next=failed as crashed"),
+                     window + " deaths=2 next=\"failed as crashed"),
             std::string::npos)
       << log;
   EXPECT_NE(log.find("window analysis failed training_job=evil run=r1 window=" + window +
