@@ -194,10 +194,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(back.has_value() && back->runs.count(rs.key) == 1);
 
   // Log lines, as core/log.cc's formatters write them.
-  const std::string message = "training log found training_job=" + names[0] + " run=" + names[1] +
-                              " path=" + names[6] + " warning=" + names[11];
-  const std::string text_line = EscapeControl(message);
+  const std::vector<LogField> fields = {
+      {"training_job", names[0]}, {"run", names[1]}, {"path", names[6]}, {"warning", names[11]}};
+  const std::string text_line = LogfmtLine("training log found", fields);
   Check(IsValidUtf8(text_line) && NoControlBytes(text_line, false));
-  Check(StrictJson("{" + JsonLogMembers(message) + "}"));
+  Check(StrictJson("{" + JsonLogMembers("training log found", fields) + "}"));
   return 0;
 }

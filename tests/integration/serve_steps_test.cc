@@ -738,25 +738,31 @@ TEST(ServeStepsTest, SparseLogIsReadInBoundedBudgetsAndClosedWhenUnlinked) {
 }
 
 // Directory names are anyone's bytes: a job directory named with a newline
-// and a fake log line after it, and one with invalid UTF-8. The text log
-// stays one line per message (control characters escaped) and every line
-// of the JSON log is valid JSON (valid UTF-8). Before, the newline was
-// written raw (a forged line) and the JSON log held the raw bytes.
+// and a fake log line after it, one with invalid UTF-8, and one named like
+// more fields (issue 60). The text log stays one line per message, each
+// value one logfmt field (quoted, control characters escaped), and every
+// line of the JSON log is valid JSON (valid UTF-8) whose members are the
+// fields. Before, the newline was written raw (a forged line), the JSON log
+// held the raw bytes, and the fields of a name were read as fields.
 TEST(ServeStepsTest, DirectoryNamesCannotForgeLogLines) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   const std::string forged = "2099-01-01T00:00:00.000Z error forged";
   const std::string evil = "jobX\n" + forged;
   const std::string bad_utf8 = "jobY\xff\xfe";
-  for (const std::string& job : {evil, bad_utf8}) {
+  const std::string fields = "evil reason=crashed training_job=victim";
+  for (const std::string& job : {evil, bad_utf8, fields}) {
     WriteWindow(jobs, job);
     WriteFile(jobs + "/" + job + "/run1/log.txt", ConfigLines(2) + StepLine(1, "0.800"));
   }
   {
     Serve serve(tmp, FastFlags(jobs), "text");
     ASSERT_GT(serve.port(), 0) << serve.Log();
-    ASSERT_TRUE(serve.WaitForLog("training log found training_job=jobX")) << serve.Log();
-    ASSERT_TRUE(serve.WaitForLog("training log found training_job=jobY")) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("training log found training_job=\"jobX")) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("training log found training_job=\"jobY\\xff\\xfe\""))
+        << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("training log found training_job=\"" + fields + "\" run=run1"))
+        << serve.Log();
     EXPECT_EQ(serve.Stop(), 0);
     const std::string log = serve.Log();
     std::istringstream lines(log);
@@ -766,7 +772,8 @@ TEST(ServeStepsTest, DirectoryNamesCannotForgeLogLines) {
       EXPECT_FALSE(line.starts_with(forged)) << log;
       // Every line is a message: it starts with its own time stamp.
       EXPECT_TRUE(line.size() > 24 && line[4] == '-' && line[10] == 'T' && line[23] == 'Z') << line;
-      if (line.find("training log found training_job=jobX\\x0a" + forged) != std::string::npos) {
+      if (line.find("training log found training_job=\"jobX\\n" + forged + "\"") !=
+          std::string::npos) {
         ++found;
       }
       EXPECT_EQ(line.find('\xff'), std::string::npos) << line;
@@ -785,15 +792,32 @@ TEST(ServeStepsTest, DirectoryNamesCannotForgeLogLines) {
     ASSERT_GT(serve.port(), 0) << serve.Log();
     ASSERT_TRUE(serve.WaitForLog("\"training_job\":\"jobY")) << serve.Log();
     ASSERT_TRUE(serve.WaitForLog("\"training_job\":\"jobX\\n" + forged)) << serve.Log();
+    ASSERT_TRUE(serve.WaitForLog("\"msg\":\"window analysed\",\"training_job\":\"evil "))
+        << serve.Log();
     EXPECT_EQ(serve.Stop(), 0);
     std::istringstream lines(serve.Log());
     std::string line;
     int lines_read = 0;
+    int evil_lines = 0;
     while (std::getline(lines, line)) {
       ++lines_read;
-      EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      EXPECT_FALSE(j.is_discarded()) << line;
+      if (line.find("\"training_job\":\"evil ") == std::string::npos) continue;
+      // One training_job, the whole name, and no reason: the name's own
+      // "key=value" text is no field (a reader keeps a duplicate key's last).
+      ++evil_lines;
+      size_t keys = 0;
+      for (size_t at = line.find("\"training_job\":"); at != std::string::npos;
+           at = line.find("\"training_job\":", at + 1)) {
+        ++keys;
+      }
+      EXPECT_EQ(keys, 1u) << line;
+      EXPECT_EQ(j.value("training_job", ""), fields) << line;
+      EXPECT_FALSE(j.contains("reason")) << line;
     }
     EXPECT_GT(lines_read, 3);
+    EXPECT_GE(evil_lines, 2) << "training log found, window analysed";
   }
 }
 

@@ -1,6 +1,5 @@
 #include "analysis/analyze.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "aggregate/bytes.h"
 #include "aggregate/flops.h"
 #include "aggregate/intervals.h"
+#include "core/log.h"
 #include "parse/nsys_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
@@ -305,8 +305,10 @@ void AttachHloModules(const FileJob& job, FileOutcome& out, const AnalyzeOptions
   }
   for (const auto& [module, why] : index->too_complex) {
     // One line per module and read; `why` reads "too_complex: <bound>".
-    spdlog::warn("hlo module skipped reason=too_complex path={} module={} detail={}", job.xplane,
-                 module, std::string_view(why).substr(why.find(' ') + 1));
+    LogWarn("hlo module skipped", {{"reason", "too_complex"},
+                                   {"path", job.xplane},
+                                   {"module", module},
+                                   {"detail", std::string_view(why).substr(why.find(' ') + 1)}});
   }
   out.aggregator->SetHloModules(std::make_shared<const parse::HloIndex>(std::move(*index)));
 }
@@ -398,17 +400,15 @@ void LogCaps(const std::vector<aggregate::FileSummary>& files) {
       "name_cut",     "name_limit",   "scope_cut",  "scope_limit",      "hlo_name_limit",
       "device_limit", "stream_limit", "step_limit", "device_name_limit"};
   for (const aggregate::FileSummary& f : files) {
-    std::string cut;
+    std::vector<LogField> fields = {{"path", f.path}};
     for (std::string_view reason : kReasons) {
       auto it = f.drops.find(std::string(reason));
       if (it == f.drops.end()) continue;
-      cut += " " + std::string(reason) + "=" + std::to_string(it->second);
+      fields.emplace_back(reason, it->second);
     }
-    if (!cut.empty()) {
-      spdlog::warn(
-          "trace file over a keep cap, cut or summed under other path={}{} "
-          "hint=docs/security.md lists the caps",
-          f.path, cut);
+    if (fields.size() > 1) {
+      fields.emplace_back("hint", "docs/security.md lists the caps");
+      Log(LogLevel::kWarn, "trace file over a keep cap, cut or summed under other", fields);
     }
   }
 }

@@ -77,13 +77,13 @@ void RaiseOpenFileLimit(size_t max_followed_logs) {
     if (setrlimit(RLIMIT_NOFILE, &lim) != 0) lim.rlim_cur = was;
   }
   if (lim.rlim_cur < need) {
-    spdlog::warn(
-        "open-file limit below what serve may hold, reads will fail with EMFILE past it "
-        "limit={} need={} max_followed_logs={} (raise LimitNOFILE= or ulimit -n, or lower "
-        "--max-followed-logs)",
-        lim.rlim_cur, need, max_followed_logs);
+    LogWarn("open-file limit below what serve may hold, reads will fail with EMFILE past it",
+            {{"limit", lim.rlim_cur},
+             {"need", need},
+             {"max_followed_logs", max_followed_logs},
+             {"hint", "raise LimitNOFILE= or ulimit -n, or lower --max-followed-logs"}});
   } else if (lim.rlim_cur != was) {
-    spdlog::debug("open-file limit raised from={} to={}", was, lim.rlim_cur);
+    LogDebug("open-file limit raised", {{"from", was}, {"to", lim.rlim_cur}});
   }
 }
 
@@ -97,22 +97,22 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
     return tl::unexpected(2);
   }
   if (Result<web::ListenAddress> listen = web::ParseListenAddress(flags.listen); !listen) {
-    spdlog::error("cannot listen address={} error={}", flags.listen, listen.error().context);
+    LogError("cannot listen", {{"address", flags.listen}, {"error", listen.error().context}});
     return tl::unexpected(2);
   }
   Result<pipeline::DaemonOptions> options = ToDaemonOptions(flags);
   if (!options) {
-    spdlog::error("bad configuration error={}", options.error().context);
+    LogError("bad configuration", {{"error", options.error().context}});
     return tl::unexpected(2);
   }
   if (options->roots.empty()) {
     const std::string demo = FindDemoDir();
     if (demo.empty()) {
-      spdlog::error("no --watch given and no bundled demo directory found");
+      LogError("no --watch given and no bundled demo directory found");
       return tl::unexpected(2);
     }
-    spdlog::info("no --watch given, serving the bundled demo job directory path={}", demo);
-    spdlog::info(
+    LogInfo("no --watch given, serving the bundled demo job directory", {{"path", demo}});
+    LogInfo(
         "to watch your jobs, pass --watch DIR (in a container, mount it first: docker run -v "
         "/data/jobs:/jobs:ro IMAGE serve --watch /jobs)");
     UseBundledDemo(demo, flags, *options);
@@ -121,10 +121,10 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
   // A spill directory the daemon cannot write (a read-only root file system
   // without a volume there) is found at start, not at the first large window.
   if (auto probe = aggregate::SpillFile::Create(options->analyze.spill_dir); !probe) {
-    spdlog::warn(
-        "spill dir not writable, large traces will be kept in memory path={} error={} (give "
-        "--spill-dir a writable directory)",
-        options->analyze.spill_dir, probe.error().context);
+    LogWarn("spill dir not writable, large traces will be kept in memory",
+            {{"path", options->analyze.spill_dir},
+             {"error", probe.error().context},
+             {"hint", "give --spill-dir a writable directory"}});
   }
   return std::move(*options);
 }
@@ -194,12 +194,12 @@ void Reload(const std::vector<std::string>& args, const ServeFlags& flags,
             const pipeline::DaemonOptions& options, pipeline::Daemon& daemon) {
   ParsedServeFlags again = ParseServeFlags(args);
   if (!again.flags) {
-    spdlog::warn("reload failed, keeping the running configuration error={}", again.config_error);
+    LogWarn("reload failed, keeping the running configuration", {{"error", again.config_error}});
     return;
   }
   Result<pipeline::DaemonOptions> next = ToDaemonOptions(*again.flags);
   if (!next) {
-    spdlog::warn("reload failed, keeping the running configuration error={}", next.error().context);
+    LogWarn("reload failed, keeping the running configuration", {{"error", next.error().context}});
     return;
   }
   if (next->roots.empty()) {
@@ -208,8 +208,8 @@ void Reload(const std::vector<std::string>& args, const ServeFlags& flags,
   }
   if (again.flags->web_config_file != flags.web_config_file) {
     // The file itself is re-read when it changes; which file, only at start.
-    spdlog::warn("--web.config.file changed, needs a restart; still reading path={}",
-                 flags.web_config_file);
+    LogWarn("--web.config.file changed, needs a restart; still reading",
+            {{"path", flags.web_config_file}});
   }
   if (auto lvl = spdlog::level::from_str(again.flags->log_level);
       lvl != spdlog::level::off || again.flags->log_level == "off") {
@@ -250,29 +250,29 @@ int RunServe(const std::vector<std::string>& args) {
   Result<std::unique_ptr<web::WebDoor>> door =
       web::WebDoor::Open(flags.web_config_file, ReloadMetricHooks(*registry));
   if (!door) {
-    spdlog::error("bad web config error={}", door.error().context);
+    LogError("bad web config", {{"error", door.error().context}});
     return 2;
   }
   Result<std::unique_ptr<web::HttpServer>> http =
       web::HttpServer::Start(flags.listen, store, exposition, ShardNote(*options),
                              std::shared_ptr<web::WebDoor>(std::move(*door)));
   if (!http) {
-    spdlog::error("cannot listen address={} error={}", flags.listen, http.error().context);
+    LogError("cannot listen", {{"address", flags.listen}, {"error", http.error().context}});
     return 1;
   }
   std::unique_ptr<web::HttpServer> exposer = std::move(*http);
   SystemClock clock;
   pipeline::Daemon daemon(*options, store, registry, clock);
   if (Status s = daemon.Start(); !s) {
-    spdlog::error("cannot start error={}", s.error().ToString());
+    LogError("cannot start", {{"error", s.error().ToString()}});
     return 1;
   }
   const std::vector<int> ports = exposer->ListeningPorts();
   const int port = ports.empty() ? -1 : ports.front();
   // Stable line: tests and scripts read the bound port from it.
-  spdlog::info("listening address={}:{}", HostOf(flags.listen), port);
+  LogInfo("listening", {{"address", HostOf(flags.listen) + ":" + std::to_string(port)}});
   if (!flags.web_config_file.empty()) {
-    spdlog::info("web config path={} tls={}", flags.web_config_file, exposer->door().tls());
+    LogInfo("web config", {{"path", flags.web_config_file}, {"tls", exposer->door().tls()}});
   }
   if (!flags.listen_port_file.empty()) WritePortFile(flags.listen_port_file, port);
 
@@ -280,7 +280,7 @@ int RunServe(const std::vector<std::string>& args) {
     int sig = 0;
     if (sigwait(&signals, &sig) != 0) continue;
     if (sig != SIGHUP) {
-      spdlog::info("shutting down signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       break;
     }
     Reload(args, flags, *options, daemon);

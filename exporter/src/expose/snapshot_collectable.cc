@@ -1,7 +1,6 @@
 #include "expose/snapshot_collectable.h"
 
 #include <prometheus/metric_type.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +15,7 @@
 
 #include "aggregate/flops.h"
 #include "core/build_revision.h"
+#include "core/log.h"
 #include "expose/metric_names.h"
 #include "figures/kernel_label.h"
 
@@ -582,7 +582,7 @@ std::vector<prometheus::MetricFamily> SnapshotCollectable::Collect() const {
     if (!snap) return {};
     return RenderSnapshot(*snap, build_);
   } catch (const std::exception& e) {
-    spdlog::error("collect failed stage=expose reason=internal what={}", e.what());
+    LogError("collect failed", {{"stage", "expose"}, {"reason", "internal"}, {"what", e.what()}});
     return {};
   }
 }

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/log.h"
 #include "watch/owner.h"
 #include "watch/scanner.h"
 
@@ -32,7 +33,8 @@ struct Refusal {
   std::string reason;  // profwatch_scan_refused_total's `reason`
   std::string key;     // what is refused, unique within its reason (a path, a run)
   watch::Owner owner = watch::kNoOwner;
-  std::string detail;  // what the log line says of it ("files=120 cap=100")
+  // What the log line says of it ({"files", 120}, {"cap", 100}).
+  std::vector<LogField> detail;
   // Runs refused for retention: the run and its last activity (the landing
   // page lists them).
   watch::RunLabels run;
@@ -50,7 +52,7 @@ struct Capped {
   // kGrowth: the growth of left_out over the last observation.
   int64_t newly = 0;
   static constexpr int64_t kGrowth = -1;
-  std::string detail;  // what the log line says when the owner goes over
+  std::vector<LogField> detail;  // what the log line says when the owner goes over
 };
 
 // (reason, owner): one series of profwatch_scan_refused_total.

@@ -1,8 +1,8 @@
 #include "pipeline/daemon.h"
 
+#include <fmt/format.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <set>
 #include <system_error>
 
+#include "core/log.h"
 #include "expose/metric_names.h"
 #include "expose/report.h"
 #include "figures/step_basis.h"
@@ -54,19 +55,7 @@ constexpr int kPublishCostFactor = 10;
 constexpr int64_t kTrimAfterDroppedFiles = 1024;
 
 void Emit(const std::vector<LogEvent>& logs) {
-  for (const LogEvent& e : logs) {
-    switch (e.level) {
-      case LogLevel::kDebug:
-        spdlog::debug("{}", e.text);
-        break;
-      case LogLevel::kInfo:
-        spdlog::info("{}", e.text);
-        break;
-      case LogLevel::kWarn:
-        spdlog::warn("{}", e.text);
-        break;
-    }
-  }
+  for (const LogEvent& e : logs) profwatch::Emit(e);
 }
 
 RefusalLimits RefusalLimitsOf(const DaemonOptions& o) {
@@ -182,11 +171,12 @@ void Daemon::ReportRootsLocked(const watch::ScanResult& result) {
     if (before != root_conditions_.end() && before->second == root.condition) continue;
     if (ok) {
       // Silent on a healthy start; a recovery is worth a line.
-      if (before != root_conditions_.end()) spdlog::info("watch root readable path={}", root.path);
+      if (before != root_conditions_.end()) LogInfo("watch root readable", {{"path", root.path}});
     } else {
-      spdlog::warn("watch root {} path={} error={} stage=watch",
-                   watch::RootConditionName(root.condition), root.path,
-                   std::error_code(root.error, std::generic_category()).message());
+      LogWarn(fmt::format("watch root {}", watch::RootConditionName(root.condition)),
+              {{"path", root.path},
+               {"error", std::error_code(root.error, std::generic_category()).message()},
+               {"stage", "watch"}});
     }
     root_conditions_[root.path] = root.condition;
   }
@@ -215,15 +205,15 @@ Status Daemon::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!options_.state_file.empty()) {
-      std::string warning;
+      std::optional<LogEvent> warning;
       store::DaemonState state =
           store::LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
-      if (!warning.empty()) spdlog::warn("{}", warning);
+      if (warning) profwatch::Emit(*warning);
       // Left out alone; the rest of the file loads.
       for (const store::DroppedStateEntry& d : state.dropped) {
         state_dropped_family_->Add({{"reason", d.reason}}).Increment();
-        spdlog::warn("state entry dropped path={} reason={} error={}", options_.state_file,
-                     d.reason, d.what);
+        LogWarn("state entry dropped",
+                {{"path", options_.state_file}, {"reason", d.reason}, {"error", d.what}});
       }
       if (!state.dropped.empty()) persist_pending_ = true;
       runs_ = std::move(state.snapshot.runs);
@@ -258,22 +248,26 @@ Status Daemon::Start() {
       });
       assembler_.Restore(state.windows);
       if (dropped > 0) persist_pending_ = true;
-      spdlog::info("state loaded path={} runs={} windows={} other_shard_runs_dropped={}",
-                   options_.state_file, runs_.size(), state.windows.size(), dropped);
-      std::string journal_warning;
+      LogInfo("state loaded", {{"path", options_.state_file},
+                               {"runs", runs_.size()},
+                               {"windows", state.windows.size()},
+                               {"other_shard_runs_dropped", dropped}});
+      std::optional<LogEvent> journal_warning;
       if (Status s = journal_.Load(&journal_warning); !s) {
-        spdlog::warn("in-flight journal not read path={} error={}", journal_.path(),
-                     s.error().ToString());
+        LogWarn("in-flight journal not read",
+                {{"path", journal_.path()}, {"error", s.error().ToString()}});
       }
-      if (!journal_warning.empty()) spdlog::warn("{}", journal_warning);
+      if (journal_warning) profwatch::Emit(*journal_warning);
       for (const store::InflightRecord& r : journal_.Records()) {
         if (r.deaths <= 0) continue;
-        spdlog::warn(
-            "the daemon died while analysing a window training_job={} run={} window={} "
-            "deaths={} next={}",
-            r.training_job, r.run, r.window, r.deaths,
-            r.deaths >= kMaxDeathsPerWindow ? "failed as crashed unless its files change"
-                                            : "analysed again alone");
+        LogWarn(
+            "the daemon died while analysing a window",
+            {{"training_job", r.training_job},
+             {"run", r.run},
+             {"window", r.window},
+             {"deaths", r.deaths},
+             {"next", r.deaths >= kMaxDeathsPerWindow ? "failed as crashed unless its files change"
+                                                      : "analysed again alone"}});
       }
     }
     PublishLocked(now);
@@ -283,18 +277,19 @@ Status Daemon::Start() {
     if (w) {
       watcher_ = std::move(*w);
     } else {
-      spdlog::warn("inotify unavailable, polling only reason={}", w.error().ToString());
+      LogWarn("inotify unavailable, polling only", {{"reason", w.error().ToString()}});
     }
   }
   if (!watcher_) watcher_ = watch::MakePollWatcher();
   watcher_->SetOwnerBudget(options_.max_watches_per_owner);
-  spdlog::info("watching roots={} backend={} poll_interval_s={:.3g} workers={}",
-               JoinPaths(options_.roots), watcher_->Name(),
-               std::chrono::duration<double>(options_.poll_interval).count(), options_.workers);
+  LogInfo("watching", {{"roots", JoinPaths(options_.roots)},
+                       {"backend", watcher_->Name()},
+                       {"poll_interval_s",
+                        Rounded(std::chrono::duration<double>(options_.poll_interval).count(), 3)},
+                       {"workers", options_.workers}});
   if (options_.shard.enabled()) {
-    spdlog::info(
-        "shard shard={} shards={} (exports the jobs whose name hashes to {} under hashmod {})",
-        options_.shard.index, options_.shard.count, options_.shard.index, options_.shard.count);
+    // It exports the jobs whose name hashes to `shard` under hashmod `shards`.
+    LogInfo("shard", {{"shard", options_.shard.index}, {"shards", options_.shard.count}});
   }
   busy_.assign(static_cast<size_t>(options_.workers), WorkerSlot{});
   scan_thread_ = std::thread([this] { ScanLoop(); });
@@ -324,7 +319,7 @@ void Daemon::Stop() {
     save = SerializeStateLocked(clock_.Now());
   }
   WriteState(std::move(save));
-  spdlog::info("stopped abandoned_windows={}", abandoned);
+  LogInfo("stopped", {{"abandoned_windows", abandoned}});
 }
 
 void Daemon::Reload(const DaemonOptions& next) {
@@ -332,8 +327,7 @@ void Daemon::Reload(const DaemonOptions& next) {
   if (next.roots != options_.roots || next.root_jobs != options_.root_jobs ||
       next.workers != options_.workers || next.use_inotify != options_.use_inotify ||
       next.state_file != options_.state_file || next.shard != options_.shard) {
-    spdlog::warn(
-        "reload: --watch, --workers, --no-inotify, --shard and --state need a restart; kept");
+    LogWarn("reload: --watch, --workers, --no-inotify, --shard and --state need a restart; kept");
   }
   options_.poll_interval = next.poll_interval;
   options_.host_filter = next.host_filter;
@@ -348,12 +342,12 @@ void Daemon::Reload(const DaemonOptions& next) {
   if (next.history_file != options_.history_file ||
       next.training_logs.bindings != options_.training_logs.bindings ||
       next.training_logs.globs != options_.training_logs.globs) {
-    spdlog::warn("reload: --log, --log-glob and --history need a restart; kept");
+    LogWarn("reload: --log, --log-glob and --history need a restart; kept");
   }
   assembler_.SetOptions(next.assembler);
   rescan_requested_ = true;
   if (watcher_) watcher_->Wake();
-  spdlog::info("configuration reloaded");
+  LogInfo("configuration reloaded");
 }
 
 void Daemon::ScanLoop() {
@@ -494,52 +488,62 @@ void Daemon::ApplyLedgerLocked() {
 void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
   for (const std::string& dir : notes.future_dirs) {
     future_dirs_total_->Increment();
-    spdlog::warn(
-        "profile dir dated in the future skipped path={} stage=window "
-        "hint=clock skew or a copied tree; it is analysed once the clock reaches it "
-        "(--future-tolerance)",
-        dir);
+    LogWarn("profile dir dated in the future skipped",
+            {{"path", dir},
+             {"stage", "window"},
+             {"hint",
+              "clock skew or a copied tree; it is analysed once the clock reaches it "
+              "(--future-tolerance)"}});
   }
   for (const window::Assembler::Superseded& w : notes.superseded) {
     superseded_total_->Increment();
-    spdlog::info(
-        "older window found at startup not analysed training_job={} run={} window={} "
-        "files={} newest={} stage=window",
-        w.run.training_job, w.run.run, w.window_id, w.files, w.newest_id);
+    LogInfo("older window found at startup not analysed", {{"training_job", w.run.training_job},
+                                                           {"run", w.run.run},
+                                                           {"window", w.window_id},
+                                                           {"files", w.files},
+                                                           {"newest", w.newest_id},
+                                                           {"stage", "window"}});
   }
   for (const window::Assembler::Backlog& b : notes.backlog) {
     superseded_total_->Increment(static_cast<double>(b.windows));
-    spdlog::info(
-        "older windows of a run not considered training_job={} run={} windows={} "
-        "oldest_considered={} stage=window (a run dir first seen has only its newest {} windows "
-        "considered)",
-        b.run.training_job, b.run.run, b.windows, b.newest_id,
-        options_.assembler.windows_at_first_sight);
+    // A run dir first seen has only its newest windows_at_first_sight
+    // windows considered.
+    LogInfo("older windows of a run not considered",
+            {{"training_job", b.run.training_job},
+             {"run", b.run.run},
+             {"windows", b.windows},
+             {"oldest_considered", b.newest_id},
+             {"stage", "window"},
+             {"windows_at_first_sight", options_.assembler.windows_at_first_sight}});
   }
   for (const window::Assembler::RunClash& c : notes.clashes) {
     run_clashes_total_->Increment();
-    spdlog::error(
-        "two run dirs have the same labels, the second is not analysed training_job={} "
-        "run={} kept={} path={} stage=window hint=watch them under roots that give "
-        "distinct job names",
-        c.run.training_job, c.run.run, c.kept_dir, c.skipped_dir);
+    LogError("two run dirs have the same labels, the second is not analysed",
+             {{"training_job", c.run.training_job},
+              {"run", c.run.run},
+              {"kept", c.kept_dir},
+              {"path", c.skipped_dir},
+              {"stage", "window"},
+              {"hint", "watch them under roots that give distinct job names"}});
   }
 }
 
 void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
   if (result.permission_errors != last_permission_errors_) {
     if (result.permission_errors > 0) {
-      spdlog::warn("scan skipped unreadable entries count={} paths={} stage=watch",
-                   result.permission_errors, JoinPaths(result.permission_error_paths));
+      LogWarn("scan skipped unreadable entries",
+              {{"count", result.permission_errors},
+               {"paths", JoinPaths(result.permission_error_paths)},
+               {"stage", "watch"}});
     }
     last_permission_errors_ = result.permission_errors;
   }
   if (result.symlinks_skipped != last_symlinks_skipped_) {
     if (result.symlinks_skipped > 0) {
-      spdlog::warn(
-          "scan skipped directory links out of the watch root count={} stage=watch "
-          "hint=pass --follow-symlinks to walk them",
-          result.symlinks_skipped);
+      LogWarn("scan skipped directory links out of the watch root",
+              {{"count", result.symlinks_skipped},
+               {"stage", "watch"},
+               {"hint", "pass --follow-symlinks to walk them"}});
     }
     last_symlinks_skipped_ = result.symlinks_skipped;
   }
@@ -603,7 +607,7 @@ void Daemon::WorkerLoop(int index) {
   errno = 0;
   const int current = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
   if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), current + options_.worker_nice) != 0) {
-    spdlog::debug("setpriority failed worker={}", index);
+    LogDebug("setpriority failed", {{"worker", index}});
   }
   for (;;) {
     window::WindowTask task;
@@ -637,12 +641,13 @@ void Daemon::WorkerLoop(int index) {
       RunTask(task, options);
     } catch (const std::exception& e) {
       CountError("internal");
-      spdlog::error("worker failed reason=internal window={} error={}", task.window_id, e.what());
+      LogError("worker failed",
+               {{"reason", "internal"}, {"window", task.window_id}, {"error", e.what()}});
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     } catch (...) {
       CountError("internal");
-      spdlog::error("worker failed reason=internal window={}", task.window_id);
+      LogError("worker failed", {{"reason", "internal"}, {"window", task.window_id}});
       std::lock_guard<std::mutex> lock(mu_);
       FlagFailureLocked(task, "internal");
     }
@@ -697,16 +702,16 @@ bool Daemon::BeginAnalysis(const window::WindowTask& task, const DaemonOptions& 
   r.digest = digest;
   r.deaths = d.deaths;
   if (Status s = journal_.Begin(std::move(r)); !s) {
-    spdlog::warn("in-flight journal not written path={} error={}", journal_.path(),
-                 s.error().ToString());
+    LogWarn("in-flight journal not written",
+            {{"path", journal_.path()}, {"error", s.error().ToString()}});
   }
   return true;
 }
 
 void Daemon::EndAnalysis(const window::WindowTask& task, bool alone, bool finished) {
   if (Status s = journal_.End(store::InflightKey(task.run_dir, task.window_id), finished); !s) {
-    spdlog::warn("in-flight journal not written path={} error={}", journal_.path(),
-                 s.error().ToString());
+    LogWarn("in-flight journal not written",
+            {{"path", journal_.path()}, {"error", s.error().ToString()}});
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -727,8 +732,9 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   // Shutting down: the analysis was cut short, so its result is not the
   // window's. Nothing is recorded; the window is analysed after a restart.
   if (stop_) {
-    spdlog::info("window analysis abandoned at shutdown training_job={} run={} window={}",
-                 task.run.training_job, task.run.run, task.window_id);
+    LogInfo("window analysis abandoned at shutdown", {{"training_job", task.run.training_job},
+                                                      {"run", task.run.run},
+                                                      {"window", task.window_id}});
     return;
   }
   // Counted before the window is published, so a scrape that shows the
@@ -740,10 +746,11 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
       // The figures are unchanged, but the file's intervals stayed in memory:
       // a large window can then outgrow the daemon's memory limit.
       spill_errors_total_->Increment();
-      spdlog::warn(
-          "spill failed, intervals kept in memory training_job={} run={} window={} path={} "
-          "error={}",
-          task.run.training_job, task.run.run, task.window_id, e.path, e.error.context);
+      LogWarn("spill failed, intervals kept in memory", {{"training_job", task.run.training_job},
+                                                         {"run", task.run.run},
+                                                         {"window", task.window_id},
+                                                         {"path", e.path},
+                                                         {"error", e.error.context}});
     }
   }
   FinishedWindow finished;
@@ -827,21 +834,23 @@ void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owne
                                               store::kMaxHistoryLineBytes, &cut);
   if (cut) {
     history_lines_cut_->Increment();
-    spdlog::warn(
-        "history line over its cap, written without state and report training_job={} run={} "
-        "window={} max_line_bytes={}",
-        rs.key.training_job, rs.key.run, rs.window_id, store::kMaxHistoryLineBytes);
+    LogWarn("history line over its cap, written without state and report",
+            {{"training_job", rs.key.training_job},
+             {"run", rs.key.run},
+             {"window", rs.window_id},
+             {"max_line_bytes", store::kMaxHistoryLineBytes}});
   }
   bool rotated = false;
   if (Status s = history_->Append(owner, line, &rotated); !s) {
-    spdlog::warn("history not written path={} error={}", history_->PathOf(owner),
-                 s.error().ToString());
+    LogWarn("history not written",
+            {{"path", history_->PathOf(owner)}, {"error", s.error().ToString()}});
   }
   if (rotated) {
-    spdlog::info(
-        "history of an owner rotated, its older lines dropped owner={} path={} max_bytes={} "
-        "hint=raise --history-max-bytes (per owner) to keep more",
-        watch::OwnerLabel(owner), history_->PathOf(owner), options_.history_max_bytes);
+    LogInfo("history of an owner rotated, its older lines dropped",
+            {{"owner", watch::OwnerLabel(owner)},
+             {"path", history_->PathOf(owner)},
+             {"max_bytes", options_.history_max_bytes},
+             {"hint", "raise --history-max-bytes (per owner) to keep more"}});
     history_rotations_family_->Add({{"owner", watch::OwnerLabel(owner)}}).Increment();
   }
 }
@@ -860,8 +869,9 @@ bool Daemon::UpdateWorkersLocked(TimePoint now) {
 void Daemon::RetentionSweepLocked(TimePoint now) {
   for (auto it = runs_.begin(); it != runs_.end();) {
     if (assembler_.RunExpired(it->second.last_activity_unix, now)) {
-      spdlog::info("run expired training_job={} run={} last_activity_unix={:.0f}",
-                   it->first.training_job, it->first.run, it->second.last_activity_unix);
+      LogInfo("run expired", {{"training_job", it->first.training_job},
+                              {"run", it->first.run},
+                              {"last_activity_unix", Rounded(it->second.last_activity_unix, 0)}});
       exported_serial_.erase(it->first);
       step_missing_logged_.erase(it->first);
       ledger_.KeepState(LedgerRunKey(it->first.training_job, it->first.run), watch::kNoOwner, 0);
@@ -958,8 +968,10 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
       log_parse_errors_->Increment(static_cast<double>(u.new_parse_errors));
     }
     for (const std::string& w : u.new_warnings) {
-      spdlog::warn("training log training_job={} run={} path={} warning={}", u.key.training_job,
-                   u.key.run, u.path, w);
+      LogWarn("training log", {{"training_job", u.key.training_job},
+                               {"run", u.key.run},
+                               {"path", u.path},
+                               {"warning", w}});
     }
     if (u.profile_steps && *u.profile_steps > 0) {
       log_profile_steps_[u.key] = *u.profile_steps;
@@ -1011,10 +1023,12 @@ void Daemon::ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& optio
   if (rs.step_seconds) {
     step_missing_logged_.erase(rs.key);
   } else if (step_missing_logged_.insert(rs.key).second) {
-    spdlog::info(
-        "no step-time source training_job={} run={} (no training log steady state, no in-trace "
-        "step markers, no --step-time): step - kernel not exported",
-        rs.key.training_job, rs.key.run);
+    LogInfo("no step-time source",
+            {{"training_job", rs.key.training_job},
+             {"run", rs.key.run},
+             {"hint",
+              "no training log steady state, no in-trace step markers, no --step-time: step - "
+              "kernel not exported"}});
   }
 }
 
@@ -1053,7 +1067,7 @@ void Daemon::WriteState(std::optional<StateSave> save) {
     Status s = store::WriteFileAtomic(save->path, save->data);
     if (!s) {
       state_save_errors_->Increment();
-      spdlog::warn("state not saved path={} error={}", save->path, s.error().ToString());
+      LogWarn("state not saved", {{"path", save->path}, {"error", s.error().ToString()}});
     }
   }
   // `started` may predate the wait for mu_; the save's own cost is measured.

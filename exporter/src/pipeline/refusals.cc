@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/log.h"
+
 namespace profwatch::pipeline {
 namespace {
 
@@ -14,7 +16,8 @@ using ledger::Refusal;
 // Paths named in one log line about refused files; the count says the rest.
 constexpr size_t kNamedRefusals = 5;
 
-Refusal Make(std::string_view reason, std::string key, watch::Owner owner, std::string detail) {
+Refusal Make(std::string_view reason, std::string key, watch::Owner owner,
+             std::vector<LogField> detail = {}) {
   Refusal r;
   r.reason = std::string(reason);
   r.key = std::move(key);
@@ -37,25 +40,38 @@ void OwnerOverLine(std::vector<LogEvent>& logs, const Capped& c, const RefusalLi
   const std::string owner = watch::OwnerLabel(c.owner);
   if (c.reason == window::kOwnerRunCapReason || c.reason == window::kOwnerWindowCapReason) {
     const bool runs = c.reason == window::kOwnerRunCapReason;
+    std::vector<LogField> fields = {{"owner", owner},
+                                    {runs ? "runs_left_out" : "windows_left_out", c.left_out}};
+    fields.insert(fields.end(), c.detail.begin(), c.detail.end());
+    fields.insert(fields.end(),
+                  {{"reason", c.reason},
+                   {"stage", "window"},
+                   {"hint", runs ? "raise --max-runs-per-owner if one user really runs that many"
+                                 : "raise --max-windows-per-owner if one user really runs that "
+                                   "many"}});
     Log(logs, LogLevel::kWarn,
-        "owner over its {} cap, the {} not tracked owner={} {}={} {} reason={} stage=window "
-        "hint=raise {} if one user really runs that many",
-        runs ? "run" : "window", runs ? "runs with the oldest writes" : "oldest windows", owner,
-        runs ? "runs_left_out" : "windows_left_out", c.left_out, c.detail, c.reason,
-        runs ? "--max-runs-per-owner" : "--max-windows-per-owner");
+        runs ? "owner over its run cap, the runs with the oldest writes not tracked"
+             : "owner over its window cap, the oldest windows not tracked",
+        std::move(fields));
   } else if (c.reason == kOwnerDirCapReason) {
-    Log(logs, LogLevel::kWarn,
-        "owner over its directory cap, the rest of its tree not walked owner={} "
-        "dirs_left_out={} cap={} reason={} stage=watch hint=raise --max-dirs-per-owner if one "
-        "user really keeps that many directories",
-        owner, c.left_out, limits.max_dirs_per_owner, c.reason);
+    Log(logs, LogLevel::kWarn, "owner over its directory cap, the rest of its tree not walked",
+        {{"owner", owner},
+         {"dirs_left_out", c.left_out},
+         {"cap", limits.max_dirs_per_owner},
+         {"reason", c.reason},
+         {"stage", "watch"},
+         {"hint", "raise --max-dirs-per-owner if one user really keeps that many directories"}});
   } else if (c.reason == kOwnerWatchCapReason) {
     Log(logs, LogLevel::kWarn,
-        "owner over its inotify watch budget, the rest of its directories found by polling "
-        "owner={} dirs_polled={} budget={} reason={} stage=watch hint=raise "
-        "--max-watches-per-owner (and fs.inotify.max_user_watches) if new windows must be "
-        "seen sooner than --poll-interval",
-        owner, c.left_out, limits.max_watches_per_owner, c.reason);
+        "owner over its inotify watch budget, the rest of its directories found by polling",
+        {{"owner", owner},
+         {"dirs_polled", c.left_out},
+         {"budget", limits.max_watches_per_owner},
+         {"reason", c.reason},
+         {"stage", "watch"},
+         {"hint",
+          "raise --max-watches-per-owner (and fs.inotify.max_user_watches) if new windows must be "
+          "seen sooner than --poll-interval"}});
   }
 }
 
@@ -64,36 +80,50 @@ void BeganLines(std::vector<LogEvent>& logs, const std::string& reason,
                 const std::vector<Refusal>& began, const RefusalLimits& limits) {
   if (reason == kDirFileCapReason) {
     for (const Refusal& r : began) {
-      Log(logs, LogLevel::kWarn,
-          "directory holds too many trace files, not analysed path={} {} stage=watch "
-          "hint=raise --max-files-per-dir (or --max-files-per-window for a <ts> dir) if a real "
-          "job writes that many",
-          r.key, r.detail);
+      std::vector<LogField> fields = {{"path", r.key}};
+      fields.insert(fields.end(), r.detail.begin(), r.detail.end());
+      fields.insert(fields.end(), {{"stage", "watch"},
+                                   {"hint",
+                                    "raise --max-files-per-dir (or --max-files-per-window for a "
+                                    "<ts> dir) if a real job writes that many"}});
+      Log(logs, LogLevel::kWarn, "directory holds too many trace files, not analysed",
+          std::move(fields));
     }
   } else if (reason == kWindowFileCapReason) {
     for (const Refusal& r : began) {
-      Log(logs, LogLevel::kWarn,
-          "window holds too many trace files, not analysed {} cap={} stage=window hint=raise "
-          "--max-files-per-window if a real job writes that many",
-          r.detail, limits.max_files_per_window);
+      std::vector<LogField> fields = r.detail;
+      fields.insert(fields.end(),
+                    {{"cap", limits.max_files_per_window},
+                     {"stage", "window"},
+                     {"hint", "raise --max-files-per-window if a real job writes that many"}});
+      Log(logs, LogLevel::kWarn, "window holds too many trace files, not analysed",
+          std::move(fields));
     }
   } else if (reason == kOutsideRootReason) {
-    Log(logs, LogLevel::kWarn,
-        "trace file links out of the watch root not read count={} paths={} stage=watch "
-        "hint=pass --follow-symlinks to read them",
-        began.size(), NamedKeys(began));
+    Log(logs, LogLevel::kWarn, "trace file links out of the watch root not read",
+        {{"count", began.size()},
+         {"paths", NamedKeys(began)},
+         {"stage", "watch"},
+         {"hint", "pass --follow-symlinks to read them"}});
   } else if (reason == watch::kIgnoredHostFilter) {
-    Log(logs, LogLevel::kWarn,
-        "--host-filter matches none of the trace files found host_filter={} {} reason={} "
-        "stage=watch hint=a file is this host's when its name starts with the host name "
-        "(Kineto: <host>_<pid>.<ns>.pt.trace.json)",
-        limits.host_filter, began.front().detail, reason);
+    std::vector<LogField> fields = {{"host_filter", limits.host_filter}};
+    fields.insert(fields.end(), began.front().detail.begin(), began.front().detail.end());
+    fields.insert(fields.end(), {{"reason", reason},
+                                 {"stage", "watch"},
+                                 {"hint",
+                                  "a file is this host's when its name starts with the host name "
+                                  "(Kineto: <host>_<pid>.<ns>.pt.trace.json)"}});
+    Log(logs, LogLevel::kWarn, "--host-filter matches none of the trace files found",
+        std::move(fields));
   } else if (reason == watch::kIgnoredDirLink) {
-    Log(logs, LogLevel::kWarn,
-        "directory links into a watch root not followed count={} paths={} reason={} "
-        "stage=watch hint=the real directory is analysed in its own place under its own name; "
-        "a link never gives a run a second label",
-        began.size(), NamedKeys(began), reason);
+    Log(logs, LogLevel::kWarn, "directory links into a watch root not followed",
+        {{"count", began.size()},
+         {"paths", NamedKeys(began)},
+         {"reason", reason},
+         {"stage", "watch"},
+         {"hint",
+          "the real directory is analysed in its own place under its own name; a link never "
+          "gives a run a second label"}});
   } else if (reason == watch::kIgnoredTsOutsideProfile || reason == watch::kIgnoredNotTimestamp ||
              reason == watch::kIgnoredTraceName) {
     std::string_view what = "trace-like files in a directory of no known layout";
@@ -107,9 +137,12 @@ void BeganLines(std::vector<LogEvent>& logs, const std::string& reason,
       what = "directory in plugins/profile not named like a <ts>";
       hint = "window directories are named YYYY_MM_DD_HH_MM_SS";
     }
-    Log(logs, LogLevel::kWarn,
-        "scan found {}, not analysed count={} paths={} reason={} stage=watch hint={}", what,
-        began.size(), NamedKeys(began), reason, hint);
+    Log(logs, LogLevel::kWarn, fmt::format("scan found {}, not analysed", what),
+        {{"count", began.size()},
+         {"paths", NamedKeys(began)},
+         {"reason", reason},
+         {"stage", "watch"},
+         {"hint", hint}});
   }
   // kRetentionReason: the assembler's ready notes say it (window_policy.h).
 }
@@ -127,18 +160,21 @@ void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result
   std::vector<Refusal> dirs;
   for (const watch::CappedDir& d : result.capped_dirs) {
     dirs.push_back(Make(kDirFileCapReason, d.path, d.owner,
-                        fmt::format("files={}{} cap={}", d.counted_all ? "" : "more than ",
-                                    d.counted_all ? d.files : d.cap, d.cap)));
+                        d.counted_all
+                            ? std::vector<LogField>{{"files", d.files}, {"cap", d.cap}}
+                            : std::vector<LogField>{{"files_more_than", d.cap}, {"cap", d.cap}}));
   }
   ledger.ObserveRefusals(kDirFileCapReason, std::move(dirs));
   for (const window::Assembler::CappedWindow& w : notes.capped) {
     ledger.CountRefusal(Make(kWindowFileCapReason, w.first_dir, w.owner,
-                             fmt::format("training_job={} run={} window={} files={}",
-                                         w.run.training_job, w.run.run, w.window_id, w.files)));
+                             {{"training_job", w.run.training_job},
+                              {"run", w.run.run},
+                              {"window", w.window_id},
+                              {"files", w.files}}));
   }
   std::vector<Refusal> links;
   for (const watch::OutsideLink& l : result.outside_root_files) {
-    links.push_back(Make(kOutsideRootReason, l.path, l.owner, ""));
+    links.push_back(Make(kOutsideRootReason, l.path, l.owner));
   }
   ledger.ObserveRefusals(kOutsideRootReason, std::move(links));
   std::map<std::string_view, std::vector<Refusal>> ignored = {{watch::kIgnoredTsOutsideProfile, {}},
@@ -146,26 +182,29 @@ void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result
                                                               {watch::kIgnoredTraceName, {}},
                                                               {watch::kIgnoredDirLink, {}}};
   for (const watch::IgnoredDir& d : result.ignored) {
-    ignored[d.reason].push_back(Make(d.reason, d.path, d.owner, ""));
+    ignored[d.reason].push_back(Make(d.reason, d.path, d.owner));
   }
   for (auto& [reason, v] : ignored) ledger.ObserveRefusals(reason, std::move(v));
   std::vector<Refusal> filter;
   if (!limits.host_filter.empty() && result.filtered_files > 0 && result.files.empty()) {
     filter.push_back(Make(watch::kIgnoredHostFilter, "host_filter", watch::kNoOwner,
-                          fmt::format("files={}", result.filtered_files)));
+                          {{"files", result.filtered_files}}));
   }
   ledger.ObserveRefusals(watch::kIgnoredHostFilter, std::move(filter));
 
   std::vector<Capped> capped;
   for (const window::Assembler::OwnerCap& c : notes.owner_caps) {
-    capped.push_back({c.owner, std::string(c.reason), c.over, c.newly,
-                      fmt::format("cap={} example={}", c.cap, c.example)});
+    capped.push_back({c.owner,
+                      std::string(c.reason),
+                      c.over,
+                      c.newly,
+                      {{"cap", c.cap}, {"example", c.example}}});
   }
   for (const auto& [owner, n] : result.owner_dirs_capped) {
-    capped.push_back({owner, std::string(kOwnerDirCapReason), n, Capped::kGrowth, ""});
+    capped.push_back({owner, std::string(kOwnerDirCapReason), n, Capped::kGrowth, {}});
   }
   for (const auto& [owner, n] : unwatched) {
-    capped.push_back({owner, std::string(kOwnerWatchCapReason), n, 0, ""});
+    capped.push_back({owner, std::string(kOwnerWatchCapReason), n, 0, {}});
   }
   ledger.ObserveCapped({window::kOwnerRunCapReason, window::kOwnerWindowCapReason,
                         kOwnerDirCapReason, kOwnerWatchCapReason},
@@ -174,7 +213,7 @@ void ObserveScanRefusals(ledger::Ledger& ledger, const watch::ScanResult& result
 
 void ObserveExpired(ledger::Ledger& ledger, const window::Assembler::Expired& e, bool exported) {
   if (exported) return;  // it expires, it is not skipped
-  Refusal r = Make(kRetentionReason, LedgerRunKey(e.run.training_job, e.run.run), e.owner, "");
+  Refusal r = Make(kRetentionReason, LedgerRunKey(e.run.training_job, e.run.run), e.owner);
   r.run = {e.run.training_job, e.run.run};
   r.last_activity_unix = e.last_activity_unix;
   // Refused already (another window of the run): its newest activity.
@@ -198,13 +237,13 @@ std::vector<LogEvent> RefusalEvents(const ledger::Changes& changes, const Refusa
   if (auto ended = changes.ended.find(std::string(kDirFileCapReason));
       ended != changes.ended.end()) {
     for (const Refusal& r : ended->second) {
-      Log(logs, LogLevel::kInfo, "directory back under its file cap path={}", r.key);
+      Log(logs, LogLevel::kInfo, "directory back under its file cap", {{"path", r.key}});
     }
   }
   for (const Capped& c : changes.over) OwnerOverLine(logs, c, limits);
   for (const auto& [owner, reason] : changes.under) {
-    Log(logs, LogLevel::kInfo, "owner back under its cap owner={} reason={}",
-        watch::OwnerLabel(owner), reason);
+    Log(logs, LogLevel::kInfo, "owner back under its cap",
+        {{"owner", watch::OwnerLabel(owner)}, {"reason", reason}});
   }
   return logs;
 }

@@ -1,12 +1,13 @@
 #include "pipeline/training_logs.h"
 
 #include <glob.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+
+#include "core/log.h"
 
 namespace profwatch::pipeline {
 namespace {
@@ -208,8 +209,11 @@ TrainingLogs::TrainingLogs(TrainingLogsOptions options, const Clock& clock)
       std::max<uint64_t>(options_.max_bytes_per_scan, options_.tailer.max_bytes_per_poll);
   std::erase_if(options_.bindings, [this](const LogBinding& b) {
     if (b.training_job.empty() || options_.shard.Owns(b.training_job)) return false;
-    spdlog::info("--log {}/{}={} not followed: another shard owns the job shard={} shards={}",
-                 b.training_job, b.run, b.path, options_.shard.index, options_.shard.count);
+    LogInfo("--log not followed: another shard owns the job", {{"training_job", b.training_job},
+                                                               {"run", b.run},
+                                                               {"path", b.path},
+                                                               {"shard", options_.shard.index},
+                                                               {"shards", options_.shard.count}});
     return true;
   });
   // A fully named binding makes its run known before any trace exists, so
@@ -232,10 +236,10 @@ std::map<watch::Owner, size_t> TrainingLogs::ObserveRuns(const std::vector<RunLo
       if (!refused_.insert(r.key).second) continue;
       ++refused[r.owner];
       if (!warned_max_runs_) {
-        spdlog::warn(
-            "training logs: --max-followed-logs reached, not following more runs' logs "
-            "max_followed_logs={} training_job={} run={}",
-            options_.max_runs, r.key.training_job, r.key.run);
+        LogWarn("training logs: --max-followed-logs reached, not following more runs' logs",
+                {{"max_followed_logs", options_.max_runs},
+                 {"training_job", r.key.training_job},
+                 {"run", r.key.run}});
         warned_max_runs_ = true;
       }
       continue;
@@ -320,8 +324,10 @@ std::string TrainingLogs::Resolve(const RunLocation& loc, bool& bound) {
   if (plain) {
     if (locations_.size() == 1) return plain->path;
     if (!warned_ambiguous_) {
-      spdlog::warn("--log {} names no run and {} runs are watched: not used (write JOB/RUN=FILE)",
-                   plain->path, locations_.size());
+      LogWarn("--log names no run and several runs are watched: not used",
+              {{"path", plain->path},
+               {"runs", locations_.size()},
+               {"hint", "write --log JOB/RUN=FILE"}});
       warned_ambiguous_ = true;
     }
   }
@@ -340,13 +346,16 @@ void TrainingLogs::RefuseLog(const RunLocation& loc, const std::string& path,
                              const std::string& why) {
   if (!refused_logs_.emplace(loc.key, path).second) return;
   ++refused_logs_new_[loc.owner];
-  spdlog::warn(
-      "training log refused training_job={} run={} owner={} path={} reason={} error={} "
-      "hint=a log found by --log-glob is read only inside the run's or job's directory or when "
-      "the run's owner wrote it; name another with --log JOB/RUN=FILE",
-      loc.key.training_job, loc.key.run, watch::OwnerLabel(loc.owner), path, kLogNotTheRunsReason,
-      why);
-}
+  LogWarn("training log refused",
+          {{"training_job", loc.key.training_job},
+           {"run", loc.key.run},
+           {"owner", watch::OwnerLabel(loc.owner)},
+           {"path", path},
+           {"reason", kLogNotTheRunsReason},
+           {"error", why},
+           {"hint",
+            "a log found by --log-glob is read only inside the run's or job's directory or when "
+            "the run's owner wrote it; name another with --log JOB/RUN=FILE"}});}
 
 std::map<watch::Owner, size_t> TrainingLogs::TakeRefusedLogs() {
   std::map<watch::Owner, size_t> out;
@@ -365,8 +374,8 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
       bool bound = false;
       std::string path = Resolve(loc, bound);
       if (path.empty()) continue;
-      spdlog::info("training log found training_job={} run={} path={}", key.training_job, key.run,
-                   path);
+      LogInfo("training log found",
+              {{"training_job", key.training_job}, {"run", key.run}, {"path", path}});
       std::lock_guard<std::mutex> lock(mu_);
       it = followed_.emplace(key, std::make_unique<Followed>(path, bound, options_, clock_)).first;
       // Every later open (a rotation) is checked as discovery was.
@@ -396,8 +405,10 @@ std::vector<LogUpdate> TrainingLogs::Poll(bool discover) {
       }
       const std::string err = lines.error().ToString();
       if (err != f.last_error) {
-        spdlog::warn("training log unreadable training_job={} run={} path={} error={}",
-                     key.training_job, key.run, f.tailer.path(), err);
+        LogWarn("training log unreadable", {{"training_job", key.training_job},
+                                            {"run", key.run},
+                                            {"path", f.tailer.path()},
+                                            {"error", err}});
         f.last_error = err;
       }
       continue;

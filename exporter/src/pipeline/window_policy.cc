@@ -1,11 +1,12 @@
 #include "pipeline/window_policy.h"
 
-#include <spdlog/fmt/fmt.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 #include <utility>
 
+#include "core/log.h"
 #include "pipeline/training_logs.h"
 #include "store/state_json.h"
 
@@ -32,33 +33,36 @@ void CountFailures(const window::WindowTask& task, const FinishedWindow& w, Wind
     const std::string reason(ErrorCodeName(outcome.window_error->code));
     if (!decision.retrying.empty()) {
       ++v.retries[reason];
-      Log(v.logs, LogLevel::kDebug,
-          "window not ready, will retry training_job={} run={} window={} reason={}", job, run,
-          task.window_id, reason);
+      Log(v.logs, LogLevel::kDebug, "window not ready, will retry",
+          {{"training_job", job}, {"run", run}, {"window", task.window_id}, {"reason", reason}});
     } else if (decision.gave_up.empty()) {
       ++v.errors[reason];
       v.failure = reason;
-      Log(v.logs, LogLevel::kWarn,
-          "window analysis failed training_job={} run={} window={} reason={} error={}", job, run,
-          task.window_id, reason, outcome.window_error->ToString());
+      Log(v.logs, LogLevel::kWarn, "window analysis failed",
+          {{"training_job", job},
+           {"run", run},
+           {"window", task.window_id},
+           {"reason", reason},
+           {"error", outcome.window_error->ToString()}});
     }
   }
   for (const window::FileFailure& f : outcome.failed) {
     const std::string reason(ErrorCodeName(f.error.code));
     if (retrying.count(f.path) != 0) {
       ++v.retries[reason];
-      Log(v.logs, LogLevel::kDebug, "file not ready, will retry path={} reason={}", f.path, reason);
+      Log(v.logs, LogLevel::kDebug, "file not ready, will retry",
+          {{"path", f.path}, {"reason", reason}});
     } else if (gave_up.count(f.path) == 0) {
       ++v.errors[reason];
       if (v.failure.empty()) v.failure = reason;
-      Log(v.logs, LogLevel::kWarn, "file failed path={} reason={} error={}", f.path, reason,
-          f.error.ToString());
+      Log(v.logs, LogLevel::kWarn, "file failed",
+          {{"path", f.path}, {"reason", reason}, {"error", f.error.ToString()}});
     }
   }
   for (const window::FileFailure& f : decision.gave_up) {
     ++v.errors[std::string(kGiveUpReason)];
-    Log(v.logs, LogLevel::kWarn, "file given up path={} reason={} error={}", f.path,
-        ErrorCodeName(f.error.code), f.error.ToString());
+    Log(v.logs, LogLevel::kWarn, "file given up",
+        {{"path", f.path}, {"reason", ErrorCodeName(f.error.code)}, {"error", f.error.ToString()}});
   }
   // Files given up now or before are left out of the window: still a failure.
   if (!decision.gave_up.empty()) {
@@ -83,13 +87,18 @@ bool NoUsableData(const window::WindowTask& task, const FinishedWindow& w,
   if (v.failure.empty()) v.failure = kNoDataReason;
   ++v.errors[std::string(kNoDataReason)];
   const bool keeps = previous != nullptr && previous->has_window;
-  Log(v.logs, LogLevel::kWarn,
-      "window not exported: no usable kernel data training_job={} run={} window={} reason={} "
-      "gpus={} files={} files_present={} failed={} excluded={} short_of_expected={} "
-      "kept_window={}",
-      task.run.training_job, task.run.run, task.window_id, v.failure, stats->gpus(),
-      stats->files.size(), task.total_files, w.outcome.failed.size(), task.excluded.size(),
-      task.short_of_expected, keeps ? previous->window_id : "none");
+  Log(v.logs, LogLevel::kWarn, "window not exported: no usable kernel data",
+      {{"training_job", task.run.training_job},
+       {"run", task.run.run},
+       {"window", task.window_id},
+       {"reason", v.failure},
+       {"gpus", stats->gpus()},
+       {"files", stats->files.size()},
+       {"files_present", task.total_files},
+       {"failed", w.outcome.failed.size()},
+       {"excluded", task.excluded.size()},
+       {"short_of_expected", task.short_of_expected},
+       {"kept_window", keeps ? previous->window_id : "none"}});
   return true;
 }
 
@@ -127,12 +136,15 @@ bool Publish(const window::WindowTask& task, const FinishedWindow& w,
     const std::string reason(ErrorCodeName(ErrorCode::kTooLarge));
     ++v.errors[reason];
     v.failure = reason;
-    Log(v.logs, LogLevel::kWarn,
-        "window not exported: its run state is over the per-run cap training_job={} run={} "
-        "window={} reason={} state_bytes={} max_state_bytes={} kept_window={}",
-        task.run.training_job, task.run.run, task.window_id, reason, state_bytes,
-        options.max_run_state_bytes,
-        previous != nullptr && previous->has_window ? previous->window_id : "none");
+    Log(v.logs, LogLevel::kWarn, "window not exported: its run state is over the per-run cap",
+        {{"training_job", task.run.training_job},
+         {"run", task.run.run},
+         {"window", task.window_id},
+         {"reason", reason},
+         {"state_bytes", state_bytes},
+         {"max_state_bytes", options.max_run_state_bytes},
+         {"kept_window",
+          previous != nullptr && previous->has_window ? previous->window_id : "none"}});
     v.next = FlaggedRun(task, previous, reason);
     return false;
   }
@@ -142,11 +154,15 @@ bool Publish(const window::WindowTask& task, const FinishedWindow& w,
     v.failure = reason;
     Log(v.logs, LogLevel::kWarn,
         "window not exported: its owner's runs would keep more state than "
-        "--max-state-bytes-per-owner training_job={} run={} window={} reason={} state_bytes={} "
-        "owner_room_bytes={} kept_window={}",
-        task.run.training_job, task.run.run, task.window_id, reason, state_bytes,
-        *options.owner_state_room,
-        previous != nullptr && previous->has_window ? previous->window_id : "none");
+        "--max-state-bytes-per-owner",
+        {{"training_job", task.run.training_job},
+         {"run", task.run.run},
+         {"window", task.window_id},
+         {"reason", reason},
+         {"state_bytes", state_bytes},
+         {"owner_room_bytes", *options.owner_state_room},
+         {"kept_window",
+          previous != nullptr && previous->has_window ? previous->window_id : "none"}});
     v.next = FlaggedRun(task, previous, reason);
     return false;
   }
@@ -188,29 +204,40 @@ bool Publish(const window::WindowTask& task, const FinishedWindow& w,
   // files: the trace files analysed, one per process (a JSON + xplane pair
   // is read in one format), as profwatch_window_trace_files counts them;
   // files_present: the window's files on disk, pairs counted twice.
-  Log(v.logs, LogLevel::kInfo,
-      "window analysed training_job={} run={} window={} gpus={} expected_gpus={} files={} "
-      "files_present={} launcher_mode={} total_kernel_s_per_gpu_step={:.6f} seconds={:.3f} "
-      "reanalysis={}",
-      job, run, task.window_id, gpus, rs.expected_gpus, stats.files.size(), task.files.size(),
-      aggregate::LauncherModeName(stats.launcher_mode),
-      stats.PerGpuStepSeconds(stats.total_kernel_ps), w.seconds, task.reanalysis);
+  Log(v.logs, LogLevel::kInfo, "window analysed",
+      {{"training_job", job},
+       {"run", run},
+       {"window", task.window_id},
+       {"gpus", gpus},
+       {"expected_gpus", rs.expected_gpus},
+       {"files", stats.files.size()},
+       {"files_present", task.files.size()},
+       {"launcher_mode", aggregate::LauncherModeName(stats.launcher_mode)},
+       {"total_kernel_s_per_gpu_step", Rounded(stats.PerGpuStepSeconds(stats.total_kernel_ps), 6)},
+       {"seconds", Rounded(w.seconds, 3)},
+       {"reanalysis", task.reanalysis}});
   if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
-    Log(v.logs, LogLevel::kWarn,
-        "gpu count differs from expected training_job={} run={} window={} gpus={} "
-        "expected_gpus={}",
-        job, run, task.window_id, gpus, rs.expected_gpus);
+    Log(v.logs, LogLevel::kWarn, "gpu count differs from expected",
+        {{"training_job", job},
+         {"run", run},
+         {"window", task.window_id},
+         {"gpus", gpus},
+         {"expected_gpus", rs.expected_gpus}});
   }
   if (stats.truncated) {
-    Log(v.logs, LogLevel::kWarn, "window truncated training_job={} run={} window={}", job, run,
-        task.window_id);
+    Log(v.logs, LogLevel::kWarn, "window truncated",
+        {{"training_job", job}, {"run", run}, {"window", task.window_id}});
   }
   if (rs.incomplete) {
-    Log(v.logs, LogLevel::kWarn,
-        "window incomplete training_job={} run={} window={} files={} files_present={} "
-        "expected_files={} excluded={} failed={}",
-        job, run, task.window_id, stats.files.size(), task.total_files, task.expected_files,
-        task.excluded.size(), w.outcome.failed.size());
+    Log(v.logs, LogLevel::kWarn, "window incomplete",
+        {{"training_job", job},
+         {"run", run},
+         {"window", task.window_id},
+         {"files", stats.files.size()},
+         {"files_present", task.total_files},
+         {"expected_files", task.expected_files},
+         {"excluded", task.excluded.size()},
+         {"failed", w.outcome.failed.size()}});
   }
   v.next = std::move(rs);
   v.published = true;
@@ -266,17 +293,22 @@ WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow&
   if (decision.waiting_for_gpus) {
     Log(v.logs, LogLevel::kInfo,
         "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
-        "timeout training_job={} run={} window={} gpus={} expected_gpus={} until_unix={:.0f} "
-        "window_timeout_s={:.0f}",
-        job, run, task.window_id, w.outcome.gpus, decision.expected_gpus,
-        decision.held_until ? ToUnixSeconds(*decision.held_until) : 0.0,
-        SecondsOf(options.window_timeout));
+        "timeout",
+        {{"training_job", job},
+         {"run", run},
+         {"window", task.window_id},
+         {"gpus", w.outcome.gpus},
+         {"expected_gpus", decision.expected_gpus},
+         {"until_unix",
+          Rounded(decision.held_until ? ToUnixSeconds(*decision.held_until) : 0.0, 0)},
+         {"window_timeout_s", Rounded(SecondsOf(options.window_timeout), 0)}});
   }
   if (decision.superseded) {
-    Log(v.logs, LogLevel::kInfo,
-        "older window analysed after a newer one, not exported training_job={} run={} window={} "
-        "exported={}",
-        job, run, task.window_id, previous != nullptr ? previous->window_id : "");
+    Log(v.logs, LogLevel::kInfo, "older window analysed after a newer one, not exported",
+        {{"training_job", job},
+         {"run", run},
+         {"window", task.window_id},
+         {"exported", previous != nullptr ? previous->window_id : ""}});
     if (w.stats) {
       snapshot::RunState rs = WithWindow(task, w, previous, v.failure, now);
       rs.window_log = {};
@@ -307,10 +339,11 @@ WorkerCounts CountWorkers(std::vector<WorkerSlot>& slots, TimePoint now,
     if (s.logged_stuck) continue;
     s.logged_stuck = true;
     Log(counts.logs, LogLevel::kWarn,
-        "worker stuck: busy on one window longer than --file-max-seconds training_job={} "
-        "run={} window={} busy_seconds={:.0f}",
-        s.run.training_job, s.run.run, s.window,
-        std::chrono::duration<double>(now - *s.since).count());
+        "worker stuck: busy on one window longer than --file-max-seconds",
+        {{"training_job", s.run.training_job},
+         {"run", s.run.run},
+         {"window", s.window},
+         {"busy_seconds", Rounded(std::chrono::duration<double>(now - *s.since).count(), 0)}});
   }
   return counts;
 }
@@ -325,10 +358,12 @@ InflightDecision DecideInflight(const window::WindowTask& task, uint64_t digest,
     return d;  // DecideWindow on CrashedError logs and counts it
   }
   d.alone = true;
-  Log(d.logs, LogLevel::kWarn,
-      "window in flight when the daemon died, analysed again alone training_job={} run={} "
-      "window={} deaths={} max_deaths={}",
-      task.run.training_job, task.run.run, task.window_id, history->deaths, kMaxDeathsPerWindow);
+  Log(d.logs, LogLevel::kWarn, "window in flight when the daemon died, analysed again alone",
+      {{"training_job", task.run.training_job},
+       {"run", task.run.run},
+       {"window", task.window_id},
+       {"deaths", history->deaths},
+       {"max_deaths", kMaxDeathsPerWindow}});
   return d;
 }
 
@@ -345,24 +380,32 @@ std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes
   std::vector<LogEvent> logs;
   for (const window::Assembler::Held& h : notes.held) {
     Log(logs, LogLevel::kInfo,
-        "window held: fewer files than expected, waiting for the rest until the window timeout "
-        "training_job={} run={} window={} files={} expected_files={} expected_from={} "
-        "until_unix={:.0f} window_timeout_s={:.0f}",
-        h.run.training_job, h.run.run, h.window_id, h.files, h.expected_files, h.expected_from,
-        ToUnixSeconds(h.until), SecondsOf(window_timeout));
+        "window held: fewer files than expected, waiting for the rest until the window timeout",
+        {{"training_job", h.run.training_job},
+         {"run", h.run.run},
+         {"window", h.window_id},
+         {"files", h.files},
+         {"expected_files", h.expected_files},
+         {"expected_from", h.expected_from},
+         {"until_unix", Rounded(ToUnixSeconds(h.until), 0)},
+         {"window_timeout_s", Rounded(SecondsOf(window_timeout), 0)}});
   }
   for (const window::Assembler::Paced& p : notes.paced) {
     Log(logs, LogLevel::kInfo,
-        "window changed after its analysis, analysed again once --reanalysis-interval has passed "
-        "training_job={} run={} window={} until_unix={:.0f}",
-        p.run.training_job, p.run.run, p.window_id, ToUnixSeconds(p.until));
+        "window changed after its analysis, analysed again once --reanalysis-interval has passed",
+        {{"training_job", p.run.training_job},
+         {"run", p.run.run},
+         {"window", p.window_id},
+         {"until_unix", Rounded(ToUnixSeconds(p.until), 0)}});
   }
   for (const window::Assembler::Expired& e : notes.expired) {
-    Log(logs, LogLevel::kInfo,
-        "window not analysed: older than --retention training_job={} run={} window={} "
-        "last_activity_unix={:.0f} retention_s={:.0f} now_unix={:.0f}",
-        e.run.training_job, e.run.run, e.window_id, e.last_activity_unix, SecondsOf(retention),
-        ToUnixSeconds(now));
+    Log(logs, LogLevel::kInfo, "window not analysed: older than --retention",
+        {{"training_job", e.run.training_job},
+         {"run", e.run.run},
+         {"window", e.window_id},
+         {"last_activity_unix", Rounded(e.last_activity_unix, 0)},
+         {"retention_s", Rounded(SecondsOf(retention), 0)},
+         {"now_unix", Rounded(ToUnixSeconds(now), 0)}});
   }
   return logs;
 }

@@ -12,8 +12,6 @@
 // crash-loop guard (DecideInflight: a window the daemon died on).
 #pragma once
 
-#include <fmt/format.h>
-
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -28,6 +26,7 @@
 #include "analysis/analyze.h"
 #include "core/caps.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
@@ -43,27 +42,10 @@ inline constexpr std::string_view kGiveUpReason = "give_up";
 // exported, the run keeps its previous window.
 inline constexpr std::string_view kNoDataReason = "no_data";
 
-enum class LogLevel { kDebug, kInfo, kWarn };
-
 // The `reason` (profwatch_window_errors_total, profwatch_window_failed) of a
 // window the daemon died on twice while analysing it: core/result.h's
 // kCrashed.
 inline constexpr std::string_view kCrashedReason = "crashed";
-
-// One log line for the caller to emit: a short message plus key=value
-// fields, formatted (docs: "Logs" in style.md).
-struct LogEvent {
-  LogLevel level = LogLevel::kInfo;
-  std::string text;
-  bool operator==(const LogEvent&) const = default;
-};
-
-// Appends one formatted line to `logs`.
-template <typename... Args>
-void Log(std::vector<LogEvent>& logs, LogLevel level, fmt::format_string<Args...> format,
-         Args&&... args) {
-  logs.push_back({level, fmt::format(format, std::forward<Args>(args)...)});
-}
 
 // profwatch_windows_analyzed_total{result}: error when nothing usable came
 // of the analysis (it failed, a file is retried, or no kernel data);

@@ -59,7 +59,7 @@ std::string InflightKey(std::string_view run_dir, std::string_view window) {
   return key;
 }
 
-Status InflightJournal::Load(std::string* warning) {
+Status InflightJournal::Load(std::optional<LogEvent>* warning) {
   if (path_.empty()) return {};
   std::lock_guard<std::mutex> lock(mu_);
   records_.clear();
@@ -96,8 +96,9 @@ Status InflightJournal::Load(std::string* warning) {
     records_[r.key] = std::move(r);
   }
   if (bad > 0) {
-    *warning = "in-flight journal lines unreadable, skipped path=" + path_ +
-               " lines=" + std::to_string(bad);
+    *warning = LogEvent{LogLevel::kWarn,
+                        "in-flight journal lines unreadable, skipped",
+                        {{"path", path_}, {"lines", bad}}};
   }
   return WriteLocked();
 }

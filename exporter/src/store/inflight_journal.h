@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/log.h"
 #include "core/result.h"
 
 namespace profwatch::store {
@@ -61,7 +62,7 @@ class InflightJournal {
   // Reads the file: a record in flight is one death more, and no longer in
   // flight; the result is written back. A missing file is an empty journal;
   // an unreadable line is skipped (`*warning` says how many).
-  Status Load(std::string* warning);
+  Status Load(std::optional<LogEvent>* warning);
   // The records as loaded or changed since.
   std::vector<InflightRecord> Records() const;
   std::optional<InflightRecord> Find(const std::string& key) const;

@@ -209,7 +209,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
 }
 
 DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
-                                      std::string* warning) {
+                                      std::optional<LogEvent>* warning) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {};
   // Parsed from the stream: the file's text is never held whole.
@@ -220,13 +220,17 @@ DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
   const std::string aside = path + ".corrupt-" + std::to_string(static_cast<int64_t>(now_unix));
   std::error_code rec;
   fs::rename(path, aside, rec);
-  *warning = "state file unusable, set aside path=" + path + " moved_to=" + aside +
-             " reason=" + state.error().ToString() + (rec ? " rename_error=" + rec.message() : "");
+  LogEvent w{LogLevel::kWarn,
+             "state file unusable, set aside",
+             {{"path", path}, {"moved_to", aside}, {"reason", state.error().ToString()}}};
+  if (rec) w.fields.emplace_back("rename_error", rec.message());
   const std::vector<std::string> removed = PruneSetAsideStateFiles(path, kMaxSetAsideStateFiles);
   if (!removed.empty()) {
-    *warning += " removed_older=";
-    for (size_t i = 0; i < removed.size(); ++i) *warning += (i ? "," : "") + removed[i];
+    std::string list;
+    for (size_t i = 0; i < removed.size(); ++i) list += (i ? "," : "") + removed[i];
+    w.fields.emplace_back("removed_older", list);
   }
+  *warning = std::move(w);
   return {};
 }
 

@@ -17,11 +17,13 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
@@ -65,7 +67,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data);
 // files beyond the kMaxSetAsideStateFiles newest are removed; `*warning` then
 // says what happened (and which files went).
 DaemonState LoadDaemonStateOrSetAside(const std::string& path, double now_unix,
-                                      std::string* warning);
+                                      std::optional<LogEvent>* warning);
 
 // Removes all but the `keep` newest `<path>.corrupt-<digits>` files (by the
 // time in their name); returns the paths removed.

@@ -2,7 +2,6 @@
 // below a watched one are watched at once, recursively, so a new job/run/<ts>
 // tree created in one go is not missed between mkdir and the next rescan.
 #include <poll.h>
-#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -16,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/log.h"
 #include "watch/layout.h"
 #include "watch/watcher.h"
 
@@ -173,10 +173,8 @@ class InotifyWatcher final : public Watcher {
     if (wd < 0) {
       if (!warned_limit_ && errno == ENOSPC) {
         warned_limit_ = true;
-        spdlog::warn(
-            "inotify watch limit reached; relying on polling for the rest stage=watch path={} "
-            "hint=raise fs.inotify.max_user_watches",
-            dir);
+        LogWarn("inotify watch limit reached; relying on polling for the rest",
+                {{"stage", "watch"}, {"path", dir}, {"hint", "raise fs.inotify.max_user_watches"}});
       }
       return false;
     }

@@ -1,9 +1,10 @@
 #include "web/door.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <map>
+
+#include "core/log.h"
 
 namespace profwatch::web {
 namespace {
@@ -109,7 +110,7 @@ std::shared_ptr<DoorState> WebDoor::Reload(const WebConfig& config) {
   }
   if (!error.empty()) {
     failed_sig_ = now;
-    spdlog::warn("web config reload failed, keeping the previous one error={}", error);
+    LogWarn("web config reload failed, keeping the previous one", {{"error", error}});
     if (hooks_.reload_failed) hooks_.reload_failed();
     if (hooks_.reload_result) hooks_.reload_result(false);
     return nullptr;
@@ -117,8 +118,8 @@ std::shared_ptr<DoorState> WebDoor::Reload(const WebConfig& config) {
   loaded_sig_ = Sign(&(*state)->config);
   loaded_sig_.front() = before.front();
   failed_sig_.clear();
-  spdlog::info("web config reloaded path={} tls={} users={}", path_, tls_,
-               (*state)->config.users.size());
+  LogInfo("web config reloaded",
+          {{"path", path_}, {"tls", tls_}, {"users", (*state)->config.users.size()}});
   if (hooks_.reload_result) hooks_.reload_result(true);
   return std::move(*state);
 }

@@ -18,7 +18,7 @@ Refusal Dir(const std::string& path, watch::Owner owner) {
   Refusal r;
   r.key = path;
   r.owner = owner;
-  r.detail = "files=9";
+  r.detail = {{"files", 9}};
   return r;
 }
 

@@ -21,7 +21,7 @@ RefusalLimits Limits() { return {200, 100000, 1024, ""}; }
 
 std::vector<std::string> Texts(const std::vector<LogEvent>& logs) {
   std::vector<std::string> out;
-  for (const LogEvent& e : logs) out.push_back(e.text);
+  for (const LogEvent& e : logs) out.push_back(e.Text());
   return out;
 }
 
@@ -44,7 +44,7 @@ TEST(RefusalsTest, EachRefusalIsCountedByOwnerOnceAndSaidOnce) {
   const std::vector<std::string> lines = Texts(RefusalEvents(c, Limits()));
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_THAT(lines[0], HasSubstr("directory holds too many trace files, not analysed "
-                                  "path=/jobs/a/r/ts files=more than 200 cap=200 stage=watch"));
+                                  "path=/jobs/a/r/ts files_more_than=200 cap=200 stage=watch"));
   EXPECT_THAT(lines[1], HasSubstr("trace file links out of the watch root not read count=2 "
                                   "paths=/jobs/b/r/ts/h1.trace.json.gz,/jobs/b/r/ts/h2"));
   EXPECT_THAT(lines[2], HasSubstr("<ts> directory with traces outside plugins/profile, not "

@@ -20,6 +20,14 @@ namespace {
 
 using namespace std::chrono_literals;
 using Counts = std::map<std::string, int64_t>;
+// A log event as its level and the text line the text log writes.
+using Line = std::pair<LogLevel, std::string>;
+Line LineOf(const LogEvent& e) { return {e.level, e.Text()}; }
+std::vector<Line> Lines(const std::vector<LogEvent>& logs) {
+  std::vector<Line> out;
+  for (const LogEvent& e : logs) out.push_back(LineOf(e));
+  return out;
+}
 
 constexpr char kWindow[] = "2024_03_01_12_00_00";
 constexpr char kFile0[] = "/jobs/jobA/run1/p/2024_03_01_12_00_00/h0.trace.json.gz";
@@ -77,7 +85,7 @@ class WindowPolicyTest : public ::testing::Test {
     return DecideWindow(task_, w, previous, clock_.Now(), options_);
   }
   double NowUnix() const { return ToUnixSeconds(clock_.Now()); }
-  static std::vector<LogEvent> One(LogLevel level, std::string text) {
+  static std::vector<Line> One(LogLevel level, std::string text) {
     return {{level, std::move(text)}};
   }
 
@@ -109,11 +117,11 @@ TEST_F(WindowPolicyTest, CleanWindowIsPublishedAsTheRunsFirst) {
   EXPECT_DOUBLE_EQ(rs.analyzed_unix, NowUnix());
   // Activity is the newest file's time, not the analysis time.
   EXPECT_DOUBLE_EQ(rs.last_activity_unix, 1709294460);
-  EXPECT_EQ(v.logs,
+  EXPECT_EQ(Lines(v.logs),
             One(LogLevel::kInfo,
                 "window analysed training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 "
                 "expected_gpus=0 files=2 files_present=2 launcher_mode=unknown "
-                "total_kernel_s_per_gpu_step=1.000000 seconds=1.500 reanalysis=false"));
+                "total_kernel_s_per_gpu_step=1 seconds=1.5 reanalysis=false"));
 }
 
 TEST_F(WindowPolicyTest, ActivityFallsBackToTheWindowTimeThenTheAnalysisTime) {
@@ -146,7 +154,7 @@ TEST_F(WindowPolicyTest, SameWindowAgainKeepsItsPlaceInTheLog) {
   EXPECT_FALSE(v.replaced_log.has_value());
   EXPECT_EQ(v.next->window_log, previous.window_log);
   ASSERT_EQ(v.logs.size(), 1u);
-  EXPECT_NE(v.logs[0].text.find("reanalysis=true"), std::string::npos) << v.logs[0].text;
+  EXPECT_NE(v.logs[0].Text().find("reanalysis=true"), std::string::npos) << v.logs[0].Text();
 }
 
 TEST_F(WindowPolicyTest, FileStillBeingWrittenIsARetryNotAnError) {
@@ -162,8 +170,8 @@ TEST_F(WindowPolicyTest, FileStillBeingWrittenIsARetryNotAnError) {
   EXPECT_FALSE(v.next.has_value());  // the run is not flagged
   EXPECT_FALSE(v.published);
   EXPECT_EQ(v.result, WindowResult::kError);
-  EXPECT_EQ(v.logs, One(LogLevel::kDebug, std::string("file not ready, will retry path=") + kFile1 +
-                                              " reason=truncated"));
+  EXPECT_EQ(Lines(v.logs), One(LogLevel::kDebug, std::string("file not ready, will retry path=") +
+                                                     kFile1 + " reason=truncated"));
 }
 
 TEST_F(WindowPolicyTest, WholeWindowNotReadyIsARetry) {
@@ -177,7 +185,7 @@ TEST_F(WindowPolicyTest, WholeWindowNotReadyIsARetry) {
   EXPECT_FALSE(v.next.has_value());
   EXPECT_EQ(v.result, WindowResult::kError);
   EXPECT_EQ(
-      v.logs,
+      Lines(v.logs),
       One(LogLevel::kDebug,
           "window not ready, will retry training_job=jobA run=run1 window=2024_03_01_12_00_00 "
           "reason=not_found"));
@@ -196,10 +204,10 @@ TEST_F(WindowPolicyTest, FailedWindowFlagsARunWithoutOneActiveAsOfItsFiles) {
   EXPECT_FALSE(v.next->has_window);
   EXPECT_EQ(v.next->window_failure, "unsupported");
   EXPECT_DOUBLE_EQ(v.next->last_activity_unix, 1709294460);
-  EXPECT_EQ(v.logs,
+  EXPECT_EQ(Lines(v.logs),
             One(LogLevel::kWarn,
                 "window analysis failed training_job=jobA run=run1 window=2024_03_01_12_00_00 "
-                "reason=unsupported error=unsupported: not a trace"));
+                "reason=unsupported error=\"unsupported: not a trace\""));
 }
 
 TEST_F(WindowPolicyTest, FailedWindowKeepsTheRunsExportedWindow) {
@@ -224,9 +232,10 @@ TEST_F(WindowPolicyTest, OverBudgetFileIsAnErrorAndTheRestIsPublished) {
   EXPECT_EQ(v.next->window_failure, "over_budget");
   EXPECT_EQ(v.result, WindowResult::kOk);
   ASSERT_EQ(v.logs.size(), 2u);
-  EXPECT_EQ(v.logs[0], (LogEvent{LogLevel::kWarn, std::string("file failed path=") + kFile1 +
-                                                      " reason=over_budget error=over_budget: "
-                                                      "cut at byte 10"}));
+  EXPECT_EQ(LineOf(v.logs[0]),
+            (Line{LogLevel::kWarn, std::string("file failed path=") + kFile1 +
+                                       " reason=over_budget error=\"over_budget: "
+                                       "cut at byte 10\""}));
   EXPECT_EQ(v.logs[1].level, LogLevel::kInfo);
 }
 
@@ -246,13 +255,13 @@ TEST_F(WindowPolicyTest, GivenUpFileFailsTheWindowWithItsOwnError) {
   EXPECT_EQ(v.next->window_failure, "truncated");
   EXPECT_EQ(v.result, WindowResult::kIncomplete);
   ASSERT_EQ(v.logs.size(), 3u);
-  EXPECT_EQ(v.logs[0], (LogEvent{LogLevel::kWarn, std::string("file given up path=") + kFile1 +
-                                                      " reason=truncated error=truncated: "
-                                                      "cut at byte 10"}));
-  EXPECT_EQ(v.logs[2],
-            (LogEvent{LogLevel::kWarn,
-                      "window incomplete training_job=jobA run=run1 window=2024_03_01_12_00_00 "
-                      "files=2 files_present=2 expected_files=0 excluded=1 failed=0"}));
+  EXPECT_EQ(LineOf(v.logs[0]), (Line{LogLevel::kWarn, std::string("file given up path=") + kFile1 +
+                                                          " reason=truncated error=\"truncated: "
+                                                          "cut at byte 10\""}));
+  EXPECT_EQ(LineOf(v.logs[2]),
+            (Line{LogLevel::kWarn,
+                  "window incomplete training_job=jobA run=run1 window=2024_03_01_12_00_00 "
+                  "files=2 files_present=2 expected_files=0 excluded=1 failed=0"}));
 }
 
 TEST_F(WindowPolicyTest, FileGivenUpBeforeStillFailsTheWindow) {
@@ -277,7 +286,7 @@ TEST_F(WindowPolicyTest, WindowWithoutKernelDataIsNotExported) {
   ASSERT_TRUE(v.next.has_value());  // the previous window stays, flagged
   EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
   EXPECT_EQ(v.next->window_failure, "no_data");
-  EXPECT_EQ(v.logs,
+  EXPECT_EQ(Lines(v.logs),
             One(LogLevel::kWarn,
                 "window not exported: no usable kernel data training_job=jobA run=run1 "
                 "window=2024_03_01_12_00_00 reason=no_data gpus=0 files=2 files_present=2 failed=0 "
@@ -297,8 +306,8 @@ TEST_F(WindowPolicyTest, NoKernelDataAfterAFailedFileIsFlaggedWithTheFilesError)
   EXPECT_FALSE(v.next->has_window);
   EXPECT_EQ(v.next->window_failure, "corrupt");
   ASSERT_EQ(v.logs.size(), 2u);
-  EXPECT_NE(v.logs[1].text.find("reason=corrupt gpus=2"), std::string::npos) << v.logs[1].text;
-  EXPECT_NE(v.logs[1].text.find("kept_window=none"), std::string::npos) << v.logs[1].text;
+  EXPECT_NE(v.logs[1].Text().find("reason=corrupt gpus=2"), std::string::npos) << v.logs[1].Text();
+  EXPECT_NE(v.logs[1].Text().find("kept_window=none"), std::string::npos) << v.logs[1].Text();
 }
 
 TEST_F(WindowPolicyTest, CleanWindowWithoutKernelsIsPublishedAsItIs) {
@@ -334,7 +343,7 @@ TEST_F(WindowPolicyTest, OlderWindowFinishingLateGoesToHistoryOnly) {
   ASSERT_NE(h.figures, nullptr);
   EXPECT_EQ(h.figures->stats, h.stats);
   EXPECT_EQ(h.figures->step, (figures::StepTime{0.5, "log"}));
-  EXPECT_EQ(v.logs,
+  EXPECT_EQ(Lines(v.logs),
             One(LogLevel::kInfo,
                 "older window analysed after a newer one, not exported training_job=jobA run=run1 "
                 "window=2024_03_01_12_00_00 exported=2024_03_01_13_00_00"));
@@ -372,7 +381,7 @@ TEST_F(WindowPolicyTest, WindowShortOfGpusIsHeldUntilTheTimeout) {
   EXPECT_TRUE(v.errors.empty());
   EXPECT_EQ(v.result, WindowResult::kIncomplete);
   EXPECT_EQ(
-      v.logs,
+      Lines(v.logs),
       One(LogLevel::kInfo,
           "window held: fewer gpus than --expected-gpus, waiting for the rest until the window "
           "timeout training_job=jobA run=run1 window=2024_03_01_12_00_00 gpus=2 expected_gpus=8 "
@@ -417,11 +426,11 @@ TEST(WorkerCountsTest, WorkerPastTheBudgetIsStuckAndLoggedOnce) {
   WorkerCounts c = CountWorkers(slots, clock.Now(), 30min);
   EXPECT_EQ(c.busy, 2);
   EXPECT_EQ(c.stuck, 1);
-  const std::vector<LogEvent> logs = {
+  const std::vector<Line> logs = {
       {LogLevel::kWarn,
        "worker stuck: busy on one window longer than --file-max-seconds training_job=jobA "
        "run=run1 window=2024_03_01_12_00_00 busy_seconds=2400"}};
-  EXPECT_EQ(c.logs, logs);
+  EXPECT_EQ(Lines(c.logs), logs);
   EXPECT_TRUE(slots[0].logged_stuck);
   EXPECT_FALSE(slots[2].logged_stuck);
 
@@ -430,7 +439,7 @@ TEST(WorkerCountsTest, WorkerPastTheBudgetIsStuckAndLoggedOnce) {
   EXPECT_EQ(c.busy, 2);
   EXPECT_EQ(c.stuck, 2);
   ASSERT_EQ(c.logs.size(), 1u);
-  EXPECT_NE(c.logs[0].text.find("training_job=jobB"), std::string::npos) << c.logs[0].text;
+  EXPECT_NE(c.logs[0].Text().find("training_job=jobB"), std::string::npos) << c.logs[0].Text();
 
   c = CountWorkers(slots, clock.Now(), 0s);  // no budget: none is stuck
   EXPECT_EQ(c.busy, 2);
@@ -444,7 +453,7 @@ TEST(ReadyNoteEventsTest, HeldAndExpiredWindowsAreLoggedWithTheirTimes) {
   notes.held.push_back({{"jobA", "run1"}, kWindow, 3, 4, "--expected-files", clock.Now() + 10min});
   notes.expired.push_back({{"jobB", "run2"}, "2024_01_01_00_00_00", 1704067200});
   const double now = ToUnixSeconds(clock.Now());
-  const std::vector<LogEvent> logs = {
+  const std::vector<Line> logs = {
       {LogLevel::kInfo,
        "window held: fewer files than expected, waiting for the rest until the window timeout "
        "training_job=jobA run=run1 window=2024_03_01_12_00_00 files=3 expected_files=4 "
@@ -454,7 +463,7 @@ TEST(ReadyNoteEventsTest, HeldAndExpiredWindowsAreLoggedWithTheirTimes) {
        "window not analysed: older than --retention training_job=jobB run=run2 "
        "window=2024_01_01_00_00_00 last_activity_unix=1704067200 retention_s=86400 now_unix=" +
            std::to_string(static_cast<int64_t>(now))}};
-  EXPECT_EQ(ReadyNoteEvents(notes, clock.Now(), 10min, 24h), logs);
+  EXPECT_EQ(Lines(ReadyNoteEvents(notes, clock.Now(), 10min, 24h)), logs);
 }
 
 // --- The crash-loop guard (issue #45) ----------------------------------------
@@ -472,7 +481,7 @@ TEST_F(WindowPolicyTest, AWindowTheDaemonDiedOnTwiceIsFailedAsCrashedNotAnalysed
   EXPECT_TRUE(retry.analyse);
   EXPECT_TRUE(retry.alone) << "a death may have been the other worker's window";
   EXPECT_EQ(retry.deaths, 1);
-  EXPECT_EQ(retry.logs,
+  EXPECT_EQ(Lines(retry.logs),
             One(LogLevel::kWarn,
                 "window in flight when the daemon died, analysed again alone training_job=jobA "
                 "run=run1 window=2024_03_01_12_00_00 deaths=1 max_deaths=2"));
@@ -506,11 +515,11 @@ TEST_F(WindowPolicyTest, CrashedWindowIsCountedFlaggedAndKeepsTheExportedWindow)
   ASSERT_TRUE(v.next.has_value());
   EXPECT_EQ(v.next->window_failure, "crashed");
   EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00") << "the exported window stays";
-  EXPECT_EQ(v.logs,
+  EXPECT_EQ(Lines(v.logs),
             One(LogLevel::kWarn,
                 "window analysis failed training_job=jobA run=run1 window=2024_03_01_12_00_00 "
-                "reason=crashed error=crashed: the daemon died 2 times while analysing this "
-                "window (the last time alone); not analysed again until its files change"));
+                "reason=crashed error=\"crashed: the daemon died 2 times while analysing this "
+                "window (the last time alone); not analysed again until its files change\""));
   // A run with no window yet gets a window-less entry carrying the failure.
   const WindowVerdict first = Decide(w);
   ASSERT_TRUE(first.next.has_value());
@@ -532,10 +541,10 @@ TEST_F(WindowPolicyTest, WindowOverThePerRunStateCapIsNotExported) {
   EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
   EXPECT_EQ(v.next->window_failure, "too_large");
   ASSERT_FALSE(v.logs.empty());
-  EXPECT_NE(v.logs.back().text.find("window not exported: its run state is over the per-run "
-                                    "cap training_job=jobA run=run1"),
+  EXPECT_NE(v.logs.back().Text().find("window not exported: its run state is over the per-run "
+                                      "cap training_job=jobA run=run1"),
             std::string::npos)
-      << v.logs.back().text;
+      << v.logs.back().Text();
   options_.max_run_state_bytes = kMaxRunStateBytes;
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "the default holds it";
 }
@@ -562,10 +571,10 @@ TEST_F(WindowPolicyTest, WindowPastItsOwnersStateRoomIsNotExported) {
   EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
   EXPECT_EQ(v.next->window_failure, "owner_state_cap");
   ASSERT_FALSE(v.logs.empty());
-  EXPECT_NE(v.logs.back().text.find("window not exported: its owner's runs would keep more state "
-                                    "than --max-state-bytes-per-owner training_job=jobA"),
+  EXPECT_NE(v.logs.back().Text().find("window not exported: its owner's runs would keep more state "
+                                      "than --max-state-bytes-per-owner training_job=jobA"),
             std::string::npos)
-      << v.logs.back().text;
+      << v.logs.back().Text();
   options_.owner_state_room = fits.state_bytes;
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "exactly the room fits";
 }

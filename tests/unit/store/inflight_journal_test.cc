@@ -34,7 +34,7 @@ TEST(InflightJournalTest, AWindowLeftInFlightIsOneDeathMoreAtTheNextLoad) {
   const std::string path = tmp.Sub("state.json.inflight");
   {
     InflightJournal j(path);
-    std::string warning;
+    std::optional<LogEvent> warning;
     ASSERT_TRUE(j.Load(&warning));
     EXPECT_TRUE(j.Records().empty()) << "no file: an empty journal";
     ASSERT_TRUE(j.Begin(Record("w1", 0xabc)));
@@ -48,9 +48,9 @@ TEST(InflightJournalTest, AWindowLeftInFlightIsOneDeathMoreAtTheNextLoad) {
   }
   for (int death = 1; death <= 2; ++death) {
     InflightJournal j(path);
-    std::string warning;
+    std::optional<LogEvent> warning;
     ASSERT_TRUE(j.Load(&warning));
-    EXPECT_EQ(warning, "");
+    EXPECT_FALSE(warning.has_value()) << warning->Text();
     auto r = j.Find(InflightKey("/jobs/j/r", "w1"));
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->deaths, death);
@@ -61,7 +61,7 @@ TEST(InflightJournalTest, AWindowLeftInFlightIsOneDeathMoreAtTheNextLoad) {
     ASSERT_TRUE(j.Begin(*r));
   }
   InflightJournal j(path);
-  std::string warning;
+  std::optional<LogEvent> warning;
   ASSERT_TRUE(j.Load(&warning));
   EXPECT_EQ(j.Find(InflightKey("/jobs/j/r", "w1"))->deaths, 3);
   // A shutdown mid-way is no death and no result: the record stays.
@@ -77,9 +77,10 @@ TEST(InflightJournalTest, BadLinesAreSkippedAndTheRecordsKeptAreBounded) {
   const std::string path = tmp.Sub("s.inflight");
   WriteFile(path, "not json\n{\"key\":1}\n");
   InflightJournal j(path);
-  std::string warning;
+  std::optional<LogEvent> warning;
   ASSERT_TRUE(j.Load(&warning));
-  EXPECT_NE(warning.find("lines=2"), std::string::npos) << warning;
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->Text().find("lines=2"), std::string::npos) << warning->Text();
   for (size_t i = 0; i < InflightJournal::kMaxKept + 10; ++i) {
     InflightRecord r = Record("w" + std::to_string(i), i, 1);
     ASSERT_TRUE(j.Begin(r));
@@ -106,7 +107,7 @@ TEST(InflightJournalTest, TheDigestFollowsTheFilesIdentitySizeAndTime) {
 
 TEST(InflightJournalTest, NoPathNoFile) {
   InflightJournal j("");
-  std::string warning;
+  std::optional<LogEvent> warning;
   EXPECT_TRUE(j.Load(&warning));
   EXPECT_TRUE(j.Begin(Record("w", 1)));
   EXPECT_TRUE(j.Records().empty());

@@ -97,31 +97,32 @@ TEST(StateFileTest, AtomicWriteReplacesContentAndLeavesNoTemp) {
 
 TEST(StateFileTest, MissingFileIsEmptyStateWithoutWarning) {
   TempDir tmp;
-  std::string warning;
+  std::optional<LogEvent> warning;
   DaemonState s = LoadDaemonStateOrSetAside(tmp.Sub("none.json"), 1700000000, &warning);
   EXPECT_TRUE(s.snapshot.runs.empty());
-  EXPECT_TRUE(warning.empty());
+  EXPECT_FALSE(warning.has_value());
 }
 
 TEST(StateFileTest, CorruptFileIsSetAside) {
   TempDir tmp;
   const std::string path = tmp.Sub("state.json");
   WriteFile(path, "{\"schema\":\"profwatch.daemon.v1\",\"snap");
-  std::string warning;
+  std::optional<LogEvent> warning;
   DaemonState s = LoadDaemonStateOrSetAside(path, 1700000000, &warning);
   EXPECT_TRUE(s.snapshot.runs.empty());
   EXPECT_FALSE(fs::exists(path));
   EXPECT_TRUE(fs::exists(path + ".corrupt-1700000000"));
-  EXPECT_NE(warning.find("corrupt"), std::string::npos);
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->Text().find("corrupt"), std::string::npos);
 }
 
 TEST(StateFileTest, SavedStateLoadsBack) {
   TempDir tmp;
   const std::string path = tmp.Sub("state.json");
   ASSERT_TRUE(WriteFileAtomic(path, SerializeDaemonState(SampleState(), 5)).has_value());
-  std::string warning;
+  std::optional<LogEvent> warning;
   DaemonState s = LoadDaemonStateOrSetAside(path, 1700000000, &warning);
-  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_FALSE(warning.has_value()) << warning->Text();
   EXPECT_EQ(s.snapshot.runs.size(), 1u);
   EXPECT_EQ(s.windows.size(), 1u);
 }

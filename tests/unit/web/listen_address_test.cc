@@ -88,13 +88,13 @@ TEST(ListenAddressTest, ServeNamesTheListenProblem) {
   const std::string serve = testing::BinaryPath("profwatch") + " serve --watch " + tmp.Sub("j");
   testing::CommandResult in_use = testing::RunCommand(serve + " --listen " + busy.Address());
   EXPECT_EQ(in_use.exit_code, 1) << in_use.err;
-  EXPECT_NE(
-      in_use.err.find("cannot listen address=" + busy.Address() + " error=address already in use"),
-      std::string::npos)
+  EXPECT_NE(in_use.err.find("cannot listen address=" + busy.Address() +
+                            " error=\"address already in use"),
+            std::string::npos)
       << in_use.err;
   testing::CommandResult invalid = testing::RunCommand(serve + " --listen foo");
   EXPECT_EQ(invalid.exit_code, 2) << invalid.err;
-  EXPECT_NE(invalid.err.find("cannot listen address=foo error=invalid listen address 'foo'"),
+  EXPECT_NE(invalid.err.find("cannot listen address=foo error=\"invalid listen address 'foo'"),
             std::string::npos)
       << invalid.err;
 }
