@@ -258,15 +258,18 @@ std::vector<LogEvent> JobClashEvents(std::set<std::string>& known,
     std::string labels;
     for (const std::string& l : c.labels) labels += (labels.empty() ? "" : ",") + l;
     Log(logs, LogLevel::kWarn,
-        "job name found under several watch roots, each copy labelled by its root job={} "
-        "training_job={} stage=watch hint=the labels of its series changed; rename one of the "
-        "job directories to keep plain names",
-        c.job, labels);
+        "job name found under several watch roots, each copy labelled by its root",
+        {{"job", c.job},
+         {"training_job", labels},
+         {"stage", "watch"},
+         {"hint",
+          "the labels of its series changed; rename one of the job directories to keep plain "
+          "names"}});
   }
   for (const std::string& job : known) {
     if (clashing.count(job) == 0) {
-      Log(logs, LogLevel::kInfo, "job name back under one watch root, labelled plainly job={}",
-          job);
+      Log(logs, LogLevel::kInfo, "job name back under one watch root, labelled plainly",
+          {{"job", job}});
     }
   }
   known = std::move(clashing);

@@ -355,7 +355,8 @@ void TrainingLogs::RefuseLog(const RunLocation& loc, const std::string& path,
            {"error", why},
            {"hint",
             "a log found by --log-glob is read only inside the run's or job's directory or when "
-            "the run's owner wrote it; name another with --log JOB/RUN=FILE"}});}
+            "the run's owner wrote it; name another with --log JOB/RUN=FILE"}});
+}
 
 std::map<watch::Owner, size_t> TrainingLogs::TakeRefusedLogs() {
   std::map<watch::Owner, size_t> out;

@@ -172,11 +172,15 @@ bool Publish(const window::WindowTask& task, const FinishedWindow& w,
     v.failure = reason;
     Log(v.logs, LogLevel::kWarn,
         "window not exported: all owners' runs would keep more state than --max-state-bytes "
-        "and its owner keeps an equal share of it training_job={} run={} window={} reason={} "
-        "state_bytes={} room_bytes={} kept_window={}",
-        task.run.training_job, task.run.run, task.window_id, reason, state_bytes,
-        *options.daemon_state_room,
-        previous != nullptr && previous->has_window ? previous->window_id : "none");
+        "and its owner keeps an equal share of it",
+        {{"training_job", task.run.training_job},
+         {"run", task.run.run},
+         {"window", task.window_id},
+         {"reason", reason},
+         {"state_bytes", state_bytes},
+         {"room_bytes", *options.daemon_state_room},
+         {"kept_window",
+          previous != nullptr && previous->has_window ? previous->window_id : "none"}});
     v.next = FlaggedRun(task, previous, reason);
     return false;
   }

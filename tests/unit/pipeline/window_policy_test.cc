@@ -595,10 +595,10 @@ TEST_F(WindowPolicyTest, WindowPastTheDaemonsStateRoomIsNotExported) {
   EXPECT_EQ(v.next->window_id, "2024_03_01_11_00_00");
   EXPECT_EQ(v.next->window_failure, "state_cap");
   ASSERT_FALSE(v.logs.empty());
-  EXPECT_NE(v.logs.back().text.find("more state than --max-state-bytes and its owner keeps an "
-                                    "equal share of it training_job=jobA"),
+  EXPECT_NE(v.logs.back().Text().find("more state than --max-state-bytes and its owner keeps an "
+                                      "equal share of it training_job=jobA"),
             std::string::npos)
-      << v.logs.back().text;
+      << v.logs.back().Text();
   options_.daemon_state_room = fits.state_bytes;
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "exactly the room fits";
 }

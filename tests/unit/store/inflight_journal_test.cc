@@ -120,7 +120,7 @@ TEST(InflightJournalTest, NamesThatAreNotUtf8StayTwoRecords) {
   const std::string path = tmp.Sub("state.json.inflight");
   for (const char* job : {"x\xff", "x\xfe"}) {
     InflightJournal j(path);
-    std::string warning;
+    std::optional<LogEvent> warning;
     ASSERT_TRUE(j.Load(&warning));
     InflightRecord r = Record("w1", 0xabc);
     r.training_job = job;
@@ -128,9 +128,9 @@ TEST(InflightJournalTest, NamesThatAreNotUtf8StayTwoRecords) {
     ASSERT_TRUE(j.Begin(r));
   }
   InflightJournal j(path);
-  std::string warning;
+  std::optional<LogEvent> warning;
   ASSERT_TRUE(j.Load(&warning));
-  EXPECT_EQ(warning, "");
+  EXPECT_FALSE(warning.has_value());
   ASSERT_EQ(j.Records().size(), 2u);
   for (const char* job : {"x\xff", "x\xfe"}) {
     auto r = j.Find(InflightKey(std::string("/jobs/") + job + "/r", "w1"));

@@ -182,9 +182,9 @@ TEST(StateFileTest, ABadRunOrWindowRecordIsDroppedAloneNotTheFile) {
   TempDir tmp;
   const std::string path = tmp.Sub("state.json");
   WriteFile(path, text);
-  std::string warning;
+  std::optional<LogEvent> warning;
   DaemonState s = LoadDaemonStateOrSetAside(path, 1700000000, &warning);
-  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_FALSE(warning.has_value()) << warning->Text();
   EXPECT_TRUE(fs::exists(path));
   ASSERT_EQ(s.snapshot.runs.size(), 1u);
   EXPECT_EQ(s.snapshot.runs.begin()->first.training_job, "job-1");
@@ -238,10 +238,10 @@ TEST(StateFileTest, SetAsideFilesAreBoundedToTheNewest) {
   WriteFile(path + ".corrupt-99", "older, fewer digits");
   WriteFile(path + ".corrupt-notes", "not ours: kept");
   WriteFile(tmp.Sub("other.json.corrupt-1"), "another file's: kept");
-  std::string warning;
+  std::optional<LogEvent> warning;
   for (int64_t t = 1700000010; t < 1700000014; ++t) {
     WriteFile(path, "{\"schema\":");
-    warning.clear();
+    warning.reset();
     LoadDaemonStateOrSetAside(path, static_cast<double>(t), &warning);
   }
   std::set<std::string> left;
@@ -252,8 +252,10 @@ TEST(StateFileTest, SetAsideFilesAreBoundedToTheNewest) {
                                    "other.json.corrupt-1"}));
   static_assert(kMaxSetAsideStateFiles == 3);
   // The last start removed the oldest one left and said so.
-  EXPECT_NE(warning.find("removed_older=" + path + ".corrupt-1700000010"), std::string::npos)
-      << warning;
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->Text().find("removed_older=" + path + ".corrupt-1700000010"),
+            std::string::npos)
+      << warning->Text();
 }
 
 }  // namespace
