@@ -125,60 +125,44 @@ snapshot::RunState WithWindow(const window::WindowTask& task, const FinishedWind
 // training log unless it is the same window analysed again (a late file
 // joined: it keeps its place and step time).
 // False (nothing published) when the run's state would be over
-// options.max_run_state_bytes: the run keeps its window and is flagged
-// too_large.
+// options.max_run_state_bytes (too_large) or the room its owner's or all
+// owners' cap leaves (owner_state_cap, state_cap): the run keeps its window
+// and is flagged.
 bool Publish(const window::WindowTask& task, const FinishedWindow& w,
              const snapshot::RunState* previous, TimePoint now, const WindowPolicyOptions& options,
              WindowVerdict& v) {
   snapshot::RunState rs = WithWindow(task, w, previous, v.failure, now);
   const size_t state_bytes = store::SerializeRunState(rs).size();
-  if (state_bytes > options.max_run_state_bytes) {
-    const std::string reason(ErrorCodeName(ErrorCode::kTooLarge));
+  // The caps on what the run keeps, the first one it is over refusing it.
+  struct StateCap {
+    std::string_view reason;
+    std::optional<size_t> room;
+    std::string_view message;
+    std::string_view room_field;
+  };
+  const StateCap caps[] = {
+      {ErrorCodeName(ErrorCode::kTooLarge), options.max_run_state_bytes,
+       "window not exported: its run state is over the per-run cap", "max_state_bytes"},
+      {kOwnerStateCapReason, options.owner_state_room,
+       "window not exported: its owner's runs would keep more state than "
+       "--max-state-bytes-per-owner",
+       "owner_room_bytes"},
+      {kStateCapReason, options.daemon_state_room,
+       "window not exported: all owners' runs would keep more state than --max-state-bytes "
+       "and its owner keeps an equal share of it",
+       "room_bytes"}};
+  for (const StateCap& cap : caps) {
+    if (!cap.room || state_bytes <= *cap.room) continue;
+    const std::string reason(cap.reason);
     ++v.errors[reason];
     v.failure = reason;
-    Log(v.logs, LogLevel::kWarn, "window not exported: its run state is over the per-run cap",
+    Log(v.logs, LogLevel::kWarn, std::string(cap.message),
         {{"training_job", task.run.training_job},
          {"run", task.run.run},
          {"window", task.window_id},
          {"reason", reason},
          {"state_bytes", state_bytes},
-         {"max_state_bytes", options.max_run_state_bytes},
-         {"kept_window",
-          previous != nullptr && previous->has_window ? previous->window_id : "none"}});
-    v.next = FlaggedRun(task, previous, reason);
-    return false;
-  }
-  if (options.owner_state_room && state_bytes > *options.owner_state_room) {
-    const std::string reason(kOwnerStateCapReason);
-    ++v.errors[reason];
-    v.failure = reason;
-    Log(v.logs, LogLevel::kWarn,
-        "window not exported: its owner's runs would keep more state than "
-        "--max-state-bytes-per-owner",
-        {{"training_job", task.run.training_job},
-         {"run", task.run.run},
-         {"window", task.window_id},
-         {"reason", reason},
-         {"state_bytes", state_bytes},
-         {"owner_room_bytes", *options.owner_state_room},
-         {"kept_window",
-          previous != nullptr && previous->has_window ? previous->window_id : "none"}});
-    v.next = FlaggedRun(task, previous, reason);
-    return false;
-  }
-  if (options.daemon_state_room && state_bytes > *options.daemon_state_room) {
-    const std::string reason(kStateCapReason);
-    ++v.errors[reason];
-    v.failure = reason;
-    Log(v.logs, LogLevel::kWarn,
-        "window not exported: all owners' runs would keep more state than --max-state-bytes "
-        "and its owner keeps an equal share of it",
-        {{"training_job", task.run.training_job},
-         {"run", task.run.run},
-         {"window", task.window_id},
-         {"reason", reason},
-         {"state_bytes", state_bytes},
-         {"room_bytes", *options.daemon_state_room},
+         {cap.room_field, *cap.room},
          {"kept_window",
           previous != nullptr && previous->has_window ? previous->window_id : "none"}});
     v.next = FlaggedRun(task, previous, reason);
