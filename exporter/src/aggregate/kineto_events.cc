@@ -172,6 +172,10 @@ void KinetoEvents::OnComplete(const parse::TraceEvent& e) {
     return;
   }
   if (!kernel && !memop) {
+    // Meta's MTIA accelerator (Kineto's mtia_runtime, mtia_ccp_events, ...
+    // activities): no GPU kernels; counted so the report says what the
+    // file holds.
+    if (e.cat.starts_with("mtia_")) ++table_.drops["mtia_event"];
     OnHost(e);
     return;
   }

@@ -24,6 +24,7 @@
 #include "expose/metric_names.h"
 #include "expose/process_collectable.h"
 #include "pipeline/daemon.h"
+#include "store/state_file.h"
 #include "web/http_server.h"
 #include "web/listen_address.h"
 
@@ -88,7 +89,8 @@ void RaiseOpenFileLimit(size_t max_followed_logs) {
 }
 
 // Logging, the listen address and the daemon's options from the flags, the
-// bundled demo when nothing is watched; exit 2 (logged) when unusable.
+// bundled demo when nothing is watched; exit 2 (logged) when unusable, 1
+// when a file the daemon writes cannot be written.
 tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
   Status logging = SetupLogging(flags.log_level,
                                 flags.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
@@ -118,6 +120,19 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
     UseBundledDemo(demo, flags, *options);
   }
   RaiseOpenFileLimit(options->training_logs.max_runs);
+  // A --state or --history the daemon could never write fails the start,
+  // naming the path (a daemon that silently never saves loses every run at
+  // its next restart).
+  for (const auto& [flag, path] :
+       {std::pair<std::string_view, const std::string&>{"--state", options->state_file},
+        {"--history", options->history_file}}) {
+    if (path.empty()) continue;
+    if (Status w = store::CheckWritable(path); !w) {
+      LogError("cannot write the file of a flag",
+               {{"flag", flag}, {"path", path}, {"error", w.error().context}});
+      return tl::unexpected(1);
+    }
+  }
   // A spill directory the daemon cannot write (a read-only root file system
   // without a volume there) is found at start, not at the first large window.
   if (auto probe = aggregate::SpillFile::Create(options->analyze.spill_dir); !probe) {

@@ -456,6 +456,12 @@ std::string RenderTable(const WindowFigures& w, const ReportContext& ctx) {
   std::string o = RenderHeader(*w.stats, ctx);
   if (w.stats->divisor() == 0) {
     o += "\nNo GPU kernels found in this window.\n";
+    if (auto mtia = w.dropped_events.find("mtia_event"); mtia != w.dropped_events.end()) {
+      o += Format(
+          "Its %llu events are of Meta's MTIA accelerator (Kineto's mtia_* activities): "
+          "profwatch analyses GPU kernels only.\n",
+          static_cast<unsigned long long>(mtia->second));
+    }
     return o;
   }
   o += RenderFamilies(w);

@@ -263,6 +263,7 @@ class JsonTraceParser final : public TraceParser {
   ParseSummary summary_;
   Top top_ = Top::kBeforeDoc;
   bool saw_kineto_key_ = false;
+  bool saw_rocprof_key_ = false;  // rocprofiler-sdk's top-level key
 
   // Header value scanning.
   std::string key_;
@@ -388,6 +389,7 @@ Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink&
   pending_.clear();
   top_ = Top::kBeforeDoc;
   saw_kineto_key_ = false;
+  saw_rocprof_key_ = false;
   end_ = pos_ = 0;
   base_offset_ = 0;
   eof_ = false;
@@ -420,6 +422,11 @@ Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink&
                                                 std::to_string(summary_.events) + " events");
   }
   if (!summary_.has_trace_events) {
+    if (saw_rocprof_key_) {
+      return MakeError(ErrorCode::kUnsupported,
+                       "a rocprofv3 (rocprofiler-sdk) JSON output: AMD's profiler output is not "
+                       "read yet; profile with the PyTorch or JAX profiler");
+    }
     return MakeError(ErrorCode::kUnsupported, "JSON object without a traceEvents key");
   }
   // The XLA converter caps trace events; process/thread metadata is written
@@ -441,6 +448,7 @@ void JsonTraceParser::BeginValue() {
   capture_overflow_ = false;
   captured_.clear();
   if (key_ == "schemaVersion" || key_ == "deviceProperties") saw_kineto_key_ = true;
+  if (key_ == "rocprofiler-sdk-tool") saw_rocprof_key_ = true;
   capture_ =
       key_ == "distributedInfo" || key_ == "baseTimeNanoseconds" || key_ == "deviceProperties";
 }

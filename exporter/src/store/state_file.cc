@@ -166,6 +166,26 @@ Result<DaemonState> ParseDaemonStateFrom(Input&& input) {
 
 Result<DaemonState> ParseDaemonState(std::string_view text) { return ParseDaemonStateFrom(text); }
 
+Status CheckWritable(const std::string& path) {
+  fs::path target(path);
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) {
+    return MakeError(ErrorCode::kIo, path + ": is a directory");
+  }
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  const std::string probe =
+      (dir / ("." + target.filename().string() + ".probe-" + std::to_string(getpid()))).string();
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return MakeError(errno == EACCES ? ErrorCode::kPermission : ErrorCode::kIo,
+                     path + ": cannot create a file in " + dir.string() + ": " + strerror(errno));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return {};
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
   fs::path target(path);
   fs::path dir = target.parent_path();

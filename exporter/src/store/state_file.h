@@ -61,6 +61,13 @@ Result<DaemonState> ParseDaemonState(std::string_view text);
 // Atomic write-to-temp + fsync + rename.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
 
+// Whether a file at `path` can be written the way WriteFileAtomic and the
+// history's appends write it: its directory exists and takes a new file
+// (created and removed again), and `path` is no directory. kIo or
+// kPermission naming the path otherwise. For checks at start: a daemon
+// that could never save fails then, not at its first save.
+Status CheckWritable(const std::string& path);
+
 // Loads `path`. A missing file is an empty state (not an error). An unreadable
 // file, or one ParseDaemonState refuses as a whole, is renamed to
 // `<path>.corrupt-<unix seconds>` and an empty state returned; the set-aside

@@ -76,6 +76,42 @@ TEST(AnalyzeCliTest, CpuOnlyTraceReportsZeroGpusCleanly) {
   EXPECT_NE(table.out.find("GPUs detected    0"), std::string::npos) << table.out;
 }
 
+// Issue #61: a Kineto trace of Meta's MTIA accelerator has no GPU kernels;
+// the report says what its events are instead of only "no GPU kernels".
+TEST(AnalyzeCliTest, MtiaTraceSaysWhatItHolds) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Sub("mtia.pt.trace.json");
+  testing::WriteFile(
+      file,
+      R"({"schemaVersion":1,"traceEvents":[)"
+      R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":5,"args":{}},)"
+      R"({"ph":"X","cat":"mtia_runtime","name":"mtiaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":1,)"
+      R"("args":{"correlation":7}},)"
+      R"({"ph":"X","cat":"mtia_ccp_events","name":"matmul_kernel","pid":2,"tid":3,"ts":12,"dur":3,)"
+      R"("args":{"correlation":7}},)"
+      R"({"ph":"X","cat":"mtia_ccp_events","name":"add_kernel","pid":2,"tid":3,"ts":16,"dur":1,)"
+      R"("args":{}}]})");
+  auto table = Analyze("'" + file + "'");
+  EXPECT_EQ(table.exit_code, 1) << table.err;
+  EXPECT_NE(table.out.find("No GPU kernels found in this window.\nIts 3 events are of Meta's "
+                           "MTIA accelerator"),
+            std::string::npos)
+      << table.out;
+  json j = AnalyzeJson("'" + file + "'", /*expected_exit=*/1);
+  EXPECT_EQ(j["gpus"], 0);
+  EXPECT_EQ(j["dropped_events"]["mtia_event"], 3) << j["dropped_events"];
+}
+
+// Issue #61: rocprofv3's JSON output is refused naming what it is.
+TEST(AnalyzeCliTest, RocprofilerSdkJsonIsRefusedNamingIt) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Sub("results.json");
+  testing::WriteFile(file, R"({"rocprofiler-sdk-tool":[{"metadata":{"pid":1},"agents":[]}]})");
+  auto r = Analyze("'" + file + "'");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("rocprofv3 (rocprofiler-sdk) JSON output"), std::string::npos) << r.err;
+}
+
 TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
   PROFWATCH_REQUIRE_SHARED_FIXTURE(path, "real/kineto/h100_bert_small.json.gz");
   json j = AnalyzeJson("'" + path + "'");

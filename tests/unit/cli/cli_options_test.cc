@@ -159,6 +159,25 @@ std::vector<std::string> NumericFlags(const std::string& verb) {
   return flags;
 }
 
+// Issue #65: a --state or --history the daemon could never write fails the
+// start (exit 1, naming the flag and the path), before it listens; a
+// writable one starts as before (the serve tests).
+TEST(CliOptionsTest, ServeWithAStateItCannotWriteFailsNamingThePath) {
+  testing::TempDir tmp;
+  for (const std::string flag : {"--state", "--history"}) {
+    SCOPED_TRACE(flag);
+    const auto r = RunCommand("timeout 10 '" + testing::BinaryPath("profwatch") +
+                              "' serve --listen 127.0.0.1:0 --watch '" + tmp.path().string() +
+                              "' " + flag + " /nonexistent-dir/state.json");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("cannot write the file of a flag flag=" + flag +
+                         " path=/nonexistent-dir/state.json"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("listening"), std::string::npos) << r.err;
+  }
+}
+
 // A usage error a person can read: exit 2, one line naming the verb, the
 // flag, the range in words and the value given, then where to look; never
 // CLI11's own range with the largest double written out in 300 digits.

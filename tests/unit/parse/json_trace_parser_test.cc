@@ -984,6 +984,18 @@ TEST(JsonTraceParserTest, ObjectWithoutTraceEventsIsUnsupported) {
   EXPECT_EQ(run.result.error().code, ErrorCode::kUnsupported);
 }
 
+// rocprofv3's JSON output (rocprofiler-sdk's tool file) is named for what it
+// is, not as any object without traceEvents.
+TEST(JsonTraceParserTest, RocprofilerSdkJsonSaysWhatItIs) {
+  ParseRun run = ParseString(
+      R"({"rocprofiler-sdk-tool":[{"metadata":{"pid":4242},"agents":[{"id":{"handle":1},)"
+      R"("type":2,"product_name":"AMD Instinct MI300X"}],"kernel_symbols":[],)"
+      R"("buffer_records":{"kernel_dispatch":[{"start_timestamp":1,"end_timestamp":2}]}}]})");
+  ASSERT_FALSE(run.result);
+  EXPECT_EQ(run.result.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(run.result.error().context, HasSubstr("rocprofv3 (rocprofiler-sdk) JSON output"));
+}
+
 TEST(JsonTraceParserTest, TraceEventsNotAnArrayIsUnsupported) {
   for (const char* doc :
        {R"({"traceEvents":{"ph":"X"}})", R"({"traceEvents":null})", R"({"traceEvents":"[]"})"}) {
