@@ -140,6 +140,36 @@ std::optional<Modelled> ModelOf(std::string_view name) {
   return std::nullopt;
 }
 
+bool MemoryBound(const Modelled& m) {
+  switch (m.model) {
+    case Model::kElementwise:
+    case Model::kCopy:
+    case Model::kFill:
+    case Model::kNorm:
+    case Model::kNormBw:
+    case Model::kReduction:
+    case Model::kSoftmax:
+    case Model::kSoftmaxBw:
+      return true;
+    case Model::kTriton:
+      // Inductor names each kernel by its kind: pointwise, reduction,
+      // persistent reduction; templates (triton_tem_) are GEMMs and
+      // convolutions, and other names say nothing.
+      return m.name.starts_with("triton_poi_") || m.name.starts_with("triton_red_") ||
+             m.name.starts_with("triton_per_");
+    case Model::kMm:
+    case Model::kAddmm:
+    case Model::kBmm:
+    case Model::kBaddbmm:
+    case Model::kLinear:
+    case Model::kMatmul:
+    case Model::kAttention:
+    case Model::kAttentionBw:
+      return false;
+  }
+  return false;
+}
+
 // A tensor argument: its dims and element size.
 struct Tensor {
   const parse::Dims* dims = nullptr;
@@ -228,7 +258,14 @@ std::optional<int64_t> ReducedElements(const parse::Dims& in, const std::vector<
 
 }  // namespace
 
-std::optional<OpBytes> TorchOpBytes(std::string_view name, const parse::OpShapes& shapes) {
+bool MemoryBoundOp(std::string_view name) {
+  const std::optional<Modelled> m = ModelOf(name);
+  return m && MemoryBound(*m);
+}
+
+namespace {
+
+std::optional<OpBytes> TorchOpBytesOf(std::string_view name, const parse::OpShapes& shapes) {
   const std::optional<Modelled> m = ModelOf(name);
   if (!m) return std::nullopt;
   if (!shapes.input_dims || !shapes.input_types ||
@@ -398,6 +435,14 @@ std::optional<OpBytes> TorchOpBytes(std::string_view name, const parse::OpShapes
       return total.Result();
   }
   return OpBytes{};
+}
+
+}  // namespace
+
+std::optional<OpBytes> TorchOpBytes(std::string_view name, const parse::OpShapes& shapes) {
+  std::optional<OpBytes> b = TorchOpBytesOf(name, shapes);
+  if (b && b->known) b->memory_bound = MemoryBoundOp(name);
+  return b;
 }
 
 std::optional<int64_t> HloLaunchBytes(const parse::HloLaunch& l) {

@@ -32,7 +32,19 @@ std::optional<int64_t> ElementBytes(std::string_view torch_or_hlo_type);
 struct OpBytes {
   bool known = false;  // false: a modelled operator whose shapes or types are unusable
   int64_t bytes = 0;   // read + written, each tensor once
+  // The operator's kernels are of a kind known to be memory-bound (the
+  // roofline's "memory" place without a FLOP count, figures/byte_figures.h):
+  // elementwise, copies and fills, normalisations and their backward,
+  // reductions, softmax; of torch.compile's Triton kernels the pointwise
+  // (triton_poi_) and reduction (triton_red_, triton_per_) ones. Not GEMMs,
+  // attention, Inductor's templates (triton_tem_, a GEMM or convolution) or
+  // any other Triton kernel (whose kind the name does not say).
+  bool memory_bound = false;
 };
+
+// Whether an operator's kernels are of a memory-bound kind (OpBytes::
+// memory_bound) by its name alone; false for an operator of no bytes model.
+bool MemoryBoundOp(std::string_view op_name);
 
 // Bytes one call of a PyTorch operator reads and writes. nullopt: an
 // operator with no bytes model (its kernels have no bytes); known=false: a

@@ -84,12 +84,12 @@ void FlopJoin::CountBytes(const std::vector<FamilyId>& family, const MathAccount
   std::sort(joined.begin(), joined.end());
   std::map<FamilyId, ByteStats::Family> by_family;
   for (size_t i = 0; i < joined.size();) {
+    const size_t begin = i;
     size_t end = i;
-    int64_t ps = 0, longest = -1, longest_math = -1;
+    int64_t longest = -1, longest_math = -1;
     uint32_t longest_name = 0, longest_math_name = 0;
     for (; end < joined.size() && joined[end].first == joined[i].first; ++end) {
       const KernelLink& l = links_[joined[end].second];
-      ps += l.ps;
       if (l.ps > longest) {
         longest = l.ps;
         longest_name = l.name;
@@ -105,9 +105,18 @@ void FlopJoin::CountBytes(const std::vector<FamilyId>& family, const MathAccount
       ++out.bytes.unknown_ops;
       continue;
     }
-    ByteStats::Family& f = by_family[family[longest_math >= 0 ? longest_math_name : longest_name]];
+    // The family's own kernels of the operator: its kernels of other
+    // families (a norm backward's reduction, a fill before attention's
+    // backward) are their families' time, which this count must not claim.
+    const FamilyId id = family[longest_math >= 0 ? longest_math_name : longest_name];
+    ByteStats::Family& f = by_family[id];
     f.bytes += static_cast<double>(op.bytes);
-    f.kernel_ps += ps;
+    for (size_t k = begin; k < end; ++k) {
+      const KernelLink& l = links_[joined[k].second];
+      if (family[l.name] != id) continue;
+      f.kernel_ps += l.ps;
+      if (op.memory_bound && !math.is_math[l.name]) f.memory_bound_ps += l.ps;
+    }
   }
   for (auto& [id, f] : by_family) out.byte_families.emplace_back(id, std::move(f));
 }

@@ -74,9 +74,10 @@ class FlopJoin {
 
  private:
   // Joins operators with a bytes model and kernels into out.bytes and
-  // out.byte_families: each operator's bytes once, with its kernels' time,
-  // in the family of its longest math-family kernel, else its longest
-  // kernel. Leaves links_ as they were.
+  // out.byte_families: each operator's bytes once, in the family of its
+  // longest math-family kernel, else its longest kernel, with the time of
+  // its kernels of that family (ByteStats::Family::kernel_ps; of it the
+  // memory-bound kinds' in memory_bound_ps). Leaves links_ as they were.
   void CountBytes(const std::vector<classify::FamilyId>& family, const MathAccount& math,
                   FileStats& out);
   struct KernelLink {

@@ -201,34 +201,36 @@ void GraphKernels::CountExecutionBytes(const parse::HloModuleSchedule& schedule,
   }
   if (e.launches.empty()) return;
   const ExecutionKernels x = KernelsOf(e, offset, family, math);
-  const int64_t ps = x.ps, longest = x.longest;
-  const uint32_t longest_name = x.longest_name, longest_math_name = x.longest_math_name;
+  const int64_t longest = x.longest;
+  const uint32_t longest_name = x.longest_name;
   const std::vector<std::pair<FamilyId, int64_t>>& runs = x.runs;
   if (longest < 0) return;
   // As for FLOPs (CountExecution): library calls launch their kernels in
   // schedule order, so when every launch is a math launch and the math
   // kernels form one run of a family per launch, each launch's bytes and
   // its run's time go to the run's family (a cuBLAS GEMM beside cuDNN
-  // attention's backward keeps its bytes in gemm), and the other kernels'
-  // time to the family of the longest math kernel. Otherwise the whole
-  // execution is in the family of its longest kernel.
+  // attention's backward keeps its bytes in gemm). Otherwise the whole
+  // execution's bytes are in the family of its longest kernel. Either way a
+  // family's time is only its own kernels' (ByteStats): the execution's
+  // other kernels' time is their families', never this count's. XLA
+  // launches have no memory-bound kind (memory_bound_ps stays 0).
   const bool all_math = std::all_of(e.launches.begin(), e.launches.end(), [&](size_t l) {
     return schedule.launches[l].flop_kind != parse::HloLaunch::Flops::kNone;
   });
   if (e.launches.size() > 1 && all_math && runs.size() == e.launches.size()) {
-    int64_t rest = ps;
     for (size_t i = 0; i < runs.size(); ++i) {
       ByteStats::Family& f = by_family[runs[i].first];
       f.bytes += static_cast<double>(counted->second[e.launches[i]]);
       f.kernel_ps += runs[i].second;
-      rest -= runs[i].second;
     }
-    by_family[family[longest_math_name]].kernel_ps += rest;
     return;
   }
-  ByteStats::Family& f = by_family[family[longest_name]];
+  const FamilyId id = family[longest_name];
+  ByteStats::Family& f = by_family[id];
   f.bytes += bytes;
-  f.kernel_ps += ps;
+  for (size_t k = offset + e.first_kernel; k < offset + e.end_kernel; ++k) {
+    if (family[kernels_[k].name] == id) f.kernel_ps += kernels_[k].end - kernels_[k].start;
+  }
 }
 
 void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math, FileStats& out) {

@@ -164,6 +164,7 @@ void WindowMerge::AddFlops(const FileStats& fs) {
     to.family = fam_names_[id];
     to.bytes += f.bytes;
     to.kernel_ps += f.kernel_ps;
+    to.memory_bound_ps += f.memory_bound_ps;
   }
   w_.bytes.unknown_ops += fs.bytes.unknown_ops;
   w_.bytes.memop_bytes += fs.bytes.memop_bytes;

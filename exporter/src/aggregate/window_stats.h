@@ -178,13 +178,20 @@ struct FlopStats {
 
 // Bytes moved, counted like FLOPs (aggregate/bytes.h has the model): an
 // operator's or HLO launch's bytes once, through the kernels it launched
-// itself, in the family of the kernel that ran them; memory operations
-// (memcpy/memset, no compute family) from the byte count the trace gives.
+// itself, in the family of the kernel that ran them, with the time of its
+// kernels of that family only (an operator's kernels of other families are
+// no time of this family: a family's modeled time is never above its
+// kernel time); memory operations (memcpy/memset, no compute family) from
+// the byte count the trace gives.
 struct ByteStats {
   struct Family {
     std::string family;
     double bytes = 0;
     int64_t kernel_ps = 0;  // the family's kernel time that has a bytes model
+    // Of kernel_ps, the time of kernels of a kind known to be memory-bound
+    // (OpBytes::memory_bound, not a math-family kernel); the roofline's
+    // "memory" place without FLOPs needs all of kernel_ps to be such.
+    int64_t memory_bound_ps = 0;
   };
   std::vector<Family> families;  // by kernel family, like FlopStats::families
   int64_t unknown_ops = 0;       // operators with a bytes model whose shapes are unusable

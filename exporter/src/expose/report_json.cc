@@ -204,10 +204,13 @@ Json FlopsJson(const WindowFigures& w) {
   if (s.divisor() <= 0) return nullptr;
   const figures::FlopFigures& ff = w.flops;
   Json fj;
-  for (size_t k = 0; k < 3; ++k) {
-    fj[std::string(aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))) +
-       "_per_gpu_step"] = ff.per_gpu_step ? Json((*ff.per_gpu_step)[k]) : Json(nullptr);
+  Json kind_notes = Json::object();
+  for (size_t k = 0; k < ff.per_gpu_step.size(); ++k) {
+    const std::string kind(aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k)));
+    fj[kind + "_per_gpu_step"] = OrNull(ff.per_gpu_step[k]);
+    if (!ff.kind_notes[k].empty()) kind_notes[kind] = ff.kind_notes[k];
   }
+  fj["kind_notes"] = std::move(kind_notes);
   fj["total_per_gpu_step"] = OrNull(ff.total_per_gpu_step);
   fj["note"] = OrNull(ff.note);
   fj["counted_kernel_seconds_per_gpu_step"] = OrNull(ff.counted_kernel_seconds_per_gpu_step);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "aggregate/flops.h"
 #include "core/text.h"
 #include "expose/report.h"
 
@@ -197,9 +198,19 @@ std::string RenderFlops(const WindowFigures& w) {
     o += Format("  %-22s n/a: %s\n", "counted", ff.note.c_str());
     o += Format("  %-22s n/a: no counted FLOPs\n", "MFU");
   } else {
-    const auto& k = *ff.per_gpu_step;
-    o += Format("  %-22s %.4g matmul + %.4g attention + %.4g conv = %.4g FLOP (by FLOP kind)\n",
-                "counted", k[0], k[1], k[2], *ff.total_per_gpu_step);
+    // A kind whose kernels ran uncounted is n/a (kind_notes says why).
+    auto kind = [&](size_t k) {
+      return ff.per_gpu_step[k] ? Format("%.4g", *ff.per_gpu_step[k]) : std::string("n/a");
+    };
+    o +=
+        Format("  %-22s %s matmul + %s attention + %s conv = %.4g FLOP (by FLOP kind)\n", "counted",
+               kind(0).c_str(), kind(1).c_str(), kind(2).c_str(), *ff.total_per_gpu_step);
+    for (size_t k = 0; k < ff.kind_notes.size(); ++k) {
+      if (ff.kind_notes[k].empty()) continue;
+      const std::string label =
+          std::string(aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))) + " FLOPs";
+      o += Format("  %-22s n/a: %s\n", label.c_str(), ff.kind_notes[k].c_str());
+    }
     for (size_t i = 0; i < ff.families.size(); ++i) {
       const auto& f = ff.families[i];
       const std::string rate = f.achieved_per_second

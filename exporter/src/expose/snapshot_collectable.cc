@@ -449,13 +449,12 @@ void AddStep(const snapshot::RunState& rs, const WindowFigures* w, Builder& b) {
   // Only the FLOP figures that could be computed: nothing counted, or an
   // impossible count, exports none (never 0).
   const figures::FlopFigures& ff = w->flops;
-  if (ff.per_gpu_step) {
-    for (size_t k = 0; k < ff.per_gpu_step->size(); ++k) {
-      // A kind with no FLOPs counted (no such operator ran) is a zero.
-      if ((*ff.per_gpu_step)[k] == 0 && !b.detail()) continue;
-      b.Add(M::kWindowFlopsPerGpuStep, (*ff.per_gpu_step)[k],
-            {{"kind", aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))}});
-    }
+  for (size_t k = 0; k < ff.per_gpu_step.size(); ++k) {
+    // A kind whose kernels ran uncounted is unset (no series); one with no
+    // FLOPs because no such kernel ran is a zero.
+    if (!ff.per_gpu_step[k] || (*ff.per_gpu_step[k] == 0 && !b.detail())) continue;
+    b.Add(M::kWindowFlopsPerGpuStep, *ff.per_gpu_step[k],
+          {{"kind", aggregate::FlopKindName(static_cast<aggregate::FlopKind>(k))}});
   }
   for (const auto& f : ff.families) {
     if (f.achieved_per_second) {

@@ -58,8 +58,10 @@ ByteFigures ComputeByteFigures(const WindowStats& s, const FlopFigures& flops) {
       f.raw_bytes = fam.bytes;
       f.raw_modeled_seconds = PsToSeconds(fam.kernel_ps);
       if (fam.kernel_ps > 0) f.achieved_bytes_per_second = fam.bytes / PsToSeconds(fam.kernel_ps);
+      bool counted = false;
       for (const FamilyFlopFigures& ff : flops.families) {
         if (ff.family != fam.family || !(ff.per_gpu_step > 0)) continue;
+        counted = true;
         f.arithmetic_intensity = ff.per_gpu_step / f.bytes_per_gpu_step;
         if (!peaks || !f.achieved_bytes_per_second) break;
         if (*f.arithmetic_intensity < *out.ridge) {
@@ -70,6 +72,14 @@ ByteFigures ComputeByteFigures(const WindowStats& s, const FlopFigures& flops) {
           f.roofline_fraction = *ff.achieved_per_second / *flops.peak_per_second;
         }
         break;
+      }
+      // No FLOPs: on the memory roof when every modeled kernel of the
+      // family is of a memory-bound kind (ByteStats::Family::memory_bound_ps),
+      // the intensity unknown (absent).
+      if (!counted && out.peak_hbm_bytes_per_second && f.achieved_bytes_per_second &&
+          fam.kernel_ps > 0 && fam.memory_bound_ps == fam.kernel_ps) {
+        f.roofline_bound = "memory";
+        f.roofline_fraction = *f.achieved_bytes_per_second / *out.peak_hbm_bytes_per_second;
       }
       out.families.push_back(std::move(f));
     }

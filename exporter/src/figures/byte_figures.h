@@ -22,7 +22,9 @@ namespace profwatch::figures {
 struct FamilyByteFigures {
   std::string family;
   double bytes_per_gpu_step = 0;
-  double modeled_seconds_per_gpu_step = 0;  // its kernel time that has a bytes model
+  // Its own kernels' time that has a bytes model: never above the family's
+  // kernel time (ByteStats).
+  double modeled_seconds_per_gpu_step = 0;
   // Summed over the window's GPUs and steps (the metrics' raw sums).
   double raw_bytes = 0;
   double raw_modeled_seconds = 0;
@@ -31,8 +33,12 @@ struct FamilyByteFigures {
   // The family's counted FLOPs per GPU per step over its bytes; unset when
   // the family has no counted FLOPs (FlopFigures::families).
   std::optional<double> arithmetic_intensity;
-  // "memory" below the ridge, else "compute"; unset without an intensity or
-  // a known peak FLOP rate and HBM bandwidth.
+  // With counted FLOPs: "memory" below the ridge, else "compute"; unset
+  // without a known peak FLOP rate and HBM bandwidth. Without counted FLOPs:
+  // "memory" when every modeled kernel of the family is of a kind known to
+  // be memory-bound (ByteStats::Family::memory_bound_ps equals its
+  // kernel_ps; the kinds: aggregate/bytes.h, OpBytes::memory_bound) and the
+  // HBM peak is known, else unset.
   std::optional<std::string_view> roofline_bound;
   // Achieved over the roof at its intensity: memory-bound, the achieved
   // bandwidth over the peak bandwidth; compute-bound, the family's achieved

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "aggregate/flops.h"
 
@@ -52,6 +53,19 @@ std::string NothingCountedNote(const WindowStats& s) {
   }
   if (nsys) return "an Nsight Systems export records no operator shapes";
   return "no operator shapes or HLO modules in the input";
+}
+
+// The built-in math family whose kernels do a kind's FLOPs.
+std::string_view KindFamily(aggregate::FlopKind k) {
+  switch (k) {
+    case aggregate::FlopKind::kMatmul:
+      return "gemm";
+    case aggregate::FlopKind::kAttention:
+      return "attention";
+    case aggregate::FlopKind::kConv:
+      return "conv";
+  }
+  return "";
 }
 
 }  // namespace
@@ -110,9 +124,31 @@ FlopFigures ComputeFlopFigures(const aggregate::WindowStats& s, const StepTime& 
     return out;
   }
   const double divisor = static_cast<double>(s.divisor());
-  std::array<double, 3> kinds{};
-  for (size_t k = 0; k < kinds.size(); ++k) kinds[k] = f.flops[k] / divisor;
-  out.per_gpu_step = kinds;
+  for (size_t k = 0; k < out.per_gpu_step.size(); ++k) {
+    if (f.flops[k] > 0) {
+      out.per_gpu_step[k] = f.flops[k] / divisor;
+      continue;
+    }
+    // No FLOP of this kind: a zero only if no kernel of its family ran or
+    // that family's FLOPs were counted (as another kind).
+    const std::string_view family = KindFamily(static_cast<aggregate::FlopKind>(k));
+    int64_t ran_ps = 0;
+    for (const aggregate::FamilySummary& fam : s.families) {
+      if (fam.family == family) ran_ps += fam.total_ps;
+    }
+    bool counted = false;
+    for (const FlopStats::Family& fam : f.families)
+      counted = counted || (fam.family == family && fam.flops > 0);
+    if (ran_ps > 0 && !counted) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.6g", s.PerGpuStepSeconds(ran_ps));
+      out.kind_notes[k] = std::string(family) + " kernels ran (" + seconds +
+                          " s per GPU step) and none of their FLOPs were counted: their "
+                          "operators have no FLOP formula or no usable shapes (see uncounted)";
+    } else {
+      out.per_gpu_step[k] = 0.0;
+    }
+  }
   out.total_per_gpu_step = f.Total() / divisor;
   out.counted_kernel_seconds_per_gpu_step = s.PerGpuStepSeconds(f.TotalKernelPs());
   if (f.TotalKernelPs() > 0) out.achieved_per_second = f.Total() / PsToSeconds(f.TotalKernelPs());

@@ -36,7 +36,12 @@ struct FamilyFlopFigures {
 struct FlopFigures {
   // Unset when nothing was counted (no usable shapes, no HLO modules) or
   // the count is impossible (above PlausibleFlopsBound): `note` says why.
-  std::optional<std::array<double, 3>> per_gpu_step;  // by FlopKind
+  // By FlopKind. A kind is also unset when its math family (gemm,
+  // attention, conv) ran kernels and none of its FLOPs were counted
+  // (kind_notes says so): 0 only where no such kernel ran.
+  std::array<std::optional<double>, 3> per_gpu_step{};
+  // Why a kind is unset while the total is set ("" otherwise), by FlopKind.
+  std::array<std::string, 3> kind_notes;
   std::optional<double> total_per_gpu_step;
   // Counted FLOPs over the time of the kernels that did them.
   std::optional<double> achieved_per_second;

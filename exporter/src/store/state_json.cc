@@ -108,8 +108,10 @@ json FlopsJson(const aggregate::FlopStats& f) {
 json BytesJson(const aggregate::ByteStats& b) {
   json families = json::array();
   for (const auto& fam : b.families) {
-    families.push_back(
-        {{"family", fam.family}, {"bytes", Double(fam.bytes)}, {"kernel_ps", fam.kernel_ps}});
+    families.push_back({{"family", fam.family},
+                        {"bytes", Double(fam.bytes)},
+                        {"kernel_ps", fam.kernel_ps},
+                        {"memory_bound_ps", fam.memory_bound_ps}});
   }
   return {{"families", std::move(families)},
           {"unknown_ops", b.unknown_ops},
@@ -606,7 +608,9 @@ bool ReadBytes(Reader& r, const json& j, aggregate::ByteStats& b) {
          r.Array(bj, "families", [&](const json& e) {
            aggregate::ByteStats::Family fam;
            if (!(r.String(e, "family", fam.family) && r.Double(e, "bytes", fam.bytes) &&
-                 r.Int64(e, "kernel_ps", fam.kernel_ps))) {
+                 r.Int64(e, "kernel_ps", fam.kernel_ps) &&
+                 // Written since issue #61: an older state has no memory-bound kind.
+                 Int64OrZero(r, e, "memory_bound_ps", fam.memory_bound_ps))) {
              return false;
            }
            b.families.push_back(std::move(fam));

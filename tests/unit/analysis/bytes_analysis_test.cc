@@ -64,13 +64,15 @@ std::string Kineto(const std::vector<Op>& ops, const std::vector<Device>& device
   return j + "]}";
 }
 
-aggregate::WindowStats Analyze(const std::string& json, double peak_hbm = 0) {
+aggregate::WindowStats Analyze(const std::string& json, double peak_hbm = 0,
+                               const std::string& rules = "auto") {
   TempDir dir;
   const std::string path = dir.Sub("host_1.1000.pt.trace.json.gz");
   testing::WriteFile(path, testing::Gzip(json));
   AnalyzeOptions o;
   o.aggregate.profile_steps_flag = 1;
   o.aggregate.peak_hbm_bandwidth = peak_hbm;
+  o.rules = rules;
   auto a = AnalyzeFiles({path}, o);
   EXPECT_TRUE(a) << a.error().ToString();
   return a ? a->stats : aggregate::WindowStats{};
@@ -109,11 +111,15 @@ std::vector<Device> DeviceEvents() {
 TEST(BytesAnalysisTest, EachOperatorCountedOnceThroughItsKernels) {
   const aggregate::WindowStats s = Analyze(Kineto(Ops(), DeviceEvents()));
   // mm: (M*K + K*N + M*N) bf16 elements, in the gemm family (its longest
-  // kernel), with both its kernels' time.
+  // kernel), with the time of its gemm kernel only: its splitk_reduce is
+  // the reduce family's time (issue #61: counted in gemm, the family's
+  // modeled time exceeded its kernel time).
   const aggregate::ByteStats::Family* gemm = FamilyOf(s, "gemm");
   ASSERT_NE(gemm, nullptr);
   EXPECT_DOUBLE_EQ(gemm->bytes, (16.0 * 32 + 32 * 64 + 16 * 64) * 2);
-  EXPECT_EQ(gemm->kernel_ps, 12'000'000);
+  EXPECT_EQ(gemm->kernel_ps, 10'000'000);
+  EXPECT_EQ(gemm->memory_bound_ps, 0);
+  EXPECT_EQ(FamilyOf(s, "reduce"), nullptr);
   // add: two inputs and the output, bf16; the kernel without an operator
   // has no bytes model.
   double other_bytes = 0;
@@ -125,6 +131,9 @@ TEST(BytesAnalysisTest, EachOperatorCountedOnceThroughItsKernels) {
   }
   EXPECT_DOUBLE_EQ(other_bytes, 3.0 * 16 * 32 * 2);
   EXPECT_EQ(other_ps, 1'000'000);
+  // aten::add's kernel is of a memory-bound kind.
+  ASSERT_NE(FamilyOf(s, "elementwise"), nullptr);
+  EXPECT_EQ(FamilyOf(s, "elementwise")->memory_bound_ps, 1'000'000);
   EXPECT_EQ(s.bytes.unknown_ops, 0);
   EXPECT_TRUE(s.bytes.absent.empty()) << s.bytes.absent;
   // Memory operations: CUPTI's count where the trace gives one.
@@ -144,9 +153,10 @@ TEST(BytesAnalysisTest, FiguresPerFamilyAndCoverage) {
   const double mm_bytes = (16.0 * 32 + 32 * 64 + 16 * 64) * 2, mm_flops = 2.0 * 16 * 32 * 64;
   ASSERT_TRUE(b.bytes_per_gpu_step);
   EXPECT_DOUBLE_EQ(*b.bytes_per_gpu_step, mm_bytes + 3.0 * 16 * 32 * 2);
-  // Compute kernel time 17 us, of it 13 us with a bytes model.
+  // Compute kernel time 17 us, of it 11 us with a bytes model (mm's gemm
+  // kernel, add's elementwise kernel).
   ASSERT_TRUE(b.coverage);
-  EXPECT_DOUBLE_EQ(*b.coverage, 13.0 / 17.0);
+  EXPECT_DOUBLE_EQ(*b.coverage, 11.0 / 17.0);
   ASSERT_TRUE(b.memop_bytes_per_gpu_step);
   EXPECT_DOUBLE_EQ(*b.memop_bytes_per_gpu_step, 131140.0);
   ASSERT_TRUE(b.ridge);
@@ -157,19 +167,74 @@ TEST(BytesAnalysisTest, FiguresPerFamilyAndCoverage) {
   }
   ASSERT_NE(gemm, nullptr);
   ASSERT_TRUE(gemm->achieved_bytes_per_second);
-  EXPECT_DOUBLE_EQ(*gemm->achieved_bytes_per_second, mm_bytes / 12e-6);
+  EXPECT_DOUBLE_EQ(*gemm->achieved_bytes_per_second, mm_bytes / 10e-6);
   ASSERT_TRUE(gemm->arithmetic_intensity);
   EXPECT_DOUBLE_EQ(*gemm->arithmetic_intensity, mm_flops / mm_bytes);
   // 42.7 FLOP/B is below the H200's ridge (about 206): memory-bound, at
   // the achieved bandwidth over the peak.
   ASSERT_TRUE(gemm->roofline_bound);
   EXPECT_EQ(*gemm->roofline_bound, "memory");
-  EXPECT_DOUBLE_EQ(*gemm->roofline_fraction, mm_bytes / 12e-6 / 4.8e12);
-  // The elementwise family has bytes but no FLOPs: no intensity, no bound.
+  EXPECT_DOUBLE_EQ(*gemm->roofline_fraction, mm_bytes / 10e-6 / 4.8e12);
+  // The elementwise family has bytes but no FLOPs: no intensity; its kernels
+  // are of a memory-bound kind (issue #61), so it is on the memory roof.
+  const figures::FamilyByteFigures* add = nullptr;
   for (const auto& f : b.families) {
-    if (f.family == "gemm") continue;
-    EXPECT_FALSE(f.arithmetic_intensity) << f.family;
+    if (f.family == "elementwise") add = &f;
+  }
+  ASSERT_NE(add, nullptr);
+  EXPECT_FALSE(add->arithmetic_intensity);
+  ASSERT_TRUE(add->roofline_bound);
+  EXPECT_EQ(*add->roofline_bound, "memory");
+  EXPECT_DOUBLE_EQ(*add->roofline_fraction, 3.0 * 16 * 32 * 2 / 1e-6 / 4.8e12);
+  // Without a known HBM peak, no place on the roof.
+  aggregate::WindowStats unknown = s;
+  unknown.bytes.peak_hbm_bytes_per_second = 0;
+  for (const auto& f : figures::ComputeByteFigures(unknown, flops).families) {
     EXPECT_FALSE(f.roofline_bound) << f.family;
+  }
+}
+
+// Issue #61: the memory-bound kind is decided per kernel. Inductor's
+// pointwise and reduction kernels (triton_poi_, triton_red_, triton_per_)
+// are memory-bound, its templates (triton_tem_, a GEMM) are not: the triton
+// family is on the memory roof only when all its modeled time is of the
+// memory-bound kinds.
+TEST(BytesAnalysisTest, TritonFamilyIsMemoryBoundOnlyWithoutTemplates) {
+  const std::string f32x2 = R"(["float", "float"])";
+  const std::vector<Op> ops = {{"triton_poi_fused_add_0", 21, "[[1024], [1024]]", f32x2},
+                               {"triton_red_fused_sum_1", 22, "[[1024], [1]]", f32x2},
+                               {"triton_tem_fused_mm_2", 23, "[[64, 64], [64, 64]]", f32x2}};
+  const std::vector<Device> poi = {{"kernel", "triton_poi_fused_add_0", 21, 2},
+                                   {"kernel", "triton_red_fused_sum_1", 22, 3}};
+  std::vector<Device> all = poi;
+  all.push_back({"kernel", "triton_tem_fused_mm_2", 23, 5});
+  {
+    const aggregate::WindowStats s = Analyze(Kineto(ops, poi), 4.8e12, "nvidia");
+    const aggregate::ByteStats::Family* t = FamilyOf(s, "triton");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->kernel_ps, 5'000'000);
+    EXPECT_EQ(t->memory_bound_ps, 5'000'000);
+    const figures::ByteFigures b =
+        figures::ComputeByteFigures(s, figures::ComputeFlopFigures(s, {}));
+    ASSERT_EQ(b.families.size(), 1u);
+    ASSERT_TRUE(b.families[0].roofline_bound);
+    EXPECT_EQ(*b.families[0].roofline_bound, "memory");
+    const double bytes = 1024.0 * 4 * 2 + (1024.0 + 1) * 4;
+    EXPECT_DOUBLE_EQ(*b.families[0].roofline_fraction, bytes / 5e-6 / 4.8e12);
+    EXPECT_FALSE(b.families[0].arithmetic_intensity);
+  }
+  {
+    const aggregate::WindowStats s = Analyze(Kineto(ops, all), 4.8e12, "nvidia");
+    const aggregate::ByteStats::Family* t = FamilyOf(s, "triton");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->kernel_ps, 10'000'000);
+    EXPECT_EQ(t->memory_bound_ps, 5'000'000);
+    const figures::ByteFigures b =
+        figures::ComputeByteFigures(s, figures::ComputeFlopFigures(s, {}));
+    ASSERT_EQ(b.families.size(), 1u);
+    EXPECT_TRUE(b.families[0].achieved_bytes_per_second);
+    EXPECT_FALSE(b.families[0].roofline_bound);
+    EXPECT_FALSE(b.families[0].roofline_fraction);
   }
 }
 

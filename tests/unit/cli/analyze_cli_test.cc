@@ -844,5 +844,50 @@ TEST(AnalyzeCliTest, ImpossibleCollectiveSizeHasNoBandwidth) {
   EXPECT_NE(ar["note"].get<std::string>().find("impossible"), std::string::npos) << ar.dump();
 }
 
+// Issue #61: a FLOP kind whose kernels ran but whose FLOPs no formula
+// counted is null with the reason, never 0.0: an aten::mm with shapes is
+// counted (matmul), the attention kernel its vllm::unified_attention
+// operator launched is not (no formula); no convolution kernel ran, so
+// conv is a true 0.
+TEST(AnalyzeCliTest, UncountedFlopKindIsNullWithItsReasonNotZero) {
+  testing::TempDir tmp;
+  const std::string trace =
+      R"J({"deviceProperties":[{"id":0,"name":"NVIDIA H200"}],"traceEvents":[)J"
+      R"J({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":5,)J"
+      R"J("args":{"External id":11,"Input Dims":[[16, 32], [32, 64]],)J"
+      R"J("Input type":["c10::BFloat16", "c10::BFloat16"]}},)J"
+      R"J({"ph":"X","cat":"cpu_op","name":"vllm::unified_attention","pid":1,"tid":1,"ts":20,)J"
+      R"J("dur":5,"args":{"External id":12,"Input Dims":[[1, 8, 128, 64], [1, 8, 128, 64]]}},)J"
+      R"J({"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16","pid":0,"tid":7,"ts":30,)J"
+      R"J("dur":10,"args":{"device":0,"stream":7,"External id":11}},)J"
+      R"J({"ph":"X","cat":"kernel","name":"flash_fwd_splitkv_kernel","pid":0,"tid":7,"ts":50,)J"
+      R"J("dur":8,"args":{"device":0,"stream":7,"External id":12}}]})J";
+  testing::WriteFile(tmp.Sub("w.pt.trace.json.gz"), testing::Gzip(trace));
+  for (const char* format : {"json", "table"}) {
+    SCOPED_TRACE(format);
+    if (std::string(format) == "table") {
+      auto r = Analyze("--profile-steps 1 '" + tmp.Sub("w.pt.trace.json.gz") + "'");
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.out.find("6.554e+04 matmul + n/a attention + 0 conv"), std::string::npos)
+          << r.out;
+      EXPECT_NE(r.out.find("attention FLOPs"), std::string::npos) << r.out;
+      continue;
+    }
+    json j = AnalyzeJson("--profile-steps 1 '" + tmp.Sub("w.pt.trace.json.gz") + "'");
+    const json& f = j["flops"];
+    EXPECT_EQ(f["matmul_per_gpu_step"], 2.0 * 16 * 32 * 64) << f.dump();
+    EXPECT_TRUE(f["attention_per_gpu_step"].is_null()) << f.dump();
+    EXPECT_EQ(f["conv_per_gpu_step"], 0.0) << f.dump();
+    EXPECT_EQ(f["total_per_gpu_step"], 2.0 * 16 * 32 * 64) << f.dump();
+    ASSERT_TRUE(f["kind_notes"].is_object()) << f.dump();
+    EXPECT_EQ(f["kind_notes"].size(), 1u) << f.dump();
+    ASSERT_TRUE(f["kind_notes"]["attention"].is_string()) << f.dump();
+    EXPECT_NE(f["kind_notes"]["attention"].get<std::string>().find(
+                  "attention kernels ran (8e-06 s per GPU step)"),
+              std::string::npos)
+        << f.dump();
+  }
+}
+
 }  // namespace analyze_cli_test
 }  // namespace profwatch

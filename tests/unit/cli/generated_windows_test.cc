@@ -820,5 +820,51 @@ TEST(GeneratedWindowsTest, BytesPerFamilyEqualTheManifest) {
   }
 }
 
+// Issue #61: the elementwise family (aten::add's kernels, a memory-bound
+// kind) has bytes and no FLOPs: on the memory roof, its fraction exactly its
+// manifest bytes over its kernels' manifest time over the H100 80GB's HBM
+// peak; no intensity (no FLOPs). gemm and attention keep their place by
+// intensity.
+TEST(GeneratedWindowsTest, MemoryBoundFamilyIsOnTheMemoryRoof) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Sub("m0.pt.trace.json.gz");
+  auto gen =
+      testing::RunCommand(Tracegen("kineto-math --bytes --out " + file +
+                                   " --gpus 2 --steps 2 --seed 4 --manifest " + tmp.Sub("m.json")));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const json truth = json::parse(testing::ReadFile(tmp.Sub("m.json")))["files"][0];
+  int64_t elementwise_ps = 0;
+  for (const json& k : truth["kernels"]) {
+    if (k["family"] == "elementwise") elementwise_ps += k["ps"].get<int64_t>();
+  }
+  ASSERT_GT(elementwise_ps, 0);
+  const double bytes = truth["bytes_by_family"]["elementwise"].get<double>();
+  const json j = RunJson(Analyze("'" + file + "'"));
+  const double peak = j["bytes"]["peak_hbm_bytes_per_second"].get<double>();
+  EXPECT_EQ(peak, 3.35e12);  // "NVIDIA H100 80GB HBM3", the datasheet's
+  std::map<std::string, json> by_family;
+  for (const json& f : j["families"]) by_family[f["family"]] = f;
+  const json& e = by_family["elementwise"];
+  EXPECT_EQ(e["roofline_bound"], "memory") << e.dump();
+  EXPECT_TRUE(e["arithmetic_intensity"].is_null()) << e.dump();
+  ASSERT_TRUE(e["roofline_fraction"].is_number()) << e.dump();
+  EXPECT_EQ(e["roofline_fraction"].get<double>(),
+            bytes / (static_cast<double>(elementwise_ps) * 1e-12) / peak);
+  EXPECT_EQ(e["bytes_modeled_seconds_per_gpu_step"].get<double>(),
+            static_cast<double>(elementwise_ps) * 1e-12 / 4);
+  for (const char* math : {"gemm", "attention"}) {
+    const json& f = by_family[math];
+    EXPECT_TRUE(f["arithmetic_intensity"].is_number()) << f.dump();
+    EXPECT_TRUE(f["roofline_bound"].is_string()) << f.dump();
+  }
+  // No family's modeled time above its own kernel time.
+  for (const json& f : j["families"]) {
+    if (!f["bytes_modeled_seconds_per_gpu_step"].is_number()) continue;
+    EXPECT_LE(f["bytes_modeled_seconds_per_gpu_step"].get<double>(),
+              f["seconds_per_gpu_step"].get<double>())
+        << f.dump();
+  }
+}
+
 }  // namespace generated_windows_test
 }  // namespace profwatch

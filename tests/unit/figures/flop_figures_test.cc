@@ -30,8 +30,8 @@ TEST(FlopFiguresTest, WindowFiguresAndWhyMfuIsMissing) {
   s.flops.families = {{"gemm", 4e12, 2'000'000'000'000}, {"attention", 2e12, 1'000'000'000'000}};
   s.flops.device_name = "Some GPU";
   const FlopFigures f = ComputeFlopFigures(s, Log(0.5));
-  ASSERT_TRUE(f.per_gpu_step && f.total_per_gpu_step);
-  EXPECT_DOUBLE_EQ((*f.per_gpu_step)[0], 2e12);
+  ASSERT_TRUE(f.per_gpu_step[0] && f.total_per_gpu_step);
+  EXPECT_DOUBLE_EQ(*f.per_gpu_step[0], 2e12);
   EXPECT_DOUBLE_EQ(*f.total_per_gpu_step, 3e12);
   EXPECT_TRUE(f.note.empty());
   EXPECT_DOUBLE_EQ(*f.achieved_per_second, 2e12);
@@ -67,7 +67,7 @@ TEST(FlopFiguresTest, NothingCountedIsAbsentNotZero) {
   s.flops.peak_per_second = 989.4e12;
   const FlopFigures f = ComputeFlopFigures(s, Log(0.081));
   EXPECT_TRUE(f.attempted);
-  EXPECT_FALSE(f.per_gpu_step.has_value());
+  for (const auto& kind : f.per_gpu_step) EXPECT_FALSE(kind.has_value());
   EXPECT_FALSE(f.total_per_gpu_step.has_value());
   EXPECT_FALSE(f.achieved_per_second.has_value());
   EXPECT_FALSE(f.model_per_second.has_value());
@@ -87,6 +87,41 @@ TEST(FlopFiguresTest, NothingCountedIsAbsentNotZero) {
 // kNoPeakFlopsBound): no figure at all; the same holds for one family whose
 // rate is impossible inside a plausible total, and for counted FLOPs in no
 // kernel time.
+// Issue #61: a kind with no counted FLOP is 0 only when no kernel of its
+// family ran; attention kernels that ran uncounted make the attention kind
+// unset with the reason (never 0.0), and a family whose FLOPs were counted
+// as another kind keeps its kind's zero.
+TEST(FlopFiguresTest, KindWhoseKernelsRanUncountedIsAbsentNotZero) {
+  WindowStats s;
+  s.profile_steps = 2;
+  s.devices.resize(1);  // divisor 2
+  s.families = {{"gemm", classify::FamilyKind::kMath, 1, 2'000'000'000'000, 1, 0, 0, {}},
+                {"attention", classify::FamilyKind::kMath, 1, 3'000'000'000'000, 1, 0, 0, {}}};
+  s.flops.flops = {4e12, 0, 0};
+  s.flops.kernel_ps = {2'000'000'000'000, 0, 0};
+  s.flops.families = {{"gemm", 4e12, 2'000'000'000'000}};
+  const FlopFigures f = ComputeFlopFigures(s, Log(0.5));
+  ASSERT_TRUE(f.total_per_gpu_step);
+  ASSERT_TRUE(f.per_gpu_step[0]);
+  EXPECT_DOUBLE_EQ(*f.per_gpu_step[0], 2e12);
+  EXPECT_FALSE(f.per_gpu_step[1]);
+  EXPECT_EQ(f.kind_notes[1],
+            "attention kernels ran (1.5 s per GPU step) and none of their FLOPs were "
+            "counted: their operators have no FLOP formula or no usable shapes (see uncounted)");
+  ASSERT_TRUE(f.per_gpu_step[2]);  // no conv kernel ran: a true zero
+  EXPECT_EQ(*f.per_gpu_step[2], 0.0);
+  EXPECT_TRUE(f.kind_notes[0].empty() && f.kind_notes[2].empty());
+  // The attention kernels' FLOPs counted as matmul (a math attention's
+  // GEMMs): no attention-kind FLOP, and nothing uncounted.
+  s.flops.flops[0] = 5e12;
+  s.flops.kernel_ps[0] = 5'000'000'000'000;
+  s.flops.families.push_back({"attention", 1e12, 3'000'000'000'000});
+  const FlopFigures g = ComputeFlopFigures(s, Log(0.5));
+  ASSERT_TRUE(g.per_gpu_step[1]);
+  EXPECT_EQ(*g.per_gpu_step[1], 0.0);
+  EXPECT_TRUE(g.kind_notes[1].empty());
+}
+
 TEST(FlopFiguresTest, ImpossibleCountIsUnknown) {
   const double huge = 2e18;  // aten::mm of [1e6, 1e6] x [1e6, 1e6] (flops_test.cc)
   WindowStats s;

@@ -326,7 +326,8 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
 TEST(StateJsonTest, BytesRoundTripAndOlderFilesHaveNone) {
   snapshot::RunState in = testing::RunWithEverything();
   aggregate::ByteStats& b = in.MutableStats().bytes;
-  b.families = {{"gemm", 1.78e10, 33'000'000'000}, {"elementwise", 1.9e10, 7'000'000'000}};
+  b.families = {{"gemm", 1.78e10, 33'000'000'000},
+                {"elementwise", 1.9e10, 7'000'000'000, 7'000'000'000}};
   b.unknown_ops = 2;
   b.memop_bytes = 131140;
   b.memop_ps = 5'000'000;
@@ -341,6 +342,8 @@ TEST(StateJsonTest, BytesRoundTripAndOlderFilesHaveNone) {
   EXPECT_EQ(o.families[1].family, "elementwise");
   EXPECT_EQ(o.families[1].bytes, 1.9e10);
   EXPECT_EQ(o.families[0].kernel_ps, 33'000'000'000);
+  EXPECT_EQ(o.families[0].memory_bound_ps, 0);
+  EXPECT_EQ(o.families[1].memory_bound_ps, 7'000'000'000);
   EXPECT_EQ(o.unknown_ops, 2);
   EXPECT_EQ(o.memop_bytes, 131140);
   EXPECT_EQ(o.memop_ps, 5'000'000);
@@ -348,6 +351,14 @@ TEST(StateJsonTest, BytesRoundTripAndOlderFilesHaveNone) {
   EXPECT_EQ(o.peak_hbm_bytes_per_second, 4.8e12);
   EXPECT_EQ(o.peak_hbm_source, "datasheet");
   EXPECT_TRUE(o.absent.empty());
+  // A state written before issue #61 has no memory-bound time: 0, so no
+  // family is placed on the memory roof without FLOPs.
+  nlohmann::json before61 = j;
+  for (auto& fam : before61["stats"]["bytes"]["families"]) fam.erase("memory_bound_ps");
+  auto kinds = ParseRunState(before61.dump());
+  ASSERT_TRUE(kinds) << kinds.error().ToString();
+  EXPECT_EQ(kinds->stats->bytes.families[1].memory_bound_ps, 0);
+  EXPECT_EQ(kinds->stats->bytes.families[1].kernel_ps, 7'000'000'000);
   j["stats"].erase("bytes");
   auto old = ParseRunState(j.dump());
   ASSERT_TRUE(old) << old.error().ToString();
