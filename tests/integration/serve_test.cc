@@ -720,12 +720,18 @@ TEST(ServeTest, StateIsSavedWhileRunningSoAKillLosesNothing) {
 TEST(ServeTest, FailedStateSaveIsCountedAndServingGoesOn) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
-  WriteTrace(ProfileDir(jobs, "jobS", "runS") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
-  WriteFile(tmp.Sub("not_a_dir"), "x");  // the state file's parent is a file
+  fs::create_directories(jobs);
+  // Writable at start (an unwritable one fails the start: CliOptionsTest),
+  // then the state file's parent becomes a file.
+  fs::create_directories(tmp.Sub("not_a_dir"));
   const std::string state = tmp.Sub("not_a_dir/state.json");
   std::vector<std::string> flags = FastFlags(jobs, {"--state", state});
   Serve serve(tmp, flags);
   ASSERT_GT(serve.port(), 0) << serve.Log();
+  fs::remove_all(tmp.Sub("not_a_dir"));
+  WriteFile(tmp.Sub("not_a_dir"), "x");
+  // The window lands after that, so its first save fails.
+  WriteTrace(ProfileDir(jobs, "jobS", "runS") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
   auto m = serve.WaitFor([](const std::string& t) {
     return Sample(t, "profwatch_state_save_errors_total").value_or(0) >= 1 &&
            HasGpus("jobS", "runS", 2)(t);
