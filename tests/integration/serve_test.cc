@@ -667,6 +667,91 @@ TEST(ServeTest, RestartWithStateServesIdenticalValuesWithoutReanalysis) {
   EXPECT_EQ(again.Stop(), 0);
 }
 
+// A restart on the --state of 300 runs: from the moment the process
+// starts, every 200 answer of /metrics holds every restored run. One
+// served before the file is restored would hold none, and Prometheus would
+// mark every run's series stale and resolve their alerts. The runs of the
+// file are one run's entry and window copied under 299 more jobs, each
+// beside a hard link of its trace (same device, inode, size and mtime:
+// restored, not analysed again).
+TEST(ServeTest, EveryMetricsAnswerAfterARestartHoldsEveryRestoredRun) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string state = tmp.Sub("state.json");
+  const std::string tail = "/2024_03_01_12_00_00/h0.trace.json.gz";
+  const std::string trace = ProfileDir(jobs, "job000", "run") + tail;
+  WriteTrace(trace, 2);
+  std::vector<std::string> flags = FastFlags(jobs, {"--state", state});
+  {
+    Serve serve(tmp, flags, "first");
+    ASSERT_GT(serve.port(), 0) << serve.Log();
+    ASSERT_TRUE(serve.WaitFor(HasGpus("job000", "run", 2)).has_value()) << serve.Log();
+    ASSERT_EQ(serve.Stop(), 0);
+  }
+  constexpr int kRuns = 300;
+  nlohmann::json file = nlohmann::json::parse(ReadFile(state));
+  ASSERT_EQ(file["snapshot"]["runs"].size(), 1u);
+  ASSERT_EQ(file["windows"].size(), 1u);
+  const nlohmann::json run0 = file["snapshot"]["runs"][0];
+  const nlohmann::json window0 = file["windows"][0];
+  const auto renamed = [](std::string path, const std::string& job) {
+    const size_t at = path.find("/job000/");
+    return at == std::string::npos ? path : path.replace(at + 1, 6, job);
+  };
+  for (int i = 1; i < kRuns; ++i) {
+    char job[16];
+    std::snprintf(job, sizeof job, "job%03d", i);
+    const std::string copy = ProfileDir(jobs, job, "run") + tail;
+    fs::create_directories(fs::path(copy).parent_path());
+    fs::create_hard_link(trace, copy);
+    nlohmann::json run = run0;
+    run["training_job"] = job;
+    file["snapshot"]["runs"].push_back(run);
+    nlohmann::json window = window0;
+    window["training_job"] = job;
+    window["first_dir"] = renamed(window["first_dir"], job);
+    window["run_dir"] = renamed(window["run_dir"], job);
+    for (nlohmann::json& f : window["files"]) f["path"] = renamed(f["path"], job);
+    file["windows"].push_back(window);
+  }
+  WriteFile(state, file.dump());
+
+  const int port = testing::FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  flags.insert(flags.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
+  Serve again(tmp, flags, "second");
+  int answers = 0;
+  std::optional<std::string> last;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  // Until the answers have seen two scans of the roots after the restart.
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::optional<std::string> m = testing::HttpGet(port, "/metrics");
+    if (!m) {
+      std::this_thread::sleep_for(5ms);  // polling interval of a deadline-bounded wait
+      continue;
+    }
+    ++answers;
+    std::set<std::string> shown;
+    for (const std::string& l : RunLines(*m)) {
+      if (l.rfind("profwatch_window_gpus{", 0) != 0) continue;
+      const size_t at = l.find("training_job=\"");
+      if (at != std::string::npos) shown.insert(l.substr(at + 14, 6));
+    }
+    ASSERT_EQ(shown.size(), static_cast<size_t>(kRuns))
+        << "answer " << answers << " of /metrics lacks restored runs\n"
+        << again.Log();
+    last = m;
+    const std::optional<double> scans = Sample(*m, "profwatch_scans_total");
+    if (scans && *scans >= 2) break;
+  }
+  ASSERT_TRUE(last.has_value()) << again.Log();
+  EXPECT_GE(Sample(*last, "profwatch_scans_total"), 2) << again.Log();
+  EXPECT_EQ(Sample(*last, "profwatch_windows_analyzed_total", {{"result", "ok"}}), 0)
+      << again.Log();
+  EXPECT_EQ(testing::HttpGet(port, "/-/ready"), "OK\n");
+  EXPECT_EQ(again.Stop(), 0);
+}
+
 // The state file is saved while the daemon runs (at most once a second as
 // results land, not once per result), so a daemon killed without a chance to
 // save at stop still restarts without re-analysing.
@@ -738,6 +823,23 @@ TEST(ServeTest, FailedStateSaveIsCountedAndServingGoesOn) {
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_TRUE(serve.WaitForLog("state not saved path=" + state)) << serve.Log();
+  // Not ready while the last save failed, naming it; ready again once a
+  // save succeeds (the one after the next window).
+  const auto ready = testing::RunCommand(
+      "curl -sS -w ' %{http_code}' http://127.0.0.1:" + std::to_string(serve.port()) + "/-/ready");
+  EXPECT_EQ(ready.out.rfind("not ready: the last save of --state failed: ", 0), 0u) << ready.out;
+  EXPECT_EQ(ready.out.substr(ready.out.size() - 4), " 503") << ready.out;
+  fs::remove(tmp.Sub("not_a_dir"));
+  fs::create_directories(tmp.Sub("not_a_dir"));
+  WriteTrace(ProfileDir(jobs, "jobT", "runT") + "/2024_03_01_12_00_00/h0.trace.json.gz", 1);
+  EXPECT_TRUE(serve
+                  .WaitFor([&](const std::string& t) {
+                    return HasGpus("jobT", "runT", 1)(t) &&
+                           testing::HttpGet(serve.port(), "/-/ready") == "OK\n";
+                  })
+                  .has_value())
+      << serve.Log();
+  EXPECT_TRUE(fs::exists(state));
   EXPECT_EQ(serve.Stop(), 0);
 }
 

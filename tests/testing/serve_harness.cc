@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <sstream>
@@ -49,6 +50,22 @@ std::optional<std::string> HttpGet(int port, const std::string& path) {
   if (resp.rfind("HTTP/1.", 0) != 0 || body == std::string::npos) return std::nullopt;
   if (resp.find(" 200 ") == std::string::npos) return std::nullopt;
   return resp.substr(body + 4);
+}
+
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
 }
 
 std::optional<double> Sample(const std::string& text, const std::string& name, const Labels& want) {
@@ -115,9 +132,14 @@ Serve::Serve(const TempDir& tmp, std::vector<std::string> args, const std::strin
     : log_path_(tmp.Sub(tag + ".log")), port_file_(tmp.Sub(tag + ".port")) {
   std::error_code ec;
   std::filesystem::remove(port_file_, ec);
-  std::vector<std::string> argv = {
-      BinaryPath("profwatch"), "serve",    "--listen",    "127.0.0.1:0",
-      "--listen-port-file",    port_file_, "--log-level", "debug"};
+  // A test that gives --listen itself knows the port and does not wait
+  // for the daemon to announce it.
+  const auto given = std::find(args.begin(), args.end(), "--listen");
+  const bool listen_given = given != args.end() && std::next(given) != args.end();
+  std::vector<std::string> argv = {BinaryPath("profwatch"), "serve", "--log-level", "debug"};
+  if (!listen_given) {
+    argv.insert(argv.end(), {"--listen", "127.0.0.1:0", "--listen-port-file", port_file_});
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   pid_ = fork();
   if (pid_ == 0) {
@@ -129,6 +151,10 @@ Serve::Serve(const TempDir& tmp, std::vector<std::string> args, const std::strin
     cargv.push_back(nullptr);
     execv(cargv[0], cargv.data());
     _exit(127);
+  }
+  if (listen_given) {
+    port_ = std::stoi(std::next(given)->substr(std::next(given)->rfind(':') + 1));
+    return;
   }
   // A bound for a daemon that never listens (see WaitFor's).
   auto deadline = std::chrono::steady_clock::now() + 60s;

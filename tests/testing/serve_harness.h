@@ -20,6 +20,10 @@ namespace profwatch::testing {
 // GET http://127.0.0.1:<port><path>; the body of a 200 answer, else nullopt.
 std::optional<std::string> HttpGet(int port, const std::string& path);
 
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to 0 and
+// closed), for a test that must reach the daemon before it announces one.
+int FreeLoopbackPort();
+
 using Labels = std::map<std::string, std::string>;
 // The value of the first sample `name` whose labels include all of `want`.
 std::optional<double> Sample(const std::string& text, const std::string& name,
@@ -42,7 +46,9 @@ void WriteSmallJaxTrace(const std::string& path, int gpus);
 class Serve {
  public:
   // Starts `profwatch serve --listen 127.0.0.1:0 ... args`; its stdout and
-  // stderr go to <tmp>/<tag>.log. Waits (bounded) for the port file.
+  // stderr go to <tmp>/<tag>.log. Waits (bounded) for the port file, unless
+  // `args` give --listen ADDRESS:PORT: then returns at once (port() is
+  // PORT; the daemon may not listen yet).
   Serve(const TempDir& tmp, std::vector<std::string> args, const std::string& tag = "serve");
   ~Serve();
   Serve(const Serve&) = delete;

@@ -133,13 +133,16 @@ tl::expected<pipeline::DaemonOptions, int> StartupOptions(ServeFlags& flags) {
       return tl::unexpected(1);
     }
   }
-  // A spill directory the daemon cannot write (a read-only root file system
-  // without a volume there) is found at start, not at the first large window.
+  // So does a spill directory it cannot write (a read-only root file
+  // system without a volume there), found at start, not at the first large
+  // window, whose analysis would then fail its memory budget.
   if (auto probe = aggregate::SpillFile::Create(options->analyze.spill_dir); !probe) {
-    LogWarn("spill dir not writable, large traces will be kept in memory",
-            {{"path", options->analyze.spill_dir},
-             {"error", probe.error().context},
-             {"hint", "give --spill-dir a writable directory"}});
+    LogError("cannot write the file of a flag",
+             {{"flag", "--spill-dir"},
+              {"path", options->analyze.spill_dir},
+              {"error", probe.error().context},
+              {"hint", "give --spill-dir a writable directory"}});
+    return tl::unexpected(1);
   }
   return std::move(*options);
 }
@@ -276,20 +279,22 @@ int RunServe(const std::vector<std::string>& args) {
     return 1;
   }
   std::unique_ptr<web::HttpServer> exposer = std::move(*http);
+  const std::vector<int> ports = exposer->ListeningPorts();
+  const int port = ports.empty() ? -1 : ports.front();
+  // Stable line: tests and scripts read the bound port from it. Announced
+  // before --state is restored: meanwhile /-/healthy answers, /-/ready is
+  // 503 and /metrics waits for the restored runs.
+  LogInfo("listening", {{"address", HostOf(flags.listen) + ":" + std::to_string(port)}});
+  if (!flags.web_config_file.empty()) {
+    LogInfo("web config", {{"path", flags.web_config_file}, {"tls", exposer->door().tls()}});
+  }
+  if (!flags.listen_port_file.empty()) WritePortFile(flags.listen_port_file, port);
   SystemClock clock;
   pipeline::Daemon daemon(*options, store, registry, clock);
   if (Status s = daemon.Start(); !s) {
     LogError("cannot start", {{"error", s.error().ToString()}});
     return 1;
   }
-  const std::vector<int> ports = exposer->ListeningPorts();
-  const int port = ports.empty() ? -1 : ports.front();
-  // Stable line: tests and scripts read the bound port from it.
-  LogInfo("listening", {{"address", HostOf(flags.listen) + ":" + std::to_string(port)}});
-  if (!flags.web_config_file.empty()) {
-    LogInfo("web config", {{"path", flags.web_config_file}, {"tls", exposer->door().tls()}});
-  }
-  if (!flags.listen_port_file.empty()) WritePortFile(flags.listen_port_file, port);
 
   for (;;) {
     int sig = 0;

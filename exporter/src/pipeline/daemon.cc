@@ -927,6 +927,7 @@ void Daemon::PublishLocked(TimePoint now) {
     next->shards = options_.shard.count;
   }
   next->metrics_detail = options_.metrics_detail;
+  next->state_save_error = state_save_error_;
   store_->Publish(std::move(next));
   analyzed_ok_->Increment(static_cast<double>(unpublished_.ok));
   analyzed_incomplete_->Increment(static_cast<double>(unpublished_.incomplete));
@@ -1060,19 +1061,26 @@ std::optional<Daemon::StateSave> Daemon::SerializeStateLocked(TimePoint now) {
 
 void Daemon::WriteState(std::optional<StateSave> save) {
   if (!save) return;
+  std::string error;
   {
     std::lock_guard<std::mutex> lock(persist_mu_);
     if (save->seq <= written_seq_) return;  // a newer save is on disk already
     written_seq_ = save->seq;
     Status s = store::WriteFileAtomic(save->path, save->data);
     if (!s) {
+      error = s.error().ToString();
       state_save_errors_->Increment();
-      LogWarn("state not saved", {{"path", save->path}, {"error", s.error().ToString()}});
+      LogWarn("state not saved", {{"path", save->path}, {"error", error}});
     }
   }
   // `started` may predate the wait for mu_; the save's own cost is measured.
   std::lock_guard<std::mutex> lock(mu_);
   persist_throttle_.Saved(save->started, clock_.Now());
+  // /-/ready says whether the last save failed as soon as that changes.
+  if (error != state_save_error_) {
+    state_save_error_ = std::move(error);
+    PublishLocked(clock_.Now());
+  }
 }
 
 }  // namespace profwatch::pipeline

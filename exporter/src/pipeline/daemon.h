@@ -271,6 +271,7 @@ class Daemon {
   uint64_t save_seq_ = 0;                 // guarded by mu_
   store::SaveThrottle persist_throttle_;  // guarded by mu_
   bool persist_pending_ = false;          // guarded by mu_
+  std::string state_save_error_;          // guarded by mu_, published
   store::SaveThrottle publish_throttle_;  // guarded by mu_
   bool publish_pending_ = false;          // guarded by mu_
   // Window results not yet in a published snapshot, by result label;

@@ -6,7 +6,9 @@
 // thread-safe; a Snapshot is never mutated after publication.
 #pragma once
 
+#include <chrono>
 #include <compare>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -151,6 +153,9 @@ struct Snapshot {
   // (expose::kDetailMetrics) and the zero series of families that launched
   // no kernel and FLOP kinds with none counted.
   bool metrics_detail = false;
+  // The last --state save's error; empty when it succeeded or none failed
+  // yet (/-/ready names it, not persisted).
+  std::string state_save_error;
 };
 
 class SnapshotStore {
@@ -162,13 +167,32 @@ class SnapshotStore {
   }
   // The mutex is held only for the pointer swap.
   void Publish(std::shared_ptr<const Snapshot> next) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      current_ = std::move(next);
+      published_ = true;
+    }
+    first_publish_.notify_all();
+  }
+  // False until the first Publish: until then the store holds an empty
+  // placeholder, not the daemon's runs (its --state is still being
+  // restored), which /metrics must not serve as if no run existed.
+  bool Published() const {
     std::lock_guard<std::mutex> lock(mu_);
-    current_ = std::move(next);
+    return published_;
+  }
+  // Waits for the first Publish until `deadline`; returns Published().
+  bool WaitPublished(std::chrono::steady_clock::time_point deadline) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    first_publish_.wait_until(lock, deadline, [this] { return published_; });
+    return published_;
   }
 
  private:
   mutable std::mutex mu_;
+  mutable std::condition_variable first_publish_;
   std::shared_ptr<const Snapshot> current_;
+  bool published_ = false;
 };
 
 }  // namespace profwatch::snapshot

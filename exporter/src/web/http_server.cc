@@ -7,7 +7,10 @@
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <string>
 
@@ -103,6 +106,26 @@ void Answer(mg_connection* conn, const mg_request_info& request, const HttpAnswe
   }
 }
 
+// How long a scrape waits for the restored runs: Prometheus's own scrape
+// timeout (the header it sends) less a margin for the answer, else
+// kMaxMetricsHold; never longer than kMaxMetricsHold.
+constexpr std::chrono::seconds kMaxMetricsHold{10};
+std::chrono::steady_clock::time_point MetricsHoldDeadline(mg_connection* conn) {
+  std::chrono::duration<double> hold = kMaxMetricsHold;
+  if (const char* t = mg_get_header(conn, "X-Prometheus-Scrape-Timeout-Seconds")) {
+    char* end = nullptr;
+    const double s = std::strtod(t, &end);
+    if (end != t && s > 0) hold = std::min(hold, std::chrono::duration<double>(s * 0.9));
+  }
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(hold);
+}
+
+HttpAnswer StartingAnswer() {
+  return HttpAnswer{503, "text/plain; charset=utf-8",
+                    "not ready: starting, restoring the runs of --state\n"};
+}
+
 // Every path goes through here: the door (basic auth, headers) first, then
 // the endpoint; unknown paths get our 404 (behind the same door).
 int BeginRequest(mg_connection* conn) {
@@ -125,11 +148,25 @@ int BeginRequest(mg_connection* conn) {
     Answer(conn, *request, HttpAnswer{401, "text/plain; charset=utf-8", "Unauthorized\n"}, headers);
     return 401;
   }
-  if (std::string_view(request->local_uri) == "/metrics") {
+  const std::string_view uri = request->local_uri;
+  if (uri == "/metrics") {
+    // Until the daemon's first publish (its --state restored) the store
+    // holds no run: an answer then would make Prometheus mark every run's
+    // series stale and resolve their alerts. Held instead, up to the
+    // scrape's own timeout, then refused (a failed scrape, which the
+    // shipped alerts ride over with keep_firing_for).
+    if (!server->store().WaitPublished(MetricsHoldDeadline(conn))) {
+      Answer(conn, *request, StartingAnswer(), headers);
+      return 503;
+    }
     return ServeMetrics(conn, *request, server->exposition(), headers);
   }
+  if (uri == "/-/ready" && !server->store().Published()) {
+    Answer(conn, *request, StartingAnswer(), headers);
+    return 503;
+  }
   std::optional<HttpAnswer> answer =
-      OperationalAnswer(request->local_uri, *server->store().Current(), server->landing_note());
+      OperationalAnswer(uri, *server->store().Current(), server->landing_note());
   if (!answer) answer = HttpAnswer{404, "text/plain; charset=utf-8", "Not Found\n"};
   Answer(conn, *request, *answer, headers);
   return answer->status;
@@ -332,6 +369,13 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
                         "not ready: all " + std::to_string(snap.workers_stuck) +
                             " analysis worker(s) busy on one window longer than its time budget "
                             "(--window-max-seconds)\n"};
+    }
+    // A daemon that cannot save its state loses every run at its next
+    // restart: not ready until a save succeeds again.
+    if (!snap.state_save_error.empty()) {
+      return HttpAnswer{
+          503, "text/plain; charset=utf-8",
+          "not ready: the last save of --state failed: " + snap.state_save_error + "\n"};
     }
     return HttpAnswer{200, "text/plain; charset=utf-8", "OK\n"};
   }

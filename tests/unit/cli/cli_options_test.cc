@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/serve_flags.h"
@@ -162,16 +163,18 @@ std::vector<std::string> NumericFlags(const std::string& verb) {
 // Issue #65: a --state or --history the daemon could never write fails the
 // start (exit 1, naming the flag and the path), before it listens; a
 // writable one starts as before (the serve tests).
-TEST(CliOptionsTest, ServeWithAStateItCannotWriteFailsNamingThePath) {
+TEST(CliOptionsTest, ServeWithAStateHistoryOrSpillDirItCannotWriteFailsNamingThePath) {
   testing::TempDir tmp;
-  for (const std::string flag : {"--state", "--history"}) {
+  for (const auto& [flag, path] : std::vector<std::pair<std::string, std::string>>{
+           {"--state", "/nonexistent-dir/state.json"},
+           {"--history", "/nonexistent-dir/state.json"},
+           {"--spill-dir", "/nonexistent-dir"}}) {
     SCOPED_TRACE(flag);
     const auto r = RunCommand("timeout 10 '" + testing::BinaryPath("profwatch") +
                               "' serve --listen 127.0.0.1:0 --watch '" + tmp.path().string() +
-                              "' " + flag + " /nonexistent-dir/state.json");
+                              "' " + flag + " " + path);
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("cannot write the file of a flag flag=" + flag +
-                         " path=/nonexistent-dir/state.json"),
+    EXPECT_NE(r.err.find("cannot write the file of a flag flag=" + flag + " path=" + path),
               std::string::npos)
         << r.err;
     EXPECT_EQ(r.err.find("listening"), std::string::npos) << r.err;

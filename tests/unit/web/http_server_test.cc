@@ -158,5 +158,64 @@ TEST(HttpServerTest, AConnectionIsPendingFromItsAcceptUntilItsRequestOrClose) {
   EXPECT_EQ(pending.size(), 0u);  // ended by the request, before the answer
 }
 
+// The whole answer to one raw HTTP request.
+std::string Ask(int port, const std::string& request) {
+  const int fd = Connect(port);
+  EXPECT_EQ(send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
+  close(fd);
+  return answer;
+}
+
+// Before the daemon's first publish (its --state being restored) /-/ready
+// is 503 and a scrape waits for the runs: refused (503) once Prometheus's
+// scrape timeout, which it sends as a header, has passed; served from the
+// published snapshot once there is one. /-/healthy answers throughout.
+TEST(HttpServerTest, MetricsWaitsForTheFirstPublishAndReadyIsNotReadyBefore) {
+  auto store = std::make_shared<snapshot::SnapshotStore>();
+  auto server =
+      HttpServer::Start("127.0.0.1:0", store, std::make_shared<expose::Exposition>(store));
+  ASSERT_TRUE(server) << server.error().context;
+  const int port = (*server)->ListeningPorts().at(0);
+  const std::string starting = "not ready: starting, restoring the runs of --state\n";
+
+  EXPECT_EQ(Ask(port, "GET /-/healthy HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200 OK", 0), 0u);
+  const std::string ready = Ask(port, "GET /-/ready HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(ready.rfind("HTTP/1.1 503", 0), 0u) << ready;
+  EXPECT_NE(ready.find(starting), std::string::npos) << ready;
+  const std::string refused =
+      Ask(port, "GET /metrics HTTP/1.0\r\nX-Prometheus-Scrape-Timeout-Seconds: 0.2\r\n\r\n");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find(starting), std::string::npos) << refused;
+
+  auto published = std::make_shared<snapshot::Snapshot>();
+  published->last_scan_unix = 1795003700;
+  store->Publish(published);
+  const std::string served =
+      Ask(port, "GET /metrics HTTP/1.0\r\nX-Prometheus-Scrape-Timeout-Seconds: 0.2\r\n\r\n");
+  EXPECT_EQ(served.rfind("HTTP/1.1 200 OK", 0), 0u) << served;
+  EXPECT_NE(served.find("profwatch_last_scan_timestamp_seconds 1795003700"), std::string::npos)
+      << served;
+  EXPECT_EQ(Ask(port, "GET /-/ready HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200 OK", 0), 0u);
+}
+
+// A failed save of --state makes the instance not ready, naming the error,
+// until a save succeeds again (the daemon publishes the change at once).
+TEST(OperationalAnswerTest, NotReadyWhileTheLastStateSaveFailed) {
+  snapshot::Snapshot snap;
+  snap.last_scan_unix = 1795003700;
+  snap.state_save_error = "io: rename /state/x.json: No space left on device";
+  std::optional<HttpAnswer> failed = OperationalAnswer("/-/ready", snap);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->status, 503);
+  EXPECT_EQ(failed->body,
+            "not ready: the last save of --state failed: io: rename /state/x.json: No space left "
+            "on device\n");
+  snap.state_save_error.clear();
+  EXPECT_EQ(OperationalAnswer("/-/ready", snap)->status, 200);
+}
+
 }  // namespace
 }  // namespace profwatch::web
