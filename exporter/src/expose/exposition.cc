@@ -1,6 +1,7 @@
 // Exposition: see exposition.h.
 #include "expose/exposition.h"
 
+#include <malloc.h>
 #include <prometheus/text_serializer.h>
 #include <zlib.h>
 
@@ -56,6 +57,18 @@ void Exposition::AddLive(std::shared_ptr<prometheus::Collectable> collectable) {
 }
 
 Exposition::Body Exposition::Render(bool gzip) const {
+  bool rendered = false;
+  Body body = Render(gzip, rendered);
+  // A snapshot's render builds every run's families as small allocations
+  // and frees them: the allocator keeps those pages (in the arena of
+  // whichever HTTP worker rendered) unless told to return them, and the
+  // daemon's memory would then follow its scrapes' history instead of its
+  // runs. Once per snapshot, not per scrape.
+  if (rendered) malloc_trim(0);
+  return body;
+}
+
+Exposition::Body Exposition::Render(bool gzip, bool& rendered) const {
   std::vector<prometheus::MetricFamily> families;
   for (const auto& weak : live_) {
     if (auto c = weak.lock()) {
@@ -75,6 +88,7 @@ Exposition::Body Exposition::Render(bool gzip) const {
     deflated_.reset();
     rendered_for_ = std::move(snap);
     ++bulk_renders_;
+    rendered = true;
   }
   if (!gzip) {
     body.head = live;

@@ -52,6 +52,9 @@ class Exposition {
   uint64_t BulkRenders() const;
 
  private:
+  // Render(gzip); `rendered`: whether it rendered the snapshot's part anew.
+  Body Render(bool gzip, bool& rendered) const;
+
   std::shared_ptr<const snapshot::SnapshotStore> store_;
   BuildInfo build_;
   std::vector<std::weak_ptr<prometheus::Collectable>> live_;
