@@ -88,7 +88,8 @@ MAY_BE_EMPTY = {
        "no owner is over a cap and nothing is refused in this scenario (series per owner "
        "appear with the first refusal)"
        for panel, refs in (("Owners over a per-owner cap", "A"),
-                           ("Inputs refused in the last hour", "AB"))
+                           ("Inputs refused in the last hour", "AB"),
+                           ("Training logs refused in the last hour", "A"))
        for ref in refs},
     ("profwatch-job-overview", "MFU and TFLOP/s per device", "A"):
         "the synthetic MaxText log prints no MFU field",
