@@ -3,13 +3,12 @@
 #   lib/systemd/system/profwatch@.service       the unit, its ExecStart and
 #                                               Documentation= rewritten to this
 #                                               prefix's binary and docs
-#   ${DATADIR}/profwatch/rules/*.yml            Prometheus rules, each alert's
-#                                               runbook_url rewritten to
-#                                               PROFWATCH_RUNBOOK_BASE_URL, else
-#                                               to this prefix's docs
+#   ${DATADIR}/profwatch/rules/*.yml            Prometheus rules; each alert's
+#                                               runbook_url links a daemon's
+#                                               /runbook, or the docs at
+#                                               PROFWATCH_RUNBOOK_BASE_URL
 #   ${DATADIR}/profwatch/dashboards/*.json      Grafana dashboards
-#   ${DOCDIR}/README.md, ${DOCDIR}/docs/*.md    the manual and the docs the
-#                                               rules' runbook_url links name
+#   ${DOCDIR}/README.md, ${DOCDIR}/docs/*.md    the manual and the docs
 #   ${DOCDIR}/examples/profwatch.env.example    the unit's environment file
 #   ${DATADIR}/profwatch/demo/                  the demo job directory `serve`
 #                                               uses without --watch
@@ -28,14 +27,13 @@ install(CODE "
   include(\"${CMAKE_SOURCE_DIR}/cmake/install_unit.cmake\")")
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/profwatch.env.example
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
-# Where alerts' runbook_url links point: the base URL of the published
-# docs/ (empty: the installed docs, file://<prefix>/share/doc/profwatch/docs).
+# Where alerts' runbook_url links point by default: the base URL of the
+# published docs/ (empty: the /runbook page of a profwatch daemon).
 set(PROFWATCH_RUNBOOK_BASE_URL "" CACHE STRING
-    "Base URL of the docs/ pages the installed alerts' runbook_url link to (empty: the installed docs)")
+    "Base URL of the docs/ pages the installed alerts' runbook_url link to (empty: a daemon's /runbook)")
 install(CODE "
   set(PROFWATCH_RULES_DIR \"${CMAKE_SOURCE_DIR}/rules\")
   set(PROFWATCH_DATADIR \"${CMAKE_INSTALL_DATADIR}\")
-  set(PROFWATCH_DOCDIR \"${CMAKE_INSTALL_DOCDIR}\")
   set(PROFWATCH_RUNBOOK_BASE_URL \"${PROFWATCH_RUNBOOK_BASE_URL}\")
   include(\"${CMAKE_SOURCE_DIR}/cmake/install_rules.cmake\")")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/dashboards/

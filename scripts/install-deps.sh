@@ -15,7 +15,7 @@ packages=(
   # libraries (see README "Dependencies" for why each is here)
   prometheus-cpp-dev libsimdjson-dev zlib1g-dev libspdlog-dev libfmt-dev
   libexpected-dev libyaml-cpp-dev libisal-dev nlohmann-json3-dev libcli11-dev
-  libsqlite3-dev nettle-dev libssl-dev libcrypt-dev
+  libsqlite3-dev nettle-dev libssl-dev libcrypt-dev libcmark-dev
 )
 test_packages=(
   # sanitizer + libFuzzer build, formatting

@@ -31,14 +31,15 @@ def install(prefix, destdir):
 
 def serve_installed_demo(binary, workdir):
     """Starts the installed `profwatch serve` without --watch; returns its
-    log and the first /metrics text showing a demo window (or None when
-    none came before the deadline)."""
+    log, the first /metrics text showing a demo window (or None when none
+    came before the deadline) and its /runbook page then (or None)."""
     port_file = os.path.join(workdir, "port")
     log_path = os.path.join(workdir, "serve.log")
     with open(log_path, "w") as log:
         proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--settle", "1s",
                                  "--listen-port-file", port_file], stdout=log, stderr=log)
     metrics = None
+    runbook = None
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -49,13 +50,15 @@ def serve_installed_demo(binary, workdir):
                                               timeout=5).read().decode()
                 if "profwatch_window_gpus{" in text:
                     metrics = text
+                    runbook = urllib.request.urlopen(f"http://127.0.0.1:{port}/runbook",
+                                                     timeout=5).read().decode()
                     break
             time.sleep(0.2)  # polling interval of a deadline-bounded wait
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     with open(log_path) as f:
-        return f.read(), metrics
+        return f.read(), metrics, runbook
 
 
 def unit_paths(unit_text):
@@ -72,16 +75,23 @@ def unit_paths(unit_text):
     return paths
 
 
-REPO_RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+# The rules' default runbook link (no profwatch_runbook_base_url external
+# label): a profwatch daemon's /runbook, as the rules file spells it
+# (tests/rules/check_alert_annotations.py checks every alert has it).
+REPO_RUNBOOK_DEFAULT = ('http://{{ with query `up{job=~".*profwatch.*"} == 1` | sortByLabel "instance" '
+                        '}}{{ . | first | label "instance" }}{{ else }}{{ $labels.instance }}{{ end '
+                        '}}/runbook')
 
 
 def runbook_urls(rules_path):
     """Each alert's default runbook link (where Prometheus sets no
     profwatch_runbook_base_url external label): the template's else-branch
-    base and the page after it."""
+    and the anchor after it, with the YAML's folded lines joined."""
     with open(rules_path, encoding="utf-8") as f:
-        return ["".join(m) for m in re.findall(
-            r"\}\}([^{}\s]+)\{\{ end \}\}(/[\w\-./]+\.md#[\w\-]+)", f.read())]
+        text = re.sub(r"\s*\n\s*", " ", f.read())
+    return [m[0] + m[1] for m in re.findall(
+        r"\{\{ else \}\}(http://\{\{ with query .*?/runbook|[^{}\s]+\.md)\{\{ end \}\}(#[\w\-]+)",
+        text)]
 
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -118,7 +128,7 @@ class InstallTest(unittest.TestCase):
         demo = os.path.join(root, "share", "profwatch", "demo")
         traces = [f for _, _, files in os.walk(demo) for f in files if f.endswith(".trace.json.gz")]
         self.assertGreater(len(traces), 0, demo)
-        log, metrics = serve_installed_demo(dest + f"{prefix}/bin/profwatch", self.tmp)
+        log, metrics, runbook = serve_installed_demo(dest + f"{prefix}/bin/profwatch", self.tmp)
         self.assertIn(f"serving the bundled demo job directory path={demo}", log)
         self.assertIsNotNone(metrics, log)
         self.assertIn('training_job="demo-llama-8b"', metrics)
@@ -127,13 +137,14 @@ class InstallTest(unittest.TestCase):
                     "share/doc/profwatch/docs/alerts-and-dashboards.md",
                     "share/doc/profwatch/examples/profwatch.env.example"):
             self.assertTrue(os.path.isfile(os.path.join(root, rel)), rel)
-        # every alert links its runbook in the docs this install put there
+        # every alert links, by default, the runbook the daemon serves, and
+        # the installed daemon's /runbook has each link's anchor
         urls = runbook_urls(os.path.join(root, "share", "profwatch", "rules", "profwatch.rules.yml"))
         self.assertGreater(len(urls), 10)
+        self.assertIsNotNone(runbook, log)
         for url in urls:
-            base = f"file://{prefix}/share/doc/profwatch/docs/"
-            self.assertTrue(url.startswith(base), url)
-            self.assertTrue(os.path.isfile(dest + url[len("file://"):].split("#")[0]), url)
+            self.assertTrue(url.startswith(REPO_RUNBOOK_DEFAULT + "#"), url)
+            self.assertIn(f' id="{url.split("#")[1]}"', runbook, url)
         # only the install prefix changed: the rest of the unit is the repository's,
         # which test_deploy.py checks with systemd-analyze verify
         repo_unit = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "systemd",
@@ -217,11 +228,20 @@ class InstallTest(unittest.TestCase):
         repo_urls = runbook_urls(os.path.join(REPO, "rules", "profwatch.rules.yml"))
         self.assertGreater(len(repo_urls), 10)
         self.assertEqual(runbook_urls(installed),
-                         [u.replace(REPO_RUNBOOK_DEFAULT + "/", base) for u in repo_urls])
-        # Nothing else changed.
+                         [u.replace(REPO_RUNBOOK_DEFAULT, base + "alerts-and-dashboards.md")
+                          for u in repo_urls])
+        # Nothing else changed: only the default, never the operator's
+        # external-label branch.
         with open(installed, encoding="utf-8") as a, open(
                 os.path.join(REPO, "rules", "profwatch.rules.yml"), encoding="utf-8") as b:
-            self.assertEqual(a.read().replace(base.rstrip("/"), REPO_RUNBOOK_DEFAULT), b.read())
+            ours, theirs = a.read(), b.read()
+        self.assertEqual(ours.count("profwatch_runbook_base_url }}"),
+                         theirs.count("profwatch_runbook_base_url }}"))
+        self.assertNotIn("/runbook{{ end }}", ours)
+        self.assertEqual(re.sub(r"\{\{ else \}\}https://wiki\.example\.com/profwatch/docs/"
+                                r"alerts-and-dashboards\.md\{\{ end \}\}", "", ours),
+                         re.sub(r"\{\{ else \}\}http://\{\{ with query .*?/runbook\{\{ end \}\}",
+                                "", theirs, flags=re.S))
         promtool = shutil.which("promtool")
         if promtool:
             check = subprocess.run([promtool, "check", "rules", installed], capture_output=True,

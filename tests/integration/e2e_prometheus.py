@@ -65,11 +65,12 @@ PROFILE_STEPS = 3
 STEP_SECONDS = 1.0   # steady step time in the training log
 FOR_SECONDS = 4      # every alert's `for:` in the generated rules copy
 TOL = 1e-6
-# runbook_url of the gap alert: the rules' default base, and the base an
-# operator sets as the external label profwatch_runbook_base_url (h200).
-RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
+# runbook_url of the gap alert: by default the runbook the daemon serves
+# (http://<target>/runbook#<alert>), and under the base an operator sets as
+# the external label profwatch_runbook_base_url (h200).
+RUNBOOK_GAP_ANCHOR = "profwatchstepkernelgaphigh"
 RUNBOOK_OPERATOR = "https://runbooks.example.com/profwatch/docs"
-RUNBOOK_GAP_PAGE = "/alerts-and-dashboards.md#profwatchstepkernelgaphigh"
+RUNBOOK_GAP_PAGE = "/alerts-and-dashboards.md#" + RUNBOOK_GAP_ANCHOR
 
 # Dashboard queries that may legitimately return nothing in this scenario,
 # keyed by (dashboard uid, panel title, refId), with the reason.
@@ -87,7 +88,8 @@ MAY_BE_EMPTY = {
        "no owner is over a cap and nothing is refused in this scenario (series per owner "
        "appear with the first refusal)"
        for panel, refs in (("Owners over a per-owner cap", "A"),
-                           ("Inputs refused in the last hour", "AB"))
+                           ("Inputs refused in the last hour", "AB"),
+                           ("Training logs refused in the last hour", "A"))
        for ref in refs},
     ("profwatch-job-overview", "MFU and TFLOP/s per device", "A"):
         "the synthetic MaxText log prints no MFU field",
@@ -657,11 +659,18 @@ def run(args):
                 raise Failure(f"unexpected alert {a}")
         log(f"ok  ProfwatchStepKernelGapHigh pending -> firing: "
             f"{alerts['ProfwatchStepKernelGapHigh'][0]['annotations']['summary']}")
-        # No profwatch_runbook_base_url external label here: the rules' default.
+        # No profwatch_runbook_base_url external label here: the rules'
+        # default, this daemon's /runbook (the one profwatch target that is
+        # up), and the link opens there on the alert's entry.
+        want_url = f"http://{target}/runbook#{RUNBOOK_GAP_ANCHOR}"
         for a in alerts["ProfwatchStepKernelGapHigh"]:
-            if a["annotations"].get("runbook_url") != RUNBOOK_DEFAULT + RUNBOOK_GAP_PAGE:
-                raise Failure(f"runbook_url without an operator's base: want "
-                              f"{RUNBOOK_DEFAULT + RUNBOOK_GAP_PAGE}, got {a['annotations']}")
+            if a["annotations"].get("runbook_url") != want_url:
+                raise Failure(f"runbook_url without an operator's base: want {want_url}, "
+                              f"got {a['annotations']}")
+        page = urllib.request.urlopen(want_url.split("#")[0], timeout=10).read().decode()
+        if f'<h3 id="{RUNBOOK_GAP_ANCHOR}">' not in page:
+            raise Failure(f"{want_url}: the page has no entry with that anchor")
+        log(f"ok  runbook_url {want_url} opens on the alert's entry")
         dom = alerts["ProfwatchFamilyDominatesWithGap"]
         if len(dom) != 1:
             raise Failure(f"want one dominating family, got {[a['labels'] for a in dom]}")

@@ -3,11 +3,14 @@
 `runbook_url` that links a section that exists in the repository's docs,
 and its summary states the thresholds its expression compares against.
 
-runbook_url: BASE/FILE.md#anchor, BASE being the Prometheus external label
-profwatch_runbook_base_url where the operator sets one, else the installed
-docs (RUNBOOK_DEFAULT, which `cmake --install` rewrites to the install's
-docs or to -DPROFWATCH_RUNBOOK_BASE_URL); FILE.md is docs/FILE.md here and
-the anchor the GitHub-style slug of a heading.
+runbook_url: one template for every alert (RUNBOOK_TEMPLATE): BASE/FILE.md
+#anchor where the operator sets the Prometheus external label
+profwatch_runbook_base_url (BASE), else the /runbook page of a profwatch
+daemon (RUNBOOK_DAEMON: the first profwatch target that is up, else the
+alert's instance), which serves docs/FILE.md's runbook with an id per
+heading. FILE.md is docs/FILE.md here and the anchor the GitHub-style slug
+of a heading of it. No default is a file:// link: it opens neither from a
+chat message nor on another machine.
 
 Thresholds: each number an alert's expression compares with (`> 0.15`,
 `> 1.10`, `> 6 * 3600`) must appear in its summary as a person reads it
@@ -32,10 +35,15 @@ import sys
 
 import yaml
 
-RUNBOOK_DEFAULT = "file:///usr/share/doc/profwatch/docs"
-# The template every runbook_url starts with (as YAML parses it).
-RUNBOOK_BASE = ('{{ with $externalLabels.profwatch_runbook_base_url }}{{ reReplaceAll "/+$" "" . }}'
-                "{{ else }}" + RUNBOOK_DEFAULT + "{{ end }}/")
+# Where a runbook_url points without the operator's base (as YAML parses
+# it): a daemon's /runbook (cmake/install_rules.cmake replaces exactly this
+# text where -DPROFWATCH_RUNBOOK_BASE_URL is set).
+RUNBOOK_DAEMON = ('http://{{ with query `up{job=~".*profwatch.*"} == 1` | sortByLabel "instance" }}'
+                  '{{ . | first | label "instance" }}{{ else }}{{ $labels.instance }}{{ end }}/runbook')
+RUNBOOK_OPERATOR = '{{ with $externalLabels.profwatch_runbook_base_url }}{{ reReplaceAll "/+$" "" . }}/'
+# Every runbook_url: RUNBOOK_OPERATOR FILE.md {{ else }} RUNBOOK_DAEMON {{ end }} #anchor.
+RUNBOOK_TEMPLATE = (re.escape(RUNBOOK_OPERATOR) + r"([\w\-./]+\.md)" +
+                    re.escape("{{ else }}" + RUNBOOK_DAEMON + "{{ end }}") + r"#([\w\-]+)")
 
 
 def slug(heading):
@@ -128,11 +136,17 @@ def check(repo, rule_files):
                         problems.append(f"{rf}: {name}: the summary does not state the threshold "
                                         f"`{written}` (as {' or '.join(forms)}): {summary!r}")
                 url = str(ann.get("runbook_url", ""))
-                m = re.fullmatch(re.escape(RUNBOOK_BASE) + r"([\w\-./]+\.md)#([\w\-]+)", url)
+                if "file://" in url:
+                    problems.append(f"{rf}: {name}: runbook_url {url!r} has a file:// link: it "
+                                    "opens neither from a chat message nor on another machine; "
+                                    "link a daemon's /runbook")
+                    continue
+                m = re.fullmatch(RUNBOOK_TEMPLATE, url)
                 if not m:
                     problems.append(f"{rf}: {name}: runbook_url {url!r} is not "
-                                    f"{RUNBOOK_BASE}FILE.md#anchor (the operator's base, else "
-                                    "the installed docs)")
+                                    f"{RUNBOOK_OPERATOR}FILE.md{{{{ else }}}}{RUNBOOK_DAEMON}"
+                                    "{{ end }}#anchor (the operator's base, else a daemon's "
+                                    "/runbook)")
                     continue
                 doc_path = os.path.join(repo, "docs", m.group(1))
                 if not os.path.isfile(doc_path):

@@ -16,6 +16,7 @@
 
 #include "expose/snapshot_collectable.h"
 #include "web/listen_address.h"
+#include "web/runbook.h"
 
 namespace profwatch::web {
 namespace {
@@ -95,8 +96,9 @@ void Answer(mg_connection* conn, const mg_request_info& request, const HttpAnswe
                                               : "Service Unavailable";
   mg_printf(conn,
             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-store\r\n%s%sConnection: close\r\n\r\n",
+            "Cache-Control: %s\r\n%s%sConnection: close\r\n\r\n",
             answer.status, reason, answer.content_type.c_str(), answer.body.size(),
+            answer.cache_control.c_str(),
             answer.status == 401   ? "WWW-Authenticate: Basic realm=\"profwatch\"\r\n"
             : answer.status == 429 ? "Retry-After: 2\r\n"
                                    : "",
@@ -303,6 +305,7 @@ std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing
       "<li><a href=\"/metrics\">/metrics</a></li>\n"
       "<li><a href=\"/-/healthy\">/-/healthy</a></li>\n"
       "<li><a href=\"/-/ready\">/-/ready</a></li>\n"
+      "<li><a href=\"/runbook\">/runbook</a> (the alerts' runbook)</li>\n"
       "</ul>\n";
   body += "<h2>Watch roots</h2>\n";
   if (snap.watch_roots.empty()) body += "<p>none scanned yet</p>\n";
@@ -351,6 +354,27 @@ std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing
   return body;
 }
 
+// The runbook page: this build's runbook (generated from its docs) under a
+// line naming the version, made once.
+const std::string& RunbookPage() {
+  static const std::string page = [] {
+    const expose::BuildInfo build = expose::DefaultBuildInfo();
+    return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+           "<title>profwatch alerts runbook</title>\n"
+           "<style>body{max-width:60em;margin:auto;padding:0 1em;font-family:sans-serif;"
+           "line-height:1.45}code,pre{background:#f4f4f4}pre{padding:.5em;overflow-x:auto}"
+           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .4em}"
+           ":target{background:#fff3c4}</style></head><body>\n"
+           "<p><a href=\"/\">profwatch</a> " +
+           EscapeHtml(build.version) + " (revision " + EscapeHtml(build.revision) +
+           "): the alerts' runbook, from docs/alerts-and-dashboards.md of this build. "
+           "Other documents it names are in the profwatch docs (installed with it, "
+           "under share/doc/profwatch/docs).</p>\n" +
+           std::string(RunbookHtml()) + "</body></html>\n";
+  }();
+  return page;
+}
+
 }  // namespace
 
 std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot::Snapshot& snap,
@@ -381,6 +405,11 @@ std::optional<HttpAnswer> OperationalAnswer(std::string_view uri, const snapshot
   }
   if (uri == "/")
     return HttpAnswer{200, "text/html; charset=utf-8", LandingPage(snap, landing_note)};
+  if (uri == "/runbook" || uri == "/runbook/alerts-and-dashboards.md") {
+    // Fixed for the binary's life: a browser may keep it an hour (an
+    // upgraded daemon's runbook shows within that).
+    return HttpAnswer{200, "text/html; charset=utf-8", RunbookPage(), "max-age=3600"};
+  }
   return std::nullopt;
 }
 

@@ -6,6 +6,11 @@
 //               gzip when the client accepts it)
 //   /           a landing page linking the others (like node_exporter's)
 //   /-/healthy  200 "OK" while the process serves HTTP (liveness)
+//   /runbook    the alerts' runbook of this build (web/runbook.h), an anchor
+//               per alert: where the rules' runbook_url links point by
+//               default; also at /runbook/alerts-and-dashboards.md, so the
+//               rules' external base (profwatch_runbook_base_url) may name
+//               a daemon's /runbook (https, a proxy's path)
 //   /-/ready    200 once the --state file is loaded and this process's
 //               first scan of the roots is published (a restored snapshot
 //               has no scan time); 503 before: the server starts first,
@@ -43,6 +48,9 @@ struct HttpAnswer {
   int status = 200;
   std::string content_type;
   std::string body;
+  // Cache-Control: what changes is never cached; the runbook is fixed for
+  // the binary's life.
+  std::string cache_control = "no-store";
 };
 
 // The answer for `uri` given the published snapshot; nullopt for /metrics

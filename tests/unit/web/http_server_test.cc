@@ -72,6 +72,38 @@ TEST(OperationalAnswerTest, LandingPageLinksTheEndpointsAndMetricsIsServedApart)
   EXPECT_EQ(landing->body.find("Shard"), std::string::npos);
 }
 
+// /runbook: this build's runbook (made from docs/alerts-and-dashboards.md at
+// build time), an id per alert heading for the rules' runbook_url anchors,
+// cacheable (fixed for the binary's life); the landing page links it.
+TEST(OperationalAnswerTest, RunbookIsServedWithAnAnchorPerAlert) {
+  snapshot::Snapshot snap;
+  std::optional<HttpAnswer> runbook = OperationalAnswer("/runbook", snap);
+  ASSERT_TRUE(runbook);
+  EXPECT_EQ(runbook->status, 200);
+  EXPECT_EQ(runbook->content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(runbook->cache_control, "max-age=3600");
+  for (const char* id : {"<h3 id=\"profwatchstepkernelgaphigh\">ProfwatchStepKernelGapHigh</h3>",
+                         "<h3 id=\"profwatchexporterdown\">ProfwatchExporterDown</h3>",
+                         "<h2 id=\"alerts-runbook\">Alerts runbook</h2>",
+                         "<h2 id=\"terms-what-the-diagnosis-calls-what\">"}) {
+    EXPECT_NE(runbook->body.find(id), std::string::npos) << id;
+  }
+  // The docs' check comments are not served; links to other documents name
+  // them instead of pointing where this daemon serves nothing.
+  EXPECT_EQ(runbook->body.find("<!--"), std::string::npos);
+  EXPECT_EQ(runbook->body.find("href=\"security.md"), std::string::npos);
+  EXPECT_NE(runbook->body.find("(docs/security.md#hostile-trees)"), std::string::npos);
+  // The Dashboards section is not the runbook's.
+  EXPECT_EQ(runbook->body.find("id=\"dashboards-dashboards\""), std::string::npos);
+  std::optional<HttpAnswer> alias = OperationalAnswer("/runbook/alerts-and-dashboards.md", snap);
+  ASSERT_TRUE(alias);
+  EXPECT_EQ(alias->body, runbook->body);
+  EXPECT_FALSE(OperationalAnswer("/runbookx", snap));
+  EXPECT_FALSE(OperationalAnswer("/runbook/", snap));
+  EXPECT_EQ(OperationalAnswer("/-/healthy", snap)->cache_control, "no-store");
+  EXPECT_NE(OperationalAnswer("/", snap)->body.find("href=\"/runbook\""), std::string::npos);
+}
+
 TEST(OperationalAnswerTest, LandingPageShowsTheShardNote) {
   snapshot::Snapshot snap;
   std::optional<HttpAnswer> landing = OperationalAnswer("/", snap, "Shard 1 of 3: ...");
