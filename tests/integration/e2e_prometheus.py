@@ -28,6 +28,7 @@ Steps (each wait bounded by a deadline; everything on 127.0.0.1):
 whole root, each group scraped by its own Prometheus with the project's
 rules: every recording-rule series and every per-job ALERTS series is the
 same in both, and each job is exported by exactly one shard.
+`--scenario restart`: firing alerts stay firing across a restart on --state.
 `--scenario h200`: the real H200 runs of ../shared/fixtures (a healthy JAX
 run and a PyTorch run with a 20 ms host stall per step): nothing alerts on
 the first, only the gap alert (pointing at a host stall) on the second.
@@ -64,6 +65,7 @@ GPUS = 2
 PROFILE_STEPS = 3
 STEP_SECONDS = 1.0   # steady step time in the training log
 FOR_SECONDS = 4      # every alert's `for:` in the generated rules copy
+KEEP_SECONDS = 20    # every alert's `keep_firing_for:` there
 TOL = 1e-6
 # runbook_url of the gap alert: by default the runbook the daemon serves
 # (http://<target>/runbook#<alert>), and under the base an operator sets as
@@ -351,10 +353,14 @@ class PromAPI:
 
 
 def shorten_for(rules_text, seconds):
-    # Only the `for:` durations change; the expressions are the shipped ones.
-    return re.sub(r"(?m)^(\s+for:\s*)(\d+[smh])\s*$",
+    # Only the `for:` and `keep_firing_for:` durations change (the latter to
+    # KEEP_SECONDS: long enough for a restart at a 1 s scrape interval); the
+    # expressions are the shipped ones.
+    text = re.sub(r"(?m)^(\s+for:\s*)(\d+[smh])\s*$",
                   lambda m: m.group(1) + (m.group(2) if m.group(2) in ("0m", "0s") else f"{seconds}s"),
                   rules_text)
+    return re.sub(r"(?m)^(\s+keep_firing_for:\s*)(\d+[smh])\s*$",
+                  lambda m: m.group(1) + f"{KEEP_SECONDS}s", text)
 
 
 def prometheus_config(targets, rule_files, metric_relabel=None, external_labels=None):
@@ -1039,6 +1045,96 @@ def report_failure(e, procs):
     return 1
 
 
+def run_restart(args):
+    """--runs runs whose gap alerts fire; the daemon is stopped and started
+    again on its --state and the same port while Prometheus scrapes it every
+    second: no alert that fired before leaves the firing state, and each
+    keeps its activeAt (the daemon holds /metrics until its runs are
+    restored; the rules' keep_firing_for rides over the scrapes lost while
+    it is down)."""
+    repo = os.path.abspath(args.repo)
+    pre = preflight(args)
+    if pre is None:
+        return SKIP
+    helptext, prometheus = pre
+    tmp = tempfile.mkdtemp(prefix="profwatch-e2e-restart-")
+    procs = []
+    try:
+        jobs = os.path.join(tmp, "jobs")
+        ts = ts_dir_name(int(time.time()) - 3600)
+        first = None
+        for i in range(args.runs):
+            path = os.path.join(jobs, f"{JOB}{i:04d}", RUN, "tensorboard", "plugins", "profile", ts,
+                                f"{HOST}.trace.json.gz")
+            if first is None:
+                write_trace(path, WINDOW1)
+                first = path
+            else:
+                os.makedirs(os.path.dirname(path))
+                os.link(first, path)
+        port = free_port()
+        argv = [args.profwatch, "serve", "--watch", jobs, "--listen", f"127.0.0.1:{port}",
+                "--state", os.path.join(tmp, "state.json"), "--settle", "1s", "--poll-interval", "1s",
+                "--step-time", str(STEP_SECONDS), "--expected-gpus", str(GPUS),
+                "--profile-steps", str(PROFILE_STEPS)]
+        target = f"127.0.0.1:{port}"
+        daemon = Proc("profwatch", argv)
+        procs.append(daemon)
+        wait_until("profwatch /metrics", lambda: (daemon.check_alive(), urllib.request.urlopen(
+            f"http://{target}/metrics", timeout=5).status == 200)[1], 30)
+        prom, api = start_prometheus(prometheus, repo, tmp, procs, [target])
+
+        def firing():
+            return {(a["labels"]["training_job"], a["labels"]["severity"]): a["activeAt"]
+                    for a in api.get("/api/v1/alerts")["alerts"]
+                    if a["labels"].get("alertname") == "ProfwatchStepKernelGapHigh"
+                    and a["state"] == "firing"}
+        want = 2 * args.runs  # warning and critical per run
+        before = wait_until(f"{want} gap alerts to fire", lambda: (
+            daemon.check_alive(), (lambda f: f if len(f) == want else None)(firing()))[1],
+            120 + args.runs)
+        log(f"{len(before)} gap alerts firing; restarting profwatch")
+
+        restarted_at = time.time()
+        daemon.stop()
+        daemon = Proc("profwatch-again", argv)
+        procs.append(daemon)
+        polls = 0
+
+        def settled():
+            # Firing throughout: every poll holds every alert of before,
+            # firing, active since the same instant.
+            nonlocal polls
+            daemon.check_alive()
+            now = firing()
+            polls += 1
+            lost = {k: v for k, v in before.items() if now.get(k) != v}
+            if lost:
+                raise Failure(f"{len(lost)} alert(s) left firing or changed activeAt across the restart, "
+                              f"e.g. {sorted(lost.items())[:3]}; firing now: {len(now)}")
+            # Until Prometheus has scraped the new daemon 3 times and
+            # evaluated the rules on it.
+            up = api.query(f'up{{instance="{target}"}}')
+            last = api.query(f'timestamp(up{{instance="{target}"}})')
+            return bool(up) and up[0]["value"][1] == "1" and bool(last) and \
+                float(last[0]["value"][1]) > restarted_at + 3
+        wait_until("three scrapes of the restarted daemon with every alert firing", settled, 120,
+                   interval=0.2)
+        # Two more evaluations after the scrapes, still firing.
+        end = time.time() + 2.5
+        while time.time() < end:
+            settled()
+            time.sleep(0.2)
+        missed = api.query(f'count_over_time((up{{instance="{target}"}} == 0)[5m:1s])')
+        log(f"PASS restart: {len(before)} alerts of {args.runs} runs stayed firing over the restart "
+            f"({polls} polls; scrapes failed while down: {missed[0]['value'][1] if missed else 0})")
+        return 0
+    except Failure as e:
+        return report_failure(e, procs)
+    finally:
+        clean_up(procs, tmp, args.keep)
+
+
 def clean_up(procs, tmp, keep):
     """Stops every process (last started first) and removes the temp dir."""
     for p in reversed(procs):
@@ -1055,19 +1151,25 @@ def main():
     ap.add_argument("--prometheus", default="prometheus")
     ap.add_argument("--repo", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
     ap.add_argument("--keep", action="store_true", help="keep the temp dir for debugging")
-    ap.add_argument("--scenario", choices=("single", "multihost", "h200", "shards"), default="single",
+    ap.add_argument("--scenario", choices=("single", "multihost", "h200", "shards", "restart"),
+                    default="single",
                     help="single: one sidecar, alerts, dashboards (default); "
                          "multihost: two sidecars combined by the recording rules; "
                          "h200: the real H200 runs, healthy and host-stalled; "
-                         "shards: three --shard daemons against one over the whole root")
+                         "shards: three --shard daemons against one over the whole root; "
+                         "restart: firing alerts stay firing across a restart on --state")
+    ap.add_argument("--runs", type=int, default=30, help="restart: runs whose alerts fire")
     ap.add_argument("--step-source", choices=("log", "config"), default="log",
                     help="step time from the training log (default) or --step-time")
+    ap.add_argument("--deadline", type=int, default=240, help="seconds for the whole test")
     args = ap.parse_args()
     # A hard stop for the whole test, whatever hangs.
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure("overall deadline (240 s) hit")))
-    signal.alarm(240)
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(
+        Failure(f"overall deadline ({args.deadline} s) hit")))
+    signal.alarm(args.deadline)
     try:
-        return {"multihost": run_multihost, "h200": run_h200, "shards": run_shards}.get(args.scenario, run)(args)
+        return {"multihost": run_multihost, "h200": run_h200, "shards": run_shards,
+                "restart": run_restart}.get(args.scenario, run)(args)
     finally:
         signal.alarm(0)
 

@@ -823,6 +823,7 @@ TEST(ServeTest, FailedStateSaveIsCountedAndServingGoesOn) {
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_TRUE(serve.WaitForLog("state not saved path=" + state)) << serve.Log();
+  EXPECT_EQ(Sample(*m, "profwatch_state_last_save_successful"), 0) << *m;
   // Not ready while the last save failed, naming it; ready again once a
   // save succeeds (the one after the next window).
   const auto ready = testing::RunCommand(
@@ -835,6 +836,7 @@ TEST(ServeTest, FailedStateSaveIsCountedAndServingGoesOn) {
   EXPECT_TRUE(serve
                   .WaitFor([&](const std::string& t) {
                     return HasGpus("jobT", "runT", 1)(t) &&
+                           Sample(t, "profwatch_state_last_save_successful") == 1 &&
                            testing::HttpGet(serve.port(), "/-/ready") == "OK\n";
                   })
                   .has_value())

@@ -108,6 +108,13 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
   future_dirs_total_ = &CounterFamily(Metric::kFutureDirsSkippedTotal).Add({});
   superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
   state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
+  const expose::MetricSpec& saved = expose::Spec(Metric::kStateLastSaveSuccessful);
+  state_last_save_ok_ = &prometheus::BuildGauge()
+                             .Name(std::string(saved.name))
+                             .Help(std::string(saved.help))
+                             .Register(*registry_)
+                             .Add({});
+  state_last_save_ok_->Set(1);
   history_lines_cut_ = &CounterFamily(Metric::kHistoryLinesCutTotal).Add({});
   state_dropped_family_ = &CounterFamily(Metric::kStateEntriesDroppedTotal);
   for (const char* reason : {"invalid", "duplicate"})
@@ -1072,6 +1079,7 @@ void Daemon::WriteState(std::optional<StateSave> save) {
       state_save_errors_->Increment();
       LogWarn("state not saved", {{"path", save->path}, {"error", error}});
     }
+    state_last_save_ok_->Set(error.empty() ? 1 : 0);
   }
   // `started` may predate the wait for mu_; the save's own cost is measured.
   std::lock_guard<std::mutex> lock(mu_);

@@ -293,6 +293,7 @@ class Daemon {
   prometheus::Counter* analyzed_incomplete_ = nullptr;
   prometheus::Counter* analyzed_error_ = nullptr;
   prometheus::Counter* state_save_errors_ = nullptr;
+  prometheus::Gauge* state_last_save_ok_ = nullptr;
   prometheus::Counter* history_lines_cut_ = nullptr;
   prometheus::Counter* future_dirs_total_ = nullptr;
   prometheus::Counter* superseded_total_ = nullptr;
