@@ -1,6 +1,7 @@
 // `profwatch serve`: flags -> logging -> Exposer (/metrics) -> Daemon, then
 // the main thread waits for signals: SIGTERM/SIGINT stop (exit 0), SIGHUP
 // reloads the --config file.
+#include <malloc.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
@@ -239,6 +240,14 @@ void Reload(const std::vector<std::string>& args, const ServeFlags& flags,
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
+  // One malloc arena for the whole daemon, set before any thread starts.
+  // glibc gives threads arenas of their own (up to eight per core); each
+  // HTTP worker that renders or compresses a scrape then keeps that
+  // scrape's freed pages in its arena, so the resident memory follows the
+  // scrapes' history instead of the runs. With one arena, the trim after
+  // each render (expose::Exposition) returns them; analysis throughput is
+  // unchanged (docs/performance.md "Memory per run").
+  mallopt(M_ARENA_MAX, 1);
   ParsedServeFlags parsed = ParseServeFlags(args);
   if (!parsed.config_error.empty()) {
     std::fprintf(stderr, "profwatch serve: %s\n", parsed.config_error.c_str());
