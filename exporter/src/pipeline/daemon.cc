@@ -847,7 +847,7 @@ void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owne
   }
   if (rotated) {
     LogInfo("history of an owner rotated, its older lines dropped",
-            {{"owner", watch::OwnerLabel(owner)},
+            {watch::OwnerField(owner),
              {"path", history_->PathOf(owner)},
              {"max_bytes", options_.history_max_bytes},
              {"hint", "raise --history-max-bytes (per owner) to keep more"}});
