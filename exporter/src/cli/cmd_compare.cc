@@ -493,9 +493,10 @@ void AddCompareOptions(CLI::App& app, CompareFlags& f) {
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   app.add_flag("--force", f.force, "Print the table even when the variants are not comparable");
-  app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (>= 1)")
-      ->check(WholeAtLeast(1, INT64_MAX))
-      ->capture_default_str();
+  app.add_option("--profile-steps", f.profile_steps,
+                 "Profiled steps per window (>= 1); given, it wins over the window's own count (" +
+                     ProfileStepsDefaultHelp() + ")")
+      ->check(WholeAtLeast(1, INT64_MAX));
   AddAnalysisOptions(app, f.common);
   app.add_option("--history", f.history,
                  "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "
