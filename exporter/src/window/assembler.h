@@ -11,7 +11,9 @@
 // starts a new window). A window is ready when
 //  - every file's (dev, inode, size, mtime) has been seen unchanged for
 //    `settle` and no file joined for `settle` (observed quiet, not assumed:
-//    the caller rescans at NextDeadline()), and
+//    the caller rescans at NextDeadline()); a window found at the first scan
+//    whose every file's mtime is already older than `settle` by the clock
+//    has been quiet that long, and is ready at that scan, and
 //  - it has the expected number of files: `expected_files`, else derived from
 //    `expected_gpus` and the run's learned GPUs per file, else the previous
 //    window of the run (learned). Short of it, it waits until `window_timeout`
