@@ -495,15 +495,8 @@ void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
               "clock skew or a copied tree; it is analysed once the clock reaches it "
               "(--future-tolerance)"}});
   }
-  for (const window::Assembler::Superseded& w : notes.superseded) {
-    superseded_total_->Increment();
-    LogInfo("older window found at startup not analysed", {{"training_job", w.run.training_job},
-                                                           {"run", w.run.run},
-                                                           {"window", w.window_id},
-                                                           {"files", w.files},
-                                                           {"newest", w.newest_id},
-                                                           {"stage", "window"}});
-  }
+  superseded_total_->Increment(static_cast<double>(notes.superseded.size()));
+  Emit(SupersededEvents(notes.superseded));
   for (const window::Assembler::Backlog& b : notes.backlog) {
     superseded_total_->Increment(static_cast<double>(b.windows));
     // A run dir first seen has only its newest windows_at_first_sight

@@ -492,7 +492,8 @@ void Assembler::SupersedeBacklog(const std::vector<uint64_t>& run_serials, ScanN
       t.state = State::kSuperseded;
       if (!t.superseded_reported) {
         t.superseded_reported = true;
-        notes.superseded.push_back({t.run, t.id, newest_t->id, static_cast<int>(t.files.size())});
+        notes.superseded.push_back(
+            {t.run, t.id, newest_t->id, static_cast<int>(t.files.size()), !scanned_});
       }
     } else if (is_newest && t.state == State::kSuperseded) {
       t.state = State::kAssembling;

@@ -263,6 +263,10 @@ class Assembler {
     std::string window_id;
     std::string newest_id;  // the run's newest window, analysed instead
     int files = 0;
+    // Reported by the first scan (an older window of the backlog); false:
+    // the run's newest window at startup, still waiting for its analysis
+    // when a newer one appeared at a later scan.
+    bool at_startup = false;
   };
   // A window over AssemblerOptions::max_files_per_window, not tracked.
   struct CappedWindow {

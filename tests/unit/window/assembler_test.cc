@@ -420,11 +420,32 @@ TEST_F(AssemblerTest, OlderBacklogWindowsAreSupersededAndReportedOnce) {
   EXPECT_EQ(notes.superseded[0].window_id, Ts(0));
   EXPECT_EQ(notes.superseded[0].newest_id, Ts(30));
   EXPECT_EQ(notes.superseded[0].files, 1);
+  EXPECT_TRUE(notes.superseded[0].at_startup);
   clock_.Advance(seconds(10));
   EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).superseded.empty());
   auto tasks = a.TakeReady(clock_.Now(), 100);
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0].window_id, Ts(30));
+}
+
+// Issue #65: the run's newest window at startup, still settling when a newer
+// window appears minutes later, is superseded then: reported at that scan,
+// not as found at startup (it was the newest then), and never analysed.
+TEST_F(AssemblerTest, StartupWindowSupersededLaterSaysSo) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Assembler::ScanNotes first = a.ObserveScan(files_, clock_.Now());
+  EXPECT_TRUE(first.superseded.empty());
+  clock_.Advance(seconds(5));
+  Put("r", 300, "h0.trace.json.gz", 100);
+  Assembler::ScanNotes later = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(later.superseded.size(), 1u);
+  EXPECT_EQ(later.superseded[0].window_id, Ts(0));
+  EXPECT_EQ(later.superseded[0].newest_id, Ts(300));
+  EXPECT_FALSE(later.superseded[0].at_startup);
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(300));
 }
 
 TEST_F(AssemblerTest, OlderWindowInFlightIsStillDecidedButNewerWins) {
