@@ -15,6 +15,10 @@
    start with `../`, a path naming the fixture) must be in the
    command's output as printed (spaces collapsed; `…` stands for any text
    between its pieces). A marker whose fixture is absent is skipped, named.
+3. Series per run. README.md's "Series per run" table (series_budget_test
+   checks it against the code) is the measure: a count of series per run
+   claimed elsewhere ("66-90 series per run", "about 90 series per run",
+   "series (about 90 per run)") must lie within its default column's range.
 
 Usage: check_docs.py --repo DIR --profwatch BIN
 Exit 0 when all holds, 1 with one line per problem, 77 when nothing could
@@ -178,6 +182,50 @@ def check_figures(repo, path, profwatch, fixtures, outputs, skipped):
     return problems, checked
 
 
+SERIES_RANGE = re.compile(r"(\d[\d,]*)\s*(?:–|-|to)\s*(\d[\d,]*) series per run")
+SERIES_ABOUT = re.compile(r"about (\d[\d,]*) (?:series )?per run|series \(about (\d[\d,]*) per run\)")
+
+
+def series_budget(repo):
+    """(min, max) of the default series column of README.md's Series per run
+    table, or None when it has none."""
+    with open(os.path.join(repo, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    at = text.find("### Series per run")
+    if at < 0:
+        return None
+    counts = []
+    for line in text[at:].splitlines()[1:]:
+        if line.startswith("#"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`") and cells[1].replace(",", "").isdigit():
+            counts.append(int(cells[1].replace(",", "")))
+    return (min(counts), max(counts)) if counts else None
+
+
+def check_series_claims(repo, path, budget):
+    """Problems: claims of series per run outside the README's measured range."""
+    if budget is None or os.path.basename(path) == "CHANGES.md":
+        return []
+    lo, hi = budget
+    problems = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            claims = []
+            for m in SERIES_RANGE.finditer(line):
+                claims.append((m.group(0), int(m.group(1).replace(",", "")),
+                               int(m.group(2).replace(",", ""))))
+            for m in SERIES_ABOUT.finditer(line):
+                v = int((m.group(1) or m.group(2)).replace(",", ""))
+                claims.append((m.group(0), v, v))
+            for quote, a, b in claims:
+                if a < lo or b > hi:
+                    problems.append(f"{os.path.relpath(path, repo)}:{n}: '{quote}' is outside the "
+                                    f"{lo}-{hi} series per run of README.md's Series per run")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", required=True)
@@ -189,11 +237,13 @@ def main():
     docs = [os.path.join(repo, "README.md")] + sorted(glob.glob(os.path.join(repo, "docs", "*.md")))
     docs.append(os.path.join(repo, "tests", "fixtures", "README.md"))
     problems, checked, outputs, skipped = [], 0, {}, []
+    budget = series_budget(repo) if os.path.isfile(docs[0]) else None
     for path in docs:
         if not os.path.isfile(path):
             problems.append(f"{os.path.relpath(path, repo)} does not exist")
             continue
         problems += check_links(repo, path)
+        problems += check_series_claims(repo, path, budget)
         p, n = check_figures(repo, path, os.path.abspath(args.profwatch), fixtures, outputs, skipped)
         problems += p
         checked += n

@@ -28,6 +28,17 @@ Stale: `host/input stall 0.020964 s idle before each step's first kernel (25.9% 
 
 <!-- check: analyze $FIXTURES/real/h200/jobs/4343-gpt-h200-torch/stall20 -->
 True: `host/input stall 0.013976 s per step` … `(17.3% of the step;`.
+
+Each run costs its series (about 230 per run); 66–90 series per run holds.
+"""
+README = """# R
+
+### Series per run
+
+| run | series | bytes |
+|---|---|---|
+| `a/b` | 66 | 1 |
+| `c/d` | 90 | 2 |
 """
 OTHER = "# Other\n\n## Second part\n"
 
@@ -40,7 +51,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="profwatch-docs-selftest-") as tmp:
         os.makedirs(os.path.join(tmp, "docs"))
         os.makedirs(os.path.join(tmp, "tests", "fixtures"))
-        for path, text in (("README.md", "# R\n"), ("docs/page.md", DOC), ("docs/other.md", OTHER),
+        for path, text in (("README.md", README), ("docs/page.md", DOC), ("docs/other.md", OTHER),
                            ("tests/fixtures/README.md", "# F\n")):
             with open(os.path.join(tmp, path), "w") as f:
                 f.write(text)
@@ -51,7 +62,9 @@ def main():
     print(out)
     want = ["docs/page.md:5: link to nowhere.md: nowhere.md does not exist",
             "docs/page.md:6: link to other.md#no-such-part: no heading #no-such-part in docs/other.md",
-            "docs/page.md:6: `deploy/no-such-file.yaml` names a path that does not exist"]
+            "docs/page.md:6: `deploy/no-such-file.yaml` names a path that does not exist",
+            "docs/page.md:14: 'series (about 230 per run)' is outside the 66-90 series per run "
+            "of README.md's Series per run"]
     have_fixture = os.path.isdir(os.path.join(args.fixtures, "real", "h200"))
     if have_fixture:
         want.append("docs/page.md:8: `host/input stall 0.020964 s idle before each step's first "

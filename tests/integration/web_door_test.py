@@ -732,6 +732,19 @@ class WebDoorTest(unittest.TestCase):
         plain = subprocess.run(base + ["--user", "alice", "--password-file", pw, "--timeout", "1s"],
                                capture_output=True, text=True)
         self.assertEqual(plain.returncode, 1)
+        # Issue #65: a plain probe of the TLS port says it speaks TLS (before:
+        # only "no HTTP answer"), even where a client certificate is required.
+        self.assertIn("the port speaks TLS: probe it with --https", plain.stderr)
+
+    def test_plain_probe_of_a_tls_port_says_it_speaks_tls(self):
+        d = self.serve_ok(self.tls_yaml())
+        base = [OPTS["profwatch"], "probe", "--listen", f"127.0.0.1:{d.port}", "--timeout", "1s"]
+        plain = subprocess.run(base, capture_output=True, text=True)
+        self.assertEqual(plain.returncode, 1)
+        self.assertIn("no HTTP answer: the port speaks TLS: probe it with --https", plain.stderr)
+        ok = subprocess.run(base + ["--https", "--ca-file", self.p("ca1.crt")],
+                            capture_output=True, text=True)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
 
     def test_idle_tls_connections_do_not_hold_the_scrape(self):
         d = self.serve_ok(self.tls_yaml())

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "aggregate/profile_steps.h"
 #include "cli/serve_flags.h"
 
 namespace profwatch::cli {
@@ -58,6 +59,12 @@ std::optional<double> FiniteNumber(const std::string& text) {
 CLI::Validator WholeAtLeast(int64_t min, int64_t max) {
   return CLI::Validator([min, max](std::string& text) { return CheckWhole(text, min, max); },
                         ">= " + std::to_string(min));
+}
+
+std::string ProfileStepsDefaultHelp() {
+  return "default: not set: the window's Kineto ProfilerStep# markers, the training log's "
+         "profiler_steps, Nsight NVTX step ranges, else " +
+         std::to_string(aggregate::kDefaultProfileSteps);
 }
 
 CLI::Validator WholeAtLeastU64(uint64_t min) {

@@ -29,6 +29,13 @@ std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
 // the text before CLI11 converts it, so a value that does not fit the flag's
 // type is refused with the type's bounds too.
 CLI::Validator WholeAtLeast(int64_t min, int64_t max = std::numeric_limits<int>::max());
+
+// The default of --profile-steps as help states it, from the code's own
+// default (aggregate::kDefaultProfileSteps): not set, the window's markers,
+// the log's profiler_steps, NVTX step ranges, else that count. The option
+// captures no default value: the variable's initial value is not what an
+// absent flag means (issue #65: help said 3).
+std::string ProfileStepsDefaultHelp();
 CLI::Validator WholeAtLeastU64(uint64_t min);
 // A finite number greater than `above` ("must be a number above 0").
 CLI::Validator NumberAbove(double above);

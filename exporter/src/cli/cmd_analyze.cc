@@ -81,11 +81,11 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
       ->capture_default_str();
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps in the window (divisor, >= 1); given, it wins over the window's "
-                 "Kineto ProfilerStep# markers, the training log's profiler_steps and Nsight NVTX "
-                 "step ranges (default: those, else 3; --format drill: the flag, else the log, "
-                 "else 3, and it also takes 0, as profile_drill.py does)")
-      ->check(WholeAtLeast(0, INT64_MAX))
-      ->capture_default_str();
+                 "own count (" +
+                     ProfileStepsDefaultHelp() +
+                     "; --format drill: the flag, else the log, else 3, and it also takes 0, as "
+                     "profile_drill.py does)")
+      ->check(WholeAtLeast(0, INT64_MAX));
   app.add_option("--family-top-n", f.family_top_n,
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
                  "mode, 5 otherwise)")

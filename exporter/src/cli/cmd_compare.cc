@@ -59,6 +59,9 @@ struct Row {
   std::vector<std::optional<double>> values;  // per variant; nullopt = n/a
   std::vector<std::string> text;              // non-numeric rows (launcher mode)
   bool numeric = true;
+  // Shown in the text and markdown tables. A family no variant ran is left
+  // out of them; the JSON keeps its key, null in every variant.
+  bool in_table = true;
 };
 
 std::string Num(std::optional<double> v, int precision = 4) {
@@ -78,18 +81,25 @@ std::string Delta(std::optional<double> v, std::optional<double> base, int preci
 // Appends one numeric row: `fn(variant)` per variant (nullopt = n/a).
 template <class Fn>
 void AddRow(std::vector<Row>& rows, const std::vector<Variant>& vs, std::string name, Fn fn) {
-  Row r{std::move(name), {}, {}, true};
+  Row r{std::move(name), {}, {}, true, true};
   for (const auto& v : vs) r.values.push_back(fn(v));
   rows.push_back(std::move(r));
 }
 
-// A family's figure in a variant (0 where the variant has no such family).
+// A family's figure in a variant; unset (n/a, null) where the variant has no
+// such family or the family launched no kernel there: not measured, never 0.
 std::optional<double> FamilyFigure(const Variant& v, const std::string& family,
                                    double figures::FamilyFigures::*figure) {
   for (const auto& fam : v.figures->families) {
-    if (fam.family->family == family) return fam.*figure;
+    if (fam.family->family == family && fam.ran) return fam.*figure;
   }
-  return 0.0;
+  return std::nullopt;
+}
+
+// Whether any variant has a value in the row.
+bool AnyValue(const Row& r) {
+  return std::any_of(r.values.begin(), r.values.end(),
+                     [](const std::optional<double>& v) { return v.has_value(); });
 }
 
 // Families in the baseline's order (same rule set => same order), then the
@@ -100,6 +110,7 @@ void AddTimeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
     AddRow(rows, vs, family, [&](const Variant& v) {
       return FamilyFigure(v, family, &figures::FamilyFigures::seconds_per_gpu_step);
     });
+    rows.back().in_table = AnyValue(rows.back());
   }
   using Opt = std::optional<double>;
   AddRow(rows, vs, "total kernel",
@@ -139,7 +150,8 @@ void AddExclusiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
 }
 
 // Regions: every region of any variant, in first-seen order (the baseline's
-// first); n/a for a variant whose input has no scopes.
+// first); n/a for a variant whose input has no scopes or does not list the
+// region (not measured there, never 0).
 void AddRegionRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   // A variant's regions as (name, seconds per GPU per step), "other" last.
   auto regions_of = [](const Variant& v) {
@@ -165,7 +177,7 @@ void AddRegionRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
       for (const auto& [name, seconds] : regions_of(v)) {
         if (name == region) return seconds;
       }
-      return 0.0;
+      return std::nullopt;
     });
   }
 }
@@ -223,9 +235,9 @@ void AddByteRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   }
 }
 
-// Collectives: every kind some variant ran, in kind order. Exposed time is 0
-// for a variant that ran no such collective; bus bandwidth is n/a there and
-// where no call carried its size (GB/s).
+// Collectives: every kind some variant ran, in kind order. Exposed time and
+// bus bandwidth are n/a for a variant that ran no such collective; bus
+// bandwidth also where no call carried its size (GB/s).
 void AddCollectiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   for (size_t k = 0; k < aggregate::kCollectiveKinds; ++k) {
     const auto kind = static_cast<aggregate::CollectiveKind>(k);
@@ -241,7 +253,7 @@ void AddCollectiveRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
     const std::string name(aggregate::CollectiveKindName(kind));
     AddRow(rows, vs, "exposed " + name, [&](const Variant& v) -> std::optional<double> {
       const auto* c = of(v);
-      return c ? c->exposed_seconds_per_gpu_step : 0.0;
+      return c ? std::optional<double>(c->exposed_seconds_per_gpu_step) : std::nullopt;
     });
     AddRow(rows, vs, "busbw GB/s " + name, [&](const Variant& v) -> std::optional<double> {
       const auto* c = of(v);
@@ -258,20 +270,20 @@ void AddShapeRows(std::vector<Row>& rows, const std::vector<Variant>& vs) {
   AddRow(rows, vs, "profile steps", [](const Variant& v) -> std::optional<double> {
     return static_cast<double>(v.stats().profile_steps);
   });
-  Row steps_source{"profile steps source", {}, {}, false};
+  Row steps_source{"profile steps source", {}, {}, false, true};
   for (const auto& v : vs) {
     steps_source.text.emplace_back(
         aggregate::ProfileStepsSourceName(v.stats().profile_steps_source));
   }
   rows.push_back(std::move(steps_source));
-  Row mode{"launcher mode", {}, {}, false};
+  Row mode{"launcher mode", {}, {}, false, true};
   for (const auto& v : vs)
     mode.text.emplace_back(aggregate::LauncherModeName(v.stats().launcher_mode));
   rows.push_back(std::move(mode));
-  Row window{"window", {}, {}, false};
+  Row window{"window", {}, {}, false, true};
   for (const auto& v : vs) window.text.push_back(v.window);
   rows.push_back(std::move(window));
-  Row source{"step source", {}, {}, false};
+  Row source{"step source", {}, {}, false, true};
   for (const auto& v : vs) source.text.push_back(StepSourceText(v));
   rows.push_back(std::move(source));
 }
@@ -343,6 +355,7 @@ std::string RenderText(const std::vector<Variant>& vs, const std::vector<Row>& r
   for (size_t i = 1; i < vs.size(); ++i) header.push_back("delta " + vs[i].label);
   std::vector<std::vector<std::string>> table{header};
   for (const auto& r : rows) {
+    if (!r.in_table) continue;
     std::vector<std::string> line{r.name};
     int precision = IsCountRow(r.name) ? 0 : 4;
     for (size_t i = 0; i < vs.size(); ++i) {
@@ -480,9 +493,10 @@ void AddCompareOptions(CLI::App& app, CompareFlags& f) {
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   app.add_flag("--force", f.force, "Print the table even when the variants are not comparable");
-  app.add_option("--profile-steps", f.profile_steps, "Profiled steps per window (>= 1)")
-      ->check(WholeAtLeast(1, INT64_MAX))
-      ->capture_default_str();
+  app.add_option("--profile-steps", f.profile_steps,
+                 "Profiled steps per window (>= 1); given, it wins over the window's own count (" +
+                     ProfileStepsDefaultHelp() + ")")
+      ->check(WholeAtLeast(1, INT64_MAX));
   AddAnalysisOptions(app, f.common);
   app.add_option("--history", f.history,
                  "profwatch serve --history file: a variant JOB/RUN or JOB/RUN@WINDOW that is "

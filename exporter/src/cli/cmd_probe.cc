@@ -78,6 +78,42 @@ Result<web::SslCtxPtr> ClientContext(const ProbeDoor& door) {
   return ctx;
 }
 
+// Whether the server at `a` speaks TLS: a TLS handshake (certificate not
+// verified, no client certificate) gets a server hello, or a TLS alert
+// from the server (one requiring a client certificate says so with an
+// alert). For a plain probe that got no HTTP answer: OpenSSL servers close
+// a plain HTTP request without a word.
+bool SpeaksTls(const addrinfo* a, Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const long ms = std::min<long>(2000, left.count());
+  if (ms <= 0) return false;
+  const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+  if (fd < 0) return false;
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  bool tls = false;
+  web::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
+  if (ctx && connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+    std::unique_ptr<SSL, SslFree> ssl(SSL_new(ctx.get()));
+    SSL_set_fd(ssl.get(), fd);
+    ERR_clear_error();
+    tls = SSL_connect(ssl.get()) == 1;
+    // An alert the server sent: its reason is offset by SSL_AD_REASON_OFFSET.
+    for (unsigned long e = ERR_get_error(); e != 0 && !tls; e = ERR_get_error()) {
+      tls = ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) >= SSL_AD_REASON_OFFSET;
+    }
+    ERR_clear_error();
+  }
+  close(fd);
+  return tls;
+}
+
+// The error of a plain probe that got no HTTP answer from a TLS port.
+constexpr const char* kSpeaksTls =
+    "no HTTP answer: the port speaks TLS: probe it with --https (and --ca-file, or "
+    "--insecure-skip-verify)";
+
 // One GET of `path` on host:port; the status line's code, or an error text.
 Result<int> GetStatus(const std::string& host, int port, const std::string& path,
                       const ProbeDoor& door, SSL_CTX* tls, Clock::time_point deadline) {
@@ -162,7 +198,16 @@ Result<int> GetStatus(const std::string& host, int port, const std::string& path
       if (answer.starts_with("HTTP/") && answer.find(' ') != std::string::npos) {
         status = std::atoi(answer.c_str() + answer.find(' ') + 1);
       } else if (error == "no address") {
-        error = tls != nullptr ? "no HTTPS answer" : "no HTTP answer";
+        // A TLS record's first byte (0x15 alert, 0x16 handshake) in answer
+        // to plain HTTP, or a TLS handshake that succeeds: the port speaks TLS.
+        const bool tls_record = !answer.empty() && (answer[0] == '\x15' || answer[0] == '\x16');
+        if (tls != nullptr) {
+          error = "no HTTPS answer";
+        } else if (tls_record || SpeaksTls(a, deadline)) {
+          error = kSpeaksTls;
+        } else {
+          error = "no HTTP answer";
+        }
       }
     } else {
       error = std::strerror(err != 0 ? err : errno);

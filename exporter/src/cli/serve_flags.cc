@@ -132,11 +132,10 @@ void AddWindowOptions(CLI::App& app, ServeFlags& f) {
 void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
   app.add_option("--profile-steps", f.profile_steps,
                  "Profiled steps per window (divisor); given explicitly it wins over the "
-                 "window's Kineto ProfilerStep# markers and the training log's profiler_steps "
-                 "(default: those, else 3)")
+                 "window's own count (" +
+                     ProfileStepsDefaultHelp() + ")")
       ->check(WholeAtLeast(1))
-      ->each([&f](const std::string&) { f.profile_steps_explicit = true; })
-      ->capture_default_str();
+      ->each([&f](const std::string&) { f.profile_steps_explicit = true; });
   app.add_flag("--metrics-detail", f.metrics_detail,
                "Also export per-kernel, per-region and per-family exclusive/idle-before "
                "series and zero series of families that ran no kernel (README: Series per run)");

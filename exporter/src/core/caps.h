@@ -36,7 +36,8 @@ inline constexpr Cap kRunsPerOwner{
     "the owner's runs with the oldest writes (runs already tracked are kept first): not "
     "analysed, not exported, no training-log reader",
     "1,000 runs at once is far beyond one user's share of a real cluster; each run costs its "
-    "exported series (about 230 per run) and a log reader"};
+    "exported series (66–90 series per run on the real H200 runs, about 200 with "
+    "`--metrics-detail`: [Series per run](../README.md#series-per-run)) and a log reader"};
 inline constexpr Cap kWindowsPerOwner{
     "--max-windows-per-owner N",
     "owner_window_cap",

@@ -136,8 +136,10 @@ void AppendJsonValue(std::string& out, const LogField::Value& v) {
     out += *b ? "true" : "false";
   } else if (const auto* i = std::get_if<int64_t>(&v)) {
     out += std::to_string(*i);
+  } else if (const auto* u = std::get_if<uint64_t>(&v)) {
+    out += std::to_string(*u);
   } else {
-    out += std::to_string(std::get<uint64_t>(v));
+    out += "null";
   }
 }
 
@@ -187,8 +189,10 @@ std::string LogfmtValue(const LogField::Value& value) {
     out = *b ? "true" : "false";
   } else if (const auto* i = std::get_if<int64_t>(&value)) {
     out = std::to_string(*i);
+  } else if (const auto* u = std::get_if<uint64_t>(&value)) {
+    out = std::to_string(*u);
   } else {
-    out = std::to_string(std::get<uint64_t>(value));
+    out = "none";
   }
   return out;
 }

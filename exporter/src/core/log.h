@@ -27,12 +27,20 @@ enum class LogFormat { kText, kJson };
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
 // One field of a log line: a key and a typed value (text, integer, number,
-// bool). Constructible from any string-like, integral, floating-point or
-// bool value, so call sites stay {"key", value}.
+// bool, or none). Constructible from any string-like, integral,
+// floating-point or bool value, or nullptr (none), so call sites stay
+// {"key", value}. The type decides how the JSON log writes it: a number is
+// a JSON number because it is passed as one, never because its text looks
+// like one (a job named "4343", a window id, "1e5" or "0x10" stay strings:
+// a field keeps one JSON type whatever the input names). So a figure is
+// passed as its number, never as text made from it (watch::OwnerField).
 struct LogField {
-  using Value = std::variant<std::string, int64_t, uint64_t, double, bool>;
+  using Value = std::variant<std::string, int64_t, uint64_t, double, bool, std::monostate>;
   std::string key;
   Value value;
+
+  // None: JSON null, logfmt `none` (a figure or id that is not known).
+  LogField(std::string_view k, std::nullptr_t) : key(k), value(std::monostate{}) {}
 
   template <typename T>
   requires std::same_as < std::remove_cvref_t<T>,
@@ -68,7 +76,8 @@ inline double Rounded(double v, int digits) {
 // (LogfmtLine): one line, one field per key=value.
 // kJson writes one object per line: {"ts":..,"level":..,"msg":<text>, then
 // one member per field}: strings as JSON strings (invalid UTF-8 as U+FFFD),
-// numbers as JSON numbers, bools as true/false (JsonLogMembers), so each
+// numbers as JSON numbers (non-finite ones and none as null), bools as
+// true/false (JsonLogMembers), so each
 // line is valid JSON and log stores can filter on fields.
 Status SetupLogging(std::string_view level, LogFormat format, std::ostream* out = nullptr);
 

@@ -102,13 +102,16 @@ Json FamiliesJson(const WindowFigures& w) {
     Json fj;
     fj["family"] = f.family;
     fj["kind"] = std::string(classify::FamilyKindName(f.kind));
-    fj["seconds_per_gpu_step"] = ff.seconds_per_gpu_step;
+    // A family that launched no kernel: its times were not measured (null,
+    // never 0); its counts are 0.
+    auto time = [&](double v) { return ff.ran ? Json(v) : Json(nullptr); };
+    fj["seconds_per_gpu_step"] = time(ff.seconds_per_gpu_step);
     fj["launches_per_gpu_step"] = ff.launches_per_gpu_step;
-    fj["total_seconds"] = ff.raw_seconds;
+    fj["total_seconds"] = time(ff.raw_seconds);
     fj["launches"] = f.launches;
     fj["distinct_kernels"] = f.distinct_kernels;
-    fj["exclusive_seconds_per_gpu_step"] = ff.exclusive_seconds_per_gpu_step;
-    fj["idle_before_seconds_per_gpu_step"] = ff.idle_before_seconds_per_gpu_step;
+    fj["exclusive_seconds_per_gpu_step"] = time(ff.exclusive_seconds_per_gpu_step);
+    fj["idle_before_seconds_per_gpu_step"] = time(ff.idle_before_seconds_per_gpu_step);
     AddFamilyBytes(fj, ff.bytes ? &w.bytes.families[*ff.bytes] : nullptr);
     Json kernels = Json::array();
     for (const figures::KernelFigures& k : ff.kernels) {

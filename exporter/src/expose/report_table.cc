@@ -375,16 +375,24 @@ std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& c
   return o;
 }
 
-// Kernel families with their share of kernel time, then each family's top
-// kernels.
+// Kernel families that launched a kernel, with their share of kernel time
+// (a family that ran nothing is left out: its row would be a 0 nothing
+// measured; the JSON keeps it, null), then the memory operations, which are
+// not kernels (a memory family's names are counted as memory operations, so
+// that family never has a row here), then each family's top kernels.
 std::string RenderFamilies(const WindowFigures& w) {
   std::string o = "\nKernel families (per GPU per step)\n";
   o += Format("  %-34s %12s %10s %8s\n", "family", "seconds", "launches", "share");
   for (const figures::FamilyFigures& f : w.families) {
+    if (!f.ran) continue;
     o += Format("  %-34s %12.6f %10.1f %7.1f%%\n", f.family->family.c_str(), f.seconds_per_gpu_step,
                 f.launches_per_gpu_step, f.share_of_kernel_time * 100.0);
   }
   o += Format("  %-34s %12.6f %10.1f\n", "TOTAL", w.time.total_kernel_seconds, w.time.launches);
+  if (w.time.memops > 0) {
+    o += Format("  %-34s %12.6f %10.1f  (memcpy/memset: not kernels, not in TOTAL)\n",
+                "memory operations", w.time.memop_seconds, w.time.memops);
+  }
 
   o += "\nTop kernels (per GPU per step)\n";
   for (const figures::FamilyFigures& f : w.families) {

@@ -74,6 +74,13 @@ void AddTimes(const WindowStats& s, WindowFigures& w) {
   w.time.idle_seconds = s.PerGpuStepSeconds(span - busy);
   w.time.overlap_seconds = s.PerGpuStepSeconds(s.total_kernel_ps - busy);
   w.time.exposed_comm_seconds = s.PerGpuStepSeconds(exposed);
+  int64_t memops = 0, memop_ps = 0;
+  for (const aggregate::DeviceSummary& d : s.devices) {
+    memops += d.memops;
+    memop_ps += d.memop_ps;
+  }
+  w.time.memops = s.PerGpuStepCount(memops);
+  w.time.memop_seconds = s.PerGpuStepSeconds(memop_ps);
   w.raw.kernel_seconds = PsToSeconds(s.total_kernel_ps);
   w.raw.busy_seconds = PsToSeconds(busy);
   w.raw.span_seconds = PsToSeconds(span);

@@ -81,6 +81,11 @@ struct TimeFigures {
   double idle_seconds = 0;          // span - busy
   double overlap_seconds = 0;       // total kernel - busy
   double exposed_comm_seconds = 0;  // communication not under compute
+  // Memory operations (memcpy/memset: not kernels, not in the totals above;
+  // a kMemory family's kernels are counted here too, so that family never
+  // runs a kernel): every one, sized or not.
+  double memops = 0;
+  double memop_seconds = 0;
 };
 
 // The window's additive sums, undivided, for recording rules that add

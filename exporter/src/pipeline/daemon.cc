@@ -502,15 +502,8 @@ void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
               "clock skew or a copied tree; it is analysed once the clock reaches it "
               "(--future-tolerance)"}});
   }
-  for (const window::Assembler::Superseded& w : notes.superseded) {
-    superseded_total_->Increment();
-    LogInfo("older window found at startup not analysed", {{"training_job", w.run.training_job},
-                                                           {"run", w.run.run},
-                                                           {"window", w.window_id},
-                                                           {"files", w.files},
-                                                           {"newest", w.newest_id},
-                                                           {"stage", "window"}});
-  }
+  superseded_total_->Increment(static_cast<double>(notes.superseded.size()));
+  Emit(SupersededEvents(notes.superseded));
   for (const window::Assembler::Backlog& b : notes.backlog) {
     superseded_total_->Increment(static_cast<double>(b.windows));
     // A run dir first seen has only its newest windows_at_first_sight
@@ -854,7 +847,7 @@ void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owne
   }
   if (rotated) {
     LogInfo("history of an owner rotated, its older lines dropped",
-            {{"owner", watch::OwnerLabel(owner)},
+            {watch::OwnerField(owner),
              {"path", history_->PathOf(owner)},
              {"max_bytes", options_.history_max_bytes},
              {"hint", "raise --history-max-bytes (per owner) to keep more"}});

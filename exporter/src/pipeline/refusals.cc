@@ -37,10 +37,9 @@ std::string NamedKeys(const std::vector<Refusal>& v) {
 }
 
 void OwnerOverLine(std::vector<LogEvent>& logs, const Capped& c, const RefusalLimits& limits) {
-  const std::string owner = watch::OwnerLabel(c.owner);
   if (c.reason == window::kOwnerRunCapReason || c.reason == window::kOwnerWindowCapReason) {
     const bool runs = c.reason == window::kOwnerRunCapReason;
-    std::vector<LogField> fields = {{"owner", owner},
+    std::vector<LogField> fields = {watch::OwnerField(c.owner),
                                     {runs ? "runs_left_out" : "windows_left_out", c.left_out}};
     fields.insert(fields.end(), c.detail.begin(), c.detail.end());
     fields.insert(fields.end(),
@@ -55,7 +54,7 @@ void OwnerOverLine(std::vector<LogEvent>& logs, const Capped& c, const RefusalLi
         std::move(fields));
   } else if (c.reason == kOwnerDirCapReason) {
     Log(logs, LogLevel::kWarn, "owner over its directory cap, the rest of its tree not walked",
-        {{"owner", owner},
+        {watch::OwnerField(c.owner),
          {"dirs_left_out", c.left_out},
          {"cap", limits.max_dirs_per_owner},
          {"reason", c.reason},
@@ -64,7 +63,7 @@ void OwnerOverLine(std::vector<LogEvent>& logs, const Capped& c, const RefusalLi
   } else if (c.reason == kOwnerWatchCapReason) {
     Log(logs, LogLevel::kWarn,
         "owner over its inotify watch budget, the rest of its directories found by polling",
-        {{"owner", owner},
+        {watch::OwnerField(c.owner),
          {"dirs_polled", c.left_out},
          {"budget", limits.max_watches_per_owner},
          {"reason", c.reason},
@@ -243,7 +242,7 @@ std::vector<LogEvent> RefusalEvents(const ledger::Changes& changes, const Refusa
   for (const Capped& c : changes.over) OwnerOverLine(logs, c, limits);
   for (const auto& [owner, reason] : changes.under) {
     Log(logs, LogLevel::kInfo, "owner back under its cap",
-        {{"owner", watch::OwnerLabel(owner)}, {"reason", reason}});
+        {watch::OwnerField(owner), {"reason", reason}});
   }
   return logs;
 }

@@ -362,6 +362,23 @@ Error CrashedError(int deaths) {
                            deaths)};
 }
 
+std::vector<LogEvent> SupersededEvents(const std::vector<window::Assembler::Superseded>& notes) {
+  std::vector<LogEvent> logs;
+  for (const window::Assembler::Superseded& w : notes) {
+    Log(logs, LogLevel::kInfo,
+        w.at_startup ? "older window found at startup not analysed"
+                     : "window found at startup not analysed: a newer window of its run came "
+                       "before its analysis",
+        {{"training_job", w.run.training_job},
+         {"run", w.run.run},
+         {"window", w.window_id},
+         {"files", w.files},
+         {"newest", w.newest_id},
+         {"stage", "window"}});
+  }
+  return logs;
+}
+
 std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes, TimePoint now,
                                       std::chrono::milliseconds window_timeout,
                                       std::chrono::milliseconds retention) {

@@ -193,6 +193,12 @@ InflightDecision DecideInflight(const window::WindowTask& task, uint64_t digest,
 // The error a window failed as crashed carries (its outcome's window_error).
 Error CrashedError(int deaths);
 
+// The info line per window of the startup backlog not analysed: an older
+// window found at the first scan, or (at a later scan) the run's newest
+// window at startup that a newer window replaced before its analysis; each
+// says which.
+std::vector<LogEvent> SupersededEvents(const std::vector<window::Assembler::Superseded>& notes);
+
 // The info lines for windows held for files and windows not analysed
 // because they are older than --retention.
 std::vector<LogEvent> ReadyNoteEvents(const window::Assembler::ReadyNotes& notes, TimePoint now,

@@ -13,6 +13,8 @@
 #include <limits>
 #include <string>
 
+#include "core/log.h"
+
 namespace profwatch::watch {
 
 using Owner = uint32_t;
@@ -24,6 +26,13 @@ inline constexpr Owner kNoOwner = std::numeric_limits<Owner>::max();
 // number, not a user name: resolving names may ask a directory service.
 inline std::string OwnerLabel(Owner owner) {
   return owner == kNoOwner ? std::string("none") : std::to_string(owner);
+}
+
+// The `owner` field of a log line: the uid as a number (a JSON number in the
+// JSON log), none (null; `none` in text) for kNoOwner.
+inline LogField OwnerField(Owner owner) {
+  if (owner == kNoOwner) return {"owner", nullptr};
+  return {"owner", static_cast<uint64_t>(owner)};
 }
 
 }  // namespace profwatch::watch

@@ -291,7 +291,13 @@ std::string FormatUtc(double unix_seconds) {
   return buf;
 }
 
-// The landing page: version, the watch roots, the exported runs (their
+// At most this many runs (and runs skipped for retention) are listed on the
+// landing page, first by name; the rest are counted: a page for people stays
+// small however many runs the roots hold (every run is on /metrics).
+constexpr size_t kLandingMaxListed = 50;
+
+// The landing page: version, the watch roots, how many runs in how many
+// jobs (and how many with a failed latest window), the first runs (their
 // window, or why it failed), and the endpoints.
 std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing_note) {
   const expose::BuildInfo build = expose::DefaultBuildInfo();
@@ -314,15 +320,26 @@ std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing
     body += "<li>" + EscapeHtml(root) + (readable ? "" : " (not readable)") + "</li>\n";
   }
   body += "</ul>\n<h2>Runs</h2>\n";
-  if (snap.runs.empty()) body += "<p>none yet</p>\n";
+  if (snap.runs.empty()) {
+    body += "<p>none yet</p>\n";
+  } else {
+    size_t jobs = 0, failed = 0;
+    const std::string* last_job = nullptr;
+    for (const auto& [key, rs] : snap.runs) {  // ordered by job, then run
+      if (last_job == nullptr || *last_job != key.training_job) ++jobs;
+      last_job = &key.training_job;
+      if (!rs.window_failure.empty()) ++failed;
+    }
+    body += "<p>" + std::to_string(snap.runs.size()) + " runs in " + std::to_string(jobs) +
+            " jobs; " + std::to_string(failed) + " with a failed latest window.</p>\n";
+  }
   body += "<ul>\n";
-  // Bounded: a page for people, however many runs the roots hold.
-  constexpr size_t kMaxListed = 1000;
+  constexpr size_t kMaxListed = kLandingMaxListed;
   size_t listed = 0;
   for (const auto& [key, rs] : snap.runs) {
     if (listed++ == kMaxListed) {
       body += "<li>... and " + std::to_string(snap.runs.size() - kMaxListed) +
-              " more (see /metrics)</li>\n";
+              " more (every run is on /metrics)</li>\n";
       break;
     }
     body += "<li>" + EscapeHtml(key.training_job) + "/" + EscapeHtml(key.run) + ": ";

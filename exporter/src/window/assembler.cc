@@ -361,6 +361,16 @@ void Assembler::Place(Tracked& t, const Window& w, const ScanFiles& scan) {
 
 bool Assembler::UpdateFiles(Tracked& t, const Window& w, const ScanFiles& scan, TimePoint now) {
   bool changed = false;
+  // A window of the startup backlog seen for the first time whose every
+  // file's mtime is older than `settle` by the clock: its files have been
+  // quiet that long already (the mtime is the observation: a write moves
+  // it), so its settle counts from its newest mtime, not from now. Only at
+  // startup: a tree copied in later (cp -a sets each file's old mtime when
+  // that file is done, while the next ones are still being written) waits
+  // the full settle from first sight.
+  const bool first_sight = t.backlog && t.tracks.empty();
+  bool quiet_before = first_sight;
+  TimePoint newest_mtime = TimePoint::min();
   std::map<std::string, FileTrack> tracks;
   t.files.clear();
   t.last_activity_unix = 0;
@@ -387,6 +397,10 @@ bool Assembler::UpdateFiles(Tracked& t, const Window& w, const ScanFiles& scan, 
     } else {
       ft.first_seen = now;
       ft.last_change = now;
+      const TimePoint mtime = TimePoint{} + std::chrono::duration_cast<TimePoint::duration>(
+                                                std::chrono::nanoseconds(o->mtime_ns));
+      quiet_before = quiet_before && mtime <= now - options_.settle;
+      newest_mtime = std::max(newest_mtime, mtime);
       changed = true;
     }
     ft.fp = fp;
@@ -399,7 +413,12 @@ bool Assembler::UpdateFiles(Tracked& t, const Window& w, const ScanFiles& scan, 
   t.distinct_files = static_cast<int>(inodes.size());
   // Indexed with its time and file count (Place took it out).
   if (t.taught) IndexTaught(t, true);
-  if (changed) t.last_change = now;
+  if (quiet_before && !t.tracks.empty()) {
+    for (auto& [path, ft] : t.tracks) ft.last_change = newest_mtime;
+    t.last_change = newest_mtime;
+  } else if (changed) {
+    t.last_change = now;
+  }
   return changed;
 }
 
@@ -473,7 +492,8 @@ void Assembler::SupersedeBacklog(const std::vector<uint64_t>& run_serials, ScanN
       t.state = State::kSuperseded;
       if (!t.superseded_reported) {
         t.superseded_reported = true;
-        notes.superseded.push_back({t.run, t.id, newest_t->id, static_cast<int>(t.files.size())});
+        notes.superseded.push_back(
+            {t.run, t.id, newest_t->id, static_cast<int>(t.files.size()), !scanned_});
       }
     } else if (is_newest && t.state == State::kSuperseded) {
       t.state = State::kAssembling;

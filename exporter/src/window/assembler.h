@@ -11,7 +11,9 @@
 // starts a new window). A window is ready when
 //  - every file's (dev, inode, size, mtime) has been seen unchanged for
 //    `settle` and no file joined for `settle` (observed quiet, not assumed:
-//    the caller rescans at NextDeadline()), and
+//    the caller rescans at NextDeadline()); a window found at the first scan
+//    whose every file's mtime is already older than `settle` by the clock
+//    has been quiet that long, and is ready at that scan, and
 //  - it has the expected number of files: `expected_files`, else derived from
 //    `expected_gpus` and the run's learned GPUs per file, else the previous
 //    window of the run (learned). Short of it, it waits until `window_timeout`
@@ -261,6 +263,10 @@ class Assembler {
     std::string window_id;
     std::string newest_id;  // the run's newest window, analysed instead
     int files = 0;
+    // Reported by the first scan (an older window of the backlog); false:
+    // the run's newest window at startup, still waiting for its analysis
+    // when a newer one appeared at a later scan.
+    bool at_startup = false;
   };
   // A window over AssemblerOptions::max_files_per_window, not tracked.
   struct CappedWindow {

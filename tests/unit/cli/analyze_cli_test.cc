@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -887,6 +888,102 @@ TEST(AnalyzeCliTest, UncountedFlopKindIsNullWithItsReasonNotZero) {
               std::string::npos)
         << f.dump();
   }
+}
+
+// --- absent is absent (issue #65) ---
+
+// The cells of the table row named `name` (its first column, after the
+// indent), the rest split on runs of spaces; empty when there is no such row.
+std::vector<std::string> TableRow(const std::string& table, const std::string& name) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(0, line.find_first_not_of(' '));
+    if (!line.starts_with(name + "  ")) continue;
+    std::vector<std::string> cells{name};
+    std::istringstream rest(line.substr(name.size()));
+    for (std::string cell; rest >> cell;) cells.push_back(cell);
+    return cells;
+  }
+  return {};
+}
+
+// The CUDA-graph run has no `mlp` (nor `attention`) scope: compare says
+// n/a and null on its side, never 0, and a delta of n/a. A family neither
+// run launched is left out of the table and null in the JSON.
+TEST(AbsentIsAbsentTest, CompareRegionTheGraphRunDidNotMeasureIsNa) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(torch, kStall20);
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(graphs, "real/h200/jobs/4444-gpt-h200-cudagraphs/graphs");
+  const std::string cmd =
+      Profwatch() + "compare --label torch --label graphs '" + torch + "' '" + graphs + "'";
+  auto text = testing::RunCommand(cmd);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::vector<std::string> mlp = TableRow(text.out, "region mlp");
+  ASSERT_EQ(mlp.size(), 4u) << text.out;  // name, torch, graphs, delta
+  EXPECT_EQ(mlp[1], "0.0077") << text.out;
+  EXPECT_EQ(mlp[2], "n/a") << text.out;
+  EXPECT_EQ(mlp[3], "n/a") << text.out;
+  EXPECT_EQ(TableRow(text.out, "region attention").at(2), "n/a") << text.out;
+  // nccl and the memory family ran in neither: no row. gemm ran in both.
+  EXPECT_TRUE(TableRow(text.out, "nccl").empty()) << text.out;
+  EXPECT_TRUE(TableRow(text.out, "memory").empty()) << text.out;
+  EXPECT_EQ(TableRow(text.out, "gemm").size(), 4u) << text.out;
+  // norm ran only in the torch run: n/a on the graph side.
+  const std::vector<std::string> norm = TableRow(text.out, "norm");
+  ASSERT_EQ(norm.size(), 4u) << text.out;
+  EXPECT_EQ(norm[2], "n/a") << text.out;
+
+  auto j = testing::RunCommand(cmd + " --format json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json c = json::parse(j.out);
+  const json& t = c["variants"][0];
+  const json& g = c["variants"][1];
+  ASSERT_TRUE(t["region mlp"].is_number()) << t.dump();
+  EXPECT_NEAR(t["region mlp"].get<double>(), 0.0077, 5e-5);
+  EXPECT_TRUE(g["region mlp"].is_null()) << g.dump();
+  EXPECT_TRUE(g["region attention"].is_null()) << g.dump();
+  EXPECT_TRUE(g["region Optimizer.step#AdamW.step"].is_number()) << g.dump();
+  EXPECT_TRUE(t["nccl"].is_null()) << t.dump();
+  EXPECT_TRUE(g["norm"].is_null()) << g.dump();
+  EXPECT_TRUE(g["gemm"].is_number()) << g.dump();
+}
+
+// analyze leaves families that ran nothing out of the table (the JSON keeps
+// their rows, times null, counts 0) and says the memory operations are not
+// kernels rather than printing a memory family of 0 beside them.
+TEST(AbsentIsAbsentTest, AnalyzeTableListsOnlyFamiliesThatRan) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(graphs, "real/h200/jobs/4444-gpt-h200-cudagraphs/graphs");
+  auto table = Analyze("--window latest '" + graphs + "'");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const json j = AnalyzeJson("--window latest '" + graphs + "'");
+  ASSERT_TRUE(j.contains("families")) << j.dump();
+  size_t ran = 0;
+  for (const json& f : j["families"]) {
+    const std::string family = f["family"];
+    if (f["launches"].get<int64_t>() == 0) {
+      EXPECT_TRUE(f["seconds_per_gpu_step"].is_null()) << f.dump();
+      EXPECT_TRUE(f["total_seconds"].is_null()) << f.dump();
+      EXPECT_EQ(f["launches_per_gpu_step"].get<double>(), 0) << f.dump();
+      EXPECT_TRUE(TableRow(table.out, family).empty()) << family << "\n" << table.out;
+    } else {
+      ++ran;
+      EXPECT_GT(f["seconds_per_gpu_step"].get<double>(), 0) << f.dump();
+      EXPECT_EQ(TableRow(table.out, family).size(), 4u) << family << "\n" << table.out;
+    }
+  }
+  EXPECT_EQ(ran, 6u) << j["families"].dump();  // attention gemm triton elementwise reduce other
+  // No family row of 0 seconds.
+  const size_t from = table.out.find("Kernel families");
+  const size_t to = table.out.find("Top kernels");
+  ASSERT_LT(from, to) << table.out;
+  EXPECT_EQ(table.out.substr(from, to - from).find(" 0.000000 "), std::string::npos) << table.out;
+  // The memory operations: every one, with its time, marked as not kernels.
+  const std::vector<std::string> memops = TableRow(table.out, "memory operations");
+  ASSERT_GE(memops.size(), 4u) << table.out;
+  EXPECT_GT(std::stod(memops[1]), 0) << table.out;
+  EXPECT_NE(table.out.find("(memcpy/memset: not kernels, not in TOTAL)"), std::string::npos);
+  int64_t memops_total = 0;
+  for (const json& d : j["devices"]) memops_total += d["memops"].get<int64_t>();
+  EXPECT_GT(memops_total, 0);
 }
 
 }  // namespace analyze_cli_test

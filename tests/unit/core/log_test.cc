@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "watch/owner.h"
+
 namespace profwatch {
 namespace {
 
@@ -106,6 +108,49 @@ TEST(JsonLogMembersTest, StringsAreEscapedValidUtf8AndNumbersTyped) {
   EXPECT_TRUE(j["n"].is_number_integer());
   EXPECT_TRUE(j["inf"].is_null());
   EXPECT_TRUE(j["ok"].is_boolean());
+}
+
+// A field's JSON type is its value's type (issue #65): numbers passed as
+// numbers are JSON numbers, whatever their size; none is null; text is a
+// string even when it reads as a number (a job named 4343, a window id,
+// 1e5, 0x10), so a field keeps one type whatever the input names.
+TEST(JsonLogMembersTest, NumbersAreNumbersAndTextStaysText) {
+  const std::vector<LogField> fields = {{"runs", size_t{1000}},
+                                        {"max", std::numeric_limits<uint64_t>::max()},
+                                        {"min", std::numeric_limits<int64_t>::min()},
+                                        {"seconds", 0.25},
+                                        {"owner", nullptr},
+                                        {"training_job", "4343"},
+                                        {"e", "1e5"},
+                                        {"hex", "0x10"}};
+  const std::string members = JsonLogMembers("m", fields);
+  EXPECT_EQ(members,
+            R"("msg":"m","runs":1000,"max":18446744073709551615,"min":-9223372036854775808,)"
+            R"("seconds":0.25,"owner":null,"training_job":"4343","e":"1e5","hex":"0x10")");
+  const nlohmann::json j = nlohmann::json::parse("{" + members + "}");
+  EXPECT_EQ(j["runs"].get<uint64_t>(), 1000u);
+  EXPECT_EQ(j["max"].get<uint64_t>(), std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(j["min"].get<int64_t>(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(j["seconds"].get<double>(), 0.25);
+  EXPECT_TRUE(j["owner"].is_null());
+  EXPECT_TRUE(j["training_job"].is_string());
+  // The text log writes none as `none`, numbers bare.
+  EXPECT_EQ(LogfmtLine("m", fields),
+            "m runs=1000 max=18446744073709551615 min=-9223372036854775808 seconds=0.25 "
+            "owner=none training_job=4343 e=1e5 hex=0x10");
+}
+
+// The owner of a log line is its uid as a number, none when not known
+// (before: the uid's decimal text, a JSON string).
+TEST(JsonLogMembersTest, OwnerIsANumber) {
+  const std::vector<LogField> fields = {watch::OwnerField(1000), {"path", "/x"}};
+  const nlohmann::json j = nlohmann::json::parse("{" + JsonLogMembers("m", fields) + "}");
+  ASSERT_TRUE(j["owner"].is_number_unsigned()) << j.dump();
+  EXPECT_EQ(j["owner"].get<uint64_t>(), 1000u);
+  EXPECT_EQ(LogfmtLine("m", fields), "m owner=1000 path=/x");
+  const std::vector<LogField> none = {watch::OwnerField(watch::kNoOwner)};
+  EXPECT_EQ(JsonLogMembers("m", none), R"("msg":"m","owner":null)");
+  EXPECT_EQ(LogfmtLine("m", none), "m owner=none");
 }
 
 // Through the real logger (SetupLogging's formatter): the JSON line for a

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "aggregate/profile_steps.h"
+#include "cli/cli_util.h"
 #include "testing/test_util.h"
 
 namespace profwatch::cli {
@@ -64,6 +66,40 @@ TEST(ServeFlagsTest, DefaultsMatchTheContract) {
   // Not given: the window's markers, the log or the default decide.
   EXPECT_FALSE(o->analyze.aggregate.profile_steps_flag.has_value());
   EXPECT_EQ(o->analyze.aggregate.top_kernels, 5u);
+}
+
+// serve --help states --profile-steps' default as what an absent flag
+// means (issue #65: it said 3, CLI11's capture of the variable's initial
+// value): not set, the window's own count, else the code's fallback. The
+// parsed default is that: no flag, and with nothing in the window the
+// choice is that fallback, from the default source.
+TEST(ServeFlagsTest, HelpStatesTheRealProfileStepsDefault) {
+  ::testing::internal::CaptureStdout();
+  ParsedServeFlags help = ParseServeFlags({"--help"});
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(help.exit_code, 0);
+  const size_t at = text.find("--profile-steps");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at, text.find('\n', at) - at);
+  // The option's column: its type and check, no captured default value.
+  std::string column = line.substr(0, line.find("Profiled"));
+  column.erase(column.find_last_not_of(' ') + 1);
+  EXPECT_EQ(column, "--profile-steps INT:>= 1") << line;
+  const std::string stated = ProfileStepsDefaultHelp();
+  EXPECT_NE(line.find("(" + stated + ")"), std::string::npos) << line;
+  EXPECT_NE(stated.find("default: not set"), std::string::npos) << stated;
+  EXPECT_TRUE(stated.ends_with("else " + std::to_string(aggregate::kDefaultProfileSteps)))
+      << stated;
+
+  ParsedServeFlags p = ParseServeFlags({});
+  ASSERT_TRUE(p.flags.has_value());
+  auto o = ToDaemonOptions(*p.flags);
+  ASSERT_TRUE(o.has_value()) << o.error().ToString();
+  EXPECT_FALSE(o->analyze.aggregate.profile_steps_flag.has_value());
+  const aggregate::ProfileStepsChoice none =
+      aggregate::ChooseProfileSteps(o->analyze.aggregate.profile_steps_flag, std::nullopt, {}, {});
+  EXPECT_EQ(none.steps, aggregate::kDefaultProfileSteps);
+  EXPECT_EQ(none.source, aggregate::ProfileStepsSource::kDefault);
 }
 
 TEST(ServeFlagsTest, FileBudgetFlagsReachTheAnalysis) {

@@ -447,6 +447,23 @@ TEST(WorkerCountsTest, WorkerPastTheBudgetIsStuckAndLoggedOnce) {
   EXPECT_TRUE(c.logs.empty());
 }
 
+// Issue #65: "older window found at startup" only for what the first scan
+// found; the startup window a newer one replaced later says that instead.
+TEST(SupersededEventsTest, StartupAndLaterSupersedingAreWordedApart) {
+  std::vector<window::Assembler::Superseded> notes;
+  notes.push_back({{"jobA", "run1"}, "2024_03_01_12_00_00", "2024_03_01_12_00_30", 2, true});
+  notes.push_back({{"jobB", "run2"}, "2024_03_01_12_00_00", "2024_03_01_12_05_00", 1, false});
+  const std::vector<Line> logs = {
+      {LogLevel::kInfo,
+       "older window found at startup not analysed training_job=jobA run=run1 "
+       "window=2024_03_01_12_00_00 files=2 newest=2024_03_01_12_00_30 stage=window"},
+      {LogLevel::kInfo,
+       "window found at startup not analysed: a newer window of its run came before its "
+       "analysis training_job=jobB run=run2 window=2024_03_01_12_00_00 files=1 "
+       "newest=2024_03_01_12_05_00 stage=window"}};
+  EXPECT_EQ(Lines(SupersededEvents(notes)), logs);
+}
+
 TEST(ReadyNoteEventsTest, HeldAndExpiredWindowsAreLoggedWithTheirTimes) {
   FakeClock clock;
   window::Assembler::ReadyNotes notes;

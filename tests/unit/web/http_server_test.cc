@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
@@ -140,6 +141,40 @@ TEST(OperationalAnswerTest, LandingPageShowsVersionRootsAndRunsEscaped) {
       << b;
   EXPECT_EQ(b.find("<script>"), std::string::npos) << b;
   EXPECT_EQ(b.find("<b>"), std::string::npos) << b;
+}
+
+// At 1,000 runs the landing page lists the first 50 by name and counts the
+// rest (issue #65: it listed every run, 58 KB); it says how many runs in how
+// many jobs, and how many failed.
+TEST(OperationalAnswerTest, LandingPageListsTheFirstRunsAndCountsTheRest) {
+  snapshot::Snapshot snap;
+  for (int i = 0; i < 1000; ++i) {
+    snapshot::RunState rs;
+    char job[32], run[32];
+    std::snprintf(job, sizeof job, "job-%02d", i / 100);
+    std::snprintf(run, sizeof run, "run-%03d", i % 100);
+    rs.key = {job, run};
+    rs.has_window = true;
+    rs.window_id = "2026_11_26_00_29_00";
+    if (i % 250 == 7) rs.window_failure = "truncated";
+    snap.runs[rs.key] = rs;
+  }
+  std::optional<HttpAnswer> landing = OperationalAnswer("/", snap);
+  ASSERT_TRUE(landing);
+  const std::string& b = landing->body;
+  EXPECT_LT(b.size(), 6000u) << b.size();
+  EXPECT_NE(b.find("<p>1000 runs in 10 jobs; 4 with a failed latest window.</p>"),
+            std::string::npos)
+      << b;
+  EXPECT_NE(b.find("<li>job-00/run-000: window 2026_11_26_00_29_00</li>"), std::string::npos);
+  EXPECT_NE(b.find("<li>job-00/run-049: window"), std::string::npos) << b;
+  EXPECT_EQ(b.find("job-00/run-050"), std::string::npos) << b;
+  EXPECT_NE(b.find("<li>... and 950 more (every run is on /metrics)</li>"), std::string::npos) << b;
+  size_t items = 0;
+  for (size_t at = b.find("<li>job-"); at != std::string::npos; at = b.find("<li>job-", at + 1)) {
+    ++items;
+  }
+  EXPECT_EQ(items, 50u);
 }
 
 bool WaitFor(const std::function<bool()>& condition) {

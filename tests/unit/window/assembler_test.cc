@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <ctime>
+#include <set>
+#include <string>
 
 #include "watch/layout.h"
 #include "window/grouping.h"
@@ -125,6 +127,45 @@ TEST_F(AssemblerTest, WaitsForSettleThenEmitsSplitWindowOnce) {
   EXPECT_FALSE(d.incomplete);
   EXPECT_TRUE(Step(a, minutes(5)).empty());
   EXPECT_EQ(a.PendingCount(), 0);
+}
+
+// Issue #65: at startup a window whose files' mtimes are already older than
+// --settle by the clock (written 15 minutes before the daemon started) is
+// ready at the first scan, not a settle later; one file still fresh keeps
+// the whole window waiting the full settle; a window that appears after
+// startup with old mtimes (a tree copied in) waits the full settle.
+TEST_F(AssemblerTest, StartupWindowQuietByItsMtimesIsReadyAtTheFirstScan) {
+  Assembler a(options_);
+  const int64_t old = MtimeNow() - int64_t{15} * 60 * 1'000'000'000;
+  Put("old", 0, "h0.proc0.trace.json.gz", 100);
+  Put("old", 0, "h0.proc1.trace.json.gz", 100);
+  Put("mixed", 0, "h0.proc0.trace.json.gz", 100);
+  Put("mixed", 0, "h0.proc1.trace.json.gz", 100);
+  for (auto& o : files_) {
+    if (o.run_dir.ends_with("/old") || o.name == "h0.proc0.trace.json.gz") o.mtime_ns = old;
+  }
+  // Just inside settle: not quiet long enough by its mtime.
+  Put("recent", 0, "h0.trace.json.gz", 100);
+  files_.back().mtime_ns = MtimeNow() - int64_t{9} * 1'000'000'000;
+  auto first = Step(a, seconds(0));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].run.run, "old");
+  EXPECT_EQ(first[0].files.size(), 2u);
+  // The others wait the full settle from first sight, as before.
+  EXPECT_TRUE(Step(a, seconds(9)).empty());
+  auto later = Step(a, seconds(1));
+  ASSERT_EQ(later.size(), 2u);
+  EXPECT_EQ((std::set<std::string>{later[0].run.run, later[1].run.run}),
+            (std::set<std::string>{"mixed", "recent"}));
+
+  // After startup: a window copied in with old mtimes waits the full settle.
+  Put("copied", 0, "h0.trace.json.gz", 100);
+  files_.back().mtime_ns = old;
+  EXPECT_TRUE(Step(a, seconds(0)).empty());
+  EXPECT_TRUE(Step(a, seconds(9)).empty());
+  auto copied = Step(a, seconds(1));
+  ASSERT_EQ(copied.size(), 1u);
+  EXPECT_EQ(copied[0].run.run, "copied");
 }
 
 TEST_F(AssemblerTest, ReadinessNeedsAnObservedQuietScan) {
@@ -379,11 +420,32 @@ TEST_F(AssemblerTest, OlderBacklogWindowsAreSupersededAndReportedOnce) {
   EXPECT_EQ(notes.superseded[0].window_id, Ts(0));
   EXPECT_EQ(notes.superseded[0].newest_id, Ts(30));
   EXPECT_EQ(notes.superseded[0].files, 1);
+  EXPECT_TRUE(notes.superseded[0].at_startup);
   clock_.Advance(seconds(10));
   EXPECT_TRUE(a.ObserveScan(files_, clock_.Now()).superseded.empty());
   auto tasks = a.TakeReady(clock_.Now(), 100);
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0].window_id, Ts(30));
+}
+
+// Issue #65: the run's newest window at startup, still settling when a newer
+// window appears minutes later, is superseded then: reported at that scan,
+// not as found at startup (it was the newest then), and never analysed.
+TEST_F(AssemblerTest, StartupWindowSupersededLaterSaysSo) {
+  Assembler a(options_);
+  Put("r", 0, "h0.trace.json.gz", 100);
+  Assembler::ScanNotes first = a.ObserveScan(files_, clock_.Now());
+  EXPECT_TRUE(first.superseded.empty());
+  clock_.Advance(seconds(5));
+  Put("r", 300, "h0.trace.json.gz", 100);
+  Assembler::ScanNotes later = a.ObserveScan(files_, clock_.Now());
+  ASSERT_EQ(later.superseded.size(), 1u);
+  EXPECT_EQ(later.superseded[0].window_id, Ts(0));
+  EXPECT_EQ(later.superseded[0].newest_id, Ts(300));
+  EXPECT_FALSE(later.superseded[0].at_startup);
+  auto tasks = Step(a, seconds(10));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].window_id, Ts(300));
 }
 
 TEST_F(AssemblerTest, OlderWindowInFlightIsStillDecidedButNewerWins) {
