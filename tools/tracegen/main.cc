@@ -201,7 +201,8 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "whitespace",
                                                "attention-kernel",
                                                "in",
-                                               "style"};
+                                               "style",
+                                               "first-gpu"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
