@@ -1088,6 +1088,54 @@ TEST(ServeTest, NsysNodeExportsFormOneWindowGarbageIsCountedAndRewritesAreReanal
   EXPECT_EQ(serve.Stop(), 0);
 }
 
+// rocprofv3 JSON outputs of one node (tracegen rocprof): one window of the
+// processes' GPUs, every figure equal to the generator's manifest.
+TEST(ServeTest, RocprofOutputsFormOneWindowEqualToTheManifest) {
+  TempDir tmp;
+  const std::string jobs = tmp.Sub("jobs");
+  const std::string dir = jobs + "/mi300-llm/run-3/rocprof";
+  auto gen = testing::RunCommand(testing::BinaryPath("profwatch-tracegen") +
+                                 " rocprof --gpus 8 --ranks 8 --steps 3 --kernels-per-step 40 "
+                                 "--gzip --out " +
+                                 dir + " --manifest " + tmp.Sub("m.json"));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const nlohmann::json m = nlohmann::json::parse(testing::ReadFile(tmp.Sub("m.json")));
+  int64_t kernel_ps = 0, exposed_ps = 0, comm_ps = 0;
+  for (const auto& f : m["files"]) {
+    kernel_ps += f["kernel_ps"].get<int64_t>();
+    exposed_ps += f["exposed_comm_ps"].get<int64_t>();
+    comm_ps += f["comm_ps"].get<int64_t>();
+  }
+  const double gpu_steps = 8.0 * 3.0;
+  Serve serve(tmp, FastFlags(jobs));
+  ASSERT_GT(serve.port(), 0) << serve.Log();
+  const Labels run = {{"training_job", "mi300-llm"}, {"run", "run-3"}};
+  auto m2 = serve.WaitFor(HasGpus("mi300-llm", "run-3", 8));
+  ASSERT_TRUE(m2.has_value()) << serve.Log();
+  EXPECT_EQ(Sample(*m2, "profwatch_window_trace_files", run), 8);
+  EXPECT_EQ(
+      Sample(
+          *m2, "profwatch_window_info",
+          {{"training_job", "mi300-llm"}, {"launcher_mode", "1-GPU/proc"}, {"format", "rocprof"}}),
+      1)
+      << *m2;
+  EXPECT_EQ(Sample(*m2, "profwatch_window_profile_steps", run), 3);  // roctx "step K" ranges
+  auto near = [](std::optional<double> got, double expected) {
+    return got && std::abs(*got - expected) <= 1e-9 * std::max(1.0, std::abs(expected));
+  };
+  EXPECT_TRUE(near(Sample(*m2, "profwatch_total_kernel_seconds", run),
+                   static_cast<double>(kernel_ps) * 1e-12 / gpu_steps))
+      << *m2;
+  EXPECT_TRUE(near(Sample(*m2, "profwatch_exposed_comm_seconds", run),
+                   static_cast<double>(exposed_ps) * 1e-12 / gpu_steps))
+      << *m2;
+  EXPECT_TRUE(near(Sample(*m2, "profwatch_family_kernel_seconds",
+                          {{"training_job", "mi300-llm"}, {"family", "nccl"}}),
+                   static_cast<double>(comm_ps) * 1e-12 / gpu_steps))
+      << *m2;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
 TEST(ServeTest, RetentionRemovesAnOldRun) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");

@@ -22,6 +22,7 @@
 #include "kineto_math.h"
 #include "long_names.h"
 #include "nsys_export.h"
+#include "rocprof_json.h"
 #include "trace_model.h"
 #include "whitespace.h"
 
@@ -39,6 +40,9 @@ constexpr const char* kUsage = R"(usage:
   profwatch-tracegen job --out JOBS_ROOT --job NAME --run NAME [options] [--manifest FILE]
   profwatch-tracegen nsys --out FILE.sqlite [--schema 2020|2024] [--ranks R] [--first-rank N]
                           [--steps K] [--kernels N] [--seed N]
+  profwatch-tracegen rocprof --out DIR [--gpus G] [--ranks R] [--first-gpu N] [--steps K]
+                          [--kernels-per-step N] [--no-markers] [--gzip] [--seed N]
+                          [--manifest FILE]
   profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
                           [--form nccl|rccl|rccl-bare|cpu-op|old-nccl|symm-mem|deepep]
                           [--pg-desc named|undefined|absent]
@@ -147,7 +151,7 @@ struct Args {
 
 bool IsBoolFlag(const std::string& name) {
   return name == "plain" || name == "cap" || name == "stale" || name == "log" || name == "bytes" ||
-         name == "help";
+         name == "help" || name == "no-markers" || name == "gzip";
 }
 
 bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error) {
@@ -197,7 +201,8 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "whitespace",
                                                "attention-kernel",
                                                "in",
-                                               "style"};
+                                               "style",
+                                               "first-gpu"};
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -721,6 +726,83 @@ int CmdNsys(const Args& args) {
   return 0;
 }
 
+// rocprofv3 JSON outputs of one node (tools/tracegen/rocprof_json.h), one
+// file per process, and their exact truth.
+int CmdRocprof(const Args& args) {
+  profwatch::tracegen::RocprofSynthetic p;
+  auto number = [&](const char* name, int64_t fallback) -> std::optional<int64_t> {
+    auto it = args.values.find(name);
+    if (it == args.values.end()) return fallback;
+    char* end = nullptr;
+    const long long v = std::strtoll(it->second.c_str(), &end, 10);
+    if (end == it->second.c_str() || *end != '\0' || v < 0 || v > 1'000'000) return std::nullopt;
+    return v;
+  };
+  const auto out = args.values.find("out");
+  if (out == args.values.end()) return Fail("rocprof needs --out DIR");
+  const auto gpus = number("gpus", 8), ranks = number("ranks", 8), first = number("first-gpu", 0),
+             steps = number("steps", 3), kernels = number("kernels-per-step", 40),
+             seed = number("seed", 1);
+  if (!gpus || !ranks || !first || !steps || !kernels || !seed || *gpus < 1 || *ranks < 1 ||
+      *ranks > *gpus || *steps < 1) {
+    return Fail(
+        "--gpus, --ranks (at most --gpus), --first-gpu, --steps, --kernels-per-step and "
+        "--seed take non-negative numbers");
+  }
+  p.gpus = static_cast<int>(*gpus);
+  p.ranks = static_cast<int>(*ranks);
+  p.first_gpu = static_cast<int>(*first);
+  p.steps = static_cast<int>(*steps);
+  p.kernels_per_step = static_cast<int>(*kernels);
+  p.seed = static_cast<uint64_t>(*seed);
+  p.markers = args.flags.count("no-markers") == 0;
+  p.gzip = args.flags.count("gzip") != 0;
+  std::vector<profwatch::tracegen::RocprofTruth> truth;
+  std::string error;
+  if (!profwatch::tracegen::WriteRocprofOutputs(p, out->second, &truth, &error)) {
+    return Fail(error);
+  }
+  if (args.values.count("manifest")) {
+    json files = json::array();
+    for (const auto& t : truth) {
+      files.push_back(json{{"path", t.path},
+                           {"pid", t.pid},
+                           {"device", t.device},
+                           {"gpu", t.gpu},
+                           {"device_name", p.product_name},
+                           {"kernel_launches", t.kernels},
+                           {"kernel_ps", t.kernel_ps},
+                           {"busy_ps", t.busy_ps},
+                           {"span_ps", t.span_ps},
+                           {"streams", t.streams},
+                           {"rccl_kernels", t.rccl_kernels},
+                           {"comm_ps", t.comm_ps},
+                           {"exposed_comm_ps", t.exposed_comm_ps},
+                           {"memops", t.memops},
+                           {"memop_ps", t.memop_ps},
+                           {"memop_bytes", t.memop_bytes},
+                           {"step_markers", t.steps},
+                           {"rank", p.markers ? json(t.rank) : json(nullptr)},
+                           {"idle_gpu_agents", t.idle_gpu_agents}});
+    }
+    json m{{"generator", "profwatch-tracegen"},
+           {"schema", 1},
+           {"command", "rocprof"},
+           {"params", json{{"gpus", p.gpus},
+                           {"ranks", p.ranks},
+                           {"steps", p.steps},
+                           {"kernels_per_step", p.kernels_per_step},
+                           {"markers", p.markers},
+                           {"gzip", p.gzip}}},
+           {"gpus", p.ranks},
+           {"launcher_mode", "1-GPU/proc"},
+           {"files", files}};
+    if (!WriteManifest(args.values.at("manifest"), m)) return Fail("cannot write manifest");
+  }
+  std::fprintf(stderr, "wrote %zu files under %s\n", truth.size(), out->second.c_str());
+  return 0;
+}
+
 // A count the trace may lack (-1): null then.
 json OptCount(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
 
@@ -1031,6 +1113,7 @@ int main(int argc, char** argv) {
   if (cmd == "file") return CmdFile(args);
   if (cmd == "job") return CmdJob(args);
   if (cmd == "nsys") return CmdNsys(args);
+  if (cmd == "rocprof") return CmdRocprof(args);
   if (cmd == "kineto") return CmdKineto(args);
   if (cmd == "kineto-math") return CmdKinetoMath(args);
   if (cmd == "jax-collectives") return CmdJaxCollectives(args);

@@ -164,6 +164,9 @@ void AddMemopBytes(const KernelTable& table, parse::TraceSchema schema, FileStat
     case parse::TraceSchema::kNsys:
       out.bytes.absent = "an Nsight Systems export records no tensor shapes";
       break;
+    case parse::TraceSchema::kRocprof:
+      out.bytes.absent = "rocprofv3's JSON output records no tensor shapes";
+      break;
     case parse::TraceSchema::kKineto:
       out.bytes.absent =
           "no kernel of an operator with a bytes model and shapes (profile with "
@@ -257,6 +260,9 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
       break;
     case parse::TraceSchema::kNsys:
       table.source = kSourceNsys;
+      break;
+    case parse::TraceSchema::kRocprof:
+      table.source = kSourceRocprof;
       break;
     case parse::TraceSchema::kUnknown:
       break;

@@ -25,6 +25,8 @@
 //    "pid <pid> GPU <device>", the stream tid; cat kNsysMemopCat events there
 //    are memory operations. NVTX step ranges (cat
 //    kNsysStepCat, name = the step number) become StepSpans.
+//  - rocprofv3 JSON (parse/rocprof_reader.h) emits the same three cats:
+//    the device is (pid, the agent's GPU index).
 //  - TPU planes have no streams: their "XLA Ops" line is the op line (only
 //    on /device:TPU:N, never on GPU planes).
 // Step markers: Kineto ProfilerStep#N X events (any cat but

@@ -214,7 +214,7 @@ struct CollectiveSums {
 };
 
 // CollectiveSums::sources bits.
-inline constexpr uint8_t kSourceKineto = 1, kSourceJax = 2, kSourceNsys = 4;
+inline constexpr uint8_t kSourceKineto = 1, kSourceJax = 2, kSourceNsys = 4, kSourceRocprof = 8;
 
 struct CollectiveStats {
   std::array<CollectiveSums, kCollectiveKinds> kinds{};

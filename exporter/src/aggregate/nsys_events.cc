@@ -30,7 +30,7 @@ void NsysEvents::OnComplete(const parse::TraceEvent& e) {
   const int dev = DeviceOf(e.pid.num, e.args_device);
   if (dev < 0) return;
   if (e.cat == parse::kNsysMemopCat) {
-    table_.AddMemop(dev, start, end);
+    table_.AddMemop(dev, start, end, e.args_bytes);
   } else {
     const CollectiveCall call = CollectiveCallOf(e);  // the NCCL NVTX range it was launched in
     table_.AddKernel(dev, e.tid.num, table_.Intern(e.name), start, end, &call);

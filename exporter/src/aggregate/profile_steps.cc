@@ -59,7 +59,9 @@ ProfileStepsChoice ChooseProfileSteps(std::optional<int64_t> flag, std::optional
     if (s.step < 0 || s.file >= files.size()) continue;
     const parse::TraceSchema schema = files[s.file].schema;
     if (schema == parse::TraceSchema::kKineto) marked[s.file].insert(s.step);
-    if (schema == parse::TraceSchema::kNsys) nvtx.insert(s.step);
+    if (schema == parse::TraceSchema::kNsys || schema == parse::TraceSchema::kRocprof) {
+      nvtx.insert(s.step);
+    }
   }
   if (!marked.empty()) {
     std::map<size_t, size_t> files_by_count;  // distinct steps -> files

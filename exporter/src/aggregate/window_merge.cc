@@ -302,11 +302,16 @@ void WindowMerge::FinishProcesses() {
   w_.profile_steps_source = steps.source;
   w_.profile_steps_disagreement = steps.disagreement;
   const int nfiles = static_cast<int>(w_.files.size());
-  // A process per file, except in nsys exports: a file per node holding
-  // several processes, told apart by the devices' pids.
+  // A process per file, except in nsys exports (a file per node holding
+  // several processes) and rocprofv3 JSON (a process per tool entry): told
+  // apart by the devices' pids.
   std::set<std::pair<std::string, int64_t>> nsys_processes;
   int processes = 0;
-  for (const FileSummary& f : w_.files) processes += f.schema == parse::TraceSchema::kNsys ? 0 : 1;
+  for (const FileSummary& f : w_.files) {
+    const bool by_pid =
+        f.schema == parse::TraceSchema::kNsys || f.schema == parse::TraceSchema::kRocprof;
+    processes += by_pid ? 0 : 1;
+  }
   for (const DeviceSummary& d : w_.devices) {
     if (d.pid) nsys_processes.emplace(d.file, *d.pid);
   }

@@ -18,6 +18,7 @@
 #include "aggregate/intervals.h"
 #include "core/log.h"
 #include "parse/nsys_reader.h"
+#include "parse/rocprof_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
 #include "read/gzip_check.h"
@@ -203,6 +204,14 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
   auto replay_source = read::MakeReplaySource(head, std::move(*source));
   BudgetSource replay(*replay_source, *budget);
   std::unique_ptr<parse::TraceParser> parser;
+  if (format == parse::FileFormat::kRocprofJson) {
+    parse::RocprofOptions rocprof;
+    rocprof.chunk_bytes = options.parse.chunk_bytes;
+    auto summary = parse::ReadRocprofJson(replay, sink, rocprof);
+    if (raw_bytes) *raw_bytes = replay.RawBytesRead();
+    if (!summary) return tl::unexpected(Error(summary.error()).Wrap(path));
+    return summary;
+  }
   if (format == parse::FileFormat::kXplane) {
     parser = parse::MakeXPlaneParser(options.parse);
   } else if (format == parse::FileFormat::kJson || got == 0) {
@@ -276,6 +285,7 @@ void ParseInto(const std::string& path, const FileJob& job, FileOutcome& out,
   out.raw_bytes += raw;
   out.format = IsXplaneName(path) ? "xplane" : "json";
   if (summary && summary->schema == parse::TraceSchema::kNsys) out.format = "nsys";
+  if (summary && summary->schema == parse::TraceSchema::kRocprof) out.format = "rocprof";
   if (summary) {
     out.summary = *summary;
     out.ok = true;
@@ -369,7 +379,8 @@ Result<std::vector<std::shared_ptr<const classify::Classifier>>> CandidateClassi
 }
 
 // The classifier: explicit, named, or chosen from the kernel names seen (an
-// nsys export holds CUDA kernels only: the NVIDIA set).
+// nsys export holds CUDA kernels only: the NVIDIA set; rocprofv3 output HIP
+// kernels only: the AMD set).
 Result<std::shared_ptr<const classify::Classifier>> PickClassifier(
     const std::vector<FileOutcome>& outcomes, const AnalyzeOptions& options) {
   if (options.classifier) return options.classifier;
@@ -377,7 +388,11 @@ Result<std::shared_ptr<const classify::Classifier>> PickClassifier(
   const bool nsys = std::any_of(outcomes.begin(), outcomes.end(), [](const FileOutcome& o) {
     return o.ok && o.summary.schema == parse::TraceSchema::kNsys;
   });
+  const bool rocprof = std::any_of(outcomes.begin(), outcomes.end(), [](const FileOutcome& o) {
+    return o.ok && o.summary.schema == parse::TraceSchema::kRocprof;
+  });
   if (set_name == "auto" && nsys) set_name = "nvidia";
+  if (set_name == "auto" && rocprof) set_name = "amd";
   if (set_name == "auto") {
     std::vector<std::string> names;
     for (const auto& o : outcomes) {

@@ -37,11 +37,14 @@ int RunDrill(const std::vector<InputWindow>& windows, int64_t profile_steps, int
   for (const auto& f : files) {
     uint64_t raw = 0;
     auto summary = analysis::ParseFile(f, tally.BeginFile(f), options, &raw);
-    if (summary && summary->schema == parse::TraceSchema::kNsys) {
+    if (summary && (summary->schema == parse::TraceSchema::kNsys ||
+                    summary->schema == parse::TraceSchema::kRocprof)) {
       std::fprintf(stderr,
-                   "profwatch: %s is an Nsight Systems export; --format drill reproduces "
+                   "profwatch: %s is %s; --format drill reproduces "
                    "profile_drill.py, which reads JAX traces only (use --format table or json)\n",
-                   f.c_str());
+                   f.c_str(),
+                   summary->schema == parse::TraceSchema::kNsys ? "an Nsight Systems export"
+                                                                : "rocprofv3 JSON output");
       return kExitUsage;
     }
     if (!summary) {

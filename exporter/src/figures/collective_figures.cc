@@ -25,6 +25,8 @@ std::string SizeSources(uint8_t sources) {
   }
   if (sources & aggregate::kSourceJax) add("JAX: its HLO instruction in the sibling .xplane.pb");
   if (sources & aggregate::kSourceNsys) add("an Nsight Systems export records no collective sizes");
+  if (sources & aggregate::kSourceRocprof)
+    add("rocprofv3's JSON output records no collective sizes");
   return o.empty() ? "the trace records no sizes" : o;
 }
 

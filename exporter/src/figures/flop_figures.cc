@@ -27,12 +27,13 @@ std::string Tera(double flops_per_second) {
 // Why a window with GPUs counted no FLOP, and how to get them, by what the
 // input is.
 std::string NothingCountedNote(const WindowStats& s) {
-  bool torch = false, jax = false, nsys = false;
+  bool torch = false, jax = false, nsys = false, rocprof = false;
   for (const FileSummary& f : s.files) {
     torch = torch || f.schema == parse::TraceSchema::kKineto;
     jax = jax || f.schema == parse::TraceSchema::kJaxTraceEvents ||
           f.schema == parse::TraceSchema::kXPlane;
     nsys = nsys || f.schema == parse::TraceSchema::kNsys;
+    rocprof = rocprof || f.schema == parse::TraceSchema::kRocprof;
   }
   const std::string unknown = std::to_string(s.flops.unknown_ops);
   if (torch) {
@@ -52,6 +53,7 @@ std::string NothingCountedNote(const WindowStats& s) {
            "modules), or no dot, cuBLAS GEMM or cuDNN attention launch in them";
   }
   if (nsys) return "an Nsight Systems export records no operator shapes";
+  if (rocprof) return "rocprofv3's JSON output records no operator shapes";
   return "no operator shapes or HLO modules in the input";
 }
 

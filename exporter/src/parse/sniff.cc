@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "parse/rocprof_reader.h"
+
 namespace profwatch::parse {
 
 FileFormat SniffFormat(std::string_view head) {
@@ -14,7 +16,9 @@ FileFormat SniffFormat(std::string_view head) {
          (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) {
     ++i;
   }
-  if (i < head.size() && (head[i] == '{' || head[i] == '[')) return FileFormat::kJson;
+  if (i < head.size() && (head[i] == '{' || head[i] == '[')) {
+    return LooksLikeRocprofJson(head) ? FileFormat::kRocprofJson : FileFormat::kJson;
+  }
   if (head.starts_with(std::string_view{"SQLite format 3\0", 16})) return FileFormat::kSqlite;
 
   // XSpace: the first field is planes(1), errors(2), warnings(3) or

@@ -13,6 +13,8 @@ std::string_view TraceSchemaName(TraceSchema s) {
       return "xplane";
     case TraceSchema::kNsys:
       return "nsys";
+    case TraceSchema::kRocprof:
+      return "rocprof";
     case TraceSchema::kUnknown:
       return "unknown";
   }

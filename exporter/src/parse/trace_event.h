@@ -133,10 +133,12 @@ enum class TraceSchema : uint8_t {
   kKineto,          // PyTorch profiler (schemaVersion / "cat" on events)
   kXPlane,          // XSpace protobuf
   kNsys,            // Nsight Systems SQLite export (parse/nsys_reader.h)
+  kRocprof,         // rocprofv3 JSON output (parse/rocprof_reader.h)
 };
-std::string_view TraceSchemaName(TraceSchema s);  // "jax", "kineto", "xplane", "nsys", "unknown"
+// "jax", "kineto", "xplane", "nsys", "rocprof", "unknown"
+std::string_view TraceSchemaName(TraceSchema s);
 
-// The categories of the events the nsys reader emits: a kernel (or a memory
+// The categories of the events the nsys and rocprof readers emit: a kernel (or a memory
 // operation) on device (pid, args_device), stream tid; an NVTX step range of process pid whose
 // name is the step number.
 inline constexpr std::string_view kNsysKernelCat = "nsys_kernel";

@@ -72,8 +72,11 @@ struct ParseSummary {
   std::optional<int64_t> rank;               // Kineto distributedInfo.rank
   std::optional<int64_t> world_size;         // Kineto distributedInfo.world_size
   std::map<int64_t, int64_t> process_ranks;  // nsys: pid -> rank (NVTX "rank=N")
-  std::vector<std::string> device_names;     // Kineto deviceProperties[].name
-  uint64_t json_bytes = 0;                   // bytes of JSON consumed (decompressed)
+  std::vector<std::string> device_names;     // Kineto deviceProperties[].name, rocprof agents
+  // rocprof: GPU agents of the processes that dispatched no kernel (seen,
+  // not counted as the window's GPUs). Unset for other formats.
+  std::optional<int64_t> idle_gpu_agents;
+  uint64_t json_bytes = 0;  // bytes of JSON consumed (decompressed)
 };
 
 class TraceParser {

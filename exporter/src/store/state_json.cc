@@ -26,7 +26,7 @@ using snapshot::Snapshot;
 constexpr std::string_view kLauncherModes[] = {"unknown", "one_node_per_process",
                                                "one_gpu_per_process", "mixed"};
 constexpr std::string_view kFamilyKinds[] = {"compute", "comm", "memory", "math"};
-constexpr std::string_view kSchemas[] = {"unknown", "jax", "kineto", "xplane", "nsys"};
+constexpr std::string_view kSchemas[] = {"unknown", "jax", "kineto", "xplane", "nsys", "rocprof"};
 
 template <class E, size_t N>
 std::string EnumName(E e, const std::string_view (&names)[N]) {

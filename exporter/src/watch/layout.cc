@@ -23,9 +23,10 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
 }
 
 // Format suffixes, longest first so ".pt.trace.json.gz" wins over ".json.gz".
-constexpr std::array<std::string_view, 7> kSuffixes = {
+// "_results.json": rocprofv3's JSON output (`<name>_results.json`).
+constexpr std::array<std::string_view, 8> kSuffixes = {
     ".pt.trace.json.gz", ".pt.trace.json", ".trace.json.gz", ".trace.json",
-    ".xplane.pb",        ".json.gz",       ".sqlite"};
+    ".xplane.pb",        ".json.gz",       ".sqlite",        "_results.json"};
 
 std::string_view StripSuffix(std::string_view name, bool* kineto) {
   for (std::string_view suffix : kSuffixes) {
@@ -144,6 +145,10 @@ std::string RunDirOfKinetoDir(const std::string& kineto_dir) {
 
 bool IsNsysExportName(std::string_view name) {
   return !name.empty() && name.front() != '.' && name.size() > 7 && name.ends_with(".sqlite");
+}
+
+bool IsRocprofOutputName(std::string_view name) {
+  return IsTraceFileName(name) && (name.ends_with("_results.json") || name.ends_with(".json.gz"));
 }
 
 std::string RunDirOfNsysDir(const std::string& nsys_dir) {

@@ -312,7 +312,8 @@ class Walker {
   // traces (scanner.h, Labels).
   static bool IsRunDirOfRoot(const std::string& child) {
     return child == "tensorboard" || child == "plugins" || child == "traces" ||
-           child == "profiler" || child == "profile" || child == kNsysCaptureDirName;
+           child == "profiler" || child == "profile" || child == kNsysCaptureDirName ||
+           child == kRocprofDirName;
   }
 
   // `root_run_only`: `dir` is inside such a child of the root, entered only
@@ -346,7 +347,11 @@ class Walker {
       return;
     }
     if (base == kNsysCaptureDirName) {
-      ScanNsysDir(d.fd(), dir, entries);
+      ScanExportDir(d.fd(), dir, entries, IsNsysExportName);
+      return;
+    }
+    if (base == kRocprofDirName) {
+      ScanExportDir(d.fd(), dir, entries, IsRocprofOutputName);
       return;
     }
     bool kineto = std::any_of(entries.begin(), entries.end(),
@@ -449,20 +454,22 @@ class Walker {
     }
   }
 
-  // Every export of the directory is one window, dated by the oldest
-  // export's mtime: a node's file landing later joins it, and an export
-  // rewritten in place (nsys export --force-overwrite) changes and is
+  // Every export of the directory (capture-nsys-profile/*.sqlite,
+  // rocprof/*.json[.gz]: names `is_export` accepts) is one window, dated by
+  // the oldest export's mtime: a node's file landing later joins it, and an
+  // export rewritten in place (nsys export --force-overwrite) changes and is
   // analysed again.
-  void ScanNsysDir(int dir_fd, const std::string& dir, const std::vector<Entry>& entries) {
-    const int64_t files = std::count_if(entries.begin(), entries.end(), [](const Entry& e) {
-      return !e.is_dir && IsNsysExportName(e.name);
+  void ScanExportDir(int dir_fd, const std::string& dir, const std::vector<Entry>& entries,
+                     bool (*is_export)(std::string_view)) {
+    const int64_t files = std::count_if(entries.begin(), entries.end(), [&](const Entry& e) {
+      return !e.is_dir && is_export(e.name);
     });
     const std::string run_dir = RunDirOfNsysDir(dir);
     if (OverCap(dir, files, WindowDirCap(), RunOwner(run_dir))) return;
     RunLabels labels = LabelsForRunDir(root_, run_dir, root_job_);
     const size_t first = out_->files.size();
     for (const Entry& f : entries) {
-      if (f.is_dir || !IsNsysExportName(f.name)) continue;
+      if (f.is_dir || !is_export(f.name)) continue;
       AddFile(dir_fd, dir, f, "", 0, labels, run_dir);
     }
     if (out_->files.size() == first) return;

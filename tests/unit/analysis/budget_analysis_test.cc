@@ -180,5 +180,39 @@ TEST(BudgetAnalysisTest, HardLinksOfOneFileAreReadAndCountedOnce) {
   EXPECT_EQ(linked->stats.files.size(), one->stats.files.size());
 }
 
+// Crafted rocprofv3 JSON (gzipped, as a bomb): a huge agents array, nesting
+// a gigabyte deep, a huge array of dispatches with absurd timestamps. Each
+// ends at the byte budget (or the time budget) with over_budget.
+TEST(BudgetAnalysisTest, CraftedRocprofOutputsEndWithinTheirBudget) {
+  TempDir tmp;
+  const std::string head = R"({"rocprofiler-sdk-tool":[{"metadata":{"pid":1},)";
+  struct Case {
+    std::string name, prefix, unit, suffix;
+  };
+  const Case cases[] = {
+      {"agents", head + R"("agents":[)", R"({"id":{"handle":7},"type":2},)", "{}]}]}"},
+      {"nesting", head + R"("counters":)", "[", "]"},
+      {"times",
+       head +
+           R"("agents":[{"id":{"handle":1},"type":2}],"kernel_symbols":[{"kernel_id":1,"kernel_name":"k"}],"buffer_records":{"kernel_dispatch":[)",
+       R"({"start_timestamp":18446744073709551615,"end_timestamp":1,"dispatch_info":{"agent_id":{"handle":1},"kernel_id":1}},)",
+       "{}]}}]}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = tmp.Sub(c.name + "/x_results.json.gz");
+    testing::WriteFile(path, testing::GzipBomb(c.prefix, c.unit, 256ull << 20, c.suffix));
+    auto r = AnalyzeFiles({path}, Options(4 << 20));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::kOverBudget) << r.error().ToString();
+    EXPECT_NE(r.error().context.find("--file-max-bytes"), std::string::npos) << r.error().context;
+    AnalyzeOptions timed = Options(0);
+    timed.limits.max_time = std::chrono::milliseconds(1);
+    auto t = AnalyzeFiles({path}, timed);
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error().code, ErrorCode::kOverBudget) << t.error().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace profwatch::analysis

@@ -103,14 +103,16 @@ TEST(AnalyzeCliTest, MtiaTraceSaysWhatItHolds) {
   EXPECT_EQ(j["dropped_events"]["mtia_event"], 3) << j["dropped_events"];
 }
 
-// Issue #61: rocprofv3's JSON output is refused naming what it is.
-TEST(AnalyzeCliTest, RocprofilerSdkJsonIsRefusedNamingIt) {
+// Issue #63: rocprofv3's JSON output is read (issue #61 refused it naming
+// it); one whose process dispatched nothing has no GPU kernels.
+TEST(AnalyzeCliTest, RocprofilerSdkJsonWithoutDispatchesHasNoKernels) {
   testing::TempDir tmp;
   const std::string file = tmp.Sub("results.json");
   testing::WriteFile(file, R"({"rocprofiler-sdk-tool":[{"metadata":{"pid":1},"agents":[]}]})");
-  auto r = Analyze("'" + file + "'");
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("rocprofv3 (rocprofiler-sdk) JSON output"), std::string::npos) << r.err;
+  auto r = testing::RunCommand("'" + testing::BinaryPath("profwatch") + "' analyze '" + file + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("1 (rocprof)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No GPU kernels"), std::string::npos) << r.out;
 }
 
 TEST(AnalyzeCliTest, JsonSchemaHasEveryDocumentedField) {
