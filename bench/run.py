@@ -1180,6 +1180,107 @@ def restart(args, bins, work, results):
     results["restart"] = out
 
 
+def scraped_memory(args, bins, work, results):
+    """Issue #65's rows: --memory-runs runs (one window each, every trace a
+    hard link of one tiny trace), analysed by `serve` with default flags;
+    then a gzip scrape every second (as Prometheus asks) for
+    --memory-seconds: RSS at the start and end, and per run. Then a restart
+    on its --state at the same port, polled from the moment the process
+    starts: seconds to stop, seconds to the first 200 answer of /metrics,
+    and whether every 200 answer held every run. With --before BIN, an older
+    profwatch the same way."""
+    n = args.memory_runs
+    setups = [("after", bins["profwatch"])]
+    if args.before:
+        setups.append(("before", args.before))
+    tiny = tiny_trace(bins, work)
+    root = os.path.join(work, "memory")
+    shutil.rmtree(root, ignore_errors=True)
+    for i in range(n):
+        d = window_dir(root, f"job{i // 100}", f"run{i}")
+        os.makedirs(d)
+        os.link(tiny, os.path.join(d, "host0.trace.json.gz"))
+    out = {"runs": n, "seconds": args.memory_seconds, "rows": []}
+    print(f"\n## {n:,} runs, a gzip scrape every second for {args.memory_seconds:.0f} s, then a "
+          "restart on --state (serve with default flags, --no-inotify --settle 1s)")
+    print("| setup | RSS after analysis MB | RSS after scraping MB | KB per run | stop s | "
+          "first 200 after start s | every 200 held every run |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+
+    def jobs_in(text):
+        return len(set(re.findall(r'^profwatch_window_gpus\{[^}]*training_job="([^"]*)",run="([^"]*)"',
+                                  text, re.M)))
+
+    def get(port):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                     headers={"Accept-Encoding": "gzip"})
+        import gzip
+        with urllib.request.urlopen(req, timeout=60) as r:
+            body = r.read()
+            return gzip.decompress(body).decode() if r.headers.get("Content-Encoding") == "gzip" \
+                else body.decode()
+
+    for label, binary in setups:
+        state_dir = tempfile.mkdtemp(prefix="memory-state-", dir=work)
+        state = os.path.join(state_dir, "state.json")
+        port = free_loopback_port()
+        argv = [binary, "serve", "--watch", root, "--no-inotify", "--listen", f"127.0.0.1:{port}",
+                "--settle", "1s", "--log-level", "warn", "--state", state]
+        row = {"setup": label}
+        proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + args.many_timeout
+            while time.time() < deadline:
+                text = scrape_text(port)
+                if text and metric_sum(text, "profwatch_windows_analyzed_total") >= n:
+                    break
+                time.sleep(1)  # polling interval of a deadline-bounded wait
+            row["rss_analysed_mb"] = proc_rss_mb(proc.pid)
+            t0 = time.time()
+            k = 0
+            while time.time() - t0 < args.memory_seconds:
+                get(port)
+                k += 1
+                time.sleep(max(0.0, t0 + k - time.time()))  # one scrape a second
+            row["scrapes"] = k
+            row["rss_scraped_mb"] = proc_rss_mb(proc.pid)
+            row["kb_per_run"] = row["rss_scraped_mb"] * 1024 / n
+            t1 = time.time()
+            proc.terminate()
+            proc.wait(timeout=300)
+            row["stop_s"] = time.time() - t1
+            t2 = time.time()
+            proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            first, held, answers = None, True, 0
+            while time.time() - t2 < 300 and answers < 5:
+                try:
+                    text = get(port)
+                except Exception:
+                    time.sleep(0.01)  # polling interval of a deadline-bounded wait
+                    continue
+                answers += 1
+                first = first if first is not None else time.time() - t2
+                held = held and jobs_in(text) == n
+            row["first_200_s"], row["held"] = first, held and answers > 0
+        finally:
+            proc.terminate()
+            proc.wait(timeout=300)
+            shutil.rmtree(state_dir, ignore_errors=True)
+        out["rows"].append(row)
+        first = f"{row['first_200_s']:.1f}" if row["first_200_s"] is not None else "never"
+        print(f"| {label} | {row['rss_analysed_mb']:.0f} | {row['rss_scraped_mb']:.0f} | "
+              f"{row['kb_per_run']:.0f} | {row['stop_s']:.1f} | {first} | "
+              f"{'yes' if row['held'] else 'no'} |")
+    results["scraped_memory"] = out
+
+
+def free_loopback_port():
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def reanalysis(args, bins, work, results):
     """Issue #58's re-analysis rows: one window whose trace file gets new
     bytes (a trailing newline: still the same JSON) every --rewrite-every
@@ -1432,7 +1533,7 @@ def main():
     ap.add_argument("--many-runs", default="",
                     help="comma list of run counts of one owner for the many-runs rows, e.g. "
                          "1000,2000,5000,10000 (empty skips)")
-    ap.add_argument("--before", help="with --many-runs or --restart-runs: an older profwatch "
+    ap.add_argument("--before", help="with --many-runs, --restart-runs or --memory-runs: an older profwatch "
                                      "binary for the before rows (at the largest count)")
     ap.add_argument("--victim-uid", type=int, default=4002,
                     help="with --many-runs as root: the other owner's uid")
@@ -1443,6 +1544,10 @@ def main():
                     help="ProfilerStep# markers in the restart rows' trace")
     ap.add_argument("--restart-path-bytes", type=int, default=400,
                     help="length of the restart rows' trace paths")
+    ap.add_argument("--memory-runs", type=int, default=0,
+                    help="runs of issue #65's memory and restart rows (0 skips; 1000 as filed)")
+    ap.add_argument("--memory-seconds", type=float, default=300,
+                    help="seconds of one gzip scrape a second in those rows")
     ap.add_argument("--rewrite-seconds", type=float, default=0,
                     help="the re-analysis rows of issue #58: seconds a window is rewritten "
                          "(0 skips; 45 as filed)")
@@ -1512,6 +1617,8 @@ def main():
         many_runs(args, bins, args.work, results)
     if args.restart_runs > 0:
         restart(args, bins, args.work, results)
+    if args.memory_runs > 0:
+        scraped_memory(args, bins, args.work, results)
     if args.rewrite_seconds > 0:
         reanalysis(args, bins, args.work, results)
     if args.heavy_files > 0:
