@@ -18,8 +18,8 @@ packages=(
   libsqlite3-dev nettle-dev libssl-dev libcrypt-dev libcmark-dev
 )
 test_packages=(
-  # sanitizer + libFuzzer build, formatting
-  clang libclang-rt-14-dev clang-format
+  # sanitizer + libFuzzer build, formatting, function lengths (ctags)
+  clang libclang-rt-14-dev clang-format universal-ctags
   # unit tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # the sqlite3 command-line tool: the nsys benchmark's side-by-side baseline

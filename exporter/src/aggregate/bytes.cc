@@ -265,174 +265,237 @@ bool MemoryBoundOp(std::string_view name) {
 
 namespace {
 
-std::optional<OpBytes> TorchOpBytesOf(std::string_view name, const parse::OpShapes& shapes) {
-  const std::optional<Modelled> m = ModelOf(name);
-  if (!m) return std::nullopt;
+// An operator's arguments: the tensors by position (element 0: not a
+// tensor) and the tensors in order.
+struct Args {
+  const parse::OpShapes* shapes = nullptr;
+  std::vector<Tensor> at;
+  std::vector<Tensor> tensors;
+  const Tensor* tensor(size_t i) const {
+    return i < at.size() && at[i].element > 0 ? &at[i] : nullptr;
+  }
+};
+
+// The arguments of `shapes`; nullopt when a shape or type is missing or an
+// element type is unknown (the operator's bytes are then unknown).
+std::optional<Args> ArgsOf(const parse::OpShapes& shapes) {
   if (!shapes.input_dims || !shapes.input_types ||
       shapes.input_dims->size() != shapes.input_types->size()) {
-    return OpBytes{};
+    return std::nullopt;
   }
   const std::vector<parse::Dims>& dims = *shapes.input_dims;
-  // The tensor arguments by position (element 0: not a tensor).
-  std::vector<Tensor> at(dims.size());
-  std::vector<Tensor> tensors;
+  Args args;
+  args.shapes = &shapes;
+  args.at.resize(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
     const std::string& type = (*shapes.input_types)[i];
-    if (auto e = ElementBytes(type)) at[i] = Tensor{&dims[i], *e};
+    if (auto e = ElementBytes(type)) args.at[i] = Tensor{&dims[i], *e};
     // A non-tensor with a type name of its own ("Scalar") has no bytes; an
     // unknown element type of a tensor makes the operator unknown.
     else if (!type.empty() && type != "Scalar" && type != "ScalarList" && type != "GenericList" &&
              type != "TensorList" && type != "string" && type != "Device" && type != "Layout")
-      return OpBytes{};
-    if (at[i].element > 0) tensors.push_back(at[i]);
+      return std::nullopt;
+    if (args.at[i].element > 0) args.tensors.push_back(args.at[i]);
   }
-  auto tensor = [&](size_t i) -> const Tensor* {
-    return i < at.size() && at[i].element > 0 ? &at[i] : nullptr;
-  };
+  return args;
+}
+
+// The product's shape of matmul (batch dims broadcast; a 1-D operand has no
+// row or column); nullopt when the inner dimensions differ.
+std::optional<parse::Dims> MatmulOut(const parse::Dims& x, const parse::Dims& y) {
+  if (x.empty() || y.empty()) return std::nullopt;
+  const int64_t k = x.back();
+  if (k != (y.size() == 1 ? y[0] : y[y.size() - 2])) return std::nullopt;
+  parse::Dims bx(x.begin(), x.end() - std::min<size_t>(x.size(), 2));
+  parse::Dims by(y.begin(), y.end() - std::min<size_t>(y.size(), 2));
+  auto out = Broadcast({Tensor{&bx, 1}, Tensor{&by, 1}});
+  if (!out) return std::nullopt;
+  if (x.size() >= 2) out->push_back(x[x.size() - 2]);
+  if (y.size() >= 2) out->push_back(y.back());
+  return out;
+}
+
+// mm, addmm, bmm, baddbmm, matmul: A (and the bias) read, B read, the
+// product written in A's type.
+OpBytes MatmulBytes(Model model, const Args& args) {
+  const bool bias = model == Model::kAddmm || model == Model::kBaddbmm;
+  const Tensor* a = args.tensor(bias ? 1 : 0);
+  const Tensor* b = args.tensor(bias ? 2 : 1);
+  if (!a || !b) return OpBytes{};
+  const parse::Dims& x = *a->dims;
+  const parse::Dims& y = *b->dims;
+  const size_t want = model == Model::kBmm || model == Model::kBaddbmm ? 3 : 2;
+  parse::Dims out;
+  if (model == Model::kMatmul) {
+    auto product = MatmulOut(x, y);
+    if (!product) return OpBytes{};
+    out = *product;
+  } else {
+    if (x.size() != want || y.size() != want || x[want - 1] != y[want - 2]) return OpBytes{};
+    if (want == 3 && x[0] != y[0]) return OpBytes{};
+    out = x;
+    out.back() = y.back();
+  }
   Total total;
+  if (bias) {
+    if (!args.tensor(0)) return OpBytes{};
+    total.Add(*args.tensor(0));
+  }
+  total.Add(*a);
+  total.Add(*b);
+  total.Add(Elements(out), a->element);
+  return total.Result();
+}
+
+// linear: input, weight and bias read, the output written.
+OpBytes LinearBytes(const Args& args) {
+  const Tensor* in = args.tensor(0);
+  const Tensor* w = args.tensor(1);
+  if (!in || !w || in->dims->empty() || w->dims->size() != 2 || in->dims->back() != (*w->dims)[1]) {
+    return OpBytes{};
+  }
+  parse::Dims out = *in->dims;
+  out.back() = (*w->dims)[0];
+  Total total;
+  total.Add(*in);
+  total.Add(*w);
+  if (const Tensor* bias = args.tensor(2)) total.Add(*bias);
+  total.Add(Elements(out), in->element);
+  return total.Result();
+}
+
+// Attention forward: q, k, v (and a mask) read, the output written.
+OpBytes AttentionBytes(const Args& args) {
+  const Tensor* q = args.tensor(0);
+  const Tensor* v = args.tensor(2);
+  if (!q || !args.tensor(1) || !v || q->dims->empty() || v->dims->empty()) return OpBytes{};
+  Total total;
+  for (const Tensor& t : args.tensors) total.Add(t);
+  parse::Dims out = *q->dims;
+  out.back() = v->dims->back();
+  total.Add(Elements(out), q->element);
+  return total.Result();
+}
+
+// Attention backward: every input read (grad_out, q, k, v, out, lse, ...),
+// dq, dk, dv written.
+OpBytes AttentionBwBytes(const Args& args) {
+  const Tensor* q = args.tensor(1);
+  const Tensor* k = args.tensor(2);
+  const Tensor* v = args.tensor(3);
+  if (!args.tensor(0) || !q || !k || !v) return OpBytes{};
+  Total total;
+  for (const Tensor& t : args.tensors) total.Add(t);
+  total.Add(*q);
+  total.Add(*k);
+  total.Add(*v);
+  return total.Result();
+}
+
+// Elementwise: every input read, the broadcast output written in the
+// widest element type.
+OpBytes ElementwiseBytes(const Args& args) {
+  if (args.tensors.empty()) return OpBytes{};
+  auto out = Broadcast(args.tensors);
+  if (!out) return OpBytes{};
+  Total total;
+  int64_t widest = 0;
+  for (const Tensor& t : args.tensors) {
+    total.Add(t);
+    widest = std::max(widest, t.element);
+  }
+  total.Add(Elements(*out), widest);
+  return total.Result();
+}
+
+// copy_ (dst written, src read) and fill_ (self written).
+OpBytes CopyOrFillBytes(Model model, const Args& args) {
+  const Tensor* dst = args.tensor(0);
+  const Tensor* src = args.tensor(1);
+  if (!dst || (model == Model::kCopy && !src)) return OpBytes{};
+  Total total;
+  total.Add(*dst);
+  if (model == Model::kCopy) total.Add(*src);
+  return total.Result();
+}
+
+// Norms and softmax: every tensor read once, the output as the first input;
+// a norm's backward also writes grad_input and `grads` weight-sized grads.
+OpBytes NormBytes(const Modelled& m, const Args& args) {
+  const Tensor* in = args.tensor(0);
+  if (!in) return OpBytes{};
+  Total total;
+  for (const Tensor& t : args.tensors) total.Add(t);
+  total.Add(*in);
+  if (m.model == Model::kNormBw) {
+    if (const Tensor* w = args.tensor(static_cast<size_t>(m.param))) {
+      for (int g = 0; g < m.grads; ++g) total.Add(*w);
+    }
+  }
+  return total.Result();
+}
+
+// Reductions: the input read, the reduced output written (over `dim`, a
+// ScalarList at position `param`; a Scalar there is a dtype: sum(self,
+// dtype); none: every dimension).
+OpBytes ReductionBytes(const Modelled& m, const Args& args) {
+  const Tensor* in = args.tensor(0);
+  if (!in) return OpBytes{};
+  const parse::OpShapes& shapes = *args.shapes;
+  std::vector<int64_t> reduced;
+  const size_t d = static_cast<size_t>(m.param);
+  if (d < args.at.size() && (*shapes.input_types)[d] == "ScalarList" && shapes.concrete_inputs &&
+      d < shapes.concrete_inputs->size()) {
+    auto v = SignedInts((*shapes.concrete_inputs)[d]);
+    if (!v) return OpBytes{};
+    reduced = *v;
+  }
+  Total total;
+  total.Add(*in);
+  total.Add(ReducedElements(*in->dims, reduced), in->element);
+  return total.Result();
+}
+
+// A Triton kernel: its tensor arguments, each once.
+OpBytes TritonBytes(const Args& args) {
+  if (args.tensors.empty()) return OpBytes{};
+  Total total;
+  for (const Tensor& t : args.tensors) total.Add(t);
+  return total.Result();
+}
+
+std::optional<OpBytes> TorchOpBytesOf(std::string_view name, const parse::OpShapes& shapes) {
+  const std::optional<Modelled> m = ModelOf(name);
+  if (!m) return std::nullopt;
+  const std::optional<Args> args = ArgsOf(shapes);
+  if (!args) return OpBytes{};
   switch (m->model) {
     case Model::kMm:
     case Model::kAddmm:
     case Model::kBmm:
     case Model::kBaddbmm:
-    case Model::kMatmul: {
-      // A (and the bias) read, B read, the product written in A's type.
-      const bool bias = m->model == Model::kAddmm || m->model == Model::kBaddbmm;
-      const Tensor* a = tensor(bias ? 1 : 0);
-      const Tensor* b = tensor(bias ? 2 : 1);
-      if (!a || !b) return OpBytes{};
-      const parse::Dims& x = *a->dims;
-      const parse::Dims& y = *b->dims;
-      const size_t want = m->model == Model::kBmm || m->model == Model::kBaddbmm ? 3 : 2;
-      parse::Dims out;
-      if (m->model == Model::kMatmul) {
-        if (x.empty() || y.empty()) return OpBytes{};
-        const int64_t k = x.back();
-        if (k != (y.size() == 1 ? y[0] : y[y.size() - 2])) return OpBytes{};
-        // Batch dims broadcast; a 1-D operand has no row (or column).
-        parse::Dims bx(x.begin(), x.end() - std::min<size_t>(x.size(), 2));
-        parse::Dims by(y.begin(), y.end() - std::min<size_t>(y.size(), 2));
-        auto batch = Broadcast({Tensor{&bx, 1}, Tensor{&by, 1}});
-        if (!batch) return OpBytes{};
-        out = *batch;
-        if (x.size() >= 2) out.push_back(x[x.size() - 2]);
-        if (y.size() >= 2) out.push_back(y.back());
-      } else {
-        if (x.size() != want || y.size() != want || x[want - 1] != y[want - 2]) return OpBytes{};
-        if (want == 3 && x[0] != y[0]) return OpBytes{};
-        out = x;
-        out.back() = y.back();
-      }
-      if (bias) {
-        if (!tensor(0)) return OpBytes{};
-        total.Add(*tensor(0));
-      }
-      total.Add(*a);
-      total.Add(*b);
-      total.Add(Elements(out), a->element);
-      return total.Result();
-    }
-    case Model::kLinear: {
-      const Tensor* in = tensor(0);
-      const Tensor* w = tensor(1);
-      if (!in || !w || in->dims->empty() || w->dims->size() != 2 ||
-          in->dims->back() != (*w->dims)[1]) {
-        return OpBytes{};
-      }
-      parse::Dims out = *in->dims;
-      out.back() = (*w->dims)[0];
-      total.Add(*in);
-      total.Add(*w);
-      if (const Tensor* bias = tensor(2)) total.Add(*bias);
-      total.Add(Elements(out), in->element);
-      return total.Result();
-    }
-    case Model::kAttention: {
-      const Tensor* q = tensor(0);
-      const Tensor* v = tensor(2);
-      if (!q || !tensor(1) || !v || q->dims->empty() || v->dims->empty()) return OpBytes{};
-      for (const Tensor& t : tensors) total.Add(t);  // q, k, v and a mask
-      parse::Dims out = *q->dims;
-      out.back() = v->dims->back();
-      total.Add(Elements(out), q->element);
-      return total.Result();
-    }
-    case Model::kAttentionBw: {
-      const Tensor* q = tensor(1);
-      const Tensor* k = tensor(2);
-      const Tensor* v = tensor(3);
-      if (!tensor(0) || !q || !k || !v) return OpBytes{};
-      for (const Tensor& t : tensors) total.Add(t);  // grad_out, q, k, v, out, lse, ...
-      total.Add(*q);                                 // dq, dk, dv written
-      total.Add(*k);
-      total.Add(*v);
-      return total.Result();
-    }
-    case Model::kElementwise: {
-      if (tensors.empty()) return OpBytes{};
-      auto out = Broadcast(tensors);
-      if (!out) return OpBytes{};
-      int64_t widest = 0;
-      for (const Tensor& t : tensors) {
-        total.Add(t);
-        widest = std::max(widest, t.element);
-      }
-      total.Add(Elements(*out), widest);
-      return total.Result();
-    }
-    case Model::kCopy: {
-      const Tensor* dst = tensor(0);
-      const Tensor* src = tensor(1);
-      if (!dst || !src) return OpBytes{};
-      total.Add(*dst);
-      total.Add(*src);
-      return total.Result();
-    }
-    case Model::kFill: {
-      if (!tensor(0)) return OpBytes{};
-      total.Add(*tensor(0));
-      return total.Result();
-    }
+    case Model::kMatmul:
+      return MatmulBytes(m->model, *args);
+    case Model::kLinear:
+      return LinearBytes(*args);
+    case Model::kAttention:
+      return AttentionBytes(*args);
+    case Model::kAttentionBw:
+      return AttentionBwBytes(*args);
+    case Model::kElementwise:
+      return ElementwiseBytes(*args);
+    case Model::kCopy:
+    case Model::kFill:
+      return CopyOrFillBytes(m->model, *args);
     case Model::kNorm:
     case Model::kSoftmax:
-    case Model::kSoftmaxBw: {
-      // Every tensor read once, the output as the first input.
-      const Tensor* in = tensor(0);
-      if (!in) return OpBytes{};
-      for (const Tensor& t : tensors) total.Add(t);
-      total.Add(*in);
-      return total.Result();
-    }
-    case Model::kNormBw: {
-      const Tensor* grad = tensor(0);
-      if (!grad) return OpBytes{};
-      for (const Tensor& t : tensors) total.Add(t);
-      total.Add(*grad);  // grad_input
-      if (const Tensor* w = tensor(static_cast<size_t>(m->param))) {
-        for (int g = 0; g < m->grads; ++g) total.Add(*w);
-      }
-      return total.Result();
-    }
-    case Model::kReduction: {
-      const Tensor* in = tensor(0);
-      if (!in) return OpBytes{};
-      std::vector<int64_t> reduced;  // none: every dimension
-      const size_t d = static_cast<size_t>(m->param);
-      // `dim` (a ScalarList; a Scalar there is a dtype: sum(self, dtype)).
-      if (d < dims.size() && (*shapes.input_types)[d] == "ScalarList" && shapes.concrete_inputs &&
-          d < shapes.concrete_inputs->size()) {
-        auto v = SignedInts((*shapes.concrete_inputs)[d]);
-        if (!v) return OpBytes{};
-        reduced = *v;
-      }
-      total.Add(*in);
-      total.Add(ReducedElements(*in->dims, reduced), in->element);
-      return total.Result();
-    }
+    case Model::kSoftmaxBw:
+    case Model::kNormBw:
+      return NormBytes(*m, *args);
+    case Model::kReduction:
+      return ReductionBytes(*m, *args);
     case Model::kTriton:
-      if (tensors.empty()) return OpBytes{};
-      for (const Tensor& t : tensors) total.Add(t);
-      return total.Result();
+      return TritonBytes(*args);
   }
   return OpBytes{};
 }

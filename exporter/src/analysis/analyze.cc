@@ -457,6 +457,43 @@ void NameDeviceFromXplane(const std::vector<FileJob>& jobs, const AnalyzeOptions
   }
 }
 
+// Finishes (interval unions) each usable file's aggregation on `threads`
+// workers again; a lone file's devices share the whole `budget`. The
+// window's time budget and the stop flag cover finishing as they cover
+// reading: a file finished past them is over budget (its outcome fails),
+// not waited for. The finished stats by outcome, null where none.
+std::vector<std::shared_ptr<aggregate::FileStats>> FinishFiles(
+    const std::vector<FileJob>& jobs, std::vector<FileOutcome>& outcomes,
+    const AnalyzeOptions& options, const classify::Classifier& classifier, int threads,
+    int budget) {
+  FileLimits window_limits;
+  window_limits.max_bytes = 0;
+  window_limits.max_time = std::chrono::nanoseconds(0);
+  window_limits.window_max_time = options.limits.window_max_time;
+  window_limits.window_deadline = options.limits.window_deadline;
+  window_limits.stop = options.limits.stop;
+  FileBudget window_budget(window_limits);
+  std::vector<std::shared_ptr<aggregate::FileStats>> finished(outcomes.size());
+  const int finish_threads = outcomes.size() <= 1 ? 1 : threads;
+  const int device_threads = outcomes.size() == 1 ? budget : 1;
+  ForEachOnWorkers(outcomes.size(), finish_threads, [&](size_t i) {
+    FileOutcome& o = outcomes[i];
+    if (!o.ok) return;
+    o.spilled_bytes = o.aggregator->SpilledIntervals() * sizeof(aggregate::Interval);
+    o.spill_error = o.aggregator->SpillError();
+    if (window_budget.Check()) {
+      finished[i] =
+          o.aggregator->Finish(o.summary, o.partial, classifier, device_threads, &window_budget);
+    }
+    o.aggregator.reset();
+    if (finished[i] == nullptr) {
+      o.ok = false;
+      o.error = Error(window_budget.Check().error()).Wrap(jobs[i].path);
+    }
+  });
+  return finished;
+}
+
 }  // namespace
 
 Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
@@ -499,35 +536,8 @@ Result<WindowAnalysis> AnalyzeFiles(const std::vector<std::string>& files_in,
   auto classifier = PickClassifier(outcomes, options);
   if (!classifier) return tl::unexpected(classifier.error());
 
-  // Finish (interval unions) runs per file on the workers again, and a lone
-  // file's devices share the whole budget.
-  // The window's time budget and the stop flag cover finishing as they
-  // cover reading: a file finished past them is over budget, not waited for.
-  FileLimits window_limits;
-  window_limits.max_bytes = 0;
-  window_limits.max_time = std::chrono::nanoseconds(0);
-  window_limits.window_max_time = options.limits.window_max_time;
-  window_limits.window_deadline = options.limits.window_deadline;
-  window_limits.stop = options.limits.stop;
-  FileBudget window_budget(window_limits);
-  std::vector<std::shared_ptr<aggregate::FileStats>> finished(outcomes.size());
-  const int finish_threads = outcomes.size() <= 1 ? 1 : threads;
-  const int device_threads = outcomes.size() == 1 ? budget : 1;
-  ForEachOnWorkers(outcomes.size(), finish_threads, [&](size_t i) {
-    FileOutcome& o = outcomes[i];
-    if (!o.ok) return;
-    o.spilled_bytes = o.aggregator->SpilledIntervals() * sizeof(aggregate::Interval);
-    o.spill_error = o.aggregator->SpillError();
-    if (window_budget.Check()) {
-      finished[i] =
-          o.aggregator->Finish(o.summary, o.partial, **classifier, device_threads, &window_budget);
-    }
-    o.aggregator.reset();
-    if (finished[i] == nullptr) {
-      o.ok = false;
-      o.error = Error(window_budget.Check().error()).Wrap(jobs[i].path);
-    }
-  });
+  std::vector<std::shared_ptr<aggregate::FileStats>> finished =
+      FinishFiles(jobs, outcomes, options, **classifier, threads, budget);
 
   WindowAnalysis result;
   std::vector<std::shared_ptr<aggregate::FileStats>> stats;

@@ -173,6 +173,26 @@ void AnalysisFlags::ApplyTo(analysis::AnalyzeOptions& options) const {
   options.source = *analysis::ParseSourcePreference(source);
 }
 
+void AddModelOptions(CLI::App& app, ModelFlags& flags) {
+  app.add_option("--region-depth", flags.region_depth,
+                 "Components of a model region (JAX scope path without jit frames)")
+      ->check(WholeAtLeast(1))
+      ->capture_default_str();
+  app.add_option("--peak-flops", flags.peak_flops,
+                 "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
+      ->check(NumberAbove(0));
+  app.add_option("--peak-hbm-bandwidth", flags.peak_hbm_bandwidth,
+                 "Peak HBM bandwidth per GPU in bytes/s for the roofline (default: the "
+                 "device's datasheet bandwidth)")
+      ->check(NumberAbove(0));
+}
+
+void ModelFlags::ApplyTo(aggregate::AggregateOptions& options) const {
+  options.region_depth = region_depth;
+  options.peak_flops = peak_flops;
+  options.peak_hbm_bandwidth = peak_hbm_bandwidth;
+}
+
 std::optional<int> ParseArgs(CLI::App& app, const std::string& verb,
                              const std::vector<std::string>& args) {
   std::vector<std::string> argv_store;

@@ -79,6 +79,17 @@ struct AnalysisFlags {
 };
 void AddAnalysisOptions(CLI::App& app, AnalysisFlags& flags);
 
+// --region-depth, --peak-flops and --peak-hbm-bandwidth: how a window's
+// regions, MFU and roofline are modelled. Defined once; `analyze` and
+// `serve` take them (`compare` analyses with the defaults).
+struct ModelFlags {
+  int region_depth = 3;
+  double peak_flops = 0;          // per GPU for MFU; 0: the device's datasheet peak
+  double peak_hbm_bandwidth = 0;  // bytes/s per GPU for the roofline; 0: the datasheet's
+  void ApplyTo(aggregate::AggregateOptions& options) const;
+};
+void AddModelOptions(CLI::App& app, ModelFlags& flags);
+
 // Builds a classifier from a built-in set plus an optional user rules file.
 Result<std::shared_ptr<const classify::Classifier>> LoadClassifier(const std::string& base_set,
                                                                    const std::string& rules_file);

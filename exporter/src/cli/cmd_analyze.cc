@@ -70,9 +70,7 @@ struct AnalyzeFlags {
   std::string window_sel = "all";
   std::string inflate{read::InflateBackendName(read::DefaultInflateBackend())};
   std::string log_file;
-  int region_depth = 3;
-  double peak_flops = 0;
-  double peak_hbm_bandwidth = 0;
+  ModelFlags model;  // shared with serve
   int top_regions = 10;
   AnalysisFlags common;  // shared with compare
 };
@@ -93,17 +91,7 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
                  "Kernels listed per family (drill: per drill-down tag; default all in drill "
                  "mode, 5 otherwise)")
       ->check(WholeAtLeast(0, INT64_MAX));
-  app.add_option("--region-depth", f.region_depth,
-                 "Components of a model region (JAX scope path without jit frames)")
-      ->check(WholeAtLeast(1))
-      ->capture_default_str();
-  app.add_option("--peak-flops", f.peak_flops,
-                 "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
-      ->check(NumberAbove(0));
-  app.add_option("--peak-hbm-bandwidth", f.peak_hbm_bandwidth,
-                 "Peak HBM bandwidth per GPU in bytes/s for the roofline (default: the "
-                 "device's datasheet bandwidth)")
-      ->check(NumberAbove(0));
+  AddModelOptions(app, f.model);
   app.add_option("--top-regions", f.top_regions, "Regions listed by kernel time; the rest as other")
       ->check(WholeAtLeast(1))
       ->capture_default_str();
@@ -129,9 +117,7 @@ void AddAnalyzeOptions(CLI::App& app, AnalyzeFlags& f) {
 std::optional<int> BuildOptions(const AnalyzeFlags& f, analysis::AnalyzeOptions& options) {
   f.common.ApplyTo(options);
   options.aggregate.top_kernels = f.family_top_n >= 0 ? static_cast<size_t>(f.family_top_n) : 5;
-  options.aggregate.region_depth = f.region_depth;
-  options.aggregate.peak_flops = f.peak_flops;
-  options.aggregate.peak_hbm_bandwidth = f.peak_hbm_bandwidth;
+  f.model.ApplyTo(options.aggregate);
   options.aggregate.top_regions = static_cast<size_t>(f.top_regions);
   auto backend = read::ParseInflateBackend(f.inflate);
   if (!backend) {

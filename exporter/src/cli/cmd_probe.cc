@@ -114,6 +114,50 @@ constexpr const char* kSpeaksTls =
     "no HTTP answer: the port speaks TLS: probe it with --https (and --ca-file, or "
     "--insecure-skip-verify)";
 
+// The answer's first line (or what came) to `request` over TLS on `fd`, a
+// blocking socket whose reads and writes end after `ms`. A failed handshake
+// sets `error` (the verification's reason when there is one).
+std::string TlsExchange(int fd, SSL_CTX* tls, const std::string& host, const ProbeDoor& door,
+                        const std::string& request, long ms, std::string& error) {
+  std::string answer;
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  std::unique_ptr<SSL, SslFree> ssl(SSL_new(tls));
+  const std::string name = door.server_name.empty() ? host : door.server_name;
+  SSL_set_fd(ssl.get(), fd);
+  in6_addr ip6{};
+  in_addr ip4{};
+  const bool is_ip =
+      inet_pton(AF_INET, name.c_str(), &ip4) == 1 || inet_pton(AF_INET6, name.c_str(), &ip6) == 1;
+  if (!is_ip) SSL_set_tlsext_host_name(ssl.get(), name.c_str());
+  if (!door.insecure) {
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl.get());
+    if (is_ip) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+    } else {
+      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+    }
+  }
+  ERR_clear_error();
+  if (SSL_connect(ssl.get()) == 1 &&
+      SSL_write(ssl.get(), request.data(), static_cast<int>(request.size())) ==
+          static_cast<int>(request.size())) {
+    char buf[256];
+    while (answer.find("\r\n") == std::string::npos) {
+      const int n = SSL_read(ssl.get(), buf, sizeof buf);
+      if (n <= 0) break;
+      answer.append(buf, static_cast<size_t>(n));
+    }
+  } else {
+    const long verify = SSL_get_verify_result(ssl.get());
+    error = verify != X509_V_OK ? std::string("TLS: ") + X509_verify_cert_error_string(verify)
+                                : "TLS: " + web::OpenSslError("TLS handshake failed");
+  }
+  return answer;
+}
+
 // One GET of `path` on host:port; the status line's code, or an error text.
 Result<int> GetStatus(const std::string& host, int port, const std::string& path,
                       const ProbeDoor& door, SSL_CTX* tls, Clock::time_point deadline) {
@@ -156,43 +200,7 @@ Result<int> GetStatus(const std::string& host, int port, const std::string& path
           }
         }
       } else {
-        // TLS on a blocking socket whose reads and writes end at the deadline.
-        const long ms = std::max<long>(1, left_ms());
-        timeval tv{ms / 1000, (ms % 1000) * 1000};
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        std::unique_ptr<SSL, SslFree> ssl(SSL_new(tls));
-        const std::string name = door.server_name.empty() ? host : door.server_name;
-        SSL_set_fd(ssl.get(), fd);
-        in6_addr ip6{};
-        in_addr ip4{};
-        const bool is_ip = inet_pton(AF_INET, name.c_str(), &ip4) == 1 ||
-                           inet_pton(AF_INET6, name.c_str(), &ip6) == 1;
-        if (!is_ip) SSL_set_tlsext_host_name(ssl.get(), name.c_str());
-        if (!door.insecure) {
-          X509_VERIFY_PARAM* param = SSL_get0_param(ssl.get());
-          if (is_ip) {
-            X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-          } else {
-            X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
-          }
-        }
-        ERR_clear_error();
-        if (SSL_connect(ssl.get()) == 1 &&
-            SSL_write(ssl.get(), request.data(), static_cast<int>(request.size())) ==
-                static_cast<int>(request.size())) {
-          char buf[256];
-          while (answer.find("\r\n") == std::string::npos) {
-            const int n = SSL_read(ssl.get(), buf, sizeof buf);
-            if (n <= 0) break;
-            answer.append(buf, static_cast<size_t>(n));
-          }
-        } else {
-          const long verify = SSL_get_verify_result(ssl.get());
-          error = verify != X509_V_OK ? std::string("TLS: ") + X509_verify_cert_error_string(verify)
-                                      : "TLS: " + web::OpenSslError("TLS handshake failed");
-        }
+        answer = TlsExchange(fd, tls, host, door, request, std::max<long>(1, left_ms()), error);
       }
       // "HTTP/1.1 200 OK"
       if (answer.starts_with("HTTP/") && answer.find(' ') != std::string::npos) {

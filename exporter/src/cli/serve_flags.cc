@@ -143,17 +143,7 @@ void AddServeAnalysisOptions(CLI::App& app, ServeFlags& f) {
                  "Top kernels per family (exported with --metrics-detail)")
       ->check(WholeAtLeast(0))
       ->capture_default_str();
-  app.add_option("--peak-flops", f.peak_flops,
-                 "Peak FLOP/s per GPU for MFU (default: the device's dense bf16 datasheet peak)")
-      ->check(NumberAbove(0));
-  app.add_option("--peak-hbm-bandwidth", f.peak_hbm_bandwidth,
-                 "Peak HBM bandwidth per GPU in bytes/s for the roofline (default: the "
-                 "device's datasheet bandwidth)")
-      ->check(NumberAbove(0));
-  app.add_option("--region-depth", f.region_depth,
-                 "Components of a model region (JAX scope path without jit frames)")
-      ->check(WholeAtLeast(1))
-      ->capture_default_str();
+  AddModelOptions(app, f.model);
   app.add_option(
          "--top-regions", f.top_regions,
          "Regions by kernel time (exported with --metrics-detail); the rest as region=\"other\"")
@@ -371,8 +361,14 @@ std::chrono::seconds LocalTimeAheadOfUtc() {
   return std::chrono::seconds(std::max<long>(0, local.tm_gmtoff));
 }
 
-Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
-  pipeline::DaemonOptions o;
+namespace {
+
+// The duration flags, parsed and checked.
+struct ServeDurations {
+  std::chrono::milliseconds poll, skew, settle, future, timeout, reanalysis, retention;
+};
+
+Result<ServeDurations> ParseServeDurations(const ServeFlags& f) {
   auto dur = [](const char* flag, const std::string& text) -> Result<std::chrono::milliseconds> {
     auto d = ParseDuration(text);
     if (!d) return MakeError(ErrorCode::kConfig, std::string(flag) + ": " + d.error().context);
@@ -401,7 +397,11 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
                      "--retention: must be more than 0 (0 would remove every run from /metrics "
                      "as soon as its window is analysed)");
   }
+  return ServeDurations{*poll, *skew, *settle, *future, *timeout, *reanalysis, *retention};
+}
 
+// What is watched and how: roots, per-owner caps, host filter, shard.
+Status ApplyWatchFlags(const ServeFlags& f, const ServeDurations& d, pipeline::DaemonOptions& o) {
   o.roots.clear();
   o.root_jobs.clear();
   for (const std::string& w : f.watch) {
@@ -420,7 +420,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.max_watches_per_owner = f.max_watches_per_owner;
   o.max_state_bytes_per_owner = f.max_state_bytes_per_owner;
   o.max_state_bytes = f.max_state_bytes;
-  o.poll_interval = *poll;
+  o.poll_interval = d.poll;
   if (f.host_filter == "auto") {
     o.host_filter = watch::ShortHostName();
     if (o.host_filter.empty()) {
@@ -432,18 +432,27 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   auto shard = watch::ParseShard(f.shard);
   if (!shard) return tl::unexpected(shard.error());
   o.shard = *shard;
-  o.assembler.skew = std::chrono::duration_cast<std::chrono::seconds>(*skew);
-  o.assembler.settle = *settle;
-  o.assembler.window_timeout = *timeout;
-  o.assembler.reanalysis_interval = *reanalysis;
-  o.assembler.future_tolerance = *future;
+  return {};
+}
+
+// When a window is analysed, and by how many workers.
+void ApplyWindowFlags(const ServeFlags& f, const ServeDurations& d, pipeline::DaemonOptions& o) {
+  o.assembler.skew = std::chrono::duration_cast<std::chrono::seconds>(d.skew);
+  o.assembler.settle = d.settle;
+  o.assembler.window_timeout = d.timeout;
+  o.assembler.reanalysis_interval = d.reanalysis;
+  o.assembler.future_tolerance = d.future;
   o.assembler.wall_clock_ahead = LocalTimeAheadOfUtc();
   o.assembler.expected_files = f.expected_files;
   o.assembler.expected_gpus = f.expected_gpus;
   o.assembler.max_retries = f.max_retries;
-  o.assembler.retention = *retention;
+  o.assembler.retention = d.retention;
   o.workers = f.workers;
   o.worker_nice = f.worker_nice;
+}
+
+// How a window is analysed: threads, spill, budgets, divisor, model, rules.
+Status ApplyAnalysisFlags(const ServeFlags& f, pipeline::DaemonOptions& o) {
   // Each worker analyses its window with a fair share of the cores (a
   // single-file window then gets read-ahead and decode helper threads, which
   // inherit the worker's nice value).
@@ -457,9 +466,7 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
       std::chrono::duration<double>(f.window_max_seconds));
   if (f.profile_steps_explicit) o.analyze.aggregate.profile_steps_flag = f.profile_steps;
   o.analyze.aggregate.top_kernels = static_cast<size_t>(f.top_kernels);
-  o.analyze.aggregate.region_depth = f.region_depth;
-  o.analyze.aggregate.peak_flops = f.peak_flops;
-  o.analyze.aggregate.peak_hbm_bandwidth = f.peak_hbm_bandwidth;
+  f.model.ApplyTo(o.analyze.aggregate);
   o.analyze.aggregate.top_regions = static_cast<size_t>(f.top_regions);
   auto source = analysis::ParseSourcePreference(f.source);
   if (!source) return MakeError(ErrorCode::kConfig, "--source: " + source.error().context);
@@ -472,6 +479,11 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
     }
     o.analyze.classifier = *classifier;
   }
+  return {};
+}
+
+// The step time's sources (--step-time, training logs) and the outputs.
+Status ApplyStepAndOutputFlags(const ServeFlags& f, pipeline::DaemonOptions& o) {
   if (f.step_time > 0) o.step_seconds = f.step_time;
   for (const std::string& text : f.log) {
     auto binding = pipeline::ParseLogBinding(text);
@@ -487,6 +499,19 @@ Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
   o.history_file = f.history;
   o.history_max_bytes = f.history_max_bytes;
   o.metrics_detail = f.metrics_detail;
+  return {};
+}
+
+}  // namespace
+
+Result<pipeline::DaemonOptions> ToDaemonOptions(const ServeFlags& f) {
+  pipeline::DaemonOptions o;
+  auto d = ParseServeDurations(f);
+  if (!d) return tl::unexpected(d.error());
+  if (Status st = ApplyWatchFlags(f, *d, o); !st) return tl::unexpected(st.error());
+  ApplyWindowFlags(f, *d, o);
+  if (Status st = ApplyAnalysisFlags(f, o); !st) return tl::unexpected(st.error());
+  if (Status st = ApplyStepAndOutputFlags(f, o); !st) return tl::unexpected(st.error());
   return o;
 }
 

@@ -63,11 +63,9 @@ struct ServeFlags {
   std::string config;
   int profile_steps = 3;
   int top_kernels = 5;
-  int region_depth = 3;           // components of a model region
-  double peak_flops = 0;          // per GPU for MFU; 0: the device's datasheet peak
-  double peak_hbm_bandwidth = 0;  // bytes/s per GPU for the roofline; 0: the datasheet's
-  int top_regions = 10;           // regions exported; the rest as region="other"
-  bool metrics_detail = false;    // per-kernel, per-region and per-family detail
+  ModelFlags model;             // --region-depth, --peak-flops, --peak-hbm-bandwidth
+  int top_regions = 10;         // regions exported; the rest as region="other"
+  bool metrics_detail = false;  // per-kernel, per-region and per-family detail
   std::string rules = "auto";
   std::string families;
   std::string source = "auto";

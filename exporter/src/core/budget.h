@@ -56,8 +56,6 @@ class FileBudget {
   Status Check();
   // Whether a limit was passed (or the read stopped) so far.
   bool exceeded() const { return exceeded_.load(std::memory_order_relaxed); }
-  uint64_t read_bytes() const { return read_.load(std::memory_order_relaxed); }
-  uint64_t spill_bytes() const { return spill_.load(std::memory_order_relaxed); }
 
  private:
   Status Trip(std::string why);

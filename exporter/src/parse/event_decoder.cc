@@ -264,10 +264,25 @@ bool IntegralDouble(double d, int64_t& out) {
   ++counts.events;
 }
 
-// Reads args.name/device/stream/hlo_module and the Kineto operator args
-// (Input Dims, Input type, Concrete Inputs, External id, correlation) into `ev`. Returns false on a
-// bad value; a simdjson error goes to `err`.
-bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
+// A string arg: `out` cleared, then the value when it is a string.
+[[gnu::always_inline]] inline simdjson::error_code StringArg(od::value& v, std::string_view& out) {
+  out = {};
+  bool is_string;
+  return GetString(v, out, is_string);
+}
+
+// The raw text between a string value's quotes, no unescaping (an escape
+// stays escaped); empty when the value is not a string.
+[[gnu::always_inline]] inline std::string_view RawQuoted(od::value& v) {
+  const std::string_view tok = TrimRight(v.raw_json_token());
+  if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
+    return tok.substr(1, tok.size() - 2);
+  }
+  return {};
+}
+
+// Clears every args field of `ev` (an event without args has none).
+[[gnu::always_inline]] inline void ResetArgs(TraceEvent& ev) {
   ev.args_name = {};
   ev.args_hlo_module = {};
   ev.args_input_dims = {};
@@ -279,6 +294,105 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   ev.args_memop_details = {};
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
   ev.args_correlation = -1;
+}
+
+// Reads one arg (key `ak`, value `av`) into `ev` when it is one ParseArgs
+// reads. Returns false on a bad value; a simdjson error goes to `err`.
+[[gnu::always_inline]] inline bool ParseArg(const od::raw_json_string ak, od::value& av,
+                                            TraceEvent& ev, simdjson::error_code& err) {
+  // One switch on the key's first byte, then the exact compare: most keys
+  // (correlation_id, tf_op, grid, ...) are skipped after one branch.
+  switch (ak.raw()[0]) {
+    case 'n':
+      if (KeyIs(ak, kName)) {
+        if ((err = StringArg(av, ev.args_name))) return true;
+      }
+      break;
+    case 'd':
+      if (KeyIs(ak, kDevice)) {
+        if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
+      } else if (KeyIs(ak, kDtype)) {
+        if ((err = StringArg(av, ev.args_dtype))) return true;
+      }
+      break;
+    case 's':
+      if (KeyIs(ak, kStream)) {
+        if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
+      }
+      break;
+    case 'h':
+      if (KeyIsHloModule(ak)) {
+        // Matched against module names only: the raw text between the quotes
+        // (an escape stays escaped and matches no module), no unescaping.
+        ev.args_hlo_module = RawQuoted(av);
+      } else if (KeyIs(ak, kHloOp)) {
+        // Like hlo_module: the raw text between the quotes (collective
+        // instruction names have no escapes), no unescaping.
+        ev.args_hlo_op = RawQuoted(av);
+      }
+      break;
+    case 'E':
+      if (KeyIsExternalId(ak)) {
+        if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
+      }
+      break;
+    case 'I':
+      if (KeyIsInputDims(ak)) {
+        if ((err = RawArray(av, ev.args_input_dims))) return true;
+      } else if (KeyIsInMsgNelems(ak)) {
+        ev.args_in_nelems = CountOf(av);
+      } else if (KeyIsInputType(ak)) {
+        if ((err = RawArray(av, ev.args_input_type))) return true;
+      }
+      break;
+    case 'c':
+      if (KeyIsCorrelation(ak)) {
+        bool has = false;
+        int64_t c = -1;
+        if (!ParseInt(av, has, c)) return false;
+        ev.args_correlation = has && c >= 0 ? c : -1;
+      }
+      break;
+    case 'C':
+      if (KeyIsConcreteInputs(ak)) {
+        if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
+      } else if (KeyIsCollectiveName(ak)) {
+        if ((err = StringArg(av, ev.args_collective))) return true;
+      }
+      break;
+    case 'b':
+      if (KeyIs(ak, kBytes)) ev.args_bytes = CountOf(av);
+      break;
+    case 'm':
+    case 'M':
+      if (KeyIsMemcpyDetails(ak) || KeyIsMemsetDetails(ak)) {
+        if ((err = StringArg(av, ev.args_memop_details))) return true;
+      }
+      break;
+    case 'O':
+      if (KeyIsOutMsgNelems(ak)) ev.args_out_nelems = CountOf(av);
+      break;
+    case 'G':
+      if (KeyIsGroupSize(ak)) ev.args_group_size = CountOf(av);
+      break;
+    case 'P':
+      if (KeyIsPgDesc(ak)) {
+        if ((err = StringArg(av, ev.args_pg_desc))) return true;
+      } else if (KeyIsPgRanks(ak)) {
+        if ((err = StringArg(av, ev.args_pg_ranks))) return true;
+      }
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+// Reads args.name/device/stream/hlo_module and the Kineto operator args
+// (Input Dims, Input type, Concrete Inputs, External id, correlation) into `ev`. Returns false on a
+// bad value; a simdjson error goes to `err`.
+bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
+  ResetArgs(ev);
   od::json_type t;
   if ((err = v.type().get(t))) return true;
   if (t != od::json_type::object) return true;  // null args (Kineto) and the like
@@ -287,113 +401,8 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   for (auto arg_res : args) {
     od::field arg;
     if ((err = std::move(arg_res).get(arg))) return true;
-    const od::raw_json_string ak = arg.key();
-    od::value& av = arg.value();
-    // One switch on the key's first byte, then the exact compare: most keys
-    // (correlation_id, tf_op, grid, ...) are skipped after one branch.
-    switch (ak.raw()[0]) {
-      case 'n':
-        if (KeyIs(ak, kName)) {
-          ev.args_name = {};
-          bool is_string;
-          if ((err = GetString(av, ev.args_name, is_string))) return true;
-        }
-        break;
-      case 'd':
-        if (KeyIs(ak, kDevice)) {
-          if (!ParseInt(av, ev.has_args_device, ev.args_device)) return false;
-        } else if (KeyIs(ak, kDtype)) {
-          bool is_string;
-          ev.args_dtype = {};
-          if ((err = GetString(av, ev.args_dtype, is_string))) return true;
-        }
-        break;
-      case 's':
-        if (KeyIs(ak, kStream)) {
-          if (!ParseInt(av, ev.has_args_stream, ev.args_stream)) return false;
-        }
-        break;
-      case 'h':
-        if (KeyIsHloModule(ak)) {
-          // Matched against module names only: the raw text between the quotes
-          // (an escape stays escaped and matches no module), no unescaping.
-          const std::string_view tok = TrimRight(av.raw_json_token());
-          ev.args_hlo_module = {};
-          if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
-            ev.args_hlo_module = tok.substr(1, tok.size() - 2);
-          }
-        } else if (KeyIs(ak, kHloOp)) {
-          // Like hlo_module: the raw text between the quotes (collective
-          // instruction names have no escapes), no unescaping.
-          const std::string_view tok = TrimRight(av.raw_json_token());
-          ev.args_hlo_op = {};
-          if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"') {
-            ev.args_hlo_op = tok.substr(1, tok.size() - 2);
-          }
-        }
-        break;
-      case 'E':
-        if (KeyIsExternalId(ak)) {
-          if (!ParseInt(av, ev.has_args_external_id, ev.args_external_id)) return false;
-        }
-        break;
-      case 'I':
-        if (KeyIsInputDims(ak)) {
-          if ((err = RawArray(av, ev.args_input_dims))) return true;
-        } else if (KeyIsInMsgNelems(ak)) {
-          ev.args_in_nelems = CountOf(av);
-        } else if (KeyIsInputType(ak)) {
-          if ((err = RawArray(av, ev.args_input_type))) return true;
-        }
-        break;
-      case 'c':
-        if (KeyIsCorrelation(ak)) {
-          bool has = false;
-          int64_t c = -1;
-          if (!ParseInt(av, has, c)) return false;
-          ev.args_correlation = has && c >= 0 ? c : -1;
-        }
-        break;
-      case 'C':
-        if (KeyIsConcreteInputs(ak)) {
-          if ((err = RawArray(av, ev.args_concrete_inputs))) return true;
-        } else if (KeyIsCollectiveName(ak)) {
-          bool is_string;
-          ev.args_collective = {};
-          if ((err = GetString(av, ev.args_collective, is_string))) return true;
-        }
-        break;
-      case 'b':
-        if (KeyIs(ak, kBytes)) ev.args_bytes = CountOf(av);
-        break;
-      case 'm':
-      case 'M':
-        if (KeyIsMemcpyDetails(ak) || KeyIsMemsetDetails(ak)) {
-          bool is_string;
-          ev.args_memop_details = {};
-          if ((err = GetString(av, ev.args_memop_details, is_string))) return true;
-        }
-        break;
-      case 'O':
-        if (KeyIsOutMsgNelems(ak)) ev.args_out_nelems = CountOf(av);
-        break;
-      case 'G':
-        if (KeyIsGroupSize(ak)) ev.args_group_size = CountOf(av);
-        break;
-      case 'P':
-        if (KeyIsPgDesc(ak)) {
-          bool is_string;
-          ev.args_pg_desc = {};
-          if ((err = GetString(av, ev.args_pg_desc, is_string))) return true;
-        } else if (KeyIsPgRanks(ak)) {
-          bool is_string;
-          ev.args_pg_ranks = {};
-          if ((err = GetString(av, ev.args_pg_ranks, is_string))) return true;
-        }
-        break;
-      default:
-        break;
-    }
+    if (!ParseArg(arg.key(), arg.value(), ev, err)) return false;
+    if (err) return true;
   }
   return true;
 }
