@@ -3,6 +3,7 @@
 // manifest (exact integer-ps truth computed from its own intervals).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -160,6 +161,87 @@ TEST(RocprofGeneratedTest, DrillFormatRefusesRocprofOutput) {
                                tmp.Sub("r/4000_results.json") + "'");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("rocprofv3 JSON output"), std::string::npos) << r.err;
+}
+
+// A real rocprofv3 output (AMD-AGI/TraceLens's tests/rocprof/908_results.json.gz:
+// one PyTorch+RCCL training process on an 8x MI350X node, see the shared
+// fixtures README): every GPU's kernel count and kernel time equal an
+// independent walk of its `kernel_dispatch` records (gzip -dc and a plain JSON
+// parse, not profwatch's reader), the device as its agents name it.
+TEST(RocprofRealTest, Mi350xRunEqualsAWalkOfItsKernelDispatchRecords) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(
+      file, "real/rocprofv3/aorta-mi350x/run_20251209_070939/rocprof/908_results.json.gz");
+  auto raw = testing::RunCommand("gzip -dc '" + file + "'");
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  const json doc = json::parse(raw.out);
+  raw.out.clear();
+  struct Gpu {
+    int64_t kernels = 0;
+    int64_t ns = 0;
+    int64_t rccl = 0;
+    std::string product;
+  };
+  std::map<int, Gpu> gpus;  // by HIP ordinal: rank among GPU agents by node_id
+  int64_t rccl_total = 0;
+  for (const auto& tool : doc["rocprofiler-sdk-tool"]) {
+    std::map<int64_t, int64_t> node_of;  // GPU agent handle -> node_id
+    std::map<int64_t, std::string> product_of;
+    for (const auto& a : tool["agents"]) {
+      if (a["type"] != 2) continue;
+      node_of[a["id"]["handle"].get<int64_t>()] = a["node_id"].get<int64_t>();
+      product_of[a["id"]["handle"].get<int64_t>()] = a["product_name"].get<std::string>();
+    }
+    std::map<int64_t, std::string> name_of;
+    for (const auto& k : tool["kernel_symbols"])
+      name_of[k["kernel_id"].get<int64_t>()] = k["demangled_kernel_name"].get<std::string>();
+    for (const auto& d : tool["buffer_records"]["kernel_dispatch"]) {
+      const int64_t agent = d["dispatch_info"]["agent_id"]["handle"].get<int64_t>();
+      ASSERT_TRUE(node_of.count(agent)) << agent;
+      int ordinal = 0;
+      for (const auto& [h, node] : node_of) ordinal += node < node_of[agent] ? 1 : 0;
+      Gpu& g = gpus[ordinal];
+      g.product = product_of[agent];
+      ++g.kernels;
+      g.ns += d["end_timestamp"].get<int64_t>() - d["start_timestamp"].get<int64_t>();
+      if (name_of[d["dispatch_info"]["kernel_id"].get<int64_t>()].rfind("ncclDevKernel", 0) == 0) {
+        ++g.rccl;
+        ++rccl_total;
+      }
+    }
+  }
+  // What that walk finds (and Python's json module finds the same): one GPU
+  // of eight dispatched, 43,915 kernels, 4,441,741,378 ns, 1,310 of them RCCL.
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].kernels, 43915);
+  EXPECT_EQ(gpus[0].ns, 4441741378);
+  EXPECT_EQ(gpus[0].product, "AMD Instinct MI350X");
+
+  const std::string run = file.substr(0, file.rfind("/rocprof/"));
+  for (const std::string& arg : {file, run}) {
+    SCOPED_TRACE(arg);
+    const json j = RunJson("analyze --format json '" + arg + "'");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["format"], "rocprof");
+    EXPECT_EQ(j["errors"].size(), 0u) << j["errors"].dump();
+    EXPECT_EQ(j["dropped_events"].size(), 0u) << j["dropped_events"].dump();
+    EXPECT_EQ(j["gpus"], gpus.size());  // the seven idle GPU agents are not counted
+    ASSERT_EQ(j["devices"].size(), gpus.size());
+    for (const auto& d : j["devices"]) {
+      const Gpu& g = gpus.at(d["device_id"].get<int>());
+      EXPECT_EQ(d["pid"], 908);
+      EXPECT_EQ(d["kernels"], g.kernels);
+      EXPECT_NEAR(d["kernel_seconds"].get<double>(), static_cast<double>(g.ns) * 1e-9, 1e-12);
+      EXPECT_EQ(j["flops"]["device"], g.product);
+    }
+    bool nccl = false;
+    for (const auto& f : j["families"]) {
+      if (f["family"] != "nccl") continue;
+      nccl = true;
+      EXPECT_EQ(f["launches"], rccl_total);  // RCCL's generic kernels: communication
+      EXPECT_EQ(f["kind"], "comm");
+    }
+    EXPECT_TRUE(nccl);
+  }
 }
 
 }  // namespace rocprof_generated_test
