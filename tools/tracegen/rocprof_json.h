@@ -26,6 +26,9 @@ struct RocprofSynthetic {
   int kernels_per_step = 40;
   bool markers = true;
   bool gzip = false;
+  // Write rocpd SQLite databases (`<pid>_results.db`, ROCm 7's default
+  // output; schema: rocpd_schema.h) instead of JSON; the same records.
+  bool rocpd = false;
   uint64_t seed = 1;
   std::string product_name = "AMD Instinct MI300X";
 };
@@ -45,7 +48,8 @@ struct RocprofTruth {
   int idle_gpu_agents = 0;
 };
 
-// Writes the files into `dir` (created) named <pid>_results.json[.gz].
+// Writes the files into `dir` (created) named <pid>_results.json[.gz], or
+// <pid>_results.db with `rocpd`.
 bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
                          std::vector<RocprofTruth>* truth, std::string* error);
 

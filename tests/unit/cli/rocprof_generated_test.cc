@@ -154,6 +154,65 @@ TEST(RocprofGeneratedTest, CompareOfTwoRunsMatchesTheManifests) {
   }
 }
 
+// rocpd SQLite databases (ROCm 7's default output) of the same records read
+// exactly as the JSON outputs: the run, the rocprof dir, one file.
+TEST(RocprofGeneratedTest, RocpdDatabasesMatchTheManifest) {
+  testing::TempDir tmp;
+  const json m =
+      Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
+               "--format rocpd --gpus 8 --ranks 4 --first-gpu 2 --steps 3 --kernels-per-step 40");
+  ASSERT_EQ(m["files"].size(), 4u);
+  EXPECT_TRUE(m["files"][0]["path"].get<std::string>().ends_with("_results.db"));
+  ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'"), m, true);
+  ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
+                      true);
+  json one = m;
+  one["files"] = json::array({m["files"][1]});
+  one["gpus"] = 1;
+  const json j =
+      RunJson("analyze --format json '" + m["files"][1]["path"].get<std::string>() + "'");
+  ExpectDevicesMatch(j, one, true);
+  EXPECT_EQ(j["flops"]["device"], m["files"][1]["device_name"]);
+}
+
+TEST(RocprofGeneratedTest, RocpdDatabasesWithoutMarkersMatchTheManifest) {
+  testing::TempDir tmp;
+  const json m = Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
+                          "--format rocpd --gpus 4 --ranks 4 --steps 2 --kernels-per-step 24 "
+                          "--no-markers --seed 9");
+  const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  ExpectWindowMatches(j, m, false);
+  EXPECT_NE(j["profile_steps_source"], "nvtx");
+}
+
+TEST(RocprofGeneratedTest, CompareOfRocpdAndJsonOfTheSameRunAgrees) {
+  testing::TempDir tmp;
+  const std::string args = "--gpus 8 --ranks 8 --steps 3 --kernels-per-step 20 --seed 3";
+  const json a = Generate(tmp.Sub("jobs/j/a/rocprof"), tmp.Sub("a.json"), args);
+  const json b = Generate(tmp.Sub("jobs/j/b/rocprof"), tmp.Sub("b.json"), args + " --format rocpd");
+  auto r = testing::RunCommand(Bin("profwatch") + "compare --format json '" + tmp.Sub("jobs/j/a") +
+                               "' '" + tmp.Sub("jobs/j/b") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json c = json::parse(r.out);
+  EXPECT_EQ(c["mismatches"].size(), 0u) << c["mismatches"].dump();
+  ASSERT_EQ(c["variants"].size(), 2u);
+  const json* manifests[] = {&a, &b};
+  for (size_t i = 0; i < 2; ++i) {
+    const json& v = c["variants"][i];
+    const json& m = *manifests[i];
+    SCOPED_TRACE(v["label"].get<std::string>());
+    EXPECT_EQ(v["GPUs"].get<double>(), m["gpus"].get<double>());
+    EXPECT_EQ(v["profile steps"].get<double>(), m["params"]["steps"].get<double>());
+    EXPECT_NEAR(v["total kernel"].get<double>(), PerGpuStep(m, "kernel_ps"), 1e-15);
+    EXPECT_NEAR(v["busy"].get<double>(), PerGpuStep(m, "busy_ps"), 1e-15);
+    EXPECT_NEAR(v["exposed comm"].get<double>(), PerGpuStep(m, "exposed_comm_ps"), 1e-15);
+    EXPECT_NEAR(v["nccl"].get<double>(), PerGpuStep(m, "comm_ps"), 1e-15);
+    EXPECT_NEAR(v["step"].get<double>(), 0.01, 1e-15);
+  }
+  // The same records in both forms: the same figures.
+  EXPECT_EQ(PerGpuStep(a, "kernel_ps"), PerGpuStep(b, "kernel_ps"));
+}
+
 TEST(RocprofGeneratedTest, DrillFormatRefusesRocprofOutput) {
   testing::TempDir tmp;
   Generate(tmp.Sub("r"), tmp.Sub("m.json"), "--gpus 2 --ranks 1 --steps 1 --kernels-per-step 4");
