@@ -781,6 +781,8 @@ int CmdRocprof(const Args& args) {
                            {"span_ps", t.span_ps},
                            {"streams", t.streams},
                            {"rccl_kernels", t.rccl_kernels},
+                           {"rccl_all_reduce", t.rccl_all_reduce},
+                           {"rccl_all_gather", t.rccl_all_gather},
                            {"comm_ps", t.comm_ps},
                            {"exposed_comm_ps", t.exposed_comm_ps},
                            {"memops", t.memops},

@@ -336,14 +336,21 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
           const int64_t prev_start = compute.empty() ? at : compute.back().first;
           const int64_t s0 = std::max(rccl_free, prev_start + 10'000);
           const int64_t e0 = s0 + 30'000 + static_cast<int64_t>(SplitMix(rng) % 100'000);
+          // The RCCL API call that launched it (operation 1 ncclAllReduce or 0
+          // ncclAllGather of the strings below), numbered just before the
+          // launch nested in it, and a ncclGroupStart (not a collective)
+          // before it.
+          const bool gather = (i / 4) % 2 == 1;
+          for (int op : {4, gather ? 0 : 1}) {
+            if (!rccl_api.empty()) rccl_api += ",\n";
+            rccl_api += "   {\"size\": 48, \"kind\": 16, \"operation\": " + std::to_string(op) +
+                        ", \"correlation_id\": {\"internal\": " + std::to_string(corr++) +
+                        ", \"external\": 0}, " + Times(s0 - 5000, s0 - 1000) +
+                        ", \"thread_id\": " + std::to_string(t.pid) + "}";
+          }
+          ++(gather ? t.rccl_all_gather : t.rccl_all_reduce);
           add_dispatch(k, s0, e0, queue_rccl);
           rccl_free = e0;
-          if (i == 3) {  // the RCCL API call that launched it (skipped by the reader)
-            rccl_api =
-                "   {\"size\": 48, \"kind\": 16, \"operation\": 3, \"correlation_id\": "
-                "{\"internal\": 1, \"external\": 0}, " +
-                Times(s0 - 5000, s0 - 1000) + ", \"thread_id\": " + std::to_string(t.pid) + "}";
-          }
           continue;
         }
         const int64_t dur = 20'000 + static_cast<int64_t>(SplitMix(rng) % 80'000);
@@ -394,7 +401,7 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
         "\n ],\n \"counters\": [],\n"
         " \"strings\": {\"callback_records\": [], \"buffer_records\": [{\"kind\": \"RCCL_API\", "
         "\"operations\": [\"ncclAllGather\", \"ncclAllReduce\", \"ncclBroadcast\", "
-        "\"ncclReduceScatter\"]}], \"marker_api\": [" +
+        "\"ncclReduceScatter\", \"ncclGroupStart\"]}], \"marker_api\": [" +
         marker_texts +
         "], \"correlation_id\": {\"external\": []}, \"counters\": {\"dimension_ids\": []}},\n"
         " \"code_objects\": [{\"size\": 72, \"code_object_id\": 1, \"uri\": "

@@ -105,12 +105,35 @@ void ExpectWindowMatches(const json& j, const json& m, bool markers) {
   EXPECT_NEAR(j["bytes"]["memop_bytes_per_gpu_step"].get<double>(), bytes / gpu_steps, 1e-6);
 }
 
+// The collectives report: RCCL kernels by the collective of the rccl_api call
+// that launched them (JSON), or all `other` when none is read (rocpd).
+void ExpectCollectives(const json& j, const json& m, bool from_rccl_api) {
+  int64_t all_reduce = 0, all_gather = 0, rccl = 0;
+  for (const auto& f : m["files"]) {
+    all_reduce += f["rccl_all_reduce"].get<int64_t>();
+    all_gather += f["rccl_all_gather"].get<int64_t>();
+    rccl += f["rccl_kernels"].get<int64_t>();
+  }
+  ASSERT_GT(all_reduce, 0);
+  ASSERT_GT(all_gather, 0);
+  ASSERT_EQ(all_reduce + all_gather, rccl);
+  std::map<std::string, int64_t> calls;
+  for (const auto& c : j["collectives"]) calls[c["collective"]] = c["calls"].get<int64_t>();
+  const std::map<std::string, int64_t> want =
+      from_rccl_api
+          ? std::map<std::string, int64_t>{{"all_gather", all_gather}, {"all_reduce", all_reduce}}
+          : std::map<std::string, int64_t>{{"other", rccl}};
+  EXPECT_EQ(calls, want) << j["collectives"].dump();
+}
+
 TEST(RocprofGeneratedTest, AnalyzeOfARunMatchesTheManifest) {
   testing::TempDir tmp;
   const json m = Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
                           "--gpus 8 --ranks 4 --first-gpu 2 --steps 3 --kernels-per-step 40");
   ASSERT_EQ(m["files"].size(), 4u);
-  ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'"), m, true);
+  const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  ExpectWindowMatches(j, m, true);
+  ExpectCollectives(j, m, true);
   // The directory itself and the files given one by one read alike.
   ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
                       true);
@@ -123,6 +146,7 @@ TEST(RocprofGeneratedTest, GzippedOutputsWithoutMarkersMatchTheManifest) {
                "--gpus 4 --ranks 4 --steps 2 --kernels-per-step 24 --gzip --no-markers --seed 9");
   const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
   ExpectWindowMatches(j, m, false);
+  ExpectCollectives(j, m, true);
   EXPECT_NE(j["profile_steps_source"], "nvtx");  // no roctx ranges: the usual order
 }
 
@@ -163,7 +187,9 @@ TEST(RocprofGeneratedTest, RocpdDatabasesMatchTheManifest) {
                "--format rocpd --gpus 8 --ranks 4 --first-gpu 2 --steps 3 --kernels-per-step 40");
   ASSERT_EQ(m["files"].size(), 4u);
   EXPECT_TRUE(m["files"][0]["path"].get<std::string>().ends_with("_results.db"));
-  ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'"), m, true);
+  const json run = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  ExpectWindowMatches(run, m, true);
+  ExpectCollectives(run, m, false);  // rocpd: the collective kind is not read yet
   ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
                       true);
   json one = m;
