@@ -84,6 +84,13 @@ struct DispatchRow {
   uint64_t kernel;
   int64_t start, end;
   uint64_t queue;
+  uint64_t corr;  // correlation id (internal)
+};
+// An RCCL API call: a region whose id is its correlation id.
+struct CallRow {
+  uint64_t corr;
+  std::string name;
+  int64_t start, end;
 };
 struct CopyRow {
   int64_t start, end, bytes;
@@ -105,7 +112,7 @@ void ReplaceAll(std::string& s, std::string_view from, const std::string& to) {
 bool WriteRocpd(const std::string& path, int64_t pid, int gpus, int gpu, const std::string& product,
                 uint64_t seed, const std::vector<DispatchRow>& dispatches,
                 const std::vector<CopyRow>& copies, const std::vector<MarkerRow>& markers,
-                std::string* error) {
+                const std::vector<CallRow>& calls, std::string* error) {
   std::error_code ec;
   std::filesystem::remove(path, ec);
   sqlite3* db = nullptr;
@@ -180,14 +187,18 @@ bool WriteRocpd(const std::string& path, int64_t pid, int gpus, int gpu, const s
          std::to_string(pid) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) + ");\n";
   int64_t id = 1;
   for (const DispatchRow& d : dispatches) {
+    // Its event: stack_id = the correlation id (generateRocpd.cpp).
+    sql += "INSERT INTO rocpd_event" + t +
+           " (id, stack_id, parent_stack_id, correlation_id) VALUES (" + std::to_string(id) + ", " +
+           std::to_string(d.corr) + ", " + std::to_string(d.corr) + ", 0);\n";
     sql += "INSERT INTO rocpd_kernel_dispatch" + t +
            " (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, "
            "end, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
-           "grid_size_z) VALUES (" +
+           "grid_size_z, event_id) VALUES (" +
            std::to_string(id) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) + ", " +
            std::to_string(2 + gpu) + ", " + std::to_string(d.kernel) + ", " + std::to_string(id) +
            ", " + std::to_string(queue_ids.at(d.queue)) + ", 0, " + std::to_string(d.start) + ", " +
-           std::to_string(d.end) + ", 256, 1, 1, 65536, 1, 1);\n";
+           std::to_string(d.end) + ", 256, 1, 1, 65536, 1, 1, " + std::to_string(id) + ");\n";
     ++id;
   }
   std::map<std::string, int64_t> strings;
@@ -209,7 +220,15 @@ bool WriteRocpd(const std::string& path, int64_t pid, int gpus, int gpu, const s
            std::to_string(string_id("MEMORY_COPY_HOST_TO_DEVICE")) + ", " +
            std::to_string(2 + gpu) + ", 0, " + std::to_string(c.bytes) + ");\n";
   }
-  id = 1;
+  // Regions are keyed by correlation id in rocprofv3's writer: the RCCL
+  // calls keep theirs; markers and the HIP call take ids above them.
+  for (const CallRow& c : calls) {
+    sql += "INSERT INTO rocpd_region" + t + " (id, nid, pid, tid, start, end, name_id) VALUES (" +
+           std::to_string(c.corr) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) +
+           ", " + std::to_string(c.start) + ", " + std::to_string(c.end) + ", " +
+           std::to_string(string_id(c.name)) + ");\n";
+  }
+  id = 1'000'000'000;
   // A HIP API region as well: regions hold every API call, not only markers.
   sql += "INSERT INTO rocpd_region" + t + " (id, nid, pid, tid, start, end, name_id) VALUES (" +
          std::to_string(id++) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) + ", " +
@@ -265,12 +284,13 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
     std::vector<DispatchRow> dispatch_rows;
     std::vector<CopyRow> copy_rows;
     std::vector<MarkerRow> marker_rows;
+    std::vector<CallRow> call_rows;
     std::vector<Interval> compute, comm;
     int64_t first = INT64_MAX, last = 0;
     uint64_t corr = 1;
     auto add_dispatch = [&](const Kernel& k, int64_t s, int64_t e, uint64_t queue) {
       const uint64_t c = corr++;
-      dispatch_rows.push_back({k.id, s, e, queue});
+      dispatch_rows.push_back({k.id, s, e, queue, c});
       if (!dispatches.empty()) dispatches += ",\n";
       dispatches +=
           "   {\"size\": 96, \"kind\": 12, \"operation\": 0, \"thread_id\": " +
@@ -342,6 +362,11 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
           // before it.
           const bool gather = (i / 4) % 2 == 1;
           for (int op : {4, gather ? 0 : 1}) {
+            call_rows.push_back({corr,
+                                 op == 4   ? "ncclGroupStart"
+                                 : op == 0 ? "ncclAllGather"
+                                           : "ncclAllReduce",
+                                 s0 - 5000, s0 - 1000});
             if (!rccl_api.empty()) rccl_api += ",\n";
             rccl_api += "   {\"size\": 48, \"kind\": 16, \"operation\": " + std::to_string(op) +
                         ", \"correlation_id\": {\"internal\": " + std::to_string(corr++) +
@@ -415,7 +440,7 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
         copies + "\n  ],\n  \"scratch_memory\": []\n }\n  }\n ]\n}\n";
     if (p.rocpd) {
       if (!WriteRocpd(t.path, t.pid, p.gpus, t.gpu, p.product_name, p.seed, dispatch_rows,
-                      copy_rows, marker_rows, error)) {
+                      copy_rows, marker_rows, call_rows, error)) {
         return false;
       }
     } else if (p.gzip) {

@@ -42,8 +42,8 @@ struct RocprofTruth {
   std::string device;  // as profwatch names it: "pid <pid> GPU <gpu>"
   int64_t kernels = 0, kernel_ps = 0, busy_ps = 0, span_ps = 0;
   int64_t rccl_kernels = 0, comm_ps = 0, exposed_comm_ps = 0;
-  // RCCL kernels by the collective of the rccl_api call that launched them
-  // (JSON only: the rocpd reader does not read them).
+  // RCCL kernels by the collective of the RCCL API call that launched them
+  // (rccl_api records in JSON, regions in rocpd).
   int64_t rccl_all_reduce = 0, rccl_all_gather = 0;
   int64_t memops = 0, memop_ps = 0, memop_bytes = 0;
   int streams = 0;

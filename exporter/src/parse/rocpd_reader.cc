@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -265,11 +266,14 @@ class Reader {
   Status ReadSet(const std::string& suffix) {
     agents_.clear();
     symbols_.clear();
+    rccl_names_.clear();
+    rccl_calls_.clear();
+    rccl_call_count_ = 0;
     if (auto s = ReadAgents(suffix); !s) return s;
     if (auto s = ReadSymbols(suffix); !s) return s;
+    if (auto s = ReadRegions(suffix); !s) return s;
     if (auto s = ReadDispatches(suffix); !s) return s;
     if (auto s = ReadCopies(suffix); !s) return s;
-    if (auto s = ReadMarkers(suffix); !s) return s;
     Finish();
     return {};
   }
@@ -391,10 +395,31 @@ class Reader {
   }
 
   Status ReadDispatches(const std::string& suffix) {
-    auto q = Select("rocpd_kernel_dispatch" + suffix,
-                    {"pid", "agent_id", "kernel_id", "start", "end"}, {"queue_id"},
+    const std::string table = "rocpd_kernel_dispatch" + suffix;
+    auto q = Select(table, {"pid", "agent_id", "kernel_id", "start", "end"}, {"queue_id", "tid"},
                     /*required=*/true);
     if (!q) return tl::unexpected(q.error());
+    bool has_corr = false;  // column 7: the correlation id
+    if (!rccl_calls_.empty()) {
+      // The dispatch's correlation id is its event's stack_id
+      // (generateRocpd.cpp): joined by the event's primary key.
+      auto dispatch_cols = Columns(table);
+      if (!dispatch_cols) return tl::unexpected(dispatch_cols.error());
+      auto event_cols = Columns("rocpd_event" + suffix);
+      if (!event_cols) return tl::unexpected(event_cols.error());
+      if (dispatch_cols->contains("tid") && dispatch_cols->contains("event_id") &&
+          dispatch_cols->contains("queue_id") && event_cols->contains("id") &&
+          event_cols->contains("stack_id")) {
+        auto joined = Prepare(
+            "SELECT d.\"pid\", d.\"agent_id\", d.\"kernel_id\", d.\"start\", d.\"end\", "
+            "d.\"queue_id\", d.\"tid\", e.\"stack_id\" FROM \"" +
+            table + "\" AS d LEFT JOIN \"rocpd_event" + suffix +
+            "\" AS e ON e.\"id\" = d.\"event_id\"");
+        if (!joined) return tl::unexpected(joined.error());
+        q = std::move(joined);
+        has_corr = true;
+      }
+    }
     sqlite3_stmt* st = q->stmt;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -423,6 +448,11 @@ class Reader {
       e.has_args_device = true;
       e.tid = Id{IdKind::kInt, QueueOf(agent, sqlite3_column_int64(st, 5)), {}};
       a->second.dispatched = true;
+      if (has_corr && IsRcclKernelName(e.name) && sqlite3_column_type(st, 6) != SQLITE_NULL &&
+          sqlite3_column_type(st, 7) != SQLITE_NULL) {
+        e.args_collective =
+            CollectiveOf(Key{pid, sqlite3_column_int64(st, 6)}, sqlite3_column_int64(st, 7));
+      }
       Emit(e, pid);
     }
     if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_kernel_dispatch");
@@ -469,9 +499,22 @@ class Reader {
     return {};
   }
 
+  // The latest collective RCCL call of the thread before correlation id
+  // `corr` (rocprofiler-sdk numbers calls in call order; a dispatch has the
+  // id of the launch inside the call); empty when none.
+  std::string_view CollectiveOf(const Key& thread, int64_t corr) {
+    auto calls = rccl_calls_.find(thread);
+    if (calls == rccl_calls_.end()) return {};
+    auto it = calls->second.lower_bound(corr);
+    if (it == calls->second.begin()) return {};
+    auto name = rccl_names_.find(std::prev(it)->second);
+    return name == rccl_names_.end() ? std::string_view{} : std::string_view(name->second);
+  }
+
   // Steps and ranks: the strings that name one (bounded), then the regions
-  // with those names.
-  Status ReadMarkers(const std::string& suffix) {
+  // with those names; and the RCCL API calls (regions named like a
+  // collective, their id the call's correlation id) by thread.
+  Status ReadRegions(const std::string& suffix) {
     auto strings = Select("rocpd_string" + suffix, {"id", "string"}, {}, /*required=*/false);
     if (!strings) return tl::unexpected(strings.error());
     if (strings->stmt == nullptr) return {};
@@ -480,6 +523,12 @@ class Reader {
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       const std::string_view text = Text(st, 1);
+      if (IsRcclCollectiveOperation(text)) {
+        if (rccl_names_.size() < kMaxRocprofRcclOperations) {
+          rccl_names_.emplace(sqlite3_column_int64(st, 0), std::string(text.substr(0, 256)));
+        }
+        continue;
+      }
       auto step = StepOfNvtxText(text);
       auto rank = RankOfNvtxText(text);
       if (!step && !rank) continue;
@@ -490,14 +539,29 @@ class Reader {
       named[sqlite3_column_int64(st, 0)] = {step, rank};
     }
     if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_string");
-    if (named.empty()) return {};
-    auto q = Select("rocpd_region" + suffix, {"pid", "start", "end", "name_id"}, {},
+    if (named.empty() && rccl_names_.empty()) return {};
+    auto q = Select("rocpd_region" + suffix, {"pid", "start", "end", "name_id"}, {"id", "tid"},
                     /*required=*/false);
     if (!q) return tl::unexpected(q.error());
     if (q->stmt == nullptr) return {};
     st = q->stmt;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       if (sqlite3_column_type(st, 3) == SQLITE_NULL) continue;
+      if (rccl_names_.count(sqlite3_column_int64(st, 3)) != 0) {
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL ||
+            sqlite3_column_type(st, 4) == SQLITE_NULL ||
+            sqlite3_column_type(st, 5) == SQLITE_NULL) {
+          continue;
+        }
+        if (rccl_call_count_ >= kMaxRocprofRcclCalls) {
+          ++summary_.drops["rccl_call_limit"];
+          continue;
+        }
+        ++rccl_call_count_;
+        rccl_calls_[Key{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 5)}]
+                   [sqlite3_column_int64(st, 4)] = sqlite3_column_int64(st, 3);
+        continue;
+      }
       auto it = named.find(sqlite3_column_int64(st, 3));
       if (it == named.end()) continue;
       if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
@@ -559,7 +623,10 @@ class Reader {
   size_t symbol_bytes_ = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> queues_;  // (pid, agent, queue)
   std::map<Key, int64_t> queues_per_agent_;
-  std::map<int64_t, int64_t> rank_start_;  // pid -> earliest rank ts
+  std::map<int64_t, int64_t> rank_start_;                 // pid -> earliest rank ts
+  std::map<int64_t, std::string> rccl_names_;             // string id -> RCCL collective name
+  std::map<Key, std::map<int64_t, int64_t>> rccl_calls_;  // (pid, tid) -> corr -> string id
+  size_t rccl_call_count_ = 0;
 };
 
 }  // namespace rocpd_db

@@ -19,16 +19,23 @@
 //                      start, end (ns)
 //   rocpd_memory_copy (optional): pid, start, end, dst_agent_id,
 //                      src_agent_id, size
-//   rocpd_region + rocpd_string (optional): pid, start, end, name_id: every
-//                      API call and roctx range; only names that are a step
-//                      or a rank are kept.
+//   rocpd_region + rocpd_string (optional): id, pid, tid, start, end,
+//                      name_id: every API call and roctx range; only names
+//                      that are a step, a rank or an RCCL collective call
+//                      (IsRcclCollectiveOperation; the region's id is the
+//                      call's correlation id) are kept.
+//   rocpd_event (optional): id, stack_id (a dispatch's correlation id, by
+//                      rocpd_kernel_dispatch.tid and .event_id).
 // Columns are found by name (PRAGMA table_info).
 //
 // What it emits (as the JSON reader): per dispatch an X event, cat
 // kNsysKernelCat, name = the symbol's display name, pid = the process,
 // args_device = the agent's GPU index (its rank among the process's GPU
 // agents by absolute_index: HIP's device ordinal), tid = the queue (numbered
-// per agent in order of first sight); per memory copy cat kNsysMemopCat
+// per agent in order of first sight), and for an RCCL kernel args_collective
+// = the latest collective call of its thread before its correlation id (as
+// the JSON reader; at most kMaxRocprofRcclCalls calls, rccl_call_limit);
+// per memory copy cat kNsysMemopCat
 // "Memcpy" on the GPU agent it touches (destination first), args_bytes; per
 // region whose text names a step (StepOfNvtxText) cat kNsysStepCat; the
 // earliest region naming `rank=N` gives the process's rank. ParseSummary:

@@ -461,7 +461,7 @@ class Reader {
     e.has_args_device = true;
     e.tid = Id{IdKind::kInt, QueueOf(*agent, Handle(info, "queue_id").value_or(0)), {}};
     a->second.dispatched = true;
-    if (IsRcclKernel(e.name) && held_.size() < kMaxRocprofRcclKernels) {
+    if (IsRcclKernelName(e.name) && held_.size() < kMaxRocprofRcclKernels) {
       // Its collective is known once the process's rccl_api records are read.
       element corr;
       uint64_t id = 0;
@@ -473,23 +473,6 @@ class Reader {
       return;
     }
     Emit(e);
-  }
-
-  static bool IsRcclKernel(std::string_view name) {
-    return name.starts_with("ncclDevKernel") || name.starts_with("ncclKernel");
-  }
-
-  // A collective or point-to-point RCCL API operation (not ncclGroupStart,
-  // ncclCommInitRank, ...): the calls a kernel is attributed to.
-  static bool IsCollectiveOperation(std::string_view op) {
-    if (!op.starts_with("nccl")) return false;
-    op.remove_prefix(4);
-    for (std::string_view kind :
-         {"AllReduce", "AllGather", "ReduceScatter", "AllToAll", "Alltoall", "Send", "Recv",
-          "Broadcast", "Bcast", "Reduce", "Gather", "Scatter"}) {
-      if (op.starts_with(kind)) return true;
-    }
-    return false;
   }
 
   // strings.buffer_records[]: {"kind": "RCCL_API", "operations": [names]}.
@@ -520,7 +503,7 @@ class Reader {
       ++summary_.drops["bad_record"];
       return;
     }
-    if (*op >= rccl_ops_.size() || !IsCollectiveOperation(rccl_ops_[*op])) return;
+    if (*op >= rccl_ops_.size() || !IsRcclCollectiveOperation(rccl_ops_[*op])) return;
     if (rccl_call_count_ >= kMaxRocprofRcclCalls) {
       ++summary_.drops["rccl_call_limit"];
       return;
@@ -659,6 +642,21 @@ class Reader {
 
 }  // namespace rocprof_json
 }  // namespace
+
+bool IsRcclKernelName(std::string_view name) {
+  return name.starts_with("ncclDevKernel") || name.starts_with("ncclKernel");
+}
+
+bool IsRcclCollectiveOperation(std::string_view op) {
+  if (!op.starts_with("nccl")) return false;
+  op.remove_prefix(4);
+  for (std::string_view kind :
+       {"AllReduce", "AllGather", "ReduceScatter", "AllToAll", "Alltoall", "Send", "Recv",
+        "Broadcast", "Bcast", "Reduce", "Gather", "Scatter"}) {
+    if (op.starts_with(kind)) return true;
+  }
+  return false;
+}
 
 bool LooksLikeRocprofJson(std::string_view head) {
   size_t i = 0;

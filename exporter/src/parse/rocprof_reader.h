@@ -106,6 +106,12 @@ inline constexpr size_t kMaxRocprofRcclKernels = size_t{1} << 20;
 // member is "rocprofiler-sdk-tool" (as rocprofv3 writes it).
 bool LooksLikeRocprofJson(std::string_view head);
 
+// An RCCL kernel name (ncclDevKernel*, ncclKernel*).
+bool IsRcclKernelName(std::string_view name);
+// A collective or point-to-point RCCL API operation name (ncclAllReduce,
+// ncclSend, ...; not ncclGroupStart, ncclCommInitRank, ...).
+bool IsRcclCollectiveOperation(std::string_view op);
+
 Result<ParseSummary> ReadRocprofJson(read::ByteSource& source, EventSink& sink,
                                      const RocprofOptions& options = {});
 

@@ -105,9 +105,9 @@ void ExpectWindowMatches(const json& j, const json& m, bool markers) {
   EXPECT_NEAR(j["bytes"]["memop_bytes_per_gpu_step"].get<double>(), bytes / gpu_steps, 1e-6);
 }
 
-// The collectives report: RCCL kernels by the collective of the rccl_api call
-// that launched them (JSON), or all `other` when none is read (rocpd).
-void ExpectCollectives(const json& j, const json& m, bool from_rccl_api) {
+// The collectives report: RCCL kernels by the collective of the RCCL API call
+// that launched them (rccl_api records in JSON, regions in rocpd).
+void ExpectCollectives(const json& j, const json& m) {
   int64_t all_reduce = 0, all_gather = 0, rccl = 0;
   for (const auto& f : m["files"]) {
     all_reduce += f["rccl_all_reduce"].get<int64_t>();
@@ -119,11 +119,9 @@ void ExpectCollectives(const json& j, const json& m, bool from_rccl_api) {
   ASSERT_EQ(all_reduce + all_gather, rccl);
   std::map<std::string, int64_t> calls;
   for (const auto& c : j["collectives"]) calls[c["collective"]] = c["calls"].get<int64_t>();
-  const std::map<std::string, int64_t> want =
-      from_rccl_api
-          ? std::map<std::string, int64_t>{{"all_gather", all_gather}, {"all_reduce", all_reduce}}
-          : std::map<std::string, int64_t>{{"other", rccl}};
-  EXPECT_EQ(calls, want) << j["collectives"].dump();
+  EXPECT_EQ(calls, (std::map<std::string, int64_t>{{"all_gather", all_gather},
+                                                   {"all_reduce", all_reduce}}))
+      << j["collectives"].dump();
 }
 
 TEST(RocprofGeneratedTest, AnalyzeOfARunMatchesTheManifest) {
@@ -133,7 +131,7 @@ TEST(RocprofGeneratedTest, AnalyzeOfARunMatchesTheManifest) {
   ASSERT_EQ(m["files"].size(), 4u);
   const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
   ExpectWindowMatches(j, m, true);
-  ExpectCollectives(j, m, true);
+  ExpectCollectives(j, m);
   // The directory itself and the files given one by one read alike.
   ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
                       true);
@@ -146,7 +144,7 @@ TEST(RocprofGeneratedTest, GzippedOutputsWithoutMarkersMatchTheManifest) {
                "--gpus 4 --ranks 4 --steps 2 --kernels-per-step 24 --gzip --no-markers --seed 9");
   const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
   ExpectWindowMatches(j, m, false);
-  ExpectCollectives(j, m, true);
+  ExpectCollectives(j, m);
   EXPECT_NE(j["profile_steps_source"], "nvtx");  // no roctx ranges: the usual order
 }
 
@@ -189,7 +187,7 @@ TEST(RocprofGeneratedTest, RocpdDatabasesMatchTheManifest) {
   EXPECT_TRUE(m["files"][0]["path"].get<std::string>().ends_with("_results.db"));
   const json run = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
   ExpectWindowMatches(run, m, true);
-  ExpectCollectives(run, m, false);  // rocpd: the collective kind is not read yet
+  ExpectCollectives(run, m);
   ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
                       true);
   json one = m;

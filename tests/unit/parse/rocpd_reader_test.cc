@@ -226,6 +226,46 @@ TEST(RocpdReaderTest, AnNsysExportStillReadsAsOne) {
   EXPECT_EQ(s->events, 1u);
 }
 
+// An RCCL kernel takes the collective of the latest collective call (a
+// region named like one, its id the call's correlation id) of its thread
+// before its own correlation id (its event's stack_id).
+TEST(RocpdReaderTest, RcclKernelsGetTheCollectiveOfTheirThreadsLatestCall) {
+  TempDir tmp;
+  auto dispatch = [](int64_t tid, int64_t event, int64_t start) {
+    return "INSERT INTO rocpd_kernel_dispatch@ (nid, pid, tid, agent_id, kernel_id, dispatch_id, "
+           "queue_id, stream_id, start, end, workgroup_size_x, workgroup_size_y, "
+           "workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id) VALUES (1, 77, " +
+           std::to_string(tid) + ", 3, 8, 1, 1, 0, " + std::to_string(start) + ", " +
+           std::to_string(start + 10) + ", 1, 1, 1, 1, 1, 1, " + std::to_string(event) + ");";
+  };
+  const std::string path = MakeRocpd(
+      tmp.Sub("rccl.db"),
+      std::string(kProcess) +
+          "INSERT INTO rocpd_info_kernel_symbol@ (id, nid, pid, code_object_id, kernel_name, "
+          "display_name) VALUES (8, 1, 77, 1, '_Z4k', 'ncclDevKernel_Generic_1');"
+          "INSERT INTO rocpd_string@ (id, string) VALUES (10, 'ncclAllReduce'), "
+          "(11, 'ncclGroupStart'), (12, 'ncclAllGather');"
+          "INSERT INTO rocpd_region@ (id, nid, pid, tid, start, end, name_id) VALUES "
+          "(20, 1, 77, 77, 900, 950, 10), (22, 1, 77, 77, 960, 970, 11), "
+          "(40, 1, 77, 77, 980, 990, 12);"
+          "INSERT INTO rocpd_event@ (id, stack_id) VALUES (1, 23), (2, 5), (3, 30), (4, 41);" +
+          dispatch(77, 1, 1000) + dispatch(77, 2, 2000) + dispatch(78, 3, 3000) +
+          dispatch(77, 4, 4000));
+  struct Collective : EventSink {
+    void OnEvent(const TraceEvent& e) override {
+      got[e.ts_ps / 1000] = std::string(e.args_collective);
+    }
+    std::map<int64_t, std::string> got;  // by start, ns after the base (1000 ns)
+  } sink;
+  auto s = ReadRocpdDatabase(path, sink);
+  ASSERT_TRUE(s) << s.error().ToString();
+  EXPECT_EQ(sink.got, (std::map<int64_t, std::string>{
+                          {0, "ncclAllReduce"},  // 20 before 23, not the group start 22
+                          {1000, ""},            // no call before 5
+                          {2000, ""},            // thread 78 made no call
+                          {3000, "ncclAllGather"}}));
+}
+
 class StopAfterOne : public EventSink {
  public:
   explicit StopAfterOne(std::atomic<bool>& stop) : stop_(stop) {}
