@@ -1,11 +1,14 @@
-// Fuzzes the nsys export reader: the NVTX text rules on the input as text,
-// and the whole reader on the input as a database file (SQLite checks the
+// Fuzzes the SQLite trace readers (an nsys export, or a rocpd database when
+// it holds a rocpd_kernel_dispatch table: ReadSqliteTrace): the NVTX text
+// rules on the input as text, and the whole reader on the input as a
+// database file (SQLite checks the
 // pages; the reader must turn whatever it reports into an error, never a
 // crash). Every kernel event must carry a device and a valid duration flag.
 // Each input is read within a budget of one second (the reader's progress
 // handler): a view or query that never ends is refused or cut, never a
 // libFuzzer -timeout. The corpus keeps such hostile databases (recursive-CTE
-// views in the kernel, NVTX and StringIds tables' places).
+// views in the kernel, NVTX and StringIds tables' places, and in a rocpd
+// agent table's).
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +20,7 @@
 #include <string_view>
 
 #include "parse/nsys_reader.h"
+#include "parse/rocpd_reader.h"
 
 namespace {
 
@@ -49,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_bytes = 64 << 20;
   limits.max_time = std::chrono::seconds(1);
   profwatch::FileBudget budget(limits);
-  (void)profwatch::parse::ReadNsysExport(path, sink, &budget);
+  (void)profwatch::parse::ReadSqliteTrace(path, sink, &budget);
   std::remove(path.c_str());
   return 0;
 }

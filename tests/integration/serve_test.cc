@@ -1090,14 +1090,15 @@ TEST(ServeTest, NsysNodeExportsFormOneWindowGarbageIsCountedAndRewritesAreReanal
 
 // rocprofv3 JSON outputs of one node (tracegen rocprof): one window of the
 // processes' GPUs, every figure equal to the generator's manifest.
-TEST(ServeTest, RocprofOutputsFormOneWindowEqualToTheManifest) {
+// rocprofv3 outputs of one node (`output` picks gzipped JSON or rocpd
+// databases) served as one window whose figures equal the manifest.
+void ExpectRocprofWindowEqualsTheManifest(const std::string& output) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   const std::string dir = jobs + "/mi300-llm/run-3/rocprof";
   auto gen = testing::RunCommand(testing::BinaryPath("profwatch-tracegen") +
-                                 " rocprof --gpus 8 --ranks 8 --steps 3 --kernels-per-step 40 "
-                                 "--gzip --out " +
-                                 dir + " --manifest " + tmp.Sub("m.json"));
+                                 " rocprof --gpus 8 --ranks 8 --steps 3 --kernels-per-step 40 " +
+                                 output + " --out " + dir + " --manifest " + tmp.Sub("m.json"));
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   const nlohmann::json m = nlohmann::json::parse(testing::ReadFile(tmp.Sub("m.json")));
   int64_t kernel_ps = 0, exposed_ps = 0, comm_ps = 0;
@@ -1134,6 +1135,15 @@ TEST(ServeTest, RocprofOutputsFormOneWindowEqualToTheManifest) {
                    static_cast<double>(comm_ps) * 1e-12 / gpu_steps))
       << *m2;
   EXPECT_EQ(serve.Stop(), 0);
+}
+
+TEST(ServeTest, RocprofOutputsFormOneWindowEqualToTheManifest) {
+  ExpectRocprofWindowEqualsTheManifest("--gzip");
+}
+
+// ROCm 7's default output: `<pid>_results.db` rocpd databases.
+TEST(ServeTest, RocpdDatabasesFormOneWindowEqualToTheManifest) {
+  ExpectRocprofWindowEqualsTheManifest("--format rocpd");
 }
 
 TEST(ServeTest, RetentionRemovesAnOldRun) {

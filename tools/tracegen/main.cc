@@ -42,7 +42,7 @@ constexpr const char* kUsage = R"(usage:
                           [--steps K] [--kernels N] [--seed N]
   profwatch-tracegen rocprof --out DIR [--gpus G] [--ranks R] [--first-gpu N] [--steps K]
                           [--kernels-per-step N] [--no-markers] [--gzip] [--seed N]
-                          [--manifest FILE]
+                          [--format json|rocpd] [--manifest FILE]
   profwatch-tracegen kineto --out FILE.pt.trace.json.gz [--gpus N] [--steps K] [--seed N]
                           [--form nccl|rccl|rccl-bare|cpu-op|old-nccl|symm-mem|deepep]
                           [--pg-desc named|undefined|absent]
@@ -191,6 +191,7 @@ bool ParseArgs(int argc, char** argv, int first, Args* args, std::string* error)
                                                "first-rank",
                                                "kernels",
                                                "form",
+                                               "format",
                                                "pg-desc",
                                                "host",
                                                "empty-tuple-shapes",
@@ -757,6 +758,10 @@ int CmdRocprof(const Args& args) {
   p.seed = static_cast<uint64_t>(*seed);
   p.markers = args.flags.count("no-markers") == 0;
   p.gzip = args.flags.count("gzip") != 0;
+  if (auto f = args.values.find("format"); f != args.values.end()) {
+    if (f->second != "json" && f->second != "rocpd") return Fail("--format takes json or rocpd");
+    p.rocpd = f->second == "rocpd";
+  }
   std::vector<profwatch::tracegen::RocprofTruth> truth;
   std::string error;
   if (!profwatch::tracegen::WriteRocprofOutputs(p, out->second, &truth, &error)) {
@@ -776,6 +781,8 @@ int CmdRocprof(const Args& args) {
                            {"span_ps", t.span_ps},
                            {"streams", t.streams},
                            {"rccl_kernels", t.rccl_kernels},
+                           {"rccl_all_reduce", t.rccl_all_reduce},
+                           {"rccl_all_gather", t.rccl_all_gather},
                            {"comm_ps", t.comm_ps},
                            {"exposed_comm_ps", t.exposed_comm_ps},
                            {"memops", t.memops},
@@ -793,7 +800,8 @@ int CmdRocprof(const Args& args) {
                            {"steps", p.steps},
                            {"kernels_per_step", p.kernels_per_step},
                            {"markers", p.markers},
-                           {"gzip", p.gzip}}},
+                           {"gzip", p.gzip},
+                           {"format", p.rocpd ? "rocpd" : "json"}}},
            {"gpus", p.ranks},
            {"launcher_mode", "1-GPU/proc"},
            {"files", files}};

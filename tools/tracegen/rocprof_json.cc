@@ -1,12 +1,18 @@
 // rocprofv3 JSON writer: see rocprof_json.h.
 #include "rocprof_json.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string_view>
 #include <utility>
 
 #include "gen_util.h"
+#include "rocpd_schema.h"
 
 namespace profwatch::tracegen {
 namespace {
@@ -73,6 +79,183 @@ std::string AgentJson(uint64_t handle, int type, int node, const std::string& na
          ", \"logical_node_id\": " + std::to_string(node) + "}";
 }
 
+// The records of one process, as the rocpd writer stores them.
+struct DispatchRow {
+  uint64_t kernel;
+  int64_t start, end;
+  uint64_t queue;
+  uint64_t corr;  // correlation id (internal)
+};
+// An RCCL API call: a region whose id is its correlation id.
+struct CallRow {
+  uint64_t corr;
+  std::string name;
+  int64_t start, end;
+};
+struct CopyRow {
+  int64_t start, end, bytes;
+};
+struct MarkerRow {
+  std::string text;
+  int64_t start, end;
+};
+
+void ReplaceAll(std::string& s, std::string_view from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+}
+
+// One process's rocpd database, written as rocprofiler-sdk's generateRocpd.cpp
+// does: the schema's tables suffixed with the run's UUID, its views, agents
+// keyed by node id, the OS pid as the process id, markers as regions.
+bool WriteRocpd(const std::string& path, int64_t pid, int gpus, int gpu, const std::string& product,
+                uint64_t seed, const std::vector<DispatchRow>& dispatches,
+                const std::vector<CopyRow>& copies, const std::vector<MarkerRow>& markers,
+                const std::vector<CallRow>& calls, std::string* error) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    *error = "cannot create " + path;
+    sqlite3_close(db);
+    return false;
+  }
+  // The schema's string defaults are double-quoted (accepted by SQLite's
+  // legacy rule, which some builds turn off).
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 1, nullptr);
+  char guid[37];
+  std::snprintf(guid, sizeof guid, "0195%04x-%04x-7%03x-8%03x-%012llx",
+                static_cast<unsigned>(pid & 0xffff), static_cast<unsigned>(seed & 0xffff),
+                static_cast<unsigned>(gpu & 0xfff), static_cast<unsigned>(gpus & 0xfff),
+                static_cast<unsigned long long>(pid) * 7919ULL);
+  std::string uuid = guid;
+  std::replace(uuid.begin(), uuid.end(), '-', '_');
+  const std::string suffix = "_" + uuid;
+  std::string ddl = std::string(kRocpdTablesSql) + "\n" + kRocpdViewsSql;
+  ReplaceAll(ddl, "{{uuid}}", suffix);
+  ReplaceAll(ddl, "{{guid}}", guid);
+  // A generator's scratch file: no journal, no sync (rocprofv3's own writer
+  // syncs; the content is the same).
+  std::string sql = "PRAGMA journal_mode = OFF;\nPRAGMA synchronous = OFF;\n" + ddl + "\nBEGIN;\n";
+  auto q = [](const std::string& text) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  };
+  const std::string t = suffix;
+  sql += "INSERT INTO rocpd_info_node" + t +
+         " (id, hash, machine_id, hostname) VALUES (1, 42, 'a1b2c3', 'node-0');\n";
+  sql += "INSERT INTO rocpd_info_process" + t + " (id, nid, pid, command) VALUES (" +
+         std::to_string(pid) + ", 1, " + std::to_string(pid) + ", 'python3 train.py');\n";
+  for (int c = 0; c < 2; ++c) {
+    sql += "INSERT INTO rocpd_info_agent" + t +
+           " (id, nid, pid, type, absolute_index, logical_index, type_index, name, "
+           "product_name) VALUES (" +
+           std::to_string(c) + ", 1, " + std::to_string(pid) + ", 'CPU', " + std::to_string(c) +
+           ", " + std::to_string(c) + ", " + std::to_string(c) +
+           ", 'AMD EPYC 9654 96-Core Processor', 'AMD EPYC 9654 96-Core Processor');\n";
+  }
+  for (int g = 0; g < gpus; ++g) {
+    sql += "INSERT INTO rocpd_info_agent" + t +
+           " (id, nid, pid, type, absolute_index, logical_index, type_index, name, "
+           "product_name) VALUES (" +
+           std::to_string(2 + g) + ", 1, " + std::to_string(pid) + ", 'GPU', " +
+           std::to_string(2 + g) + ", " + std::to_string(2 + g) + ", " + std::to_string(g) +
+           ", 'gfx942', " + q(product) + ");\n";
+  }
+  sql += "INSERT INTO rocpd_info_code_object" + t +
+         " (id, nid, pid, agent_id, uri) VALUES (1, 1, " + std::to_string(pid) + ", " +
+         std::to_string(2 + gpu) + ", 'file:///opt/rocm/lib/librccl.so');\n";
+  for (const Kernel& k : kKernels) {
+    sql += "INSERT INTO rocpd_info_kernel_symbol" + t +
+           " (id, nid, pid, code_object_id, kernel_name, display_name) VALUES (" +
+           std::to_string(k.id) + ", 1, " + std::to_string(pid) + ", 1, " +
+           q("_Z" + std::to_string(k.id) + "mangled.kd") + ", " + q(k.name) + ");\n";
+  }
+  std::map<uint64_t, int> queue_ids;
+  for (const DispatchRow& d : dispatches) {
+    if (queue_ids.emplace(d.queue, static_cast<int>(queue_ids.size()) + 1).second) {
+      sql += "INSERT INTO rocpd_info_queue" + t + " (id, nid, pid, name) VALUES (" +
+             std::to_string(queue_ids.size()) + ", 1, " + std::to_string(pid) + ", 'queue');\n";
+    }
+  }
+  sql += "INSERT INTO rocpd_info_stream" + t + " (id, nid, pid, name) VALUES (0, 1, " +
+         std::to_string(pid) + ", 'stream 0');\n";
+  sql += "INSERT INTO rocpd_info_thread" + t + " (id, nid, pid, tid) VALUES (" +
+         std::to_string(pid) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) + ");\n";
+  int64_t id = 1;
+  for (const DispatchRow& d : dispatches) {
+    // Its event: stack_id = the correlation id (generateRocpd.cpp).
+    sql += "INSERT INTO rocpd_event" + t +
+           " (id, stack_id, parent_stack_id, correlation_id) VALUES (" + std::to_string(id) + ", " +
+           std::to_string(d.corr) + ", " + std::to_string(d.corr) + ", 0);\n";
+    sql += "INSERT INTO rocpd_kernel_dispatch" + t +
+           " (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, "
+           "end, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
+           "grid_size_z, event_id) VALUES (" +
+           std::to_string(id) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) + ", " +
+           std::to_string(2 + gpu) + ", " + std::to_string(d.kernel) + ", " + std::to_string(id) +
+           ", " + std::to_string(queue_ids.at(d.queue)) + ", 0, " + std::to_string(d.start) + ", " +
+           std::to_string(d.end) + ", 256, 1, 1, 65536, 1, 1, " + std::to_string(id) + ");\n";
+    ++id;
+  }
+  std::map<std::string, int64_t> strings;
+  auto string_id = [&](const std::string& text) {
+    auto [it, added] = strings.emplace(text, static_cast<int64_t>(strings.size()) + 1);
+    if (added) {
+      sql += "INSERT INTO rocpd_string" + t + " (id, string) VALUES (" +
+             std::to_string(it->second) + ", " + q(text) + ");\n";
+    }
+    return it->second;
+  };
+  id = 1;
+  for (const CopyRow& c : copies) {
+    sql += "INSERT INTO rocpd_memory_copy" + t +
+           " (id, nid, pid, tid, start, end, name_id, dst_agent_id, src_agent_id, size) "
+           "VALUES (" +
+           std::to_string(id++) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) +
+           ", " + std::to_string(c.start) + ", " + std::to_string(c.end) + ", " +
+           std::to_string(string_id("MEMORY_COPY_HOST_TO_DEVICE")) + ", " +
+           std::to_string(2 + gpu) + ", 0, " + std::to_string(c.bytes) + ");\n";
+  }
+  // Regions are keyed by correlation id in rocprofv3's writer: the RCCL
+  // calls keep theirs; markers and the HIP call take ids above them.
+  for (const CallRow& c : calls) {
+    sql += "INSERT INTO rocpd_region" + t + " (id, nid, pid, tid, start, end, name_id) VALUES (" +
+           std::to_string(c.corr) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) +
+           ", " + std::to_string(c.start) + ", " + std::to_string(c.end) + ", " +
+           std::to_string(string_id(c.name)) + ");\n";
+  }
+  id = 1'000'000'000;
+  // A HIP API region as well: regions hold every API call, not only markers.
+  sql += "INSERT INTO rocpd_region" + t + " (id, nid, pid, tid, start, end, name_id) VALUES (" +
+         std::to_string(id++) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) + ", " +
+         std::to_string(kBaseNs - 9000) + ", " + std::to_string(kBaseNs - 8000) + ", " +
+         std::to_string(string_id("hipLaunchKernel")) + ");\n";
+  for (const MarkerRow& m : markers) {
+    sql += "INSERT INTO rocpd_region" + t + " (id, nid, pid, tid, start, end, name_id) VALUES (" +
+           std::to_string(id++) + ", 1, " + std::to_string(pid) + ", " + std::to_string(pid) +
+           ", " + std::to_string(m.start) + ", " + std::to_string(m.end) + ", " +
+           std::to_string(string_id(m.text)) + ");\n";
+  }
+  sql += "COMMIT;\n";
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    *error = path + ": " + (message != nullptr ? message : "SQL failed");
+    sqlite3_free(message);
+    sqlite3_close(db);
+    return false;
+  }
+  if (sqlite3_close(db) != SQLITE_OK) {
+    *error = "cannot close " + path;
+    return false;
+  }
+  return true;
+}
+
 std::string Times(int64_t s, int64_t e) {
   return "\"start_timestamp\": " + std::to_string(s) + ", \"end_timestamp\": " + std::to_string(e);
 }
@@ -91,17 +274,23 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
     t.rank = r;
     t.gpu = (p.first_gpu + r) % p.gpus;
     t.device = "pid " + std::to_string(t.pid) + " GPU " + std::to_string(t.gpu);
-    t.path = dir + "/" + std::to_string(t.pid) + "_results.json" + (p.gzip ? ".gz" : "");
+    t.path = dir + "/" + std::to_string(t.pid) +
+             (p.rocpd ? "_results.db" : "_results.json" + std::string(p.gzip ? ".gz" : ""));
     t.idle_gpu_agents = p.gpus - 1;
     const uint64_t gpu_handle = kGpuHandle0 + static_cast<uint64_t>(t.gpu) * 7919;
     const uint64_t queue_compute = 0x7f00aa000000 + static_cast<uint64_t>(r),
                    queue_rccl = 0x7f00bb000000 + static_cast<uint64_t>(r);
     std::string dispatches, copies, markers, marker_texts, rccl_api;
+    std::vector<DispatchRow> dispatch_rows;
+    std::vector<CopyRow> copy_rows;
+    std::vector<MarkerRow> marker_rows;
+    std::vector<CallRow> call_rows;
     std::vector<Interval> compute, comm;
     int64_t first = INT64_MAX, last = 0;
     uint64_t corr = 1;
     auto add_dispatch = [&](const Kernel& k, int64_t s, int64_t e, uint64_t queue) {
       const uint64_t c = corr++;
+      dispatch_rows.push_back({k.id, s, e, queue, c});
       if (!dispatches.empty()) dispatches += ",\n";
       dispatches +=
           "   {\"size\": 96, \"kind\": 12, \"operation\": 0, \"thread_id\": " +
@@ -125,6 +314,7 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
     };
     auto add_marker = [&](const std::string& text, int64_t s, int64_t e) {
       const uint64_t c = 1'000'000 + corr++;
+      marker_rows.push_back({text, s, e});
       if (!markers.empty()) markers += ",\n";
       markers +=
           "   {\"size\": 64, \"kind\": 5, \"operation\": 2, \"correlation_id\": "
@@ -146,6 +336,7 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
       }
       // A host-to-device copy before the step's first kernel.
       const int64_t bytes = int64_t{1} << (20 + s % 4);
+      copy_rows.push_back({step_start + 20'000, step_start + 70'000, bytes});
       if (!copies.empty()) copies += ",\n";
       copies += "   {\"size\": 80, \"kind\": 10, \"operation\": 1, \"thread_id\": " +
                 std::to_string(t.pid) +
@@ -165,14 +356,26 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
           const int64_t prev_start = compute.empty() ? at : compute.back().first;
           const int64_t s0 = std::max(rccl_free, prev_start + 10'000);
           const int64_t e0 = s0 + 30'000 + static_cast<int64_t>(SplitMix(rng) % 100'000);
+          // The RCCL API call that launched it (operation 1 ncclAllReduce or 0
+          // ncclAllGather of the strings below), numbered just before the
+          // launch nested in it, and a ncclGroupStart (not a collective)
+          // before it.
+          const bool gather = (i / 4) % 2 == 1;
+          for (int op : {4, gather ? 0 : 1}) {
+            call_rows.push_back({corr,
+                                 op == 4   ? "ncclGroupStart"
+                                 : op == 0 ? "ncclAllGather"
+                                           : "ncclAllReduce",
+                                 s0 - 5000, s0 - 1000});
+            if (!rccl_api.empty()) rccl_api += ",\n";
+            rccl_api += "   {\"size\": 48, \"kind\": 16, \"operation\": " + std::to_string(op) +
+                        ", \"correlation_id\": {\"internal\": " + std::to_string(corr++) +
+                        ", \"external\": 0}, " + Times(s0 - 5000, s0 - 1000) +
+                        ", \"thread_id\": " + std::to_string(t.pid) + "}";
+          }
+          ++(gather ? t.rccl_all_gather : t.rccl_all_reduce);
           add_dispatch(k, s0, e0, queue_rccl);
           rccl_free = e0;
-          if (i == 3) {  // the RCCL API call that launched it (skipped by the reader)
-            rccl_api =
-                "   {\"size\": 48, \"kind\": 16, \"operation\": 3, \"correlation_id\": "
-                "{\"internal\": 1, \"external\": 0}, " +
-                Times(s0 - 5000, s0 - 1000) + ", \"thread_id\": " + std::to_string(t.pid) + "}";
-          }
           continue;
         }
         const int64_t dur = 20'000 + static_cast<int64_t>(SplitMix(rng) % 80'000);
@@ -223,7 +426,7 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
         "\n ],\n \"counters\": [],\n"
         " \"strings\": {\"callback_records\": [], \"buffer_records\": [{\"kind\": \"RCCL_API\", "
         "\"operations\": [\"ncclAllGather\", \"ncclAllReduce\", \"ncclBroadcast\", "
-        "\"ncclReduceScatter\"]}], \"marker_api\": [" +
+        "\"ncclReduceScatter\", \"ncclGroupStart\"]}], \"marker_api\": [" +
         marker_texts +
         "], \"correlation_id\": {\"external\": []}, \"counters\": {\"dimension_ids\": []}},\n"
         " \"code_objects\": [{\"size\": 72, \"code_object_id\": 1, \"uri\": "
@@ -235,7 +438,12 @@ bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
         dispatches + "\n  ],\n  \"hip_api\": [],\n  \"hsa_api\": [],\n  \"marker_api\": [\n" +
         markers + "\n  ],\n  \"rccl_api\": [\n" + rccl_api + "\n  ],\n  \"memory_copy\": [\n" +
         copies + "\n  ],\n  \"scratch_memory\": []\n }\n  }\n ]\n}\n";
-    if (p.gzip) {
+    if (p.rocpd) {
+      if (!WriteRocpd(t.path, t.pid, p.gpus, t.gpu, p.product_name, p.seed, dispatch_rows,
+                      copy_rows, marker_rows, call_rows, error)) {
+        return false;
+      }
+    } else if (p.gzip) {
       if (!WriteGzipParts(t.path, {&doc}, error)) return false;
     } else {
       std::ofstream out(t.path, std::ios::trunc | std::ios::binary);

@@ -26,6 +26,9 @@ struct RocprofSynthetic {
   int kernels_per_step = 40;
   bool markers = true;
   bool gzip = false;
+  // Write rocpd SQLite databases (`<pid>_results.db`, ROCm 7's default
+  // output; schema: rocpd_schema.h) instead of JSON; the same records.
+  bool rocpd = false;
   uint64_t seed = 1;
   std::string product_name = "AMD Instinct MI300X";
 };
@@ -39,13 +42,17 @@ struct RocprofTruth {
   std::string device;  // as profwatch names it: "pid <pid> GPU <gpu>"
   int64_t kernels = 0, kernel_ps = 0, busy_ps = 0, span_ps = 0;
   int64_t rccl_kernels = 0, comm_ps = 0, exposed_comm_ps = 0;
+  // RCCL kernels by the collective of the RCCL API call that launched them
+  // (rccl_api records in JSON, regions in rocpd).
+  int64_t rccl_all_reduce = 0, rccl_all_gather = 0;
   int64_t memops = 0, memop_ps = 0, memop_bytes = 0;
   int streams = 0;
   int steps = 0;  // step markers written
   int idle_gpu_agents = 0;
 };
 
-// Writes the files into `dir` (created) named <pid>_results.json[.gz].
+// Writes the files into `dir` (created) named <pid>_results.json[.gz], or
+// <pid>_results.db with `rocpd`.
 bool WriteRocprofOutputs(const RocprofSynthetic& p, const std::string& dir,
                          std::vector<RocprofTruth>* truth, std::string* error);
 

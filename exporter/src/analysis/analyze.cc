@@ -18,6 +18,7 @@
 #include "aggregate/intervals.h"
 #include "core/log.h"
 #include "parse/nsys_reader.h"
+#include "parse/rocpd_reader.h"
 #include "parse/rocprof_reader.h"
 #include "parse/sniff.h"
 #include "parse/xplane_parser.h"
@@ -191,13 +192,13 @@ Result<parse::ParseSummary> ParseFile(const std::string& path, parse::EventSink&
     // SQLite reads the database file itself (pages, not a byte stream).
     if (raw_bytes) *raw_bytes = (*source)->RawBytesRead();
     source->reset();
-    if (confine == nullptr) return parse::ReadNsysExport(path, sink, budget);
+    if (confine == nullptr) return parse::ReadSqliteTrace(path, sink, budget);
     // SQLite opens the file itself: it gets a descriptor checked here, held
     // open while it reads, so the path cannot be swapped in between.
     Result<int> fd = read::OpenReadOnly(path, confine);
     if (!fd) return tl::unexpected(fd.error());
     auto summary =
-        parse::ReadNsysExport(path, sink, budget, "/proc/self/fd/" + std::to_string(*fd));
+        parse::ReadSqliteTrace(path, sink, budget, "/proc/self/fd/" + std::to_string(*fd));
     ::close(*fd);
     return summary;
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -241,6 +242,10 @@ class Reader {
     queues_.clear();
     marker_steps_.clear();
     marker_ranks_.clear();
+    rccl_ops_.clear();
+    rccl_calls_.clear();
+    rccl_call_count_ = 0;
+    held_.clear();
     pid_ = 0;
     const bool ok = in_.Object([&](const std::string& key) {
       if (key == "metadata") return Metadata();
@@ -274,6 +279,7 @@ class Reader {
   bool Strings() {
     return in_.Object([&](const std::string& key) {
       if (key == "marker_api") return Records([&](element r) { MarkerText(r); });
+      if (key == "buffer_records") return Records([&](element r) { OperationNames(r); });
       return in_.Value();
     });
   }
@@ -283,6 +289,7 @@ class Reader {
       if (key == "kernel_dispatch") return Records([&](element r) { Dispatch(r); });
       if (key == "memory_copy") return Records([&](element r) { Copy(r); });
       if (key == "marker_api") return Records([&](element r) { Marker(r); });
+      if (key == "rccl_api") return Records([&](element r) { RcclCall(r); });
       return in_.Value();
     });
   }
@@ -454,7 +461,69 @@ class Reader {
     e.has_args_device = true;
     e.tid = Id{IdKind::kInt, QueueOf(*agent, Handle(info, "queue_id").value_or(0)), {}};
     a->second.dispatched = true;
+    if (IsRcclKernelName(e.name) && held_.size() < kMaxRocprofRcclKernels) {
+      // Its collective is known once the process's rccl_api records are read.
+      element corr;
+      uint64_t id = 0;
+      if (r["correlation_id"].get(corr) != simdjson::SUCCESS ||
+          corr["internal"].get_uint64().get(id) != simdjson::SUCCESS) {
+        id = 0;  // no id: no collective
+      }
+      held_.push_back({e, U64(r, "thread_id").value_or(0), id});
+      return;
+    }
     Emit(e);
+  }
+
+  // strings.buffer_records[]: {"kind": "RCCL_API", "operations": [names]}.
+  void OperationNames(element r) {
+    if (Str(r, "kind") != "RCCL_API") return;
+    simdjson::dom::array ops;
+    if (r["operations"].get(ops) != simdjson::SUCCESS) {
+      ++summary_.drops["bad_record"];
+      return;
+    }
+    rccl_ops_.clear();
+    for (element op : ops) {
+      std::string_view name;
+      if (rccl_ops_.size() >= kMaxRocprofRcclOperations) break;
+      rccl_ops_.emplace_back(op.get_string().get(name) == simdjson::SUCCESS ? name.substr(0, 256)
+                                                                            : std::string_view{});
+    }
+  }
+
+  // buffer_records.rccl_api[]: the collective calls of each thread by
+  // correlation id (rocprofiler-sdk numbers API calls in call order).
+  void RcclCall(element r) {
+    const auto op = U64(r, "operation");
+    element corr;
+    uint64_t id = 0;
+    if (!op || r["correlation_id"].get(corr) != simdjson::SUCCESS ||
+        corr["internal"].get_uint64().get(id) != simdjson::SUCCESS) {
+      ++summary_.drops["bad_record"];
+      return;
+    }
+    if (*op >= rccl_ops_.size() || !IsRcclCollectiveOperation(rccl_ops_[*op])) return;
+    if (rccl_call_count_ >= kMaxRocprofRcclCalls) {
+      ++summary_.drops["rccl_call_limit"];
+      return;
+    }
+    ++rccl_call_count_;
+    rccl_calls_[U64(r, "thread_id").value_or(0)][id] = static_cast<uint32_t>(*op);
+  }
+
+  // Each held RCCL kernel gets the latest collective call of its launching
+  // thread before it (correlation id below the dispatch's), then is emitted.
+  void EmitRcclKernels() {
+    for (Held& h : held_) {
+      auto calls = rccl_calls_.find(h.thread);
+      if (calls != rccl_calls_.end() && h.corr != 0) {
+        auto it = calls->second.lower_bound(h.corr);
+        if (it != calls->second.begin()) h.e.args_collective = rccl_ops_[std::prev(it)->second];
+      }
+      Emit(h.e);
+    }
+    held_.clear();
   }
 
   // Queues numbered per agent in order of first sight; past the cap, one
@@ -528,6 +597,7 @@ class Reader {
 
   // The GPU agents that dispatched name the devices; the others are seen.
   void FinishProcess() {
+    EmitRcclKernels();
     std::vector<const Agent*> gpus;
     for (const auto& [handle, a] : agents_) {
       if (a.gpu >= 0) gpus.push_back(&a);
@@ -559,10 +629,34 @@ class Reader {
   std::map<std::pair<uint64_t, uint64_t>, int64_t> queues_;            // (agent, queue) -> number
   std::unordered_map<uint64_t, int64_t> marker_steps_, marker_ranks_;  // by correlation id
   std::map<int64_t, int64_t> rank_start_;                              // pid -> earliest rank ts
+  struct Held {
+    TraceEvent e;
+    uint64_t thread = 0;
+    uint64_t corr = 0;
+  };
+  std::vector<std::string> rccl_ops_;  // RCCL_API operation names by number
+  std::map<uint64_t, std::map<uint64_t, uint32_t>> rccl_calls_;  // thread -> corr -> op
+  size_t rccl_call_count_ = 0;
+  std::vector<Held> held_;  // RCCL kernels awaiting their collective
 };
 
 }  // namespace rocprof_json
 }  // namespace
+
+bool IsRcclKernelName(std::string_view name) {
+  return name.starts_with("ncclDevKernel") || name.starts_with("ncclKernel");
+}
+
+bool IsRcclCollectiveOperation(std::string_view op) {
+  if (!op.starts_with("nccl")) return false;
+  op.remove_prefix(4);
+  for (std::string_view kind :
+       {"AllReduce", "AllGather", "ReduceScatter", "AllToAll", "Alltoall", "Send", "Recv",
+        "Broadcast", "Bcast", "Reduce", "Gather", "Scatter"}) {
+    if (op.starts_with(kind)) return true;
+  }
+  return false;
+}
 
 bool LooksLikeRocprofJson(std::string_view head) {
   size_t i = 0;

@@ -35,6 +35,13 @@
 //    args_device = the agent's GPU index (its rank among the GPU agents by
 //    node_id: HIP's device ordinal), tid = the queue (numbered per agent in
 //    order of first sight);
+//    An RCCL kernel (ncclDevKernel*, ncclKernel*) is emitted when its
+//    process's records are all read, with args_collective = the operation
+//    name (strings.buffer_records RCCL_API, e.g. "ncclAllReduce") of the
+//    latest collective rccl_api call of its launching thread (thread_id)
+//    whose correlation_id.internal is below the dispatch's (rocprofiler-sdk
+//    numbers calls in call order; the dispatch carries the id of the launch
+//    nested in that call). Without rccl_api records it has none.
 //  - per memory_copy record: cat kNsysMemopCat named "Memcpy" on the GPU
 //    agent it touches (the destination when it is a GPU, else the source),
 //    args_bytes = bytes;
@@ -59,7 +66,7 @@
 // member missing or of the wrong type), "bad_time" (end before start, a time
 // of 0, or one whose ps overflows), "unknown_agent", "unknown_kernel",
 // "record_too_large", "agent_limit", "symbol_limit", "queue_limit",
-// "marker_limit".
+// "marker_limit", "rccl_call_limit".
 //
 // Errors: kTruncated (input ended inside the document), kCorrupt (not JSON,
 // or not this shape), kUnsupported (no rocprofiler-sdk-tool key), plus the
@@ -88,11 +95,22 @@ inline constexpr size_t kMaxRocprofAgents = 1024;
 inline constexpr size_t kMaxRocprofSymbols = size_t{1} << 20;
 inline constexpr size_t kMaxRocprofSymbolBytes = size_t{64} << 20;  // kernel names, summed
 inline constexpr size_t kMaxRocprofQueues = 4096;
-inline constexpr size_t kMaxRocprofMarkers = size_t{1} << 20;  // step/rank marker texts
+inline constexpr size_t kMaxRocprofMarkers = size_t{1} << 20;    // step/rank marker texts
+inline constexpr size_t kMaxRocprofRcclOperations = 4096;        // RCCL_API operation names
+inline constexpr size_t kMaxRocprofRcclCalls = size_t{1} << 20;  // collective rccl_api calls
+// RCCL kernels held until their process's rccl_api records are read; past
+// it, kernels are emitted without a collective.
+inline constexpr size_t kMaxRocprofRcclKernels = size_t{1} << 20;
 
 // Whether `head` (the first decompressed bytes) is a JSON object whose first
 // member is "rocprofiler-sdk-tool" (as rocprofv3 writes it).
 bool LooksLikeRocprofJson(std::string_view head);
+
+// An RCCL kernel name (ncclDevKernel*, ncclKernel*).
+bool IsRcclKernelName(std::string_view name);
+// A collective or point-to-point RCCL API operation name (ncclAllReduce,
+// ncclSend, ...; not ncclGroupStart, ncclCommInitRank, ...).
+bool IsRcclCollectiveOperation(std::string_view op);
 
 Result<ParseSummary> ReadRocprofJson(read::ByteSource& source, EventSink& sink,
                                      const RocprofOptions& options = {});

@@ -6,6 +6,7 @@ target_sources(profwatch_parse PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/nsys_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/number.cc
   ${CMAKE_CURRENT_LIST_DIR}/op_shapes.cc
+  ${CMAKE_CURRENT_LIST_DIR}/rocpd_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/rocprof_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/sniff.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_event.cc

@@ -23,10 +23,11 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
 }
 
 // Format suffixes, longest first so ".pt.trace.json.gz" wins over ".json.gz".
-// "_results.json": rocprofv3's JSON output (`<name>_results.json`).
-constexpr std::array<std::string_view, 8> kSuffixes = {
-    ".pt.trace.json.gz", ".pt.trace.json", ".trace.json.gz", ".trace.json",
-    ".xplane.pb",        ".json.gz",       ".sqlite",        "_results.json"};
+// "_results.json": rocprofv3's JSON output (`<name>_results.json`);
+// "_results.db": its rocpd database (ROCm 7's default).
+constexpr std::array<std::string_view, 9> kSuffixes = {
+    ".pt.trace.json.gz", ".pt.trace.json", ".trace.json.gz", ".trace.json", ".xplane.pb",
+    ".json.gz",          ".sqlite",        "_results.json",  "_results.db"};
 
 std::string_view StripSuffix(std::string_view name, bool* kineto) {
   for (std::string_view suffix : kSuffixes) {
@@ -148,6 +149,9 @@ bool IsNsysExportName(std::string_view name) {
 }
 
 bool IsRocprofOutputName(std::string_view name) {
+  if (!name.empty() && name.front() != '.' && name.size() > 3 && name.ends_with(".db")) {
+    return true;  // the rocpd SQLite database (ROCm 7's default output)
+  }
   return IsTraceFileName(name) && (name.ends_with("_results.json") || name.ends_with(".json.gz"));
 }
 

@@ -58,11 +58,12 @@ bool IsNsysExportName(std::string_view name);
 // The run directory of a capture-nsys-profile directory: its parent.
 std::string RunDirOfNsysDir(const std::string& nsys_dir);
 
-// rocprofv3 JSON outputs: `<run>/rocprof/<name>_results.json` (or any
-// `*.json.gz`), one file per
+// rocprofv3 outputs: `<run>/rocprof/<name>_results.json` (or any
+// `*.json.gz`), or rocpd databases `<name>.db`, one file per
 // process; every output in that directory is one window (as nsys exports).
 inline constexpr std::string_view kRocprofDirName = "rocprof";
-// True for rocprofv3's *_results.json and for *.json.gz names (not hidden).
+// True for rocprofv3's *_results.json, *.json.gz and *.db (rocpd) names (not
+// hidden).
 bool IsRocprofOutputName(std::string_view name);
 
 }  // namespace profwatch::watch

@@ -3,6 +3,7 @@
 // manifest (exact integer-ps truth computed from its own intervals).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -104,12 +105,33 @@ void ExpectWindowMatches(const json& j, const json& m, bool markers) {
   EXPECT_NEAR(j["bytes"]["memop_bytes_per_gpu_step"].get<double>(), bytes / gpu_steps, 1e-6);
 }
 
+// The collectives report: RCCL kernels by the collective of the RCCL API call
+// that launched them (rccl_api records in JSON, regions in rocpd).
+void ExpectCollectives(const json& j, const json& m) {
+  int64_t all_reduce = 0, all_gather = 0, rccl = 0;
+  for (const auto& f : m["files"]) {
+    all_reduce += f["rccl_all_reduce"].get<int64_t>();
+    all_gather += f["rccl_all_gather"].get<int64_t>();
+    rccl += f["rccl_kernels"].get<int64_t>();
+  }
+  ASSERT_GT(all_reduce, 0);
+  ASSERT_GT(all_gather, 0);
+  ASSERT_EQ(all_reduce + all_gather, rccl);
+  std::map<std::string, int64_t> calls;
+  for (const auto& c : j["collectives"]) calls[c["collective"]] = c["calls"].get<int64_t>();
+  EXPECT_EQ(calls, (std::map<std::string, int64_t>{{"all_gather", all_gather},
+                                                   {"all_reduce", all_reduce}}))
+      << j["collectives"].dump();
+}
+
 TEST(RocprofGeneratedTest, AnalyzeOfARunMatchesTheManifest) {
   testing::TempDir tmp;
   const json m = Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
                           "--gpus 8 --ranks 4 --first-gpu 2 --steps 3 --kernels-per-step 40");
   ASSERT_EQ(m["files"].size(), 4u);
-  ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'"), m, true);
+  const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  ExpectWindowMatches(j, m, true);
+  ExpectCollectives(j, m);
   // The directory itself and the files given one by one read alike.
   ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
                       true);
@@ -122,6 +144,7 @@ TEST(RocprofGeneratedTest, GzippedOutputsWithoutMarkersMatchTheManifest) {
                "--gpus 4 --ranks 4 --steps 2 --kernels-per-step 24 --gzip --no-markers --seed 9");
   const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
   ExpectWindowMatches(j, m, false);
+  ExpectCollectives(j, m);
   EXPECT_NE(j["profile_steps_source"], "nvtx");  // no roctx ranges: the usual order
 }
 
@@ -153,6 +176,67 @@ TEST(RocprofGeneratedTest, CompareOfTwoRunsMatchesTheManifests) {
   }
 }
 
+// rocpd SQLite databases (ROCm 7's default output) of the same records read
+// exactly as the JSON outputs: the run, the rocprof dir, one file.
+TEST(RocprofGeneratedTest, RocpdDatabasesMatchTheManifest) {
+  testing::TempDir tmp;
+  const json m =
+      Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
+               "--format rocpd --gpus 8 --ranks 4 --first-gpu 2 --steps 3 --kernels-per-step 40");
+  ASSERT_EQ(m["files"].size(), 4u);
+  EXPECT_TRUE(m["files"][0]["path"].get<std::string>().ends_with("_results.db"));
+  const json run = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  ExpectWindowMatches(run, m, true);
+  ExpectCollectives(run, m);
+  ExpectWindowMatches(RunJson("analyze --format json '" + tmp.Sub("jobs/j/r/rocprof") + "'"), m,
+                      true);
+  json one = m;
+  one["files"] = json::array({m["files"][1]});
+  one["gpus"] = 1;
+  const json j =
+      RunJson("analyze --format json '" + m["files"][1]["path"].get<std::string>() + "'");
+  ExpectDevicesMatch(j, one, true);
+  EXPECT_EQ(j["flops"]["device"], m["files"][1]["device_name"]);
+}
+
+TEST(RocprofGeneratedTest, RocpdDatabasesWithoutMarkersMatchTheManifest) {
+  testing::TempDir tmp;
+  const json m = Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
+                          "--format rocpd --gpus 4 --ranks 4 --steps 2 --kernels-per-step 24 "
+                          "--no-markers --seed 9");
+  const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  ExpectWindowMatches(j, m, false);
+  EXPECT_NE(j["profile_steps_source"], "nvtx");
+}
+
+TEST(RocprofGeneratedTest, CompareOfRocpdAndJsonOfTheSameRunAgrees) {
+  testing::TempDir tmp;
+  const std::string args = "--gpus 8 --ranks 8 --steps 3 --kernels-per-step 20 --seed 3";
+  const json a = Generate(tmp.Sub("jobs/j/a/rocprof"), tmp.Sub("a.json"), args);
+  const json b = Generate(tmp.Sub("jobs/j/b/rocprof"), tmp.Sub("b.json"), args + " --format rocpd");
+  auto r = testing::RunCommand(Bin("profwatch") + "compare --format json '" + tmp.Sub("jobs/j/a") +
+                               "' '" + tmp.Sub("jobs/j/b") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json c = json::parse(r.out);
+  EXPECT_EQ(c["mismatches"].size(), 0u) << c["mismatches"].dump();
+  ASSERT_EQ(c["variants"].size(), 2u);
+  const json* manifests[] = {&a, &b};
+  for (size_t i = 0; i < 2; ++i) {
+    const json& v = c["variants"][i];
+    const json& m = *manifests[i];
+    SCOPED_TRACE(v["label"].get<std::string>());
+    EXPECT_EQ(v["GPUs"].get<double>(), m["gpus"].get<double>());
+    EXPECT_EQ(v["profile steps"].get<double>(), m["params"]["steps"].get<double>());
+    EXPECT_NEAR(v["total kernel"].get<double>(), PerGpuStep(m, "kernel_ps"), 1e-15);
+    EXPECT_NEAR(v["busy"].get<double>(), PerGpuStep(m, "busy_ps"), 1e-15);
+    EXPECT_NEAR(v["exposed comm"].get<double>(), PerGpuStep(m, "exposed_comm_ps"), 1e-15);
+    EXPECT_NEAR(v["nccl"].get<double>(), PerGpuStep(m, "comm_ps"), 1e-15);
+    EXPECT_NEAR(v["step"].get<double>(), 0.01, 1e-15);
+  }
+  // The same records in both forms: the same figures.
+  EXPECT_EQ(PerGpuStep(a, "kernel_ps"), PerGpuStep(b, "kernel_ps"));
+}
+
 TEST(RocprofGeneratedTest, DrillFormatRefusesRocprofOutput) {
   testing::TempDir tmp;
   Generate(tmp.Sub("r"), tmp.Sub("m.json"), "--gpus 2 --ranks 1 --steps 1 --kernels-per-step 4");
@@ -160,6 +244,87 @@ TEST(RocprofGeneratedTest, DrillFormatRefusesRocprofOutput) {
                                tmp.Sub("r/4000_results.json") + "'");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("rocprofv3 JSON output"), std::string::npos) << r.err;
+}
+
+// A real rocprofv3 output (AMD-AGI/TraceLens's tests/rocprof/908_results.json.gz:
+// one PyTorch+RCCL training process on an 8x MI350X node, see the shared
+// fixtures README): every GPU's kernel count and kernel time equal an
+// independent walk of its `kernel_dispatch` records (gzip -dc and a plain JSON
+// parse, not profwatch's reader), the device as its agents name it.
+TEST(RocprofRealTest, Mi350xRunEqualsAWalkOfItsKernelDispatchRecords) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(
+      file, "real/rocprofv3/aorta-mi350x/run_20251209_070939/rocprof/908_results.json.gz");
+  auto raw = testing::RunCommand("gzip -dc '" + file + "'");
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  const json doc = json::parse(raw.out);
+  raw.out.clear();
+  struct Gpu {
+    int64_t kernels = 0;
+    int64_t ns = 0;
+    int64_t rccl = 0;
+    std::string product;
+  };
+  std::map<int, Gpu> gpus;  // by HIP ordinal: rank among GPU agents by node_id
+  int64_t rccl_total = 0;
+  for (const auto& tool : doc["rocprofiler-sdk-tool"]) {
+    std::map<int64_t, int64_t> node_of;  // GPU agent handle -> node_id
+    std::map<int64_t, std::string> product_of;
+    for (const auto& a : tool["agents"]) {
+      if (a["type"] != 2) continue;
+      node_of[a["id"]["handle"].get<int64_t>()] = a["node_id"].get<int64_t>();
+      product_of[a["id"]["handle"].get<int64_t>()] = a["product_name"].get<std::string>();
+    }
+    std::map<int64_t, std::string> name_of;
+    for (const auto& k : tool["kernel_symbols"])
+      name_of[k["kernel_id"].get<int64_t>()] = k["demangled_kernel_name"].get<std::string>();
+    for (const auto& d : tool["buffer_records"]["kernel_dispatch"]) {
+      const int64_t agent = d["dispatch_info"]["agent_id"]["handle"].get<int64_t>();
+      ASSERT_TRUE(node_of.count(agent)) << agent;
+      int ordinal = 0;
+      for (const auto& [h, node] : node_of) ordinal += node < node_of[agent] ? 1 : 0;
+      Gpu& g = gpus[ordinal];
+      g.product = product_of[agent];
+      ++g.kernels;
+      g.ns += d["end_timestamp"].get<int64_t>() - d["start_timestamp"].get<int64_t>();
+      if (name_of[d["dispatch_info"]["kernel_id"].get<int64_t>()].rfind("ncclDevKernel", 0) == 0) {
+        ++g.rccl;
+        ++rccl_total;
+      }
+    }
+  }
+  // What that walk finds (and Python's json module finds the same): one GPU
+  // of eight dispatched, 43,915 kernels, 4,441,741,378 ns, 1,310 of them RCCL.
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].kernels, 43915);
+  EXPECT_EQ(gpus[0].ns, 4441741378);
+  EXPECT_EQ(gpus[0].product, "AMD Instinct MI350X");
+
+  const std::string run = file.substr(0, file.rfind("/rocprof/"));
+  for (const std::string& arg : {file, run}) {
+    SCOPED_TRACE(arg);
+    const json j = RunJson("analyze --format json '" + arg + "'");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["format"], "rocprof");
+    EXPECT_EQ(j["errors"].size(), 0u) << j["errors"].dump();
+    EXPECT_EQ(j["dropped_events"].size(), 0u) << j["dropped_events"].dump();
+    EXPECT_EQ(j["gpus"], gpus.size());  // the seven idle GPU agents are not counted
+    ASSERT_EQ(j["devices"].size(), gpus.size());
+    for (const auto& d : j["devices"]) {
+      const Gpu& g = gpus.at(d["device_id"].get<int>());
+      EXPECT_EQ(d["pid"], 908);
+      EXPECT_EQ(d["kernels"], g.kernels);
+      EXPECT_NEAR(d["kernel_seconds"].get<double>(), static_cast<double>(g.ns) * 1e-9, 1e-12);
+      EXPECT_EQ(j["flops"]["device"], g.product);
+    }
+    bool nccl = false;
+    for (const auto& f : j["families"]) {
+      if (f["family"] != "nccl") continue;
+      nccl = true;
+      EXPECT_EQ(f["launches"], rccl_total);  // RCCL's generic kernels: communication
+      EXPECT_EQ(f["kind"], "comm");
+    }
+    EXPECT_TRUE(nccl);
+  }
 }
 
 }  // namespace rocprof_generated_test

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -84,11 +85,12 @@ const std::string kDoc = R"({
 })";
 
 // The base is the first timestamp floored to a microsecond: ...001000 ns.
+// RCCL kernels come last: they wait for the process's rccl_api records.
 const std::vector<Got> kWant = {
     {"nsys_kernel", "Cijk_gemm", 77, 1, 0, 500000, 1000000, -1},
-    {"nsys_kernel", "ncclDevKernel_Generic.kd", 77, 1, 1, 1000000, 2000000, -1},
     {"nsys_step", "5", 77, 0, 0, 0, 8000000, -1},
     {"nsys_memop", "Memcpy", 77, 1, 0, -500000, 400000, 4096},
+    {"nsys_kernel", "ncclDevKernel_Generic.kd", 77, 1, 1, 1000000, 2000000, -1},
 };
 
 TEST(RocprofReaderTest, ReadsKernelsCopiesStepsAndRanksExactly) {
@@ -226,6 +228,62 @@ TEST(RocprofReaderTest, OversizedRecordsAndAgentsBeyondTheCapAreCounted) {
   EXPECT_EQ(s->drops.at("agent_limit"), 10u);
   EXPECT_EQ(s->drops.at("record_too_large"), 1u);
   EXPECT_EQ(s->idle_gpu_agents, static_cast<int64_t>(kMaxRocprofAgents));
+}
+
+// RCCL kernels get the collective of the latest collective rccl_api call of
+// their launching thread before them (by correlation id), whichever section
+// comes first; ncclGroupStart is no collective, another thread's call is not
+// theirs, and a kernel with no call before it has none.
+TEST(RocprofReaderTest, RcclKernelsGetTheCollectiveOfTheirThreadsLatestCall) {
+  auto dispatch = [](int kernel, int corr, int thread, int start) {
+    return R"({"thread_id":)" + std::to_string(thread) + R"(,"correlation_id":{"internal":)" +
+           std::to_string(corr) + R"(},"start_timestamp":)" + std::to_string(start) +
+           R"(,"end_timestamp":)" + std::to_string(start + 10) +
+           R"(,"dispatch_info":{"agent_id":{"handle":2},"queue_id":{"handle":1},"kernel_id":)" +
+           std::to_string(kernel) + "}}";
+  };
+  auto call = [](int op, int corr, int thread) {
+    return R"({"operation":)" + std::to_string(op) + R"(,"correlation_id":{"internal":)" +
+           std::to_string(corr) + R"(},"thread_id":)" + std::to_string(thread) +
+           R"(,"start_timestamp":1,"end_timestamp":2})";
+  };
+  const std::string head =
+      R"({"rocprofiler-sdk-tool":[{"metadata":{"pid":5},"agents":[{"id":{"handle":2},"type":2}],)"
+      R"("strings":{"buffer_records":[{"kind":"HIP_API","operations":["hipMalloc"]},)"
+      R"({"kind":"RCCL_API","operations":["ncclAllGather","ncclAllReduce","ncclGroupStart"]}]},)"
+      R"("kernel_symbols":[{"kernel_id":1,"kernel_name":"ncclDevKernel_Generic_1"
+},)"
+      R"({"kernel_id":2,"kernel_name":"gemm"}],"buffer_records":{)";
+  const std::string dispatches = R"("kernel_dispatch":[)" + dispatch(1, 3, 7, 100) + "," +
+                                 dispatch(2, 4, 7, 200) + "," + dispatch(1, 7, 7, 300) + "," +
+                                 dispatch(1, 9, 8, 400) + "," + dispatch(1, 1, 7, 50) + "]";
+  const std::string calls = R"("rccl_api":[)" + call(1, 2, 7) + "," + call(0, 5, 7) + "," +
+                            call(2, 6, 7) + "," + call(1, 8, 7) + "]";
+  for (const bool calls_first : {false, true}) {
+    SCOPED_TRACE(calls_first);
+    const std::string doc =
+        head + (calls_first ? calls + "," + dispatches : dispatches + "," + calls) + "}}]}";
+    struct Collective : EventSink {
+      void OnEvent(const TraceEvent& e) override {
+        if (e.cat == kNsysKernelCat) got[e.ts_ps] = std::string(e.args_collective);
+      }
+      std::map<int64_t, std::string> got;
+    } sink;
+    read::MemorySource source(doc);
+    auto s = ReadRocprofJson(source, sink);
+    ASSERT_TRUE(s) << s.error().ToString();
+    EXPECT_TRUE(s->drops.empty());
+    // Keyed by start in ps (the base, the first start floored to a us, is 0).
+    std::map<std::string, std::string> by_start;
+    for (const auto& [ts, c] : sink.got) by_start[std::to_string(ts)] = c;
+    auto at = [](int64_t ns) { return std::to_string(ns * 1000); };
+    EXPECT_EQ(by_start, (std::map<std::string, std::string>{
+                            {at(100), "ncclAllReduce"},  // call 2 before dispatch 3
+                            {at(200), ""},               // gemm: not an RCCL kernel
+                            {at(300), "ncclAllGather"},  // 5, not the group start 6
+                            {at(400), ""},               // thread 8 made no call
+                            {at(50), ""}}));             // no call before id 1
+  }
 }
 
 }  // namespace rocprof_reader_test
