@@ -149,8 +149,8 @@ class Stream {
   }
   bool Fail(std::string why) {
     if (!error_) {
-      error_ = Error(eof_ ? ErrorCode::kTruncated : ErrorCode::kCorrupt,
-                     eof_ ? "rocprofv3 JSON ends early" : "rocprofv3 JSON: " + why);
+      error_ = Error{eof_ ? ErrorCode::kTruncated : ErrorCode::kCorrupt,
+                     eof_ ? "rocprofv3 JSON ends early" : "rocprofv3 JSON: " + why};
     }
     return false;
   }
