@@ -210,7 +210,7 @@ void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view 
 Status Daemon::Start() {
   const TimePoint now = clock_.Now();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!options_.state_file.empty()) {
       std::optional<LogEvent> warning;
       store::DaemonState state =
@@ -250,7 +250,7 @@ Status Daemon::Start() {
       // A window is restored only with its run: the window of a run the
       // file no longer exports (expired, or another shard's) is analysed
       // again if its run is alive, as without the file.
-      std::erase_if(state.windows, [&](const window::AnalysedWindow& w) {
+      std::erase_if(state.windows, [&](const window::AnalysedWindow& w) REQUIRES(mu_) {
         return runs_.count(snapshot::RunKey{w.run.training_job, w.run.run}) == 0;
       });
       assembler_.Restore(state.windows);
@@ -279,6 +279,7 @@ Status Daemon::Start() {
     }
     PublishLocked(now);
   }
+  MutexLock lock(mu_);
   if (options_.use_inotify) {
     auto w = watch::MakeInotifyWatcher();
     if (w) {
@@ -299,8 +300,10 @@ Status Daemon::Start() {
     LogInfo("shard", {{"shard", options_.shard.index}, {"shards", options_.shard.count}});
   }
   busy_.assign(static_cast<size_t>(options_.workers), WorkerSlot{});
+  const int workers = options_.workers;
+  lock.Unlock();
   scan_thread_ = std::thread([this] { ScanLoop(); });
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
   return {};
 }
 
@@ -311,17 +314,17 @@ void Daemon::Stop() {
   if (scan_thread_.joinable()) scan_thread_.join();
   size_t abandoned = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     abandoned = assembler_.Waiting();  // not yet started: analysed after the next start
   }
-  queue_cv_.notify_all();
-  alone_cv_.notify_all();
+  queue_cv_.NotifyAll();
+  alone_cv_.NotifyAll();
   for (std::thread& t : workers_) t.join();  // in-flight analyses finish
   workers_.clear();
   std::optional<StateSave> save;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (publish_pending_) PublishLocked(clock_.Now());
     save = SerializeStateLocked(clock_.Now());
   }
@@ -330,7 +333,7 @@ void Daemon::Stop() {
 }
 
 void Daemon::Reload(const DaemonOptions& next) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (next.roots != options_.roots || next.root_jobs != options_.root_jobs ||
       next.workers != options_.workers || next.use_inotify != options_.use_inotify ||
       next.state_file != options_.state_file || next.shard != options_.shard) {
@@ -367,7 +370,7 @@ void Daemon::ScanLoop() {
     milliseconds poll_interval;
     TimePoint deadline = TimePoint::max();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       scan_options.roots = options_.roots;
       scan_options.root_jobs = options_.root_jobs;
       scan_options.host_filter = options_.host_filter;
@@ -406,7 +409,7 @@ void Daemon::ScanLoop() {
     }
     std::optional<StateSave> save;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       save = DispatchLocked(now, due, changed);
     }
     WriteState(std::move(save));
@@ -427,7 +430,7 @@ std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options
   const TimePoint now = clock_.Now();
   std::set<std::string> run_dirs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     run_dirs = ObserveScanLocked(result, now);
     training_logs_->SetConfinement(confine_roots_);
   }
@@ -560,7 +563,7 @@ std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scan
   Emit(ReadyNoteEvents(ready_notes, now, options_.assembler.window_timeout,
                        options_.assembler.retention));
   if (queued > 0) {
-    queue_cv_.notify_all();
+    queue_cv_.NotifyAll();
     changed = true;
   }
   // The oldest waiting window's age grows while any waits.
@@ -584,7 +587,7 @@ milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_
                                   TimePoint now) {
   TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxIdle);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const TimePoint deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     if (deadline > cadence.last_scan) wake = std::min(wake, deadline);
     if (publish_pending_) wake = std::min(wake, publish_throttle_.next());
@@ -604,22 +607,23 @@ void Daemon::WorkerLoop(int index) {
   pthread_setname_np(pthread_self(), kWorkerThreadName);
   // Analysis is background work: let training and the scrape path go first.
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  int worker_nice = 0;
+  {
+    MutexLock lock(mu_);
+    worker_nice = options_.worker_nice;
+  }
   errno = 0;
   const int current = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), current + options_.worker_nice) != 0) {
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), current + worker_nice) != 0) {
     LogDebug("setpriority failed", {{"worker", index}});
   }
   for (;;) {
     window::WindowTask task;
     DaemonOptions options;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       std::optional<window::WindowTask> next;
-      queue_cv_.wait(lock, [&] {
-        if (stopping_) return true;
-        next = assembler_.TakeNext(clock_.Now());
-        return next.has_value();
-      });
+      while (!stopping_ && !(next = assembler_.TakeNext(clock_.Now()))) queue_cv_.Wait(mu_);
       if (stopping_) return;
       task = std::move(*next);
       options = options_;
@@ -629,7 +633,7 @@ void Daemon::WorkerLoop(int index) {
     bool alone = false;
     if (!BeginAnalysis(task, options, &alone)) continue;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       busy_[index] = WorkerSlot{clock_.Now(), task.run, task.window_id, false};
       UpdateWorkersLocked(clock_.Now());
       const bool was_pending = publish_pending_;
@@ -643,12 +647,12 @@ void Daemon::WorkerLoop(int index) {
       CountError("internal");
       LogError("worker failed",
                {{"reason", "internal"}, {"window", task.window_id}, {"error", e.what()}});
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       FlagFailureLocked(task, "internal");
     } catch (...) {
       CountError("internal");
       LogError("worker failed", {{"reason", "internal"}, {"window", task.window_id}});
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       FlagFailureLocked(task, "internal");
     }
     // Shutting down mid-way is no result: the record stays (not in flight).
@@ -657,7 +661,7 @@ void Daemon::WorkerLoop(int index) {
     // by now it is released (and an abandoned window forgotten).
     if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       busy_[index] = WorkerSlot{};
       if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
     }
@@ -681,15 +685,15 @@ bool Daemon::BeginAnalysis(const window::WindowTask& task, const DaemonOptions& 
     crashed.outcome.window_error = CrashedError(d.deaths);
     std::optional<StateSave> save;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       save = RecordResultLocked(task, std::move(crashed), options, clock_.Now());
     }
     WriteState(std::move(save));
     return false;
   }
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    alone_cv_.wait(lock, [&] { return stopping_ || (!alone_ && (!d.alone || analysing_ == 0)); });
+    MutexLock lock(mu_);
+    while (!stopping_ && (alone_ || (d.alone && analysing_ != 0))) alone_cv_.Wait(mu_);
     ++analysing_;
     if (d.alone) alone_ = true;
   }
@@ -714,11 +718,11 @@ void Daemon::EndAnalysis(const window::WindowTask& task, bool alone, bool finish
             {{"path", journal_.path()}, {"error", s.error().ToString()}});
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     --analysing_;
     if (alone) alone_ = false;
   }
-  alone_cv_.notify_all();
+  alone_cv_.NotifyAll();
 }
 
 void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& options) {
@@ -763,7 +767,7 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   const TimePoint now = clock_.Now();
   std::optional<StateSave> save;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     save = RecordResultLocked(task, std::move(finished), options, now);
   }
   WriteState(std::move(save));
@@ -916,6 +920,7 @@ void Daemon::PublishLocked(TimePoint now) {
   }
   // A run exported now is no longer skipped (a later expiry counts again).
   ledger_.KeepRefusals(kRetentionReason, [&](const ledger::Refusal& r) {
+    mu_.AssertHeld();  // called back here, synchronously
     return runs_.count({r.run.training_job, r.run.run}) == 0;
   });
   for (const auto& [key, r] : ledger_.Refused(kRetentionReason)) {
@@ -963,7 +968,7 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
   }
   if (updates.empty()) return false;
   bool changed = false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (LogUpdate& u : updates) {
     if (u.new_parse_errors > 0) {
       log_parse_errors_->Increment(static_cast<double>(u.new_parse_errors));
@@ -1063,7 +1068,7 @@ void Daemon::WriteState(std::optional<StateSave> save) {
   if (!save) return;
   std::string error;
   {
-    std::lock_guard<std::mutex> lock(persist_mu_);
+    MutexLock lock(persist_mu_);
     if (save->seq <= written_seq_) return;  // a newer save is on disk already
     written_seq_ = save->seq;
     Status s = store::WriteFileAtomic(save->path, save->data);
@@ -1075,7 +1080,7 @@ void Daemon::WriteState(std::optional<StateSave> save) {
     state_last_save_ok_->Set(error.empty() ? 1 : 0);
   }
   // `started` may predate the wait for mu_; the save's own cost is measured.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   persist_throttle_.Saved(save->started, clock_.Now());
   // /-/ready says whether the last save failed as soon as that changes.
   if (error != state_save_error_) {
