@@ -22,14 +22,12 @@
 // counted (profwatch_scan_refused_total{reason}) and logged once per change.
 //
 // Thread-safety: Start/Stop/Reload from one controlling thread. Everything
-// else is internal. Lifetime: the store, registry and clock must outlive the
+// else is internal: what mu_ guards is declared GUARDED_BY(mu_) and the
+// *Locked methods REQUIRES(mu_), which clang's builds check
+// (core/thread_annotations.h). Lifetime: the store, registry and clock must outlive the
 // Daemon.
 #pragma once
 
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <atomic>
@@ -49,6 +47,7 @@
 #include "core/result.h"
 #include "ledger/ledger.h"
 #include "pipeline/refusals.h"
+#include "pipeline/self_metrics.h"
 #include "pipeline/training_logs.h"
 #include "pipeline/window_policy.h"
 #include "snapshot/snapshot.h"
@@ -151,6 +150,9 @@ class Daemon {
     TimePoint last_log_poll{};
   };
 
+  // Restores --state (pipeline/state_restore.h) into runs_, the ledger and
+  // the assembler, sweeping it for retention.
+  void RestoreStateLocked(TimePoint now) REQUIRES(mu_);
   void ScanLoop();
   // Walks the roots and feeds the result to the assembler; returns when it
   // was taken (the clock after the walk), nullopt when the stop flag cut
@@ -163,11 +165,6 @@ class Daemon {
   // Applies what changed in the ledger: refusal counters by owner
   // and reason, one log line per change (pipeline/refusals.h).
   void ApplyLedgerLocked() REQUIRES(mu_);
-  // Counts and logs what the assembler skipped in a scan.
-  void ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) REQUIRES(mu_);
-  // Logs the scan's unreadable entries and skipped directory
-  // links when their counts change.
-  void ReportSkippedLocked(const watch::ScanResult& result) REQUIRES(mu_);
   // Queues ready windows, recounts workers, sweeps retention,
   // publishes (at once after a scan, else throttled) and returns a due
   // state save. `changed`: published state changed before this call.
@@ -216,9 +213,6 @@ class Daemon {
   // Without mu_: writes `save` (atomic write-rename) unless a newer save is
   // on disk already, counting a failed write; nothing for nullopt.
   void WriteState(std::optional<StateSave> save) EXCLUDES(mu_);
-  void CountError(std::string_view reason, double n = 1);
-  // profwatch_window_retries_total{reason}: a file not ready yet, retried.
-  void CountRetry(std::string_view reason, double n = 1);
   // Sets the run's window_failure (profwatch_window_failed),
   // creating a window-less run entry when the run has none yet.
   void FlagFailureLocked(const window::WindowTask& task, std::string_view reason) REQUIRES(mu_);
@@ -235,14 +229,11 @@ class Daemon {
       REQUIRES(mu_);
   // Picks the step source, logging a missing one once per run.
   void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options) REQUIRES(mu_);
-  // Records each root's readability for the next snapshot and
-  // logs each root whose condition changed (a warning naming it while it
-  // cannot be walked).
-  void ReportRootsLocked(const watch::ScanResult& result) REQUIRES(mu_);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
   std::shared_ptr<prometheus::Registry> registry_;
+  SelfMetrics metrics_;  // in registry_
 
   mutable Mutex mu_;
   DaemonOptions options_ GUARDED_BY(mu_);
@@ -291,28 +282,8 @@ class Daemon {
   std::atomic<bool> rescan_requested_{false};
   std::atomic<int64_t> windows_analyzed_{0};
 
-  prometheus::Counter* analyzed_ok_ = nullptr;  // profwatch_windows_analyzed_total{result}
-  prometheus::Counter* analyzed_incomplete_ = nullptr;
-  prometheus::Counter* analyzed_error_ = nullptr;
-  prometheus::Counter* state_save_errors_ = nullptr;
-  prometheus::Gauge* state_last_save_ok_ = nullptr;
-  prometheus::Counter* history_lines_cut_ = nullptr;
-  prometheus::Counter* future_dirs_total_ = nullptr;
-  prometheus::Counter* superseded_total_ = nullptr;
-  prometheus::Counter* run_clashes_total_ = nullptr;
-  // profwatch_job_name_clashes, and the names clashing now (logged once each).
-  prometheus::Gauge* job_clashes_ = nullptr;
+  // The job names clashing now (logged once each).
   std::set<std::string> clashing_jobs_ GUARDED_BY(mu_);
-  prometheus::Counter* reanalyzed_total_ = nullptr;
-  prometheus::Counter* reanalyses_deferred_ = nullptr;  // the assembler's ReadyNotes::paced
-  prometheus::Counter* bytes_total_ = nullptr;
-  prometheus::Counter* spill_bytes_total_ = nullptr;
-  prometheus::Counter* spill_errors_total_ = nullptr;
-  prometheus::Histogram* duration_ = nullptr;
-  prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
-  prometheus::Family<prometheus::Counter>* retries_family_ = nullptr;
-  // profwatch_state_entries_dropped_total{reason}
-  prometheus::Family<prometheus::Counter>* state_dropped_family_ = nullptr;
 
   // Training logs: the tailers belong to the scan thread; the figures go
   // into runs_ under mu_.
@@ -320,8 +291,6 @@ class Daemon {
   std::map<snapshot::RunKey, int64_t> log_profile_steps_ GUARDED_BY(mu_);
   std::set<snapshot::RunKey> step_missing_logged_ GUARDED_BY(mu_);
   std::unique_ptr<store::OwnerHistory> history_;
-  prometheus::Counter* log_parse_errors_ = nullptr;
-  prometheus::Counter* scans_total_ = nullptr;
   // The last condition seen per configured root, and what the
   // snapshot exports of it.
   std::map<std::string, watch::RootCondition> root_conditions_ GUARDED_BY(mu_);
@@ -330,14 +299,6 @@ class Daemon {
   // owner (refusals counted once while they stay; runs skipped for
   // retention, which the landing page lists). Bounded by what is on disk.
   ledger::Ledger ledger_ GUARDED_BY(mu_);
-  // profwatch_scan_refused_total{owner,reason}, profwatch_training_logs_refused_total{owner}.
-  prometheus::Family<prometheus::Counter>* refused_family_ = nullptr;
-  prometheus::Family<prometheus::Counter>* logs_refused_family_ = nullptr;
-  // What owners' analyses cost (the ledger's Costs), by owner.
-  prometheus::Family<prometheus::Counter>* owner_worker_seconds_family_ = nullptr;
-  prometheus::Family<prometheus::Counter>* owner_analyses_family_ = nullptr;
-  // profwatch_history_rotations_total{owner}: an owner's history file rotated.
-  prometheus::Family<prometheus::Counter>* history_rotations_family_ = nullptr;
   // Tracked files at the last scan: when a scan drops many, the freed heap
   // is handed back to the kernel (malloc_trim).
   int64_t tracked_files_ GUARDED_BY(mu_) = 0;
