@@ -16,8 +16,9 @@
 # xplane, --peak-flops, --profile-steps), `compare` in text, markdown and
 # json, and `serve` on the H200 jobs and a generated job tree: its /metrics
 # sorted without the samples that vary from run to run (timestamps, the
-# analysis duration, process_*, workers), then again after a restart from its
-# --state file, and the reports of its --history lines.
+# analysis duration and owners' worker seconds, process_*, workers), then
+# again after a restart from its --state file, and the reports of its
+# --history lines.
 # Output of each binary under WORKDIR/{old,new}; prints the differing files
 # and exits 1 when any differ. Needs curl.
 set -uo pipefail
@@ -137,7 +138,7 @@ run_compare() {  # BIN OUTDIR
 
 # /metrics without what varies between two runs of the same input.
 stable_metrics() {
-  grep -v -E '^(# (HELP|TYPE) )?(process_|profwatch_analysis_duration_seconds|profwatch_last_scan_timestamp_seconds|profwatch_window_analyzed_timestamp_seconds|profwatch_workers_busy|profwatch_scans_total|profwatch_build_info)' |
+  grep -v -E '^(# (HELP|TYPE) )?(process_|profwatch_analysis_duration_seconds|profwatch_owner_worker_seconds_total|profwatch_last_scan_timestamp_seconds|profwatch_window_analyzed_timestamp_seconds|profwatch_workers_busy|profwatch_scans_total|profwatch_build_info)' |
     sort
 }
 
