@@ -15,9 +15,10 @@
 #include <system_error>
 
 #include "core/log.h"
-#include "expose/metric_names.h"
 #include "expose/report.h"
 #include "figures/step_basis.h"
+#include "pipeline/scan_events.h"
+#include "pipeline/state_restore.h"
 #include "store/state_file.h"
 #include "store/state_json.h"
 #include "watch/layout.h"
@@ -27,8 +28,6 @@ namespace profwatch::pipeline {
 namespace {
 
 using std::chrono::milliseconds;
-
-using expose::Metric;
 
 // Hint-triggered rescans are at most this frequent (a writer's burst of
 // IN_MODIFY events must not turn into a scan loop).
@@ -63,15 +62,6 @@ RefusalLimits RefusalLimitsOf(const DaemonOptions& o) {
           o.host_filter};
 }
 
-std::string JoinPaths(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += ",";
-    out += s;
-  }
-  return out;
-}
-
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> store,
@@ -79,81 +69,13 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
     : clock_(clock),
       store_(std::move(store)),
       registry_(std::move(registry)),
+      metrics_(*registry_),
       options_(std::move(options)),
       assembler_(options_.assembler),
       journal_(options_.state_file.empty() ? "" : options_.state_file + ".inflight"),
       persist_throttle_(kPersistGap, kPersistCostFactor),
       publish_throttle_(kPublishGap, kPublishCostFactor) {
   if (options_.workers < 1) options_.workers = 1;
-  // prometheus-cpp throws on invalid names; ours are fixed and valid, so a
-  // throw here is a programming error surfacing at startup, not at scrape.
-  auto CounterFamily = [this](Metric id) -> prometheus::Family<prometheus::Counter>& {
-    const expose::MetricSpec& spec = expose::Spec(id);
-    return prometheus::BuildCounter()
-        .Name(std::string(spec.name))
-        .Help(std::string(spec.help))
-        .Register(*registry_);
-  };
-  auto& analyzed = CounterFamily(Metric::kWindowsAnalyzedTotal);
-  analyzed_ok_ = &analyzed.Add({{"result", "ok"}});
-  analyzed_incomplete_ = &analyzed.Add({{"result", "incomplete"}});
-  analyzed_error_ = &analyzed.Add({{"result", "error"}});
-  run_clashes_total_ = &CounterFamily(Metric::kRunLabelClashesTotal).Add({});
-  const expose::MetricSpec& clashes = expose::Spec(Metric::kJobNameClashes);
-  job_clashes_ = &prometheus::BuildGauge()
-                      .Name(std::string(clashes.name))
-                      .Help(std::string(clashes.help))
-                      .Register(*registry_)
-                      .Add({});
-  future_dirs_total_ = &CounterFamily(Metric::kFutureDirsSkippedTotal).Add({});
-  superseded_total_ = &CounterFamily(Metric::kWindowsSupersededTotal).Add({});
-  state_save_errors_ = &CounterFamily(Metric::kStateSaveErrorsTotal).Add({});
-  const expose::MetricSpec& saved = expose::Spec(Metric::kStateLastSaveSuccessful);
-  state_last_save_ok_ = &prometheus::BuildGauge()
-                             .Name(std::string(saved.name))
-                             .Help(std::string(saved.help))
-                             .Register(*registry_)
-                             .Add({});
-  state_last_save_ok_->Set(1);
-  history_lines_cut_ = &CounterFamily(Metric::kHistoryLinesCutTotal).Add({});
-  state_dropped_family_ = &CounterFamily(Metric::kStateEntriesDroppedTotal);
-  for (const char* reason : {"invalid", "duplicate"})
-    state_dropped_family_->Add({{"reason", reason}});
-  reanalyzed_total_ = &CounterFamily(Metric::kWindowsReanalyzedTotal).Add({});
-  reanalyses_deferred_ = &CounterFamily(Metric::kReanalysesDeferredTotal).Add({});
-  bytes_total_ = &CounterFamily(Metric::kTraceBytesReadTotal).Add({});
-  spill_bytes_total_ = &CounterFamily(Metric::kSpillBytesTotal).Add({});
-  spill_errors_total_ = &CounterFamily(Metric::kSpillErrorsTotal).Add({});
-  const expose::MetricSpec& duration = expose::Spec(Metric::kAnalysisDurationSeconds);
-  duration_ = &prometheus::BuildHistogram()
-                   .Name(std::string(duration.name))
-                   .Help(std::string(duration.help))
-                   .Register(*registry_)
-                   .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.05, 0.1, 0.25, 0.5, 1,
-                                                                    2.5, 5, 10, 30, 60, 120, 300});
-  errors_family_ = &CounterFamily(Metric::kWindowErrorsTotal);
-  // Every reason exists from the start at 0, so alert rules see a reason's
-  // first error as an increase (no `offset` trick that re-fires after a
-  // Prometheus restart).
-  for (ErrorCode code : kAllErrorCodes)
-    errors_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
-  errors_family_->Add({{"reason", std::string(kGiveUpReason)}});
-  errors_family_->Add({{"reason", std::string(kNoDataReason)}});
-  retries_family_ = &CounterFamily(Metric::kWindowRetriesTotal);
-  for (ErrorCode code : kAllErrorCodes) {
-    if (RetryClassOf(code) == RetryClass::kSoon) {
-      retries_family_->Add({{"reason", std::string(ErrorCodeName(code))}});
-    }
-  }
-  scans_total_ = &CounterFamily(Metric::kScansTotal).Add({});
-  history_rotations_family_ = &CounterFamily(Metric::kHistoryRotationsTotal);
-  // By owner: series appear with their first refusal (the alert on them
-  // also reads a series that is new, rules/profwatch.rules.yml).
-  refused_family_ = &CounterFamily(Metric::kScanRefusedTotal);
-  log_parse_errors_ = &CounterFamily(Metric::kLogParseErrorsTotal).Add({});
-  logs_refused_family_ = &CounterFamily(Metric::kTrainingLogsRefusedTotal);
-  owner_worker_seconds_family_ = &CounterFamily(Metric::kOwnerWorkerSecondsTotal);
-  owner_analyses_family_ = &CounterFamily(Metric::kOwnerWindowsAnalyzedTotal);
   TrainingLogsOptions log_options = options_.training_logs;
   log_options.shard = options_.shard;
   log_options.scan_period = options_.poll_interval;
@@ -169,37 +91,6 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
 
 Daemon::~Daemon() { Stop(); }
 
-void Daemon::ReportRootsLocked(const watch::ScanResult& result) {
-  std::map<std::string, bool> readable;
-  for (const watch::RootStatus& root : result.roots) {
-    const bool ok = root.condition == watch::RootCondition::kOk;
-    readable[root.path] = ok;
-    auto before = root_conditions_.find(root.path);
-    if (before != root_conditions_.end() && before->second == root.condition) continue;
-    if (ok) {
-      // Silent on a healthy start; a recovery is worth a line.
-      if (before != root_conditions_.end()) LogInfo("watch root readable", {{"path", root.path}});
-    } else {
-      LogWarn(fmt::format("watch root {}", watch::RootConditionName(root.condition)),
-              {{"path", root.path},
-               {"error", std::error_code(root.error, std::generic_category()).message()},
-               {"stage", "watch"}});
-    }
-    root_conditions_[root.path] = root.condition;
-  }
-  // Roots dropped by a reload leave the exposition.
-  std::erase_if(root_conditions_, [&](const auto& kv) { return readable.count(kv.first) == 0; });
-  watch_roots_ = std::move(readable);
-}
-
-void Daemon::CountError(std::string_view reason, double n) {
-  errors_family_->Add({{"reason", std::string(reason)}}).Increment(n);
-}
-
-void Daemon::CountRetry(std::string_view reason, double n) {
-  retries_family_->Add({{"reason", std::string(reason)}}).Increment(n);
-}
-
 void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view reason) {
   const snapshot::RunKey key{task.run.training_job, task.run.run};
   const auto it = runs_.find(key);
@@ -207,78 +98,44 @@ void Daemon::FlagFailureLocked(const window::WindowTask& task, std::string_view 
   runs_[key] = std::move(flagged);
 }
 
+void Daemon::RestoreStateLocked(TimePoint now) {
+  RestoredState state = LoadStateFile(options_.state_file, options_.shard, now);
+  for (const std::string& reason : state.dropped_reasons) {
+    metrics_.state_dropped_family->Add({{"reason", reason}}).Increment();
+  }
+  runs_ = std::move(state.runs);
+  // Runs older than --retention are not exported with --state either:
+  // from the first scrape on, the set is the one a start without the
+  // file would find (and the file is saved without them).
+  const size_t restored = runs_.size();
+  RetentionSweepLocked(now);
+  // Saved again without what was left out.
+  if (!state.dropped_reasons.empty() || state.other_shard_runs > 0 || runs_.size() != restored) {
+    persist_pending_ = true;
+  }
+  // The file keeps each window's aggregate and step time; its figures
+  // are computed here, once.
+  for (auto& [key, rs] : runs_) snapshot::RefreshFigures(rs);
+  // What each restored run keeps, charged to its owner once a scan
+  // sees the run (the file does not say whose it is).
+  for (const auto& [key, rs] : runs_) {
+    ledger_.KeepState(LedgerRunKey(key.training_job, key.run), watch::kNoOwner,
+                      static_cast<int64_t>(store::SerializeRunState(rs).size()));
+  }
+  KeepWindowsOfRuns(state.windows, runs_);
+  assembler_.Restore(state.windows);
+  LogInfo("state loaded", {{"path", options_.state_file},
+                           {"runs", runs_.size()},
+                           {"windows", state.windows.size()},
+                           {"other_shard_runs_dropped", state.other_shard_runs}});
+  LoadInflightJournal(journal_);
+}
+
 Status Daemon::Start() {
   const TimePoint now = clock_.Now();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!options_.state_file.empty()) {
-      std::optional<LogEvent> warning;
-      store::DaemonState state =
-          store::LoadDaemonStateOrSetAside(options_.state_file, ToUnixSeconds(now), &warning);
-      if (warning) profwatch::Emit(*warning);
-      // Left out alone; the rest of the file loads.
-      for (const store::DroppedStateEntry& d : state.dropped) {
-        state_dropped_family_->Add({{"reason", d.reason}}).Increment();
-        LogWarn("state entry dropped",
-                {{"path", options_.state_file}, {"reason", d.reason}, {"error", d.what}});
-      }
-      if (!state.dropped.empty()) persist_pending_ = true;
-      runs_ = std::move(state.snapshot.runs);
-      // After re-sharding the file may hold runs another shard now owns:
-      // they are neither exported nor saved again.
-      size_t dropped = 0;
-      for (auto it = runs_.begin(); it != runs_.end();) {
-        const bool owned = options_.shard.Owns(it->first.training_job);
-        dropped += owned ? 0 : 1;
-        it = owned ? std::next(it) : runs_.erase(it);
-      }
-      // Runs older than --retention are not exported with --state either:
-      // from the first scrape on, the set is the one a start without the
-      // file would find (and the file is saved without them).
-      const size_t restored = runs_.size();
-      RetentionSweepLocked(now);
-      if (runs_.size() != restored) persist_pending_ = true;
-      // The file keeps each window's aggregate and step time; its figures
-      // are computed here, once.
-      for (auto& [key, rs] : runs_) snapshot::RefreshFigures(rs);
-      // What each restored run keeps, charged to its owner once a scan
-      // sees the run (the file does not say whose it is).
-      for (const auto& [key, rs] : runs_) {
-        ledger_.KeepState(LedgerRunKey(key.training_job, key.run), watch::kNoOwner,
-                          static_cast<int64_t>(store::SerializeRunState(rs).size()));
-      }
-      // A window is restored only with its run: the window of a run the
-      // file no longer exports (expired, or another shard's) is analysed
-      // again if its run is alive, as without the file.
-      std::erase_if(state.windows, [&](const window::AnalysedWindow& w) {
-        return runs_.count(snapshot::RunKey{w.run.training_job, w.run.run}) == 0;
-      });
-      assembler_.Restore(state.windows);
-      if (dropped > 0) persist_pending_ = true;
-      LogInfo("state loaded", {{"path", options_.state_file},
-                               {"runs", runs_.size()},
-                               {"windows", state.windows.size()},
-                               {"other_shard_runs_dropped", dropped}});
-      std::optional<LogEvent> journal_warning;
-      if (Status s = journal_.Load(&journal_warning); !s) {
-        LogWarn("in-flight journal not read",
-                {{"path", journal_.path()}, {"error", s.error().ToString()}});
-      }
-      if (journal_warning) profwatch::Emit(*journal_warning);
-      for (const store::InflightRecord& r : journal_.Records()) {
-        if (r.deaths <= 0) continue;
-        LogWarn(
-            "the daemon died while analysing a window",
-            {{"training_job", r.training_job},
-             {"run", r.run},
-             {"window", r.window},
-             {"deaths", r.deaths},
-             {"next", r.deaths >= kMaxDeathsPerWindow ? "failed as crashed unless its files change"
-                                                      : "analysed again alone"}});
-      }
-    }
-    PublishLocked(now);
-  }
+  MutexLock lock(mu_);
+  if (!options_.state_file.empty()) RestoreStateLocked(now);
+  PublishLocked(now);
   if (options_.use_inotify) {
     auto w = watch::MakeInotifyWatcher();
     if (w) {
@@ -299,8 +156,10 @@ Status Daemon::Start() {
     LogInfo("shard", {{"shard", options_.shard.index}, {"shards", options_.shard.count}});
   }
   busy_.assign(static_cast<size_t>(options_.workers), WorkerSlot{});
+  const int workers = options_.workers;
+  lock.Unlock();
   scan_thread_ = std::thread([this] { ScanLoop(); });
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
   return {};
 }
 
@@ -311,17 +170,17 @@ void Daemon::Stop() {
   if (scan_thread_.joinable()) scan_thread_.join();
   size_t abandoned = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     abandoned = assembler_.Waiting();  // not yet started: analysed after the next start
   }
-  queue_cv_.notify_all();
-  alone_cv_.notify_all();
+  queue_cv_.NotifyAll();
+  alone_cv_.NotifyAll();
   for (std::thread& t : workers_) t.join();  // in-flight analyses finish
   workers_.clear();
   std::optional<StateSave> save;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (publish_pending_) PublishLocked(clock_.Now());
     save = SerializeStateLocked(clock_.Now());
   }
@@ -330,7 +189,7 @@ void Daemon::Stop() {
 }
 
 void Daemon::Reload(const DaemonOptions& next) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (next.roots != options_.roots || next.root_jobs != options_.root_jobs ||
       next.workers != options_.workers || next.use_inotify != options_.use_inotify ||
       next.state_file != options_.state_file || next.shard != options_.shard) {
@@ -367,7 +226,7 @@ void Daemon::ScanLoop() {
     milliseconds poll_interval;
     TimePoint deadline = TimePoint::max();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       scan_options.roots = options_.roots;
       scan_options.root_jobs = options_.root_jobs;
       scan_options.host_filter = options_.host_filter;
@@ -406,7 +265,7 @@ void Daemon::ScanLoop() {
     }
     std::optional<StateSave> save;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       save = DispatchLocked(now, due, changed);
     }
     WriteState(std::move(save));
@@ -422,12 +281,12 @@ void Daemon::ScanLoop() {
 std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
   watch::ScanResult result = watch::Scan(scan_options);
   if (result.stopped) return std::nullopt;
-  scans_total_->Increment();
+  metrics_.scans_total->Increment();
   watcher_->AddDirectories(result.dirs, result.dir_owners);
   const TimePoint now = clock_.Now();
   std::set<std::string> run_dirs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     run_dirs = ObserveScanLocked(result, now);
     training_logs_->SetConfinement(confine_roots_);
   }
@@ -437,8 +296,13 @@ std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options
 
 std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result, TimePoint now) {
   const window::Assembler::ScanNotes notes = assembler_.ObserveScan(result.files, now);
-  ReportScanNotesLocked(notes);
-  ReportRootsLocked(result);
+  metrics_.future_dirs_total->Increment(static_cast<double>(notes.future_dirs.size()));
+  int64_t superseded = static_cast<int64_t>(notes.superseded.size());
+  for (const window::Assembler::Backlog& b : notes.backlog) superseded += b.windows;
+  metrics_.superseded_total->Increment(static_cast<double>(superseded));
+  metrics_.run_clashes_total->Increment(static_cast<double>(notes.clashes.size()));
+  Emit(ScanNoteEvents(notes, options_.assembler.windows_at_first_sight));
+  Emit(RootEvents(result, root_conditions_, watch_roots_));
   ObserveScanRefusals(ledger_, result, notes, watcher_->UnwatchedByOwner(),
                       RefusalLimitsOf(options_));
   if (ledger_.HasRunsWithoutOwner()) {
@@ -466,8 +330,8 @@ std::set<std::string> Daemon::ObserveScanLocked(const watch::ScanResult& result,
   const int64_t found = static_cast<int64_t>(result.files.size());
   if (found + kTrimAfterDroppedFiles <= tracked_files_) malloc_trim(0);
   tracked_files_ = found;
-  ReportSkippedLocked(result);
-  job_clashes_->Set(static_cast<double>(result.job_clashes.size()));
+  Emit(SkippedEvents(result, last_permission_errors_, last_symlinks_skipped_));
+  metrics_.job_clashes->Set(static_cast<double>(result.job_clashes.size()));
   Emit(JobClashEvents(clashing_jobs_, result.job_clashes));
   // The runs the assembler took: those its owner's run cap left out get no
   // training-log reader either.
@@ -481,72 +345,15 @@ void Daemon::ApplyLedgerLocked() {
   const ledger::Changes changes = ledger_.TakeChanges();
   if (changes.empty()) return;
   for (const auto& [key, n] : changes.refused) {
-    refused_family_->Add({{"reason", key.first}, {"owner", watch::OwnerLabel(key.second)}})
+    metrics_.refused_family->Add({{"reason", key.first}, {"owner", watch::OwnerLabel(key.second)}})
         .Increment(static_cast<double>(n));
   }
   for (const auto& [owner, c] : changes.costs) {
     const prometheus::Labels labels = {{"owner", watch::OwnerLabel(owner)}};
-    owner_worker_seconds_family_->Add(labels).Increment(c.worker_seconds);
-    owner_analyses_family_->Add(labels).Increment(static_cast<double>(c.analyses));
+    metrics_.owner_worker_seconds_family->Add(labels).Increment(c.worker_seconds);
+    metrics_.owner_analyses_family->Add(labels).Increment(static_cast<double>(c.analyses));
   }
   Emit(RefusalEvents(changes, RefusalLimitsOf(options_)));
-}
-
-void Daemon::ReportScanNotesLocked(const window::Assembler::ScanNotes& notes) {
-  for (const std::string& dir : notes.future_dirs) {
-    future_dirs_total_->Increment();
-    LogWarn("profile dir dated in the future skipped",
-            {{"path", dir},
-             {"stage", "window"},
-             {"hint",
-              "clock skew or a copied tree; it is analysed once the clock reaches it "
-              "(--future-tolerance)"}});
-  }
-  superseded_total_->Increment(static_cast<double>(notes.superseded.size()));
-  Emit(SupersededEvents(notes.superseded));
-  for (const window::Assembler::Backlog& b : notes.backlog) {
-    superseded_total_->Increment(static_cast<double>(b.windows));
-    // A run dir first seen has only its newest windows_at_first_sight
-    // windows considered.
-    LogInfo("older windows of a run not considered",
-            {{"training_job", b.run.training_job},
-             {"run", b.run.run},
-             {"windows", b.windows},
-             {"oldest_considered", b.newest_id},
-             {"stage", "window"},
-             {"windows_at_first_sight", options_.assembler.windows_at_first_sight}});
-  }
-  for (const window::Assembler::RunClash& c : notes.clashes) {
-    run_clashes_total_->Increment();
-    LogError("two run dirs have the same labels, the second is not analysed",
-             {{"training_job", c.run.training_job},
-              {"run", c.run.run},
-              {"kept", c.kept_dir},
-              {"path", c.skipped_dir},
-              {"stage", "window"},
-              {"hint", "watch them under roots that give distinct job names"}});
-  }
-}
-
-void Daemon::ReportSkippedLocked(const watch::ScanResult& result) {
-  if (result.permission_errors != last_permission_errors_) {
-    if (result.permission_errors > 0) {
-      LogWarn("scan skipped unreadable entries",
-              {{"count", result.permission_errors},
-               {"paths", JoinPaths(result.permission_error_paths)},
-               {"stage", "watch"}});
-    }
-    last_permission_errors_ = result.permission_errors;
-  }
-  if (result.symlinks_skipped != last_symlinks_skipped_) {
-    if (result.symlinks_skipped > 0) {
-      LogWarn("scan skipped directory links out of the watch root",
-              {{"count", result.symlinks_skipped},
-               {"stage", "watch"},
-               {"hint", "pass --follow-symlinks to walk them"}});
-    }
-    last_symlinks_skipped_ = result.symlinks_skipped;
-  }
 }
 
 std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scanned, bool changed) {
@@ -556,11 +363,11 @@ std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scan
     ObserveExpired(ledger_, e, runs_.count({e.run.training_job, e.run.run}) != 0);
   }
   ApplyLedgerLocked();
-  reanalyses_deferred_->Increment(static_cast<double>(ready_notes.paced.size()));
+  metrics_.reanalyses_deferred->Increment(static_cast<double>(ready_notes.paced.size()));
   Emit(ReadyNoteEvents(ready_notes, now, options_.assembler.window_timeout,
                        options_.assembler.retention));
   if (queued > 0) {
-    queue_cv_.notify_all();
+    queue_cv_.NotifyAll();
     changed = true;
   }
   // The oldest waiting window's age grows while any waits.
@@ -584,7 +391,7 @@ milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_
                                   TimePoint now) {
   TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxIdle);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const TimePoint deadline = assembler_.NextDeadline().value_or(TimePoint::max());
     if (deadline > cadence.last_scan) wake = std::min(wake, deadline);
     if (publish_pending_) wake = std::min(wake, publish_throttle_.next());
@@ -604,22 +411,23 @@ void Daemon::WorkerLoop(int index) {
   pthread_setname_np(pthread_self(), kWorkerThreadName);
   // Analysis is background work: let training and the scrape path go first.
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  int worker_nice = 0;
+  {
+    MutexLock lock(mu_);
+    worker_nice = options_.worker_nice;
+  }
   errno = 0;
   const int current = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), current + options_.worker_nice) != 0) {
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(tid), current + worker_nice) != 0) {
     LogDebug("setpriority failed", {{"worker", index}});
   }
   for (;;) {
     window::WindowTask task;
     DaemonOptions options;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       std::optional<window::WindowTask> next;
-      queue_cv_.wait(lock, [&] {
-        if (stopping_) return true;
-        next = assembler_.TakeNext(clock_.Now());
-        return next.has_value();
-      });
+      while (!stopping_ && !(next = assembler_.TakeNext(clock_.Now()))) queue_cv_.Wait(mu_);
       if (stopping_) return;
       task = std::move(*next);
       options = options_;
@@ -629,7 +437,7 @@ void Daemon::WorkerLoop(int index) {
     bool alone = false;
     if (!BeginAnalysis(task, options, &alone)) continue;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       busy_[index] = WorkerSlot{clock_.Now(), task.run, task.window_id, false};
       UpdateWorkersLocked(clock_.Now());
       const bool was_pending = publish_pending_;
@@ -640,15 +448,15 @@ void Daemon::WorkerLoop(int index) {
     try {
       RunTask(task, options);
     } catch (const std::exception& e) {
-      CountError("internal");
+      metrics_.CountError("internal");
       LogError("worker failed",
                {{"reason", "internal"}, {"window", task.window_id}, {"error", e.what()}});
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       FlagFailureLocked(task, "internal");
     } catch (...) {
-      CountError("internal");
+      metrics_.CountError("internal");
       LogError("worker failed", {{"reason", "internal"}, {"window", task.window_id}});
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       FlagFailureLocked(task, "internal");
     }
     // Shutting down mid-way is no result: the record stays (not in flight).
@@ -657,7 +465,7 @@ void Daemon::WorkerLoop(int index) {
     // by now it is released (and an abandoned window forgotten).
     if (task.total_files >= kTrimAfterDroppedFiles) malloc_trim(0);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       busy_[index] = WorkerSlot{};
       if (UpdateWorkersLocked(clock_.Now())) PublishSoonLocked(clock_.Now());
     }
@@ -681,15 +489,15 @@ bool Daemon::BeginAnalysis(const window::WindowTask& task, const DaemonOptions& 
     crashed.outcome.window_error = CrashedError(d.deaths);
     std::optional<StateSave> save;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       save = RecordResultLocked(task, std::move(crashed), options, clock_.Now());
     }
     WriteState(std::move(save));
     return false;
   }
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    alone_cv_.wait(lock, [&] { return stopping_ || (!alone_ && (!d.alone || analysing_ == 0)); });
+    MutexLock lock(mu_);
+    while (!stopping_ && (alone_ || (d.alone && analysing_ != 0))) alone_cv_.Wait(mu_);
     ++analysing_;
     if (d.alone) alone_ = true;
   }
@@ -714,11 +522,11 @@ void Daemon::EndAnalysis(const window::WindowTask& task, bool alone, bool finish
             {{"path", journal_.path()}, {"error", s.error().ToString()}});
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     --analysing_;
     if (alone) alone_ = false;
   }
-  alone_cv_.notify_all();
+  alone_cv_.NotifyAll();
 }
 
 void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& options) {
@@ -740,12 +548,12 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   // Counted before the window is published, so a scrape that shows the
   // window shows what reading it cost.
   if (result) {
-    bytes_total_->Increment(static_cast<double>(result->bytes_read));
-    spill_bytes_total_->Increment(static_cast<double>(result->spilled_bytes));
+    metrics_.bytes_total->Increment(static_cast<double>(result->bytes_read));
+    metrics_.spill_bytes_total->Increment(static_cast<double>(result->spilled_bytes));
     for (const auto& e : result->spill_errors) {
       // The figures are unchanged, but the file's intervals stayed in memory:
       // a large window can then outgrow the daemon's memory limit.
-      spill_errors_total_->Increment();
+      metrics_.spill_errors_total->Increment();
       LogWarn("spill failed, intervals kept in memory", {{"training_job", task.run.training_job},
                                                          {"run", task.run.run},
                                                          {"window", task.window_id},
@@ -763,11 +571,11 @@ void Daemon::RunTask(const window::WindowTask& task, const DaemonOptions& option
   const TimePoint now = clock_.Now();
   std::optional<StateSave> save;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     save = RecordResultLocked(task, std::move(finished), options, now);
   }
   WriteState(std::move(save));
-  duration_->Observe(seconds);
+  metrics_.duration->Observe(seconds);
 }
 
 std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::WindowTask& task,
@@ -793,8 +601,8 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
   if (room.daemon) policy.daemon_state_room = static_cast<size_t>(*room.daemon);
   WindowVerdict v = DecideWindow(task, w, previous, now, policy);
   if (v.published) ledger_.KeepState(kept_key, task.owner, static_cast<int64_t>(v.state_bytes));
-  for (const auto& [reason, n] : v.retries) CountRetry(reason, static_cast<double>(n));
-  for (const auto& [reason, n] : v.errors) CountError(reason, static_cast<double>(n));
+  for (const auto& [reason, n] : v.retries) metrics_.CountRetry(reason, static_cast<double>(n));
+  for (const auto& [reason, n] : v.errors) metrics_.CountError(reason, static_cast<double>(n));
   Emit(v.logs);
   if (v.superseded_history) AppendHistoryLocked(*v.superseded_history, task.owner, now);
   if (v.published) {
@@ -802,7 +610,7 @@ std::optional<Daemon::StateSave> Daemon::RecordResultLocked(const window::Window
     training_logs_->UpdateWindowSteps(key, rs.window_log,
                                       v.replaced_log ? &*v.replaced_log : nullptr);
     ChooseStepLocked(rs, options);
-    if (task.reanalysis) reanalyzed_total_->Increment();
+    if (task.reanalysis) metrics_.reanalyzed_total->Increment();
     AppendHistoryLocked(rs, task.owner, now);
     exported_serial_[key] = task.serial;
   }
@@ -833,7 +641,7 @@ void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owne
   const std::string line = store::HistoryLine(rs, ToUnixSeconds(now), expose::RunReportToJson(rs),
                                               store::kMaxHistoryLineBytes, &cut);
   if (cut) {
-    history_lines_cut_->Increment();
+    metrics_.history_lines_cut->Increment();
     LogWarn("history line over its cap, written without state and report",
             {{"training_job", rs.key.training_job},
              {"run", rs.key.run},
@@ -851,7 +659,7 @@ void Daemon::AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owne
              {"path", history_->PathOf(owner)},
              {"max_bytes", options_.history_max_bytes},
              {"hint", "raise --history-max-bytes (per owner) to keep more"}});
-    history_rotations_family_->Add({{"owner", watch::OwnerLabel(owner)}}).Increment();
+    metrics_.history_rotations_family->Add({{"owner", watch::OwnerLabel(owner)}}).Increment();
   }
 }
 
@@ -916,6 +724,7 @@ void Daemon::PublishLocked(TimePoint now) {
   }
   // A run exported now is no longer skipped (a later expiry counts again).
   ledger_.KeepRefusals(kRetentionReason, [&](const ledger::Refusal& r) {
+    mu_.AssertHeld();  // called back here, synchronously
     return runs_.count({r.run.training_job, r.run.run}) == 0;
   });
   for (const auto& [key, r] : ledger_.Refused(kRetentionReason)) {
@@ -929,9 +738,9 @@ void Daemon::PublishLocked(TimePoint now) {
   next->metrics_detail = options_.metrics_detail;
   next->state_save_error = state_save_error_;
   store_->Publish(std::move(next));
-  analyzed_ok_->Increment(static_cast<double>(unpublished_.ok));
-  analyzed_incomplete_->Increment(static_cast<double>(unpublished_.incomplete));
-  analyzed_error_->Increment(static_cast<double>(unpublished_.error));
+  metrics_.analyzed_ok->Increment(static_cast<double>(unpublished_.ok));
+  metrics_.analyzed_incomplete->Increment(static_cast<double>(unpublished_.incomplete));
+  metrics_.analyzed_error->Increment(static_cast<double>(unpublished_.error));
   unpublished_ = {};
   publish_pending_ = false;
   publish_throttle_.Saved(started, clock_.Now());
@@ -947,7 +756,7 @@ void Daemon::ObserveLogRuns(const watch::ScanResult& result,
     if (seen.insert(loc.key).second) runs.push_back(std::move(loc));
   }
   for (const auto& [owner, n] : training_logs_->ObserveRuns(runs)) {
-    logs_refused_family_
+    metrics_.logs_refused_family
         ->Add({{"owner", watch::OwnerLabel(owner)}, {"reason", std::string(kLogMaxFollowedReason)}})
         .Increment(static_cast<double>(n));
   }
@@ -957,16 +766,16 @@ bool Daemon::PollTrainingLogs(TimePoint now, bool discover) {
   std::vector<LogUpdate> updates = training_logs_->Poll(discover);
   watcher_->AddDirectories(training_logs_->LogDirectories());
   for (const auto& [owner, n] : training_logs_->TakeRefusedLogs()) {
-    logs_refused_family_
+    metrics_.logs_refused_family
         ->Add({{"owner", watch::OwnerLabel(owner)}, {"reason", std::string(kLogNotTheRunsReason)}})
         .Increment(static_cast<double>(n));
   }
   if (updates.empty()) return false;
   bool changed = false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (LogUpdate& u : updates) {
     if (u.new_parse_errors > 0) {
-      log_parse_errors_->Increment(static_cast<double>(u.new_parse_errors));
+      metrics_.log_parse_errors->Increment(static_cast<double>(u.new_parse_errors));
     }
     for (const std::string& w : u.new_warnings) {
       LogWarn("training log", {{"training_job", u.key.training_job},
@@ -1063,19 +872,19 @@ void Daemon::WriteState(std::optional<StateSave> save) {
   if (!save) return;
   std::string error;
   {
-    std::lock_guard<std::mutex> lock(persist_mu_);
+    MutexLock lock(persist_mu_);
     if (save->seq <= written_seq_) return;  // a newer save is on disk already
     written_seq_ = save->seq;
     Status s = store::WriteFileAtomic(save->path, save->data);
     if (!s) {
       error = s.error().ToString();
-      state_save_errors_->Increment();
+      metrics_.state_save_errors->Increment();
       LogWarn("state not saved", {{"path", save->path}, {"error", error}});
     }
-    state_last_save_ok_->Set(error.empty() ? 1 : 0);
+    metrics_.state_last_save_ok->Set(error.empty() ? 1 : 0);
   }
   // `started` may predate the wait for mu_; the save's own cost is measured.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   persist_throttle_.Saved(save->started, clock_.Now());
   // /-/ready says whether the last save failed as soon as that changes.
   if (error != state_save_error_) {

@@ -22,23 +22,19 @@
 // counted (profwatch_scan_refused_total{reason}) and logged once per change.
 //
 // Thread-safety: Start/Stop/Reload from one controlling thread. Everything
-// else is internal. Lifetime: the store, registry and clock must outlive the
+// else is internal: what mu_ guards is declared GUARDED_BY(mu_) and the
+// *Locked methods REQUIRES(mu_), which clang's builds check
+// (core/thread_annotations.h). Lifetime: the store, registry and clock must outlive the
 // Daemon.
 #pragma once
 
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,9 +43,11 @@
 
 #include "analysis/analyze.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/result.h"
 #include "ledger/ledger.h"
 #include "pipeline/refusals.h"
+#include "pipeline/self_metrics.h"
 #include "pipeline/training_logs.h"
 #include "pipeline/window_policy.h"
 #include "snapshot/snapshot.h"
@@ -116,14 +114,14 @@ class Daemon {
   Daemon& operator=(const Daemon&) = delete;
 
   // Loads --state (publishing it at once), then starts the threads.
-  Status Start();
+  Status Start() EXCLUDES(mu_);
   // Stops accepting work, lets in-flight analyses finish, persists, joins.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
   // Applies reloadable options (analysis, step time, retention, settle,
   // expectations, retries, poll interval, host filter). Roots, workers,
   // inotify, the shard and the state file need a restart; a change to them
   // is logged.
-  void Reload(const DaemonOptions& options);
+  void Reload(const DaemonOptions& options) EXCLUDES(mu_);
 
   // Counters, for tests.
   int64_t WindowsAnalyzed() const { return windows_analyzed_.load(); }
@@ -152,33 +150,32 @@ class Daemon {
     TimePoint last_log_poll{};
   };
 
+  // Restores --state (pipeline/state_restore.h) into runs_, the ledger and
+  // the assembler, sweeping it for retention.
+  void RestoreStateLocked(TimePoint now) REQUIRES(mu_);
   void ScanLoop();
   // Walks the roots and feeds the result to the assembler; returns when it
   // was taken (the clock after the walk), nullopt when the stop flag cut
   // the walk short (nothing is fed).
   std::optional<TimePoint> ScanOnce(const watch::ScanOptions& scan_options);
-  // Under mu_: the assembler, ledger, reports and confinement roots after a
+  // The assembler, ledger, reports and confinement roots after a
   // scan; returns the run dirs the assembler took (the others are over a cap).
-  std::set<std::string> ObserveScanLocked(const watch::ScanResult& result, TimePoint now);
-  // Under mu_: applies what changed in the ledger: refusal counters by owner
+  std::set<std::string> ObserveScanLocked(const watch::ScanResult& result, TimePoint now)
+      REQUIRES(mu_);
+  // Applies what changed in the ledger: refusal counters by owner
   // and reason, one log line per change (pipeline/refusals.h).
-  void ApplyLedgerLocked();
-  // Under mu_: counts and logs what the assembler skipped in a scan.
-  void ReportScanNotesLocked(const window::Assembler::ScanNotes& notes);
-  // Under mu_: logs the scan's unreadable entries and skipped directory
-  // links when their counts change.
-  void ReportSkippedLocked(const watch::ScanResult& result);
-  // Under mu_: queues ready windows, recounts workers, sweeps retention,
+  void ApplyLedgerLocked() REQUIRES(mu_);
+  // Queues ready windows, recounts workers, sweeps retention,
   // publishes (at once after a scan, else throttled) and returns a due
   // state save. `changed`: published state changed before this call.
-  std::optional<StateSave> DispatchLocked(TimePoint now, bool scanned, bool changed);
+  std::optional<StateSave> DispatchLocked(TimePoint now, bool scanned, bool changed) REQUIRES(mu_);
   // How long the scan thread may sleep: until the next poll, assembler
   // deadline, hint gap or throttled publish, at most kMaxIdle.
   std::chrono::milliseconds SleepTimeout(const ScanCadence& cadence,
                                          std::chrono::milliseconds poll_interval, TimePoint now);
-  // Under mu_: recounts the busy and stuck workers at `now` and logs each
+  // Recounts the busy and stuck workers at `now` and logs each
   // window that became stuck once; true when a published count changed.
-  bool UpdateWorkersLocked(TimePoint now);
+  bool UpdateWorkersLocked(TimePoint now) REQUIRES(mu_);
   void WorkerLoop(int index);
   // The crash-loop guard before `task` is analysed (DecideInflight on the
   // in-flight journal): false when the window is failed as crashed instead
@@ -188,38 +185,37 @@ class Daemon {
   bool BeginAnalysis(const window::WindowTask& task, const DaemonOptions& options, bool* alone);
   void EndAnalysis(const window::WindowTask& task, bool alone, bool finished);
   void RunTask(const window::WindowTask& task, const DaemonOptions& options);
-  // Under mu_: asks the assembler and the window policy about the finished
+  // Asks the assembler and the window policy about the finished
   // analysis of `task` and applies the verdict (counters, log events, run
   // state, history, publish); returns a due state save.
   std::optional<StateSave> RecordResultLocked(const window::WindowTask& task, FinishedWindow w,
-                                              const DaemonOptions& options, TimePoint now);
-  // Under mu_: appends the run's history line (--history) to its owner's
+                                              const DaemonOptions& options, TimePoint now)
+      REQUIRES(mu_);
+  // Appends the run's history line (--history) to its owner's
   // file, warning on failure and logging an owner's first rotation.
-  void AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owner, TimePoint now);
-  // Under mu_: builds and publishes the next snapshot from runs_, then counts
+  void AppendHistoryLocked(const snapshot::RunState& rs, watch::Owner owner, TimePoint now)
+      REQUIRES(mu_);
+  // Builds and publishes the next snapshot from runs_, then counts
   // the window results it carries (unpublished_).
-  void PublishLocked(TimePoint now);
-  // Under mu_: PublishLocked now (true), or once publish_throttle_ allows
+  void PublishLocked(TimePoint now) REQUIRES(mu_);
+  // PublishLocked now (true), or once publish_throttle_ allows
   // (false; the scan loop publishes what is pending).
-  bool PublishSoonLocked(TimePoint now);
-  void RetentionSweepLocked(TimePoint now);
-  // Under mu_: the state to save now (nullopt without --state). The
+  bool PublishSoonLocked(TimePoint now) REQUIRES(mu_);
+  void RetentionSweepLocked(TimePoint now) REQUIRES(mu_);
+  // The state to save now (nullopt without --state). The
   // throttle counts the save from here; WriteState adds the write's cost.
-  std::optional<StateSave> SerializeStateLocked(TimePoint now);
-  // Under mu_: SerializeStateLocked now, or nullopt and pending until
+  std::optional<StateSave> SerializeStateLocked(TimePoint now) REQUIRES(mu_);
+  // SerializeStateLocked now, or nullopt and pending until
   // persist_throttle_ allows (the scan loop, which wakes at least every
   // second, saves what is pending). A save serialises every run: the
   // throttle bounds the share of time spent saving (store::SaveThrottle).
-  std::optional<StateSave> PersistSoonLocked(TimePoint now);
+  std::optional<StateSave> PersistSoonLocked(TimePoint now) REQUIRES(mu_);
   // Without mu_: writes `save` (atomic write-rename) unless a newer save is
   // on disk already, counting a failed write; nothing for nullopt.
-  void WriteState(std::optional<StateSave> save);
-  void CountError(std::string_view reason, double n = 1);
-  // profwatch_window_retries_total{reason}: a file not ready yet, retried.
-  void CountRetry(std::string_view reason, double n = 1);
-  // Under mu_: sets the run's window_failure (profwatch_window_failed),
+  void WriteState(std::optional<StateSave> save) EXCLUDES(mu_);
+  // Sets the run's window_failure (profwatch_window_failed),
   // creating a window-less run entry when the run has none yet.
-  void FlagFailureLocked(const window::WindowTask& task, std::string_view reason);
+  void FlagFailureLocked(const window::WindowTask& task, std::string_view reason) REQUIRES(mu_);
   // Training logs (scan thread): registers the scanned runs, then polls the
   // logs outside mu_ and applies what changed under it. True if published
   // state changed.
@@ -227,60 +223,57 @@ class Daemon {
   void ObserveLogRuns(const watch::ScanResult& result, const std::set<std::string>& run_dirs);
   // `discover`: also look for logs of runs without one (on scans).
   bool PollTrainingLogs(TimePoint now, bool discover);
-  // Under mu_: the run's log profiler_steps, one input of the profile-step
+  // The run's log profiler_steps, one input of the profile-step
   // choice (aggregate/profile_steps.h).
-  void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const;
-  // Under mu_: picks the step source, logging a missing one once per run.
-  void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options);
-  // Under mu_: records each root's readability for the next snapshot and
-  // logs each root whose condition changed (a warning naming it while it
-  // cannot be walked).
-  void ReportRootsLocked(const watch::ScanResult& result);
+  void ApplyRunProfileStepsLocked(const window::WindowTask& task, DaemonOptions& options) const
+      REQUIRES(mu_);
+  // Picks the step source, logging a missing one once per run.
+  void ChooseStepLocked(snapshot::RunState& rs, const DaemonOptions& options) REQUIRES(mu_);
 
   const Clock& clock_;
   std::shared_ptr<snapshot::SnapshotStore> store_;
   std::shared_ptr<prometheus::Registry> registry_;
+  SelfMetrics metrics_;  // in registry_
 
-  mutable std::mutex mu_;
-  DaemonOptions options_;
-  window::Assembler assembler_;
-  std::map<snapshot::RunKey, snapshot::RunState> runs_;
-  std::map<snapshot::RunKey, uint64_t> exported_serial_;
-  double last_scan_unix_ = 0;
-  int64_t last_permission_errors_ = 0;
-  int64_t last_symlinks_skipped_ = 0;
+  mutable Mutex mu_;
+  DaemonOptions options_ GUARDED_BY(mu_);
+  window::Assembler assembler_ GUARDED_BY(mu_);
+  std::map<snapshot::RunKey, snapshot::RunState> runs_ GUARDED_BY(mu_);
+  std::map<snapshot::RunKey, uint64_t> exported_serial_ GUARDED_BY(mu_);
+  double last_scan_unix_ GUARDED_BY(mu_) = 0;
+  int64_t last_permission_errors_ GUARDED_BY(mu_) = 0;
+  int64_t last_symlinks_skipped_ GUARDED_BY(mu_) = 0;
   // Workers wait here for the assembler's fair queue (Schedule, TakeNext).
-  std::condition_variable queue_cv_;
-  // Under mu_: workers analysing a window now (past BeginAnalysis), and
+  CondVar queue_cv_;
+  // Workers analysing a window now (past BeginAnalysis), and
   // whether one analyses a window alone (a daemon died on it before): no
   // other analysis starts meanwhile, and it starts only when none runs.
-  int analysing_ = 0;
-  bool alone_ = false;
-  std::condition_variable alone_cv_;
+  int analysing_ GUARDED_BY(mu_) = 0;
+  bool alone_ GUARDED_BY(mu_) = false;
+  CondVar alone_cv_;
   // `<--state>.inflight` (store/inflight_journal.h); no-op without --state.
   store::InflightJournal journal_{""};
   // Per worker: since when (clock_) it works on a window, and whether that
-  // window was logged as stuck; guarded by mu_.
-  std::vector<WorkerSlot> busy_;
-  int64_t workers_busy_ = 0;   // guarded by mu_, published
-  int64_t workers_stuck_ = 0;  // guarded by mu_, published
-  bool stopping_ = false;
+  // window was logged as stuck.
+  std::vector<WorkerSlot> busy_ GUARDED_BY(mu_);
+  int64_t workers_busy_ GUARDED_BY(mu_) = 0;   // published
+  int64_t workers_stuck_ GUARDED_BY(mu_) = 0;  // published
+  bool stopping_ GUARDED_BY(mu_) = false;
   // Held while a state save is written, never together with mu_.
-  std::mutex persist_mu_;
-  uint64_t written_seq_ = 0;              // guarded by persist_mu_
-  uint64_t save_seq_ = 0;                 // guarded by mu_
-  store::SaveThrottle persist_throttle_;  // guarded by mu_
-  bool persist_pending_ = false;          // guarded by mu_
-  std::string state_save_error_;          // guarded by mu_, published
-  store::SaveThrottle publish_throttle_;  // guarded by mu_
-  bool publish_pending_ = false;          // guarded by mu_
-  // Window results not yet in a published snapshot, by result label;
-  // guarded by mu_.
+  Mutex persist_mu_;
+  uint64_t written_seq_ GUARDED_BY(persist_mu_) = 0;
+  uint64_t save_seq_ GUARDED_BY(mu_) = 0;
+  store::SaveThrottle persist_throttle_ GUARDED_BY(mu_);
+  bool persist_pending_ GUARDED_BY(mu_) = false;
+  std::string state_save_error_ GUARDED_BY(mu_);  // published
+  store::SaveThrottle publish_throttle_ GUARDED_BY(mu_);
+  bool publish_pending_ GUARDED_BY(mu_) = false;
+  // Window results not yet in a published snapshot, by result label.
   struct ResultCounts {
     int64_t ok = 0;
     int64_t incomplete = 0;
     int64_t error = 0;
-  } unpublished_;
+  } unpublished_ GUARDED_BY(mu_);
 
   std::unique_ptr<watch::Watcher> watcher_;
   std::thread scan_thread_;
@@ -289,59 +282,29 @@ class Daemon {
   std::atomic<bool> rescan_requested_{false};
   std::atomic<int64_t> windows_analyzed_{0};
 
-  prometheus::Counter* analyzed_ok_ = nullptr;  // profwatch_windows_analyzed_total{result}
-  prometheus::Counter* analyzed_incomplete_ = nullptr;
-  prometheus::Counter* analyzed_error_ = nullptr;
-  prometheus::Counter* state_save_errors_ = nullptr;
-  prometheus::Gauge* state_last_save_ok_ = nullptr;
-  prometheus::Counter* history_lines_cut_ = nullptr;
-  prometheus::Counter* future_dirs_total_ = nullptr;
-  prometheus::Counter* superseded_total_ = nullptr;
-  prometheus::Counter* run_clashes_total_ = nullptr;
-  // profwatch_job_name_clashes, and the names clashing now (logged once each).
-  prometheus::Gauge* job_clashes_ = nullptr;
-  std::set<std::string> clashing_jobs_;
-  prometheus::Counter* reanalyzed_total_ = nullptr;
-  prometheus::Counter* reanalyses_deferred_ = nullptr;  // the assembler's ReadyNotes::paced
-  prometheus::Counter* bytes_total_ = nullptr;
-  prometheus::Counter* spill_bytes_total_ = nullptr;
-  prometheus::Counter* spill_errors_total_ = nullptr;
-  prometheus::Histogram* duration_ = nullptr;
-  prometheus::Family<prometheus::Counter>* errors_family_ = nullptr;
-  prometheus::Family<prometheus::Counter>* retries_family_ = nullptr;
-  // profwatch_state_entries_dropped_total{reason}
-  prometheus::Family<prometheus::Counter>* state_dropped_family_ = nullptr;
+  // The job names clashing now (logged once each).
+  std::set<std::string> clashing_jobs_ GUARDED_BY(mu_);
 
   // Training logs: the tailers belong to the scan thread; the figures go
   // into runs_ under mu_.
   std::unique_ptr<TrainingLogs> training_logs_;
-  std::map<snapshot::RunKey, int64_t> log_profile_steps_;  // under mu_
-  std::set<snapshot::RunKey> step_missing_logged_;         // under mu_
+  std::map<snapshot::RunKey, int64_t> log_profile_steps_ GUARDED_BY(mu_);
+  std::set<snapshot::RunKey> step_missing_logged_ GUARDED_BY(mu_);
   std::unique_ptr<store::OwnerHistory> history_;
-  prometheus::Counter* log_parse_errors_ = nullptr;
-  prometheus::Counter* scans_total_ = nullptr;
-  // Under mu_: the last condition seen per configured root, and what the
+  // The last condition seen per configured root, and what the
   // snapshot exports of it.
-  std::map<std::string, watch::RootCondition> root_conditions_;
-  std::map<std::string, bool> watch_roots_;
-  // Under mu_: what is refused and what the per-owner caps leave out, by
+  std::map<std::string, watch::RootCondition> root_conditions_ GUARDED_BY(mu_);
+  std::map<std::string, bool> watch_roots_ GUARDED_BY(mu_);
+  // What is refused and what the per-owner caps leave out, by
   // owner (refusals counted once while they stay; runs skipped for
   // retention, which the landing page lists). Bounded by what is on disk.
-  ledger::Ledger ledger_;
-  // profwatch_scan_refused_total{owner,reason}, profwatch_training_logs_refused_total{owner}.
-  prometheus::Family<prometheus::Counter>* refused_family_ = nullptr;
-  prometheus::Family<prometheus::Counter>* logs_refused_family_ = nullptr;
-  // What owners' analyses cost (the ledger's Costs), by owner.
-  prometheus::Family<prometheus::Counter>* owner_worker_seconds_family_ = nullptr;
-  prometheus::Family<prometheus::Counter>* owner_analyses_family_ = nullptr;
-  // profwatch_history_rotations_total{owner}: an owner's history file rotated.
-  prometheus::Family<prometheus::Counter>* history_rotations_family_ = nullptr;
+  ledger::Ledger ledger_ GUARDED_BY(mu_);
   // Tracked files at the last scan: when a scan drops many, the freed heap
   // is handed back to the kernel (malloc_trim).
-  int64_t tracked_files_ = 0;
-  // Under mu_: the watch roots' real paths at the last scan; without
+  int64_t tracked_files_ GUARDED_BY(mu_) = 0;
+  // The watch roots' real paths at the last scan; without
   // --follow-symlinks the workers read only files under them.
-  read::Confinement confine_roots_;
+  read::Confinement confine_roots_ GUARDED_BY(mu_);
 };
 
 }  // namespace profwatch::pipeline

@@ -8,16 +8,15 @@
 
 #include <chrono>
 #include <compare>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "aggregate/window_stats.h"
+#include "core/mutex.h"
 #include "figures/window_figures.h"
 
 namespace profwatch::snapshot {
@@ -161,38 +160,40 @@ struct Snapshot {
 class SnapshotStore {
  public:
   SnapshotStore() : current_(std::make_shared<const Snapshot>()) {}
-  std::shared_ptr<const Snapshot> Current() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<const Snapshot> Current() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return current_;
   }
   // The mutex is held only for the pointer swap.
-  void Publish(std::shared_ptr<const Snapshot> next) {
+  void Publish(std::shared_ptr<const Snapshot> next) EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       current_ = std::move(next);
       published_ = true;
     }
-    first_publish_.notify_all();
+    first_publish_.NotifyAll();
   }
   // False until the first Publish: until then the store holds an empty
   // placeholder, not the daemon's runs (its --state is still being
   // restored), which /metrics must not serve as if no run existed.
-  bool Published() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool Published() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return published_;
   }
   // Waits for the first Publish until `deadline`; returns Published().
-  bool WaitPublished(std::chrono::steady_clock::time_point deadline) const {
-    std::unique_lock<std::mutex> lock(mu_);
-    first_publish_.wait_until(lock, deadline, [this] { return published_; });
+  bool WaitPublished(std::chrono::steady_clock::time_point deadline) const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (!published_) {
+      if (!first_publish_.WaitUntil(mu_, deadline)) break;  // timed out
+    }
     return published_;
   }
 
  private:
-  mutable std::mutex mu_;
-  mutable std::condition_variable first_publish_;
-  std::shared_ptr<const Snapshot> current_;
-  bool published_ = false;
+  mutable Mutex mu_;
+  mutable CondVar first_publish_;
+  std::shared_ptr<const Snapshot> current_ GUARDED_BY(mu_);
+  bool published_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace profwatch::snapshot
