@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "parse/sqlite_file.h"
+
 namespace profwatch::parse {
 
 namespace {
@@ -34,55 +36,8 @@ constexpr size_t kNcclNestingChecked = 8;
 constexpr const char* kDeviceColumns[] = {"start", "end", "deviceId", "streamId", "globalPid"};
 constexpr std::string_view kDeviceSelect = "SELECT start, end, deviceId, streamId, globalPid";
 
-// "file:" URI of a path, with the characters URIs reserve percent-encoded.
-std::string FileUri(const std::string& path) {
-  std::string uri = "file:";
-  for (char c : path) {
-    if (c == '%' || c == '?' || c == '#' || static_cast<unsigned char>(c) < 0x21) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
-      uri += buf;
-    } else {
-      uri += c;
-    }
-  }
-  return uri + "?immutable=1";
-}
-
-ErrorCode CodeOfSqlite(int rc) {
-  switch (rc & 0xff) {
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-    case SQLITE_FORMAT:
-      return ErrorCode::kCorrupt;
-    case SQLITE_CANTOPEN:
-      return ErrorCode::kNotFound;
-    case SQLITE_PERM:
-    case SQLITE_AUTH:
-      return ErrorCode::kPermission;
-    case SQLITE_NOMEM:
-    case SQLITE_TOOBIG:
-      return ErrorCode::kTooLarge;
-    default:
-      return ErrorCode::kIo;
-  }
-}
-
-struct Db {
-  sqlite3* db = nullptr;
-  ~Db() { sqlite3_close(db); }
-};
-
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  Statement() = default;
-  Statement(Statement&& o) noexcept : stmt(std::exchange(o.stmt, nullptr)) {}
-  Statement& operator=(Statement&& o) noexcept {
-    std::swap(stmt, o.stmt);
-    return *this;
-  }
-  ~Statement() { sqlite3_finalize(stmt); }
-};
+using sqlite::Db;
+using sqlite::Statement;
 
 class Reader {
  public:
@@ -147,7 +102,7 @@ class Reader {
     // NOMUTEX: the connection belongs to this reader on one thread, so
     // SQLite need not lock it around every column read.
     const int rc =
-        sqlite3_open_v2(FileUri(open_as_).c_str(), &db_.db,
+        sqlite3_open_v2(sqlite::ImmutableFileUri(open_as_).c_str(), &db_.db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
     // The file is someone else's: no view or trigger of it runs, and no
@@ -181,7 +136,7 @@ class Reader {
       msg += sqlite3_errmsg(db_.db);
     }
     if ((rc & 0xff) == SQLITE_NOTADB) msg += " (not an SQLite database)";
-    return MakeError(CodeOfSqlite(rc), std::move(msg));
+    return MakeError(sqlite::CodeOf(rc), std::move(msg));
   }
 
   Result<Statement> Prepare(const std::string& sql) {

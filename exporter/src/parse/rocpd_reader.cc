@@ -18,6 +18,7 @@
 
 #include "parse/nsys_reader.h"
 #include "parse/rocprof_reader.h"
+#include "parse/sqlite_file.h"
 
 namespace profwatch::parse {
 namespace {
@@ -26,54 +27,8 @@ namespace rocpd_db {
 
 constexpr std::string_view kDispatchBase = "rocpd_kernel_dispatch";
 
-std::string Uri(const std::string& path) {
-  std::string uri = "file:";
-  for (char c : path) {
-    if (c == '%' || c == '?' || c == '#' || static_cast<unsigned char>(c) < 0x21) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
-      uri += buf;
-    } else {
-      uri += c;
-    }
-  }
-  return uri + "?immutable=1";
-}
-
-ErrorCode CodeOf(int rc) {
-  switch (rc & 0xff) {
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-    case SQLITE_FORMAT:
-      return ErrorCode::kCorrupt;
-    case SQLITE_CANTOPEN:
-      return ErrorCode::kNotFound;
-    case SQLITE_PERM:
-    case SQLITE_AUTH:
-      return ErrorCode::kPermission;
-    case SQLITE_NOMEM:
-    case SQLITE_TOOBIG:
-      return ErrorCode::kTooLarge;
-    default:
-      return ErrorCode::kIo;
-  }
-}
-
-struct Connection {
-  sqlite3* db = nullptr;
-  ~Connection() { sqlite3_close(db); }
-};
-
-struct Query {
-  sqlite3_stmt* stmt = nullptr;
-  Query() = default;
-  Query(Query&& o) noexcept : stmt(std::exchange(o.stmt, nullptr)) {}
-  Query& operator=(Query&& o) noexcept {
-    std::swap(stmt, o.stmt);
-    return *this;
-  }
-  ~Query() { sqlite3_finalize(stmt); }
-};
+using Connection = sqlite::Db;
+using Query = sqlite::Statement;
 
 // The suffix rocprofiler-sdk gives its tables: empty, or '_' and the UUID's
 // letters, digits and '_'. Anything else is not one of its tables (and never
@@ -163,7 +118,7 @@ class Reader {
       if (auto s = budget_->AddRead(static_cast<uint64_t>(st.st_size)); !s) return s;
     }
     const int rc =
-        sqlite3_open_v2(Uri(open_as_).c_str(), &db_.db,
+        sqlite3_open_v2(sqlite::ImmutableFileUri(open_as_).c_str(), &db_.db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
     // The file is someone else's: none of its views or triggers run (its
@@ -196,7 +151,7 @@ class Reader {
       msg += sqlite3_errmsg(db_.db);
     }
     if ((rc & 0xff) == SQLITE_NOTADB) msg += " (not an SQLite database)";
-    return MakeError(CodeOf(rc), std::move(msg));
+    return MakeError(sqlite::CodeOf(rc), std::move(msg));
   }
 
   Result<Query> Prepare(const std::string& sql) {

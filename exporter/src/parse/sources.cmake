@@ -9,6 +9,7 @@ target_sources(profwatch_parse PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/rocpd_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/rocprof_reader.cc
   ${CMAKE_CURRENT_LIST_DIR}/sniff.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sqlite_file.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_event.cc
   ${CMAKE_CURRENT_LIST_DIR}/xplane_parser.cc
 )

@@ -121,6 +121,54 @@ snapshot::RunState WithWindow(const window::WindowTask& task, const FinishedWind
   return rs;
 }
 
+// The log lines of a window that is published as `rs`: what was analysed,
+// and the warnings its figures carry (GPU count, truncated, incomplete).
+void LogPublished(const window::WindowTask& task, const FinishedWindow& w,
+                  const snapshot::RunState& rs, WindowVerdict& v) {
+  const std::string& job = task.run.training_job;
+  const std::string& run = task.run.run;
+  const aggregate::WindowStats& stats = *rs.stats;
+  const int gpus = stats.gpus();
+  // files: the trace files analysed, one per process (a JSON + xplane pair
+  // is read in one format), as profwatch_window_trace_files counts them;
+  // files_present: the window's files on disk, pairs counted twice.
+  Log(v.logs, LogLevel::kInfo, "window analysed",
+      {{"training_job", job},
+       {"run", run},
+       {"window", task.window_id},
+       {"gpus", gpus},
+       {"expected_gpus", rs.expected_gpus},
+       {"files", stats.files.size()},
+       {"files_present", task.files.size()},
+       {"launcher_mode", aggregate::LauncherModeName(stats.launcher_mode)},
+       {"total_kernel_s_per_gpu_step", Rounded(stats.PerGpuStepSeconds(stats.total_kernel_ps), 6)},
+       {"seconds", Rounded(w.seconds, 3)},
+       {"reanalysis", task.reanalysis}});
+  if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
+    Log(v.logs, LogLevel::kWarn, "gpu count differs from expected",
+        {{"training_job", job},
+         {"run", run},
+         {"window", task.window_id},
+         {"gpus", gpus},
+         {"expected_gpus", rs.expected_gpus}});
+  }
+  if (stats.truncated) {
+    Log(v.logs, LogLevel::kWarn, "window truncated",
+        {{"training_job", job}, {"run", run}, {"window", task.window_id}});
+  }
+  if (rs.incomplete) {
+    Log(v.logs, LogLevel::kWarn, "window incomplete",
+        {{"training_job", job},
+         {"run", run},
+         {"window", task.window_id},
+         {"files", stats.files.size()},
+         {"files_present", task.total_files},
+         {"expected_files", task.expected_files},
+         {"excluded", task.excluded.size()},
+         {"failed", w.outcome.failed.size()}});
+  }
+}
+
 // The published state: the window replaces the run's, placed anew in the
 // training log unless it is the same window analysed again (a late file
 // joined: it keeps its place and step time).
@@ -185,48 +233,7 @@ bool Publish(const window::WindowTask& task, const FinishedWindow& w,
       std::max({rs.last_activity_unix, written, rs.training.last_step_unix.value_or(0.0)});
   rs.has_window = true;
 
-  const std::string& job = task.run.training_job;
-  const std::string& run = task.run.run;
-  const aggregate::WindowStats& stats = *rs.stats;
-  const int gpus = stats.gpus();
-  // files: the trace files analysed, one per process (a JSON + xplane pair
-  // is read in one format), as profwatch_window_trace_files counts them;
-  // files_present: the window's files on disk, pairs counted twice.
-  Log(v.logs, LogLevel::kInfo, "window analysed",
-      {{"training_job", job},
-       {"run", run},
-       {"window", task.window_id},
-       {"gpus", gpus},
-       {"expected_gpus", rs.expected_gpus},
-       {"files", stats.files.size()},
-       {"files_present", task.files.size()},
-       {"launcher_mode", aggregate::LauncherModeName(stats.launcher_mode)},
-       {"total_kernel_s_per_gpu_step", Rounded(stats.PerGpuStepSeconds(stats.total_kernel_ps), 6)},
-       {"seconds", Rounded(w.seconds, 3)},
-       {"reanalysis", task.reanalysis}});
-  if (rs.expected_gpus > 0 && gpus != rs.expected_gpus) {
-    Log(v.logs, LogLevel::kWarn, "gpu count differs from expected",
-        {{"training_job", job},
-         {"run", run},
-         {"window", task.window_id},
-         {"gpus", gpus},
-         {"expected_gpus", rs.expected_gpus}});
-  }
-  if (stats.truncated) {
-    Log(v.logs, LogLevel::kWarn, "window truncated",
-        {{"training_job", job}, {"run", run}, {"window", task.window_id}});
-  }
-  if (rs.incomplete) {
-    Log(v.logs, LogLevel::kWarn, "window incomplete",
-        {{"training_job", job},
-         {"run", run},
-         {"window", task.window_id},
-         {"files", stats.files.size()},
-         {"files_present", task.total_files},
-         {"expected_files", task.expected_files},
-         {"excluded", task.excluded.size()},
-         {"failed", w.outcome.failed.size()}});
-  }
+  LogPublished(task, w, rs, v);
   v.next = std::move(rs);
   v.published = true;
   return true;
