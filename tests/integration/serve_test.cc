@@ -2337,11 +2337,14 @@ std::optional<nlohmann::json> JournalRecord(const std::string& journal, const st
 
 // Waits (bounded) until the journal names `window` in flight: an analysis
 // of it has begun and not ended.
-bool WaitInFlight(const std::string& journal, const std::string& window) {
+// Waits until the journal names `window` in flight after `deaths` deaths:
+// written by this daemon, not left by the one killed before it (the port
+// is announced before the journal is read).
+bool WaitInFlight(const std::string& journal, const std::string& window, int deaths) {
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (std::chrono::steady_clock::now() < deadline) {
     auto r = JournalRecord(journal, window);
-    if (r && r->value("in_flight", false)) return true;
+    if (r && r->value("in_flight", false) && r->value("deaths", -1) == deaths) return true;
     std::this_thread::sleep_for(5ms);  // polling interval of a bounded wait
   }
   return false;
@@ -2365,7 +2368,7 @@ TEST(ServeKeepTest, KilledTwiceWhileAnalysingTheSameWindowItIsFailedNotAnalysedA
   for (int death = 1; death <= 2; ++death) {
     Serve serve(tmp, flags, "life" + std::to_string(death));
     ASSERT_GT(serve.port(), 0) << serve.Log();
-    ASSERT_TRUE(WaitInFlight(journal, window)) << serve.Log();
+    ASSERT_TRUE(WaitInFlight(journal, window, death - 1)) << serve.Log();
     serve.Signal(SIGKILL);
     ASSERT_TRUE(serve.Stop() == -1) << "killed";
     auto r = JournalRecord(journal, window);

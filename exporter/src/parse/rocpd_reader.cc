@@ -537,7 +537,9 @@ class Reader {
       }
       if (!step || e.dur_ps == 0) continue;  // a mark is no range
       e.cat = kNsysStepCat;
-      e.name = std::to_string(*step);
+      // The event names its text by view: the text lives until Emit returns.
+      const std::string step_name = std::to_string(*step);
+      e.name = step_name;
       Emit(e, pid);
     }
     if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_region");
