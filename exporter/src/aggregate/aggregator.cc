@@ -281,6 +281,8 @@ std::shared_ptr<FileStats> FileAggregator::Finish(const parse::ParseSummary& sum
   AddMathTime(table, math, out->flops);
   AddMemopBytes(table, summary.schema, *out);
   if (!summary.device_names.empty()) out->flops.device_name = summary.device_names.front();
+  out->idle_gpu_agents = summary.idle_gpu_agents;
+  out->idle_gpu_agent_names = summary.idle_gpu_agent_names;
   AddScopes(table, family, classifier, *out);
   // Free per-file state: the aggregator is done.
   impl_ = std::make_unique<Impl>(out->summary.path, table.interval_budget,

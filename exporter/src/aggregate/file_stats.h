@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,10 @@ struct FileStats {
   ByteStats bytes;  // families: in byte_families until MergeWindow names them
   std::vector<std::pair<classify::FamilyId, ByteStats::Family>> byte_families;
   CollectiveStats collectives;  // communication kernels by collective kind
+  // GPU agents the file declares that dispatched no kernel, and their names
+  // (parse::ParseSummary): unset for formats that do not list agents.
+  std::optional<int64_t> idle_gpu_agents;
+  std::vector<std::string> idle_gpu_agent_names;
 };
 
 }  // namespace profwatch::aggregate

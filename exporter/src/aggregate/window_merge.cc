@@ -121,6 +121,13 @@ void WindowMerge::AddFile(size_t fi, const FileStats& fs) {
   // A file directly in a <ts> dir names it; the profile layout owns the test.
   if (watch::ParseTimestampDirName(parent.filename().string())) ts_dirs_.insert(parent.string());
   for (const auto& d : fs.devices) devices_.emplace_back(fi, d);
+  if (fs.idle_gpu_agents) {
+    w_.idle_gpu_agents = w_.idle_gpu_agents.value_or(0) + *fs.idle_gpu_agents;
+    for (const std::string& name : fs.idle_gpu_agent_names) {
+      if (w_.idle_gpu_agent_names.size() >= kIdleGpuAgentNamesListed) break;
+      w_.idle_gpu_agent_names.push_back(name);
+    }
+  }
   const auto file = static_cast<uint32_t>(w_.files.size() - 1);
   for (StepSpan s : fs.steps) {
     s.file = file;

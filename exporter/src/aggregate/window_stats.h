@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -240,6 +241,9 @@ struct FileSummary {
   int gpus = 0;
 };
 
+// Idle GPU agents a window names (WindowStats::idle_gpu_agent_names).
+inline constexpr size_t kIdleGpuAgentNamesListed = 64;
+
 struct WindowStats {
   std::vector<FileSummary> files;           // in window order
   std::vector<std::string> timestamp_dirs;  // distinct parent <ts> dirs, sorted
@@ -285,6 +289,12 @@ struct WindowStats {
   // Communication kernels by collective kind (collectives.h), summed over
   // the window's GPUs: calls, kernel and exposed time, sized bytes.
   CollectiveStats collectives;
+  // GPU agents seen without a kernel (rocprofv3: agents its outputs declare
+  // that dispatched none; not among `devices`), summed over the files that
+  // list agents; unset when none does (other formats). Named in file order,
+  // at most kIdleGpuAgentNamesListed.
+  std::optional<int64_t> idle_gpu_agents;
+  std::vector<std::string> idle_gpu_agent_names;
 
   int gpus() const { return static_cast<int>(devices.size()); }
   // Divisor of every per-GPU-per-step figure: GPUs x profile steps (0 if none).

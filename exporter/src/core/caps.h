@@ -3,7 +3,8 @@
 // exported under, what is past it and why this default. The stages that
 // apply a cap take its default from here, and docs/security.md lists them
 // as RenderCapsTable() prints them ("Shares per owner": kOwnerCaps;
-// "Caps for the whole daemon": kDaemonCaps; CapsTest checks both).
+// "Caps for the whole daemon": kDaemonCaps; CapsTest checks both), and
+// docs/rocprof.md the rocprofv3 readers' (kRocprofReaderCaps).
 //
 // Thread-safety: constants and a pure function.
 #pragma once
@@ -189,6 +190,78 @@ inline constexpr const Cap* kDaemonCaps[] = {
     &kFilesPerDir,     &kFilesPerWindow,       &kFileBytes,     &kFileSeconds,
     &kWindowSeconds,   &kRunStateBytes,        &kStateBytes,    &kFollowedLogs,
     &kLogBytesPerScan, &kDeviceNamesPerWindow, &kStepsPerWindow};
+
+// What one rocprofv3 output (JSON or rocpd database) keeps while it is read
+// (parse/rocprof_reader.h, parse/rocpd_reader.h take their caps from here);
+// docs/rocprof.md prints them ("Safety and errors"). The reason is the drop
+// reason in profwatch_window_dropped_events{reason}.
+inline constexpr Cap kRocprofAgents{
+    "kMaxRocprofAgents (parse/rocprof_reader.h)",
+    "agent_limit",
+    1'024,
+    Unit::kCount,
+    "further agents of the file (of a process, in the JSON): not kept; a dispatch naming one is "
+    "an `unknown_agent` drop",
+    "a node has a few dozen agents (8 GPUs and their CPUs); a database merged from many nodes' "
+    "processes stays far below"};
+inline constexpr Cap kRocprofSymbols{
+    "kMaxRocprofSymbols (parse/rocprof_reader.h)",
+    "symbol_limit",
+    int64_t{1} << 20,
+    Unit::kCount,
+    "further kernel symbols: not kept; a dispatch of one is an `unknown_kernel` drop",
+    "a large PyTorch job loads tens of thousands of kernels; a symbol costs its name and a map "
+    "entry"};
+inline constexpr Cap kRocprofSymbolBytes{
+    "kMaxRocprofSymbolBytes (parse/rocprof_reader.h)",
+    "symbol_limit",
+    int64_t{64} << 20,
+    Unit::kBytes,
+    "kernel names past this sum: not kept, as past the symbol count",
+    "2^20 names of 64 bytes; demangled template names are long, a few hundred bytes each for "
+    "most"};
+inline constexpr Cap kRocprofQueues{
+    "kMaxRocprofQueues (parse/rocprof_reader.h)",
+    "queue_limit",
+    4'096,
+    Unit::kCount,
+    "further (agent, queue) pairs: share one stream number (their kernels still count; only "
+    "their split into streams is lost)",
+    "HIP creates a few queues per device and stream; 512 per GPU of an 8-GPU node"};
+inline constexpr Cap kRocprofMarkers{
+    "kMaxRocprofMarkers (parse/rocprof_reader.h)",
+    "marker_limit",
+    int64_t{1} << 20,
+    Unit::kCount,
+    "further roctx texts naming a step or a rank: not kept (their ranges are not steps)",
+    "one text per profiled step and process is what is used; a map entry each"};
+inline constexpr Cap kRocprofRcclCalls{
+    "kMaxRocprofRcclCalls (parse/rocprof_reader.h)",
+    "rccl_call_limit",
+    int64_t{1} << 20,
+    Unit::kCount,
+    "further collective RCCL API calls: not kept (a kernel launched by one takes the kind of "
+    "its thread's latest kept call before it, or none)",
+    "one per collective call of the profiled steps; a map entry each"};
+inline constexpr Cap kRocprofRecordBytes{
+    "RocprofOptions::max_record_bytes (parse/rocprof_reader.h)",
+    "record_too_large",
+    int64_t{1} << 20,
+    Unit::kBytes,
+    "a longer JSON record (an agent, symbol, dispatch, ... object): skipped unparsed",
+    "a dispatch record is under 1 KiB, an agent's a few KiB; a record is held whole to parse it"};
+inline constexpr Cap kRocpdTableSets{
+    "kMaxRocpdTableSets (parse/rocpd_reader.h)",
+    "table_set_limit",
+    64,
+    Unit::kCount,
+    "further `<table>_<uuid>` sets of a rocpd database: not read",
+    "rocprofv3 writes one set per process database; a merged database holds one per merged "
+    "run"};
+
+inline constexpr const Cap* kRocprofReaderCaps[] = {
+    &kRocprofAgents,  &kRocprofSymbols,   &kRocprofSymbolBytes, &kRocprofQueues,
+    &kRocprofMarkers, &kRocprofRcclCalls, &kRocprofRecordBytes, &kRocpdTableSets};
 
 // The Markdown table of `caps`: one row per cap (flag and reason, default,
 // what is past it, why), under a header row.

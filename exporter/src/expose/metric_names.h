@@ -27,6 +27,7 @@ enum class Source { kSnapshot, kRegistry };
 // by a string, so a wrong name does not compile.
 enum class Metric : uint16_t {
   kWindowGpus,
+  kWindowIdleGpuAgents,
   kWindowExpectedGpus,
   kWindowTraceFiles,
   kWindowTimestampDirs,
@@ -159,6 +160,7 @@ struct MetricSpec {
 inline constexpr MetricSpec kMetrics[] = {
     // --- window shape ---
     {Metric::kWindowGpus, "profwatch_window_gpus", MetricType::kGauge, "", "GPUs detected in the latest window (devices with at least one kernel).", {}, true, Source::kSnapshot},
+    {Metric::kWindowIdleGpuAgents, "profwatch_window_idle_gpu_agents", MetricType::kGauge, "", "GPU agents the latest window's rocprofv3 outputs declare that dispatched no kernel (seen, not counted in profwatch_window_gpus); absent for formats that do not list agents.", {}, true, Source::kSnapshot},
     {Metric::kWindowExpectedGpus, "profwatch_window_expected_gpus", MetricType::kGauge, "", "GPUs expected in the window (configured, or learned from the previous window); for a run's first window with nothing configured, its own GPUs (what the next window is held to).", {}, true, Source::kSnapshot},
     {Metric::kWindowTraceFiles, "profwatch_window_trace_files", MetricType::kGauge, "", "Trace files in the latest window.", {}, true, Source::kSnapshot},
     {Metric::kWindowTimestampDirs, "profwatch_window_timestamp_dirs", MetricType::kGauge, "", "Profile <ts> directories merged into the latest window.", {}, true, Source::kSnapshot},

@@ -38,6 +38,11 @@ void AddInputs(Json& j, const WindowFigures& w, const ReportContext& ctx) {
   j["files"] = files;
   j["timestamp_dirs"] = s.timestamp_dirs;
   j["gpus"] = s.gpus();
+  // rocprofv3 only (formats that list agents): absent otherwise.
+  if (s.idle_gpu_agents) {
+    j["idle_gpu_agents"] = *s.idle_gpu_agents;
+    j["idle_gpu_agent_names"] = s.idle_gpu_agent_names;
+  }
   if (ctx.expected_gpus > 0) {
     j["expected_gpus"] = ctx.expected_gpus;
   } else {

@@ -339,6 +339,21 @@ std::string TruncationWarning(const aggregate::WindowStats& s) {
          (jax_json ? " (read the .xplane.pb: --source xplane)" : "") + "\n";
 }
 
+// The GPU agents seen without a kernel (rocprofv3 outputs only), named as
+// far as the window lists them.
+std::string IdleGpuAgentsLine(const aggregate::WindowStats& s) {
+  std::string o = Format("  GPU agents seen without kernels: %lld",
+                         static_cast<long long>(*s.idle_gpu_agents));
+  if (s.idle_gpu_agent_names.empty()) return o + "\n";
+  o += " (";
+  for (size_t i = 0; i < s.idle_gpu_agent_names.size(); ++i) {
+    o += (i > 0 ? ", " : "") + EscapeControl(s.idle_gpu_agent_names[i]);
+  }
+  const int64_t more = *s.idle_gpu_agents - static_cast<int64_t>(s.idle_gpu_agent_names.size());
+  if (more > 0) o += Format(", and %lld more", static_cast<long long>(more));
+  return o + ")\n";
+}
+
 // What was read: files, dirs, GPUs (warning when not the expected count),
 // launcher mode, steps, events, rule set, truncation and read errors.
 std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& ctx) {
@@ -359,6 +374,7 @@ std::string RenderHeader(const aggregate::WindowStats& s, const ReportContext& c
         "more <ts> dirs, or a stale window mixed in\n",
         s.gpus(), ctx.expected_gpus);
   }
+  if (s.idle_gpu_agents) o += IdleGpuAgentsLine(s);
   o += Format("  launcher mode    %s (%.2f GPUs/file)\n",
               std::string(aggregate::LauncherModeName(s.launcher_mode)).c_str(), s.gpus_per_file);
   o += Format("  profile steps    %d (divisor %lld; from %s)\n", s.profile_steps,

@@ -306,6 +306,7 @@ void AddCollectives(const WindowFigures& w, Builder& b) {
 void AddWindowShape(const snapshot::RunState& rs, const WindowFigures& w, Builder& b) {
   const aggregate::WindowStats& st = *w.stats;
   b.Add(M::kWindowGpus, st.gpus());
+  if (st.idle_gpu_agents) b.Add(M::kWindowIdleGpuAgents, static_cast<double>(*st.idle_gpu_agents));
   b.Add(M::kWindowExpectedGpus, rs.ShownExpectedGpus());
   b.Add(M::kWindowTraceFiles, static_cast<double>(st.files.size()));
   b.Add(M::kWindowTimestampDirs, static_cast<double>(st.timestamp_dirs.size()));

@@ -562,6 +562,9 @@ class Reader {
         summary_.device_names.push_back(a->product_name);
       } else {
         ++idle;
+        if (summary_.idle_gpu_agent_names.size() < kMaxIdleGpuAgentNames) {
+          summary_.idle_gpu_agent_names.push_back(IdleGpuAgentName(a->pid, a->gpu, a->product_name));
+        }
       }
     }
     summary_.idle_gpu_agents = idle;

@@ -610,6 +610,9 @@ class Reader {
         summary_.device_names.push_back(a->product_name);
       } else {
         ++idle;
+        if (summary_.idle_gpu_agent_names.size() < kMaxIdleGpuAgentNames) {
+          summary_.idle_gpu_agent_names.push_back(IdleGpuAgentName(pid_, a->gpu, a->product_name));
+        }
       }
     }
     summary_.idle_gpu_agents = idle;
@@ -642,6 +645,12 @@ class Reader {
 
 }  // namespace rocprof_json
 }  // namespace
+
+std::string IdleGpuAgentName(int64_t pid, int64_t gpu, std::string_view product_name) {
+  std::string out = "pid " + std::to_string(pid) + " GPU " + std::to_string(gpu);
+  if (!product_name.empty()) out += " (" + std::string(product_name.substr(0, 256)) + ")";
+  return out;
+}
 
 bool IsRcclKernelName(std::string_view name) {
   return name.starts_with("ncclDevKernel") || name.starts_with("ncclKernel");

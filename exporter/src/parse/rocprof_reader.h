@@ -75,8 +75,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
+#include "core/caps.h"
 #include "core/result.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
@@ -87,17 +89,21 @@ inline constexpr std::string_view kRocprofKey = "rocprofiler-sdk-tool";
 
 struct RocprofOptions {
   size_t chunk_bytes = 256 << 10;
-  size_t max_record_bytes = 1 << 20;  // a dispatch record is under 1 KiB
+  size_t max_record_bytes = static_cast<size_t>(caps::kRocprofRecordBytes.value);
 };
 
-// Caps on what one file keeps.
-inline constexpr size_t kMaxRocprofAgents = 1024;
-inline constexpr size_t kMaxRocprofSymbols = size_t{1} << 20;
-inline constexpr size_t kMaxRocprofSymbolBytes = size_t{64} << 20;  // kernel names, summed
-inline constexpr size_t kMaxRocprofQueues = 4096;
-inline constexpr size_t kMaxRocprofMarkers = size_t{1} << 20;    // step/rank marker texts
-inline constexpr size_t kMaxRocprofRcclOperations = 4096;        // RCCL_API operation names
-inline constexpr size_t kMaxRocprofRcclCalls = size_t{1} << 20;  // collective rccl_api calls
+// Caps on what one file keeps, declared in core/caps.h (kRocprofReaderCaps:
+// what is past each and why).
+inline constexpr size_t kMaxRocprofAgents = static_cast<size_t>(caps::kRocprofAgents.value);
+inline constexpr size_t kMaxRocprofSymbols = static_cast<size_t>(caps::kRocprofSymbols.value);
+inline constexpr size_t kMaxRocprofSymbolBytes =
+    static_cast<size_t>(caps::kRocprofSymbolBytes.value);  // kernel names, summed
+inline constexpr size_t kMaxRocprofQueues = static_cast<size_t>(caps::kRocprofQueues.value);
+// Step/rank marker texts.
+inline constexpr size_t kMaxRocprofMarkers = static_cast<size_t>(caps::kRocprofMarkers.value);
+inline constexpr size_t kMaxRocprofRcclOperations = 4096;  // RCCL_API operation names
+// Collective rccl_api calls.
+inline constexpr size_t kMaxRocprofRcclCalls = static_cast<size_t>(caps::kRocprofRcclCalls.value);
 // RCCL kernels held until their process's rccl_api records are read; past
 // it, kernels are emitted without a collective.
 inline constexpr size_t kMaxRocprofRcclKernels = size_t{1} << 20;
@@ -111,6 +117,12 @@ bool IsRcclKernelName(std::string_view name);
 // A collective or point-to-point RCCL API operation name (ncclAllReduce,
 // ncclSend, ...; not ncclGroupStart, ncclCommInitRank, ...).
 bool IsRcclCollectiveOperation(std::string_view op);
+
+// How a GPU agent that dispatched no kernel is named in
+// ParseSummary::idle_gpu_agent_names: "pid <pid> GPU <index> (<product>)",
+// as the devices that dispatched are named ("pid <pid> GPU <index>"); without
+// a product name, no parenthesis.
+std::string IdleGpuAgentName(int64_t pid, int64_t gpu, std::string_view product_name);
 
 Result<ParseSummary> ReadRocprofJson(read::ByteSource& source, EventSink& sink,
                                      const RocprofOptions& options = {});

@@ -5,6 +5,7 @@
 // buffers and simdjson parser between files).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,6 +56,9 @@ struct ParseOptions {
   std::shared_ptr<WorkShare> work_share = nullptr;
 };
 
+// Idle GPU agents named per file (ParseSummary::idle_gpu_agent_names).
+inline constexpr size_t kMaxIdleGpuAgentNames = 1024;
+
 struct ParseSummary {
   TraceSchema schema = TraceSchema::kUnknown;
   uint64_t events = 0;           // entries of traceEvents that are non-empty objects
@@ -76,6 +80,10 @@ struct ParseSummary {
   // rocprof: GPU agents of the processes that dispatched no kernel (seen,
   // not counted as the window's GPUs). Unset for other formats.
   std::optional<int64_t> idle_gpu_agents;
+  // rocprof: those agents as "pid <pid> GPU <index> (<product name>)", in
+  // process then GPU index order; at most kMaxIdleGpuAgentNames (the count
+  // above goes on past it).
+  std::vector<std::string> idle_gpu_agent_names;
   uint64_t json_bytes = 0;  // bytes of JSON consumed (decompressed)
 };
 

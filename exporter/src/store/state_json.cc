@@ -218,7 +218,7 @@ json ToJson(const aggregate::WindowStats& st) {
   json regions = json::array();
   for (const auto& r : st.regions)
     regions.push_back({{"region", r.region}, {"kernel_ps", r.kernel_ps}});
-  return {{"files", FilesJson(st.files)},
+  json out = {{"files", FilesJson(st.files)},
           {"timestamp_dirs", st.timestamp_dirs},
           {"rule_set", st.rule_set},
           {"profile_steps", st.profile_steps},
@@ -248,6 +248,12 @@ json ToJson(const aggregate::WindowStats& st) {
           {"flops", FlopsJson(st.flops)},
           {"bytes", BytesJson(st.bytes)},
           {"collectives", CollectivesJson(st.collectives)}};
+  // rocprofv3 windows only: absent reads back as unset.
+  if (st.idle_gpu_agents) {
+    out["idle_gpu_agents"] = *st.idle_gpu_agents;
+    out["idle_gpu_agent_names"] = st.idle_gpu_agent_names;
+  }
+  return out;
 }
 
 json ToJson(const snapshot::TrainingInfo& t) {
@@ -785,6 +791,21 @@ bool ReadSteps(Reader& r, const json& j, aggregate::WindowStats& st) {
   return true;
 }
 
+// Written for rocprofv3 windows since issue #63: absent reads as unset; at
+// most kIdleGpuAgentNamesListed names are kept.
+bool ReadIdleGpuAgents(Reader& r, const json& j, aggregate::WindowStats& st) {
+  if (!r.Optional(j, "idle_gpu_agents", st.idle_gpu_agents)) return false;
+  if (!st.idle_gpu_agents || !j.contains("idle_gpu_agent_names")) return true;
+  return r.Array(j, "idle_gpu_agent_names", [&](const json& e) {
+    std::string s;
+    if (!r.StringValue(e, "", s)) return false;
+    if (st.idle_gpu_agent_names.size() < aggregate::kIdleGpuAgentNamesListed) {
+      st.idle_gpu_agent_names.push_back(std::move(s));
+    }
+    return true;
+  });
+}
+
 bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
   return r.Array(j, "files",
                  [&](const json& e) {
@@ -824,7 +845,7 @@ bool ReadStats(Reader& r, const json& j, aggregate::WindowStats& st) {
          ReadSteps(r, j, st) && ReadRanked(r, j, "top_exclusive", st.top_exclusive) &&
          ReadRanked(r, j, "top_idle_before", st.top_idle_before) && ReadSerialKernels(r, j, st) &&
          ReadRegions(r, j, st) && ReadFlops(r, j, st.flops) && ReadBytes(r, j, st.bytes) &&
-         ReadCollectives(r, j, st.collectives);
+         ReadCollectives(r, j, st.collectives) && ReadIdleGpuAgents(r, j, st);
 }
 
 bool ReadTraining(Reader& r, const json& j, snapshot::TrainingInfo& t) {

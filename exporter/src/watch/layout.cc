@@ -149,10 +149,12 @@ bool IsNsysExportName(std::string_view name) {
 }
 
 bool IsRocprofOutputName(std::string_view name) {
-  if (!name.empty() && name.front() != '.' && name.size() > 3 && name.ends_with(".db")) {
-    return true;  // the rocpd SQLite database (ROCm 7's default output)
-  }
-  return IsTraceFileName(name) && (name.ends_with("_results.json") || name.ends_with(".json.gz"));
+  // Only trace file names (kSuffixes): the window grouping, the scanner and
+  // `analyze` then take the same files of a rocprof dir. rocprofv3 names
+  // every output `<prefix>_results.<ext>` (rocprofiler-sdk's
+  // get_output_filename); the content decides the format.
+  return IsTraceFileName(name) && (name.ends_with("_results.json") ||
+                                   name.ends_with(".json.gz") || name.ends_with("_results.db"));
 }
 
 std::string RunDirOfNsysDir(const std::string& nsys_dir) {

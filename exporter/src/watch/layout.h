@@ -59,11 +59,14 @@ bool IsNsysExportName(std::string_view name);
 std::string RunDirOfNsysDir(const std::string& nsys_dir);
 
 // rocprofv3 outputs: `<run>/rocprof/<name>_results.json` (or any
-// `*.json.gz`), or rocpd databases `<name>.db`, one file per
+// `*.json.gz`), or rocpd databases `<name>_results.db`, one file per
 // process; every output in that directory is one window (as nsys exports).
 inline constexpr std::string_view kRocprofDirName = "rocprof";
-// True for rocprofv3's *_results.json, *.json.gz and *.db (rocpd) names (not
-// hidden).
+// The one rule for which files of a rocprof dir are read: rocprofv3's
+// *_results.json, *.json.gz and *_results.db (rocpd) names (not hidden). A
+// subset of IsTraceFileName, so the scanner, the window grouping (daemon)
+// and `analyze DIR` all take the same files; what a file is, its content
+// decides (parse/sniff.h).
 bool IsRocprofOutputName(std::string_view name);
 
 }  // namespace profwatch::watch

@@ -3,11 +3,19 @@
 // manifest (exact integer-ps truth computed from its own intervals).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "cli/analyze_inputs.h"
 #include "testing/test_util.h"
+#include "watch/layout.h"
+#include "watch/scanner.h"
+#include "window/assembler.h"
 
 namespace profwatch {
 // Named for this file: the unity build compiles it with its neighbours.
@@ -67,9 +75,29 @@ void ExpectDevicesMatch(const json& report, const json& m, bool markers) {
   }
 }
 
+// The GPU agents that dispatched nothing: counted and named (as the
+// generator declares them: every GPU agent of a process but the one it
+// dispatches on), never among the GPUs.
+void ExpectIdleAgents(const json& j, const json& m) {
+  int64_t idle = 0;
+  std::vector<std::string> names;
+  const int gpus = m["params"]["gpus"].get<int>();
+  for (const auto& f : m["files"]) {
+    idle += f["idle_gpu_agents"].get<int64_t>();
+    for (int g = 0; g < gpus; ++g) {
+      if (g == f["gpu"].get<int>() || names.size() == 64) continue;
+      names.push_back("pid " + std::to_string(f["pid"].get<int64_t>()) + " GPU " +
+                      std::to_string(g) + " (" + f["device_name"].get<std::string>() + ")");
+    }
+  }
+  EXPECT_EQ(j["idle_gpu_agents"], idle);
+  EXPECT_EQ(j["idle_gpu_agent_names"], json(names));
+}
+
 void ExpectWindowMatches(const json& j, const json& m, bool markers) {
   EXPECT_EQ(j["format"], "rocprof");
   EXPECT_EQ(j["gpus"], m["gpus"]);
+  ExpectIdleAgents(j, m);
   EXPECT_EQ(j["launcher_mode"], m["launcher_mode"]);
   EXPECT_EQ(j["rule_set"], "amd");
   EXPECT_EQ(j["errors"].size(), 0u) << j["errors"].dump();
@@ -235,6 +263,97 @@ TEST(RocprofGeneratedTest, CompareOfRocpdAndJsonOfTheSameRunAgrees) {
   }
   // The same records in both forms: the same figures.
   EXPECT_EQ(PerGpuStep(a, "kernel_ps"), PerGpuStep(b, "kernel_ps"));
+}
+
+// The table report names the idle agents on one line; a format that does
+// not list agents has neither the line nor the JSON keys (absent, not 0).
+TEST(RocprofGeneratedTest, IdleGpuAgentsAreListedForRocprofAndAbsentElsewhere) {
+  testing::TempDir tmp;
+  const json m = Generate(tmp.Sub("jobs/j/r/rocprof"), tmp.Sub("m.json"),
+                          "--format rocpd --gpus 3 --ranks 2 --steps 1 --kernels-per-step 8");
+  auto table = testing::RunCommand(Bin("profwatch") + "analyze '" + tmp.Sub("jobs/j/r") + "'");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const std::string product = m["files"][0]["device_name"].get<std::string>();
+  EXPECT_NE(table.out.find("  GPU agents seen without kernels: 4 (pid 4000 GPU 1 (" + product +
+                           "), pid 4000 GPU 2 (" + product + "), pid 4001 GPU 0 (" + product +
+                           "), pid 4001 GPU 2 (" + product + "))\n"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("  GPUs detected    2\n"), std::string::npos) << table.out;
+
+  auto gen = testing::RunCommand(Bin("profwatch-tracegen") + "file --out '" +
+                                 tmp.Sub("k/h0.pt.trace.json.gz") + "' --gpus 2 --steps 1");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const json k = RunJson("analyze --format json '" + tmp.Sub("k/h0.pt.trace.json.gz") + "'");
+  EXPECT_FALSE(k.contains("idle_gpu_agents")) << k.dump().substr(0, 400);
+  EXPECT_FALSE(k.contains("idle_gpu_agent_names"));
+  auto ktable = testing::RunCommand(Bin("profwatch") + "analyze '" +
+                                    tmp.Sub("k/h0.pt.trace.json.gz") + "'");
+  ASSERT_EQ(ktable.exit_code, 0) << ktable.err;
+  EXPECT_EQ(ktable.out.find("GPU agents seen"), std::string::npos) << ktable.out;
+}
+
+// Which files of a rocprof dir are read is one rule (watch::IsRocprofOutputName):
+// `analyze` of the run dir or of the rocprof dir and the daemon's path (the
+// scanner, then the assembler's window) take the same files: rocprofv3's
+// outputs, never another SQLite or JSON file lying beside them.
+TEST(RocprofGeneratedTest, AnalyzeAndTheDaemonReadTheSameFilesOfARocprofDir) {
+  namespace fs = std::filesystem;
+  testing::TempDir tmp;
+  const std::string dir = tmp.Sub("jobs/j/r/rocprof");
+  Generate(dir, tmp.Sub("m.json"),
+           "--format rocpd --gpus 2 --ranks 2 --steps 1 --kernels-per-step 8");
+  Generate(tmp.Sub("json"), tmp.Sub("m2.json"),
+           "--gzip --gpus 2 --ranks 1 --first-gpu 1 --steps 1 --kernels-per-step 8 --seed 5");
+  fs::copy_file(tmp.Sub("json/4000_results.json.gz"), dir + "/n1_4000_results.json.gz");
+  // Not rocprofv3's names: a renamed database, a hidden one, an nsys name.
+  fs::copy_file(dir + "/4000_results.db", dir + "/merged.db");
+  fs::copy_file(dir + "/4000_results.db", dir + "/.4002_results.db");
+  fs::copy_file(dir + "/4000_results.db", dir + "/other.sqlite");
+  testing::WriteFile(dir + "/notes.json", "{}");
+  const std::vector<std::string> expected = {dir + "/4000_results.db", dir + "/4001_results.db",
+                                             dir + "/n1_4000_results.json.gz"};
+  std::vector<std::string> listed;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (watch::IsRocprofOutputName(e.path().filename().string())) listed.push_back(e.path());
+  }
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, expected);
+
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  for (const std::string& arg : {tmp.Sub("jobs/j/r"), dir, tmp.Sub("jobs")}) {
+    auto windows = cli::ResolveInputs({arg}, 10);
+    ASSERT_TRUE(windows.has_value()) << arg;
+    ASSERT_EQ(windows->size(), 1u) << arg;
+    EXPECT_EQ(sorted(windows->front().files), expected) << arg;
+  }
+
+  watch::ScanOptions options;
+  options.roots = {tmp.Sub("jobs")};
+  const watch::ScanResult scan = watch::Scan(options);
+  std::vector<std::string> scanned;
+  int64_t newest_ns = 0;
+  for (const watch::FileObservation& o : scan.files) {
+    scanned.push_back(o.path);
+    newest_ns = std::max(newest_ns, o.mtime_ns);
+  }
+  EXPECT_EQ(sorted(scanned), expected);
+  window::Assembler assembler{window::AssemblerOptions{}};
+  const TimePoint later = TimePoint{} + std::chrono::nanoseconds(newest_ns) + std::chrono::hours(1);
+  assembler.ObserveScan(scan.files, later);
+  assembler.ObserveScan(scan.files, later + std::chrono::hours(1));
+  const std::vector<window::WindowTask> tasks =
+      assembler.TakeReady(later + std::chrono::hours(1), 10);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(sorted(tasks[0].files), expected);
+
+  // And the window analysed reads all three (three GPUs).
+  const json j = RunJson("analyze --format json '" + tmp.Sub("jobs/j/r") + "'");
+  EXPECT_EQ(j["gpus"], 3);
+  EXPECT_EQ(j["errors"].size(), 0u) << j["errors"].dump();
 }
 
 TEST(RocprofGeneratedTest, DrillFormatRefusesRocprofOutput) {

@@ -12,16 +12,17 @@
 namespace profwatch::caps {
 namespace caps_test {
 
-std::string ReadSecurityDoc() {
-  std::ifstream in(std::string(PROFWATCH_SOURCE_DIR) + "/docs/security.md");
+std::string ReadDoc(const std::string& name) {
+  std::ifstream in(std::string(PROFWATCH_SOURCE_DIR) + "/docs/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
-// The table after `marker` in docs/security.md (up to its blank line).
-std::string DocTableAfter(const std::string& marker) {
-  const std::string doc = ReadSecurityDoc();
+// The table after `marker` in docs/<doc_name> (up to its blank line).
+std::string DocTableAfter(const std::string& marker,
+                          const std::string& doc_name = "security.md") {
+  const std::string doc = ReadDoc(doc_name);
   const size_t at = doc.find(marker);
   if (at == std::string::npos) return "(no marker " + marker + ")";
   const size_t start = doc.find('\n', at) + 1;
@@ -38,6 +39,21 @@ TEST(CapsTest, SecurityDocListsEveryOwnerCapFromItsDeclaration) {
 TEST(CapsTest, SecurityDocListsEveryDaemonCapFromItsDeclaration) {
   EXPECT_EQ(DocTableAfter("<!-- caps table: core/caps.h kDaemonCaps"), RenderCapsTable(kDaemonCaps))
       << "print core/caps.h's table into docs/security.md after the marker";
+}
+
+TEST(CapsTest, RocprofDocListsEveryReaderCapFromItsDeclaration) {
+  EXPECT_EQ(DocTableAfter("<!-- caps table: core/caps.h kRocprofReaderCaps", "rocprof.md"),
+            RenderCapsTable(kRocprofReaderCaps))
+      << "print core/caps.h's table into docs/rocprof.md after the marker";
+  const std::string table = RenderCapsTable(kRocprofReaderCaps);
+  EXPECT_NE(table.find("| `kMaxRocprofAgents (parse/rocprof_reader.h)` "
+                       "(`reason=\"agent_limit\"`) | 1,024 |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| `RocprofOptions::max_record_bytes (parse/rocprof_reader.h)` "
+                       "(`reason=\"record_too_large\"`) | 1 MiB |"),
+            std::string::npos)
+      << table;
 }
 
 TEST(CapsTest, TheDaemonTableShowsUnits) {

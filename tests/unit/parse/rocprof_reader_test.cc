@@ -104,6 +104,7 @@ TEST(RocprofReaderTest, ReadsKernelsCopiesStepsAndRanksExactly) {
   // The GPU that dispatched names the device; the other GPU agent is seen.
   EXPECT_EQ(s->device_names, std::vector<std::string>{"AMD Instinct MI300X"});
   EXPECT_EQ(s->idle_gpu_agents, 1);
+  EXPECT_EQ(s->idle_gpu_agent_names, std::vector<std::string>{"pid 77 GPU 0 (AMD Instinct MI300X)"});
   EXPECT_EQ(s->process_ranks.at(77), 3);
   EXPECT_TRUE(s->drops.empty());
 }
@@ -228,6 +229,9 @@ TEST(RocprofReaderTest, OversizedRecordsAndAgentsBeyondTheCapAreCounted) {
   EXPECT_EQ(s->drops.at("agent_limit"), 10u);
   EXPECT_EQ(s->drops.at("record_too_large"), 1u);
   EXPECT_EQ(s->idle_gpu_agents, static_cast<int64_t>(kMaxRocprofAgents));
+  // Named as far as the file's cap on names; without a product name, no parenthesis.
+  ASSERT_EQ(s->idle_gpu_agent_names.size(), kMaxIdleGpuAgentNames);
+  EXPECT_EQ(s->idle_gpu_agent_names.front(), "pid 0 GPU 0");
 }
 
 // RCCL kernels get the collective of the latest collective rccl_api call of
