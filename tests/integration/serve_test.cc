@@ -220,6 +220,8 @@ TEST(ServeTest, SecondWindowOfRunReplacesTheFirst) {
   EXPECT_EQ(WindowShown(*m, "2024_03_01_12_30_00"), 1);
   EXPECT_FALSE(WindowShown(*m, "2024_03_01_12_00_00"));
   EXPECT_EQ(Sample(*m, "profwatch_window_trace_files", {{"run", "run1"}}), 2);
+  // A format that lists no agents has no idle-agent series (absent, not 0).
+  EXPECT_FALSE(Sample(*m, "profwatch_window_idle_gpu_agents", {{"run", "run1"}}).has_value());
   EXPECT_EQ(serve.Stop(), 0);
 }
 
@@ -1101,8 +1103,9 @@ void ExpectRocprofWindowEqualsTheManifest(const std::string& output) {
                                  output + " --out " + dir + " --manifest " + tmp.Sub("m.json"));
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   const nlohmann::json m = nlohmann::json::parse(testing::ReadFile(tmp.Sub("m.json")));
-  int64_t kernel_ps = 0, exposed_ps = 0, comm_ps = 0;
+  int64_t kernel_ps = 0, exposed_ps = 0, comm_ps = 0, idle_agents = 0;
   for (const auto& f : m["files"]) {
+    idle_agents += f["idle_gpu_agents"].get<int64_t>();
     kernel_ps += f["kernel_ps"].get<int64_t>();
     exposed_ps += f["exposed_comm_ps"].get<int64_t>();
     comm_ps += f["comm_ps"].get<int64_t>();
@@ -1121,6 +1124,9 @@ void ExpectRocprofWindowEqualsTheManifest(const std::string& output) {
       1)
       << *m2;
   EXPECT_EQ(Sample(*m2, "profwatch_window_profile_steps", run), 3);  // roctx "step K" ranges
+  // Each process's seven other GPU agents: seen, not counted, exported.
+  EXPECT_EQ(idle_agents, 8 * 7);
+  EXPECT_EQ(Sample(*m2, "profwatch_window_idle_gpu_agents", run), idle_agents) << *m2;
   auto near = [](std::optional<double> got, double expected) {
     return got && std::abs(*got - expected) <= 1e-9 * std::max(1.0, std::abs(expected));
   };

@@ -14,13 +14,18 @@ namespace profwatch::cli {
 namespace fs = std::filesystem;
 namespace {
 
-// Trace files directly inside `dir`, sorted by name.
+// Trace files directly inside `dir`, sorted by name; in a rocprof dir only
+// what the daemon reads there (watch::IsRocprofOutputName).
 std::vector<std::string> TraceFilesIn(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
+  fs::path base = fs::absolute(dir).lexically_normal();
+  if (base.filename().empty()) base = base.parent_path();  // "dir/"
+  const bool rocprof = base.filename() == watch::kRocprofDirName;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file(ec) && watch::IsTraceFileName(name)) {
+    if (entry.is_regular_file(ec) &&
+        (rocprof ? watch::IsRocprofOutputName(name) : watch::IsTraceFileName(name))) {
       out.push_back(entry.path().string());
     }
   }

@@ -342,8 +342,8 @@ std::string TruncationWarning(const aggregate::WindowStats& s) {
 // The GPU agents seen without a kernel (rocprofv3 outputs only), named as
 // far as the window lists them.
 std::string IdleGpuAgentsLine(const aggregate::WindowStats& s) {
-  std::string o = Format("  GPU agents seen without kernels: %lld",
-                         static_cast<long long>(*s.idle_gpu_agents));
+  std::string o =
+      Format("  GPU agents seen without kernels: %lld", static_cast<long long>(*s.idle_gpu_agents));
   if (s.idle_gpu_agent_names.empty()) return o + "\n";
   o += " (";
   for (size_t i = 0; i < s.idle_gpu_agent_names.size(); ++i) {

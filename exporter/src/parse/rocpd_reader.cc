@@ -563,7 +563,8 @@ class Reader {
       } else {
         ++idle;
         if (summary_.idle_gpu_agent_names.size() < kMaxIdleGpuAgentNames) {
-          summary_.idle_gpu_agent_names.push_back(IdleGpuAgentName(a->pid, a->gpu, a->product_name));
+          summary_.idle_gpu_agent_names.push_back(
+              IdleGpuAgentName(a->pid, a->gpu, a->product_name));
         }
       }
     }

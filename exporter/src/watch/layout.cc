@@ -153,8 +153,8 @@ bool IsRocprofOutputName(std::string_view name) {
   // `analyze` then take the same files of a rocprof dir. rocprofv3 names
   // every output `<prefix>_results.<ext>` (rocprofiler-sdk's
   // get_output_filename); the content decides the format.
-  return IsTraceFileName(name) && (name.ends_with("_results.json") ||
-                                   name.ends_with(".json.gz") || name.ends_with("_results.db"));
+  return IsTraceFileName(name) && (name.ends_with("_results.json") || name.ends_with(".json.gz") ||
+                                   name.ends_with("_results.db"));
 }
 
 std::string RunDirOfNsysDir(const std::string& nsys_dir) {

@@ -287,8 +287,8 @@ TEST(RocprofGeneratedTest, IdleGpuAgentsAreListedForRocprofAndAbsentElsewhere) {
   const json k = RunJson("analyze --format json '" + tmp.Sub("k/h0.pt.trace.json.gz") + "'");
   EXPECT_FALSE(k.contains("idle_gpu_agents")) << k.dump().substr(0, 400);
   EXPECT_FALSE(k.contains("idle_gpu_agent_names"));
-  auto ktable = testing::RunCommand(Bin("profwatch") + "analyze '" +
-                                    tmp.Sub("k/h0.pt.trace.json.gz") + "'");
+  auto ktable =
+      testing::RunCommand(Bin("profwatch") + "analyze '" + tmp.Sub("k/h0.pt.trace.json.gz") + "'");
   ASSERT_EQ(ktable.exit_code, 0) << ktable.err;
   EXPECT_EQ(ktable.out.find("GPU agents seen"), std::string::npos) << ktable.out;
 }
@@ -330,6 +330,15 @@ TEST(RocprofGeneratedTest, AnalyzeAndTheDaemonReadTheSameFilesOfARocprofDir) {
     ASSERT_EQ(windows->size(), 1u) << arg;
     EXPECT_EQ(sorted(windows->front().files), expected) << arg;
   }
+
+  // A rocprof dir holding none of them: nothing to analyse, as for the daemon.
+  const std::string empty = tmp.Sub("jobs/j/r2/rocprof");
+  fs::create_directories(empty);
+  fs::copy_file(dir + "/4000_results.db", empty + "/other.sqlite");
+  fs::copy_file(dir + "/4000_results.db", empty + "/merged.db");
+  auto nothing = cli::ResolveInputs({empty}, 10);
+  ASSERT_FALSE(nothing.has_value());
+  EXPECT_EQ(nothing.error().code, ErrorCode::kNotFound) << nothing.error().ToString();
 
   watch::ScanOptions options;
   options.roots = {tmp.Sub("jobs")};
@@ -384,6 +393,7 @@ TEST(RocprofRealTest, Mi350xRunEqualsAWalkOfItsKernelDispatchRecords) {
     std::string product;
   };
   std::map<int, Gpu> gpus;  // by HIP ordinal: rank among GPU agents by node_id
+  std::map<std::pair<int64_t, int>, std::string> agents;  // (pid, ordinal) -> product
   int64_t rccl_total = 0;
   for (const auto& tool : doc["rocprofiler-sdk-tool"]) {
     std::map<int64_t, int64_t> node_of;  // GPU agent handle -> node_id
@@ -392,6 +402,11 @@ TEST(RocprofRealTest, Mi350xRunEqualsAWalkOfItsKernelDispatchRecords) {
       if (a["type"] != 2) continue;
       node_of[a["id"]["handle"].get<int64_t>()] = a["node_id"].get<int64_t>();
       product_of[a["id"]["handle"].get<int64_t>()] = a["product_name"].get<std::string>();
+    }
+    for (const auto& [h, node] : node_of) {
+      int ordinal = 0;
+      for (const auto& [h2, node2] : node_of) ordinal += node2 < node ? 1 : 0;
+      agents[{tool["metadata"]["pid"].get<int64_t>(), ordinal}] = product_of[h];
     }
     std::map<int64_t, std::string> name_of;
     for (const auto& k : tool["kernel_symbols"])
@@ -427,6 +442,17 @@ TEST(RocprofRealTest, Mi350xRunEqualsAWalkOfItsKernelDispatchRecords) {
     EXPECT_EQ(j["errors"].size(), 0u) << j["errors"].dump();
     EXPECT_EQ(j["dropped_events"].size(), 0u) << j["dropped_events"].dump();
     EXPECT_EQ(j["gpus"], gpus.size());  // the seven idle GPU agents are not counted
+    // ... but listed: the GPU agents of the walk that dispatched nothing.
+    std::vector<std::string> idle;
+    for (const auto& [key, product] : agents) {
+      if (gpus.count(key.second) == 0) {
+        idle.push_back("pid " + std::to_string(key.first) + " GPU " + std::to_string(key.second) +
+                       " (" + product + ")");
+      }
+    }
+    EXPECT_EQ(idle.size(), 7u);
+    EXPECT_EQ(j["idle_gpu_agents"], idle.size());
+    EXPECT_EQ(j["idle_gpu_agent_names"], json(idle));
     ASSERT_EQ(j["devices"].size(), gpus.size());
     for (const auto& d : j["devices"]) {
       const Gpu& g = gpus.at(d["device_id"].get<int>());

@@ -20,8 +20,7 @@ std::string ReadDoc(const std::string& name) {
 }
 
 // The table after `marker` in docs/<doc_name> (up to its blank line).
-std::string DocTableAfter(const std::string& marker,
-                          const std::string& doc_name = "security.md") {
+std::string DocTableAfter(const std::string& marker, const std::string& doc_name = "security.md") {
   const std::string doc = ReadDoc(doc_name);
   const size_t at = doc.find(marker);
   if (at == std::string::npos) return "(no marker " + marker + ")";

@@ -390,6 +390,23 @@ TEST(SnapshotCollectableTest, DiagnosisMetricsFollowTheDiagnosis) {
 // kernels; without shapes (operators of counted kinds only, all unknown) or
 // with an impossible count (issue #37: Input Dims claiming 1e6^3 matmuls) no
 // FLOP metric is there, the rest of the run is.
+// Issue #63: a window that lists its GPU agents (rocprofv3) exports those
+// that dispatched nothing; a window of another format has no such series
+// (absent, not 0: the golden has none).
+TEST(SnapshotCollectableTest, IdleGpuAgentsAreExportedOnlyWhereTheWindowListsAgents) {
+  snapshot::Snapshot snap = testing::SampleSnapshot();
+  EXPECT_FALSE(NamesForRun(RenderPublished(snap, kTestBuild), "1234-llama", "run-1")
+                   .count("profwatch_window_idle_gpu_agents"));
+  snap.runs.begin()->second.MutableStats().idle_gpu_agents = 7;
+  const std::string text = RenderText(snap, kTestBuild);
+  EXPECT_NE(
+      text.find("\n# TYPE profwatch_window_idle_gpu_agents gauge\n"
+                "profwatch_window_idle_gpu_agents{training_job=\"1234-llama\",run=\"run-1\"} 7\n"
+                "# HELP profwatch_window_expected_gpus "),
+      std::string::npos)
+      << text.substr(0, 2000);
+}
+
 TEST(SnapshotCollectableTest, FlopFiguresThatCouldNotBeComputedAreNotExported) {
   const std::set<std::string> kFlopMetrics = {
       "profwatch_window_flops_per_gpu_step", "profwatch_achieved_flops_per_second",

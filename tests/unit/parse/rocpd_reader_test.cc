@@ -140,7 +140,8 @@ TEST(RocpdReaderTest, ReadsTheCitedSchemasDispatchesCopiesAndMarkers) {
   EXPECT_EQ(s->process_ranks, (std::map<int64_t, int64_t>{{77, 3}}));
   EXPECT_EQ(s->device_names, std::vector<std::string>{"AMD Instinct MI300X"});
   EXPECT_EQ(s->idle_gpu_agents, 1);  // agent 2 dispatched nothing: seen, not counted
-  EXPECT_EQ(s->idle_gpu_agent_names, std::vector<std::string>{"pid 77 GPU 0 (AMD Instinct MI300X)"});
+  EXPECT_EQ(s->idle_gpu_agent_names,
+            std::vector<std::string>{"pid 77 GPU 0 (AMD Instinct MI300X)"});
 }
 
 TEST(RocpdReaderTest, RowsItCannotPlaceAreCountedNotGuessed) {

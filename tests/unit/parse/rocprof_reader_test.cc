@@ -104,7 +104,8 @@ TEST(RocprofReaderTest, ReadsKernelsCopiesStepsAndRanksExactly) {
   // The GPU that dispatched names the device; the other GPU agent is seen.
   EXPECT_EQ(s->device_names, std::vector<std::string>{"AMD Instinct MI300X"});
   EXPECT_EQ(s->idle_gpu_agents, 1);
-  EXPECT_EQ(s->idle_gpu_agent_names, std::vector<std::string>{"pid 77 GPU 0 (AMD Instinct MI300X)"});
+  EXPECT_EQ(s->idle_gpu_agent_names,
+            std::vector<std::string>{"pid 77 GPU 0 (AMD Instinct MI300X)"});
   EXPECT_EQ(s->process_ranks.at(77), 3);
   EXPECT_TRUE(s->drops.empty());
 }

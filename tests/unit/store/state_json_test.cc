@@ -320,6 +320,34 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
   EXPECT_NE(bad.error().context.find("collectives"), std::string::npos) << bad.error().context;
 }
 
+// Issue #63: a rocprofv3 window's idle GPU agents survive a restart (count
+// and names); a window of another format, or a file written before them,
+// has none (absent, not 0); names past the window's list cap are not kept.
+TEST(StateJsonTest, IdleGpuAgentsRoundTripAndOtherWindowsHaveNone) {
+  snapshot::RunState in = testing::RunWithEverything();
+  nlohmann::json plain = nlohmann::json::parse(SerializeRunState(in));
+  EXPECT_FALSE(plain.at("stats").contains("idle_gpu_agents"));
+  auto none = ParseRunState(plain.dump());
+  ASSERT_TRUE(none) << none.error().ToString();
+  EXPECT_FALSE(none->stats->idle_gpu_agents.has_value());
+  in.MutableStats().idle_gpu_agents = 7;
+  in.MutableStats().idle_gpu_agent_names = {"pid 908 GPU 1 (AMD Instinct MI350X)",
+                                            "pid 908 GPU 2 (AMD Instinct MI350X)"};
+  nlohmann::json j = nlohmann::json::parse(SerializeRunState(in));
+  EXPECT_EQ(j["stats"]["idle_gpu_agents"], 7);
+  auto out = ParseRunState(j.dump());
+  ASSERT_TRUE(out) << out.error().ToString();
+  EXPECT_EQ(out->stats->idle_gpu_agents, 7);
+  EXPECT_EQ(out->stats->idle_gpu_agent_names, in.stats->idle_gpu_agent_names);
+  j["stats"]["idle_gpu_agent_names"] =
+      std::vector<std::string>(aggregate::kIdleGpuAgentNamesListed + 5, "pid 1 GPU 0");
+  auto capped = ParseRunState(j.dump());
+  ASSERT_TRUE(capped) << capped.error().ToString();
+  EXPECT_EQ(capped->stats->idle_gpu_agent_names.size(), aggregate::kIdleGpuAgentNamesListed);
+  j["stats"]["idle_gpu_agents"] = "seven";
+  EXPECT_FALSE(ParseRunState(j.dump()));
+}
+
 // Issue #51: a window's bytes survive a restart as they were counted, and
 // a state file written before bytes reads as a window whose bytes are absent
 // with the reason (never 0).

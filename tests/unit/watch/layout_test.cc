@@ -37,6 +37,20 @@ TEST(TraceFileNameTest, RecognisesTraceSuffixes) {
   EXPECT_FALSE(IsTraceFileName(""));
 }
 
+// The one rule for a rocprof dir: rocprofv3's own names, every one a trace
+// file name (so the window grouping never drops what the scanner took).
+TEST(TraceFileNameTest, RocprofOutputsAreRocprofv3NamesAndTraceFileNames) {
+  for (const char* name :
+       {"908_results.json", "908_results.json.gz", "node1_908_results.db", "any.json.gz"}) {
+    EXPECT_TRUE(IsRocprofOutputName(name)) << name;
+    EXPECT_TRUE(IsTraceFileName(name)) << name;
+  }
+  for (const char* name : {"merged.db", ".908_results.db", "_results.db", "908_results.db-wal",
+                           "908_results.db-journal", "908.sqlite", "notes.json", "x.csv"}) {
+    EXPECT_FALSE(IsRocprofOutputName(name)) << name;
+  }
+}
+
 TEST(TraceFileNameTest, HostAndProcessKey) {
   EXPECT_EQ(HostOfTraceFile("h0.proc3.trace.json.gz"), "h0");
   EXPECT_EQ(HostOfTraceFile("node-7.trace.json.gz"), "node-7");
