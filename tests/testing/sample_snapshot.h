@@ -54,6 +54,10 @@ inline snapshot::RunState RunWithEverything() {
   st.profile_steps = 3;
   st.launcher_mode = aggregate::LauncherMode::kOneNodePerProcess;
   st.gpus_per_file = 2.0;
+  // As a rocprofv3 window lists them: GPU agents that dispatched nothing.
+  st.idle_gpu_agents = 6;
+  st.idle_gpu_agent_names = {"pid 4000 GPU 2 (AMD Instinct MI300X)",
+                             "pid 4000 GPU 3 (AMD Instinct MI300X)"};
   st.events = 123456;
   st.truncated = false;
   st.timestamp_dirs = {"2026_11_22_01_00_00", "2026_11_22_01_00_03"};

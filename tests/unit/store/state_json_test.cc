@@ -42,6 +42,8 @@ void ExpectSameStats(const aggregate::WindowStats& a, const aggregate::WindowSta
     EXPECT_EQ(x.gpus, y.gpus);
   }
   EXPECT_EQ(a.timestamp_dirs, b.timestamp_dirs);
+  EXPECT_EQ(a.idle_gpu_agents, b.idle_gpu_agents);
+  EXPECT_EQ(a.idle_gpu_agent_names, b.idle_gpu_agent_names);
   EXPECT_EQ(a.rule_set, b.rule_set);
   EXPECT_EQ(a.profile_steps, b.profile_steps);
   EXPECT_EQ(a.launcher_mode, b.launcher_mode);
@@ -325,6 +327,8 @@ TEST(StateJsonTest, CollectivesRoundTripAndOlderFilesHaveNone) {
 // has none (absent, not 0); names past the window's list cap are not kept.
 TEST(StateJsonTest, IdleGpuAgentsRoundTripAndOtherWindowsHaveNone) {
   snapshot::RunState in = testing::RunWithEverything();
+  in.MutableStats().idle_gpu_agents.reset();
+  in.MutableStats().idle_gpu_agent_names.clear();
   nlohmann::json plain = nlohmann::json::parse(SerializeRunState(in));
   EXPECT_FALSE(plain.at("stats").contains("idle_gpu_agents"));
   auto none = ParseRunState(plain.dump());
