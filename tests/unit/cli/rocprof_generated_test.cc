@@ -376,9 +376,9 @@ TEST(RocprofGeneratedTest, DrillFormatRefusesRocprofOutput) {
 
 // A real rocprofv3 output (AMD-AGI/TraceLens's tests/rocprof/908_results.json.gz:
 // one PyTorch+RCCL training process on an 8x MI350X node, checked in under
-// tests/fixtures/real/rocprofv3 with its origin and licence): every GPU's kernel count and kernel time equal an
-// independent walk of its `kernel_dispatch` records (gzip -dc and a plain JSON
-// parse, not profwatch's reader), the device as its agents name it.
+// tests/fixtures/real/rocprofv3 with its origin and licence): every GPU's kernel count and kernel
+// time equal an independent walk of its `kernel_dispatch` records (gzip -dc and a plain JSON parse,
+// not profwatch's reader), the device as its agents name it.
 TEST(RocprofRealTest, Mi350xRunEqualsAWalkOfItsKernelDispatchRecords) {
   const std::string file = testing::ProjectFixture(
       "real/rocprofv3/aorta-mi350x/run_20251209_070939/rocprof/908_results.json.gz");
