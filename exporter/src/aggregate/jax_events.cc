@@ -49,7 +49,7 @@ void JaxEvents::OnMetadata(const parse::TraceEvent& e) {
   if (e.name == "process_name") {
     if (pid_device_.contains(pid)) return;  // first declaration wins
     if (IsDeviceProcessName(e.args_name)) {
-      // Past KernelTable::kMaxDevices: kOverDeviceLimit, its events dropped.
+      // Past kMaxDevices: kOverDeviceLimit, its events dropped.
       const int dev = table_.NewDevice(e.args_name);
       pid_device_.emplace(pid, dev < 0 ? kOverDeviceLimit : dev);
     } else {
@@ -139,7 +139,7 @@ void JaxEvents::OnComplete(const parse::TraceEvent& e) {
     return;
   }
   if (saw_cat_) return;  // a Kineto file: cat-less events are never kernels
-  if (held_count_ >= FileAggregator::kMaxHeldEvents) {
+  if (held_count_ >= kMaxHeldEvents) {
     ++table_.drops["no_metadata_held_limit"];
     return;
   }

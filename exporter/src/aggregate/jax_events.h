@@ -57,7 +57,7 @@ class JaxEvents {
   // seen so far: device work on *dev (kStream), a step marker (kSteps),
   // neither (kIgnore), or not known yet (kHold: a thread or process not
   // declared yet).
-  // kOverDeviceLimit: a device past KernelTable::kMaxDevices (dropped, counted).
+  // kOverDeviceLimit: a device past kMaxDevices (dropped, counted).
   enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream, kOverDeviceLimit };
   static constexpr int kOverDeviceLimit = -2;  // in pid_device_
   Route RouteOf(int64_t pid, int64_t tid, int* dev) const;

@@ -62,11 +62,10 @@
 
 #include "core/budget.h"
 #include "core/result.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
-
-inline constexpr size_t kMaxRocpdTableSets = 64;
 
 Result<ParseSummary> ReadRocpdDatabase(const std::string& path, EventSink& sink,
                                        FileBudget* budget = nullptr,

@@ -78,6 +78,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 
@@ -89,18 +90,6 @@ struct RocprofOptions {
   size_t chunk_bytes = 256 << 10;
   size_t max_record_bytes = 1 << 20;  // a dispatch record is under 1 KiB
 };
-
-// Caps on what one file keeps.
-inline constexpr size_t kMaxRocprofAgents = 1024;
-inline constexpr size_t kMaxRocprofSymbols = size_t{1} << 20;
-inline constexpr size_t kMaxRocprofSymbolBytes = size_t{64} << 20;  // kernel names, summed
-inline constexpr size_t kMaxRocprofQueues = 4096;
-inline constexpr size_t kMaxRocprofMarkers = size_t{1} << 20;    // step/rank marker texts
-inline constexpr size_t kMaxRocprofRcclOperations = 4096;        // RCCL_API operation names
-inline constexpr size_t kMaxRocprofRcclCalls = size_t{1} << 20;  // collective rccl_api calls
-// RCCL kernels held until their process's rccl_api records are read; past
-// it, kernels are emitted without a collective.
-inline constexpr size_t kMaxRocprofRcclKernels = size_t{1} << 20;
 
 // Whether `head` (the first decompressed bytes) is a JSON object whose first
 // member is "rocprofiler-sdk-tool" (as rocprofv3 writes it).

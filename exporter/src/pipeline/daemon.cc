@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "expose/report.h"
 #include "figures/step_basis.h"
+#include "pipeline/limits.h"
 #include "pipeline/scan_events.h"
 #include "pipeline/state_restore.h"
 #include "store/state_file.h"
@@ -32,8 +33,6 @@ using std::chrono::milliseconds;
 // Hint-triggered rescans are at most this frequent (a writer's burst of
 // IN_MODIFY events must not turn into a scan loop).
 constexpr milliseconds kMinHintScanGap{250};
-// The scan thread wakes at least this often (retention sweep, dispatch).
-constexpr milliseconds kMaxIdle{1000};
 // The state file is saved at most this often while results land, and
 // after a save at most once per kPersistCostFactor times its duration
 // (store::SaveThrottle).
@@ -389,7 +388,7 @@ std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scan
 
 milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_interval,
                                   TimePoint now) {
-  TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxIdle);
+  TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxScanIdle);
   {
     MutexLock lock(mu_);
     const TimePoint deadline = assembler_.NextDeadline().value_or(TimePoint::max());
@@ -399,7 +398,7 @@ milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_
   if (cadence.hinted) wake = std::min(wake, cadence.last_scan + kMinHintScanGap);
   if (cadence.log_hinted) wake = std::min(wake, cadence.last_log_poll + kMinHintScanGap);
   auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
-  timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
+  timeout = std::clamp(timeout, milliseconds(5), kMaxScanIdle);
   // A log left behind its byte budget (a restart, or a log bound late) goes
   // on at once, so catch-up is not paced to one read budget per wake-up;
   // the hints are still collected, without waiting.

@@ -28,6 +28,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/result.h"
+#include "pipeline/limits.h"
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
 
@@ -64,18 +65,14 @@ struct FinishedWindow {
   double seconds = 0.0;  // how long the analysis took (logged)
 };
 
-// The most bytes one run's state (store/state_json.h SerializeRunState: its
-// window's figures, kernel names and devices) may take: a published window
-// whose run state would be larger is not exported (reason too_large). A
-// 1,024-host job of 8 GPUs each takes about 4 MB; every name in it is
-// bounded at intake (aggregate/name_table.h), so only a window of
-// thousands of files with hundreds of devices each comes near.
-inline constexpr size_t kMaxRunStateBytes = static_cast<size_t>(caps::kRunStateBytes.value);
-
 struct WindowPolicyOptions {
   std::optional<double> step_seconds;  // --step-time
   std::chrono::milliseconds window_timeout{0};
-  size_t max_run_state_bytes = kMaxRunStateBytes;
+  // The most bytes one run's state (store/state_json.h SerializeRunState)
+  // may take: a published window whose run state would be larger is not
+  // exported (reason too_large; why this default: core/caps.h
+  // kRunStateBytes).
+  size_t max_run_state_bytes = static_cast<size_t>(caps::kRunStateBytes.value);
   // What the run's owner may still keep (--max-state-bytes-per-owner less
   // its other runs' states); nullopt: no owner cap.
   std::optional<size_t> owner_state_room = std::nullopt;
@@ -168,11 +165,6 @@ struct InflightHistory {
   uint64_t digest = 0;
   int deaths = 0;
 };
-
-// Daemons that may die analysing one window (the same files) before it is
-// failed as crashed instead of analysed: the first death may be another
-// window's (two workers), so the window is retried once, alone.
-inline constexpr int kMaxDeathsPerWindow = 2;
 
 struct InflightDecision {
   // false: fail the window as crashed (kCrashedReason) without analysing it.

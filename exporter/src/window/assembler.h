@@ -106,13 +106,13 @@ struct AssemblerOptions {
   std::chrono::seconds wall_clock_ahead{0};
   // A window with more files is not tracked (ScanNotes::capped): no state is
   // kept for its files and it is never analysed (serve --max-files-per-window).
-  int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
+  int64_t max_files_per_window = caps::kFilesPerWindow.value;
   // Windows of a run dir considered when it is first seen (see above).
   int windows_at_first_sight = kWindowsAtFirstSight;
   // Runs and windows tracked per owner (serve --max-runs-per-owner,
   // --max-windows-per-owner); 0: no cap.
-  int64_t max_runs_per_owner = kDefaultMaxRunsPerOwner;
-  int64_t max_windows_per_owner = kDefaultMaxWindowsPerOwner;
+  int64_t max_runs_per_owner = caps::kRunsPerOwner.value;
+  int64_t max_windows_per_owner = caps::kWindowsPerOwner.value;
   // A window whose files change after it was analysed is analysed again no
   // sooner than this after its last analysis ended, nor sooner than that
   // analysis took (serve --reanalysis-interval): a window its owner keeps
@@ -130,9 +130,6 @@ struct AssemblerOptions {
   // window it may split from in the same state; a tree copied in while the
   // daemon runs has its latest cycles analysed.
   static constexpr int kWindowsAtFirstSight = 8;
-  // Runs and windows per owner (why these values: core/caps.h).
-  static constexpr int64_t kDefaultMaxRunsPerOwner = caps::kRunsPerOwner.value;
-  static constexpr int64_t kDefaultMaxWindowsPerOwner = caps::kWindowsPerOwner.value;
 };
 
 // The reasons of profwatch_scan_refused_total and profwatch_owner_limited

@@ -562,7 +562,7 @@ TEST_F(WindowPolicyTest, WindowOverThePerRunStateCapIsNotExported) {
                                       "cap training_job=jobA run=run1"),
             std::string::npos)
       << v.logs.back().Text();
-  options_.max_run_state_bytes = kMaxRunStateBytes;
+  options_.max_run_state_bytes = static_cast<size_t>(caps::kRunStateBytes.value);
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "the default holds it";
 }
 
