@@ -61,6 +61,12 @@ RefusalLimits RefusalLimitsOf(const DaemonOptions& o) {
           o.host_filter};
 }
 
+// The assembler retries by the window policy (DecideRetry).
+window::AssemblerOptions WithRetryPolicy(window::AssemblerOptions o) {
+  o.retry_policy = &DecideRetry;
+  return o;
+}
+
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> store,
@@ -70,7 +76,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       registry_(std::move(registry)),
       metrics_(*registry_),
       options_(std::move(options)),
-      assembler_(options_.assembler),
+      assembler_(WithRetryPolicy(options_.assembler)),
       journal_(options_.state_file.empty() ? "" : options_.state_file + ".inflight"),
       persist_throttle_(kPersistGap, kPersistCostFactor),
       publish_throttle_(kPublishGap, kPublishCostFactor) {
@@ -209,7 +215,7 @@ void Daemon::Reload(const DaemonOptions& next) {
       next.training_logs.globs != options_.training_logs.globs) {
     LogWarn("reload: --log, --log-glob and --history need a restart; kept");
   }
-  assembler_.SetOptions(next.assembler);
+  assembler_.SetOptions(WithRetryPolicy(next.assembler));
   rescan_requested_ = true;
   if (watcher_) watcher_->Wake();
   LogInfo("configuration reloaded");
