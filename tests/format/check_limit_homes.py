@@ -32,7 +32,6 @@ import sys
 # Names that read like bounds but bound nothing a file or flag supplies.
 NOT_BOUNDS = {
     "kU128Max": "the largest value of the type (parse/number.cc), not a bound on input",
-    "kOverDeviceLimit": "a marker in a pid-to-device map (aggregate/jax_events.h), not a bound",
 }
 
 DEFINITION = re.compile(r"\bconstexpr\b(?P<decl>[^=;{}()]*?)\b(?P<name>k[A-Za-z0-9_]+)\s*(=|\{)")

@@ -59,7 +59,7 @@ class JaxEvents {
   // declared yet).
   // kOverDeviceLimit: a device past kMaxDevices (dropped, counted).
   enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream, kOverDeviceLimit };
-  static constexpr int kOverDeviceLimit = -2;  // in pid_device_
+  static constexpr int kDroppedDevice = -2;  // in pid_device_: a device past kMaxDevices
   Route RouteOf(int64_t pid, int64_t tid, int* dev) const;
   bool IsHostPid(int64_t pid) const;
   // Applies a decided route to one event (kIgnore and kHold: nothing).
