@@ -63,6 +63,7 @@
 #include <string>
 #include <vector>
 
+#include "aggregate/limits.h"
 #include "aggregate/name_table.h"
 #include "aggregate/window_stats.h"
 #include "classify/classifier.h"
@@ -98,17 +99,6 @@ class FileAggregator final : public parse::EventSink {
   // and, if still too many, spilled as sorted runs to an unlinked temp file
   // that Finish merges back (results are the same either way).
   static constexpr size_t kDefaultIntervalBudget = size_t{1} << 20;
-  // Events of not-yet-declared JAX threads held until the file ends; later
-  // ones are dropped as "no_metadata_held_limit".
-  static constexpr size_t kMaxHeldEvents = size_t{1} << 19;
-  // PyTorch gpu_user_annotation ranges kept per file (for regions); later
-  // ones are dropped as "annotation_limit".
-  static constexpr size_t kMaxAnnotations = size_t{1} << 20;
-  // CUDA-graph kernels kept per file for placement by schedule.
-  static constexpr size_t kMaxGraphKernels = size_t{1} << 20;
-  // Counted operators and kernel links kept per file for FLOP counting
-  // (later ones counted in drops["flop_op_limit"/"flop_link_limit"]).
-  static constexpr size_t kMaxFlopLinks = size_t{1} << 20;
 
   // `spill_dir`: where the spill file goes (an unlinked temp file).
   // `names`: the window's name pool and caps, shared by its files (null: a

@@ -30,6 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "aggregate/limits.h"
+
 namespace profwatch::aggregate {
 
 enum class CollectiveKind : uint8_t {
@@ -88,19 +90,6 @@ std::optional<int64_t> DtypeBytes(std::string_view dtype);
 std::optional<int64_t> CollectiveBytes(CollectiveKind kind, int64_t element_bytes,
                                        int64_t in_elements, int64_t out_elements);
 
-// Physical bounds: sizes are the trace's word, and a crafted or corrupt
-// trace can claim anything (`In msg nelems` of 2^59). A call's buffer lies
-// in one GPU's memory, and none holds more than 288 GB (MI355X, B300): a
-// call claiming more than kMaxCollectiveCallBytes (1 TiB, well above that)
-// is impossible and its size unknown. A collective's bytes cross each
-// GPU's memory at least once, so no collective moves them faster than the
-// fastest GPU memory (8 TB/s: B200, MI355X), and busbw (at most twice
-// algbw) stays below the fastest link (NVLink 5: 0.9 TB/s each way): a
-// kind whose algbw or busbw exceeds kMaxCollectiveBandwidth (10 TB/s) is
-// impossible, and its bytes and bandwidths are unknown.
-inline constexpr double kMaxCollectiveCallBytes = 1099511627776.0;  // 2^40
-inline constexpr double kMaxCollectiveBandwidth = 1e13;             // bytes per second
-
 // busbw / algbw for a group of `ranks`; nullopt for kOther or ranks < 1.
 std::optional<double> BusBandwidthFactor(CollectiveKind kind, int64_t ranks);
 
@@ -112,7 +101,6 @@ struct ProcessGroup {
   std::string ranks;        // the trace's text, "[0, 1, 2, 3]"; empty when absent
   bool operator==(const ProcessGroup&) const = default;
 };
-inline constexpr size_t kMaxProcessGroupText = 64;
 // `description` and `ranks` as a ProcessGroup keeps them: printable ASCII,
 // each cut at kMaxProcessGroupText characters.
 ProcessGroup MakeProcessGroup(std::string_view description, std::string_view ranks);
@@ -174,11 +162,6 @@ std::optional<int64_t> TorchTypeBytes(std::string_view type);
 
 // One collective kind's figures, summed over calls (and devices).
 struct CollectiveSums {
-  // Distinct group sizes kept, smallest first; more are counted only.
-  static constexpr size_t kMaxGroupSizes = 8;
-  // Distinct named process groups kept, the first seen first (file order,
-  // then device and file merge order); more are counted only.
-  static constexpr size_t kMaxProcessGroups = 4;
   int64_t calls = 0;
   int64_t kernel_ps = 0;
   int64_t exposed_ps = 0;   // it runs and no compute kernel does, same GPU
@@ -246,7 +229,6 @@ CollectiveOpCall KinetoCollectiveOpCall(std::string_view collective, std::string
 // kMaxOps operators are kept.
 class CollectiveOps {
  public:
-  static constexpr size_t kMaxOps = 1 << 16;
   // False when the table is full (the operator is not kept).
   bool Add(int64_t external_id, CollectiveCall call);
   // Null when no operator with a kind has that id.

@@ -11,7 +11,7 @@ using classify::FamilyId;
 
 void FlopJoin::AddOperator(int64_t external_id, const OpFlops& flops, uint32_t thread,
                            int64_t start, int64_t end) {
-  if (ops_.size() >= FileAggregator::kMaxFlopLinks) {
+  if (ops_.size() >= kMaxFlopLinks) {
     ++drops_["flop_op_limit"];
     return;
   }
@@ -23,7 +23,7 @@ void FlopJoin::AddOperator(int64_t external_id, const OpFlops& flops, uint32_t t
 
 void FlopJoin::AddBytesOperator(int64_t external_id, const OpBytes& bytes, uint32_t thread,
                                 int64_t start, int64_t end) {
-  if (byte_ops_.size() >= FileAggregator::kMaxFlopLinks) {
+  if (byte_ops_.size() >= kMaxFlopLinks) {
     ++drops_["bytes_op_limit"];
     return;
   }
@@ -34,7 +34,7 @@ void FlopJoin::AddBytesOperator(int64_t external_id, const OpBytes& bytes, uint3
 }
 
 void FlopJoin::AddOperatorName(int64_t external_id, std::string_view name) {
-  if (op_name_of_.size() >= FileAggregator::kMaxFlopLinks) {
+  if (op_name_of_.size() >= kMaxFlopLinks) {
     ++drops_["flop_op_name_limit"];
     return;
   }
@@ -48,7 +48,7 @@ void FlopJoin::AddOperatorName(int64_t external_id, std::string_view name) {
 }
 
 void FlopJoin::AddKernel(int64_t external_id, int64_t ps, uint32_t name, int64_t correlation) {
-  if (links_.size() < FileAggregator::kMaxFlopLinks) {
+  if (links_.size() < kMaxFlopLinks) {
     links_.push_back({external_id, correlation, ps, name, false, true});
   } else {
     ++drops_["flop_link_limit"];
@@ -56,7 +56,7 @@ void FlopJoin::AddKernel(int64_t external_id, int64_t ps, uint32_t name, int64_t
 }
 
 void FlopJoin::AddLaunchedKernel(int64_t correlation, int64_t ps, uint32_t name) {
-  if (links_.size() < FileAggregator::kMaxFlopLinks) {
+  if (links_.size() < kMaxFlopLinks) {
     links_.push_back({correlation, correlation, ps, name, true, true});
   } else {
     ++drops_["flop_link_limit"];

@@ -40,7 +40,7 @@ namespace profwatch::aggregate {
 
 class FlopJoin {
  public:
-  // Beyond FileAggregator::kMaxFlopLinks operators, names or links, later
+  // Beyond kMaxFlopLinks operators, names or links, later
   // ones are counted in `drops` ("flop_op_limit", "flop_op_name_limit",
   // "flop_link_limit"). `drops` and `launches` must outlive this.
   FlopJoin(std::map<std::string, uint64_t>& drops, LaunchJoin& launches)

@@ -79,7 +79,7 @@ void GraphKernels::Add(int dev, uint32_t name, uint32_t module, bool scoped, int
                        int64_t end) {
   if (!keep_) {
     if (!scoped) unkept_ps_ += end - start;
-  } else if (kernels_.size() < FileAggregator::kMaxGraphKernels) {
+  } else if (kernels_.size() < kMaxGraphKernels) {
     kernels_.push_back({start, end, name, module, dev, scoped});
   } else {
     ++table_.drops["graph_kernel_limit"];
@@ -239,7 +239,7 @@ void GraphKernels::Place(const std::vector<FamilyId>& family, MathAccount& math,
   for (const Kernel& k : kernels_) g.kernel_ps += k.scoped ? 0 : k.end - k.start;
   if (g.kernel_ps == 0 && kernels_.empty()) return;
   if (over_limit_ps_ > 0) {
-    g.unplaced = "more than " + std::to_string(FileAggregator::kMaxGraphKernels) +
+    g.unplaced = "more than " + std::to_string(kMaxGraphKernels) +
                  " kernels without a scope in the file: the later ones are not placed";
   }
   if (!hlo_ || unkept_ps_ > 0) {

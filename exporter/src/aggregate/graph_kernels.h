@@ -17,6 +17,7 @@
 #include "aggregate/file_stats.h"
 #include "aggregate/graph_regions.h"
 #include "aggregate/kernel_table.h"
+#include "aggregate/limits.h"
 #include "aggregate/name_table.h"
 #include "classify/classifier.h"
 #include "parse/hlo_schedule.h"
@@ -42,10 +43,6 @@ class GraphKernels {
   // (Keep(false)) only whether there is one matters: kAnyModule, nothing
   // interned.
   static constexpr uint32_t kAnyModule = ~uint32_t{0};
-  // Distinct module and instruction names kept per file (a real file: a
-  // few modules, hundreds of collective instructions).
-  static constexpr size_t kMaxModules = 4096;
-  static constexpr size_t kMaxHloOps = size_t{1} << 16;
   uint32_t ModuleId(std::string_view module);
   // The id of a collective kernel's args.hlo_op: index + 1.
   uint32_t HloOpId(std::string_view op);

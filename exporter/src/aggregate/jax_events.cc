@@ -49,9 +49,9 @@ void JaxEvents::OnMetadata(const parse::TraceEvent& e) {
   if (e.name == "process_name") {
     if (pid_device_.contains(pid)) return;  // first declaration wins
     if (IsDeviceProcessName(e.args_name)) {
-      // Past KernelTable::kMaxDevices: kOverDeviceLimit, its events dropped.
+      // Past kMaxDevices: kDroppedDevice, its events dropped.
       const int dev = table_.NewDevice(e.args_name);
-      pid_device_.emplace(pid, dev < 0 ? kOverDeviceLimit : dev);
+      pid_device_.emplace(pid, dev < 0 ? kDroppedDevice : dev);
     } else {
       pid_device_.emplace(pid, -1);
     }
@@ -78,7 +78,7 @@ JaxEvents::Route JaxEvents::RouteOf(int64_t pid, int64_t tid, int* dev) const {
   }
   auto p = pid_device_.find(pid);
   if (p == pid_device_.end()) return Route::kHold;
-  if (p->second == kOverDeviceLimit) return Route::kOverDeviceLimit;
+  if (p->second == kDroppedDevice) return Route::kOverDeviceLimit;
   if (p->second < 0) return Route::kIgnore;  // a host process
   if (t->second == ThreadKind::kXlaOps &&
       !table_.devices[static_cast<size_t>(p->second)].name.starts_with("/device:TPU:")) {
@@ -139,7 +139,7 @@ void JaxEvents::OnComplete(const parse::TraceEvent& e) {
     return;
   }
   if (saw_cat_) return;  // a Kineto file: cat-less events are never kernels
-  if (held_count_ >= FileAggregator::kMaxHeldEvents) {
+  if (held_count_ >= kMaxHeldEvents) {
     ++table_.drops["no_metadata_held_limit"];
     return;
   }

@@ -57,9 +57,9 @@ class JaxEvents {
   // seen so far: device work on *dev (kStream), a step marker (kSteps),
   // neither (kIgnore), or not known yet (kHold: a thread or process not
   // declared yet).
-  // kOverDeviceLimit: a device past KernelTable::kMaxDevices (dropped, counted).
+  // kOverDeviceLimit: a device past kMaxDevices (dropped, counted).
   enum class Route : uint8_t { kIgnore, kHold, kSteps, kStream, kOverDeviceLimit };
-  static constexpr int kOverDeviceLimit = -2;  // in pid_device_
+  static constexpr int kDroppedDevice = -2;  // in pid_device_: a device past kMaxDevices
   Route RouteOf(int64_t pid, int64_t tid, int* dev) const;
   bool IsHostPid(int64_t pid) const;
   // Applies a decided route to one event (kIgnore and kHold: nothing).

@@ -37,6 +37,7 @@
 #include "aggregate/collectives.h"
 #include "aggregate/interval_spill.h"
 #include "aggregate/intervals.h"
+#include "aggregate/limits.h"
 #include "aggregate/name_table.h"
 #include "aggregate/region.h"
 #include "aggregate/window_stats.h"
@@ -64,22 +65,6 @@ struct PairHash {
 };
 
 struct KernelTable {
-  // Devices kept per file (a real file: 8 GPUs, an nsys export of a node
-  // some tens); the events of further devices are dropped as
-  // "device_limit".
-  static constexpr size_t kMaxDevices = 1024;
-  // Streams told apart per device; kernels of further streams count on the
-  // last one ("stream_limit").
-  static constexpr size_t kMaxStreams = 1024;
-  // Distinct (stream, kernel name) pairs kept per device; beyond them the
-  // device's stream count is every stream it had a kernel on.
-  static constexpr size_t kMaxStreamNames = size_t{1} << 18;
-  // Step spans per file ("step_limit" beyond; the window's cap too,
-  // NameLimits::max_steps_per_window).
-  static constexpr size_t kMaxSteps = size_t{1} << 16;
-  // Distinct (scope, kernel name) pairs per file; further pairs go to the
-  // "other scopes" entry ("scope_limit").
-  static constexpr size_t kMaxScopeNames = size_t{1} << 20;
   // The entries that keep the time of what is over a cap.
   static constexpr std::string_view kOtherKernelNames = "(other kernel names)";
   static constexpr std::string_view kOtherScopes = "(other scopes)";

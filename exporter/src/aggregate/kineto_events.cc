@@ -58,7 +58,7 @@ int KinetoEvents::DeviceOf(int64_t ordinal) {
   if (it != devices_.end()) return it->second;
   const int d = table_.NewDevice("GPU " + std::to_string(ordinal));
   if (d < 0) {
-    ++table_.drops["device_limit"];  // past KernelTable::kMaxDevices
+    ++table_.drops["device_limit"];  // past kMaxDevices
     return d;
   }
   devices_.emplace(ordinal, d);
@@ -95,7 +95,7 @@ void KinetoEvents::OnAnnotation(const parse::TraceEvent& e) {
   if (!ordinal) return;
   int64_t start = 0, end = 0;
   if (!table_.Times(e.has_ts, e.ts_ps, e.has_dur, e.dur_exact, e.dur_ps, &start, &end)) return;
-  if (annotation_count_ >= FileAggregator::kMaxAnnotations) {
+  if (annotation_count_ >= kMaxAnnotations) {
     ++table_.drops["annotation_limit"];
     return;
   }

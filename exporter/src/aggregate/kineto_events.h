@@ -25,6 +25,7 @@
 #include "aggregate/flop_join.h"
 #include "aggregate/kernel_table.h"
 #include "aggregate/launch_join.h"
+#include "aggregate/limits.h"
 #include "parse/op_shape_reader.h"
 #include "parse/trace_parser.h"
 
@@ -32,12 +33,6 @@ namespace profwatch::aggregate {
 
 class KinetoEvents {
  public:
-  // Communication kernels held for the file's end; later ones take their
-  // kind from their args or name at once (drops["collective_held_limit"]).
-  static constexpr size_t kMaxHeldKernels = size_t{1} << 18;
-  // Enclosing collective operators a held kernel's launch looks at.
-  static constexpr size_t kMaxLaunchers = 8;
-
   // `table`, `flops` and `launches` must outlive this.
   KinetoEvents(KernelTable& table, FlopJoin& flops, LaunchJoin& launches)
       : table_(table), flops_(flops), launches_(launches) {}

@@ -15,21 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "aggregate/limits.h"
 #include "parse/trace_event.h"
 
 namespace profwatch::aggregate {
 
 class LaunchJoin {
  public:
-  // Launches and ranges kept per file; later ones are counted in
-  // drops["launch_limit"] / drops["launch_range_limit"] (their kernels then
-  // find no operator: kind from the name, FLOPs uncounted).
-  static constexpr size_t kMaxLaunches = size_t{1} << 20;
-  static constexpr size_t kMaxRanges = size_t{1} << 18;
-  // Ranges one lookup walks back over on the launch's thread (the bound on
-  // its cost); an enclosing range further back is not found.
-  static constexpr size_t kMaxWalk = 256;
-
   enum Set : uint8_t { kCollective = 0, kFlops = 1, kBytes = 2 };
 
   // `drops` must outlive this.

@@ -53,7 +53,7 @@ struct NameLimits {
   // each has 1.6 million pairs.
   size_t max_device_names_per_window = static_cast<size_t>(caps::kDeviceNamesPerWindow.value);
   // Step markers the window keeps over all its files (a file keeps at most
-  // KernelTable::kMaxSteps): 24 bytes each, so a window of many files of
+  // kMaxSteps): 24 bytes each, so a window of many files of
   // 65,536 markers stays within 24 MiB; past it "step_limit".
   size_t max_steps_per_window = static_cast<size_t>(caps::kStepsPerWindow.value);
 };

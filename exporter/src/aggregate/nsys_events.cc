@@ -11,7 +11,7 @@ int NsysEvents::DeviceOf(int64_t pid, int64_t device_id) {
   const int dev =
       table_.NewDevice("pid " + std::to_string(pid) + " GPU " + std::to_string(device_id));
   if (dev < 0) {
-    ++table_.drops["device_limit"];  // past KernelTable::kMaxDevices
+    ++table_.drops["device_limit"];  // past kMaxDevices
     return dev;
   }
   table_.devices.back().pid = pid;

@@ -22,14 +22,12 @@
 #include <string_view>
 #include <vector>
 
+#include "aggregate/limits.h"
 #include "aggregate/window_stats.h"
 
 namespace profwatch::aggregate {
 
 inline constexpr int kDefaultProfileSteps = 3;
-// The largest count taken from a flag, a log or a trace (a larger one is cut
-// to it): beyond any real profiler schedule.
-inline constexpr int64_t kMaxProfileSteps = 1'000'000;
 
 // "flag", "trace" (Kineto markers), "log", "nvtx", "default".
 std::string_view ProfileStepsSourceName(ProfileStepsSource s);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "classify/limits.h"
 #include "core/result.h"
 
 namespace profwatch::classify {
@@ -132,14 +133,6 @@ class Classifier {
 // them, and IsRuntimeMemopName matches the same ones.
 const std::vector<std::string>& RuntimeMemopPatterns();
 bool IsRuntimeMemopName(std::string_view name);
-
-// The longest name a regex condition is tried on; it does not hold on a
-// longer one. libstdc++'s regex recurses once per character it matches, so
-// a name of 64 KiB matched by `[A-Za-z0-9]*` overflows an 8 MiB stack; real
-// kernel names run to a few thousand characters. (contains, prefix, suffix
-// and not_contains see a name of up to 32 KiB whole, a longer one by its
-// first and last 16 KiB joined: see Classify.)
-inline constexpr size_t kMaxRegexName = size_t{16} << 10;
 
 // Whether an ECMAScript `pattern` can only match at the start of the text
 // (it begins with '^' and has no top-level alternative), so a search need

@@ -48,12 +48,10 @@
 #include <string_view>
 
 #include "classify/classifier.h"
+#include "classify/limits.h"
 
 namespace profwatch::classify {
 namespace {
-
-constexpr size_t kMaxRegexBytes = 1024;
-constexpr size_t kMaxRegexNumberDigits = 6;
 
 size_t DigitRun(std::string_view s, size_t i) {
   size_t n = 0;
@@ -79,7 +77,6 @@ bool HasOverlongRegexNumber(std::string_view re) {
   }
   return false;
 }
-constexpr size_t kMaxRulesFileBytes = 16u << 20;
 
 // Thrown inside this file only; converted to Result at the boundary.
 struct RulesError {

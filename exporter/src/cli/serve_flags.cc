@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "pipeline/limits.h"
 #include "watch/scanner.h"
 
 namespace profwatch::cli {
@@ -334,10 +335,7 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   if (!std::isfinite(v) || v < 0) {
     return MakeError(ErrorCode::kConfig, "bad duration '" + s + "': must be >= 0");
   }
-  // Deadlines are now + duration on a nanosecond clock (which overflows
-  // after ~292 years), and llround of an out-of-range value is undefined.
-  constexpr double kMaxMs = 100.0 * 365 * 86'400'000;
-  if (v * ms_per > kMaxMs) {
+  if (v * ms_per > pipeline::kMaxDurationMs) {
     return MakeError(ErrorCode::kConfig, "bad duration '" + s + "': must be at most 36500d");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(v * ms_per)));

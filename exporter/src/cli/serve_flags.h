@@ -35,12 +35,12 @@ struct ServeFlags {
   std::string poll_interval = "15s";
   bool no_inotify = false;
   bool follow_symlinks = false;
-  int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
-  int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
-  int64_t max_runs_per_owner = window::AssemblerOptions::kDefaultMaxRunsPerOwner;
-  int64_t max_windows_per_owner = window::AssemblerOptions::kDefaultMaxWindowsPerOwner;
-  int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
-  int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
+  int64_t max_files_per_dir = caps::kFilesPerDir.value;
+  int64_t max_files_per_window = caps::kFilesPerWindow.value;
+  int64_t max_runs_per_owner = caps::kRunsPerOwner.value;
+  int64_t max_windows_per_owner = caps::kWindowsPerOwner.value;
+  int64_t max_dirs_per_owner = caps::kDirsPerOwner.value;
+  int64_t max_watches_per_owner = caps::kWatchesPerOwner.value;
   int64_t max_state_bytes_per_owner = caps::kStateBytesPerOwner.value;
   int64_t max_state_bytes = caps::kStateBytes.value;
   std::string host_filter;  // "", a host name, or "auto"
@@ -73,8 +73,8 @@ struct ServeFlags {
   // Training logs (issue 4): FILE, RUN=FILE or JOB/RUN=FILE (repeatable).
   std::vector<std::string> log;
   std::vector<std::string> log_glob;  // empty: pipeline::kDefaultLogGlobs
-  size_t max_followed_logs = pipeline::kDefaultMaxFollowedLogs;
-  uint64_t log_max_bytes_per_scan = pipeline::kDefaultLogMaxBytesPerScan;
+  size_t max_followed_logs = static_cast<size_t>(caps::kFollowedLogs.value);
+  uint64_t log_max_bytes_per_scan = static_cast<uint64_t>(caps::kLogBytesPerScan.value);
   bool profile_steps_explicit = false;  // --profile-steps was given
   std::string history;                  // JSON Lines history of analysed windows
   std::string spill_dir = DefaultSpillDir();

@@ -136,7 +136,7 @@ inline constexpr Cap kWindowSeconds{
     "and the stop flag",
     "1,024 hosts' capped JAX traces read one after the other"};
 inline constexpr Cap kRunStateBytes{
-    "kMaxRunStateBytes (pipeline/window_policy.h)",
+    "WindowPolicyOptions::max_run_state_bytes (pipeline/window_policy.h)",
     "too_large",
     int64_t{32} << 20,
     Unit::kBytes,

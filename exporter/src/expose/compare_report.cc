@@ -67,7 +67,7 @@ void AddRow(std::vector<Row>& rows, const std::vector<CompareVariant>& vs, std::
 std::optional<double> FamilyFigure(const CompareVariant& v, const std::string& family,
                                    double figures::FamilyFigures::*figure) {
   for (const auto& fam : v.figures->families) {
-    if (fam.family->family == family && fam.ran) return fam.*figure;
+    if (fam.family == family && fam.ran) return fam.*figure;
   }
   return std::nullopt;
 }
@@ -82,7 +82,7 @@ bool AnyValue(const Row& r) {
 // step, its decomposition and the diagnosis totals.
 void AddTimeRows(std::vector<Row>& rows, const std::vector<CompareVariant>& vs) {
   for (const auto& base : vs[0].figures->families) {
-    const std::string& family = base.family->family;
+    const std::string& family = base.family;
     AddRow(rows, vs, family, [&](const CompareVariant& v) {
       return FamilyFigure(v, family, &figures::FamilyFigures::seconds_per_gpu_step);
     });
@@ -117,7 +117,7 @@ void AddTimeRows(std::vector<Row>& rows, const std::vector<CompareVariant>& vs) 
 // variant has any.
 void AddExclusiveRows(std::vector<Row>& rows, const std::vector<CompareVariant>& vs) {
   for (const auto& base : vs[0].figures->families) {
-    const std::string& family = base.family->family;
+    const std::string& family = base.family;
     auto exclusive = [&](const CompareVariant& v) {
       return FamilyFigure(v, family, &figures::FamilyFigures::exclusive_seconds_per_gpu_step);
     };
@@ -136,7 +136,7 @@ void AddRegionRows(std::vector<Row>& rows, const std::vector<CompareVariant>& vs
     const figures::RegionsFigures& r = v.figures->regions;
     std::vector<std::pair<std::string, double>> out;
     for (const auto& region : r.listed) {
-      out.emplace_back(*region.region, region.kernel_seconds_per_gpu_step);
+      out.emplace_back(region.region, region.kernel_seconds_per_gpu_step);
     }
     if (r.other_seconds_per_gpu_step) out.emplace_back("other", *r.other_seconds_per_gpu_step);
     return out;

@@ -8,6 +8,7 @@
 #include <exception>
 #include <string_view>
 
+#include "expose/limits.h"
 #include "expose/metric_names.h"
 
 namespace profwatch::expose {
@@ -16,12 +17,11 @@ namespace {
 // Reads a small /proc file whole. /proc files report size 0, so read until
 // EOF; the cap guards against a misdirected proc_root.
 Result<std::string> ReadSmallFile(const std::string& path) {
-  constexpr size_t kMaxBytes = 1 << 20;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return MakeError(ErrorCode::kIo, path + ": cannot open");
   std::string out;
   char buf[4096];
-  while (out.size() < kMaxBytes) {
+  while (out.size() < kMaxProcFileBytes) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0) {
       ::close(fd);

@@ -103,28 +103,27 @@ Json BytesJson(const WindowFigures& w) {
 Json FamiliesJson(const WindowFigures& w) {
   Json families = Json::array();
   for (const figures::FamilyFigures& ff : w.families) {
-    const aggregate::FamilySummary& f = *ff.family;
     Json fj;
-    fj["family"] = f.family;
-    fj["kind"] = std::string(classify::FamilyKindName(f.kind));
+    fj["family"] = ff.family;
+    fj["kind"] = std::string(classify::FamilyKindName(ff.kind));
     // A family that launched no kernel: its times were not measured (null,
     // never 0); its counts are 0.
     auto time = [&](double v) { return ff.ran ? Json(v) : Json(nullptr); };
     fj["seconds_per_gpu_step"] = time(ff.seconds_per_gpu_step);
     fj["launches_per_gpu_step"] = ff.launches_per_gpu_step;
     fj["total_seconds"] = time(ff.raw_seconds);
-    fj["launches"] = f.launches;
-    fj["distinct_kernels"] = f.distinct_kernels;
+    fj["launches"] = ff.launches;
+    fj["distinct_kernels"] = ff.distinct_kernels;
     fj["exclusive_seconds_per_gpu_step"] = time(ff.exclusive_seconds_per_gpu_step);
     fj["idle_before_seconds_per_gpu_step"] = time(ff.idle_before_seconds_per_gpu_step);
     AddFamilyBytes(fj, ff.bytes ? &w.bytes.families[*ff.bytes] : nullptr);
     Json kernels = Json::array();
     for (const figures::KernelFigures& k : ff.kernels) {
       Json kj;
-      kj["name"] = k.kernel->name;
+      kj["name"] = k.kernel.name;
       kj["seconds_per_gpu_step"] = k.seconds_per_gpu_step;
       kj["launches_per_gpu_step"] = k.launches_per_gpu_step;
-      kj["launches"] = k.kernel->launches;
+      kj["launches"] = k.kernel.launches;
       kj["exclusive_seconds_per_gpu_step"] = k.exclusive_seconds_per_gpu_step;
       kj["idle_before_seconds_per_gpu_step"] = k.idle_before_seconds_per_gpu_step;
       kernels.push_back(std::move(kj));
@@ -145,8 +144,8 @@ void AddTimeTotals(Json& j, const WindowFigures& w) {
   auto ranked = [](const std::vector<figures::RankedFigures>& v) {
     Json out = Json::array();
     for (const auto& k : v) {
-      out.push_back({{"name", k.kernel->name},
-                     {"family", k.kernel->family},
+      out.push_back({{"name", k.kernel.name},
+                     {"family", k.kernel.family},
                      {"seconds_per_gpu_step", k.seconds_per_gpu_step}});
     }
     return out;
@@ -161,7 +160,7 @@ void AddRegions(Json& j, const WindowFigures& w) {
   if (r.has_regions) {
     Json regions = Json::array();
     for (const auto& region : r.listed) {
-      regions.push_back({{"region", *region.region},
+      regions.push_back({{"region", region.region},
                          {"kernel_seconds_per_gpu_step", region.kernel_seconds_per_gpu_step}});
     }
     if (r.other_seconds_per_gpu_step) {
@@ -178,7 +177,7 @@ void AddRegions(Json& j, const WindowFigures& w) {
     j["unscoped_kernels"] = {
         {"kernel_seconds_per_gpu_step", r.unscoped->kernel_seconds_per_gpu_step},
         {"placed_seconds_per_gpu_step", r.unscoped->placed_seconds_per_gpu_step},
-        {"unplaced_reason", OrNull(*r.unscoped->unplaced_reason)}};
+        {"unplaced_reason", OrNull(r.unscoped->unplaced_reason)}};
   } else {
     j["unscoped_kernels"] = nullptr;
   }
@@ -188,7 +187,7 @@ void AddRegions(Json& j, const WindowFigures& w) {
 // the step time the trace itself shows.
 void AddStraggler(Json& j, const WindowFigures& w) {
   if (const auto& st = w.straggler) {
-    const aggregate::DeviceSummary& d = *st->device;
+    const aggregate::DeviceSummary& d = st->device;
     j["straggler"] = {{"file", d.file},
                       {"host", st->host},
                       {"device", d.device},
@@ -228,7 +227,7 @@ Json FlopsJson(const WindowFigures& w) {
   fj["unknown_kernel_seconds_per_gpu_step"] = ff.unknown_kernel_seconds_per_gpu_step;
   Json uncounted = Json::array();
   for (const figures::FlopFigures::Uncounted& u : ff.uncounted) {
-    uncounted.push_back({{"name", *u.name},
+    uncounted.push_back({{"name", u.name},
                          {"by", u.op ? "operator" : "kernel"},
                          {"seconds_per_gpu_step", u.seconds_per_gpu_step}});
   }
@@ -334,7 +333,7 @@ Json DiagnosisJson(const WindowFigures& w) {
 Json DevicesJson(const WindowFigures& w) {
   Json devices = Json::array();
   for (const figures::DeviceFigures& df : w.devices) {
-    const aggregate::DeviceSummary& d = *df.device;
+    const aggregate::DeviceSummary& d = df.device;
     Json dj;
     dj["file"] = d.file;
     dj["device"] = d.device;

@@ -99,7 +99,7 @@ std::string RenderRegions(const WindowFigures& w) {
   std::string o;
   for (size_t i = 0; i < r.listed.size(); ++i) {
     o += Format("  %-22s %.6f s  %s\n", i == 0 ? "top regions" : "",
-                r.listed[i].kernel_seconds_per_gpu_step, Shorten(*r.listed[i].region, 80).c_str());
+                r.listed[i].kernel_seconds_per_gpu_step, Shorten(r.listed[i].region, 80).c_str());
   }
   if (r.other_seconds_per_gpu_step) {
     o += Format("  %-22s %.6f s  other\n", "", *r.other_seconds_per_gpu_step);
@@ -111,9 +111,9 @@ std::string RenderRegions(const WindowFigures& w) {
         "  %-22s %.6f s of kernels carried no scope (as in CUDA graphs); %.6f s of it placed by "
         "the HLO schedule\n",
         "", r.unscoped->kernel_seconds_per_gpu_step, r.unscoped->placed_seconds_per_gpu_step);
-    if (!r.unscoped->unplaced_reason->empty()) {
-      o += Format("  %-22s not placed: %s\n", "",
-                  Shorten(*r.unscoped->unplaced_reason, 100).c_str());
+    if (!r.unscoped->unplaced_reason.empty()) {
+      o +=
+          Format("  %-22s not placed: %s\n", "", Shorten(r.unscoped->unplaced_reason, 100).c_str());
     }
   }
   if (r.jax_input) {
@@ -152,7 +152,7 @@ std::string RenderDiagnosis(const WindowFigures& w) {
   }
   if (const auto& st = w.straggler; st && s.gpus() > 1) {
     o += Format("  %-22s %s %s: compute busy %.6f s, %.3fx the median GPU (%.6f s)\n", "straggler",
-                st->host.c_str(), st->device->device.c_str(), st->compute_busy_seconds_per_step,
+                st->host.c_str(), st->device.device.c_str(), st->compute_busy_seconds_per_step,
                 st->ratio, st->median_compute_busy_seconds_per_step);
   }
   o += RenderRegions(w);
@@ -252,7 +252,7 @@ std::string RenderFlops(const WindowFigures& w) {
     o += "\n";
     for (const figures::FlopFigures::Uncounted& u : ff.uncounted) {
       o += Format("  %-22s %.6f s %s %s\n", "", u.seconds_per_gpu_step,
-                  u.op ? "operator" : "kernel", Shorten(*u.name, 90).c_str());
+                  u.op ? "operator" : "kernel", Shorten(u.name, 90).c_str());
     }
   }
   return o;
@@ -401,7 +401,7 @@ std::string RenderFamilies(const WindowFigures& w) {
   o += Format("  %-34s %12s %10s %8s\n", "family", "seconds", "launches", "share");
   for (const figures::FamilyFigures& f : w.families) {
     if (!f.ran) continue;
-    o += Format("  %-34s %12.6f %10.1f %7.1f%%\n", f.family->family.c_str(), f.seconds_per_gpu_step,
+    o += Format("  %-34s %12.6f %10.1f %7.1f%%\n", f.family.c_str(), f.seconds_per_gpu_step,
                 f.launches_per_gpu_step, f.share_of_kernel_time * 100.0);
   }
   o += Format("  %-34s %12.6f %10.1f\n", "TOTAL", w.time.total_kernel_seconds, w.time.launches);
@@ -413,10 +413,10 @@ std::string RenderFamilies(const WindowFigures& w) {
   o += "\nTop kernels (per GPU per step)\n";
   for (const figures::FamilyFigures& f : w.families) {
     if (f.kernels.empty()) continue;
-    o += "  " + EscapeControl(f.family->family) + "\n";
+    o += "  " + EscapeControl(f.family) + "\n";
     for (const figures::KernelFigures& k : f.kernels) {
       o += Format("    %12.6f s %10.1f launches  %s\n", k.seconds_per_gpu_step,
-                  k.launches_per_gpu_step, Shorten(k.kernel->name, 100).c_str());
+                  k.launches_per_gpu_step, Shorten(k.kernel.name, 100).c_str());
     }
   }
   return o;
@@ -452,10 +452,10 @@ std::string RenderStepComposition(const WindowFigures& w) {
               gap->minus_kernel_seconds, gap->ratio * 100.0);
   if (w.top_family) {
     const figures::FamilyFigures& top = w.families[*w.top_family];
-    o += Format("  %-34s %s (%.6f s)\n", "top family", top.family->family.c_str(),
-                top.seconds_per_gpu_step);
+    o +=
+        Format("  %-34s %s (%.6f s)\n", "top family", top.family.c_str(), top.seconds_per_gpu_step);
     if (!top.kernels.empty()) {
-      o += Format("  %-34s %s\n", "top kernel", Shorten(top.kernels[0].kernel->name, 80).c_str());
+      o += Format("  %-34s %s\n", "top kernel", Shorten(top.kernels[0].kernel.name, 80).c_str());
     }
   }
   if (gap->minus_kernel_seconds > 0) {
@@ -473,7 +473,7 @@ std::string RenderDevices(const WindowFigures& w) {
   o += Format("  %-40s %-16s %9s %12s %12s %12s %7s\n", "file", "device", "kernels", "kernel_s",
               "busy_s", "span_s", "streams");
   for (const figures::DeviceFigures& df : w.devices) {
-    const aggregate::DeviceSummary& d = *df.device;
+    const aggregate::DeviceSummary& d = df.device;
     std::string file = d.file;
     if (auto slash = file.find_last_of('/'); slash != std::string::npos)
       file = file.substr(slash + 1);

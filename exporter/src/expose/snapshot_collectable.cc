@@ -333,17 +333,16 @@ bool Shown(const figures::FamilyFigures& f, const Builder& b) { return f.ran || 
 void AddFamilies(const WindowFigures& w, Builder& b) {
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kFamilyKernelSeconds, f.seconds_per_gpu_step, {{"family", f.family->family}});
+    b.Add(M::kFamilyKernelSeconds, f.seconds_per_gpu_step, {{"family", f.family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kFamilyKernelLaunches, f.launches_per_gpu_step, {{"family", f.family->family}});
+    b.Add(M::kFamilyKernelLaunches, f.launches_per_gpu_step, {{"family", f.family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
     for (const figures::KernelSeries& k : f.series) {
-      b.Add(M::kKernelSeconds, k.seconds_per_gpu_step,
-            {{"family", f.family->family}, {"kernel", k.label}});
+      b.Add(M::kKernelSeconds, k.seconds_per_gpu_step, {{"family", f.family}, {"kernel", k.label}});
     }
   }
 }
@@ -358,18 +357,15 @@ void AddDecomposition(const WindowFigures& w, Builder& b) {
   b.Add(M::kExposedCommSeconds, w.time.exposed_comm_seconds);
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kFamilyExclusiveSeconds, f.exclusive_seconds_per_gpu_step,
-          {{"family", f.family->family}});
+    b.Add(M::kFamilyExclusiveSeconds, f.exclusive_seconds_per_gpu_step, {{"family", f.family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kFamilyIdleBeforeSeconds, f.idle_before_seconds_per_gpu_step,
-          {{"family", f.family->family}});
+    b.Add(M::kFamilyIdleBeforeSeconds, f.idle_before_seconds_per_gpu_step, {{"family", f.family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kFamilyInfo, 1.0,
-          {{"family", f.family->family}, {"kind", classify::FamilyKindName(f.family->kind)}});
+    b.Add(M::kFamilyInfo, 1.0, {{"family", f.family}, {"kind", classify::FamilyKindName(f.kind)}});
   }
 }
 
@@ -377,8 +373,7 @@ void AddDecomposition(const WindowFigures& w, Builder& b) {
 void AddRegionsAndStraggler(const WindowFigures& w, Builder& b) {
   const figures::RegionsFigures& r = w.regions;
   for (const figures::RegionFigures& region : r.listed) {
-    b.Add(M::kRegionKernelSeconds, region.kernel_seconds_per_gpu_step,
-          {{"region", *region.region}});
+    b.Add(M::kRegionKernelSeconds, region.kernel_seconds_per_gpu_step, {{"region", region.region}});
   }
   if (r.other_seconds_per_gpu_step) {
     b.Add(M::kRegionKernelSeconds, *r.other_seconds_per_gpu_step, {{"region", "other"}});
@@ -392,7 +387,7 @@ void AddRegionsAndStraggler(const WindowFigures& w, Builder& b) {
                   {1.0, st->max_seconds_per_step}},
                  st->sum_seconds_per_step, static_cast<uint64_t>(w.stats->gpus()));
     b.Add(M::kStragglerRatio, st->ratio);
-    b.Add(M::kStragglerInfo, 1.0, {{"host", st->host}, {"device", st->device->device}});
+    b.Add(M::kStragglerInfo, 1.0, {{"host", st->host}, {"device", st->device.device}});
   }
 }
 
@@ -401,11 +396,11 @@ void AddRegionsAndStraggler(const WindowFigures& w, Builder& b) {
 void AddRawSums(const WindowFigures& w, Builder& b) {
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kWindowRawFamilyKernelSeconds, f.raw_seconds, {{"family", f.family->family}});
+    b.Add(M::kWindowRawFamilyKernelSeconds, f.raw_seconds, {{"family", f.family}});
   }
   for (const figures::FamilyFigures& f : w.families) {
     if (!Shown(f, b)) continue;
-    b.Add(M::kWindowRawFamilyKernelLaunches, f.raw_launches, {{"family", f.family->family}});
+    b.Add(M::kWindowRawFamilyKernelLaunches, f.raw_launches, {{"family", f.family}});
   }
   b.Add(M::kWindowRawKernelSeconds, w.raw.kernel_seconds);
   b.Add(M::kWindowRawGpuBusySeconds, w.raw.busy_seconds);

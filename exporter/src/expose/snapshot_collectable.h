@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/text.h"
+#include "expose/limits.h"
 #include "snapshot/snapshot.h"
 
 namespace profwatch::expose {
@@ -42,9 +43,6 @@ BuildInfo DefaultBuildInfo();
 // that would begin an escape doubled), because the text format requires
 // UTF-8 and two names that differ only in such bytes must stay two series;
 // the exposition's own escaping is left to the serializer.
-// Longest label value in bytes; longer ones are cut (on a UTF-8 boundary)
-// and counted in profwatch_label_values_rewritten{reason="too_long"}.
-inline constexpr size_t kMaxLabelValueBytes = 256;
 
 std::vector<prometheus::MetricFamily> RenderSnapshot(const snapshot::Snapshot& snap,
                                                      const BuildInfo& build);

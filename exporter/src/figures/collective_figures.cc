@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "aggregate/limits.h"
 #include "aggregate/window_stats.h"
 
 namespace profwatch::figures {

@@ -180,7 +180,7 @@ FlopFigures ComputeFlopFigures(const aggregate::WindowStats& s, const StepTime& 
   out.math_kernel_seconds_per_gpu_step = s.PerGpuStepSeconds(f.math_ps);
   out.unknown_kernel_seconds_per_gpu_step = s.PerGpuStepSeconds(f.unknown_kernel_ps);
   for (const FlopStats::Uncounted& u : f.uncounted) {
-    out.uncounted.push_back({&u.name, u.op, s.PerGpuStepSeconds(u.ps)});
+    out.uncounted.push_back({u.name, u.op, s.PerGpuStepSeconds(u.ps)});
   }
   out.coverage = f.Coverage();
   if (f.peak_per_second > 0) out.peak_per_second = f.peak_per_second;

@@ -72,8 +72,8 @@ struct FlopFigures {
   double unknown_kernel_seconds_per_gpu_step = 0;
   // The largest uncounted math time by who launched it (FlopStats::uncounted).
   struct Uncounted {
-    const std::string* name = nullptr;  // in the aggregate
-    bool op = false;                    // an operator's name, else a kernel's
+    std::string name;
+    bool op = false;  // an operator's name, else a kernel's
     double seconds_per_gpu_step = 0;
   };
   std::vector<Uncounted> uncounted;

@@ -12,10 +12,9 @@
 #include <string>
 #include <string_view>
 
-namespace profwatch::figures {
+#include "figures/limits.h"
 
-// Longest kernel label value in bytes (cut on a UTF-8 character boundary).
-inline constexpr size_t kMaxKernelLabelBytes = 128;
+namespace profwatch::figures {
 
 // "void ns::kernel<4, F<float>>(int, F<float>) const" -> "ns::kernel".
 // Drops a leading "void " return type, every <...> template argument list and

@@ -36,7 +36,10 @@ void AddFamilies(const WindowStats& s, WindowFigures& w) {
   w.families.reserve(s.families.size());
   for (const aggregate::FamilySummary& f : s.families) {
     FamilyFigures ff;
-    ff.family = &f;
+    ff.family = f.family;
+    ff.kind = f.kind;
+    ff.launches = f.launches;
+    ff.distinct_kernels = f.distinct_kernels;
     ff.seconds_per_gpu_step = s.PerGpuStepSeconds(f.total_ps);
     ff.launches_per_gpu_step = s.PerGpuStepCount(f.launches);
     ff.exclusive_seconds_per_gpu_step = s.PerGpuStepSeconds(f.exclusive_ps);
@@ -49,7 +52,7 @@ void AddFamilies(const WindowStats& s, WindowFigures& w) {
     ff.ran = f.launches > 0;
     ff.kernels.reserve(f.top_kernels.size());
     for (const aggregate::KernelSummary& k : f.top_kernels) {
-      ff.kernels.push_back({&k, s.PerGpuStepSeconds(k.total_ps), s.PerGpuStepCount(k.launches),
+      ff.kernels.push_back({k, s.PerGpuStepSeconds(k.total_ps), s.PerGpuStepCount(k.launches),
                             s.PerGpuStepSeconds(k.exclusive_ps),
                             s.PerGpuStepSeconds(k.idle_before_ps)});
     }
@@ -87,10 +90,10 @@ void AddTimes(const WindowStats& s, WindowFigures& w) {
   w.raw.exposed_comm_seconds = PsToSeconds(exposed);
   w.raw.gpu_steps = static_cast<double>(s.divisor());
   for (const aggregate::RankedKernel& k : s.top_exclusive) {
-    w.top_exclusive.push_back({&k, s.PerGpuStepSeconds(k.ps)});
+    w.top_exclusive.push_back({k, s.PerGpuStepSeconds(k.ps)});
   }
   for (const aggregate::RankedKernel& k : s.top_idle_before) {
-    w.top_idle_before.push_back({&k, s.PerGpuStepSeconds(k.ps)});
+    w.top_idle_before.push_back({k, s.PerGpuStepSeconds(k.ps)});
   }
 }
 
@@ -98,7 +101,7 @@ void AddRegions(const WindowStats& s, WindowFigures& w) {
   RegionsFigures& r = w.regions;
   r.has_regions = s.has_regions;
   for (const aggregate::RegionSummary& region : s.regions) {
-    r.listed.push_back({&region.region, s.PerGpuStepSeconds(region.kernel_ps)});
+    r.listed.push_back({region.region, s.PerGpuStepSeconds(region.kernel_ps)});
   }
   if (s.regions_other_ps > 0)
     r.other_seconds_per_gpu_step = s.PerGpuStepSeconds(s.regions_other_ps);
@@ -108,7 +111,7 @@ void AddRegions(const WindowStats& s, WindowFigures& w) {
   r.unattributed_seconds_per_gpu_step = s.PerGpuStepSeconds(std::max<int64_t>(0, unattributed));
   if (s.graph.kernel_ps > 0) {
     r.unscoped = UnscopedFigures{s.PerGpuStepSeconds(s.graph.kernel_ps),
-                                 s.PerGpuStepSeconds(s.graph.placed_ps), &s.graph.unplaced};
+                                 s.PerGpuStepSeconds(s.graph.placed_ps), s.graph.unplaced};
   }
   for (const aggregate::FileSummary& f : s.files) {
     r.jax_input = r.jax_input || f.schema == parse::TraceSchema::kJaxTraceEvents ||
@@ -122,7 +125,7 @@ void AddStraggler(const WindowStats& s, WindowFigures& w) {
   if (!st) return;
   const aggregate::BusyQuantiles q = s.ComputeBusyQuantiles();
   StragglerFigures f;
-  f.device = &s.devices[st->device];
+  f.device = s.devices[st->device];
   f.host = st->host;
   f.compute_busy_seconds = PsToSeconds(st->compute_busy_ps);
   f.median_compute_busy_seconds = st->median_compute_busy_ps * 1e-12;
@@ -140,7 +143,7 @@ void AddDevices(const WindowStats& s, WindowFigures& w) {
   w.devices.reserve(s.devices.size());
   for (const aggregate::DeviceSummary& d : s.devices) {
     DeviceFigures f;
-    f.device = &d;
+    f.device = d;
     f.kernel_seconds = PsToSeconds(d.kernel_ps);
     f.busy_seconds = PsToSeconds(d.busy_ps);
     f.span_seconds = PsToSeconds(d.span_ps);
@@ -198,7 +201,7 @@ WindowFigures FiguresOf(std::shared_ptr<const aggregate::WindowStats> stats, con
   w.bytes = ComputeByteFigures(s, w.flops);
   for (FamilyFigures& ff : w.families) {
     for (size_t i = 0; i < w.bytes.families.size(); ++i) {
-      if (w.bytes.families[i].family == ff.family->family) ff.bytes = i;
+      if (w.bytes.families[i].family == ff.family) ff.bytes = i;
     }
   }
   w.collectives = ComputeCollectiveFigures(s.collectives, s.divisor());

@@ -9,9 +9,10 @@
 // divided by GPUs x steps (WindowStats::divisor(); 0 without GPUs). Absent is
 // absent: a figure that could not be computed is unset (std::optional).
 //
-// The value keeps its WindowStats alive (`stats`); the pointers in it point
-// into that WindowStats (names, launches: what the aggregate already holds).
-// Immutable once built; safe to share between threads.
+// A plain value: every part is a copy (names, launches and devices are
+// copied out of the aggregate), so a part outlives the WindowFigures and the
+// WindowStats it came from; `stats` is kept for the outputs that show the
+// aggregate itself. Immutable once built; safe to share between threads.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ namespace profwatch::figures {
 
 // A top kernel of a family (reports keep its whole name).
 struct KernelFigures {
-  const aggregate::KernelSummary* kernel = nullptr;  // name and launches
+  aggregate::KernelSummary kernel;  // name and launches
   double seconds_per_gpu_step = 0;
   double launches_per_gpu_step = 0;
   double exclusive_seconds_per_gpu_step = 0;
@@ -48,7 +49,10 @@ struct KernelSeries {
 };
 
 struct FamilyFigures {
-  const aggregate::FamilySummary* family = nullptr;  // name, kind, raw counts
+  std::string family;  // its name
+  classify::FamilyKind kind = classify::FamilyKind::kCompute;
+  int64_t launches = 0;          // over the window
+  int64_t distinct_kernels = 0;  // over the window
   double seconds_per_gpu_step = 0;
   double launches_per_gpu_step = 0;
   double exclusive_seconds_per_gpu_step = 0;
@@ -69,7 +73,7 @@ struct FamilyFigures {
 
 // A kernel of a window-level ranking (most exclusive, most idle before).
 struct RankedFigures {
-  const aggregate::RankedKernel* kernel = nullptr;
+  aggregate::RankedKernel kernel;
   double seconds_per_gpu_step = 0;
 };
 
@@ -99,15 +103,15 @@ struct RawSums {
 };
 
 struct RegionFigures {
-  const std::string* region = nullptr;  // its name in the aggregate
+  std::string region;  // its name
   double kernel_seconds_per_gpu_step = 0;
 };
 
 // JAX kernels without a scope (CUDA graphs), per GPU per step.
 struct UnscopedFigures {
   double kernel_seconds_per_gpu_step = 0;
-  double placed_seconds_per_gpu_step = 0;        // placed by the HLO schedule
-  const std::string* unplaced_reason = nullptr;  // empty: all placed
+  double placed_seconds_per_gpu_step = 0;  // placed by the HLO schedule
+  std::string unplaced_reason;             // empty: all placed
 };
 
 struct RegionsFigures {
@@ -127,7 +131,7 @@ struct RegionsFigures {
 // The GPU with the most compute busy time against the median GPU, and the
 // spread of compute busy time over the window's GPUs.
 struct StragglerFigures {
-  const aggregate::DeviceSummary* device = nullptr;
+  aggregate::DeviceSummary device;
   std::string host;                 // from its file name
   double compute_busy_seconds = 0;  // its own, over the window
   double median_compute_busy_seconds = 0;
@@ -159,7 +163,7 @@ struct ExposedCollective {
 
 // One device (GPU) of the window, over the window (not per step).
 struct DeviceFigures {
-  const aggregate::DeviceSummary* device = nullptr;
+  aggregate::DeviceSummary device;
   double kernel_seconds = 0;
   double busy_seconds = 0;
   double span_seconds = 0;

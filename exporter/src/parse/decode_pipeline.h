@@ -26,6 +26,7 @@
 #include "core/byte_buffer.h"
 #include "core/work_share.h"
 #include "parse/event_decoder.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -65,7 +66,6 @@ class DecodePipeline {
   // past kMaxRecycledBytes for an outsized event is freed instead, so the
   // spares stay small whatever the events.
   std::unique_ptr<EventBatch> NewBatch();
-  static constexpr size_t kMaxRecycledBytes = size_t{4} << 20;
 
  private:
   enum class State { kQueued, kDecoding, kDone };

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "parse/limits.h"
 #include "parse/trace_event.h"
 
 namespace profwatch::parse {
@@ -111,11 +112,6 @@ class EventDecoder {
     }
     return kept;
   }
-
-  // A run spans at most this many bytes: enough to spread the per-document
-  // cost over a few hundred events, few enough for the parser's index to stay
-  // in cache.
-  static constexpr size_t kMaxRunBytes = size_t{64} << 10;
 
   // How many entries from the front (at least 1) DecodeRun can take: each
   // next one follows after only whitespace and one comma (a dropped entry in

@@ -571,7 +571,7 @@ class Decoder {
           return;
         }
       }
-      if (counts.size() >= HloLaunch::kMaxFusionDots) {
+      if (counts.size() >= kMaxFusionDots) {
         unusable = true;
         return;
       }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "parse/limits.h"
 #include "parse/op_shapes.h"
 
 namespace profwatch::parse {
@@ -68,9 +69,6 @@ struct HloLaunch {
   // rules). nullopt: unknown (a shape without a known element size, an
   // overflow, a kOpaque launch).
   std::optional<int64_t> bytes{};
-  // Distinct dot instructions one fusion's FLOPs are kept for (the bound on
-  // the work of summarising a fusion's computations).
-  static constexpr size_t kMaxFusionDots = 16;
 };
 
 // What one collective instruction moves (all-gather, all-reduce,

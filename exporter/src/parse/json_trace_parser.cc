@@ -52,6 +52,7 @@
 
 #include "parse/decode_pipeline.h"
 #include "parse/event_decoder.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -63,11 +64,6 @@ constexpr size_t kBlock = 64;
 // Spare bytes after the data: simdjson's padding, plus room to finish the
 // last (partial) scan block at end of input.
 constexpr size_t kPad = simdjson::SIMDJSON_PADDING + kBlock;
-// Entries nested deeper than this are dropped ("too_deep"): On-Demand has no
-// depth limit of its own and consumers never need deep args.
-constexpr int64_t kMaxEventDepth = 1024;
-// Keys longer than this are kept truncated (no key we look for is that long).
-constexpr size_t kMaxKeyBytes = 256;
 
 std::string DescribeByte(char c) {
   static const char* kHex = "0123456789abcdef";

@@ -25,9 +25,6 @@ constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
 constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
 constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
-// NCCL's own NVTX ranges kept, and kernel launches inside them (bounded).
-constexpr size_t kMaxNcclRanges = size_t{1} << 20;
-constexpr size_t kMaxNcclLaunches = size_t{1} << 20;
 // How many earlier ranges of a thread a launch is checked against (NCCL's
 // ranges nest at most a few deep: ncclGroupEnd around the calls).
 constexpr size_t kNcclNestingChecked = 8;

@@ -64,6 +64,7 @@
 
 #include "core/budget.h"
 #include "core/result.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -73,8 +74,6 @@ inline constexpr std::string_view kSqliteHeader{"SQLite format 3\0", 16};
 
 // SQLite virtual-machine steps between budget checks.
 inline constexpr int kProgressOps = 10000;
-// The longest string or blob value read (a kernel name is far shorter).
-inline constexpr int kMaxValueBytes = 16 << 20;
 
 // Reads the export at `path` into `sink`. ParseSummary: schema kNsys, events
 // = events emitted, process_ranks, drops. `budget` may be null (no limit).

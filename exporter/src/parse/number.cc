@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -23,8 +24,6 @@ struct Decimal {
   int64_t exp10 = 0;
   bool sticky = false;
 };
-
-constexpr int kMaxDigits = 36;  // 10^36 < 2^127: mantissa never overflows
 
 // Strict JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 std::optional<Decimal> ParseDecimal(std::string_view s) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "parse/limits.h"
 #include "read/byte_source.h"
 
 namespace profwatch::parse::wire {
@@ -31,8 +32,6 @@ enum WireType : uint32_t {
   kEndGroup = 4,
   kFixed32 = 5,
 };
-
-inline constexpr uint64_t kMaxFieldNumber = (uint64_t{1} << 29) - 1;
 
 inline std::string Num(uint64_t v) { return std::to_string(v); }
 

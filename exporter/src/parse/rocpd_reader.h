@@ -63,12 +63,10 @@
 #include "core/budget.h"
 #include "core/caps.h"
 #include "core/result.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
-
-// Declared in core/caps.h (kRocprofReaderCaps).
-inline constexpr size_t kMaxRocpdTableSets = static_cast<size_t>(caps::kRocpdTableSets.value);
 
 Result<ParseSummary> ReadRocpdDatabase(const std::string& path, EventSink& sink,
                                        FileBudget* budget = nullptr,

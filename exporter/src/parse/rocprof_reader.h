@@ -80,6 +80,7 @@
 
 #include "core/caps.h"
 #include "core/result.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 #include "read/byte_source.h"
 
@@ -91,22 +92,6 @@ struct RocprofOptions {
   size_t chunk_bytes = 256 << 10;
   size_t max_record_bytes = static_cast<size_t>(caps::kRocprofRecordBytes.value);
 };
-
-// Caps on what one file keeps, declared in core/caps.h (kRocprofReaderCaps:
-// what is past each and why).
-inline constexpr size_t kMaxRocprofAgents = static_cast<size_t>(caps::kRocprofAgents.value);
-inline constexpr size_t kMaxRocprofSymbols = static_cast<size_t>(caps::kRocprofSymbols.value);
-inline constexpr size_t kMaxRocprofSymbolBytes =
-    static_cast<size_t>(caps::kRocprofSymbolBytes.value);  // kernel names, summed
-inline constexpr size_t kMaxRocprofQueues = static_cast<size_t>(caps::kRocprofQueues.value);
-// Step/rank marker texts.
-inline constexpr size_t kMaxRocprofMarkers = static_cast<size_t>(caps::kRocprofMarkers.value);
-inline constexpr size_t kMaxRocprofRcclOperations = 4096;  // RCCL_API operation names
-// Collective rccl_api calls.
-inline constexpr size_t kMaxRocprofRcclCalls = static_cast<size_t>(caps::kRocprofRcclCalls.value);
-// RCCL kernels held until their process's rccl_api records are read; past
-// it, kernels are emitted without a collective.
-inline constexpr size_t kMaxRocprofRcclKernels = size_t{1} << 20;
 
 // Whether `head` (the first decompressed bytes) is a JSON object whose first
 // member is "rocprofiler-sdk-tool" (as rocprofv3 writes it).

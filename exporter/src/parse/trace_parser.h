@@ -15,6 +15,7 @@
 
 #include "core/result.h"
 #include "core/work_share.h"
+#include "parse/limits.h"
 #include "parse/trace_event.h"
 #include "read/byte_source.h"
 
@@ -26,9 +27,6 @@ class EventSink {
   // Called once per parsed event. REQUIRES: must not retain views in `e`.
   virtual void OnEvent(const TraceEvent& e) = 0;
 };
-
-// The XLA trace-events converter keeps the first 1,000,000 events by default.
-inline constexpr uint64_t kJaxEventCap = 1000000;
 
 struct ParseOptions {
   // Bytes pulled from the source per read; events straddling reads are carried.

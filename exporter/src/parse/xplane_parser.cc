@@ -23,7 +23,6 @@ namespace {
 
 using wire::Cursor;
 using wire::kLen;
-using wire::kMaxFieldNumber;
 using wire::kVarint;
 using wire::Num;
 
@@ -902,9 +901,6 @@ Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_byt
 
 Result<std::vector<std::string>> ReadXPlaneDeviceNames(read::ByteSource& source,
                                                        size_t chunk_bytes) {
-  // A plane's name, stat metadata and stats are small; a larger field is
-  // skipped unread, like the lines and event metadata.
-  constexpr uint64_t kMaxFieldBytes = 1 << 20;
   std::vector<char> chunk;
   std::string scratch;
   wire::Stream in(source, chunk_bytes, chunk);
@@ -912,7 +908,7 @@ Result<std::vector<std::string>> ReadXPlaneDeviceNames(read::ByteSource& source,
     auto plane = NextPlane(in);
     if (!plane) return tl::unexpected(plane.error());
     if (!plane->has_value()) break;
-    auto names = DeviceNamesOfPlane(in, **plane, kMaxFieldBytes, scratch);
+    auto names = DeviceNamesOfPlane(in, **plane, kMaxDeviceNameFieldBytes, scratch);
     if (!names) return tl::unexpected(names.error());
     if (!names->empty()) return names;  // the process's GPUs are one kind
   }

@@ -45,6 +45,7 @@
 #include <memory>
 
 #include "parse/hlo_schedule.h"
+#include "parse/limits.h"
 #include "parse/trace_parser.h"
 
 namespace profwatch::parse {
@@ -76,10 +77,6 @@ std::unique_ptr<TraceParser> MakeXPlaneParser(ParseOptions options, XPlaneOption
 // HloIndex::too_complex, the others are kept. Errors: kNotFound (no metadata
 // plane, or no module in it), and those of the parser (kTruncated, kCorrupt,
 // kTooLarge above `max_plane_bytes`).
-// The modules of one file together: at most this many schedule entries
-// with calls inlined (HloLimits::max_expanded is one module's share). A
-// module that would go past it is skipped as too complex.
-inline constexpr size_t kMaxHloExpandedPerFile = size_t{1} << 20;
 
 Result<HloIndex> ReadXPlaneHloModules(read::ByteSource& source, size_t chunk_bytes = 256 << 10,
                                       size_t max_plane_bytes = size_t{1} << 30);

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "expose/report.h"
 #include "figures/step_basis.h"
+#include "pipeline/limits.h"
 #include "pipeline/scan_events.h"
 #include "pipeline/state_restore.h"
 #include "store/state_file.h"
@@ -32,8 +33,6 @@ using std::chrono::milliseconds;
 // Hint-triggered rescans are at most this frequent (a writer's burst of
 // IN_MODIFY events must not turn into a scan loop).
 constexpr milliseconds kMinHintScanGap{250};
-// The scan thread wakes at least this often (retention sweep, dispatch).
-constexpr milliseconds kMaxIdle{1000};
 // The state file is saved at most this often while results land, and
 // after a save at most once per kPersistCostFactor times its duration
 // (store::SaveThrottle).
@@ -62,6 +61,12 @@ RefusalLimits RefusalLimitsOf(const DaemonOptions& o) {
           o.host_filter};
 }
 
+// The assembler retries by the window policy (DecideRetry).
+window::AssemblerOptions WithRetryPolicy(window::AssemblerOptions o) {
+  o.retry_policy = &DecideRetry;
+  return o;
+}
+
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> store,
@@ -71,7 +76,7 @@ Daemon::Daemon(DaemonOptions options, std::shared_ptr<snapshot::SnapshotStore> s
       registry_(std::move(registry)),
       metrics_(*registry_),
       options_(std::move(options)),
-      assembler_(options_.assembler),
+      assembler_(WithRetryPolicy(options_.assembler)),
       journal_(options_.state_file.empty() ? "" : options_.state_file + ".inflight"),
       persist_throttle_(kPersistGap, kPersistCostFactor),
       publish_throttle_(kPublishGap, kPublishCostFactor) {
@@ -210,7 +215,7 @@ void Daemon::Reload(const DaemonOptions& next) {
       next.training_logs.globs != options_.training_logs.globs) {
     LogWarn("reload: --log, --log-glob and --history need a restart; kept");
   }
-  assembler_.SetOptions(next.assembler);
+  assembler_.SetOptions(WithRetryPolicy(next.assembler));
   rescan_requested_ = true;
   if (watcher_) watcher_->Wake();
   LogInfo("configuration reloaded");
@@ -389,7 +394,7 @@ std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scan
 
 milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_interval,
                                   TimePoint now) {
-  TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxIdle);
+  TimePoint wake = std::min(cadence.last_scan + poll_interval, now + kMaxScanIdle);
   {
     MutexLock lock(mu_);
     const TimePoint deadline = assembler_.NextDeadline().value_or(TimePoint::max());
@@ -399,7 +404,7 @@ milliseconds Daemon::SleepTimeout(const ScanCadence& cadence, milliseconds poll_
   if (cadence.hinted) wake = std::min(wake, cadence.last_scan + kMinHintScanGap);
   if (cadence.log_hinted) wake = std::min(wake, cadence.last_log_poll + kMinHintScanGap);
   auto timeout = std::chrono::duration_cast<milliseconds>(wake - clock_.Now());
-  timeout = std::clamp(timeout, milliseconds(5), kMaxIdle);
+  timeout = std::clamp(timeout, milliseconds(5), kMaxScanIdle);
   // A log left behind its byte budget (a restart, or a log bound late) goes
   // on at once, so catch-up is not paced to one read budget per wake-up;
   // the hints are still collected, without waiting.

@@ -71,11 +71,11 @@ struct DaemonOptions {
   bool follow_symlinks = false;
   // Trace files per directory (watch::ScanOptions); the window cap is
   // assembler.max_files_per_window.
-  int64_t max_files_per_dir = watch::kDefaultMaxFilesPerDir;
+  int64_t max_files_per_dir = caps::kFilesPerDir.value;
   // Directories walked and inotify watches held per owner (here: the uid of
   // the job directory); runs and windows per owner are in `assembler`. 0: none.
-  int64_t max_dirs_per_owner = watch::kDefaultMaxDirsPerOwner;
-  int64_t max_watches_per_owner = watch::kDefaultMaxWatchesPerOwner;
+  int64_t max_dirs_per_owner = caps::kDirsPerOwner.value;
+  int64_t max_watches_per_owner = caps::kWatchesPerOwner.value;
   // Run state bytes per owner (core/caps.h); 0: none.
   int64_t max_state_bytes_per_owner = caps::kStateBytesPerOwner.value;
   int64_t max_state_bytes = caps::kStateBytes.value;  // all owners together
@@ -94,7 +94,7 @@ struct DaemonOptions {
   TrainingLogsOptions training_logs;
   std::string history_file;  // --history; empty: none. Restart to change.
   // Per owner: each owner's history file rotates at this size.
-  uint64_t history_max_bytes = store::kDefaultHistoryMaxBytes;
+  uint64_t history_max_bytes = static_cast<uint64_t>(caps::kHistoryBytesPerOwner.value);
   // --metrics-detail: export the detail metrics and zero family series too
   // (snapshot::Snapshot::metrics_detail).
   bool metrics_detail = false;
@@ -170,7 +170,7 @@ class Daemon {
   // state save. `changed`: published state changed before this call.
   std::optional<StateSave> DispatchLocked(TimePoint now, bool scanned, bool changed) REQUIRES(mu_);
   // How long the scan thread may sleep: until the next poll, assembler
-  // deadline, hint gap or throttled publish, at most kMaxIdle.
+  // deadline, hint gap or throttled publish, at most kMaxScanIdle.
   std::chrono::milliseconds SleepTimeout(const ScanCadence& cadence,
                                          std::chrono::milliseconds poll_interval, TimePoint now);
   // Recounts the busy and stuck workers at `now` and logs each

@@ -89,11 +89,6 @@ inline const std::vector<std::string> kDefaultLogGlobs = {
 inline constexpr std::string_view kLogMaxFollowedReason = "max_followed_logs";
 inline constexpr std::string_view kLogNotTheRunsReason = "not_the_runs";
 
-// A log's read budget per scan: a restart's catch-up of a long log takes a
-// few scans, a 200 GB sparse file costs 64 MiB per --poll-interval.
-inline constexpr uint64_t kDefaultLogMaxBytesPerScan =
-    static_cast<uint64_t>(caps::kLogBytesPerScan.value);
-
 // One --log value.
 struct LogBinding {
   std::string training_job;  // empty: any job
@@ -149,10 +144,6 @@ std::string FindLogByGlobs(const RunLocation& loc, const std::vector<std::string
 // directories, and its owner.
 steplog::LogTrust TrustOf(const RunLocation& loc);
 
-// Default of serve --max-followed-logs (each followed log keeps a file
-// open; the process's open-file limit must leave room for them).
-inline constexpr size_t kDefaultMaxFollowedLogs = static_cast<size_t>(caps::kFollowedLogs.value);
-
 struct TrainingLogsOptions {
   std::vector<LogBinding> bindings;
   std::vector<std::string> globs = kDefaultLogGlobs;
@@ -164,7 +155,7 @@ struct TrainingLogsOptions {
                                    .fingerprint_bytes = 4096};
   // Bytes each log may read per scan_period, its Polls together (at least
   // tailer.max_bytes_per_poll).
-  uint64_t max_bytes_per_scan = kDefaultLogMaxBytesPerScan;
+  uint64_t max_bytes_per_scan = static_cast<uint64_t>(caps::kLogBytesPerScan.value);
   std::chrono::milliseconds scan_period{15'000};
   // Where logs found by the globs may lie (real paths of the watched
   // roots; SetConfinement updates it); nullopt: anywhere.
@@ -172,7 +163,7 @@ struct TrainingLogsOptions {
   // serve --max-followed-logs: runs whose logs are followed at most (each
   // followed log keeps a file open); runs beyond it are not followed,
   // counted once each (ObserveRuns) and warned once.
-  size_t max_runs = kDefaultMaxFollowedLogs;
+  size_t max_runs = static_cast<size_t>(caps::kFollowedLogs.value);
   // serve --shard: a JOB/RUN=FILE binding of a job another shard owns is
   // dropped (logged), so no daemon follows or exports another shard's run.
   watch::Shard shard;

@@ -272,6 +272,62 @@ snapshot::RunState FlaggedRun(const window::WindowTask& task, const snapshot::Ru
   return rs;
 }
 
+std::chrono::milliseconds RetryBackoff(int tries, std::chrono::milliseconds settle,
+                                       std::chrono::milliseconds max_backoff) {
+  auto base = std::max<std::chrono::milliseconds>(settle, std::chrono::seconds(1));
+  auto d = base * (int64_t{1} << std::clamp(tries - 1, 0, 20));
+  return std::min(d, max_backoff);
+}
+
+window::RetryPlan DecideRetry(const window::RetryFacts& f) {
+  using Next = window::RetryPlan::Next;
+  window::RetryPlan plan;
+  if (!f.tracked) {
+    plan.publish = !f.window_error;
+    plan.incomplete = f.incomplete_input;
+    return plan;
+  }
+  int soon_tries = 0;        // the most tries of a file retried soon
+  int unreadable_tries = 0;  // the most tries of a kPermission file still tried
+  for (const window::FailedFileTry& t : f.failed) {
+    const RetryClass rc = RetryClassOf(t.failure.error.code);
+    if (rc == RetryClass::kNever) continue;
+    if (t.tries >= f.max_retries) {
+      plan.gave_up.push_back(t.failure);
+      continue;
+    }
+    if (rc == RetryClass::kSoon) {
+      plan.retrying.push_back(t.failure);
+      soon_tries = std::max(soon_tries, t.tries);
+    }
+    if (t.failure.error.code == ErrorCode::kPermission)
+      unreadable_tries = std::max(unreadable_tries, t.tries);
+  }
+  if (!plan.retrying.empty()) {
+    plan.next = Next::kRetryAt;
+    plan.retry_at = f.now + RetryBackoff(soon_tries, f.settle, f.max_backoff);
+    return plan;
+  }
+  if (!plan.gave_up.empty() && f.active_files > static_cast<int>(plan.gave_up.size())) {
+    plan.next = Next::kAnalyseNow;  // the rest without the given-up files
+    return plan;
+  }
+  plan.next = Next::kDone;
+  if (f.reanalysis_interval.count() > 0) {
+    const auto took = std::max(TimePoint::duration::zero(), f.now - f.taken_at);
+    plan.reanalyse_after =
+        f.now + std::max<TimePoint::duration>(
+                    std::chrono::duration_cast<TimePoint::duration>(f.reanalysis_interval), took);
+  }
+  if (!f.window_error) {
+    plan.publish = true;
+    plan.incomplete = f.incomplete_input || !plan.gave_up.empty();
+  }
+  if (unreadable_tries > 0)
+    plan.recheck_at = f.now + RetryBackoff(unreadable_tries, f.settle, f.max_backoff);
+  return plan;
+}
+
 WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow& w,
                            const snapshot::RunState* previous, TimePoint now,
                            const WindowPolicyOptions& options) {

@@ -1,5 +1,7 @@
 // The daemon's policy for a finished window analysis, as pure functions:
-// given the task, the analysis outcome and the assembler's decision on it,
+// which failed files are retried, given up or rechecked (DecideRetry, the
+// assembler's retry policy); given the task, the analysis outcome and the
+// assembler's decision on it,
 // the run's state now and the time, DecideWindow returns the run's next
 // state, the errors and retries to count by reason, the window's result
 // label and the log events. No I/O, no clock, no globals, no logging: the
@@ -28,6 +30,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/result.h"
+#include "pipeline/limits.h"
 #include "snapshot/snapshot.h"
 #include "window/assembler.h"
 
@@ -64,18 +67,14 @@ struct FinishedWindow {
   double seconds = 0.0;  // how long the analysis took (logged)
 };
 
-// The most bytes one run's state (store/state_json.h SerializeRunState: its
-// window's figures, kernel names and devices) may take: a published window
-// whose run state would be larger is not exported (reason too_large). A
-// 1,024-host job of 8 GPUs each takes about 4 MB; every name in it is
-// bounded at intake (aggregate/name_table.h), so only a window of
-// thousands of files with hundreds of devices each comes near.
-inline constexpr size_t kMaxRunStateBytes = static_cast<size_t>(caps::kRunStateBytes.value);
-
 struct WindowPolicyOptions {
   std::optional<double> step_seconds;  // --step-time
   std::chrono::milliseconds window_timeout{0};
-  size_t max_run_state_bytes = kMaxRunStateBytes;
+  // The most bytes one run's state (store/state_json.h SerializeRunState)
+  // may take: a published window whose run state would be larger is not
+  // exported (reason too_large; why this default: core/caps.h
+  // kRunStateBytes).
+  size_t max_run_state_bytes = static_cast<size_t>(caps::kRunStateBytes.value);
   // What the run's owner may still keep (--max-state-bytes-per-owner less
   // its other runs' states); nullopt: no owner cap.
   std::optional<size_t> owner_state_room = std::nullopt;
@@ -132,6 +131,31 @@ std::optional<window::ExportedWindow> ExportedOf(const snapshot::RunState* previ
 snapshot::RunState FlaggedRun(const window::WindowTask& task, const snapshot::RunState* previous,
                               std::string_view reason);
 
+// The retry policy (window::AssemblerOptions::retry_policy; the assembler
+// counts the tries and applies the plan), by the error code of each failed
+// file (core/result.h RetryClass):
+//  - kTruncated, kIo, kNotFound (kSoon): the result is held back and the
+//    window retried after RetryBackoff of the file's tries (sooner when the
+//    file changes and settles again); these tries are reported as
+//    `retrying` (a file still being written is not an error); after
+//    max_retries tries the file is given up and the window analysed without
+//    it, flagged incomplete;
+//  - kCorrupt, kPermission, kOverBudget (kOnChange): the rest of the window is published
+//    at once; the window is retried when the file's (inode, size, mtime)
+//    changes, and an unreadable (kPermission) file also at recheck_at
+//    (RetryBackoff of its tries), since fixing permissions changes none of
+//    those; the file is given up after max_retries tries;
+//  - others (kUnsupported, kTooLarge, ...: kNever): published as they are,
+//    never retried.
+// Files given up while others remain: the rest is analysed at once. A
+// published window is not analysed again before reanalysis_interval after
+// its analysis ended, nor sooner than that analysis took.
+window::RetryPlan DecideRetry(const window::RetryFacts& facts);
+// The wait before the `tries`th retry: max(settle, 1 s) doubled per try
+// after the first, at most max_backoff.
+std::chrono::milliseconds RetryBackoff(int tries, std::chrono::milliseconds settle,
+                                       std::chrono::milliseconds max_backoff);
+
 // The verdict on `w`, the analysis of `task`, for the run whose state is
 // `previous` (null: the run has none yet), at `now`.
 WindowVerdict DecideWindow(const window::WindowTask& task, const FinishedWindow& w,
@@ -168,11 +192,6 @@ struct InflightHistory {
   uint64_t digest = 0;
   int deaths = 0;
 };
-
-// Daemons that may die analysing one window (the same files) before it is
-// failed as crashed instead of analysed: the first death may be another
-// window's (two workers), so the window is retried once, alone.
-inline constexpr int kMaxDeathsPerWindow = 2;
 
 struct InflightDecision {
   // false: fail the window as crashed (kCrashedReason) without analysing it.

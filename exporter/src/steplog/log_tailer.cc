@@ -12,10 +12,10 @@
 #include <cstring>
 #include <utility>
 
+#include "steplog/limits.h"
+
 namespace profwatch::steplog {
 namespace {
-
-constexpr uint32_t kMaxFingerprintBytes = 1 << 20;
 
 std::string Errno(std::string_view what, const std::string& path, int err) {
   return std::string(what) + " " + path + ": " + std::strerror(err);

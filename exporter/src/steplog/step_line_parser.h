@@ -15,15 +15,14 @@
 #include <string>
 #include <string_view>
 
+#include "steplog/limits.h"
+
 namespace profwatch::steplog {
 
 // The marker that makes a line a step line. A line containing it that does
 // not parse as a step line is a parse error (the caller counts it).
 inline constexpr std::string_view kStepLineMarker = "completed step:";
 inline constexpr std::string_view kConfigParamMarker = "Config param ";
-// Step numbers above this are rejected as garbage; keeps step arithmetic far
-// from int64 overflow.
-inline constexpr int64_t kMaxStepNumber = 1'000'000'000'000'000;
 
 // One `completed step:` line of one node.
 struct StepLine {

@@ -9,11 +9,6 @@
 namespace profwatch::steplog {
 namespace {
 
-constexpr size_t kMaxRanges = 10000;
-// Config integers beyond this are not step counts; rejecting them keeps every
-// step sum far from int64 overflow.
-constexpr int64_t kMaxConfigInt = 1'000'000'000'000;
-
 // MaxText prints the profiler as a plain string ("xplane", "") or, with typed
 // configs, as an enum ("ProfilerType.XPLANE"); quotes appear in some dumps.
 std::string NormalizeProfiler(std::string_view v) {
@@ -236,7 +231,7 @@ std::vector<StepRange> StepTimeSource::ProfiledRanges(int64_t through_step) cons
   }
   // Smallest k with first + k*period >= start.
   int64_t k = -FloorDiv(*first - run_start_step(), period);
-  for (; out.size() < kMaxRanges; ++k) {
+  for (; out.size() < kMaxProfiledRanges; ++k) {
     int64_t s = *first + k * period;
     if (s > through_step) break;
     out.push_back({s, s + steps - 1});

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "steplog/limits.h"
 #include "steplog/step_line_parser.h"
 
 namespace profwatch::steplog {
@@ -177,7 +178,6 @@ class StepTimeSource {
   // and never quote its text: a log is any bytes its writer chose, and
   // warnings go to the daemon's own log.
   const std::vector<std::string>& warnings() const { return warnings_; }
-  static constexpr size_t kMaxWarnings = 64;
 
   // Counts the log's segments: a config dump after step lines, or steps
   // going backwards, start a new one (the retained steps are dropped).

@@ -35,18 +35,12 @@
 #include "core/caps.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
+#include "store/limits.h"
 #include "watch/owner.h"
 
 namespace profwatch::store {
 
 inline constexpr std::string_view kHistorySchema = "profwatch.history.v1";
-// Per owner (why this value: core/caps.h).
-inline constexpr uint64_t kDefaultHistoryMaxBytes =
-    static_cast<uint64_t>(caps::kHistoryBytesPerOwner.value);
-// The longest history line written whole: twice the per-run state cap
-// (pipeline/window_policy.h kMaxRunStateBytes), since a line holds the
-// run's state and a report of it.
-inline constexpr uint64_t kMaxHistoryLineBytes = 64ull << 20;
 
 // The history line of one run's current window (no trailing newline), with
 // `report` as its "report" (the caller renders it: expose::RunReportToJson).

@@ -141,16 +141,16 @@ Status InflightJournal::End(const std::string& key, bool finished) {
 }
 
 Status InflightJournal::WriteLocked() {
-  // Past kMaxKept records not in flight, the oldest go.
+  // Past kMaxKeptJournalRecords records not in flight, the oldest go.
   std::vector<const InflightRecord*> kept;
   for (const auto& [key, r] : records_) {
     if (!r.in_flight) kept.push_back(&r);
   }
-  if (kept.size() > kMaxKept) {
+  if (kept.size() > kMaxKeptJournalRecords) {
     std::sort(kept.begin(), kept.end(),
               [](const InflightRecord* a, const InflightRecord* b) { return a->seq < b->seq; });
     std::vector<std::string> drop;
-    for (size_t i = 0; i + kMaxKept < kept.size(); ++i) drop.push_back(kept[i]->key);
+    for (size_t i = 0; i + kMaxKeptJournalRecords < kept.size(); ++i) drop.push_back(kept[i]->key);
     for (const std::string& k : drop) records_.erase(k);
   }
   std::string text;

@@ -16,7 +16,7 @@
 // renamed over it. Neither is synced: the journal guards against the daemon
 // dying, and the kernel keeps a dead process's writes; after a power loss
 // it may be lost, which costs at most the analyses it would have spared.
-// Records: the windows in flight (one per worker) and at most kMaxKept
+// Records: the windows in flight (one per worker) and at most kMaxKeptJournalRecords
 // others (those that had a death), the oldest dropped first.
 //
 // Thread-safety: every method takes an internal mutex.
@@ -32,6 +32,7 @@
 
 #include "core/log.h"
 #include "core/result.h"
+#include "store/limits.h"
 
 namespace profwatch::store {
 
@@ -53,9 +54,6 @@ std::string InflightKey(std::string_view run_dir, std::string_view window);
 
 class InflightJournal {
  public:
-  // Records kept besides the ones in flight.
-  static constexpr size_t kMaxKept = 256;
-
   // `path` empty: no journal (every call does nothing).
   explicit InflightJournal(std::string path) : path_(std::move(path)) {}
 

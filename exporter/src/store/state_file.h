@@ -26,6 +26,7 @@
 #include "core/log.h"
 #include "core/result.h"
 #include "snapshot/snapshot.h"
+#include "store/limits.h"
 #include "window/assembler.h"
 
 namespace profwatch::store {
@@ -46,11 +47,6 @@ struct DaemonState {
   // Filled on parsing; never written.
   std::vector<DroppedStateEntry> dropped;
 };
-
-// How many set-aside files (`<path>.corrupt-<unix seconds>`) are kept beside
-// the state file: a file that keeps failing is set aside at every start, and
-// only the newest few are worth reading.
-inline constexpr size_t kMaxSetAsideStateFiles = 3;
 
 std::string SerializeDaemonState(const DaemonState& state, double saved_unix);
 // kCorrupt for text that is not a daemon state document (not JSON, not an

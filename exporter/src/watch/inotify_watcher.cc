@@ -17,6 +17,7 @@
 
 #include "core/log.h"
 #include "watch/layout.h"
+#include "watch/limits.h"
 #include "watch/watcher.h"
 
 namespace profwatch::watch {
@@ -26,8 +27,6 @@ namespace fs = std::filesystem;
 
 constexpr uint32_t kMask = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_MODIFY |
                            IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_ONLYDIR;
-// Deepest directory level added below a newly created directory.
-constexpr int kMaxDepth = 32;
 
 class InotifyWatcher final : public Watcher {
  public:
@@ -148,7 +147,7 @@ class InotifyWatcher final : public Watcher {
   void AddTree(const std::string& dir, int depth, Owner parent_owner,
                std::set<std::pair<dev_t, ino_t>>* visited, std::set<std::string>* dirs) {
     struct stat st;
-    if (depth > kMaxDepth || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (depth > kMaxNewDirDepth || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     if (!visited->insert({st.st_dev, st.st_ino}).second) return;
     const Owner owner = parent_owner == kNoOwner ? st.st_uid : parent_owner;
     dirs->insert(dir);
@@ -198,7 +197,7 @@ class InotifyWatcher final : public Watcher {
   std::unordered_map<int, Watched> wd_dir_;
   std::map<Owner, int64_t> watches_of_;  // watches held per owner
   std::map<Owner, int64_t> unwatched_;   // AddDirectories' last answer
-  int64_t budget_ = kDefaultMaxWatchesPerOwner;
+  int64_t budget_ = caps::kWatchesPerOwner.value;
   bool warned_limit_ = false;
 };
 

@@ -85,6 +85,7 @@
 
 #include "core/caps.h"
 #include "core/result.h"
+#include "watch/limits.h"
 #include "watch/owner.h"
 #include "watch/shard.h"
 
@@ -119,14 +120,6 @@ struct FileObservation {
   int64_t mtime_ns = 0;
 };
 
-// Defaults of ScanOptions' caps (serve --max-files-per-dir,
-// --max-files-per-window; why these: core/caps.h).
-inline constexpr int64_t kDefaultMaxFilesPerDir = caps::kFilesPerDir.value;
-inline constexpr int64_t kDefaultMaxFilesPerWindow = caps::kFilesPerWindow.value;
-// Default of ScanOptions::max_dirs_per_owner (serve --max-dirs-per-owner;
-// why this value: core/caps.h).
-inline constexpr int64_t kDefaultMaxDirsPerOwner = caps::kDirsPerOwner.value;
-
 struct ScanOptions {
   // Roots of jobs: each child directory is a job (its name the training_job).
   std::vector<std::string> roots;
@@ -159,10 +152,10 @@ struct ScanOptions {
   // directory is one window, so the smaller of this and
   // max_files_per_window applies to it; a Kineto directory holds every
   // profiling cycle of its processes.
-  int64_t max_files_per_dir = kDefaultMaxFilesPerDir;
-  int64_t max_files_per_window = kDefaultMaxFilesPerWindow;
+  int64_t max_files_per_dir = caps::kFilesPerDir.value;
+  int64_t max_files_per_window = caps::kFilesPerWindow.value;
   // Directories of one owner walked per scan (see Owners above); 0: no cap.
-  int64_t max_dirs_per_owner = kDefaultMaxDirsPerOwner;
+  int64_t max_dirs_per_owner = caps::kDirsPerOwner.value;
   // Set by the owner to end the walk early (daemon shutdown); may be null.
   const std::atomic<bool>* stop = nullptr;
 };
@@ -268,7 +261,6 @@ struct WatchRoot {
   std::string path;
   std::string job;  // empty: a root of jobs
 };
-inline constexpr size_t kMaxJobNameBytes = 256;
 Result<WatchRoot> ParseWatchRoot(std::string_view text);
 
 // The labelling rule above, exposed for tests and documentation: `root_job`

@@ -32,10 +32,6 @@
 
 namespace profwatch::watch {
 
-// Default of SetOwnerBudget (serve --max-watches-per-owner; why this
-// value: core/caps.h).
-inline constexpr int64_t kDefaultMaxWatchesPerOwner = caps::kWatchesPerOwner.value;
-
 struct WatchHints {
   // Directories whose entries changed (created, moved, deleted, attributes)
   // or whose trace files were written: the daemon rescans.

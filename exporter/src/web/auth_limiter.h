@@ -41,6 +41,7 @@
 #include <unordered_map>
 
 #include "core/clock.h"
+#include "web/limits.h"
 
 namespace profwatch::web {
 
@@ -56,8 +57,6 @@ inline constexpr int kAuthGroupShare = 8;
 
 class AuthLimiter {
  public:
-  static constexpr size_t kMaxAddresses = 4096;
-
   // `clock` must outlive the limiter; null: the system clock.
   explicit AuthLimiter(const Clock* clock = nullptr);
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "web/base64.h"
+#include "web/limits.h"
 
 namespace profwatch::web {
 namespace {
@@ -19,10 +20,6 @@ namespace {
 // password nobody sends); its cost is the users' highest (UnknownUserHash).
 constexpr const char* kUnknownUserSaltAndHash =
     "tSLvidHzd9JhI4VmfDtgau39W5EBNM.BHP7x7yvmJR.tciHZI1dby";
-
-// Successful checks remembered per door state; beyond this many the memory
-// is dropped and rebuilt (a client cycling passwords gains nothing).
-constexpr size_t kMaxCachedChecks = 1024;
 
 bool CryptMatches(const std::string& password, const std::string& hash) {
   auto data = std::make_unique<crypt_data>();

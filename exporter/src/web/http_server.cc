@@ -15,6 +15,7 @@
 #include <string>
 
 #include "expose/snapshot_collectable.h"
+#include "web/limits.h"
 #include "web/listen_address.h"
 #include "web/runbook.h"
 
@@ -49,7 +50,6 @@ std::atomic<const HttpServer*> g_accepting{nullptr};
 // A worker costs a thread stack's touched pages and a request buffer (the
 // exposition is rendered once per snapshot and shared).
 constexpr int kHttpWorkers = 256;
-constexpr size_t kMaxPending = 192;
 constexpr int kRequestTimeoutMs = 1000;
 // The kernel's queue of connections not yet accepted; it caps this at
 // net.core.somaxconn (what Go's net package asks for). A full one drops
@@ -111,7 +111,6 @@ void Answer(mg_connection* conn, const mg_request_info& request, const HttpAnswe
 // How long a scrape waits for the restored runs: Prometheus's own scrape
 // timeout (the header it sends) less a margin for the answer, else
 // kMaxMetricsHold; never longer than kMaxMetricsHold.
-constexpr std::chrono::seconds kMaxMetricsHold{10};
 std::chrono::steady_clock::time_point MetricsHoldDeadline(mg_connection* conn) {
   std::chrono::duration<double> hold = kMaxMetricsHold;
   if (const char* t = mg_get_header(conn, "X-Prometheus-Scrape-Timeout-Seconds")) {
@@ -291,11 +290,6 @@ std::string FormatUtc(double unix_seconds) {
   return buf;
 }
 
-// At most this many runs (and runs skipped for retention) are listed on the
-// landing page, first by name; the rest are counted: a page for people stays
-// small however many runs the roots hold (every run is on /metrics).
-constexpr size_t kLandingMaxListed = 50;
-
 // The landing page: version, the watch roots, how many runs in how many
 // jobs (and how many with a failed latest window), the first runs (their
 // window, or why it failed), and the endpoints.
@@ -334,11 +328,10 @@ std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing
             " jobs; " + std::to_string(failed) + " with a failed latest window.</p>\n";
   }
   body += "<ul>\n";
-  constexpr size_t kMaxListed = kLandingMaxListed;
   size_t listed = 0;
   for (const auto& [key, rs] : snap.runs) {
-    if (listed++ == kMaxListed) {
-      body += "<li>... and " + std::to_string(snap.runs.size() - kMaxListed) +
+    if (listed++ == kLandingMaxListed) {
+      body += "<li>... and " + std::to_string(snap.runs.size() - kLandingMaxListed) +
               " more (every run is on /metrics)</li>\n";
       break;
     }
@@ -357,8 +350,8 @@ std::string LandingPage(const snapshot::Snapshot& snap, std::string_view landing
         "(profwatch_scan_refused_total{reason=\"retention\"}).</p>\n<ul>\n";
     listed = 0;
     for (const auto& [key, last_activity] : snap.retention_skipped) {
-      if (listed++ == kMaxListed) {
-        body += "<li>... and " + std::to_string(snap.retention_skipped.size() - kMaxListed) +
+      if (listed++ == kLandingMaxListed) {
+        body += "<li>... and " + std::to_string(snap.retention_skipped.size() - kLandingMaxListed) +
                 " more</li>\n";
         break;
       }

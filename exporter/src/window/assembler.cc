@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <utility>
 
@@ -18,7 +19,9 @@ FileFingerprint FingerprintOf(const watch::FileObservation& o) {
 
 }  // namespace
 
-Assembler::Assembler(AssemblerOptions options) : options_(options) {}
+Assembler::Assembler(AssemblerOptions options) : options_(options) {
+  if (options_.retry_policy == nullptr) std::abort();  // REQUIRES: a retry policy
+}
 
 void Assembler::Restore(const std::vector<AnalysedWindow>& windows) {
   for (const AnalysedWindow& w : windows) restored_[{w.run_dir, w.first_dir}] = w;
@@ -519,12 +522,6 @@ int Assembler::ExpectedFiles(const Tracked& t) const {
   return std::prev(it)->second;
 }
 
-std::chrono::milliseconds Assembler::Backoff(int tries) const {
-  auto base = std::max<std::chrono::milliseconds>(options_.settle, std::chrono::seconds(1));
-  auto d = base * (int64_t{1} << std::clamp(tries - 1, 0, 20));
-  return std::min(d, options_.max_backoff);
-}
-
 bool Assembler::IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected) {
   *gate = 0;
   *short_of_expected = false;
@@ -709,93 +706,99 @@ AnalysisDecision Assembler::OnAnalyzed(const WindowTask& task, const AnalysisOut
 
 AnalysisDecision Assembler::RetryDecision(const WindowTask& task, const AnalysisOutcome& outcome,
                                           TimePoint now) {
+  RetryFacts facts;
+  facts.window_error = outcome.window_error.has_value();
+  facts.incomplete_input =
+      task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty();
+  facts.now = now;
+  facts.max_retries = options_.max_retries;
+  facts.settle = options_.settle;
+  facts.max_backoff = options_.max_backoff;
+  facts.reanalysis_interval = options_.reanalysis_interval;
   AnalysisDecision d;
   auto it = tracked_.find(task.serial);
   if (it == tracked_.end()) {
     // The window vanished while in flight; its result is still the best we have.
-    d.publish = !outcome.window_error.has_value();
-    d.incomplete = task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty();
+    facts.tracked = false;
+    const RetryPlan plan = options_.retry_policy(facts);
+    d.publish = plan.publish;
+    d.incomplete = plan.incomplete;
     return d;
   }
   Tracked& t = it->second;
   t.held_for_gpus = false;  // OnAnalyzed holds it again if still short
-  bool retry_soon = false;
-  int soon_tries = 0;
-  int unreadable_tries = 0;  // kPermission files still tried: recheck later
-  auto handle = [&](const std::string& path, const Error& error) {
+  facts.taken_at = t.taken_at;
+  facts.active_files = static_cast<int>(std::count_if(
+      t.tracks.begin(), t.tracks.end(), [](const auto& kv) { return !kv.second.gave_up; }));
+  facts.failed = CountTries(t, task, outcome);
+  ApplyRetryPlan(t, options_.retry_policy(facts), now, d);
+  if (t.changed_in_flight && t.state == State::kDone) t.state = State::kAssembling;
+  t.changed_in_flight = false;
+  t.ready_since.reset();
+  if (!t.seen_in_last_scan && t.state != State::kQueued) Untrack(it);
+  return d;
+}
+
+std::vector<FailedFileTry> Assembler::CountTries(Tracked& t, const WindowTask& task,
+                                                 const AnalysisOutcome& outcome) {
+  std::vector<FailedFileTry> failed;
+  auto count = [&](const std::string& path, const Error& error) {
     auto ft_it = t.tracks.find(path);
     if (ft_it == t.tracks.end() || ft_it->second.gave_up) return;
     FileTrack& ft = ft_it->second;
     ++ft.tries;
     ft.last_error = error.code;
     ft.failed_fp = ft.fp;
-    const RetryClass rc = RetryClassOf(error.code);
-    if (rc == RetryClass::kNever) return;
-    if (ft.tries >= options_.max_retries) {
-      ft.gave_up = true;
-      d.gave_up.push_back({path, error});
-      return;
-    }
-    if (rc == RetryClass::kSoon) {
-      d.retrying.push_back({path, error});
-      retry_soon = true;
-      soon_tries = std::max(soon_tries, ft.tries);
-    }
-    if (error.code == ErrorCode::kPermission)
-      unreadable_tries = std::max(unreadable_tries, ft.tries);
+    failed.push_back({{path, error}, ft.tries});
   };
   if (outcome.window_error) {
-    for (const std::string& f : task.files) handle(f, *outcome.window_error);
-  } else {
-    for (const FileFailure& f : outcome.failed) handle(f.path, f.error);
-    // Files that analysed cleanly start their retry count afresh.
-    std::set<std::string> failed;
-    for (const FileFailure& f : outcome.failed) failed.insert(f.path);
-    for (const std::string& f : task.files) {
-      auto ft = t.tracks.find(f);
-      if (ft != t.tracks.end() && failed.count(f) == 0 && !ft->second.gave_up) {
-        ft->second.tries = 0;
-        ft->second.last_error.reset();
-      }
+    for (const std::string& f : task.files) count(f, *outcome.window_error);
+    return failed;
+  }
+  for (const FileFailure& f : outcome.failed) count(f.path, f.error);
+  // Files that analysed cleanly start their retry count afresh.
+  std::set<std::string> failed_paths;
+  for (const FileFailure& f : outcome.failed) failed_paths.insert(f.path);
+  for (const std::string& f : task.files) {
+    auto ft = t.tracks.find(f);
+    if (ft != t.tracks.end() && failed_paths.count(f) == 0 && !ft->second.gave_up) {
+      ft->second.tries = 0;
+      ft->second.last_error.reset();
     }
   }
-  const bool any_active = std::any_of(t.tracks.begin(), t.tracks.end(),
-                                      [](const auto& kv) { return !kv.second.gave_up; });
-  if (retry_soon) {
-    t.state = State::kRetryWait;
-    t.next_retry = now + Backoff(soon_tries);
-    d.retry = true;
-  } else if (!d.gave_up.empty() && any_active) {
-    // Analyse the rest without the given-up files, at once.
-    t.state = State::kAssembling;
-    t.force_ready = true;
-    d.retry = true;
-  } else {
-    t.state = State::kDone;
-    t.analysed_fp = Fingerprints(t);
-    t.analysed_before = true;
-    t.analyzed_unix = ToUnixSeconds(now);
-    if (options_.reanalysis_interval.count() > 0) {
-      const auto took = std::max(TimePoint::duration::zero(), now - t.taken_at);
-      t.reanalyse_after =
-          now +
-          std::max<TimePoint::duration>(
-              std::chrono::duration_cast<TimePoint::duration>(options_.reanalysis_interval), took);
-    }
-    t.paced_reported = false;
-    if (!outcome.window_error) {
-      d.publish = true;
-      d.incomplete = task.short_of_expected || !task.excluded.empty() || !outcome.failed.empty() ||
-                     !d.gave_up.empty();
-    }
-    t.recheck_at.reset();
-    if (unreadable_tries > 0) t.recheck_at = now + Backoff(unreadable_tries);
+  return failed;
+}
+
+void Assembler::ApplyRetryPlan(Tracked& t, const RetryPlan& plan, TimePoint now,
+                               AnalysisDecision& d) {
+  for (const FileFailure& f : plan.gave_up) {
+    if (auto ft = t.tracks.find(f.path); ft != t.tracks.end()) ft->second.gave_up = true;
   }
-  if (t.changed_in_flight && t.state == State::kDone) t.state = State::kAssembling;
-  t.changed_in_flight = false;
-  t.ready_since.reset();
-  if (!t.seen_in_last_scan && t.state != State::kQueued) Untrack(it);
-  return d;
+  d.gave_up = plan.gave_up;
+  d.retrying = plan.retrying;
+  switch (plan.next) {
+    case RetryPlan::Next::kRetryAt:
+      t.state = State::kRetryWait;
+      t.next_retry = plan.retry_at;
+      d.retry = true;
+      return;
+    case RetryPlan::Next::kAnalyseNow:
+      t.state = State::kAssembling;
+      t.force_ready = true;
+      d.retry = true;
+      return;
+    case RetryPlan::Next::kDone:
+      break;
+  }
+  t.state = State::kDone;
+  t.analysed_fp = Fingerprints(t);
+  t.analysed_before = true;
+  t.analyzed_unix = ToUnixSeconds(now);
+  if (plan.reanalyse_after) t.reanalyse_after = *plan.reanalyse_after;
+  t.paced_reported = false;
+  d.publish = plan.publish;
+  d.incomplete = plan.incomplete;
+  t.recheck_at = plan.recheck_at;
 }
 
 Assembler::Tracked& Assembler::Track(uint64_t serial, const std::string& run_dir) {

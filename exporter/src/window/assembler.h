@@ -49,22 +49,15 @@
 // not analysed at all (reported once in ReadyNotes::expired). A file joining or changing in an
 // analysed window makes it ready again (a re-analysis).
 //
-// Retries, by the error code of a failed file (core/result.h RetryClass):
-//  - kTruncated, kIo, kNotFound: the result is held back and the window is
-//    retried with exponential backoff (sooner when the file changes and
-//    settles again); these tries are reported as `retrying` (a file still
-//    being written is not an error); after `max_retries` tries the file is
-//    given up and the window analysed without it, flagged incomplete;
-//  - kCorrupt, kPermission: the rest of the window is published at once; the
-//    window is retried when the file's (inode, size, mtime) changes, and an
-//    unreadable (kPermission) file also with backoff, since fixing
-//    permissions changes none of those; the file is given up after
-//    `max_retries` tries;
-// A given-up file that changes is read again (its tries start anew).
+// Retries: which failed file is retried when, given up or rechecked is the
+// retry policy's (AssemblerOptions::retry_policy: the daemon's is
+// pipeline/window_policy.h DecideRetry, a pure function); the assembler
+// counts each file's tries, hands the policy the facts (RetryFacts) and
+// applies its plan (RetryPlan) to the window's state. A given-up file that
+// changes is read again (its tries start anew).
 // With --expected-gpus, a window with fewer GPUs is held (the run keeps its
 // exported window) until a file joins or the window timeout, then published
 // incomplete. Only complete windows teach the learned expectations.
-//  - others (kUnsupported, kTooLarge, ...): published as they are, never retried.
 //
 // Thread-safety: none; the daemon serialises all calls under its mutex.
 #pragma once
@@ -89,6 +82,55 @@ namespace profwatch::window {
 
 struct Window;  // grouping.h
 
+struct FileFailure {
+  std::string path;
+  Error error;
+};
+
+// What the retry policy decides on: a finished task's failed files with
+// their tries, and the knobs of AssemblerOptions it applies.
+struct FailedFileTry {
+  FileFailure failure;
+  int tries = 0;  // the file's tries, this one included
+};
+struct RetryFacts {
+  // false: the window was dropped while in flight (no state to retry with).
+  bool tracked = true;
+  bool window_error = false;  // the analysis failed as a whole
+  // Short of files or GPUs before any give-up: some were excluded, missing
+  // or failed.
+  bool incomplete_input = false;
+  std::vector<FailedFileTry> failed;  // not given up before; kNever ones too
+  int active_files = 0;               // the window's files not given up before
+  TimePoint now{};
+  TimePoint taken_at{};  // when the task was taken (the analysis took now - taken_at)
+  int max_retries = 0;
+  std::chrono::milliseconds settle{0};
+  std::chrono::milliseconds max_backoff{0};
+  std::chrono::milliseconds reanalysis_interval{0};
+};
+// What the assembler applies.
+struct RetryPlan {
+  enum class Next {
+    kRetryAt,     // held back; analysed again at retry_at (or when a file settles)
+    kAnalyseNow,  // files were given up: the rest at once
+    kDone,        // analysed: published unless the analysis failed as a whole
+  };
+  Next next = Next::kDone;
+  std::vector<FileFailure> gave_up;   // given up now
+  std::vector<FileFailure> retrying;  // held back for a retry (kRetryAt)
+  TimePoint retry_at{};
+  bool publish = false;
+  bool incomplete = false;
+  // kDone: an unreadable file's window is tried again then.
+  std::optional<TimePoint> recheck_at;
+  // kDone: a change does not make the window ready before this; unset: as
+  // it was.
+  std::optional<TimePoint> reanalyse_after;
+};
+// A pure function (no state, no clock but RetryFacts::now).
+using RetryPolicy = RetryPlan (*)(const RetryFacts&);
+
 struct AssemblerOptions {
   std::chrono::seconds skew{120};
   std::chrono::milliseconds settle{10'000};
@@ -106,19 +148,22 @@ struct AssemblerOptions {
   std::chrono::seconds wall_clock_ahead{0};
   // A window with more files is not tracked (ScanNotes::capped): no state is
   // kept for its files and it is never analysed (serve --max-files-per-window).
-  int64_t max_files_per_window = watch::kDefaultMaxFilesPerWindow;
+  int64_t max_files_per_window = caps::kFilesPerWindow.value;
   // Windows of a run dir considered when it is first seen (see above).
   int windows_at_first_sight = kWindowsAtFirstSight;
   // Runs and windows tracked per owner (serve --max-runs-per-owner,
   // --max-windows-per-owner); 0: no cap.
-  int64_t max_runs_per_owner = kDefaultMaxRunsPerOwner;
-  int64_t max_windows_per_owner = kDefaultMaxWindowsPerOwner;
+  int64_t max_runs_per_owner = caps::kRunsPerOwner.value;
+  int64_t max_windows_per_owner = caps::kWindowsPerOwner.value;
   // A window whose files change after it was analysed is analysed again no
   // sooner than this after its last analysis ended, nor sooner than that
   // analysis took (serve --reanalysis-interval): a window its owner keeps
   // writing to holds at most half a worker, and its last content is still
   // analysed once the changes stop. 0: only `settle` paces it.
   std::chrono::milliseconds reanalysis_interval{kDefaultReanalysisInterval};
+  // Decides retries, give-ups and rechecks from a task's failures (see
+  // Retries above). REQUIRES: set (the Assembler aborts without one).
+  RetryPolicy retry_policy = nullptr;
 
   // Long enough that a window rewritten every few seconds costs a few
   // analyses a minute; short enough that a late host's file joining an
@@ -130,9 +175,6 @@ struct AssemblerOptions {
   // window it may split from in the same state; a tree copied in while the
   // daemon runs has its latest cycles analysed.
   static constexpr int kWindowsAtFirstSight = 8;
-  // Runs and windows per owner (why these values: core/caps.h).
-  static constexpr int64_t kDefaultMaxRunsPerOwner = caps::kRunsPerOwner.value;
-  static constexpr int64_t kDefaultMaxWindowsPerOwner = caps::kWindowsPerOwner.value;
 };
 
 // The reasons of profwatch_scan_refused_total and profwatch_owner_limited
@@ -188,11 +230,6 @@ struct WindowTask {
   // The last error of the first given-up file in `excluded` (why it was
   // given up), for the window's failure reason.
   std::optional<ErrorCode> excluded_error;
-};
-
-struct FileFailure {
-  std::string path;
-  Error error;
 };
 
 struct AnalysisOutcome {
@@ -520,9 +557,16 @@ class Assembler {
   // every window that appears while the daemon runs is (history keeps each).
   void SupersedeBacklog(const std::vector<uint64_t>& run_serials, ScanNotes& notes);
   // Retry, give-up and publish from the files' outcomes (OnAnalyzed without
-  // the run's exported window).
+  // the run's exported window): the facts to the retry policy, its plan
+  // applied.
   AnalysisDecision RetryDecision(const WindowTask& task, const AnalysisOutcome& outcome,
                                  TimePoint now);
+  // Counts a try of each failed file of `t` not given up (and clears the
+  // tries of the files that analysed cleanly): the facts' failed files.
+  std::vector<FailedFileTry> CountTries(Tracked& t, const WindowTask& task,
+                                        const AnalysisOutcome& outcome);
+  // Applies `plan` to `t` (its files, state and times).
+  void ApplyRetryPlan(Tracked& t, const RetryPlan& plan, TimePoint now, AnalysisDecision& d);
   std::vector<FileFingerprint> Fingerprints(const Tracked& t) const;
   // Also records ReadyNotes (a window held for files, or expired).
   bool IsReady(Tracked& t, TimePoint now, int* gate, bool* short_of_expected);
@@ -532,7 +576,6 @@ class Assembler {
   // Sets whether `t` may teach the next window of its run (the taught index).
   void SetTaught(Tracked& t, bool taught);
   void IndexTaught(const Tracked& t, bool add);
-  std::chrono::milliseconds Backoff(int tries) const;
 
   AssemblerOptions options_;
   uint64_t next_serial_ = 1;

@@ -136,7 +136,7 @@ TEST(CollectivesTest, BandwidthOverSizedCallsOnlyAndAbsentWithoutThem) {
 TEST(CollectivesTest, GroupSizesAreBounded) {
   CollectiveSums s;
   for (int64_t g = 20; g >= 1; --g) s.AddGroupSize(g);
-  EXPECT_EQ(s.group_sizes.size(), CollectiveSums::kMaxGroupSizes);
+  EXPECT_EQ(s.group_sizes.size(), kMaxGroupSizes);
   EXPECT_TRUE(s.more_group_sizes);
   EXPECT_TRUE(std::is_sorted(s.group_sizes.begin(), s.group_sizes.end()));
 }
@@ -178,7 +178,7 @@ TEST(CollectivesTest, ProcessGroupsAreBoundedAndOnlyNamedOnesSpeak) {
     c.group.description = d;
     s.AddCall(K::kAllReduce, c, 10);
   }
-  ASSERT_EQ(s.process_groups.size(), CollectiveSums::kMaxProcessGroups);
+  ASSERT_EQ(s.process_groups.size(), kMaxProcessGroups);
   EXPECT_EQ(s.process_groups[0].description, "tp");
   EXPECT_EQ(s.process_groups[3].description, "ep");
   EXPECT_TRUE(s.more_process_groups);
@@ -195,7 +195,7 @@ TEST(CollectivesTest, CollectiveOpsAreFoundByExternalIdAndBounded) {
   EXPECT_EQ(ops.Find(1)->bytes, 16);
   EXPECT_EQ(ops.Find(2), nullptr);
   for (int64_t id = 10; ops.Add(id, KinetoCollectiveCall("send", "Float", 1, 1, 2)); ++id) {
-    ASSERT_LT(id, static_cast<int64_t>(CollectiveOps::kMaxOps) + 10);
+    ASSERT_LT(id, static_cast<int64_t>(kMaxOps) + 10);
   }
   EXPECT_TRUE(ops.Add(1, KinetoCollectiveCall("recv", "Float", 1, 1, 2)));  // a kept id: replaced
   EXPECT_EQ(ops.Find(1)->kind, K::kSendRecv);

@@ -413,8 +413,8 @@ TEST(FileAggregatorSpillTest, ParkMovesIntervalsOutAndKeepsResults) {
 TEST(FileAggregatorSpillTest, HeldEventsForUndeclaredThreadsAreCapped) {
   std::vector<TraceEvent> ev;
   const size_t extra = 1000;
-  ev.reserve(FileAggregator::kMaxHeldEvents + extra + 2);
-  for (size_t i = 0; i < FileAggregator::kMaxHeldEvents + extra; ++i) {
+  ev.reserve(kMaxHeldEvents + extra + 2);
+  for (size_t i = 0; i < kMaxHeldEvents + extra; ++i) {
     ev.push_back(Kernel(1, 1, "Cijk_gemm", static_cast<int64_t>(i) * 10, 5));
   }
   // The metadata comes last: held events are judged at the end.
@@ -425,7 +425,7 @@ TEST(FileAggregatorSpillTest, HeldEventsForUndeclaredThreadsAreCapped) {
   auto stats = RunFile(ev, FileAggregator::kDefaultIntervalBudget, *c, &spilled);
   WindowStats w = MergeWindow({stats}, *c, AggregateOptions{});
   ASSERT_EQ(w.devices.size(), 1u);
-  EXPECT_EQ(w.devices[0].kernels, static_cast<int64_t>(FileAggregator::kMaxHeldEvents));
+  EXPECT_EQ(w.devices[0].kernels, static_cast<int64_t>(kMaxHeldEvents));
   EXPECT_EQ(w.files[0].drops.at("no_metadata_held_limit"), extra);
 }
 

@@ -252,9 +252,9 @@ TEST(KeepCapsTest, DevicesAndStepsPastTheirCapsAreDroppedAndCounted) {
   auto c = Builtin("nvidia");
   auto pool = std::make_shared<WindowNames>(NameLimits{}, std::vector{c});
   FileAggregator agg("f", FileAggregator::kDefaultIntervalBudget, "/tmp", pool);
-  const int64_t devices = static_cast<int64_t>(KernelTable::kMaxDevices) + 5;
+  const int64_t devices = static_cast<int64_t>(kMaxDevices) + 5;
   for (int64_t d = 0; d < devices; ++d) agg.OnEvent(Kernel(d, "gemm", 0, kUs));
-  const size_t steps = KernelTable::kMaxSteps + 3;
+  const size_t steps = kMaxSteps + 3;
   for (size_t s = 0; s < steps; ++s) {
     TraceEvent e = Kernel(0, "ProfilerStep#" + std::to_string(s), 0, kUs);
     std::string name = "ProfilerStep#" + std::to_string(s);
@@ -264,9 +264,9 @@ TEST(KeepCapsTest, DevicesAndStepsPastTheirCapsAreDroppedAndCounted) {
   }
   parse::ParseSummary summary;
   WindowStats w = MergeWindow({agg.Finish(summary, false, *c)}, *c, {});
-  EXPECT_EQ(w.gpus(), static_cast<int>(KernelTable::kMaxDevices));
+  EXPECT_EQ(w.gpus(), static_cast<int>(kMaxDevices));
   EXPECT_EQ(Drops(w, "device_limit"), 5u);
-  EXPECT_EQ(w.trace_steps.size(), KernelTable::kMaxSteps);
+  EXPECT_EQ(w.trace_steps.size(), kMaxSteps);
   EXPECT_EQ(Drops(w, "step_limit"), 3u);
 }
 

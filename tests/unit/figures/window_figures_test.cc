@@ -82,7 +82,7 @@ TEST(WindowFiguresTest, PerGpuStepFiguresOfTheWindow) {
   EXPECT_DOUBLE_EQ(gemm.raw_seconds, 0.6);
   EXPECT_DOUBLE_EQ(gemm.raw_launches, 60.0);
   ASSERT_EQ(gemm.kernels.size(), 3u);
-  EXPECT_EQ(gemm.kernels[1].kernel->name, "void gemm<2>(float)");
+  EXPECT_EQ(gemm.kernels[1].kernel.name, "void gemm<2>(float)");
   EXPECT_DOUBLE_EQ(gemm.kernels[1].seconds_per_gpu_step, 0.2 / 6);
   // Both gemm<...> kernels are the series "gemm": 500 ms, before other_gemm.
   ASSERT_EQ(gemm.series.size(), 2u);
@@ -110,7 +110,8 @@ TEST(WindowFiguresTest, PerGpuStepFiguresOfTheWindow) {
   EXPECT_FALSE(f.regions.jax_input);
 
   ASSERT_TRUE(f.straggler);
-  EXPECT_EQ(f.straggler->device, &f.stats->devices[1]);
+  EXPECT_EQ(f.straggler->device.file, f.stats->devices[1].file);
+  EXPECT_EQ(f.straggler->device.device, f.stats->devices[1].device);
   EXPECT_EQ(f.straggler->host, "node1");
   EXPECT_DOUBLE_EQ(f.straggler->ratio, 320.0 / 300.0);  // median of 280 and 320 ms
   EXPECT_DOUBLE_EQ(f.straggler->compute_busy_seconds_per_step, 0.32 / 3);
@@ -121,6 +122,37 @@ TEST(WindowFiguresTest, PerGpuStepFiguresOfTheWindow) {
   EXPECT_DOUBLE_EQ(f.devices[1].idle_seconds, 0.06);
   EXPECT_DOUBLE_EQ(f.devices[1].overlap_seconds, 0.03);
   EXPECT_DOUBLE_EQ(f.devices[1].overlapped_seconds, 0.13);
+}
+
+// The figures are a plain value: a part copied out keeps every name after
+// the WindowFigures and the WindowStats it was computed from are gone (a
+// pointer into them would dangle here: the ASan build reads freed memory).
+TEST(WindowFiguresTest, PartsOutliveTheFiguresAndTheirStats) {
+  FamilyFigures gemm;
+  RegionFigures region;
+  StragglerFigures straggler;
+  DeviceFigures device;
+  {
+    const WindowFigures f = FiguresOf(Window(), {0.2, "log"});
+    ASSERT_EQ(f.stats.use_count(), 1);  // the figures hold the only reference
+    ASSERT_FALSE(f.families.empty());
+    ASSERT_FALSE(f.regions.listed.empty());
+    ASSERT_TRUE(f.straggler);
+    ASSERT_EQ(f.devices.size(), 2u);
+    gemm = f.families[0];
+    region = f.regions.listed[0];
+    straggler = *f.straggler;
+    device = f.devices[1];
+  }
+  EXPECT_EQ(gemm.family, "gemm");
+  EXPECT_EQ(gemm.kind, classify::FamilyKind::kMath);
+  ASSERT_EQ(gemm.kernels.size(), 3u);
+  EXPECT_EQ(gemm.kernels[1].kernel.name, "void gemm<2>(float)");
+  EXPECT_EQ(gemm.kernels[1].kernel.launches, 20);
+  EXPECT_EQ(region.region, "layer");
+  EXPECT_EQ(straggler.device.file, "/jobs/j/r/node1.trace.json.gz");
+  EXPECT_EQ(device.device.file, "/jobs/j/r/node1.trace.json.gz");
+  EXPECT_EQ(device.device.device, "GPU 0");
 }
 
 TEST(WindowFiguresTest, TheStepTimeGivesTheGapAndTheShares) {

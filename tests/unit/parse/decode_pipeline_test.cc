@@ -34,7 +34,7 @@ TEST(DecodePipelineTest, RecyclesSmallBuffersAndFreesOutsizedOnes) {
     CountSink sink;
     DecodeCounts total;
     const size_t small = 512 << 10;
-    const size_t big = DecodePipeline::kMaxRecycledBytes + 4096;
+    const size_t big = kMaxRecycledBytes + 4096;
     p.Submit(OneEventBatch(p, R"({"ph":"X","name":"a"})", small), sink, total);
     p.Drain(sink, total);
     auto again = p.NewBatch();

@@ -562,7 +562,7 @@ TEST_F(WindowPolicyTest, WindowOverThePerRunStateCapIsNotExported) {
                                       "cap training_job=jobA run=run1"),
             std::string::npos)
       << v.logs.back().Text();
-  options_.max_run_state_bytes = kMaxRunStateBytes;
+  options_.max_run_state_bytes = static_cast<size_t>(caps::kRunStateBytes.value);
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "the default holds it";
 }
 
@@ -618,6 +618,149 @@ TEST_F(WindowPolicyTest, WindowPastTheDaemonsStateRoomIsNotExported) {
       << v.logs.back().Text();
   options_.daemon_state_room = fits.state_bytes;
   EXPECT_TRUE(Decide(Clean(), &previous).published) << "exactly the room fits";
+}
+
+}  // namespace
+}  // namespace profwatch::pipeline
+
+// The retry policy (DecideRetry) on a fake clock: what each failure class
+// holds back, gives up or rechecks, and when.
+namespace profwatch::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+
+class DecideRetryTest : public ::testing::Test {
+ protected:
+  using Next = window::RetryPlan::Next;
+
+  DecideRetryTest() {
+    facts_.now = clock_.Now();
+    facts_.taken_at = clock_.Now() - 2s;
+    facts_.active_files = 2;
+    facts_.max_retries = 3;
+    facts_.settle = 10s;
+    facts_.max_backoff = 300s;
+    facts_.reanalysis_interval = 30s;
+  }
+  void Fail(const std::string& path, ErrorCode code, int tries) {
+    facts_.failed.push_back({{path, Error{code, path}}, tries});
+    facts_.incomplete_input = true;
+  }
+  static std::vector<std::string> Paths(const std::vector<window::FileFailure>& files) {
+    std::vector<std::string> out;
+    for (const window::FileFailure& f : files) out.push_back(f.path);
+    return out;
+  }
+
+  FakeClock clock_;
+  window::RetryFacts facts_;
+};
+
+TEST_F(DecideRetryTest, BackoffDoublesPerTryFromTheSettleTimeUpToItsCap) {
+  EXPECT_EQ(RetryBackoff(1, 10s, 300s), 10s);
+  EXPECT_EQ(RetryBackoff(2, 10s, 300s), 20s);
+  EXPECT_EQ(RetryBackoff(5, 10s, 300s), 160s);
+  EXPECT_EQ(RetryBackoff(6, 10s, 300s), 300s);   // 320 s, capped
+  EXPECT_EQ(RetryBackoff(1, 100ms, 300s), 1s);   // at least a second
+  EXPECT_EQ(RetryBackoff(0, 10s, 300s), 10s);    // no try yet: as the first
+  EXPECT_EQ(RetryBackoff(99, 10s, 300s), 300s);  // no overflow
+}
+
+TEST_F(DecideRetryTest, AFileStillBeingWrittenHoldsTheWindowBackWithBackoff) {
+  Fail("a", ErrorCode::kTruncated, 2);
+  Fail("b", ErrorCode::kIo, 1);
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kRetryAt);
+  EXPECT_EQ(Paths(plan.retrying), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(plan.gave_up.empty());
+  EXPECT_EQ(plan.retry_at, clock_.Now() + 20s);  // the most tries: 2
+  EXPECT_FALSE(plan.publish);
+  EXPECT_FALSE(plan.reanalyse_after);
+}
+
+TEST_F(DecideRetryTest, AtMaxRetriesTheFileIsGivenUpAndTheRestAnalysedAtOnce) {
+  Fail("a", ErrorCode::kNotFound, 3);
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kAnalyseNow);  // "b" is still active
+  EXPECT_EQ(Paths(plan.gave_up), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(plan.retrying.empty());
+  EXPECT_FALSE(plan.publish);
+}
+
+TEST_F(DecideRetryTest, TheLastActiveFileGivenUpPublishesTheWindowIncomplete) {
+  facts_.active_files = 1;
+  Fail("a", ErrorCode::kIo, 3);
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kDone);
+  EXPECT_EQ(Paths(plan.gave_up), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(plan.publish);
+  EXPECT_TRUE(plan.incomplete);
+  EXPECT_EQ(plan.reanalyse_after, clock_.Now() + 30s);
+  EXPECT_FALSE(plan.recheck_at);
+}
+
+TEST_F(DecideRetryTest, AnUnreadableFileIsPublishedWithoutAndRecheckedLater) {
+  Fail("a", ErrorCode::kPermission, 2);
+  Fail("b", ErrorCode::kCorrupt, 1);
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kDone);
+  EXPECT_TRUE(plan.retrying.empty());
+  EXPECT_TRUE(plan.gave_up.empty());
+  EXPECT_TRUE(plan.publish);
+  EXPECT_TRUE(plan.incomplete);
+  EXPECT_EQ(plan.recheck_at,
+            clock_.Now() + 20s);  // kPermission's 2 tries; kCorrupt waits for a change
+}
+
+TEST_F(DecideRetryTest, ANeverRetriedFailureIsNeitherRetriedNorGivenUp) {
+  Fail("a", ErrorCode::kUnsupported, 7);
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kDone);
+  EXPECT_TRUE(plan.gave_up.empty());
+  EXPECT_TRUE(plan.retrying.empty());
+  EXPECT_TRUE(plan.publish);
+  EXPECT_TRUE(plan.incomplete);
+  EXPECT_FALSE(plan.recheck_at);
+}
+
+TEST_F(DecideRetryTest, ACleanAnalysisIsPublishedCompleteAndPaced) {
+  facts_.taken_at = clock_.Now() - 45s;  // took longer than the interval
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kDone);
+  EXPECT_TRUE(plan.publish);
+  EXPECT_FALSE(plan.incomplete);
+  EXPECT_EQ(plan.reanalyse_after, clock_.Now() + 45s);
+  facts_.reanalysis_interval = 0s;
+  EXPECT_FALSE(DecideRetry(facts_).reanalyse_after);  // only `settle` paces it
+}
+
+TEST_F(DecideRetryTest, AWholeWindowFailureIsRetriedOrLeftUnpublished) {
+  facts_.window_error = true;
+  Fail("a", ErrorCode::kIo, 1);
+  Fail("b", ErrorCode::kIo, 1);
+  EXPECT_EQ(DecideRetry(facts_).next, Next::kRetryAt);
+  facts_.failed.clear();
+  Fail("a", ErrorCode::kCorrupt, 1);
+  Fail("b", ErrorCode::kCorrupt, 1);
+  const window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kDone);
+  EXPECT_FALSE(plan.publish);
+  EXPECT_FALSE(plan.incomplete);
+}
+
+TEST_F(DecideRetryTest, AWindowDroppedInFlightPublishesItsResultAsItIs) {
+  facts_.tracked = false;
+  Fail("a", ErrorCode::kIo, 1);  // not counted: no state to retry with
+  window::RetryPlan plan = DecideRetry(facts_);
+  EXPECT_EQ(plan.next, Next::kDone);
+  EXPECT_TRUE(plan.publish);
+  EXPECT_TRUE(plan.incomplete);
+  EXPECT_TRUE(plan.retrying.empty());
+  facts_.window_error = true;
+  plan = DecideRetry(facts_);
+  EXPECT_FALSE(plan.publish);
+  EXPECT_TRUE(plan.incomplete);
 }
 
 }  // namespace

@@ -81,12 +81,12 @@ TEST(InflightJournalTest, BadLinesAreSkippedAndTheRecordsKeptAreBounded) {
   ASSERT_TRUE(j.Load(&warning));
   ASSERT_TRUE(warning.has_value());
   EXPECT_NE(warning->Text().find("lines=2"), std::string::npos) << warning->Text();
-  for (size_t i = 0; i < InflightJournal::kMaxKept + 10; ++i) {
+  for (size_t i = 0; i < kMaxKeptJournalRecords + 10; ++i) {
     InflightRecord r = Record("w" + std::to_string(i), i, 1);
     ASSERT_TRUE(j.Begin(r));
     ASSERT_TRUE(j.End(r.key, /*finished=*/false));
   }
-  EXPECT_EQ(j.Records().size(), InflightJournal::kMaxKept);
+  EXPECT_EQ(j.Records().size(), kMaxKeptJournalRecords);
   EXPECT_FALSE(j.Find(InflightKey("/jobs/j/r", "w0")).has_value()) << "the oldest went";
   EXPECT_TRUE(j.Find(InflightKey("/jobs/j/r", "w265")).has_value());
 }

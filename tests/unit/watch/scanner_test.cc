@@ -406,8 +406,8 @@ TEST(ScannerTest, TsDirOverTheWindowCapIsRefusedWhole) {
   EXPECT_EQ(r.files[0].labels.training_job, "good");
   ASSERT_EQ(r.capped_dirs.size(), 1u);
   EXPECT_EQ(r.capped_dirs[0].path, flood);
-  EXPECT_EQ(r.capped_dirs[0].cap, kDefaultMaxFilesPerWindow);
-  EXPECT_EQ(r.capped_dirs[0].files, kDefaultMaxFilesPerWindow + 1);
+  EXPECT_EQ(r.capped_dirs[0].cap, caps::kFilesPerWindow.value);
+  EXPECT_EQ(r.capped_dirs[0].files, caps::kFilesPerWindow.value + 1);
   EXPECT_FALSE(r.capped_dirs[0].counted_all);
   // Still watched: its files going away must be noticed.
   EXPECT_NE(std::find(r.dirs.begin(), r.dirs.end(), flood), r.dirs.end());

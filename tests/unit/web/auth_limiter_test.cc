@@ -146,7 +146,7 @@ TEST(AuthLimiterTest, BasicAuthRightPasswordIsNotLimitedByOthersWrongOnes) {
 TEST(AuthLimiterTest, AddressesBeyondTheTableShareOneBucket) {
   FakeClock clock;
   AuthLimiter limiter(&clock);
-  for (size_t a = 0; a < AuthLimiter::kMaxAddresses; ++a) {
+  for (size_t a = 0; a < kMaxAddresses; ++a) {
     const std::string address = "10.1." + std::to_string(a / 256) + "." + std::to_string(a % 256);
     for (int i = 0; i < kAuthBurst; ++i) ASSERT_TRUE(limiter.TryTake(address));
   }

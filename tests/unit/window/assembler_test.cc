@@ -7,10 +7,20 @@
 #include <set>
 #include <string>
 
+#include "pipeline/window_policy.h"
 #include "watch/layout.h"
 #include "window/grouping.h"
 
 namespace profwatch::window {
+
+// Options with the daemon's retry policy (pipeline/window_policy.h
+// DecideRetry): the assembler's retries as serve runs them.
+inline AssemblerOptions DaemonOptions() {
+  AssemblerOptions o;
+  o.retry_policy = &pipeline::DecideRetry;
+  return o;
+}
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -93,7 +103,7 @@ class AssemblerTest : public ::testing::Test {
     return a.TakeReady(clock_.Now(), 100);
   }
 
-  AssemblerOptions options_;
+  AssemblerOptions options_ = DaemonOptions();
   FakeClock clock_;
   std::vector<watch::FileObservation> files_;
   uint64_t next_ino_ = 100;
@@ -750,7 +760,7 @@ namespace profwatch::window {
 namespace {
 
 TEST(RunRetentionTest, ARunExpiresOnceQuietLongerThanRetention) {
-  AssemblerOptions options;
+  AssemblerOptions options = DaemonOptions();
   options.retention = std::chrono::hours(24);
   Assembler a(options);
   FakeClock clock;
