@@ -60,6 +60,8 @@ inline constexpr size_t kMaxRocprofMarkers = static_cast<size_t>(caps::kRocprofM
 inline constexpr size_t kMaxRocprofRcclOperations = 4096;  // RCCL_API operation names
 // Collective rccl_api calls.
 inline constexpr size_t kMaxRocprofRcclCalls = static_cast<size_t>(caps::kRocprofRcclCalls.value);
+// Idle GPU agents named per file (ParseSummary::idle_gpu_agent_names).
+inline constexpr size_t kMaxIdleGpuAgentNames = 1024;
 // RCCL kernels held until their process's rccl_api records are read; past
 // it, kernels are emitted without a collective.
 inline constexpr size_t kMaxRocprofRcclKernels = size_t{1} << 20;

@@ -54,9 +54,6 @@ struct ParseOptions {
   std::shared_ptr<WorkShare> work_share = nullptr;
 };
 
-// Idle GPU agents named per file (ParseSummary::idle_gpu_agent_names).
-inline constexpr size_t kMaxIdleGpuAgentNames = 1024;
-
 struct ParseSummary {
   TraceSchema schema = TraceSchema::kUnknown;
   uint64_t events = 0;           // entries of traceEvents that are non-empty objects
