@@ -2,6 +2,7 @@
 // open are listed in json_trace_parser.cc, which is where entries are cut.
 #include "parse/event_decoder.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -586,6 +587,54 @@ size_t EventDecoder::DecodeRun(char* buf, size_t capacity, const EntrySpan* entr
   buf[open] = saved_open;
   buf[close] = saved_close;
   return done;
+}
+
+bool EventDecoder::DecodeRegion(char* buf, size_t capacity, size_t first, size_t end,
+                                TimeBase& base, DecodeCounts& counts,
+                                std::vector<TraceEvent>& events, size_t& n) {
+  n = 0;
+  if (first == 0 || end <= first) return false;
+  const size_t open = first - 1;
+  const char saved_open = buf[open];
+  const char saved_close = buf[end];
+  buf[open] = '[';
+  buf[end] = ']';
+  DecodeCounts region;  // added to `counts` only when the whole region decodes
+  bool ok = false;
+  od::document doc;
+  od::array array;
+  if (!parser_.iterate(buf + open, end + 1 - open, capacity - open).get(doc) &&
+      !doc.get_array().get(array)) {
+    ok = true;
+    for (auto element : array) {
+      od::object obj;
+      if (element.error() || element.value_unsafe().get_object().get(obj)) {
+        ok = false;
+        break;
+      }
+      if (n == events.size()) events.resize(std::max<size_t>(256, 2 * n));
+      const Fields f = DecodeFields(obj, base, region, events[n]);
+      if (f.outcome == Fields::kEvent) {
+        ++n;
+      } else if (f.outcome == Fields::kEmpty) {
+        ++region.empty_events;
+      } else {
+        ok = false;
+        break;
+      }
+    }
+    // The array must close at the end: a cut inside a nested value leaves
+    // brackets open, which On-Demand's skipping does not always report.
+    ok = ok && doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
+  }
+  buf[open] = saved_open;
+  buf[end] = saved_close;
+  if (!ok) {
+    n = 0;
+    return false;
+  }
+  counts.Add(region);
+  return true;
 }
 
 size_t EventDecoder::RunLength(const char* buf, const EntrySpan* entries, size_t count) {
