@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "parse/event_decoder.h"
 #include "parse/trace_parser.h"
 #include "read/prefetch_source.h"
 #include "testing/test_util.h"
@@ -1339,6 +1342,35 @@ TEST(JsonTraceParserTest, OnePassDeliversTheSameEventsBeforeAReadError) {
       EXPECT_EQ(digests[0], digests[1]) << "chunk " << chunk << " cut " << cut;
     }
   }
+}
+
+// Every ts and dur number of every real fixture: the fast path of the
+// conversion gives what the general path gives.
+TEST(JsonTraceParserTest, RealFixtureNumbersConvertTheSameOnBothPaths) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(real, "real");
+  size_t numbers = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(real)) {
+    const std::string path = entry.path().string();
+    if (!entry.is_regular_file() || !path.ends_with(".json.gz")) continue;
+    const std::string json = Gunzip(path);
+    for (const std::string_view key :
+         {std::string_view(R"("ts":)"), std::string_view(R"("dur":)")}) {
+      for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+        size_t b = at + key.size();
+        while (b < json.size() && IsJsonSpace(json[b])) ++b;
+        size_t e = b;
+        while (e < json.size() && std::strchr("-+.0123456789eE", json[e]) != nullptr) ++e;
+        if (e == b) continue;
+        const std::string_view text(json.data() + b, e - b);
+        for (const int64_t base : {int64_t{0}, int64_t{1712195495505582}}) {
+          ASSERT_EQ(MicrosTextToPicos(text, base), detail::MicrosTextToPicosGeneral(text, base))
+              << path << ": " << text;
+        }
+        ++numbers;
+      }
+    }
+  }
+  EXPECT_GT(numbers, 100000u);
 }
 
 TEST(JsonTraceParserTest, RealFixturesOnePassMatchesEntryByEntry) {
