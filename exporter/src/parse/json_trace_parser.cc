@@ -5,11 +5,12 @@
 // decompress to many GiB. So this file owns the document structure:
 //  - the top-level object is walked byte by byte (keys, and the values that
 //    are not traceEvents, which are skipped or captured when small and needed);
-//  - once the time base is known (and without a decode pipeline), the
-//    traceEvents array goes to simdjson in regions of up to 64 KiB, each cut
-//    after the last entry separator ('}' ',' '{', whitespace between) found
-//    by searching back from the region's limit, so that simdjson's stage 1
-//    is the only full scan of those bytes (EventDecoder::DecodeRegion). A cut
+//  - once the time base is known (and without decode helper threads: a
+//    region is decoded on the parsing thread), the traceEvents array goes to
+//    simdjson in regions of up to 64 KiB, each cut after the last entry
+//    separator ('}' ',' '{', whitespace between) found by searching back
+//    from the region's limit, so that simdjson's stage 1 is the only full
+//    scan of those bytes (EventDecoder::DecodeRegion). A cut
 //    that is not between two entries (inside a string or a nested value)
 //    makes simdjson report an error; a region that does not decode whole,
 //    the first entries, and the entries around a read boundary go to the
@@ -298,10 +299,12 @@ class JsonTraceParser final : public TraceParser {
   void RunEvents(EventSink& sink);
   void FinishEntry(size_t end, EventSink& sink);
   // Whether entries from `pos` on may go to simdjson in regions (see the
-  // file comment): runs on, no pipeline, the time base known, and past the
-  // text of the last region that did not decode.
+  // file comment): runs on, no decode helper threads, the time base known,
+  // and past the text of the last region that did not decode. (A read-ahead
+  // thread's lent time still decodes the batches of the exact scanner.)
   bool OnePassAt(size_t pos) const {
-    return opt_.decode_runs && !pipeline_ && base_.known && Offset(pos) >= exact_until_;
+    return opt_.decode_runs && opt_.decode_threads == 0 && base_.known &&
+           Offset(pos) >= exact_until_;
   }
   // REQUIRES: at_entry_start_. Decodes the region of entries from pos_ and
   // moves past it; false (and exact_until_ set) when there is no region to
@@ -879,7 +882,9 @@ bool JsonTraceParser::TryRegion(EventSink& sink) {
     exact_until_ = Offset(limit);
     return false;
   }
-  if (!pending_.empty()) DecodePending(sink);  // events go in file order
+  // Events go in file order: the batches and entries before the region first.
+  if (pipeline_) pipeline_->Drain(sink, counts_);
+  if (!pending_.empty()) DecodePending(sink);
   size_t n = 0;
   if (!decoder_.DecodeRegion(b, buf_.size(), s, cut, base_, counts_, pending_events_, n)) {
     exact_until_ = Offset(cut);

@@ -1252,6 +1252,21 @@ void ExpectOnePassMatchesEntryByEntry(const std::string& json, const std::string
       EXPECT_EQ(run.sink.Digest(), digest) << at;
       ExpectSameSummary(*run.result, *ref.result, at);
     }
+    // Through a read-ahead thread that decodes the exact scanner's batches
+    // (regions stay on the parsing thread, between those batches).
+    auto share = std::make_shared<WorkShare>();
+    ParseOptions opt;
+    opt.chunk_bytes = chunk;
+    opt.max_event_bytes = 8192;
+    opt.work_share = share;
+    auto source =
+        read::MakePrefetchSource(std::make_unique<StringSource>(json, 333), 4096, 3, share);
+    Collector sink;
+    auto result = MakeJsonTraceParser(opt)->Parse(*source, sink);
+    const std::string at = what + " chunk " + std::to_string(chunk) + " read-ahead";
+    ASSERT_TRUE(result) << at << ": " << result.error().ToString();
+    EXPECT_EQ(sink.Digest(), digest) << at;
+    ExpectSameSummary(*result, *ref.result, at);
   }
 }
 
