@@ -1490,6 +1490,9 @@ def roofline(args, bins, work, results):
             ("analyze_1thread", an + [path], {})]
     if bins["isal"]:
         cmds.insert(1, ("floor_isal", [bins["stage"], "inflate", "--inflate", "isal", path], {}))
+    if args.before:  # an older build in the same rounds
+        cmds.append(("analyze_1thread_before",
+                     [args.before] + an[1:] + [path], {}))
     m = interleaved(cmds, args.repeat)
     json_bytes = json.loads(m["floor_zlib"][2])["json_bytes"]
     gb = json_bytes / 1e9
@@ -1505,7 +1508,8 @@ def roofline(args, bins, work, results):
     print("| command | CPU s | CPU s per GB of JSON | / ISA-L floor | / zlib floor |")
     print("|---|---|---|---|---|")
     for name, label in (("floor_isal", "inflate only, ISA-L"), ("floor_zlib", "inflate only, zlib"),
-                        ("analyze_1thread", "analyze --threads 1")):
+                        ("analyze_1thread", "analyze --threads 1"),
+                        ("analyze_1thread_before", "analyze --threads 1, --before build")):
         if name + "_cpu_s" not in row:
             continue
         c = row[name + "_cpu_s"]
@@ -1580,7 +1584,8 @@ def main():
                     help="comma list of run counts of one owner for the many-runs rows, e.g. "
                          "1000,2000,5000,10000 (empty skips)")
     ap.add_argument("--before", help="with --many-runs, --restart-runs or --memory-runs: an older profwatch "
-                                     "binary for the before rows (at the largest count)")
+                                     "binary for the before rows (at the largest count); in the "
+                                     "roofline rows, an older analyze in the same rounds")
     ap.add_argument("--victim-uid", type=int, default=4002,
                     help="with --many-runs as root: the other owner's uid")
     ap.add_argument("--many-timeout", type=float, default=1800)

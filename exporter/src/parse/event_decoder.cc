@@ -289,8 +289,16 @@ bool IntegralDouble(double d, int64_t& out) {
   ev.args_input_dims = {};
   ev.args_concrete_inputs = {};
   ev.args_input_type = {};
-  ev.args_collective = ev.args_dtype = ev.args_hlo_op = ev.args_pg_desc = ev.args_pg_ranks = {};
-  ev.args_in_nelems = ev.args_out_nelems = ev.args_group_size = -1;
+  // One assignment each, not chained: a chain reads back each view just
+  // stored in two parts as one 16-byte word (a store-forwarding stall).
+  ev.args_collective = {};
+  ev.args_dtype = {};
+  ev.args_hlo_op = {};
+  ev.args_pg_desc = {};
+  ev.args_pg_ranks = {};
+  ev.args_in_nelems = -1;
+  ev.args_out_nelems = -1;
+  ev.args_group_size = -1;
   ev.args_bytes = -1;
   ev.args_memop_details = {};
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
@@ -400,8 +408,11 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   od::object args;
   if ((err = v.get_object().get(args))) return true;
   for (auto arg_res : args) {
-    od::field arg;
-    if ((err = std::move(arg_res).get(arg))) return true;
+    // A reference, not a copy (as for the event's own fields): a copy makes
+    // GCC read back as one 16-byte word what it stored in two parts, a
+    // store-to-load forwarding stall on every argument.
+    if ((err = arg_res.error())) return true;
+    od::field& arg = arg_res.value_unsafe();
     if (!ParseArg(arg.key(), arg.value(), ev, err)) return false;
     if (err) return true;
   }
