@@ -576,10 +576,12 @@ TEST(JsonTraceParserTest, SchemaFromCatOrProcessNames) {
 }
 
 TEST(JsonTraceParserTest, ExactlyTheJaxEventCapIsSuspectedTruncated) {
-  auto make = [](uint64_t n) {
+  // Events with a ts go through the one pass (regions); without, through
+  // the exact scanner (no time base).
+  auto make = [](uint64_t n, bool ts) {
     std::string json = R"({"traceEvents":[)";
-    json.reserve(n * 12 + 32);
-    for (uint64_t i = 0; i < n; ++i) json += R"({"ph":"X"},)";
+    json.reserve(n * 20 + 32);
+    for (uint64_t i = 0; i < n; ++i) json += ts ? R"({"ph":"X","ts":7},)" : R"({"ph":"X"},)";
     json += "{}]}";
     return json;
   };
@@ -587,15 +589,17 @@ TEST(JsonTraceParserTest, ExactlyTheJaxEventCapIsSuspectedTruncated) {
     uint64_t n = 0;
     void OnEvent(const TraceEvent&) override { ++n; }
   };
-  for (uint64_t n : {kJaxEventCap - 1, kJaxEventCap, kJaxEventCap + 1}) {
-    StringSource source(make(n));
-    CountSink sink;
-    auto result = MakeJsonTraceParser()->Parse(source, sink);
-    ASSERT_TRUE(result);
-    EXPECT_EQ(result->events, n);
-    EXPECT_EQ(sink.n, n);
-    EXPECT_EQ(result->empty_events, 1u);
-    EXPECT_EQ(result->suspected_truncated, n == kJaxEventCap) << n;
+  for (bool ts : {false, true}) {
+    for (uint64_t n : {kJaxEventCap - 1, kJaxEventCap, kJaxEventCap + 1}) {
+      StringSource source(make(n, ts));
+      CountSink sink;
+      auto result = MakeJsonTraceParser()->Parse(source, sink);
+      ASSERT_TRUE(result);
+      EXPECT_EQ(result->events, n);
+      EXPECT_EQ(sink.n, n);
+      EXPECT_EQ(result->empty_events, 1u);
+      EXPECT_EQ(result->suspected_truncated, n == kJaxEventCap) << n << " ts " << ts;
+    }
   }
   // Process/thread metadata is written apart from the capped trace events.
   std::string json = R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name"},)";
