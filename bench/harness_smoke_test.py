@@ -24,7 +24,7 @@ def main():
         run = subprocess.run(
             [sys.executable, os.path.join(here, "run.py"), "--build", args.build, "--work", work,
              "--sizes", "3000", "--short-repeat", "2", "--repeat", "1", "--multi-events", "2000",
-             "--nsys-kernels", "2000",
+             "--nsys-kernels", "2000", "--roofline-kernels", "200",
              "--flood-files", "20", "--flood-rounds", "1",
              "--sharded-jobs", "4", "--sharded-runs", "2", "--shards", "2", "--sharded-poll", "2s",
              "--sharded-seconds", "4", "--idle-warmup", "1",
@@ -57,6 +57,11 @@ def main():
     multi = res.get("multi_file", {})
     check(multi.get("files") == 8 and multi.get("threads1_s", 0) > 0 and multi.get("threads2_s", 0) > 0,
           "8-file window timed with 1 and 2 threads")
+    roof = res.get("roofline", {})
+    check(roof.get("kernels_per_step") == 200 and roof.get("json_bytes", 0) > 0
+          and all(isinstance(roof.get(k), float) and roof[k] > 0
+                  for k in ("floor_zlib_cpu_s", "analyze_1thread_cpu_s")),
+          "roofline: CPU of the zlib floor and of analyze --threads 1 measured")
     flood = res.get("flood", {}).get("setups", {})
     check(len(flood) == 3, "the flood's three daemons (default, raised, tracked) measured")
     for label, setup in flood.items():

@@ -25,7 +25,9 @@ row behind --hostile reconnecting clients; the daemon's RSS over a <ts> dir of
 empty trace files (--flood-files); the daemon's cost over thousands of runs of
 one hard-linked trace by one owner, and whether another owner's --history
 survives them (--many-runs, --before); `analyze` on the hostile inputs of issue
-#45 (--keep: 600 kernel names of 1 MiB, 2,000,000 empty HLO tuple shapes).
+#45 (--keep: 600 kernel names of 1 MiB, 2,000,000 empty HLO tuple shapes);
+the CPU per GB of JSON of `analyze --threads 1` against the ISA-L and zlib
+inflate-only floors on one 8-GPU window (issue #64, --roofline-kernels).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
@@ -1470,6 +1472,52 @@ def keep(args, bins, work, results):
     results["keep"] = out
 
 
+def roofline(args, bins, work, results):
+    """Issue #64: the CPU of `analyze --threads 1` against the CPU of only
+    inflating the same file (ISA-L and zlib, stage_bench inflate), all
+    interleaved round by round, on a one-host 8-GPU JAX window
+    (--roofline-kernels device events per GPU per step, 3 steps, 3 streams).
+    CPU time (user + system) is what counts: a busy machine stretches the
+    wall time, much less the CPU time of a single-threaded command."""
+    k = args.roofline_kernels
+    path = os.path.join(work, f"roofline_{k}.trace.json.gz")
+    if not os.path.exists(path):
+        subprocess.run([bins["tracegen"], "file", "--out", path, "--gpus", "8", "--vendor", "amd",
+                        "--seed", "7", "--streams", "3", "--steps", "3",
+                        "--kernels-per-step", str(k)], check=True, capture_output=True)
+    an = [bins["profwatch"], "analyze", "--format", "json", "--threads", "1"]
+    cmds = [("floor_zlib", [bins["stage"], "inflate", path], {}),
+            ("analyze_1thread", an + [path], {})]
+    if bins["isal"]:
+        cmds.insert(1, ("floor_isal", [bins["stage"], "inflate", "--inflate", "isal", path], {}))
+    if args.before:  # an older build in the same rounds
+        cmds.append(("analyze_1thread_before",
+                     [args.before] + an[1:] + [path], {}))
+    m = interleaved(cmds, args.repeat)
+    json_bytes = json.loads(m["floor_zlib"][2])["json_bytes"]
+    gb = json_bytes / 1e9
+    row = {"kernels_per_step": k, "json_bytes": json_bytes, "gz_bytes": os.path.getsize(path),
+           "rounds": args.repeat, "analyze_rss": m["analyze_1thread"][1]}
+    for name, _, _ in cmds:
+        row[name + "_cpu_s"] = m[name + "/cpu"]
+    results["roofline"] = row
+    an_cpu = row["analyze_1thread_cpu_s"]
+    print(f"\n## CPU per GB of JSON against the inflate floors (issue #64): one-host 8-GPU JAX window,"
+          f" {k:,} kernels per GPU per step, 3 steps, {mb(json_bytes):.0f} MB JSON,"
+          f" {mb(row['gz_bytes']):.0f} MB gzip; median CPU (user + sys) of {args.repeat} rounds")
+    print("| command | CPU s | CPU s per GB of JSON | / ISA-L floor | / zlib floor |")
+    print("|---|---|---|---|---|")
+    for name, label in (("floor_isal", "inflate only, ISA-L"), ("floor_zlib", "inflate only, zlib"),
+                        ("analyze_1thread", "analyze --threads 1"),
+                        ("analyze_1thread_before", "analyze --threads 1, --before build")):
+        if name + "_cpu_s" not in row:
+            continue
+        c = row[name + "_cpu_s"]
+        isal = f"{c / row['floor_isal_cpu_s']:.2f}" if "floor_isal_cpu_s" in row else "n/a"
+        print(f"| {label} | {c:.3f} | {c / gb:.3f} | {isal} | {c / row['floor_zlib_cpu_s']:.2f} |")
+    print(f"analyze --threads 1 peak RSS {mb(row['analyze_rss']):.0f} MB")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -1519,7 +1567,9 @@ def main():
     ap.add_argument("--sharded-timeout", type=float, default=1800)
     ap.add_argument("--nsys-kernels", type=int, default=1000000,
                     help="kernel rows of the nsys export benchmark")
-    ap.add_argument("--skip", default="", help="comma list of: single,multi,nsys")
+    ap.add_argument("--skip", default="", help="comma list of: single,multi,nsys,roofline")
+    ap.add_argument("--roofline-kernels", type=int, default=30000,
+                    help="device events per GPU per step of the roofline window (issue #64)")
     ap.add_argument("--direct", action="store_true",
                     help="spawn each timed command directly, without the peak_rss wrapper "
                          "(peak RSS then reads 0, except under --huge's memory limit); the "
@@ -1534,7 +1584,8 @@ def main():
                     help="comma list of run counts of one owner for the many-runs rows, e.g. "
                          "1000,2000,5000,10000 (empty skips)")
     ap.add_argument("--before", help="with --many-runs, --restart-runs or --memory-runs: an older profwatch "
-                                     "binary for the before rows (at the largest count)")
+                                     "binary for the before rows (at the largest count); in the "
+                                     "roofline rows, an older analyze in the same rounds")
     ap.add_argument("--victim-uid", type=int, default=4002,
                     help="with --many-runs as root: the other owner's uid")
     ap.add_argument("--many-timeout", type=float, default=1800)
@@ -1605,6 +1656,8 @@ def main():
         multi_file(args, bins, args.work, results)
     if "nsys" not in skip:
         nsys(args, bins, args.work, results)
+    if "roofline" not in skip:
+        roofline(args, bins, args.work, results)
     if args.huge:
         huge(args, bins, args.work, results)
     if args.idle_seconds > 0:

@@ -2,6 +2,7 @@
 // open are listed in json_trace_parser.cc, which is where entries are cut.
 #include "parse/event_decoder.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -288,8 +289,16 @@ bool IntegralDouble(double d, int64_t& out) {
   ev.args_input_dims = {};
   ev.args_concrete_inputs = {};
   ev.args_input_type = {};
-  ev.args_collective = ev.args_dtype = ev.args_hlo_op = ev.args_pg_desc = ev.args_pg_ranks = {};
-  ev.args_in_nelems = ev.args_out_nelems = ev.args_group_size = -1;
+  // One assignment each, not chained: a chain reads back each view just
+  // stored in two parts as one 16-byte word (a store-forwarding stall).
+  ev.args_collective = {};
+  ev.args_dtype = {};
+  ev.args_hlo_op = {};
+  ev.args_pg_desc = {};
+  ev.args_pg_ranks = {};
+  ev.args_in_nelems = -1;
+  ev.args_out_nelems = -1;
+  ev.args_group_size = -1;
   ev.args_bytes = -1;
   ev.args_memop_details = {};
   ev.has_args_device = ev.has_args_stream = ev.has_args_external_id = false;
@@ -399,8 +408,11 @@ bool ParseArgs(od::value& v, TraceEvent& ev, simdjson::error_code& err) {
   od::object args;
   if ((err = v.get_object().get(args))) return true;
   for (auto arg_res : args) {
-    od::field arg;
-    if ((err = std::move(arg_res).get(arg))) return true;
+    // A reference, not a copy (as for the event's own fields): a copy makes
+    // GCC read back as one 16-byte word what it stored in two parts, a
+    // store-to-load forwarding stall on every argument.
+    if ((err = arg_res.error())) return true;
+    od::field& arg = arg_res.value_unsafe();
     if (!ParseArg(arg.key(), arg.value(), ev, err)) return false;
     if (err) return true;
   }
@@ -586,6 +598,54 @@ size_t EventDecoder::DecodeRun(char* buf, size_t capacity, const EntrySpan* entr
   buf[open] = saved_open;
   buf[close] = saved_close;
   return done;
+}
+
+bool EventDecoder::DecodeRegion(char* buf, size_t capacity, size_t first, size_t end,
+                                TimeBase& base, DecodeCounts& counts,
+                                std::vector<TraceEvent>& events, size_t& n) {
+  n = 0;
+  if (first == 0 || end <= first) return false;
+  const size_t open = first - 1;
+  const char saved_open = buf[open];
+  const char saved_close = buf[end];
+  buf[open] = '[';
+  buf[end] = ']';
+  DecodeCounts region;  // added to `counts` only when the whole region decodes
+  bool ok = false;
+  od::document doc;
+  od::array array;
+  if (!parser_.iterate(buf + open, end + 1 - open, capacity - open).get(doc) &&
+      !doc.get_array().get(array)) {
+    ok = true;
+    for (auto element : array) {
+      od::object obj;
+      if (element.error() || element.value_unsafe().get_object().get(obj)) {
+        ok = false;
+        break;
+      }
+      if (n == events.size()) events.resize(std::max<size_t>(256, 2 * n));
+      const Fields f = DecodeFields(obj, base, region, events[n]);
+      if (f.outcome == Fields::kEvent) {
+        ++n;
+      } else if (f.outcome == Fields::kEmpty) {
+        ++region.empty_events;
+      } else {
+        ok = false;
+        break;
+      }
+    }
+    // The array must close at the end: a cut inside a nested value leaves
+    // brackets open, which On-Demand's skipping does not always report.
+    ok = ok && doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
+  }
+  buf[open] = saved_open;
+  buf[end] = saved_close;
+  if (!ok) {
+    n = 0;
+    return false;
+  }
+  counts.Add(region);
+  return true;
 }
 
 size_t EventDecoder::RunLength(const char* buf, const EntrySpan* entries, size_t count) {

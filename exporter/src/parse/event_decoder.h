@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "parse/limits.h"
 #include "parse/trace_event.h"
@@ -79,6 +80,25 @@ class EventDecoder {
   // of strings with escapes stay valid until the decoder's next call.
   size_t DecodeRun(char* buf, size_t capacity, const EntrySpan* entries, size_t count,
                    TimeBase& base, DecodeCounts& counts, TraceEvent* events, size_t& kept);
+
+  // Decodes the text [buf + first, buf + end), traceEvents entries from one
+  // that starts at `first` (just after the '[' or separator at first - 1) to
+  // one that ends before the separator at `end`, as one simdjson document,
+  // without knowing where the entries between lie: simdjson's stage 1 is the
+  // only scan of the bytes. All or nothing: true when every entry is an
+  // object that Decode would turn into an event or count as empty; then
+  // `counts` has their outcomes and events[0, n) their events (the vector
+  // grows as needed). False on any simdjson error (a cut inside a string or
+  // a nested value shows as one), an entry that is not an object or that
+  // Decode would drop, or text after the array: nothing is counted and the
+  // caller cuts the text into entries exactly. REQUIRES: `capacity` >= end +
+  // 1 + simdjson::SIMDJSON_PADDING bytes of `buf`; no entry in the text is
+  // nested deeper or larger than the caller's limits (On-Demand checks
+  // neither: the caller bounds the text). buf[first - 1] and buf[end] are
+  // overwritten during the call and restored. Views of strings with escapes
+  // stay valid until the decoder's next call.
+  bool DecodeRegion(char* buf, size_t capacity, size_t first, size_t end, TimeBase& base,
+                    DecodeCounts& counts, std::vector<TraceEvent>& events, size_t& n);
 
   // Decodes entries of `buf` in order, each as Decode would (outcomes counted
   // in `counts`): in runs (DecodeRun) where they lie back to back, one by one

@@ -5,9 +5,21 @@
 // decompress to many GiB. So this file owns the document structure:
 //  - the top-level object is walked byte by byte (keys, and the values that
 //    are not traceEvents, which are skipped or captured when small and needed);
-//  - the traceEvents array is cut into entries by a block scanner that finds
-//    quotes, escapes and brackets 64 bytes at a time (SSE2 on x86-64), keeping
-//    only string state and bracket depth;
+//  - once the time base is known (and without decode helper threads: a
+//    region is decoded on the parsing thread), the traceEvents array goes to
+//    simdjson in regions of up to 64 KiB, each cut after the last entry
+//    separator ('}' ',' '{', whitespace between) found by searching back
+//    from the region's limit, so that simdjson's stage 1 is the only full
+//    scan of those bytes (EventDecoder::DecodeRegion). A cut
+//    that is not between two entries (inside a string or a nested value)
+//    makes simdjson report an error; a region that does not decode whole,
+//    the first entries, and the entries around a read boundary go to the
+//    exact scanner below. A region holds at most kMaxEventDepth '{' and '['
+//    bytes and at most max_event_bytes, so no entry in it can be one the
+//    exact scanner drops as too deep or too large;
+//  - the exact scanner cuts the traceEvents array into entries: a block
+//    scanner that finds quotes, escapes and brackets 64 bytes at a time (SSE2
+//    on x86-64), keeping only string state and bracket depth;
 //  - each entry that is an object goes to one reused simdjson On-Demand parser
 //    straight from the read buffer (the buffer keeps SIMDJSON_PADDING spare
 //    bytes), which extracts the few fields a TraceEvent carries. Entries that
@@ -46,7 +58,9 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__SSE2__)
+#if defined(__AVX2__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -128,6 +142,51 @@ inline BlockMasks ScanBlock(const char* p) {
 }
 #endif
 
+// How many of the bytes [p, p + n) may go in a region: the longest prefix
+// of whole 32-byte blocks (then the bytes of the tail) holding at most
+// `max_opens` '{' and '[' bytes, whether in strings or not.
+size_t OpensBoundedPrefix(const char* p, size_t n, size_t max_opens) {
+  size_t opens = 0;
+  size_t i = 0;
+#if defined(__AVX2__)
+  const __m256i lower = _mm256_set1_epi8(0x20);
+  const __m256i open = _mm256_set1_epi8('{');  // '[' | 0x20 == '{'
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const auto m = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_or_si256(v, lower), open)));
+    opens += static_cast<size_t>(__builtin_popcount(m));
+    if (opens > max_opens) return i;
+  }
+#endif
+  for (; i < n; ++i) {
+    if ((p[i] | 0x20) == '{' && ++opens > max_opens) return i;
+  }
+  return n;
+}
+
+// Where a region from `s` can end: the last ',' in (s, limit) whose nearest
+// non-space bytes are '}' before it (after s) and '{' after it (before
+// `end`), or 0 when there is none. Only a guess at an entry separator: the
+// bytes around it are not scanned for strings or depth (simdjson's stage 1
+// and On-Demand then report a wrong guess as an error).
+size_t FindRegionCut(const char* b, size_t s, size_t limit, size_t end) {
+  size_t hi = limit;
+  while (hi > s + 1) {
+    const void* hit = memrchr(b + s + 1, ',', hi - s - 1);
+    if (hit == nullptr) return 0;
+    const size_t c = static_cast<size_t>(static_cast<const char*>(hit) - b);
+    hi = c;
+    size_t before = c;
+    while (before > s && IsJsonSpace(b[before - 1])) --before;
+    if (before == s || b[before - 1] != '}') continue;
+    size_t after = c + 1;
+    while (after < end && IsJsonSpace(b[after])) ++after;
+    if (after < end && b[after] == '{') return c;
+  }
+  return 0;
+}
+
 // Bit i = XOR of bits 0..i: turns quote positions into an in-string mask.
 inline uint64_t PrefixXor(uint64_t x) {
   x ^= x << 1;
@@ -144,10 +203,11 @@ inline uint64_t BitsFrom(int i) { return i >= 64 ? 0 : ~uint64_t{0} << i; }
 
 // Which bytes are escaped (follow an odd run of backslashes). Backslashes are
 // rare in traces, so this is a plain loop behind a fast path in the caller.
-inline uint64_t EscapedBits(uint64_t backslash, bool& carry) {
+// Looks at the first `n` bytes of the block; `carry` is the state after them.
+inline uint64_t EscapedBits(uint64_t backslash, bool& carry, size_t n) {
   uint64_t escaped = 0;
   bool esc = carry;
-  for (size_t i = 0; i < kBlock; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (esc) {
       escaped |= uint64_t{1} << i;
       esc = false;
@@ -234,6 +294,18 @@ class JsonTraceParser final : public TraceParser {
   // after the closing ']' (mode back to kCommaOrEnd) or when data runs out.
   void RunEvents(EventSink& sink);
   void FinishEntry(size_t end, EventSink& sink);
+  // Whether entries from `pos` on may go to simdjson in regions (see the
+  // file comment): runs on, no decode helper threads, the time base known,
+  // and past the text of the last region that did not decode. (A read-ahead
+  // thread's lent time still decodes the batches of the exact scanner.)
+  bool OnePassAt(size_t pos) const {
+    return opt_.decode_runs && opt_.decode_threads == 0 && base_.known &&
+           Offset(pos) >= exact_until_;
+  }
+  // REQUIRES: at_entry_start_. Decodes the region of entries from pos_ and
+  // moves past it; false (and exact_until_ set) when there is no region to
+  // cut or it does not decode whole.
+  bool TryRegion(EventSink& sink);
   void Drop(std::string_view reason) { counts_.Drop(reason); }
 
   void ParseCapturedHeader();
@@ -282,6 +354,13 @@ class JsonTraceParser final : public TraceParser {
   bool entry_too_deep_ = false;
   bool entry_unbalanced_ = false;
   bool entry_after_comma_ = false;  // the entry follows a ',' (not the '[')
+  // pos_ is where an entry starts (just after the '[' or a separator) and
+  // the scanner state is clear: a region may start here.
+  bool at_entry_start_ = false;
+  // Absolute offset before which entries go through the exact scanner (the
+  // end of a region that did not decode, or of one that had no cut).
+  uint64_t exact_until_ = 0;
+  uint64_t events_start_ = 0;  // absolute offset just after the '[' of traceEvents
   // Where the entry's first bracket closed; anything after it but whitespace
   // makes the entry bad JSON (`{"a":1} x`).
   static constexpr size_t kNoClose = static_cast<size_t>(-1);
@@ -390,6 +469,8 @@ Result<ParseSummary> JsonTraceParser::Parse(read::ByteSource& source, EventSink&
   base_offset_ = 0;
   eof_ = false;
   entry_start_ = 0;
+  at_entry_start_ = false;
+  exact_until_ = 0;
   if (buf_.size() < 2 * opt_.chunk_bytes + kPad) buf_.resize(2 * opt_.chunk_bytes + kPad);
 
   const Status run = Run(source, sink);
@@ -472,6 +553,8 @@ Status JsonTraceParser::StartTraceEvents(char c) {
   entry_too_large_ = entry_too_deep_ = entry_unbalanced_ = false;
   entry_after_comma_ = false;
   entry_first_close_ = kNoClose;
+  at_entry_start_ = true;
+  events_start_ = Offset(pos_);
   return {};
 }
 
@@ -690,12 +773,30 @@ void JsonTraceParser::RunEvents(EventSink& sink) {
     // Final partial block: spaces are neutral for the scanner.
     std::memset(b + end_, ' ', kBlock);
   }
-  const size_t limit = eof_ ? end_ : (end_ >= kBlock ? end_ - kBlock + 1 : 0);
-  while (pos_ < limit) {
+  for (;;) {
+    if (at_entry_start_ && OnePassAt(pos_)) {
+      while (pos_ < end_ && TryRegion(sink)) {
+      }
+    }
+    // Blocks lie on a grid of 64 bytes from the array's start, whatever
+    // regions did before: which entries are found before a read error then
+    // does not depend on them (nor on the decode pipeline). After a region
+    // the block up to the next grid line is a partial one.
+    const size_t span = kBlock - static_cast<size_t>((Offset(pos_) - events_start_) % kBlock);
+    if (eof_ ? pos_ >= end_ : pos_ + span > end_) break;
+    at_entry_start_ = false;
+    bool to_regions = false;  // stopped after a separator: regions from there
     const char* p = b + pos_;
     BlockMasks m = ScanBlock(p);
+    if (span < kBlock) {
+      const uint64_t valid = ~BitsFrom(static_cast<int>(span));
+      m.quote &= valid;
+      m.backslash &= valid;
+      m.bracket &= valid;
+      m.comma &= valid;
+    }
     uint64_t escaped = 0;
-    if (m.backslash != 0 || escape_carry_) escaped = EscapedBits(m.backslash, escape_carry_);
+    if (m.backslash != 0 || escape_carry_) escaped = EscapedBits(m.backslash, escape_carry_, span);
     const uint64_t quote = m.quote & ~escaped;
     const uint64_t in_string = PrefixXor(quote) ^ in_string_carry_;
     in_string_carry_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
@@ -715,9 +816,18 @@ void JsonTraceParser::RunEvents(EventSink& sink) {
           FinishEntry(at, sink);
           entry_start_ = at + 1;
           entry_after_comma_ = true;
+          if (OnePassAt(entry_start_)) {
+            // Outside strings at depth 0, with the entry's flags cleared by
+            // FinishEntry: the state after the separator is clear.
+            pos_ = entry_start_;
+            in_string_carry_ = 0;
+            escape_carry_ = false;
+            at_entry_start_ = to_regions = true;
+            break;
+          }
         }
       }
-      if (brackets == 0) break;
+      if (to_regions || brackets == 0) break;
       brackets &= brackets - 1;
       from = next + 1;
       const size_t at = pos_ + static_cast<size_t>(next);
@@ -744,12 +854,42 @@ void JsonTraceParser::RunEvents(EventSink& sink) {
           return;
       }
     }
-    pos_ += kBlock;
+    if (to_regions) continue;
+    pos_ += span;
     if (!entry_too_large_ && pos_ - entry_start_ > opt_.max_event_bytes && pos_ > entry_start_) {
       entry_too_large_ = true;  // stop keeping its bytes; drop it at its end
     }
   }
   if (eof_ && pos_ > end_) pos_ = end_;
+}
+
+bool JsonTraceParser::TryRegion(EventSink& sink) {
+  char* b = buf_.data();
+  const size_t s = pos_;
+  // Before the end of input, separators only up to the exact scanner's last
+  // grid line count: the entries found before a read error stay the same.
+  const size_t reach =
+      eof_ ? end_ : end_ - static_cast<size_t>((Offset(end_) - events_start_) % kBlock);
+  if (reach <= s) return false;
+  size_t limit = std::min({reach, s + EventDecoder::kMaxRunBytes, s + opt_.max_event_bytes});
+  limit = s + OpensBoundedPrefix(b + s, limit - s, static_cast<size_t>(kMaxEventDepth));
+  const size_t cut = FindRegionCut(b, s, limit, end_);
+  if (cut == 0) {
+    exact_until_ = Offset(limit);
+    return false;
+  }
+  // Events go in file order: the batches and entries before the region first.
+  if (pipeline_) pipeline_->Drain(sink, counts_);
+  if (!pending_.empty()) DecodePending(sink);
+  size_t n = 0;
+  if (!decoder_.DecodeRegion(b, buf_.size(), s, cut, base_, counts_, pending_events_, n)) {
+    exact_until_ = Offset(cut);
+    return false;
+  }
+  for (size_t i = 0; i < n; ++i) sink.OnEvent(pending_events_[i]);
+  pos_ = entry_start_ = cut + 1;
+  entry_after_comma_ = true;
+  return true;
 }
 
 void JsonTraceParser::FinishEntry(size_t end, EventSink& sink) {

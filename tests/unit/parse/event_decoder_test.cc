@@ -277,5 +277,92 @@ TEST(EventDecoderTest, RunLengthKeepsARunWithinItsByteLimit) {
   ExpectSameAsAlone(b);
 }
 
+// ------------------------------------------------------------ regions
+
+// DecodeRegion over the text from the first entry's start to `cut` (an
+// offset in b.bytes, the byte taken for the separator after the region).
+struct RegionResult {
+  bool ok = false;
+  std::vector<Seen> events;
+  DecodeCounts counts;
+};
+
+RegionResult DecodeRegionTo(Buffer& b, size_t cut) {
+  EventDecoder decoder(true);
+  RegionResult r;
+  TimeBase base{true, 100};
+  std::vector<TraceEvent> events;
+  size_t n = 0;
+  const std::string before = b.bytes;
+  r.ok = decoder.DecodeRegion(b.bytes.data(), b.bytes.size(), b.entries[0].first, cut, base,
+                              r.counts, events, n);
+  for (size_t i = 0; i < n; ++i) r.events.push_back(Copy(events[i]));
+  EXPECT_EQ(b.bytes, before);  // the brackets are put back
+  return r;
+}
+
+// The offset of the separator after entry i.
+size_t After(const Buffer& b, size_t i) { return b.entries[i].first + b.entries[i].second; }
+
+TEST(EventDecoderTest, RegionOfWholeEntriesDecodesAsEachAlone) {
+  Buffer b = Build({kX1, kEscaped, kMeta, kEmpty, kKinetoArgsFirst, kX2, kX2},
+                   {",", ",\n  ", " , ", ",", ",\t", ","});
+  // Up to the separator before the last entry: six entries.
+  RegionResult r = DecodeRegionTo(b, After(b, 5));
+  ASSERT_TRUE(r.ok);
+  Buffer six = Build({kX1, kEscaped, kMeta, kEmpty, kKinetoArgsFirst, kX2},
+                     {",", ",\n  ", " , ", ",", ",\t"});
+  const Decoded alone = DecodeAll(six, false);
+  EXPECT_EQ(r.events, alone.events);
+  EXPECT_EQ(r.counts.events, 5u);
+  EXPECT_EQ(r.counts.empty_events, 1u);
+  EXPECT_EQ(r.counts.metadata_events, alone.counts.metadata_events);
+  EXPECT_EQ(r.counts.saw_cat, alone.counts.saw_cat);
+  EXPECT_EQ(r.counts.saw_jax_process, alone.counts.saw_jax_process);
+}
+
+TEST(EventDecoderTest, RegionCutInsideAStringFails) {
+  // "},{" inside a name, and with escaped quotes around it: a cut there
+  // leaves a string open.
+  for (const std::string& tricky : {std::string(R"({"ph":"X","ts":110,"name":"a},{b"})"),
+                                    std::string(R"({"ph":"X","ts":110,"name":"a\"},{\"b"})"),
+                                    std::string(R"({"ph":"X","ts":110,"name":"a\\\"},{\\\"b"})")}) {
+    Buffer b = Build({kX2, tricky, kX2}, {",", ","});
+    const size_t in_string = b.bytes.find("},{", b.entries[1].first) + 1;
+    ASSERT_LT(in_string, After(b, 1));
+    RegionResult r = DecodeRegionTo(b, in_string);
+    EXPECT_FALSE(r.ok) << tricky;
+    EXPECT_TRUE(r.events.empty());
+    EXPECT_EQ(r.counts.events, 0u);  // nothing counted on failure
+    // Cut at the true separator, the same text decodes.
+    EXPECT_TRUE(DecodeRegionTo(b, After(b, 1)).ok) << tricky;
+  }
+}
+
+TEST(EventDecoderTest, RegionCutInsideANestedValueFails) {
+  const std::string nested = R"({"ph":"X","ts":110,"args":{"l":[{"a":1},{"b":2}],"z":1}})";
+  Buffer b = Build({kX2, nested, kX2}, {",", ","});
+  const size_t in_array = b.bytes.find("},{", b.entries[1].first) + 1;
+  EXPECT_FALSE(DecodeRegionTo(b, in_array).ok);
+  // A cut inside the last entry's own object (after args' '}').
+  const std::string after_args = R"({"ph":"X","args":{"a":1},{"b":2}})";
+  Buffer c = Build({kX2, after_args, kX2}, {",", ","});
+  EXPECT_FALSE(DecodeRegionTo(c, c.bytes.find("},{", c.entries[1].first) + 1).ok);
+}
+
+TEST(EventDecoderTest, RegionWithAnEntryThatAloneWouldDropFails) {
+  for (const std::string& bad : {kMissingComma, kBadDur, std::string("7"), std::string("[1]"),
+                                 std::string(R"({"a":1} x)"), std::string(R"({"a":1}})")}) {
+    Buffer b = Build({kX2, bad, kX2}, {",", ","});
+    RegionResult r = DecodeRegionTo(b, After(b, 2));
+    EXPECT_FALSE(r.ok) << bad;
+    EXPECT_EQ(r.counts.events, 0u) << bad;
+    EXPECT_TRUE(r.counts.drops.empty()) << bad;
+  }
+  // A string dur is no drop: the region decodes.
+  Buffer b = Build({kX2, kStringDur, kX2}, {",", ","});
+  EXPECT_TRUE(DecodeRegionTo(b, After(b, 2)).ok);
+}
+
 }  // namespace
 }  // namespace profwatch::parse

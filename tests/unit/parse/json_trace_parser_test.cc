@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "parse/event_decoder.h"
 #include "parse/trace_parser.h"
 #include "read/prefetch_source.h"
 #include "testing/test_util.h"
@@ -573,10 +576,12 @@ TEST(JsonTraceParserTest, SchemaFromCatOrProcessNames) {
 }
 
 TEST(JsonTraceParserTest, ExactlyTheJaxEventCapIsSuspectedTruncated) {
-  auto make = [](uint64_t n) {
+  // Events with a ts go through the one pass (regions); without, through
+  // the exact scanner (no time base).
+  auto make = [](uint64_t n, bool ts) {
     std::string json = R"({"traceEvents":[)";
-    json.reserve(n * 12 + 32);
-    for (uint64_t i = 0; i < n; ++i) json += R"({"ph":"X"},)";
+    json.reserve(n * 20 + 32);
+    for (uint64_t i = 0; i < n; ++i) json += ts ? R"({"ph":"X","ts":7},)" : R"({"ph":"X"},)";
     json += "{}]}";
     return json;
   };
@@ -584,15 +589,17 @@ TEST(JsonTraceParserTest, ExactlyTheJaxEventCapIsSuspectedTruncated) {
     uint64_t n = 0;
     void OnEvent(const TraceEvent&) override { ++n; }
   };
-  for (uint64_t n : {kJaxEventCap - 1, kJaxEventCap, kJaxEventCap + 1}) {
-    StringSource source(make(n));
-    CountSink sink;
-    auto result = MakeJsonTraceParser()->Parse(source, sink);
-    ASSERT_TRUE(result);
-    EXPECT_EQ(result->events, n);
-    EXPECT_EQ(sink.n, n);
-    EXPECT_EQ(result->empty_events, 1u);
-    EXPECT_EQ(result->suspected_truncated, n == kJaxEventCap) << n;
+  for (bool ts : {false, true}) {
+    for (uint64_t n : {kJaxEventCap - 1, kJaxEventCap, kJaxEventCap + 1}) {
+      StringSource source(make(n, ts));
+      CountSink sink;
+      auto result = MakeJsonTraceParser()->Parse(source, sink);
+      ASSERT_TRUE(result);
+      EXPECT_EQ(result->events, n);
+      EXPECT_EQ(sink.n, n);
+      EXPECT_EQ(result->empty_events, 1u);
+      EXPECT_EQ(result->suspected_truncated, n == kJaxEventCap) << n << " ts " << ts;
+    }
   }
   // Process/thread metadata is written apart from the capped trace events.
   std::string json = R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name"},)";
@@ -1222,6 +1229,187 @@ TEST(JsonTraceParserTest, RealKinetoHeadersAreRead) {
   EXPECT_FALSE(run.result->world_size.has_value());
   EXPECT_FALSE(run.result->base_time_ns.has_value());
   EXPECT_EQ(run.result->time_base_us, 1695835542514261);
+}
+
+// ------------------------------------------------------------ one pass
+
+// Regions (the default) against every entry cut by the exact scanner and
+// decoded alone (decode_runs off), at read sizes that put the read boundary
+// everywhere, with chunks from tiny to the whole document.
+void ExpectOnePassMatchesEntryByEntry(const std::string& json, const std::string& what) {
+  ParseOptions ref_opt;
+  ref_opt.decode_runs = false;
+  ref_opt.max_event_bytes = 8192;
+  ParseRun ref = ParseString(json, static_cast<size_t>(-1), ref_opt);
+  ASSERT_TRUE(ref.result) << what << ": " << ref.result.error().ToString();
+  const std::string digest = ref.sink.Digest();
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{64}, size_t{100}, size_t{1000}, size_t{4096},
+                       size_t{1} << 16, json.size() + 1}) {
+    for (size_t read : {size_t{13}, static_cast<size_t>(-1)}) {
+      ParseOptions opt;
+      opt.chunk_bytes = chunk;
+      opt.max_event_bytes = 8192;
+      ParseRun run = ParseString(json, read, opt);
+      const std::string at =
+          what + " chunk " + std::to_string(chunk) + " read " + std::to_string(read);
+      ASSERT_TRUE(run.result) << at << ": " << run.result.error().ToString();
+      EXPECT_EQ(run.sink.Digest(), digest) << at;
+      ExpectSameSummary(*run.result, *ref.result, at);
+    }
+    // Through a read-ahead thread that decodes the exact scanner's batches
+    // (regions stay on the parsing thread, between those batches).
+    auto share = std::make_shared<WorkShare>();
+    ParseOptions opt;
+    opt.chunk_bytes = chunk;
+    opt.max_event_bytes = 8192;
+    opt.work_share = share;
+    auto source =
+        read::MakePrefetchSource(std::make_unique<StringSource>(json, 333), 4096, 3, share);
+    Collector sink;
+    auto result = MakeJsonTraceParser(opt)->Parse(*source, sink);
+    const std::string at = what + " chunk " + std::to_string(chunk) + " read-ahead";
+    ASSERT_TRUE(result) << at << ": " << result.error().ToString();
+    EXPECT_EQ(sink.Digest(), digest) << at;
+    ExpectSameSummary(*result, *ref.result, at);
+  }
+}
+
+// A document whose first entry sets the time base, then `n` plain entries
+// around `tricky` (placed after the plain ones: the search for a cut goes
+// back from a region's end, so it meets the tricky entry first).
+std::string RegionDoc(const std::string& tricky, int n = 300) {
+  std::string json = R"({"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":1000.5,"dur":1,"name":"a"})";
+  for (int i = 0; i < n; ++i) {
+    json += R"(,{"ph":"X","pid":1,"tid":2,"ts":)" + std::to_string(1001 + i) +
+            R"(.25,"dur":0.5,"name":"k)" + std::to_string(i % 7) + R"(","args":{"name":"s"}})";
+    if (i % 97 == 50) json += "," + tricky;
+  }
+  json += "," + tricky + R"(,{"ph":"X","ts":5000,"name":"last"}]})";
+  return json;
+}
+
+TEST(JsonTraceParserTest, OnePassCutsGoBackToTheExactScannerWhenWrong) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"separator in a string", R"({"ph":"X","ts":2000,"name":"x},{y"})"},
+      {"escaped quotes around it", R"({"ph":"X","ts":2000,"name":"x\"},{\"y"})"},
+      {"escaped backslash then quote", R"({"ph":"X","ts":2000,"name":"x\\"},{"ph":"X"})"},
+      {"separator in a nested array", R"({"ph":"X","ts":2000,"args":{"l":[{"a":1},{"b":2}]}})"},
+      {"spaced separator in a string", "{\"ph\":\"X\",\"ts\":2000,\"name\":\"x} ,\\n{y\"}"},
+      {"not an object", R"([1,{"a":"]"}])"},
+      {"bad json", R"({"ph":"X","ts":2000,"dur":1.2.3})"},
+      {"text after the object", R"({"a":1} x)"},
+      {"unbalanced close", R"({"a":1}})"},
+      {"empty object", "{}"},
+      {"bad utf8", "{\"ph\":\"X\",\"name\":\"\xc3\x28\"}"},
+      {"too deep",
+       R"({"ph":"X","args":{"a":)" + std::string(1100, '[') + std::string(1100, ']') + "}}"},
+      {"just below too deep",
+       R"({"ph":"X","args":{"a":)" + std::string(1000, '[') + std::string(1000, ']') + "}}"},
+      {"too large", R"({"ph":"X","name":")" + std::string(9000, 'x') + R"("})"},
+      {"larger than a region",
+       R"({"ph":"X","name":"k","args":{"a":")" + std::string(7000, 'x') + R"("}})"},
+  };
+  for (const auto& [what, tricky] : cases)
+    ExpectOnePassMatchesEntryByEntry(RegionDoc(tricky), what);
+  // A stray comma between entries.
+  std::string stray = RegionDoc(R"({"ph":"X","ts":2000})");
+  stray.insert(stray.rfind(R"(,{"ph":"X","ts":5000)"), ",");
+  ExpectOnePassMatchesEntryByEntry(stray, "stray comma");
+  // Whitespace of every kind between entries.
+  std::string spaced = RegionDoc(R"({"ph":"X","ts":2000})");
+  for (size_t at = spaced.find("},{"); at != std::string::npos; at = spaced.find("},{", at + 8)) {
+    spaced.replace(at, 3, "}\n ,\t\r\n {");
+  }
+  ExpectOnePassMatchesEntryByEntry(spaced, "whitespace");
+}
+
+// A chunk with no separator in it (one entry larger than a region, and read
+// boundaries inside every entry) still gives every event.
+TEST(JsonTraceParserTest, OnePassWithoutASeparatorInTheBuffer) {
+  std::string json = R"({"traceEvents":[{"ph":"X","ts":1,"name":"a"})";
+  for (int i = 0; i < 40; ++i) {
+    json += R"(,{"ph":"X","ts":)" + std::to_string(2 + i) + R"(,"name":"b","args":{"x":")" +
+            std::string(3000 + 97 * i, 'y') + R"("}})";
+  }
+  json += "]}";
+  ExpectOnePassMatchesEntryByEntry(json, "large entries");
+  ParseRun run = ParseString(json);
+  ASSERT_TRUE(run.result);
+  EXPECT_EQ(run.result->events, 41u);
+}
+
+// The entries delivered before a read error do not depend on regions: the
+// same as with every entry cut by the exact scanner, wherever the error.
+TEST(JsonTraceParserTest, OnePassDeliversTheSameEventsBeforeAReadError) {
+  const std::string doc = RegionDoc(R"({"ph":"X","ts":2000,"name":"x},{y"})", 600);
+  for (size_t chunk : {size_t{512}, size_t{4096}, size_t{1} << 16}) {
+    for (size_t cut = 50; cut < doc.size(); cut += 997) {
+      std::vector<std::string> digests;
+      for (bool runs : {false, true}) {
+        ParseOptions opt;
+        opt.chunk_bytes = chunk;
+        opt.decode_runs = runs;
+        StringSource source(doc, 100);
+        source.FailAt(cut, Error{ErrorCode::kIo, "disk gone"});
+        Collector sink;
+        auto parser = MakeJsonTraceParser(opt);
+        auto result = parser->Parse(source, sink);
+        ASSERT_FALSE(result);
+        EXPECT_EQ(result.error().code, ErrorCode::kIo);
+        digests.push_back(sink.Digest());
+      }
+      EXPECT_EQ(digests[0], digests[1]) << "chunk " << chunk << " cut " << cut;
+    }
+  }
+}
+
+// Every ts and dur number of every real fixture: the fast path of the
+// conversion gives what the general path gives.
+TEST(JsonTraceParserTest, RealFixtureNumbersConvertTheSameOnBothPaths) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(real, "real");
+  size_t numbers = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(real)) {
+    const std::string path = entry.path().string();
+    if (!entry.is_regular_file() || !path.ends_with(".json.gz")) continue;
+    const std::string json = Gunzip(path);
+    for (const std::string_view key :
+         {std::string_view(R"("ts":)"), std::string_view(R"("dur":)")}) {
+      for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+        size_t b = at + key.size();
+        while (b < json.size() && IsJsonSpace(json[b])) ++b;
+        size_t e = b;
+        while (e < json.size() && std::strchr("-+.0123456789eE", json[e]) != nullptr) ++e;
+        if (e == b) continue;
+        const std::string_view text(json.data() + b, e - b);
+        for (const int64_t base : {int64_t{0}, int64_t{1712195495505582}}) {
+          ASSERT_EQ(MicrosTextToPicos(text, base), detail::MicrosTextToPicosGeneral(text, base))
+              << path << ": " << text;
+        }
+        ++numbers;
+      }
+    }
+  }
+  EXPECT_GT(numbers, 100000u);
+}
+
+TEST(JsonTraceParserTest, RealFixturesOnePassMatchesEntryByEntry) {
+  PROFWATCH_REQUIRE_SHARED_FIXTURE(probe, "README.md");
+  for (const FixtureCounts& f : kFixtures) {
+    const std::string json = Gunzip(::profwatch::testing::SharedFixture(f.rel));
+    ParseOptions ref_opt;
+    ref_opt.decode_runs = false;
+    ParseRun ref = ParseString(json, static_cast<size_t>(-1), ref_opt);
+    ASSERT_TRUE(ref.result) << f.rel;
+    for (size_t chunk : {size_t{4096}, size_t{256} << 10}) {
+      ParseOptions opt;
+      opt.chunk_bytes = chunk;
+      ParseRun run = ParseString(json, static_cast<size_t>(-1), opt);
+      ASSERT_TRUE(run.result) << f.rel;
+      const std::string what = std::string(f.rel) + " chunk " + std::to_string(chunk);
+      EXPECT_EQ(run.sink.Digest(), ref.sink.Digest()) << what;
+      ExpectSameSummary(*run.result, *ref.result, what);
+    }
+  }
 }
 
 }  // namespace
