@@ -871,7 +871,7 @@ bool JsonTraceParser::TryRegion(EventSink& sink) {
   const size_t reach =
       eof_ ? end_ : end_ - static_cast<size_t>((Offset(end_) - events_start_) % kBlock);
   if (reach <= s) return false;
-  size_t limit = std::min({reach, s + EventDecoder::kMaxRunBytes, s + opt_.max_event_bytes});
+  size_t limit = std::min({reach, s + kMaxRunBytes, s + opt_.max_event_bytes});
   limit = s + OpensBoundedPrefix(b + s, limit - s, static_cast<size_t>(kMaxEventDepth));
   const size_t cut = FindRegionCut(b, s, limit, end_);
   if (cut == 0) {
