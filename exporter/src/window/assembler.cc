@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
@@ -20,7 +21,10 @@ FileFingerprint FingerprintOf(const watch::FileObservation& o) {
 }  // namespace
 
 Assembler::Assembler(AssemblerOptions options) : options_(options) {
-  if (options_.retry_policy == nullptr) std::abort();  // REQUIRES: a retry policy
+  if (options_.retry_policy == nullptr) {  // REQUIRES: a retry policy
+    std::fputs("window::Assembler: AssemblerOptions::retry_policy is required\n", stderr);
+    std::abort();
+  }
 }
 
 void Assembler::Restore(const std::vector<AnalysedWindow>& windows) {

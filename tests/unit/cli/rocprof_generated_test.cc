@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/analyze_inputs.h"
+#include "pipeline/window_policy.h"
 #include "testing/test_util.h"
 #include "watch/layout.h"
 #include "watch/scanner.h"
@@ -350,7 +351,9 @@ TEST(RocprofGeneratedTest, AnalyzeAndTheDaemonReadTheSameFilesOfARocprofDir) {
     newest_ns = std::max(newest_ns, o.mtime_ns);
   }
   EXPECT_EQ(sorted(scanned), expected);
-  window::Assembler assembler{window::AssemblerOptions{}};
+  window::AssemblerOptions assembler_options;
+  assembler_options.retry_policy = &pipeline::DecideRetry;  // the daemon's
+  window::Assembler assembler{assembler_options};
   const TimePoint later = TimePoint{} + std::chrono::nanoseconds(newest_ns) + std::chrono::hours(1);
   assembler.ObserveScan(scan.files, later);
   assembler.ObserveScan(scan.files, later + std::chrono::hours(1));
