@@ -71,14 +71,13 @@ inline constexpr size_t kMaxLaunchers = 8;
 // --- Collectives (collectives.h) ---
 // Physical bounds: sizes are the trace's word, and a crafted or corrupt
 // trace can claim anything (`In msg nelems` of 2^59). A call's buffer lies
-// in one GPU's memory, and none holds more than 288 GB (MI355X, B300): a
-// call claiming more than kMaxCollectiveCallBytes (1 TiB, well above that)
-// is impossible and its size unknown. A collective's bytes cross each GPU's
-// memory at least once, so no collective moves them faster than the fastest
-// GPU memory (8 TB/s: B200, MI355X), and busbw (at most twice algbw) stays
-// below the fastest link (NVLink 5: 0.9 TB/s each way): a kind whose algbw
-// or busbw exceeds kMaxCollectiveBandwidth (10 TB/s) is impossible, and its
-// bytes and bandwidths are unknown.
+// in one GPU's memory, so a call claiming more than kMaxCollectiveCallBytes
+// (far above any GPU's memory) is impossible and its size unknown. A
+// collective's bytes cross each GPU's memory at least once and its busbw
+// stays below the fastest link, so a kind whose algbw or busbw exceeds
+// kMaxCollectiveBandwidth (above any GPU memory's bandwidth) is impossible,
+// and its bytes and bandwidths are unknown. The devices' figures behind
+// both bounds are in docs/json-format.md (collectives).
 inline constexpr double kMaxCollectiveCallBytes = 1099511627776.0;  // 2^40
 inline constexpr double kMaxCollectiveBandwidth = 1e13;             // bytes per second
 // A process group's description and ranks are each cut at this many
