@@ -17,10 +17,6 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-// Number tokens lie in simdjson-padded input, which MicrosTextToPicosPadded
-// may read past.
-static_assert(simdjson::SIMDJSON_PADDING >= kPaddedNumberBytes);
-
 std::string_view TrimRight(std::string_view s) {
   while (!s.empty() && IsJsonSpace(s.back())) s.remove_suffix(1);
   return s;
@@ -216,7 +212,7 @@ bool IntegralDouble(double d, int64_t& out) {
     // Same outcomes as below without the double: a number that does not fit
     // int64 picoseconds is a dur, just not an exact one.
     int64_t ps = 0;
-    const bool exact = MicrosTextToPicosPadded(text, 0, ps);
+    const bool exact = MicrosTextToPicos(text, 0, ps);
     if (!exact && !IsJsonNumber(text)) return false;
     ev.has_dur = true;
     ev.dur_exact = exact;
@@ -233,7 +229,7 @@ bool IntegralDouble(double d, int64_t& out) {
   ev.has_dur = true;
   ev.dur_us = d;
   int64_t ps = 0;
-  ev.dur_exact = MicrosTextToPicosPadded(text, 0, ps);
+  ev.dur_exact = MicrosTextToPicos(text, 0, ps);
   ev.dur_ps = ev.dur_exact ? ps : 0;
   return true;
 }
@@ -249,7 +245,7 @@ bool IntegralDouble(double d, int64_t& out) {
     }
   }
   if (base.known) {
-    if (int64_t ps; MicrosTextToPicosPadded(ts_text, base.us, ps)) {
+    if (int64_t ps; MicrosTextToPicos(ts_text, base.us, ps)) {
       ev.has_ts = true;
       ev.ts_ps = ps;
     }

@@ -3,12 +3,6 @@
 // epoch microseconds with a fraction ("1712195495505582.988"); a double loses
 // the low digits of the latter, so the decimal text is converted with 128-bit
 // integer arithmetic instead.
-#if defined(__SSE4_1__)
-#include <immintrin.h>
-#endif
-
-#include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -207,89 +201,6 @@ Fast FastMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
   return ToPicos(negative, whole, frac, above_half, half, base_us, out);
 }
 
-#if defined(__SSE4_1__)
-// FastMicrosToPicos for -?D{1,9}(.D+)?, at most 32 bytes after the sign,
-// with SIMD instead of a branch per digit: the integer digits and the first
-// six fraction digits (zero-filled) are gathered into one 16-digit lane set
-// and converted at once; that integer is the picoseconds. Other shapes:
-// kOtherShape. REQUIRES: kPaddedNumberBytes readable after the text.
-Fast SimdMicrosToPicos(std::string_view s, int64_t base_us, int64_t& out) {
-  const char* p = s.data();
-  const bool negative = !s.empty() && *p == '-';
-  p += negative ? 1 : 0;
-  const size_t len = s.size() - (negative ? 1 : 0);
-  if (len == 0 || len > 32) return Fast::kOtherShape;
-  const __m128i zero_char = _mm_set1_epi8('0');
-  const __m128i nine = _mm_set1_epi8(9);
-  const __m128i d0 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), zero_char);
-  const __m128i d1 =
-      _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)), zero_char);
-  auto digit_bits = [&](__m128i d) {
-    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, nine), d)));
-  };
-  auto zero_bits = [&](__m128i d) {
-    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())));
-  };
-  const uint32_t in_text = len == 32 ? ~0u : (1u << len) - 1;
-  const uint32_t digits = (digit_bits(d0) | (digit_bits(d1) << 16)) & in_text;
-  const uint32_t others = ~digits & in_text;
-  // [0, int_len) digits, then a '.' and one or more digits, or only digits.
-  const int int_len = others == 0 ? static_cast<int>(len) : std::countr_zero(others);
-  if (int_len == 0 || int_len > 9) return Fast::kOtherShape;
-  if (int_len > 1 && *p == '0') return Fast::kOtherShape;  // not JSON: rejected there
-  int frac_len = 0;
-  if (others != 0) {
-    if (others != (1u << int_len) || p[int_len] != '.') return Fast::kOtherShape;
-    frac_len = static_cast<int>(len) - int_len - 1;
-    if (frac_len == 0) return Fast::kOtherShape;
-  }
-  // Lane j of the gathered digits holds digit k = j - (16 - n) of the
-  // integer digits followed by the first six fraction digits (past the '.'),
-  // or zero; n = int_len + 6 <= 15, so every source lies in the first 16 bytes.
-  const int n = int_len + 6;
-  const int used = int_len + std::min(frac_len, 6);
-  const __m128i k =
-      _mm_sub_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                   _mm_set1_epi8(static_cast<char>(16 - n)));
-  const __m128i src =
-      _mm_sub_epi8(k, _mm_cmpgt_epi8(k, _mm_set1_epi8(static_cast<char>(int_len - 1))));
-  const __m128i keep = _mm_and_si128(_mm_cmpgt_epi8(k, _mm_set1_epi8(-1)),
-                                     _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(used)), k));
-  const __m128i gathered = _mm_shuffle_epi8(
-      d0, _mm_or_si128(src, _mm_andnot_si128(keep, _mm_set1_epi8(static_cast<char>(0x80)))));
-  const __m128i pairs = _mm_maddubs_epi16(
-      gathered, _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
-  const __m128i fours = _mm_madd_epi16(pairs, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
-  const __m128i eights = _mm_madd_epi16(_mm_packus_epi32(fours, fours),
-                                        _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
-  const uint64_t magnitude =
-      static_cast<uint64_t>(static_cast<uint32_t>(_mm_cvtsi128_si32(eights))) * 100000000 +
-      static_cast<uint32_t>(_mm_extract_epi32(eights, 1));
-  // Rounded half-even on the fraction digits after the sixth: the seventh,
-  // and whether any after it is not zero.
-  bool above_half = false, half = false;
-  if (frac_len > 6) {
-    const int seventh = int_len + 7;
-    const unsigned first = static_cast<unsigned>(p[seventh] - '0');
-    const uint32_t after = in_text & ~((2u << seventh) - 1);
-    const uint32_t nonzero = digits & ~(zero_bits(d0) | (zero_bits(d1) << 16)) & after;
-    above_half = first > 5 || (first == 5 && nonzero != 0);
-    half = first == 5 && nonzero == 0;
-  }
-  // magnitude < 10^15: in int64 with the rounding and sign; the base's
-  // picoseconds in int64 too unless they overflow (then ToPicos's 128 bits).
-  const int64_t ps =
-      static_cast<int64_t>(magnitude + (above_half || (half && (magnitude & 1)) ? 1 : 0));
-  int64_t base_ps;
-  if (!__builtin_mul_overflow(base_us, int64_t{1000000}, &base_ps) &&
-      !__builtin_sub_overflow(negative ? -ps : ps, base_ps, &out)) {
-    return Fast::kPicos;
-  }
-  return ToPicos(negative, magnitude / 1000000, magnitude % 1000000, above_half, half, base_us,
-                 out);
-}
-#endif
-
 // Whether a fast path settled the text; `ok` is then the answer.
 bool Settled(Fast outcome, bool& ok) {
   ok = outcome == Fast::kPicos;
@@ -303,13 +214,6 @@ bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps) {
   const std::optional<int64_t> general = detail::MicrosTextToPicosGeneral(text, base_us);
   if (general) ps = *general;
   return general.has_value();
-}
-
-bool MicrosTextToPicosPadded(std::string_view text, int64_t base_us, int64_t& ps) {
-#if defined(__SSE4_1__)
-  if (bool ok; Settled(SimdMicrosToPicos(text, base_us, ps), ok)) return ok;
-#endif
-  return MicrosTextToPicos(text, base_us, ps);
 }
 
 std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us) {

@@ -102,11 +102,6 @@ std::optional<int64_t> MicrosTextToPicos(std::string_view text, int64_t base_us)
 // The same as a flag and an out-parameter, for the per-event path: GCC
 // returns an optional<int64_t> through memory and stalls reading it back.
 bool MicrosTextToPicos(std::string_view text, int64_t base_us, int64_t& ps);
-// The same answers; plain decimals with at most 9 integer digits are read
-// 16 bytes at a time with SSE4.1 where the build targets it. REQUIRES:
-// kPaddedNumberBytes bytes readable after the text (a simdjson-padded input).
-inline constexpr size_t kPaddedNumberBytes = 32;
-bool MicrosTextToPicosPadded(std::string_view text, int64_t base_us, int64_t& ps);
 
 namespace detail {
 // MicrosTextToPicos without its fast path for plain decimals (for tests).
