@@ -60,8 +60,14 @@ def main():
     roof = res.get("roofline", {})
     check(roof.get("kernels_per_step") == 200 and roof.get("json_bytes", 0) > 0
           and all(isinstance(roof.get(k), float) and roof[k] > 0
-                  for k in ("floor_zlib_cpu_s", "analyze_1thread_cpu_s")),
-          "roofline: CPU of the zlib floor and of analyze --threads 1 measured")
+                  for k in ("floor_zlib_cpu_s", "bare_ondemand_cpu_s", "parse_only_cpu_s",
+                            "analyze_1thread_cpu_s")),
+          "roofline: CPU of the zlib floor, a bare On-Demand pass, the parser alone and"
+          " analyze --threads 1 measured")
+    check(roof.get("parse_only_events", 0) > 0
+          and roof.get("parse_only_events") <= roof.get("bare_ondemand_events", 0)
+          <= roof.get("parse_only_events") + 1,
+          "roofline: the bare On-Demand pass walked every entry the parser read (and the last {})")
     flood = res.get("flood", {}).get("setups", {})
     check(len(flood) == 3, "the flood's three daemons (default, raised, tracked) measured")
     for label, setup in flood.items():

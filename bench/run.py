@@ -26,8 +26,9 @@ empty trace files (--flood-files); the daemon's cost over thousands of runs of
 one hard-linked trace by one owner, and whether another owner's --history
 survives them (--many-runs, --before); `analyze` on the hostile inputs of issue
 #45 (--keep: 600 kernel names of 1 MiB, 2,000,000 empty HLO tuple shapes);
-the CPU per GB of JSON of `analyze --threads 1` against the ISA-L and zlib
-inflate-only floors on one 8-GPU window (issue #64, --roofline-kernels).
+the CPU per GB of JSON of `analyze --threads 1`, of the parser alone and of
+a bare simdjson On-Demand pass, against the ISA-L and zlib inflate-only
+floors on one 8-GPU window (issue #64, --roofline-kernels).
 
 Example:  python3 bench/run.py --build build --sizes 100000,1000000,10000000
 It is a benchmark, not a test: nothing here asserts timings.
@@ -1486,7 +1487,14 @@ def roofline(args, bins, work, results):
                         "--seed", "7", "--streams", "3", "--steps", "3",
                         "--kernels-per-step", str(k)], check=True, capture_output=True)
     an = [bins["profwatch"], "analyze", "--format", "json", "--threads", "1"]
+    # Between the floor and analyze, on the same inflate: a bare On-Demand
+    # pass over the same regions (the issue's floor of the design), and the
+    # JSON parser into TraceEvents with no aggregation; they split analyze's
+    # CPU into simdjson's walk, profwatch's decoding and the aggregation.
+    inflate = ["--inflate", "isal"] if bins["isal"] else []
     cmds = [("floor_zlib", [bins["stage"], "inflate", path], {}),
+            ("bare_ondemand", [bins["stage"], "ondemand"] + inflate + [path], {}),
+            ("parse_only", [bins["stage"], "parse"] + inflate + [path], {}),
             ("analyze_1thread", an + [path], {})]
     if bins["isal"]:
         cmds.insert(1, ("floor_isal", [bins["stage"], "inflate", "--inflate", "isal", path], {}))
@@ -1500,6 +1508,9 @@ def roofline(args, bins, work, results):
            "rounds": args.repeat, "analyze_rss": m["analyze_1thread"][1]}
     for name, _, _ in cmds:
         row[name + "_cpu_s"] = m[name + "/cpu"]
+    # What the two passes saw: the bare pass counts every entry, `{}` too.
+    for name in ("bare_ondemand", "parse_only"):
+        row[name + "_events"] = json.loads(m[name][2])["events"] if m[name][2] else None
     results["roofline"] = row
     an_cpu = row["analyze_1thread_cpu_s"]
     print(f"\n## CPU per GB of JSON against the inflate floors (issue #64): one-host 8-GPU JAX window,"
@@ -1507,7 +1518,10 @@ def roofline(args, bins, work, results):
           f" {mb(row['gz_bytes']):.0f} MB gzip; median CPU (user + sys) of {args.repeat} rounds")
     print("| command | CPU s | CPU s per GB of JSON | / ISA-L floor | / zlib floor |")
     print("|---|---|---|---|---|")
+    how = " --inflate isal)" if bins["isal"] else ")"
     for name, label in (("floor_isal", "inflate only, ISA-L"), ("floor_zlib", "inflate only, zlib"),
+                        ("bare_ondemand", "inflate + a bare On-Demand pass (stage_bench ondemand" + how),
+                        ("parse_only", "inflate + JSON parser, no aggregation (stage_bench parse" + how),
                         ("analyze_1thread", "analyze --threads 1"),
                         ("analyze_1thread_before", "analyze --threads 1, --before build")):
         if name + "_cpu_s" not in row:
