@@ -4,7 +4,7 @@
 Measures, in ONE run on the SAME generated files, side by side:
   floor      inflate-only time with the same zlib backend (stage_bench inflate)
   gzip -dc   the system gzip for reference
-  parse      inflate + parse, no aggregation (stage_bench parse)
+  parse      inflate + parse as analyze parses, no aggregation (stage_bench parse)
   analyze    `profwatch analyze --format json` wall time and peak RSS, with the
              default thread budget (one per core: inflating on a read-ahead
              thread that also decodes JSON when it is ahead), and on one
