@@ -83,9 +83,11 @@ int64_t BareOnDemand(profwatch::read::ByteSource& src, uint64_t& json_bytes) {
   };
   for (;;) {
     while (!eof && end - begin < kChunk) {
-      std::memmove(buf.data(), buf.data() + begin, end - begin);
-      end -= begin;
-      begin = 0;
+      // The byte before `begin` moves along: WalkRegion borrows it for '['.
+      const size_t from = begin > 0 ? begin - 1 : 0;
+      std::memmove(buf.data(), buf.data() + from, end - from);
+      end -= from;
+      begin -= from;
       auto n = src.Read(buf.data() + end, buf.size() - simdjson::SIMDJSON_PADDING - end);
       if (!n) return fail(n.error().ToString().c_str());
       eof = *n == 0;
