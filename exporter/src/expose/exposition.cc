@@ -69,6 +69,7 @@ Exposition::Body Exposition::Render(bool gzip) const {
 }
 
 Exposition::Body Exposition::Render(bool gzip, bool& rendered) const {
+  // Live first, then the snapshot: the order the header promises.
   std::vector<prometheus::MetricFamily> families;
   for (const auto& weak : live_) {
     if (auto c = weak.lock()) {

@@ -7,11 +7,15 @@
 // collected on every scrape.
 //
 // The two parts have disjoint metric families, so their texts concatenated
-// are one exposition. Compressed, the body is one gzip stream (RFC 1952):
-// the gzip header, the live text deflated up to a byte boundary (sync
-// flush), the snapshot text's own cached deflate stream (it ends with the
-// final block and refers to nothing before it), and a trailer with the
-// CRC-32 of both texts combined (crc32_combine) and their total length.
+// are one exposition. The live families are collected before the snapshot
+// is taken: a live counter that the daemon increments only after publishing
+// what it counts (profwatch_scans_total) is never ahead of the snapshot.
+//
+// Compressed, the body is one gzip stream (RFC 1952): the gzip header, the
+// live text deflated up to a byte boundary (sync flush), the snapshot
+// text's own cached deflate stream (it ends with the final block and
+// refers to nothing before it), and a trailer with the CRC-32 of both texts
+// combined (crc32_combine) and their total length.
 //
 // Thread-safety: Render() may run concurrently from any number of threads;
 // AddLive() only before the first Render().

@@ -286,7 +286,6 @@ void Daemon::ScanLoop() {
 std::optional<TimePoint> Daemon::ScanOnce(const watch::ScanOptions& scan_options) {
   watch::ScanResult result = watch::Scan(scan_options);
   if (result.stopped) return std::nullopt;
-  metrics_.scans_total->Increment();
   watcher_->AddDirectories(result.dirs, result.dir_owners);
   const TimePoint now = clock_.Now();
   std::set<std::string> run_dirs;
@@ -381,10 +380,13 @@ std::optional<Daemon::StateSave> Daemon::DispatchLocked(TimePoint now, bool scan
   const size_t before = runs_.size();
   RetentionSweepLocked(now);
   if (runs_.size() != before) changed = true;
-  // A scan publishes at once (profwatch_scans_total, already counted, must
-  // find its snapshot); anything else waits for the throttle.
+  // A scan publishes at once and is counted only then: a scrape collects
+  // the live counters before it takes the snapshot (expose::Exposition), so
+  // one that sees profwatch_scans_total = N finds scan N's snapshot.
+  // Anything else waits for the throttle.
   if (scanned) {
     PublishLocked(now);
+    metrics_.scans_total->Increment();
   } else if (changed || publish_pending_) {
     PublishSoonLocked(now);
   }
