@@ -39,6 +39,8 @@ inline constexpr int kMaxDigits = 36;
 // --- Nsight Systems and rocpd SQLite exports (nsys_reader, rocpd_reader) ---
 // The longest string or blob value read (a kernel name is far shorter).
 inline constexpr int kMaxValueBytes = 16 << 20;
+// SQLite virtual-machine steps between budget checks.
+inline constexpr int kProgressOps = 10000;
 // NCCL's own NVTX ranges kept, and kernel launches inside them.
 inline constexpr size_t kMaxNcclRanges = size_t{1} << 20;
 inline constexpr size_t kMaxNcclLaunches = size_t{1} << 20;

@@ -2,12 +2,8 @@
 #include "parse/nsys_reader.h"
 
 #include <sqlite3.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -33,18 +29,16 @@ constexpr size_t kNcclNestingChecked = 8;
 constexpr const char* kDeviceColumns[] = {"start", "end", "deviceId", "streamId", "globalPid"};
 constexpr std::string_view kDeviceSelect = "SELECT start, end, deviceId, streamId, globalPid";
 
-using sqlite::Db;
 using sqlite::Statement;
 
 class Reader {
  public:
   Reader(const std::string& path, EventSink& sink, FileBudget* budget, const std::string& open_as)
-      : path_(path), open_as_(open_as.empty() ? path : open_as), sink_(sink), budget_(budget) {}
+      : file_(path, open_as, budget), sink_(sink) {}
 
   Result<ParseSummary> Run() {
     summary_.schema = TraceSchema::kNsys;
-    if (auto s = CheckNotBeingWritten(); !s) return tl::unexpected(s.error());
-    if (auto s = Open(); !s) return tl::unexpected(s.error());
+    if (auto s = file_.Open("an export", /*charge=*/true); !s) return tl::unexpected(s.error());
     auto kernel_columns = Columns(kKernelTable, /*required=*/true);
     if (!kernel_columns) return tl::unexpected(kernel_columns.error());
     if (kernel_columns->empty()) {
@@ -70,79 +64,6 @@ class Reader {
   }
 
  private:
-  // A rollback journal or WAL beside the file means a writer is (or was) in
-  // the middle of a transaction: immutable reads would see its half-written
-  // pages.
-  Status CheckNotBeingWritten() {
-    for (const char* suffix : {"-journal", "-wal"}) {
-      struct stat st;
-      const std::string side = path_ + suffix;
-      if (::stat(side.c_str(), &st) == 0) {
-        return MakeError(ErrorCode::kIo, "still being written (" + side +
-                                             " exists): an export in progress or an "
-                                             "interrupted one");
-      }
-    }
-    return {};
-  }
-
-  Status Open() {
-    struct stat st;
-    if (::stat(path_.c_str(), &st) != 0) {
-      const int e = errno;
-      return MakeError(e == EACCES || e == EPERM ? ErrorCode::kPermission : ErrorCode::kNotFound,
-                       "cannot open: " + std::string(std::strerror(e)));
-    }
-    if (budget_ != nullptr) {
-      if (auto s = budget_->AddRead(static_cast<uint64_t>(st.st_size)); !s) return s;
-    }
-    // NOMUTEX: the connection belongs to this reader on one thread, so
-    // SQLite need not lock it around every column read.
-    const int rc =
-        sqlite3_open_v2(sqlite::ImmutableFileUri(open_as_).c_str(), &db_.db,
-                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
-    // The file is someone else's: no view or trigger of it runs, and no
-    // function its schema names is trusted.
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    sqlite3_limit(db_.db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
-    if (budget_ != nullptr) sqlite3_progress_handler(db_.db, kProgressOps, &Progress, this);
-    // Sorting or large joins would spill to temp files; keep any in memory.
-    sqlite3_exec(db_.db, "PRAGMA temp_store=MEMORY", nullptr, nullptr, nullptr);
-    return {};
-  }
-
-  // Interrupts the running query (SQLITE_INTERRUPT) once the budget is out.
-  static int Progress(void* self) {
-    auto* reader = static_cast<Reader*>(self);
-    if (reader->budget_->Check()) return 0;
-    reader->interrupted_ = true;
-    return 1;
-  }
-
-  tl::unexpected<Error> Fail(int rc, std::string_view what) {
-    if (interrupted_ && budget_ != nullptr) {
-      if (auto s = budget_->Check(); !s) return tl::unexpected(s.error());
-    }
-    std::string msg = std::string(what);
-    if (db_.db != nullptr) {
-      msg += ": ";
-      msg += sqlite3_errmsg(db_.db);
-    }
-    if ((rc & 0xff) == SQLITE_NOTADB) msg += " (not an SQLite database)";
-    return MakeError(sqlite::CodeOf(rc), std::move(msg));
-  }
-
-  Result<Statement> Prepare(const std::string& sql) {
-    Statement s;
-    const int rc = sqlite3_prepare_v2(db_.db, sql.c_str(), -1, &s.stmt, nullptr);
-    if (rc != SQLITE_OK) return Fail(rc, "query failed");
-    return s;
-  }
-
   // The column names of `table`; empty when there is no such table.
   // Anything of that name that is not a table (a view, say) is kUnsupported
   // when the table is `required`, and treated as absent otherwise.
@@ -156,7 +77,7 @@ class Reader {
                        std::string(table) + " is a " + *kind +
                            ", not a table: not an nsys export (only tables are read)");
     }
-    auto stmt = Prepare("SELECT name FROM pragma_table_info('" + std::string(table) + "')");
+    auto stmt = file_.Prepare("SELECT name FROM pragma_table_info('" + std::string(table) + "')");
     if (!stmt) return tl::unexpected(stmt.error());
     std::set<std::string> out;
     int rc;
@@ -164,21 +85,21 @@ class Reader {
       const auto* text = sqlite3_column_text(stmt->stmt, 0);
       if (text != nullptr) out.emplace(reinterpret_cast<const char*>(text));
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading the schema of " + std::string(table));
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading the schema of " + std::string(table));
     return out;
   }
 
   // What sqlite_master says `name` is ("table", "view", ...; the first
   // entry by that name, any case); empty when nothing has the name.
   Result<std::string> KindOf(std::string_view name) {
-    auto stmt = Prepare(
+    auto stmt = file_.Prepare(
         "SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE "
         "ORDER BY type <> 'table' LIMIT 1");
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_bind_text(stmt->stmt, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
     const int rc = sqlite3_step(stmt->stmt);
     if (rc == SQLITE_DONE) return std::string();
-    if (rc != SQLITE_ROW) return Fail(rc, "reading the schema");
+    if (rc != SQLITE_ROW) return file_.Fail(rc, "reading the schema");
     const auto* text = sqlite3_column_text(stmt->stmt, 0);
     return text == nullptr ? std::string("?") : std::string(reinterpret_cast<const char*>(text));
   }
@@ -195,7 +116,7 @@ class Reader {
                          "StringIds is " + (kind->empty() ? "missing" : "a " + *kind) +
                              ", not a table: not an nsys export (only tables are read)");
       }
-      auto s = Prepare("SELECT value FROM StringIds WHERE id = ?");
+      auto s = file_.Prepare("SELECT value FROM StringIds WHERE id = ?");
       if (!s) return tl::unexpected(s.error());
       string_stmt_ = std::move(*s);
     }
@@ -208,7 +129,7 @@ class Reader {
       const auto* text = sqlite3_column_text(st, 0);
       if (text != nullptr) value = reinterpret_cast<const char*>(text);
     } else if (rc != SQLITE_DONE) {
-      return Fail(rc, "reading StringIds");
+      return file_.Fail(rc, "reading StringIds");
     }
     return &strings_.emplace(id, std::move(value)).first->second;
   }
@@ -219,8 +140,8 @@ class Reader {
     }
     const std::string text = cols.contains("text") ? "text" : "NULL";
     const std::string text_id = cols.contains("textId") ? "textId" : "NULL";
-    auto stmt = Prepare("SELECT start, end, globalTid, " + text + ", " + text_id + " FROM " +
-                        std::string(kNvtxTable));
+    auto stmt = file_.Prepare("SELECT start, end, globalTid, " + text + ", " + text_id + " FROM " +
+                              std::string(kNvtxTable));
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_stmt* st = stmt->stmt;
     std::map<int64_t, std::pair<int64_t, int64_t>> rank_at;  // pid -> (start, rank)
@@ -266,7 +187,7 @@ class Reader {
       ++summary_.events;
       sink_.OnEvent(e);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kNvtxTable));
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading " + std::string(kNvtxTable));
     for (const auto& [pid, at] : rank_at) summary_.process_ranks[pid] = at.second;
     return {};
   }
@@ -296,7 +217,7 @@ class Reader {
       if (!cols->contains(need)) return {};
     }
     auto stmt =
-        Prepare("SELECT start, globalTid, correlationId FROM " + std::string(kRuntimeTable));
+        file_.Prepare("SELECT start, globalTid, correlationId FROM " + std::string(kRuntimeTable));
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_stmt* st = stmt->stmt;
     int rc;
@@ -323,7 +244,7 @@ class Reader {
         break;
       }
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kRuntimeTable));
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading " + std::string(kRuntimeTable));
     return {};
   }
 
@@ -379,7 +300,7 @@ class Reader {
                        std::string(kKernelTable) + " has neither demangledName nor shortName");
     }
     const bool correlation = !nccl_launches_.empty() && cols.contains("correlationId");
-    auto stmt = Prepare(
+    auto stmt = file_.Prepare(
         std::string(kDeviceSelect) + ", " + std::string(demangled ? "demangledName" : "NULL") +
         ", " + std::string(short_name ? "shortName" : "NULL") + ", " +
         std::string(correlation ? "correlationId" : "NULL") + " FROM " + std::string(kKernelTable));
@@ -408,7 +329,7 @@ class Reader {
       ++summary_.events;
       sink_.OnEvent(e);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(kKernelTable));
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading " + std::string(kKernelTable));
     return {};
   }
 
@@ -420,7 +341,7 @@ class Reader {
     for (const char* need : kDeviceColumns) {
       if (!cols->contains(need)) return {};
     }
-    auto stmt = Prepare(std::string(kDeviceSelect) + " FROM " + std::string(table));
+    auto stmt = file_.Prepare(std::string(kDeviceSelect) + " FROM " + std::string(table));
     if (!stmt) return tl::unexpected(stmt.error());
     sqlite3_stmt* st = stmt->stmt;
     TraceEvent e;
@@ -432,17 +353,13 @@ class Reader {
       ++summary_.events;
       sink_.OnEvent(e);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading " + std::string(table));
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading " + std::string(table));
     return {};
   }
 
-  const std::string& path_;
-  const std::string open_as_;
+  sqlite::UntrustedFile file_;
   EventSink& sink_;
-  FileBudget* budget_;
-  bool interrupted_ = false;  // the progress handler stopped a query
   ParseSummary summary_;
-  Db db_;
   Statement string_stmt_;
   std::unordered_map<int64_t, std::string> strings_;
   // NCCL's NVTX ranges by globalTid, their distinct names, and the kernel

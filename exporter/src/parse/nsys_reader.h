@@ -72,9 +72,6 @@ namespace profwatch::parse {
 // The 16-byte header every SQLite 3 database starts with.
 inline constexpr std::string_view kSqliteHeader{"SQLite format 3\0", 16};
 
-// SQLite virtual-machine steps between budget checks.
-inline constexpr int kProgressOps = 10000;
-
 // Reads the export at `path` into `sink`. ParseSummary: schema kNsys, events
 // = events emitted, process_ranks, drops. `budget` may be null (no limit).
 // `open_as`, when given, is the path SQLite opens instead (/proc/self/fd/N of

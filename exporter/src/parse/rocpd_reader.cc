@@ -2,12 +2,8 @@
 #include "parse/rocpd_reader.h"
 
 #include <sqlite3.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -27,7 +23,6 @@ namespace rocpd_db {
 
 constexpr std::string_view kDispatchBase = "rocpd_kernel_dispatch";
 
-using Connection = sqlite::Db;
 using Query = sqlite::Statement;
 
 // The suffix rocprofiler-sdk gives its tables: empty, or '_' and the UUID's
@@ -50,13 +45,12 @@ std::string_view Text(sqlite3_stmt* st, int col) {
 class Reader {
  public:
   Reader(const std::string& path, EventSink* sink, FileBudget* budget, const std::string& open_as)
-      : path_(path), open_as_(open_as.empty() ? path : open_as), sink_(sink), budget_(budget) {}
+      : file_(path, open_as, budget), sink_(sink) {}
 
   // Whether the database holds a rocpd kernel dispatch table (checks the
   // file is not being written first). The size is not charged here.
   Result<bool> Probe() {
-    if (auto s = CheckNotBeingWritten(); !s) return tl::unexpected(s.error());
-    if (auto s = Open(/*charge=*/false); !s) return tl::unexpected(s.error());
+    if (auto s = file_.Open("a profile", /*charge=*/false); !s) return tl::unexpected(s.error());
     auto sets = Suffixes();
     if (!sets) return tl::unexpected(sets.error());
     return !sets->empty();
@@ -64,8 +58,7 @@ class Reader {
 
   Result<ParseSummary> Run() {
     summary_.schema = TraceSchema::kRocprof;
-    if (auto s = CheckNotBeingWritten(); !s) return tl::unexpected(s.error());
-    if (auto s = Open(/*charge=*/true); !s) return tl::unexpected(s.error());
+    if (auto s = file_.Open("a profile", /*charge=*/true); !s) return tl::unexpected(s.error());
     auto sets = Suffixes();
     if (!sets) return tl::unexpected(sets.error());
     if (sets->empty()) {
@@ -94,76 +87,9 @@ class Reader {
   };
   using Key = std::pair<int64_t, int64_t>;  // (pid, id)
 
-  Status CheckNotBeingWritten() {
-    for (const char* suffix : {"-journal", "-wal"}) {
-      struct stat st;
-      const std::string side = path_ + suffix;
-      if (::stat(side.c_str(), &st) == 0) {
-        return MakeError(ErrorCode::kIo, "still being written (" + side +
-                                             " exists): a profile in progress or an "
-                                             "interrupted one");
-      }
-    }
-    return {};
-  }
-
-  Status Open(bool charge) {
-    struct stat st;
-    if (::stat(path_.c_str(), &st) != 0) {
-      const int e = errno;
-      return MakeError(e == EACCES || e == EPERM ? ErrorCode::kPermission : ErrorCode::kNotFound,
-                       "cannot open: " + std::string(std::strerror(e)));
-    }
-    if (charge && budget_ != nullptr) {
-      if (auto s = budget_->AddRead(static_cast<uint64_t>(st.st_size)); !s) return s;
-    }
-    const int rc =
-        sqlite3_open_v2(sqlite::ImmutableFileUri(open_as_).c_str(), &db_.db,
-                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc != SQLITE_OK) return Fail(rc, "cannot open as SQLite");
-    // The file is someone else's: none of its views or triggers run (its
-    // schema has views named like its tables), no function it names is
-    // trusted.
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    sqlite3_db_config(db_.db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    sqlite3_limit(db_.db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
-    if (budget_ != nullptr) sqlite3_progress_handler(db_.db, kProgressOps, &Progress, this);
-    sqlite3_exec(db_.db, "PRAGMA temp_store=MEMORY", nullptr, nullptr, nullptr);
-    return {};
-  }
-
-  static int Progress(void* self) {
-    auto* reader = static_cast<Reader*>(self);
-    if (reader->budget_->Check()) return 0;
-    reader->interrupted_ = true;
-    return 1;
-  }
-
-  tl::unexpected<Error> Fail(int rc, std::string_view what) {
-    if (interrupted_ && budget_ != nullptr) {
-      if (auto s = budget_->Check(); !s) return tl::unexpected(s.error());
-    }
-    std::string msg = std::string(what);
-    if (db_.db != nullptr) {
-      msg += ": ";
-      msg += sqlite3_errmsg(db_.db);
-    }
-    if ((rc & 0xff) == SQLITE_NOTADB) msg += " (not an SQLite database)";
-    return MakeError(sqlite::CodeOf(rc), std::move(msg));
-  }
-
-  Result<Query> Prepare(const std::string& sql) {
-    Query q;
-    const int rc = sqlite3_prepare_v2(db_.db, sql.c_str(), -1, &q.stmt, nullptr);
-    if (rc != SQLITE_OK) return Fail(rc, "query failed");
-    return q;
-  }
-
   // The suffixes of the real tables named rocpd_kernel_dispatch[_<uuid>].
   Result<std::vector<std::string>> Suffixes() {
-    auto q = Prepare(
+    auto q = file_.Prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND "
         "(name = 'rocpd_kernel_dispatch' OR name GLOB 'rocpd_kernel_dispatch_*') ORDER BY name");
     if (!q) return tl::unexpected(q.error());
@@ -173,23 +99,23 @@ class Reader {
       const std::string_view suffix = Text(q->stmt, 0).substr(kDispatchBase.size());
       if (IsTableSuffix(suffix)) out.emplace_back(suffix);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading the schema");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading the schema");
     return out;
   }
 
   // The column names of the real table `name` (empty when there is none).
   Result<std::set<std::string>> Columns(const std::string& name) {
-    auto kind = Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+    auto kind = file_.Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
     if (!kind) return tl::unexpected(kind.error());
     sqlite3_bind_text(kind->stmt, 1, name.c_str(), static_cast<int>(name.size()), SQLITE_STATIC);
     int rc = sqlite3_step(kind->stmt);
     if (rc == SQLITE_DONE) return std::set<std::string>{};
-    if (rc != SQLITE_ROW) return Fail(rc, "reading the schema");
-    auto q = Prepare("SELECT name FROM pragma_table_info('" + name + "')");
+    if (rc != SQLITE_ROW) return file_.Fail(rc, "reading the schema");
+    auto q = file_.Prepare("SELECT name FROM pragma_table_info('" + name + "')");
     if (!q) return tl::unexpected(q.error());
     std::set<std::string> out;
     while ((rc = sqlite3_step(q->stmt)) == SQLITE_ROW) out.emplace(Text(q->stmt, 0));
-    if (rc != SQLITE_DONE) return Fail(rc, "reading the schema of " + name);
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading the schema of " + name);
     return out;
   }
 
@@ -215,7 +141,7 @@ class Reader {
     for (const char* c : optional) {
       sql += cols->contains(c) ? ", \"" + std::string(c) + "\"" : std::string(", NULL");
     }
-    return Prepare(sql + " FROM \"" + table + "\"");
+    return file_.Prepare(sql + " FROM \"" + table + "\"");
   }
 
   Status ReadSet(const std::string& suffix) {
@@ -261,7 +187,7 @@ class Reader {
         gpus[pid].emplace_back(index, id);
       }
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_info_agent");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading rocpd_info_agent");
     for (auto& [pid, list] : gpus) {
       std::sort(list.begin(), list.end());
       for (size_t i = 0; i < list.size(); ++i) {
@@ -293,7 +219,7 @@ class Reader {
       symbols_.emplace(Key{sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 0)},
                        std::string(name));
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_info_kernel_symbol");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading rocpd_info_kernel_symbol");
     return {};
   }
 
@@ -365,7 +291,7 @@ class Reader {
       if (dispatch_cols->contains("tid") && dispatch_cols->contains("event_id") &&
           dispatch_cols->contains("queue_id") && event_cols->contains("id") &&
           event_cols->contains("stack_id")) {
-        auto joined = Prepare(
+        auto joined = file_.Prepare(
             "SELECT d.\"pid\", d.\"agent_id\", d.\"kernel_id\", d.\"start\", d.\"end\", "
             "d.\"queue_id\", d.\"tid\", e.\"stack_id\" FROM \"" +
             table + "\" AS d LEFT JOIN \"rocpd_event" + suffix +
@@ -410,7 +336,7 @@ class Reader {
       }
       Emit(e, pid);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_kernel_dispatch");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading rocpd_kernel_dispatch");
     return {};
   }
 
@@ -450,7 +376,7 @@ class Reader {
       }
       Emit(e, pid);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_memory_copy");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading rocpd_memory_copy");
     return {};
   }
 
@@ -493,7 +419,7 @@ class Reader {
       }
       named[sqlite3_column_int64(st, 0)] = {step, rank};
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_string");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading rocpd_string");
     if (named.empty() && rccl_names_.empty()) return {};
     auto q = Select("rocpd_region" + suffix, {"pid", "start", "end", "name_id"}, {"id", "tid"},
                     /*required=*/false);
@@ -542,7 +468,7 @@ class Reader {
       e.name = step_name;
       Emit(e, pid);
     }
-    if (rc != SQLITE_DONE) return Fail(rc, "reading rocpd_region");
+    if (rc != SQLITE_DONE) return file_.Fail(rc, "reading rocpd_region");
     return {};
   }
 
@@ -571,12 +497,8 @@ class Reader {
     summary_.idle_gpu_agents = idle;
   }
 
-  std::string path_;
-  std::string open_as_;
+  sqlite::UntrustedFile file_;
   EventSink* sink_;
-  FileBudget* budget_;
-  Connection db_;
-  bool interrupted_ = false;
   ParseSummary summary_;
   std::optional<int64_t> base_ns_;
   std::map<Key, Agent> agents_;
