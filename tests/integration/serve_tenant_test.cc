@@ -240,6 +240,10 @@ TEST(ServeTenantTest, AWindowPastItsOwnersStateCapIsFlaggedNotExported) {
         .has_value();
   });
   ASSERT_TRUE(m.has_value()) << serve.Log();
+  // A fresh scrape: an error is counted before the snapshot that shows its
+  // window is published, and a scrape collects the counters first.
+  m = serve.Metrics();
+  ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "big"}})) << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "owner_state_cap"}}), 1) << *m;
   EXPECT_NE(serve.Log().find("--max-state-bytes-per-owner training_job=big run=r1"),
@@ -266,6 +270,10 @@ TEST(ServeTenantTest, AWindowPastTheDaemonsStateCapIsFlaggedNotExported) {
                   {{"training_job", "big"}, {"run", "r1"}, {"reason", "state_cap"}})
         .has_value();
   });
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  // A fresh scrape: an error is counted before the snapshot that shows its
+  // window is published, and a scrape collects the counters first.
+  m = serve.Metrics();
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_FALSE(Sample(*m, "profwatch_window_gpus", {{"training_job", "big"}})) << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "state_cap"}}), 1) << *m;

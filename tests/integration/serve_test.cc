@@ -2398,6 +2398,10 @@ TEST(ServeKeepTest, KilledTwiceWhileAnalysingTheSameWindowItIsFailedNotAnalysedA
       },
       30s);
   ASSERT_TRUE(m.has_value()) << serve.Log();
+  // A fresh scrape: an error is counted before the snapshot that shows its
+  // window is published, and a scrape collects the counters first.
+  m = serve.Metrics();
+  ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "crashed"}}), 1) << *m;
   m = serve.MetricsAfterScans(2);
   ASSERT_TRUE(m.has_value()) << serve.Log();
@@ -2488,6 +2492,10 @@ TEST(ServeTest, FileOverBudgetIsOneErrorOfItsOwnReasonNeverRetried) {
   Serve serve(tmp, flags);
   ASSERT_GT(serve.port(), 0) << serve.Log();
   auto m = serve.WaitFor(HasGpus("jobO", "runO", 2));
+  ASSERT_TRUE(m.has_value()) << serve.Log();
+  // A fresh scrape: an error is counted before the snapshot that shows its
+  // window is published, and a scrape collects the counters first.
+  m = serve.Metrics();
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(Sample(*m, "profwatch_window_errors_total", {{"reason", "over_budget"}}), 1) << *m;
   EXPECT_EQ(Sample(*m, "profwatch_window_failed", {{"reason", "over_budget"}}), 1) << *m;

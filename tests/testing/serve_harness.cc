@@ -211,15 +211,14 @@ std::optional<std::string> Serve::MetricsAfterScans(int n) const {
 bool Serve::WaitScans(int n) const {
   auto first = Metrics();
   if (!first) return false;
-  double last = Sample(*first, "profwatch_last_scan_timestamp_seconds").value_or(0);
-  for (int i = 0; i < n; ++i) {
-    auto m = WaitFor([&](const std::string& t) {
-      return Sample(t, "profwatch_last_scan_timestamp_seconds").value_or(0) > last;
-    });
-    if (!m) return false;
-    last = *Sample(*m, "profwatch_last_scan_timestamp_seconds");
-  }
-  return true;
+  // profwatch_scans_total counts a scan once its whole tick (training logs,
+  // dispatch, the publish) is done; the last scan's timestamp can be
+  // published by a worker before that.
+  const double want = Sample(*first, "profwatch_scans_total").value_or(0) + n;
+  return WaitFor([&](const std::string& t) {
+           return Sample(t, "profwatch_scans_total").value_or(0) >= want;
+         })
+      .has_value();
 }
 
 void Serve::Signal(int sig) const {

@@ -885,11 +885,10 @@ void Daemon::WriteState(std::optional<StateSave> save) {
     Status s = store::WriteFileAtomic(save->path, save->data);
     if (!s) {
       error = s.error().ToString();
-      metrics_.state_save_errors->Increment();
       LogWarn("state not saved", {{"path", save->path}, {"error", error}});
     }
-    metrics_.state_last_save_ok->Set(error.empty() ? 1 : 0);
   }
+  const bool failed = !error.empty();
   // `started` may predate the wait for mu_; the save's own cost is measured.
   MutexLock lock(mu_);
   persist_throttle_.Saved(save->started, clock_.Now());
@@ -898,6 +897,11 @@ void Daemon::WriteState(std::optional<StateSave> save) {
     state_save_error_ = std::move(error);
     PublishLocked(clock_.Now());
   }
+  // Counted once published, the gauge before the counter: a scrape collects
+  // counters, then gauges, then the snapshot, so one that sees the count
+  // sees the gauge and /-/ready's reason too.
+  metrics_.state_last_save_ok->Set(failed ? 0 : 1);
+  if (failed) metrics_.state_save_errors->Increment();
 }
 
 }  // namespace profwatch::pipeline
