@@ -121,14 +121,17 @@ std::map<std::string, Cost> ServeRealRuns(const std::string& jobs,
   std::optional<std::string> m = serve.WaitFor(all_windows, std::chrono::seconds(60));
   EXPECT_TRUE(m.has_value()) << serve.Log();
   if (!m) return {};
+  // Settled: the same series a whole scan later (two counted scans: the
+  // first may have begun before `m`).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::optional<std::string> next = serve.MetricsAfterScans(1);
+  bool settled = false;
+  while (!settled && std::chrono::steady_clock::now() < deadline) {
+    std::optional<std::string> next = serve.MetricsAfterScans(2);
     if (!next) break;
-    const bool same = SeriesSet(*next) == SeriesSet(*m);
+    settled = SeriesSet(*next) == SeriesSet(*m);
     m = std::move(next);
-    if (same) break;
   }
+  EXPECT_TRUE(settled) << "the series kept changing\n" << serve.Log();
   std::map<std::string, Cost> out;
   for (const auto& [key, row] : runs) out[key] = CostOf(*m, key);
   EXPECT_EQ(serve.Stop(), 0);

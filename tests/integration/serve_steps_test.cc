@@ -718,6 +718,12 @@ TEST(ServeStepsTest, SparseLogIsReadInBoundedBudgetsAndClosedWhenUnlinked) {
     }
     return std::optional<uint64_t>();
   };
+  // First the budget is read (bounded wait), so two equal looks below mean
+  // the reading stopped, not that it has not begun.
+  const auto started = std::chrono::steady_clock::now() + 30s;
+  while (ProcIo(serve.pid(), "rchar") < (64u << 20) && std::chrono::steady_clock::now() < started) {
+    std::this_thread::sleep_for(50ms);
+  }
   const std::optional<uint64_t> read = settled();
   ASSERT_TRUE(read) << "the daemon kept reading the log\n" << serve.Log();
   // One scan's budget of the log, plus the trace, its libraries and /proc.

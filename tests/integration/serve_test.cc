@@ -618,7 +618,7 @@ TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
                             "' probe --listen 0.0.0.0:" + std::to_string(serve.port());
   EXPECT_EQ(testing::RunCommand(probe).exit_code, 0);
   EXPECT_EQ(testing::RunCommand(probe + " --path /-/ready").exit_code, 0);
-  auto missing = testing::RunCommand(probe + " --path /nope --timeout 300ms");
+  auto missing = testing::RunCommand(probe + " --path /nope --timeout 10s");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("/nope: HTTP 404"), std::string::npos) << missing.err;
   EXPECT_EQ(serve.Stop(), 0);
@@ -1156,16 +1156,18 @@ TEST(ServeTest, RetentionRemovesAnOldRun) {
   TempDir tmp;
   const std::string jobs = tmp.Sub("jobs");
   WriteTrace(ProfileDir(jobs, "jobA", "old") + "/2024_03_01_12_00_00/h0.trace.json.gz", 2);
-  std::vector<std::string> flags = FastFlags(jobs, {"--retention", "6s"});
+  // Long enough for the window to be analysed first on a busy machine (a
+  // sanitizer build's start, the first scan, the settle time).
+  std::vector<std::string> flags = FastFlags(jobs, {"--retention", "15s"});
   Serve serve(tmp, flags);
   ASSERT_GT(serve.port(), 0) << serve.Log();
-  ASSERT_TRUE(serve.WaitFor(HasGpus("jobA", "old", 2), 6s)) << serve.Log();
-  // No new window arrives: the run ages out 6 s after its newest file.
+  ASSERT_TRUE(serve.WaitFor(HasGpus("jobA", "old", 2), 15s)) << serve.Log();
+  // No new window arrives: the run ages out 15 s after its newest file.
   auto m = serve.WaitFor(
       [](const std::string& t) {
         return !Sample(t, "profwatch_window_gpus", {{"run", "old"}}).has_value();
       },
-      20s);
+      60s);
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_TRUE(RunLines(*m).empty()) << *m;
   EXPECT_NE(serve.Log().find("run expired training_job=jobA run=old"), std::string::npos);
@@ -2321,7 +2323,6 @@ TEST(ServeKeepTest, AnalyzeOfTwoMillionEmptyTupleShapesEndsSoonAndSmall) {
   const Measured m = RunMeasured(
       {testing::BinaryPath("profwatch"), "analyze", "--format", "json", window}, tmp, 60s);
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_LT(m.seconds, 60);
   if (!kSanitizerHeap) {
     EXPECT_LE(m.peak_mib, kKeepPeakMiB) << "peak RSS of analyze";
   }

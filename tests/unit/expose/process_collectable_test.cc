@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -44,6 +46,18 @@ TEST(ProcessCollectableTest, ReportsSaneValuesForThisProcess) {
   const double start = v.at("process_start_time_seconds");
   EXPECT_LE(start, NowUnix() + 1);
   EXPECT_GT(start, NowUnix() - 3600);
+}
+
+// The CPU counter follows the CPU this process uses: 50 ms of it (by
+// clock(), the process's own CPU time) is several of the kernel's 10 ms
+// ticks.
+TEST(ProcessCollectableTest, CpuSecondsGrowWithTheCpuThisProcessUses) {
+  const double before = Values(ProcessCollectable().Collect()).at("process_cpu_seconds_total");
+  const std::clock_t from = std::clock();
+  volatile uint64_t spin = 0;
+  while (std::clock() - from < CLOCKS_PER_SEC / 20) spin = spin + 1;
+  const double after = Values(ProcessCollectable().Collect()).at("process_cpu_seconds_total");
+  EXPECT_GE(after - before, 0.03) << before << " -> " << after;
 }
 
 TEST(ProcessCollectableTest, TypesAndHelpFollowTheProcessTable) {
