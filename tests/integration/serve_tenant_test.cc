@@ -136,17 +136,18 @@ TEST(ServeTenantTest, TwentyThousandLinkedWindowsHoldNeitherAVictimNorShutdown) 
   const auto landed = std::chrono::steady_clock::now();
   testing::WriteSmallJaxTrace(
       ProfileDir(jobs, "victim", "run") + "/" + TsName(NowUnix() - 60) + "/h0.trace.json.gz", 2);
-  auto m = serve.WaitFor(HasGpus("victim", "run", 2), 60s);
-  ASSERT_TRUE(m.has_value()) << "victim not exported within 60 s\n" << serve.Log();
+  auto m = serve.WaitFor(HasGpus("victim", "run", 2), 60s * testing::kTimeFactor);
+  ASSERT_TRUE(m.has_value()) << "victim not exported within " << 60 * testing::kTimeFactor << " s\n"
+                             << serve.Log();
   std::cout << "victim exported after " << SecondsSince(landed) << " s\n";
   EXPECT_EQ(testing::HttpGet(serve.port(), "/-/ready"), "OK\n");
   // The flood's newest window is analysed; the 7 next newest are superseded
   // at start, the 19,992 older ones counted without state.
-  m = serve.WaitFor(HasGpus("flood", "run", 1), 30s);
+  m = serve.WaitFor(HasGpus("flood", "run", 1), 30s * testing::kTimeFactor);
   ASSERT_TRUE(m.has_value()) << serve.Log();
   EXPECT_EQ(Sample(*m, "profwatch_windows_superseded_total"), 19'999) << *m;
   const auto stop = std::chrono::steady_clock::now();
-  EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
+  EXPECT_EQ(serve.Stop(15s * testing::kTimeFactor), 0) << serve.Log();
   std::cout << "stopped after " << SecondsSince(stop) << " s\n";
 }
 
@@ -161,7 +162,7 @@ TEST(ServeTenantTest, SigtermDuringTheFirstScanOfAFloodEndsTheDaemon) {
   MakeLinkedWindows(ProfileDir(jobs, "flood", "run"), 20'000, seed);
   Serve serve(tmp, FastFlags(jobs));
   ASSERT_GT(serve.port(), 0) << serve.Log();
-  EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
+  EXPECT_EQ(serve.Stop(15s * testing::kTimeFactor), 0) << serve.Log();
 }
 
 // Two runs each holding a window of 20 hard links of one 256 MiB `{}` gzip
@@ -190,12 +191,14 @@ TEST(ServeTenantTest, TwoRunsOfTwentyLinkedBombsDoNotHoldAThirdRun) {
   ASSERT_TRUE(serve.WaitFor(Busy(2))) << serve.Log();
   const auto landed = std::chrono::steady_clock::now();
   testing::WriteSmallJaxTrace(ProfileDir(jobs, "third", "run") + "/" + ts + "/h0.trace.json.gz", 2);
-  auto m = serve.WaitFor(HasGpus("third", "run", 2), 60s);
-  ASSERT_TRUE(m.has_value()) << "third run not exported within 60 s\n" << serve.Log();
+  auto m = serve.WaitFor(HasGpus("third", "run", 2), 60s * testing::kTimeFactor);
+  ASSERT_TRUE(m.has_value()) << "third run not exported within " << 60 * testing::kTimeFactor
+                             << " s\n"
+                             << serve.Log();
   std::cout << "third run exported after " << SecondsSince(landed) << " s\n";
   EXPECT_EQ(testing::HttpGet(serve.port(), "/-/ready"), "OK\n");
   EXPECT_EQ(Sample(*m, "profwatch_workers_stuck"), 0) << *m;
-  EXPECT_EQ(serve.Stop(15s), 0) << serve.Log();
+  EXPECT_EQ(serve.Stop(15s * testing::kTimeFactor), 0) << serve.Log();
 }
 
 // A window waiting for the one worker (busy on a slow window) shows in

@@ -10,6 +10,11 @@
 
 namespace profwatch::testing {
 
+// What a test's own wall-clock bound is multiplied by: 1 in the plain
+// build, more in the sanitizer trees, which run the same code slower by
+// construction (tests/CMakeLists.txt).
+inline constexpr int kTimeFactor = PROFWATCH_TEST_TIME_FACTOR;
+
 // A fresh directory under the system temp dir, removed on destruction.
 class TempDir {
  public:
