@@ -60,10 +60,18 @@ TEST(WorkShareTest, WithdrawingWaitsForTheChoreInProgress) {
   std::thread lender([&] { EXPECT_TRUE(share.RunOne()); });
   started.get_future().wait();
   // The chore is running: Offer({}) must not return before it finishes.
+  std::atomic<bool> withdrawing{false};
+  std::atomic<bool> withdrawn{false};
   std::thread withdraw([&] {
+    withdrawing = true;
     share.Offer({});
+    withdrawn = true;
     EXPECT_TRUE(finished.load());
   });
+  // Released only once the withdrawal has begun (so the check above is
+  // made against a running chore, not after it), and not yet returned.
+  while (!withdrawing.load()) std::this_thread::yield();
+  EXPECT_FALSE(withdrawn.load());
   release.set_value();
   withdraw.join();
   lender.join();
