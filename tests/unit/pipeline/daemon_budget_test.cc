@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "daemon_test_options.h"
 #include "pipeline/daemon.h"
 #include "testing/serve_harness.h"
 #include "testing/test_util.h"
@@ -38,12 +39,7 @@ bool Eventually(const std::function<bool()>& pred, const std::function<void()>& 
 class DaemonBudgetTest : public ::testing::Test {
  protected:
   DaemonOptions Options() {
-    DaemonOptions o;
-    o.roots = {tmp_.Sub("jobs")};
-    o.use_inotify = false;
-    o.poll_interval = 100ms;
-    o.assembler.settle = 0ms;
-    o.analyze.threads = 1;
+    DaemonOptions o = FakeClockDaemonOptions(tmp_.Sub("jobs"));
     o.analyze.limits.max_time = 1h;  // steady time in the reader; clock_ time for "stuck"
     return o;
   }

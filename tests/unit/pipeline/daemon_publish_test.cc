@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "daemon_test_options.h"
 #include "expose/exposition.h"
 #include "pipeline/daemon.h"
 #include "testing/serve_harness.h"
@@ -107,16 +108,6 @@ class Scraper {
   std::vector<Seen> seen_;
 };
 
-DaemonOptions Options(testing::TempDir& tmp) {
-  DaemonOptions o;
-  o.roots = {tmp.Sub("jobs")};
-  o.use_inotify = false;
-  o.poll_interval = 100ms;
-  o.assembler.settle = 0ms;
-  o.analyze.threads = 1;
-  return o;
-}
-
 // Advances `clock` until `done` or a deadline (real time).
 void RunUntil(ScrapingClock& clock, const std::function<bool()>& done) {
   const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -135,7 +126,7 @@ TEST(DaemonPublishTest, ScrapeThatSeesAScanCountedSeesItsSnapshot) {
   auto registry = std::make_shared<prometheus::Registry>();
   Scraper scraper(store, registry);
   ScrapingClock clock([&] { scraper.Scrape(); });
-  Daemon daemon(Options(tmp), store, registry, clock);
+  Daemon daemon(FakeClockDaemonOptions(tmp.Sub("jobs")), store, registry, clock);
   ASSERT_TRUE(daemon.Start());
   RunUntil(clock, [&] {
     const std::vector<Seen> seen = scraper.All();
@@ -165,7 +156,7 @@ TEST(DaemonPublishTest, ScrapeThatSeesAFailedSaveCountedSeesWhyNotReady) {
   auto registry = std::make_shared<prometheus::Registry>();
   Scraper scraper(store, registry);
   ScrapingClock clock([&] { scraper.Scrape(); });
-  DaemonOptions o = Options(tmp);
+  DaemonOptions o = FakeClockDaemonOptions(tmp.Sub("jobs"));
   o.state_file = tmp.Sub("not_a_dir/state.json");
   Daemon daemon(o, store, registry, clock);
   ASSERT_TRUE(daemon.Start());
