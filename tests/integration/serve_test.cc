@@ -618,7 +618,10 @@ TEST(ServeTest, ServesLandingPageHealthAndReadiness) {
                             "' probe --listen 0.0.0.0:" + std::to_string(serve.port());
   EXPECT_EQ(testing::RunCommand(probe).exit_code, 0);
   EXPECT_EQ(testing::RunCommand(probe + " --path /-/ready").exit_code, 0);
-  auto missing = testing::RunCommand(probe + " --path /nope --timeout 10s");
+  // The probe retries until a 200 or its timeout: a failing one lasts its
+  // whole timeout, which must still let the first try be answered.
+  auto missing = testing::RunCommand(probe + " --path /nope --timeout " +
+                                     std::to_string(testing::kTimeFactor) + "s");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("/nope: HTTP 404"), std::string::npos) << missing.err;
   EXPECT_EQ(serve.Stop(), 0);
