@@ -298,10 +298,11 @@ int RunProbe(const std::vector<std::string>& args) {
   do {
     auto status = GetStatus(host, address->port, path, door, tls.get(), deadline);
     if (status && *status == 200) return 0;
-    // An answer (401, 503) says more than a try cut short by the deadline.
+    // An answer (401, 503), or a TLS port found behind a plain probe, says
+    // more than a later try cut short by the deadline.
     if (status) {
       last = "HTTP " + std::to_string(*status);
-    } else if (!last.starts_with("HTTP ")) {
+    } else if (!last.starts_with("HTTP ") && last != kSpeaksTls) {
       last = status.error().context;
     }
     // Poll again shortly: the daemon may still be starting.
